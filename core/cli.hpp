@@ -1,0 +1,21 @@
+// The `wulf` command: `wulf train ...` and friends, as a function so tests can run it.
+#pragma once
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace wulf {
+
+// Exit codes of the command.
+enum ExitCode : int {
+  exit_ok = 0,
+  exit_internal = 1,  // a bug or the machine (out of memory, ...)
+  exit_input = 2,     // bad options, files or data: nothing was run
+  exit_diverged = 3,  // training diverged; the record says where
+};
+
+// args excludes the program name: {"train", "--problem", "encoder"}.
+int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
+}  // namespace wulf

@@ -1,0 +1,58 @@
+// A small JSON value and writer for result records. (Boost 1.74, the version Debian 12
+// ships, has no Boost.JSON, and property_tree writes every number as a string.)
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace wulf {
+
+class Json {
+ public:
+  using Array = std::vector<Json>;
+  using Object = std::vector<std::pair<std::string, Json>>;  // keeps insertion order
+
+  Json() : v_(nullptr) {}
+  Json(std::nullptr_t) : v_(nullptr) {}
+  Json(bool b) : v_(b) {}
+  Json(int i) : v_(static_cast<std::int64_t>(i)) {}
+  Json(long i) : v_(static_cast<std::int64_t>(i)) {}
+  Json(long long i) : v_(static_cast<std::int64_t>(i)) {}
+  Json(unsigned i) : v_(static_cast<std::int64_t>(i)) {}
+  Json(unsigned long i) : v_(static_cast<std::int64_t>(i)) {}
+  Json(unsigned long long i) : v_(static_cast<std::int64_t>(i)) {}
+  Json(double d) : v_(d) {}  // NaN and infinities are written as null
+  Json(const char* s) : v_(std::string(s)) {}
+  Json(std::string s) : v_(std::move(s)) {}
+  Json(std::string_view s) : v_(std::string(s)) {}
+  Json(Array a) : v_(std::move(a)) {}
+
+  static Json object() { Json j; j.v_ = Object{}; return j; }
+  static Json array() { Json j; j.v_ = Array{}; return j; }
+
+  // Object access: adds the key if missing (the value must be an object).
+  Json& operator[](const std::string& key);
+  // Array append (the value must be an array).
+  void push_back(Json value);
+
+  void write(std::ostream& out, int indent = 2) const;
+  std::string dump(int indent = 2) const;
+
+ private:
+  void write(std::ostream& out, int indent, int depth) const;
+  std::variant<std::nullptr_t, bool, std::int64_t, double, std::string, Array, Object> v_;
+};
+
+// Writes text to path so that a reader never sees a half-written file: it goes to a
+// temporary file in the same folder first, then replaces path in one rename. Throws
+// InputError naming the path when the folder is missing or not writable.
+void write_file_atomically(const std::string& path, const std::string& text);
+// Throws InputError unless a file could be written at path (folder exists, writable).
+void check_writable(const std::string& path, const std::string& option);
+
+}  // namespace wulf

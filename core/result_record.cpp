@@ -1,0 +1,107 @@
+#include "result_record.hpp"
+
+#include <wulf/build_info.hpp>
+
+namespace wulf {
+
+Json versions_json() {
+  Json v = Json::object();
+  v["wulf"] = build::version;
+  v["build_type"] = build::build_type;
+  v["compiler"] = build::compiler;
+  v["eigen"] = build::eigen_version;
+  v["boost"] = build::boost_version;
+  v["simgrid"] = build::simgrid_version;
+  v["mpi_standard"] = build::mpi_version;
+  return v;
+}
+
+Json evaluation_json(const Evaluation& e) {
+  Json j = Json::object();
+  j["patterns"] = e.patterns;
+  j["mse"] = e.mse;
+  j["rmse"] = e.rmse;
+  j["loss"] = e.loss;
+  if (e.classifier) {
+    j["class_errors"] = e.class_errors;
+    j["accuracy"] = e.accuracy();
+  }
+  return j;
+}
+
+namespace {
+
+double per_ms(double seconds, std::size_t count) {
+  return count ? 1e3 * seconds / static_cast<double>(count) : 0.0;
+}
+
+}  // namespace
+
+void add_train_result(Json& record, const TrainResult& r, std::size_t parameters, ErrorMetric metric) {
+  Json history = Json::array();
+  for (const IterationRecord& h : r.history) {
+    Json e = Json::object();
+    e["iteration"] = h.iteration;
+    e["time_s"] = h.time_s;
+    e["train_error"] = h.train_error;  // running over the iteration, or exact (eval_train)
+    if (h.test) {
+      // test_error is in the unit of config.error_metric; the rest spell out the test set.
+      e["test_error"] = h.test->error(metric);
+      e["test_rmse"] = h.test->rmse;
+      e["test_loss"] = h.test->loss;
+      if (h.test->classifier) {
+        e["test_class_errors"] = h.test->class_errors;
+        e["test_accuracy"] = h.test->accuracy();
+      }
+    }
+    if (h.train) {
+      e["train_rmse"] = h.train->rmse;
+      if (h.train->classifier) {
+        e["train_class_errors"] = h.train->class_errors;
+        e["train_accuracy"] = h.train->accuracy();
+      }
+    }
+    history.push_back(std::move(e));
+  }
+  record["history"] = std::move(history);
+
+  Json fin = Json::object();
+  fin["status"] = to_string(r.reason);
+  fin["reason"] = r.reason_detail;
+  fin["iterations"] = r.history.empty() ? 0 : r.history.back().iteration;
+  fin["time_s"] = r.seconds;
+  fin["parameters"] = parameters;
+  if (r.reason != StopReason::diverged) {
+    fin["train"] = evaluation_json(r.final_train);
+    fin["train_rmse"] = r.final_train.rmse;
+    if (r.final_train.classifier) fin["train_accuracy"] = r.final_train.accuracy();
+    if (r.final_test) {
+      fin["test"] = evaluation_json(*r.final_test);
+      fin["test_rmse"] = r.final_test->rmse;
+      if (r.final_test->classifier) fin["test_accuracy"] = r.final_test->accuracy();
+    }
+  }
+  record["final"] = std::move(fin);
+
+  const PhaseTimes& p = r.phases;
+  Json ph = Json::object();
+  ph["forward_s"] = p.forward;
+  ph["backward_s"] = p.backward;
+  ph["update_s"] = p.update;
+  ph["test_s"] = p.test;
+  ph["forward_patterns"] = p.forward_patterns;
+  ph["backward_patterns"] = p.backward_patterns;
+  ph["updates"] = p.updates;
+  ph["test_patterns"] = p.test_patterns;
+  // Seed 000's constants as this run measured them: Tf and Tb per pattern, Tu per update
+  // (including the momentum step, which is seed 000's Tu + Tm), Ts per evaluated pattern.
+  Json constants = Json::object();
+  constants["Tf_ms"] = per_ms(p.forward, p.forward_patterns);
+  constants["Tb_ms"] = per_ms(p.backward, p.backward_patterns);
+  constants["Tu_ms"] = per_ms(p.update, p.updates);
+  constants["Ts_ms"] = per_ms(p.test, p.test_patterns);
+  ph["per_pattern"] = std::move(constants);
+  record["phases"] = std::move(ph);
+}
+
+}  // namespace wulf

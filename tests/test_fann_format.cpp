@@ -1,0 +1,221 @@
+#include "fann_format.hpp"
+
+#include "dataset.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <unistd.h>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+#ifndef WULF_FANN_DATASETS
+#error "WULF_FANN_DATASETS must name the folder of FANN's example data sets"
+#endif
+
+// A scratch folder of this test's own, removed with its contents at the end of the test. The
+// process id keeps tests that ctest runs in parallel processes apart.
+class TempDir {
+ public:
+  TempDir()
+      : path_(fs::temp_directory_path() /
+              ("wulf_test_fann_" + std::to_string(::getpid()) + "_" +
+               testing::UnitTest::GetInstance()->current_test_info()->name())) {
+    fs::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  fs::path path_;
+};
+
+void write_text(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+// The message of the InputError that f throws, or "" (and a test failure) if it throws none.
+template <class F>
+std::string input_error(F f) {
+  try {
+    f();
+  } catch (const wulf::InputError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no InputError thrown";
+  return "";
+}
+
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+// The message read_fann gives for a file holding text.
+std::string read_error(const std::string& text) {
+  TempDir dir;
+  const std::string path = dir.file("bad.data");
+  write_text(path, text);
+  const std::string msg = input_error([&] { wulf::read_fann(path); });
+  EXPECT_TRUE(contains(msg, path)) << msg;
+  return msg;
+}
+
+TEST(fann_format, reads_parity8_with_targets_equal_to_input_parity) {
+  const wulf::Dataset d = wulf::read_fann(std::string(WULF_FANN_DATASETS) + "/parity8.train");
+  ASSERT_EQ(d.size(), 256u);
+  ASSERT_EQ(d.n_inputs(), 8);
+  ASSERT_EQ(d.n_outputs(), 1);
+  EXPECT_FALSE(d.has_labels());
+  for (Eigen::Index p = 0; p < 256; ++p) {
+    int ones = 0;
+    for (Eigen::Index i = 0; i < 8; ++i) {
+      const float x = d.inputs(i, p);
+      ASSERT_TRUE(x == 0.0f || x == 1.0f) << "pattern " << p;
+      ones += x == 1.0f;
+    }
+    EXPECT_EQ(d.targets(0, p), static_cast<float>(ones % 2)) << "pattern " << p;
+  }
+  // The first pattern of the file: "1 1 0 0 0 0 0 1" -> "1".
+  EXPECT_EQ(d.inputs(0, 0), 1.0f);
+  EXPECT_EQ(d.inputs(2, 0), 0.0f);
+  EXPECT_EQ(d.inputs(7, 0), 1.0f);
+}
+
+TEST(fann_format, write_then_read_gives_the_same_floats) {
+  TempDir dir;
+  wulf::Dataset d;
+  d.inputs.resize(3, 4);
+  d.inputs << 0.1f, -2.5f, 1e-7f, 3.0f,        //
+      123456.789f, -0.0f, 1.0f / 3.0f, 7e20f,  //
+      -1e-38f, 0.999999f, 2.0f, -4.25f;
+  d.targets.resize(2, 4);
+  d.targets << 1, 0, 0, 1,  //
+      0, 1, 1, 0;
+  d.labels = {0, 1, 1, 0};
+  const std::string path = dir.file("round.data");
+  wulf::write_fann(path, d);
+  EXPECT_FALSE(fs::exists(path + ".tmp"));
+  const wulf::Dataset r = wulf::read_fann(path);
+  EXPECT_EQ(r.inputs, d.inputs);  // bit for bit: %.9g round-trips every float
+  EXPECT_EQ(r.targets, d.targets);
+  EXPECT_FALSE(r.has_labels());
+  // FANN's layout: the header, then inputs and outputs of each pattern on lines of their own.
+  std::ifstream in(path);
+  std::string header, inputs, outputs;
+  std::getline(in, header);
+  std::getline(in, inputs);
+  std::getline(in, outputs);
+  EXPECT_EQ(header, "4 3 2");
+  EXPECT_EQ(inputs, "0.100000001 123456.789 -9.99999935e-39");
+  EXPECT_EQ(outputs, "1 0");
+}
+
+TEST(fann_format, write_replaces_an_existing_file) {
+  TempDir dir;
+  const std::string path = dir.file("over.data");
+  write_text(path, "old contents that are not FANN data");
+  wulf::Dataset d;
+  d.inputs = wulf::DataMatrix::Constant(2, 1, 0.5f);
+  d.targets = wulf::DataMatrix::Constant(1, 1, -1.0f);
+  wulf::write_fann(path, d);
+  EXPECT_EQ(wulf::read_fann(path).targets(0, 0), -1.0f);
+}
+
+TEST(fann_format, write_refuses_sets_it_could_not_read_back) {
+  TempDir dir;
+  wulf::Dataset empty;
+  empty.inputs.resize(2, 0);
+  empty.targets.resize(1, 0);
+  EXPECT_THROW(wulf::write_fann(dir.file("a"), empty), wulf::InputError);
+  wulf::Dataset nan;
+  nan.inputs = wulf::DataMatrix::Constant(2, 1, std::nanf(""));
+  nan.targets = wulf::DataMatrix::Zero(1, 1);
+  EXPECT_THROW(wulf::write_fann(dir.file("b"), nan), wulf::InputError);
+  EXPECT_FALSE(fs::exists(dir.file("a")));
+  EXPECT_FALSE(fs::exists(dir.file("b")));
+}
+
+TEST(fann_format, write_into_a_missing_folder_names_the_file) {
+  wulf::Dataset d;
+  d.inputs = wulf::DataMatrix::Zero(1, 1);
+  d.targets = wulf::DataMatrix::Zero(1, 1);
+  const std::string path = "/nonexistent/wulf/out.data";
+  const std::string msg = input_error([&] { wulf::write_fann(path, d); });
+  EXPECT_TRUE(contains(msg, path)) << msg;
+}
+
+TEST(fann_format, accepts_any_whitespace_signs_and_exponents) {
+  TempDir dir;
+  const std::string path = dir.file("loose.data");
+  write_text(path, "2 2 1\r\n+1 -2.5e1\r\n\t.5\n\n3E-2   4\n-0\n");
+  const wulf::Dataset d = wulf::read_fann(path);
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_EQ(d.inputs(0, 0), 1.0f);
+  EXPECT_EQ(d.inputs(1, 0), -25.0f);
+  EXPECT_EQ(d.targets(0, 0), 0.5f);
+  EXPECT_EQ(d.inputs(0, 1), 0.03f);
+  EXPECT_EQ(d.inputs(1, 1), 4.0f);
+  EXPECT_EQ(d.targets(0, 1), 0.0f);
+}
+
+TEST(fann_format, missing_file_says_cannot_open) {
+  const std::string path = "/nonexistent/wulf/parity8.train";
+  const std::string msg = input_error([&] { wulf::read_fann(path); });
+  EXPECT_TRUE(contains(msg, path)) << msg;
+  EXPECT_TRUE(contains(msg, "cannot open")) << msg;
+}
+
+TEST(fann_format, fewer_numbers_than_the_header_promises) {
+  const std::string msg = read_error("3 2 1\n1 2\n3\n4 5\n6\n7 8\n");
+  EXPECT_TRUE(contains(msg, "3 patterns x (2 inputs + 1 outputs) = 9 numbers")) << msg;
+  EXPECT_TRUE(contains(msg, "only 8")) << msg;
+}
+
+TEST(fann_format, more_numbers_than_the_header_promises) {
+  const std::string msg = read_error("2 2 1\n1 2\n3\n4 5\n6\n7 8\n9\n");
+  EXPECT_TRUE(contains(msg, "= 6 numbers")) << msg;
+  EXPECT_TRUE(contains(msg, "holds 9")) << msg;
+  EXPECT_TRUE(contains(msg, "more")) << msg;
+}
+
+TEST(fann_format, a_token_that_is_not_a_number_names_its_line) {
+  const std::string msg = read_error("2 2 1\n1 2\n3\n4 x5\n6\n");
+  EXPECT_TRUE(contains(msg, "line 4")) << msg;
+  EXPECT_TRUE(contains(msg, "'x5'")) << msg;
+  EXPECT_TRUE(contains(msg, "not a number")) << msg;
+  // Trailing junk after a number is no number either.
+  EXPECT_TRUE(contains(read_error("1 1 1\n0.5abc\n1\n"), "'0.5abc'"));
+  EXPECT_TRUE(contains(read_error("1 1 1\n1,5\n1\n"), "not a number"));
+}
+
+TEST(fann_format, non_finite_values_are_rejected_with_their_line) {
+  for (const char* bad : {"nan", "inf", "-inf", "1e39", "1e999"}) {
+    const std::string msg = read_error(std::string("1 2 1\n0 0\n\n") + bad + "\n");
+    EXPECT_TRUE(contains(msg, "line 4")) << msg;
+    EXPECT_TRUE(contains(msg, "finite")) << msg;
+  }
+}
+
+TEST(fann_format, bad_headers_are_rejected) {
+  EXPECT_TRUE(contains(read_error(""), "header"));
+  EXPECT_TRUE(contains(read_error("\n1 1\n"), "header"));
+  EXPECT_TRUE(contains(read_error("2 2\n1 2\n3 4\n"), "header"));
+  EXPECT_TRUE(contains(read_error("-1 2 1\n"), "'-1'"));
+  EXPECT_TRUE(contains(read_error("2.5 2 1\n"), "'2.5'"));
+  EXPECT_TRUE(contains(read_error("two 2 1\n"), "'two'"));
+  EXPECT_TRUE(contains(read_error("1 1 1 1\n1 1\n"), "more"));
+}
+
+TEST(fann_format, zero_counts_are_rejected) {
+  for (const char* header : {"0 2 1\n", "2 0 1\n1\n1\n", "2 1 0\n1\n1\n"})
+    EXPECT_TRUE(contains(read_error(header), "zero")) << header;
+}
+
+}  // namespace

@@ -1,0 +1,254 @@
+#include "idx.hpp"
+
+#include "dataset.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// The folder of the four MNIST files: $WULF_MNIST_DIR, else the one the build was told about.
+std::string mnist_dir() {
+  if (const char* env = std::getenv("WULF_MNIST_DIR"); env && *env) return env;
+#ifdef WULF_TEST_MNIST_DIR
+  return WULF_TEST_MNIST_DIR;
+#else
+  return "";
+#endif
+}
+
+std::string mnist(const std::string& name) { return mnist_dir() + "/" + name; }
+
+// Skips (rather than fails) only when no folder was given at all; a folder that was given but
+// lacks the files fails the tests.
+#define REQUIRE_MNIST()                                                                  \
+  do {                                                                                   \
+    if (mnist_dir().empty()) GTEST_SKIP() << "no WULF_MNIST_DIR or WULF_TEST_MNIST_DIR"; \
+  } while (0)
+
+// A scratch folder of this test's own, removed with its contents at the end of the test. The
+// process id keeps tests that ctest runs in parallel processes apart.
+class TempDir {
+ public:
+  TempDir()
+      : path_(fs::temp_directory_path() /
+              ("wulf_test_idx_" + std::to_string(::getpid()) + "_" +
+               testing::UnitTest::GetInstance()->current_test_info()->name())) {
+    fs::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  fs::path path_;
+};
+
+std::vector<char> read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void write_bytes(const std::string& path, const std::vector<char>& bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+// The message of the InputError that f throws, or "" (and a test failure) if it throws none.
+template <class F>
+std::string input_error(F f) {
+  try {
+    f();
+  } catch (const wulf::InputError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no InputError thrown";
+  return "";
+}
+
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+TEST(idx, reads_first_mnist_train_labels) {
+  REQUIRE_MNIST();
+  const std::vector<int> labels = wulf::read_idx_labels(mnist("train-labels-idx1-ubyte"));
+  ASSERT_EQ(labels.size(), 60000u);
+  const std::vector<int> first(labels.begin(), labels.begin() + 10);
+  EXPECT_EQ(first, (std::vector<int>{5, 0, 4, 1, 9, 2, 1, 3, 1, 4}));
+}
+
+TEST(idx, reads_first_mnist_test_labels) {
+  REQUIRE_MNIST();
+  const std::vector<int> labels = wulf::read_idx_labels(mnist("t10k-labels-idx1-ubyte"));
+  ASSERT_EQ(labels.size(), 10000u);
+  const std::vector<int> first(labels.begin(), labels.begin() + 10);
+  EXPECT_EQ(first, (std::vector<int>{7, 2, 1, 0, 4, 1, 4, 9, 5, 9}));
+  for (int l : labels) {
+    EXPECT_GE(l, 0);
+    EXPECT_LE(l, 9);
+  }
+}
+
+TEST(idx, reads_all_mnist_train_images_as_28x28_columns_in_unit_range) {
+  REQUIRE_MNIST();
+  const wulf::IdxImages im = wulf::read_idx_images(mnist("train-images-idx3-ubyte"));
+  EXPECT_EQ(im.rows, 28);
+  EXPECT_EQ(im.cols, 28);
+  EXPECT_EQ(im.pixels.rows(), 784);
+  EXPECT_EQ(im.pixels.cols(), 60000);
+  // std::minmax_element rather than minCoeff/maxCoeff: g++ 12 with AVX-512 warns falsely
+  // (-Wmaybe-uninitialized, GCC bug 105593) inside Eigen's vectorised float min/max.
+  const float* begin = im.pixels.data();
+  const auto [lo, hi] = std::minmax_element(begin, begin + im.pixels.size());
+  // Both ends of the range occur: the background is 0 and strokes saturate at 255.
+  EXPECT_EQ(*lo, 0.0f);
+  EXPECT_EQ(*hi, 1.0f);
+}
+
+TEST(idx, first_mnist_train_image_has_known_pixel_sum) {
+  REQUIRE_MNIST();
+  const wulf::IdxImages im = wulf::read_idx_images(mnist("train-images-idx3-ubyte"), 1);
+  ASSERT_EQ(im.pixels.cols(), 1);
+  // sum(bytes[16:16+784]) / 255 computed from the file with python3: 27525 / 255.
+  EXPECT_NEAR(im.pixels.col(0).cast<double>().sum(), 107.94117647058823, 1e-3);
+  // Pixels are byte / 255, so every value times 255 is a whole number.
+  for (float v : im.pixels.reshaped()) EXPECT_FLOAT_EQ(v * 255.0f, std::round(v * 255.0f));
+}
+
+TEST(idx, keeps_pixels_row_major_within_an_image) {
+  REQUIRE_MNIST();
+  const std::string path = mnist("train-images-idx3-ubyte");
+  const std::vector<char> bytes = read_bytes(path);
+  const wulf::IdxImages im = wulf::read_idx_images(path, 2);
+  // Image 1, pixel (r, c) is byte 16 + 784 + r * 28 + c of the file.
+  for (int r = 0; r < 28; ++r)
+    for (int c = 0; c < 28; ++c) {
+      const auto byte = static_cast<unsigned char>(bytes[16 + 784 + r * 28 + c]);
+      EXPECT_EQ(im.pixels(r * 28 + c, 1), static_cast<float>(byte) / 255.0f);
+    }
+}
+
+TEST(idx, max_count_limits_images_and_labels) {
+  REQUIRE_MNIST();
+  const wulf::IdxImages im = wulf::read_idx_images(mnist("t10k-images-idx3-ubyte"), 5);
+  EXPECT_EQ(im.pixels.cols(), 5);
+  EXPECT_EQ(im.pixels.rows(), 784);
+  const std::vector<int> labels = wulf::read_idx_labels(mnist("t10k-labels-idx1-ubyte"), 3);
+  EXPECT_EQ(labels, (std::vector<int>{7, 2, 1}));
+  // A limit above the count reads everything.
+  EXPECT_EQ(wulf::read_idx_labels(mnist("t10k-labels-idx1-ubyte"), 20000).size(), 10000u);
+  // The first images read with a limit equal the first images read in full.
+  const wulf::IdxImages all = wulf::read_idx_images(mnist("t10k-images-idx3-ubyte"));
+  EXPECT_EQ(im.pixels, all.pixels.leftCols(5));
+}
+
+TEST(idx, missing_file_names_the_path) {
+  const std::string path = "/nonexistent/wulf/train-images-idx3-ubyte";
+  const std::string msg = input_error([&] { wulf::read_idx_images(path); });
+  EXPECT_TRUE(contains(msg, path)) << msg;
+  EXPECT_TRUE(contains(msg, "cannot open")) << msg;
+  const std::string msg2 = input_error([&] { wulf::read_idx_labels(path); });
+  EXPECT_TRUE(contains(msg2, "cannot open")) << msg2;
+}
+
+TEST(idx, truncated_image_file_says_what_the_header_promised) {
+  REQUIRE_MNIST();
+  TempDir dir;
+  std::vector<char> bytes = read_bytes(mnist("t10k-images-idx3-ubyte"));
+  bytes.resize(16 + 784 * 10 + 100);
+  const std::string path = dir.file("cut-images");
+  write_bytes(path, bytes);
+  const std::string msg = input_error([&] { wulf::read_idx_images(path); });
+  EXPECT_TRUE(contains(msg, path)) << msg;
+  EXPECT_TRUE(contains(msg, "truncated")) << msg;
+  EXPECT_TRUE(contains(msg, "10000 images of 28 x 28 bytes = 7840000 bytes")) << msg;
+  EXPECT_TRUE(contains(msg, "only 7940")) << msg;
+  // The whole promise is checked, even when fewer images are asked for.
+  EXPECT_TRUE(contains(input_error([&] { wulf::read_idx_images(path, 1); }), "truncated"));
+}
+
+TEST(idx, truncated_label_file_and_short_header_are_reported) {
+  REQUIRE_MNIST();
+  TempDir dir;
+  std::vector<char> bytes = read_bytes(mnist("t10k-labels-idx1-ubyte"));
+  bytes.resize(8 + 9999);
+  const std::string path = dir.file("cut-labels");
+  write_bytes(path, bytes);
+  const std::string msg = input_error([&] { wulf::read_idx_labels(path); });
+  EXPECT_TRUE(contains(msg, path)) << msg;
+  EXPECT_TRUE(contains(msg, "truncated")) << msg;
+  EXPECT_TRUE(contains(msg, "only 9999")) << msg;
+
+  bytes.resize(6);  // the magic, then half of the count
+  write_bytes(path, bytes);
+  EXPECT_TRUE(contains(input_error([&] { wulf::read_idx_labels(path); }), "truncated"));
+  bytes.resize(0);
+  write_bytes(path, bytes);
+  EXPECT_TRUE(contains(input_error([&] { wulf::read_idx_labels(path); }), "truncated"));
+}
+
+TEST(idx, wrong_magic_says_expected_and_found) {
+  REQUIRE_MNIST();
+  // A label file read as images, and an image file read as labels.
+  const std::string labels = mnist("t10k-labels-idx1-ubyte");
+  const std::string msg = input_error([&] { wulf::read_idx_images(labels); });
+  EXPECT_TRUE(contains(msg, labels)) << msg;
+  EXPECT_TRUE(contains(msg, "magic")) << msg;
+  EXPECT_TRUE(contains(msg, "0x00000803")) << msg;
+  EXPECT_TRUE(contains(msg, "0x00000801")) << msg;
+  const std::string images = mnist("t10k-images-idx3-ubyte");
+  const std::string msg2 = input_error([&] { wulf::read_idx_labels(images); });
+  EXPECT_TRUE(contains(msg2, "expected 0x00000801, found 0x00000803")) << msg2;
+}
+
+TEST(idx, zero_dimensions_are_rejected) {
+  TempDir dir;
+  const std::string path = dir.file("empty-images");
+  // Magic 0x803, then 5 images of 0 x 28.
+  write_bytes(path, {0, 0, 8, 3, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0, 28});
+  const std::string msg = input_error([&] { wulf::read_idx_images(path); });
+  EXPECT_TRUE(contains(msg, path)) << msg;
+  EXPECT_TRUE(contains(msg, "zero")) << msg;
+}
+
+TEST(idx, labels_outside_0_to_9_are_kept_as_read) {
+  TempDir dir;
+  const std::string path = dir.file("labels");
+  write_bytes(path, {0, 0, 8, 1, 0, 0, 0, 3, 7, 42, static_cast<char>(255)});
+  EXPECT_EQ(wulf::read_idx_labels(path), (std::vector<int>{7, 42, 255}));
+}
+
+TEST(idx, reads_a_small_handmade_image_file) {
+  TempDir dir;
+  const std::string path = dir.file("images");
+  // Two images of 2 rows x 3 columns; the size bytes are big-endian.
+  const std::vector<char> header = {0, 0, 8, 3, 0, 0, 0, 2, 0, 0, 0, 2, 0, 0, 0, 3};
+  std::vector<char> bytes = {0, 1, 2, 3, 4, 5, 10, 11, 12, 13, 14, static_cast<char>(255)};
+  bytes.insert(bytes.begin(), header.begin(), header.end());
+  write_bytes(path, bytes);
+  const wulf::IdxImages im = wulf::read_idx_images(path);
+  EXPECT_EQ(im.rows, 2);
+  EXPECT_EQ(im.cols, 3);
+  ASSERT_EQ(im.pixels.rows(), 6);
+  ASSERT_EQ(im.pixels.cols(), 2);
+  EXPECT_EQ(im.pixels(5, 0), 5.0f / 255.0f);  // image 0, row 1, column 2
+  EXPECT_EQ(im.pixels(1, 1), 11.0f / 255.0f);
+  EXPECT_EQ(im.pixels(5, 1), 1.0f);
+}
+
+}  // namespace

@@ -1,0 +1,163 @@
+// The problems of the seeds: sizes, targets, defaults and the names they go by.
+#include "fann_format.hpp"
+#include "problems.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numbers>
+#include <string>
+
+namespace wulf {
+namespace {
+
+ProblemOptions mnist_options() {
+  ProblemOptions o;
+  const char* env = std::getenv("WULF_MNIST_DIR");
+  o.mnist_dir = env && *env ? env : WULF_TEST_MNIST_DIR;
+  return o;
+}
+
+std::string error_of(std::string_view spec, const ProblemOptions& o = {}) {
+  try {
+    make_problem(spec, o);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "accepted";
+}
+
+TEST(problems, seed000_function_has_its_known_values) {
+  EXPECT_DOUBLE_EQ(seed000_function(0, 0), 0.5);
+  const double a = std::atan(-1.0) / std::numbers::pi;
+  EXPECT_NEAR(seed000_function(1, 1), (std::sin(10.0) + 1) * a + (std::cos(10.0) - 1) * a + 0.5, 1e-15);
+}
+
+TEST(problems, function_set_is_seed000s_with_bounded_noise) {
+  const Problem p = make_problem("function", {});
+  EXPECT_EQ(p.train.size(), 1024u);
+  EXPECT_EQ(p.test.size(), 128u);
+  double noise_sum = 0;
+  for (Eigen::Index j = 0; j < p.train.inputs.cols(); ++j) {
+    const double x = p.train.inputs(0, j), y = p.train.inputs(1, j);
+    ASSERT_TRUE(x >= 0 && x < 1 && y >= 0 && y < 1);
+    const double noise = p.train.targets(0, j) - seed000_function(x, y);
+    ASSERT_LE(std::abs(noise), 0.05 + 1e-6);
+    noise_sum += noise;
+  }
+  EXPECT_LT(std::abs(noise_sum / 1024), 0.005);  // uniform noise: mean 0, sd 0.029 / sqrt(1024)
+  EXPECT_EQ(p.defaults.hidden, (std::vector<int>{128, 128}));
+  // Different seeds give different sets; the same seed the same.
+  ProblemOptions o2;
+  o2.seed = 2;
+  EXPECT_NE(make_problem("function", o2).train.inputs, p.train.inputs);
+  EXPECT_EQ(make_problem("function", {}).train.inputs, p.train.inputs);
+}
+
+TEST(problems, encoder_is_n_log2n_n_on_the_unit_vectors) {
+  const Problem p = make_problem("encoder", {});
+  EXPECT_EQ(p.name, "encoder:256");
+  EXPECT_EQ(p.train.size(), 256u);
+  EXPECT_TRUE(p.train.inputs.isIdentity());
+  EXPECT_EQ(p.train.targets, p.train.inputs);
+  EXPECT_EQ(p.defaults.hidden, std::vector<int>{8});
+  EXPECT_TRUE(p.test.empty());
+  EXPECT_EQ(make_problem("encoder:16", {}).defaults.hidden, std::vector<int>{4});
+  EXPECT_NE(error_of("encoder:6").find("power of two"), std::string::npos);
+}
+
+TEST(problems, parity_targets_agree_with_fanns_parity8) {
+  const Problem p = make_problem("parity", {});
+  EXPECT_EQ(p.train.size(), 256u);
+  EXPECT_EQ(p.defaults.hidden, std::vector<int>{100});
+  EXPECT_EQ(p.defaults.learning, Learning::pattern);
+  const Dataset fann = read_fann(std::string(WULF_FANN_DATASETS) + "/parity8.train");
+  // Every FANN pattern is one of ours with the same target: pattern index = bits.
+  for (std::size_t j = 0; j < fann.size(); ++j) {
+    Eigen::Index index = 0;
+    for (int i = 0; i < 8; ++i)
+      if (fann.inputs(i, static_cast<Eigen::Index>(j)) > 0.5f) index |= Eigen::Index{1} << i;
+    EXPECT_EQ(p.train.targets(0, index), fann.targets(0, static_cast<Eigen::Index>(j))) << j;
+  }
+}
+
+TEST(problems, fann_files_get_class_labels_when_their_targets_are_classes) {
+  const Problem p = make_problem("fann:" + std::string(WULF_FANN_DATASETS) + "/parity8.train", {});
+  ASSERT_TRUE(p.train.has_labels());
+  EXPECT_EQ(p.train.labels.size(), 256u);
+  EXPECT_FLOAT_EQ(p.train.decision_threshold, 0.5f);
+  // Two-spiral's targets are classes too; abelone's are a regression.
+  ProblemOptions o;
+  o.test_data = std::string(WULF_FANN_DATASETS) + "/two-spiral.test";
+  const Problem spiral = make_problem("fann:" + std::string(WULF_FANN_DATASETS) + "/two-spiral.train", o);
+  EXPECT_TRUE(spiral.train.has_labels());
+  EXPECT_TRUE(spiral.test.has_labels());
+  EXPECT_FALSE(make_problem("fann:" + std::string(WULF_FANN_DATASETS) + "/abelone.train", {}).train.has_labels());
+}
+
+TEST(problems, digits_are_mnist_with_seed000s_net) {
+  ProblemOptions o = mnist_options();
+  o.train_size = 500;
+  o.test_size = 100;
+  const Problem p = make_problem("digits", o);
+  EXPECT_EQ(p.name, "digits:28x28");
+  EXPECT_EQ(p.train.size(), 500u);
+  EXPECT_EQ(p.test.size(), 100u);
+  EXPECT_EQ(p.train.n_inputs(), 784);
+  EXPECT_EQ(p.train.n_outputs(), 10);
+  EXPECT_EQ(p.train.labels[0], 5);
+  EXPECT_EQ(p.train.targets(5, 0), 1.0f);
+  EXPECT_EQ(p.train.targets.col(0).sum(), 1.0f);
+  EXPECT_EQ(p.defaults.hidden, (std::vector<int>{64, 64}));
+  EXPECT_DOUBLE_EQ(p.defaults.eta, 1.5);
+  EXPECT_EQ(p.defaults.block, 16u);
+}
+
+TEST(problems, resized_digits_follow_seeds_003_and_004) {
+  ProblemOptions o = mnist_options();
+  o.train_size = 50;
+  o.test_size = 10;
+  const Problem small = make_problem("digits:20x20", o);
+  EXPECT_EQ(small.train.n_inputs(), 400);
+  EXPECT_EQ(small.defaults.hidden, std::vector<int>{25});
+  EXPECT_EQ(small.defaults.loss, Loss::cross_entropy);
+  EXPECT_EQ(small.defaults.learning, Learning::epoch);
+  const Problem mid = make_problem("digits:56x58", o);
+  EXPECT_EQ(mid.train.n_inputs(), 3248);
+  EXPECT_TRUE(mid.defaults.hidden.empty());
+  EXPECT_EQ(mid.defaults.output_activation, Activation::softmax);
+  EXPECT_EQ(make_problem("digits:112x112", o).train.n_inputs(), 12544);
+  EXPECT_NE(error_of("digits:20by20", o).find("RxC"), std::string::npos);
+}
+
+TEST(problems, chars_have_seed002s_shape) {
+  ProblemOptions o;
+  o.train_size = 300;
+  o.test_size = 60;
+  const Problem p = make_problem("chars:30", o);
+  EXPECT_EQ(p.train.n_inputs(), 400);
+  EXPECT_EQ(p.train.n_outputs(), 30);
+  EXPECT_EQ(p.train.size(), 300u);
+  EXPECT_EQ(p.defaults.hidden, std::vector<int>{480});
+  ProblemOptions full;
+  full.train_size = full.test_size = 3203;
+  EXPECT_EQ(make_problem("chars", full).train.n_outputs(), 3203);
+}
+
+TEST(problems, bad_names_and_sizes_are_refused_with_the_input_named) {
+  EXPECT_NE(error_of("xor").find("unknown problem 'xor'"), std::string::npos);
+  EXPECT_NE(error_of("parity:x").find("not a whole number"), std::string::npos);
+  EXPECT_NE(error_of("parity:0").find("1..24"), std::string::npos);
+  EXPECT_NE(error_of("parity:").find("nothing after"), std::string::npos);
+  EXPECT_NE(error_of("function:3").find("takes no parameter"), std::string::npos);
+  ProblemOptions o;
+  o.train_size = 2000;
+  EXPECT_NE(error_of("function", o).find("--train-size"), std::string::npos);
+  ProblemOptions missing;
+  missing.mnist_dir = "/nonexistent/mnist";
+  EXPECT_NE(error_of("digits", missing).find("/nonexistent/mnist"), std::string::npos);
+  EXPECT_NE(error_of("fann:/nonexistent.data").find("/nonexistent.data"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace wulf
