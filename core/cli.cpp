@@ -57,7 +57,7 @@ po::options_description train_options() {
       ("loss", po::value<std::string>(), "loss: mse|ce (default: the problem's)")
       ("bias", po::value<std::string>()->default_value("on"), "bias weights: on|off (seed 000 counts none)")
       ("precision", po::value<std::string>()->default_value("float"), "arithmetic: float|double")
-      ("init-range", po::value<double>()->default_value(0.0), "initial weights uniform in [-r, r]; 0: 1/sqrt(fan-in)");
+      ("init-range", po::value<double>(), "initial weights uniform in [-r, r]; 0: 1/sqrt(fan-in) (default: the problem's)");
 
   po::options_description training("training");
   training.add_options()
@@ -66,6 +66,7 @@ po::options_description train_options() {
       ("block", po::value<long long>(), "patterns per update with --learning block (default: the problem's)")
       ("eta", po::value<double>(), "learning rate (default: the problem's)")
       ("alpha", po::value<double>(), "momentum in [0, 1) (default: the problem's)")
+      ("momentum", po::value<std::string>(), "momentum rule: classic|damped (damped scales the step by 1 - alpha) (default: the problem's)")
       ("epochs", po::value<long long>(), "most iterations (passes over the training set) (default: the problem's)")
       ("target-error", po::value<double>(), "stop when the test error (the training error where there is no test set) is <= E")
       ("error", po::value<std::string>(), "what errors mean: rmse|mse|loss|class (default: class for classifiers, else rmse)")
@@ -181,6 +182,8 @@ TrainJob resolve(const po::variables_map& vm) {
           : std::nullopt;
   const std::optional<Loss> loss =
       vm.count("loss") ? std::optional(parse_loss(vm["loss"].as<std::string>(), "loss")) : std::nullopt;
+  const std::optional<MomentumRule> momentum =
+      vm.count("momentum") ? std::optional(parse_momentum_rule(vm["momentum"].as<std::string>())) : std::nullopt;
   const std::optional<ErrorMetric> metric =
       vm.count("error") ? std::optional(parse_error_metric(vm["error"].as<std::string>())) : std::nullopt;
   const bool bias = parse_on_off(vm, "bias");
@@ -210,6 +213,7 @@ TrainJob resolve(const po::variables_map& vm) {
   if (block && c.learning != Learning::block && !learning) c.learning = Learning::block;
   c.eta = vm.count("eta") ? vm["eta"].as<double>() : d.eta;
   c.alpha = vm.count("alpha") ? vm["alpha"].as<double>() : d.alpha;
+  c.momentum = momentum.value_or(d.momentum);
   c.max_iterations = static_cast<int>(epochs.value_or(static_cast<std::size_t>(d.iterations)));
   if (vm.count("target-error")) c.target_error = vm["target-error"].as<double>();
   c.max_seconds = vm["max-seconds"].as<double>();
@@ -217,7 +221,7 @@ TrainJob resolve(const po::variables_map& vm) {
   c.shuffle = shuffle;
   c.eval_train = eval_train;
   c.seed = po_.seed;
-  c.init_range = vm["init-range"].as<double>();
+  c.init_range = vm.count("init-range") ? vm["init-range"].as<double>() : d.init_range;
   validate(c, p.train);
 
   Json& j = job.config_json;
@@ -250,6 +254,7 @@ TrainJob resolve(const po::variables_map& vm) {
   j["block"] = c.learning == Learning::pattern ? 1 : c.learning == Learning::epoch ? p.train.size() : c.block;
   j["eta"] = c.eta;
   j["alpha"] = c.alpha;
+  j["momentum"] = to_string(c.momentum);
   j["max_iterations"] = c.max_iterations;
   j["target_error"] = c.target_error ? Json(*c.target_error) : Json(nullptr);
   j["error_metric"] = to_string(c.metric);
@@ -291,7 +296,7 @@ int run_train(TrainJob& job, std::ostream& out, std::ostream& err) {
         << job.spec.describe() << ", w = " << net.parameter_count() << "\n"
         << "  " << (job.double_precision ? "double" : "float") << ", learning by " << to_string(c.learning)
         << (c.learning == Learning::block ? " (b = " + std::to_string(c.block) + ")" : "") << ", eta "
-        << c.eta << ", alpha " << c.alpha << ", at most " << c.max_iterations << " iterations, seed " << c.seed
+        << c.eta << ", alpha " << c.alpha << " (" << to_string(c.momentum) << ")" << ", at most " << c.max_iterations << " iterations, seed " << c.seed
         << "\n";
   }
   const std::string metric(to_string(c.metric));

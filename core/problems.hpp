@@ -26,6 +26,11 @@ enum class Learning { pattern, block, epoch };
 std::string_view to_string(Learning l);
 Learning parse_learning(std::string_view name);  // throws InputError
 
+// How momentum scales the step (trainer.hpp has the two formulas).
+enum class MomentumRule { classic, damped };
+std::string_view to_string(MomentumRule r);
+MomentumRule parse_momentum_rule(std::string_view name);  // throws InputError
+
 // What a problem trains with unless the user says otherwise, with the seed that chose it.
 struct ProblemDefaults {
   std::vector<int> hidden;
@@ -35,9 +40,11 @@ struct ProblemDefaults {
   double eta = 0.1;
   double alpha = 0.0;
   Learning learning = Learning::block;
+  MomentumRule momentum = MomentumRule::classic;
   std::size_t block = 1;
   int iterations = 100;
   std::string source;  // "seed 000, section IV" ...
+  double init_range = 0;  // initial weights in [-r, r]; 0: 1/sqrt(fan-in) per layer
 };
 
 struct Problem {

@@ -136,9 +136,9 @@ void validate(const TrainConfig& c, const Dataset& train) {
 }
 
 template <class T>
-MomentumStep<T>::MomentumStep(Mlp<T>& net, double eta, double alpha)
+MomentumStep<T>::MomentumStep(Mlp<T>& net, double eta, double alpha, MomentumRule rule)
     : net_(net),
-      eta_(static_cast<T>(eta)),
+      eta_(static_cast<T>(rule == MomentumRule::damped ? (1 - alpha) * eta : eta)),
       alpha_(static_cast<T>(alpha)),
       step_(Mlp<T>::Vector::Zero(static_cast<Eigen::Index>(net.parameter_count()))) {}
 
@@ -211,7 +211,7 @@ TrainResult train(Mlp<T>& net, const Dataset& train, const Dataset& test, const 
   Rng order_rng(config.seed ^ 0x5eed0fde11e5ULL);
   std::vector<std::size_t> order(n);
   std::iota(order.begin(), order.end(), std::size_t{0});
-  MomentumStep<T> step(net, config.eta, config.alpha);
+  MomentumStep<T> step(net, config.eta, config.alpha, config.momentum);
 
   const bool has_test = !test.empty();
   const bool exact_train = config.eval_train || !has_test;

@@ -43,6 +43,27 @@ TEST(trainer, momentum_step_matches_the_update_rule_by_hand) {
   EXPECT_EQ(ph.forward_patterns, 4u);
 }
 
+TEST(trainer, damped_momentum_is_classic_momentum_with_eta_scaled_by_one_minus_alpha) {
+  const Dataset d = make_encoder_set(8);
+  NetSpec s{{8, 3, 8}, {Activation::sigmoid, Activation::sigmoid}, Loss::mse, true};
+  auto run = [&](double eta, MomentumRule rule) {
+    Mlp<double> m(s);
+    Rng rng(4);
+    m.init_uniform(0, rng);
+    TrainConfig c;
+    c.block = 2;
+    c.eta = eta;
+    c.alpha = 0.75;
+    c.momentum = rule;
+    c.max_iterations = 3;
+    train(m, d, Dataset{}, c);
+    return std::vector<double>(m.parameters().begin(), m.parameters().end());
+  };
+  const auto damped = run(2.0, MomentumRule::damped), classic = run(0.5, MomentumRule::classic);
+  for (std::size_t i = 0; i < damped.size(); ++i) EXPECT_NEAR(damped[i], classic[i], 1e-12) << i;
+  EXPECT_NE(run(2.0, MomentumRule::classic), damped);
+}
+
 TEST(trainer, pattern_and_epoch_learning_are_blocks_of_one_and_of_n) {
   const Dataset d = make_parity_set(4);
   const NetSpec s = spec_for(d, {6}, Activation::tanh, Activation::sigmoid);

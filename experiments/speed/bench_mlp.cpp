@@ -25,6 +25,7 @@
 #include <memory>
 #include <numeric>
 #include <string>
+#include <unistd.h>
 
 namespace {
 
@@ -65,8 +66,9 @@ void BM_wulf(benchmark::State& state) {
     benchmark::DoNotOptimize(e.mse);
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * data.size()));
-  // 6 flops per weight per pattern: forward product, backward product, weight gradient.
-  state.counters["GFlop/s"] = benchmark::Counter(
+  // 6 flops per weight per pattern: forward product, backward product, weight gradient;
+  // shown as a rate, so the column reads GFlop/s.
+  state.counters["GFlop"] = benchmark::Counter(
       6.0 * static_cast<double>(net.parameter_count()) * static_cast<double>(data.size()) * 1e-9,
       benchmark::Counter::kIsIterationInvariantRate);
 }
@@ -98,6 +100,8 @@ void BM_fann(benchmark::State& state, fann_train_enum algorithm) {
 // Console output as usual, plus a summary: each rate and its ratio to FANN incremental.
 class SummaryReporter : public benchmark::ConsoleReporter {
  public:
+  // Colours only on a terminal, so that saved output stays plain text.
+  SummaryReporter() : ConsoleReporter(isatty(STDOUT_FILENO) ? OO_ColorTabular : OO_Tabular) {}
   void ReportRuns(const std::vector<Run>& runs) override {
     ConsoleReporter::ReportRuns(runs);
     for (const Run& r : runs) {
