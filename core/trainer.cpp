@@ -206,7 +206,6 @@ TrainResult train(Mlp<T>& net, const Dataset& train, const Dataset& test, const 
                         : config.learning == Learning::epoch ? n
                                                              : config.block;
   TrainResult result;
-  result.block = b;
   PhaseTimes& ph = result.phases;
   Rng order_rng(config.seed ^ 0x5eed0fde11e5ULL);
   std::vector<std::size_t> order(n);

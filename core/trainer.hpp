@@ -86,7 +86,6 @@ struct TrainResult {
   PhaseTimes phases;
   StopReason reason = StopReason::max_iterations;
   std::string reason_detail;             // for people: why it stopped
-  std::size_t block = 0;                 // the block size used
   double seconds = 0;                    // training wall time
 };
 

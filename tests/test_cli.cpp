@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "test_support.hpp"
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -31,18 +33,8 @@ std::string mnist_dir() {
 
 class cli : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("wulf_cli_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-  std::string write(const std::string& name, const std::string& text) const {
-    std::ofstream(path(name)) << text;
-    return path(name);
-  }
+  std::string path(const std::string& name) const { return dir_.file(name); }
+  std::string write(const std::string& name, const std::string& text) const { return dir_.write(name, text); }
   // Expects an input error (exit 2) whose message holds every one of the fragments.
   void expect_refused(const std::vector<std::string>& args, const std::vector<std::string>& fragments) {
     const CliRun r = wulf(args);
@@ -50,7 +42,7 @@ class cli : public ::testing::Test {
     for (const auto& f : fragments) EXPECT_NE(r.err.find(f), std::string::npos) << "'" << f << "' not in: " << r.err;
     EXPECT_EQ(r.out.find("iter "), std::string::npos) << "training started: " << r.out;
   }
-  fs::path dir_;
+  testing_support::TempDir dir_{"wulf_test_cli"};
 };
 
 TEST_F(cli, trains_and_writes_a_complete_record) {

@@ -4,12 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include "test_support.hpp"
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <string>
 
-#include <unistd.h>
 
 namespace {
 
@@ -19,43 +20,14 @@ namespace fs = std::filesystem;
 #error "WULF_FANN_DATASETS must name the folder of FANN's example data sets"
 #endif
 
-// A scratch folder of this test's own, removed with its contents at the end of the test. The
-// process id keeps tests that ctest runs in parallel processes apart.
-class TempDir {
- public:
-  TempDir()
-      : path_(fs::temp_directory_path() /
-              ("wulf_test_fann_" + std::to_string(::getpid()) + "_" +
-               testing::UnitTest::GetInstance()->current_test_info()->name())) {
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
+struct TempDir : wulf::testing_support::TempDir {
+  TempDir() : wulf::testing_support::TempDir("wulf_test_fann") {}
 };
 
 void write_text(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
-// The message of the InputError that f throws, or "" (and a test failure) if it throws none.
-template <class F>
-std::string input_error(F f) {
-  try {
-    f();
-  } catch (const wulf::InputError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no InputError thrown";
-  return "";
-}
-
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
+using wulf::testing_support::contains;
+using wulf::testing_support::input_error;
 
 // The message read_fann gives for a file holding text.
 std::string read_error(const std::string& text) {

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "test_support.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -13,7 +15,6 @@
 #include <string>
 #include <vector>
 
-#include <unistd.h>
 
 namespace {
 
@@ -38,24 +39,8 @@ std::string mnist(const std::string& name) { return mnist_dir() + "/" + name; }
     if (mnist_dir().empty()) GTEST_SKIP() << "no WULF_MNIST_DIR or WULF_TEST_MNIST_DIR"; \
   } while (0)
 
-// A scratch folder of this test's own, removed with its contents at the end of the test. The
-// process id keeps tests that ctest runs in parallel processes apart.
-class TempDir {
- public:
-  TempDir()
-      : path_(fs::temp_directory_path() /
-              ("wulf_test_idx_" + std::to_string(::getpid()) + "_" +
-               testing::UnitTest::GetInstance()->current_test_info()->name())) {
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
+struct TempDir : wulf::testing_support::TempDir {
+  TempDir() : wulf::testing_support::TempDir("wulf_test_idx") {}
 };
 
 std::vector<char> read_bytes(const std::string& path) {
@@ -68,21 +53,8 @@ void write_bytes(const std::string& path, const std::vector<char>& bytes) {
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
-// The message of the InputError that f throws, or "" (and a test failure) if it throws none.
-template <class F>
-std::string input_error(F f) {
-  try {
-    f();
-  } catch (const wulf::InputError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no InputError thrown";
-  return "";
-}
-
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
+using wulf::testing_support::contains;
+using wulf::testing_support::input_error;
 
 TEST(idx, reads_first_mnist_train_labels) {
   REQUIRE_MNIST();
