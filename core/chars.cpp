@@ -55,8 +55,17 @@ DataMatrix chars_prototypes(int n_classes, const Rng& rng) {
 Dataset make_chars(int n_classes, std::size_t n_patterns, Rng& rng) {
   if (n_classes < 2)
     throw InputError("chars: at least 2 classes are needed, got " + std::to_string(n_classes));
+  return make_chars(chars_prototypes(n_classes, rng), n_patterns, rng);
+}
+
+Dataset make_chars(const DataMatrix& protos, std::size_t n_patterns, Rng& rng) {
+  const int n_classes = static_cast<int>(protos.cols());
+  if (n_classes < 2)
+    throw InputError("chars: at least 2 classes are needed, got " + std::to_string(n_classes));
+  if (protos.rows() != pixels)
+    throw InputError("chars: prototypes have " + std::to_string(protos.rows()) + " pixels, not " +
+                     std::to_string(pixels));
   if (n_patterns == 0) throw InputError("chars: the number of patterns must be positive");
-  const DataMatrix protos = chars_prototypes(n_classes, rng);
 
   Dataset d;
   const auto n = static_cast<Eigen::Index>(n_patterns);

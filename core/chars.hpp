@@ -22,7 +22,11 @@ DataMatrix chars_prototypes(int n_classes, const Rng& rng);
 // once n_patterns >= n_classes) and is its prototype shifted by -1, 0 or 1 pixel along each
 // axis (zero fill), plus uniform noise in [-0.1, 0.1], clamped to [0, 1]. Inputs (400, n),
 // one-of-k targets, labels set. The shifts and noise are drawn from rng, in pattern order.
-// Throws InputError if n_classes < 2 or n_patterns == 0.
+// A training and a test set of one problem must share prototypes: draw them once with
+// chars_prototypes and pass them to both. Throws InputError if there are fewer than 2
+// classes or n_patterns == 0.
+Dataset make_chars(const DataMatrix& prototypes, std::size_t n_patterns, Rng& rng);
+// The same with the prototypes of chars_prototypes(n_classes, rng).
 Dataset make_chars(int n_classes, std::size_t n_patterns, Rng& rng);
 
 }  // namespace wulf

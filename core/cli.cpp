@@ -35,12 +35,12 @@ const char* usage =
 // Every option of `wulf train`. Options whose default depends on the problem have no
 // Boost default; their help says "the problem's" and ProblemDefaults fills them in.
 po::options_description train_options() {
-  po::options_description general("general");
+  po::options_description general("general", 110, 55);
   general.add_options()
       ("help,h", "print this help")
       ("config", po::value<std::string>(), "read options from FILE (lines of key = value; the command line wins)");
 
-  po::options_description problem("problem");
+  po::options_description problem("problem", 110, 55);
   problem.add_options()
       ("problem", po::value<std::string>()->default_value("digits"), "the problem (see the list below)")
       ("data-dir", po::value<std::string>(),
@@ -49,7 +49,7 @@ po::options_description train_options() {
       ("train-size", po::value<long long>()->default_value(0), "use only the first N training patterns (0: all)")
       ("test-size", po::value<long long>()->default_value(0), "use only the first N test patterns (0: all)");
 
-  po::options_description net("network");
+  po::options_description net("network", 110, 55);
   net.add_options()
       ("hidden", po::value<std::string>(), "hidden layer sizes, e.g. 64,64, or none (default: the problem's)")
       ("activation", po::value<std::string>(), "hidden activation: sigmoid|tanh|linear (default: the problem's)")
@@ -59,7 +59,7 @@ po::options_description train_options() {
       ("precision", po::value<std::string>()->default_value("float"), "arithmetic: float|double")
       ("init-range", po::value<double>(), "initial weights uniform in [-r, r]; 0: 1/sqrt(fan-in) (default: the problem's)");
 
-  po::options_description training("training");
+  po::options_description training("training", 110, 55);
   training.add_options()
       ("engine", po::value<std::string>()->default_value("seq"), "where it runs: seq (one process)")
       ("learning", po::value<std::string>(), "update after each: pattern|block|epoch (default: the problem's)")
@@ -76,12 +76,12 @@ po::options_description train_options() {
       ("eval-train", po::value<std::string>()->default_value("off"),
        "exact training-set error after every iteration: on|off (always on without a test set)");
 
-  po::options_description output("output");
+  po::options_description output("output", 110, 55);
   output.add_options()
       ("out", po::value<std::string>(), "write the result record (JSON) to FILE")
       ("quiet,q", "print no progress, only the result");
 
-  po::options_description all("wulf train --problem NAME [options]");
+  po::options_description all("wulf train --problem NAME [options]", 110, 55);
   all.add(general).add(problem).add(net).add(training).add(output);
   return all;
 }

@@ -256,8 +256,9 @@ Problem make_chars_problem(int classes, const ProblemOptions& o) {
   const std::size_t n_test = o.test_size ? o.test_size : 4 * static_cast<std::size_t>(classes);
   Rng rng(o.seed);
   Rng train_rng = rng.split(1), test_rng = rng.split(2);
-  p.train = make_chars(classes, n_train, train_rng);
-  p.test = make_chars(classes, n_test, test_rng);
+  const DataMatrix prototypes = chars_prototypes(classes, rng.split(3));  // shared by both sets
+  p.train = make_chars(prototypes, n_train, train_rng);
+  p.test = make_chars(prototypes, n_test, test_rng);
   // Seed 002: one hidden layer of 480 tanh units for 3 203 classes (JOCR 400-480-3203).
   p.defaults = {{480}, Activation::tanh, Activation::tanh, Loss::mse, 0.05, 0.9, Learning::block, MomentumRule::classic,
                 1024, 10, "seed 002 (JOCR net shape)"};

@@ -144,6 +144,25 @@ TEST(problems, chars_have_seed002s_shape) {
   EXPECT_EQ(make_problem("chars", full).train.n_outputs(), 3203);
 }
 
+TEST(problems, chars_training_and_test_sets_share_their_glyphs) {
+  // Nearest class mean of the training set classifies the test set: it could not if the two
+  // sets were drawn from different prototypes (chance is 1 in 10).
+  ProblemOptions o;
+  o.train_size = 200;
+  o.test_size = 100;
+  const Problem p = make_problem("chars:10", o);
+  DataMatrix means = DataMatrix::Zero(400, 10);
+  for (std::size_t j = 0; j < p.train.size(); ++j)
+    means.col(p.train.labels[j]) += p.train.inputs.col(static_cast<Eigen::Index>(j)) / 20.0f;
+  int right = 0;
+  for (std::size_t j = 0; j < p.test.size(); ++j) {
+    Eigen::Index best;
+    (means.colwise() - p.test.inputs.col(static_cast<Eigen::Index>(j))).colwise().squaredNorm().minCoeff(&best);
+    right += best == p.test.labels[j];
+  }
+  EXPECT_GE(right, 90);
+}
+
 TEST(problems, bad_names_and_sizes_are_refused_with_the_input_named) {
   EXPECT_NE(error_of("xor").find("unknown problem 'xor'"), std::string::npos);
   EXPECT_NE(error_of("parity:x").find("not a whole number"), std::string::npos);
