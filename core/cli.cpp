@@ -1,6 +1,9 @@
 #include "cli.hpp"
 
+#include "comm.hpp"
+#include "compute.hpp"
 #include "json.hpp"
+#include "launch.hpp"
 #include "mlp.hpp"
 #include "problems.hpp"
 #include "result_record.hpp"
@@ -10,9 +13,17 @@
 
 #include <boost/program_options.hpp>
 
+#include <algorithm>
+#include <array>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <thread>
+
+#include <unistd.h>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
@@ -59,9 +70,29 @@ po::options_description train_options() {
       ("precision", po::value<std::string>()->default_value("float"), "arithmetic: float|double")
       ("init-range", po::value<double>(), "initial weights uniform in [-r, r]; 0: 1/sqrt(fan-in) (default: the problem's)");
 
+  po::options_description parallel("engine", 110, 55);
+  parallel.add_options()
+      ("engine", po::value<std::string>()->default_value("seq"),
+       "where it runs: seq (this process), real (mpirun), sim (smpirun on --platform)")
+      ("np", po::value<long long>()->default_value(1), "ranks (real, sim)")
+      ("strategy", po::value<std::string>()->default_value("block"),
+       "parallel strategy: block (training-set parallelism, seed 000)")
+      ("allreduce", po::value<std::string>()->default_value("default"),
+       "allreduce algorithm: default (the MPI's own choice), rdb (recursive doubling, seed 000), "
+       "redbcast (reduce then broadcast)")
+      ("platform", po::value<std::string>(), "sim: the SimGrid platform file (XML)")
+      ("compute", po::value<std::string>()->default_value("flops"),
+       "sim: how compute time is charged: flops|calibrated|measured")
+      ("profile", po::value<std::string>(), "sim: the calibration profile of --compute calibrated")
+      ("measured-scale", po::value<double>()->default_value(1.0),
+       "sim: --compute measured charges the kernel's time here times this")
+      ("numerics", po::value<std::string>()->default_value("on"),
+       "sim: off skips the arithmetic and only charges time: on|off")
+      ("oversubscribe", po::value<std::string>()->default_value("auto"),
+       "real: let mpirun put more ranks than cores on this machine: auto|on|off");
+
   po::options_description training("training", 110, 55);
   training.add_options()
-      ("engine", po::value<std::string>()->default_value("seq"), "where it runs: seq (one process)")
       ("learning", po::value<std::string>(), "update after each: pattern|block|epoch (default: the problem's)")
       ("block", po::value<long long>(), "patterns per update with --learning block (default: the problem's)")
       ("eta", po::value<double>(), "learning rate (default: the problem's)")
@@ -82,7 +113,7 @@ po::options_description train_options() {
       ("quiet,q", "print no progress, only the result");
 
   po::options_description all("wulf train --problem NAME [options]", 110, 55);
-  all.add(general).add(problem).add(net).add(training).add(output);
+  all.add(general).add(problem).add(net).add(parallel).add(training).add(output);
   return all;
 }
 
@@ -132,13 +163,64 @@ struct TrainJob {
   std::string out_path;
   Json config_json;
   double load_seconds = 0;
+  // The engine: seq, real or sim, on np ranks.
+  std::string engine = "seq";
+  int np = 1;
+  std::string allreduce = "default";
+  std::string platform;
+  ComputeConfig compute;
+  std::string oversubscribe = "auto";
 };
 
-TrainJob resolve(const po::variables_map& vm) {
+// Where this rank stands; the front end is rank 0 of 1.
+struct RankPlace {
+  int rank = 0;
+  int ranks = 1;
+  bool in_rank_program = false;
+};
+
+const char* const allreduce_names[] = {"default", "rdb", "redbcast"};
+
+TrainJob resolve(const po::variables_map& vm, const RankPlace& place) {
   TrainJob job;
-  const std::string engine = vm["engine"].as<std::string>();
-  if (engine != "seq")
-    throw InputError("--engine: '" + engine + "' is not available in this build (only seq)");
+  job.engine = vm["engine"].as<std::string>();
+  if (job.engine != "seq" && job.engine != "real" && job.engine != "sim")
+    throw InputError("--engine: unknown engine '" + job.engine + "' (expected seq, real or sim)");
+  const long long np = vm["np"].as<long long>();
+  if (np < 1) throw InputError("--np: " + std::to_string(np) + " must be at least 1");
+  if (np > 1'000'000) throw InputError("--np: " + std::to_string(np) + " ranks is too many");
+  job.np = static_cast<int>(np);
+  if (job.engine == "seq" && job.np > 1) throw InputError("--np " + std::to_string(np) + " needs --engine real or sim");
+  const std::string strategy = vm["strategy"].as<std::string>();
+  if (strategy != "block") throw InputError("--strategy: unknown strategy '" + strategy + "' (expected block)");
+  job.allreduce = vm["allreduce"].as<std::string>();
+  if (std::find(std::begin(allreduce_names), std::end(allreduce_names), job.allreduce) == std::end(allreduce_names))
+    throw InputError("--allreduce: unknown algorithm '" + job.allreduce + "' (expected default, rdb or redbcast)");
+  job.compute.numerics = parse_on_off(vm, "numerics");
+  job.compute.ranks = job.np;
+  job.compute.measured_scale = vm["measured-scale"].as<double>();
+  if (!(job.compute.measured_scale > 0) || !std::isfinite(job.compute.measured_scale))
+    throw InputError("--measured-scale: must be a positive number");
+  if (job.engine == "sim") {
+    job.compute.mode = parse_compute_mode(vm["compute"].as<std::string>());
+    if (!vm.count("platform")) throw InputError("--engine sim needs --platform FILE.xml");
+    job.platform = vm["platform"].as<std::string>();
+    if (job.compute.mode == ComputeMode::calibrated) {
+      if (!vm.count("profile")) throw InputError("--compute calibrated needs --profile FILE");
+      job.compute.profile = read_profile(vm["profile"].as<std::string>());
+    }
+    if (job.compute.mode == ComputeMode::measured && !job.compute.numerics)
+      throw InputError("--compute measured times the arithmetic, which --numerics off skips");
+  } else {
+    for (const char* sim_only : {"compute", "platform", "profile", "measured-scale"})
+      if (vm.count(sim_only) && !vm[sim_only].defaulted())
+        throw InputError("--" + std::string(sim_only) + " is for --engine sim");
+    if (!job.compute.numerics) throw InputError("--numerics off: only --engine sim can skip the arithmetic");
+  }
+  job.oversubscribe = vm["oversubscribe"].as<std::string>();
+  if (job.oversubscribe != "auto" && job.oversubscribe != "on" && job.oversubscribe != "off")
+    throw InputError("--oversubscribe: '" + job.oversubscribe + "' (expected auto, on or off)");
+
   const std::string precision = vm["precision"].as<std::string>();
   if (precision != "float" && precision != "double")
     throw InputError("--precision: '" + precision + "' (expected float or double)");
@@ -150,6 +232,10 @@ TrainJob resolve(const po::variables_map& vm) {
   }
 
   ProblemOptions po_;
+  po_.rank = place.rank;
+  po_.ranks = place.in_rank_program ? place.ranks : 1;
+  // The front end of a parallel run checks the data once, whole; ranks read their share.
+  po_.shape_only = !job.compute.numerics;
   const long long seed = vm["seed"].as<long long>();
   if (seed < 0) throw InputError("--seed: must not be negative");
   po_.seed = static_cast<std::uint64_t>(seed);
@@ -197,9 +283,9 @@ TrainJob resolve(const po::variables_map& vm) {
   const Problem& p = job.problem;
   const ProblemDefaults& d = p.defaults;
 
-  job.spec.sizes.push_back(p.train.n_inputs());
+  job.spec.sizes.push_back(p.inputs);
   for (int h : hidden.value_or(d.hidden)) job.spec.sizes.push_back(h);
-  job.spec.sizes.push_back(p.train.n_outputs());
+  job.spec.sizes.push_back(p.outputs);
   const int n_hidden = static_cast<int>(job.spec.sizes.size()) - 2;
   job.spec.activations.assign(static_cast<std::size_t>(n_hidden), hidden_act.value_or(d.hidden_activation));
   job.spec.activations.push_back(output_act.value_or(d.output_activation));
@@ -209,7 +295,7 @@ TrainJob resolve(const po::variables_map& vm) {
 
   TrainConfig& c = job.config;
   c.learning = learning.value_or(d.learning);
-  c.block = block.value_or(d.block == 0 ? p.train.size() : d.block);
+  c.block = block.value_or(d.block == 0 ? p.train_total : d.block);
   if (block && c.learning != Learning::block && !learning) c.learning = Learning::block;
   c.eta = vm.count("eta") ? vm["eta"].as<double>() : d.eta;
   c.alpha = vm.count("alpha") ? vm["alpha"].as<double>() : d.alpha;
@@ -217,29 +303,32 @@ TrainJob resolve(const po::variables_map& vm) {
   c.max_iterations = static_cast<int>(epochs.value_or(static_cast<std::size_t>(d.iterations)));
   if (vm.count("target-error")) c.target_error = vm["target-error"].as<double>();
   c.max_seconds = vm["max-seconds"].as<double>();
-  c.metric = metric.value_or(p.train.has_labels() ? ErrorMetric::classification : ErrorMetric::rmse);
+  c.metric = metric.value_or(p.classifier ? ErrorMetric::classification : ErrorMetric::rmse);
   c.shuffle = shuffle;
   c.eval_train = eval_train;
   c.seed = po_.seed;
   c.init_range = vm.count("init-range") ? vm["init-range"].as<double>() : d.init_range;
-  validate(c, p.train);
+  validate(c, p.train_total, p.classifier, job.np);
 
   Json& j = job.config_json;
   j = Json::object();
   j["command"] = "train";
-  j["engine"] = "seq";
-  j["platform"] = nullptr;
-  j["collective_algorithm"] = nullptr;
-  j["compute"] = "wall";
-  j["np"] = 1;
-  j["strategy"] = "sequential";
+  j["engine"] = job.engine;
+  j["np"] = job.np;
+  j["strategy"] = job.engine == "seq" ? "sequential" : "block";
+  j["platform"] = job.platform.empty() ? Json(nullptr) : Json(job.platform);
+  j["collective_algorithm"] = job.engine == "seq" ? Json(nullptr) : Json("allreduce:" + job.allreduce);
+  j["compute"] = to_string(job.compute.mode);
+  j["numerics"] = job.compute.numerics;
+  if (job.compute.mode == ComputeMode::calibrated) j["profile"] = job.compute.profile.name;
+  if (job.compute.mode == ComputeMode::measured) j["measured_scale"] = job.compute.measured_scale;
   j["problem"] = p.name;
   j["problem_description"] = p.description;
   j["defaults_from"] = d.source;
-  j["train_patterns"] = p.train.size();
-  j["test_patterns"] = p.test.size();
-  j["inputs"] = p.train.n_inputs();
-  j["outputs"] = p.train.n_outputs();
+  j["train_patterns"] = p.train_total;
+  j["test_patterns"] = p.test_total;
+  j["inputs"] = p.inputs;
+  j["outputs"] = p.outputs;
   Json sizes = Json::array();
   for (int s : job.spec.sizes) sizes.push_back(s);
   j["layers"] = std::move(sizes);
@@ -251,7 +340,7 @@ TrainJob resolve(const po::variables_map& vm) {
   j["parameters"] = job.spec.parameter_count();
   j["precision"] = precision;
   j["learning"] = to_string(c.learning);
-  j["block"] = c.learning == Learning::pattern ? 1 : c.learning == Learning::epoch ? p.train.size() : c.block;
+  j["block"] = c.learning == Learning::pattern ? 1 : c.learning == Learning::epoch ? p.train_total : c.block;
   j["eta"] = c.eta;
   j["alpha"] = c.alpha;
   j["momentum"] = to_string(c.momentum);
@@ -282,22 +371,36 @@ void print_evaluation(std::ostream& out, const char* what, const Evaluation& e) 
   out << "\n";
 }
 
+// Trains on comm's ranks (SerialComm for --engine seq); rank 0 prints and writes the record.
 template <class T>
-int run_train(TrainJob& job, std::ostream& out, std::ostream& err) {
-  Mlp<T> net(job.spec);
+int run_train(TrainJob& job, Comm& comm, Compute& compute, std::ostream& out, std::ostream& err) {
+  const bool lead = comm.rank() == 0;
+  // --numerics off: parameters and gradients in memory all simulated ranks share.
+  void* shared = compute.shared_storage(2 * job.spec.parameter_count() * sizeof(T));
+  Mlp<T> net(job.spec, static_cast<T*>(shared));
   Rng init_rng(job.config.seed);
   Rng weights_rng = init_rng.split(3);
-  net.init_uniform(job.config.init_range, weights_rng);
+  // Every rank draws the same weights from the same seed: seed 000 initialises on one
+  // processor and distributes them, which ends in the same state.
+  if (compute.numerics()) net.init_uniform(job.config.init_range, weights_rng);
   const TrainConfig& c = job.config;
 
-  if (!job.quiet) {
+  if (!job.quiet && lead) {
     out << "wulf train: " << job.problem.name << " (" << job.problem.description << ")\n"
-        << "  " << job.problem.train.size() << " training, " << job.problem.test.size() << " test patterns; net "
+        << "  " << job.problem.train_total << " training, " << job.problem.test_total << " test patterns; net "
         << job.spec.describe() << ", w = " << net.parameter_count() << "\n"
         << "  " << (job.double_precision ? "double" : "float") << ", learning by " << to_string(c.learning)
-        << (c.learning == Learning::block ? " (b = " + std::to_string(c.block) + ")" : "") << ", eta "
-        << c.eta << ", alpha " << c.alpha << " (" << to_string(c.momentum) << ")" << ", at most " << c.max_iterations << " iterations, seed " << c.seed
-        << "\n";
+        << (c.learning == Learning::block ? " (b = " + std::to_string(c.block) + ")" : "") << ", eta " << c.eta
+        << ", alpha " << c.alpha << " (" << to_string(c.momentum) << "), at most " << c.max_iterations
+        << " iterations, seed " << c.seed << "\n";
+    if (job.engine != "seq")
+      out << "  engine " << job.engine << ", " << comm.size() << " ranks, strategy block, allreduce "
+          << job.allreduce
+          << (job.engine == "sim" ? ", platform " + job.platform + ", compute " +
+                                        std::string(to_string(job.compute.mode)) +
+                                        (job.compute.numerics ? "" : ", numerics off")
+                                  : "")
+          << "\n";
   }
   const std::string metric(to_string(c.metric));
   auto progress = [&](const IterationRecord& r) {
@@ -316,14 +419,33 @@ int run_train(TrainJob& job, std::ostream& out, std::ostream& err) {
     out << std::endl;
   };
 
-  TrainResult result = train(net, job.problem.train, job.problem.test, c, progress);
+  const Problem& p = job.problem;
+  TrainResult result = train_block(net, p.train, p.test, GlobalSizes{p.train_total, p.test_total, p.classifier}, c,
+                                   comm, compute, progress);
+
+  // Every rank's phase times to rank 0, for the record.
+  const std::array<double, 10> mine = phase_array(result.phases);
+  std::vector<double> all(mine.size() * static_cast<std::size_t>(comm.size()));
+  comm.gather(std::span<const double>(mine), std::span<double>(all), 0);
+  if (!lead) return result.reason == StopReason::diverged ? exit_diverged : exit_ok;
+  std::vector<PhaseTimes> per_rank;
+  for (int r = 0; r < comm.size(); ++r)
+    per_rank.push_back(phase_times(std::span<const double>(all).subspan(mine.size() * static_cast<std::size_t>(r),
+                                                                          mine.size())));
 
   Json record = Json::object();
   record["wulf_record"] = 1;
   record["config"] = job.config_json;
-  add_train_result(record, result, net.parameter_count(), c.metric);
+  add_train_result(record, result, net.parameter_count(), c.metric, per_rank);
   if (!job.out_path.empty()) write_file_atomically(job.out_path, record.dump() + "\n");
 
+  if (!compute.numerics()) {
+    out << "stopped: " << result.reason_detail << "; " << std::setprecision(6) << result.seconds
+        << " s simulated, " << result.seconds / static_cast<double>(result.history.back().iteration)
+        << " s per iteration (numerics off: no errors)\n";
+    if (!job.out_path.empty()) out << "record: " << job.out_path << "\n";
+    return exit_ok;
+  }
   if (result.reason == StopReason::diverged) {
     err << "wulf train: " << result.reason_detail << "\n";
     if (!job.out_path.empty()) err << "wulf train: the record up to that point is in " << job.out_path << "\n";
@@ -338,14 +460,116 @@ int run_train(TrainJob& job, std::ostream& out, std::ostream& err) {
   return exit_ok;
 }
 
-int train_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  const po::options_description options = train_options();
+// The ranks' program of an engine: built beside wulf, or in the build tree (tests).
+std::string rank_program(const std::string& engine) {
+  const std::string name = "wulf-rank-" + engine;
+  for (const std::string& dir : {executable_dir(), std::string(build::binary_dir)})
+    if (::access((dir + "/" + name).c_str(), X_OK) == 0) return dir + "/" + name;
+  throw InputError("--engine " + engine + ": " + name + " is not built (looked beside wulf and in " +
+                   build::binary_dir + ")");
+}
+
+struct PlatformHost {
+  std::string name;
+  int cores = 0;
+};
+
+// The hosts of a platform as SimGrid loads it, through the wulf-platform helper.
+std::vector<PlatformHost> platform_hosts(const std::string& file) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(file, ec)) throw InputError("--platform " + file + ": no such file");
+  std::string helper;
+  for (const std::string& dir : {executable_dir(), std::string(build::binary_dir)})
+    if (::access((dir + "/wulf-platform").c_str(), X_OK) == 0) helper = dir + "/wulf-platform";
+  if (helper.empty()) throw InputError("--platform: the helper wulf-platform is not built");
+  std::string text, errors;
+  if (run_program_captured({helper, "hosts", file}, text, errors) != 0) {
+    while (!errors.empty() && errors.back() == '\n') errors.pop_back();
+    throw InputError("--platform " + file + ": SimGrid cannot load it: " + errors);
+  }
+  std::vector<PlatformHost> hosts;
+  std::istringstream lines(text);
+  PlatformHost h;
+  double speed = 0;
+  while (lines >> h.name >> h.cores >> speed) hosts.push_back(h);
+  if (hosts.empty()) throw InputError("--platform " + file + ": it has no hosts");
+  return hosts;
+}
+
+// Starts the ranks under mpirun or smpirun with the same arguments and waits for them.
+int launch(const TrainJob& job, const std::vector<std::string>& args, std::ostream& err) {
+  std::vector<std::string> cmd;
+  std::string hostfile;
+  if (job.engine == "real") {
+    const std::string program = rank_program("real");
+    // Already inside an mpirun the user started: become the rank program.
+    if (std::getenv("OMPI_COMM_WORLD_SIZE")) {
+      std::vector<std::string> argv{program};
+      argv.insert(argv.end(), args.begin(), args.end());
+      std::vector<char*> c_argv;
+      for (auto& a : argv) c_argv.push_back(a.data());
+      c_argv.push_back(nullptr);
+      ::execv(program.c_str(), c_argv.data());
+      throw InputError("cannot start " + program + ": " + std::strerror(errno));
+    }
+    const std::string mpirun = find_program("mpirun");
+    if (mpirun.empty()) throw InputError("--engine real: mpirun is not on PATH (install openmpi-bin)");
+    cmd = {mpirun, "-np", std::to_string(job.np)};
+    if (::geteuid() == 0) cmd.push_back("--allow-run-as-root");
+    const bool over = job.oversubscribe == "on" ||
+                      (job.oversubscribe == "auto" && job.np > static_cast<int>(std::thread::hardware_concurrency()));
+    if (over) cmd.push_back("--oversubscribe");
+    if (job.allreduce != "default") {  // Open MPI's tuned allreduce: 2 reduce + bcast, 3 recursive doubling
+      cmd.insert(cmd.end(), {"--mca", "coll_tuned_use_dynamic_rules", "1", "--mca", "coll_tuned_allreduce_algorithm",
+                             job.allreduce == "rdb" ? "3" : "2"});
+    }
+    cmd.push_back(program);
+  } else {
+    const std::string program = rank_program("sim");
+    const std::string smpirun = find_program("smpirun");
+    if (smpirun.empty()) throw InputError("--engine sim: smpirun is not on PATH (install libsimgrid-dev)");
+    const std::vector<PlatformHost> hosts = platform_hosts(job.platform);
+    long long cores = 0;
+    for (const auto& h : hosts) cores += h.cores;
+    if (job.np > cores)
+      throw InputError("--np " + std::to_string(job.np) + ": the platform " + job.platform + " has only " +
+                       std::to_string(cores) + " cores on " + std::to_string(hosts.size()) + " hosts");
+    // The hostfile, from the platform: one line per host, "name:cores".
+    char name[] = "/tmp/wulf-hostfile-XXXXXX";
+    const int fd = ::mkstemp(name);
+    if (fd < 0) throw InputError("cannot create a hostfile in /tmp");
+    ::close(fd);
+    hostfile = name;
+    {
+      std::ofstream hf(hostfile);
+      for (const auto& h : hosts) hf << h.name << ":" << h.cores << "\n";
+    }
+    cmd = {smpirun, "-np", std::to_string(job.np), "-platform", job.platform, "-hostfile", hostfile,
+           // Only wulf charges compute; reading the clock costs nothing (SMPI's default
+           // adds 10 ns per MPI_Wtime, which would land in the phase times).
+           "--cfg=smpi/simulate-computation:no", "--cfg=smpi/wtime:0", "--log=root.thres:warning",
+           "--log=smpi_config.thres:error"};
+    if (job.allreduce != "default") cmd.push_back("--cfg=smpi/allreduce:" + job.allreduce);
+    cmd.push_back(program);
+  }
+  cmd.insert(cmd.end(), args.begin(), args.end());
+  int code = 0;
+  try {
+    code = run_program(cmd);
+  } catch (const std::exception& e) {
+    if (!hostfile.empty()) std::filesystem::remove(hostfile);
+    throw InputError(e.what());
+  }
+  if (!hostfile.empty()) std::filesystem::remove(hostfile);
+  if (code != exit_ok && code != exit_diverged)
+    err << "wulf train: the " << (job.engine == "real" ? "mpirun" : "smpirun") << " run ended with code " << code
+        << "\n";
+  return code;
+}
+
+po::variables_map parse_train(const std::vector<std::string>& args, const po::options_description& options) {
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(options).run(), vm);
-  if (vm.count("help")) {
-    out << options << "\n" << problems_help();
-    return exit_ok;
-  }
   if (vm.count("config")) {
     const std::string path = vm["config"].as<std::string>();
     std::ifstream file(path);
@@ -357,11 +581,53 @@ int train_command(const std::vector<std::string>& args, std::ostream& out, std::
     }
   }
   po::notify(vm);
-  TrainJob job = resolve(vm);
-  return job.double_precision ? run_train<double>(job, out, err) : run_train<float>(job, out, err);
+  return vm;
+}
+
+int train_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  const po::options_description options = train_options();
+  const po::variables_map vm = parse_train(args, options);
+  if (vm.count("help")) {
+    out << options << "\n" << problems_help();
+    return exit_ok;
+  }
+  TrainJob job = resolve(vm, RankPlace{});
+  if (job.engine != "seq") return launch(job, args, err);
+  SerialComm comm;
+  const std::unique_ptr<Compute> compute = make_wall_compute();
+  return job.double_precision ? run_train<double>(job, comm, *compute, out, err)
+                              : run_train<float>(job, comm, *compute, out, err);
 }
 
 }  // namespace
+
+int run_rank(const std::vector<std::string>& args, Comm& comm, const ComputeFactory& make_compute,
+             std::ostream& out, std::ostream& err) {
+  // Every rank checks the same options the front end checked; a fault found only here (a
+  // file that vanished, memory) ends all ranks with this rank named, never a hang.
+  std::string message;
+  int code = exit_ok;
+  try {
+    const po::options_description options = train_options();
+    const po::variables_map vm = parse_train(args, options);
+    TrainJob job = resolve(vm, RankPlace{comm.rank(), comm.size(), true});
+    if (job.np != comm.size())
+      throw InputError("--np " + std::to_string(job.np) + " but " + std::to_string(comm.size()) +
+                       " ranks were started");
+    const std::unique_ptr<Compute> compute = make_compute(job.compute);
+    return job.double_precision ? run_train<double>(job, comm, *compute, out, err)
+                                : run_train<float>(job, comm, *compute, out, err);
+  } catch (const InputError& e) {
+    message = std::string("error: ") + e.what(), code = exit_input;
+  } catch (const po::error& e) {
+    message = std::string("error: ") + e.what(), code = exit_input;
+  } catch (const std::exception& e) {
+    message = std::string("internal error: ") + e.what(), code = exit_internal;
+  }
+  if (comm.size() > 1) comm.abort(message, code);
+  err << "wulf: " << message << "\n";
+  return code;
+}
 
 int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   try {

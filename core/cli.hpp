@@ -1,7 +1,12 @@
 // The `wulf` command: `wulf train ...` and friends, as a function so tests can run it.
 #pragma once
 
+#include "comm.hpp"
+#include "compute.hpp"
+
+#include <functional>
 #include <iosfwd>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,5 +22,11 @@ enum ExitCode : int {
 
 // args excludes the program name: {"train", "--problem", "encoder"}.
 int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
+// One rank of `wulf train --engine real|sim`: args are wulf train's options; comm is MPI's
+// world; make_compute is the engine's compute charging.
+using ComputeFactory = std::function<std::unique_ptr<Compute>(const ComputeConfig&)>;
+int run_rank(const std::vector<std::string>& args, Comm& comm, const ComputeFactory& make_compute,
+             std::ostream& out, std::ostream& err);
 
 }  // namespace wulf

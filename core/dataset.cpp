@@ -1,13 +1,17 @@
 #include "dataset.hpp"
 
+#include <algorithm>
+
 namespace wulf {
 
-void Dataset::truncate(std::size_t n) {
-  if (n >= size()) return;
-  const auto cols = static_cast<Eigen::Index>(n);
-  inputs.conservativeResize(Eigen::NoChange, cols);
-  targets.conservativeResize(Eigen::NoChange, cols);
-  if (!labels.empty()) labels.resize(n);
+void Dataset::keep(std::size_t begin, std::size_t count) {
+  begin = std::min(begin, size());
+  count = std::min(count, size() - begin);
+  if (begin == 0 && count == size()) return;
+  const auto first = static_cast<Eigen::Index>(begin), cols = static_cast<Eigen::Index>(count);
+  inputs = DataMatrix(inputs.middleCols(first, cols));
+  targets = DataMatrix(targets.middleCols(first, cols));
+  if (!labels.empty()) labels = std::vector<int>(labels.begin() + first, labels.begin() + first + cols);
 }
 
 DataMatrix one_of_k(const std::vector<int>& labels, int k) {

@@ -34,7 +34,9 @@ struct Dataset {
   bool has_labels() const { return !labels.empty(); }
 
   // Keeps the first n patterns (n <= size()).
-  void truncate(std::size_t n);
+  void truncate(std::size_t n) { keep(0, n); }
+  // Keeps the patterns [begin, begin + count) (clipped to size()).
+  void keep(std::size_t begin, std::size_t count);
 };
 
 // Thrown for any fault in user input: a missing or malformed file, an unknown name, a bad

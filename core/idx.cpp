@@ -81,13 +81,15 @@ std::vector<std::uint32_t> read_header(IdxFile& f, const std::string& path, int 
 // whole promise of the header (count items).
 std::vector<unsigned char> read_payload(IdxFile& f, const std::string& path, std::uint64_t offset,
                                         std::uint64_t count, std::uint64_t item_bytes,
-                                        const std::string& promise, std::uint64_t n_items) {
+                                        const std::string& promise, std::uint64_t first,
+                                        std::uint64_t n_items) {
   // count < 2^32 and item_bytes <= INT_MAX, so the product fits in 64 bits.
   const std::uint64_t promised = count * item_bytes;
   const std::uint64_t held = f.bytes - offset;
   if (held < promised)
     fail(path, "truncated: the header promises " + promise + " = " + std::to_string(promised) +
                    " bytes but the file holds only " + std::to_string(held));
+  f.in.seekg(static_cast<std::streamoff>(offset + first * item_bytes));
   std::vector<unsigned char> buf(static_cast<std::size_t>(n_items * item_bytes));
   f.in.read(reinterpret_cast<char*>(buf.data()), static_cast<std::streamsize>(buf.size()));
   if (static_cast<std::size_t>(f.in.gcount()) != buf.size())
@@ -98,7 +100,7 @@ std::vector<unsigned char> read_payload(IdxFile& f, const std::string& path, std
 
 }  // namespace
 
-IdxImages read_idx_images(const std::string& path, std::size_t max_count) {
+IdxImages read_idx_images(const std::string& path, std::size_t max_count, std::size_t first) {
   IdxFile f = open_idx(path);
   const std::vector<std::uint32_t> h = read_header(f, path, 4, images_magic);
   const std::uint32_t count = h[1], rows = h[2], cols = h[3];
@@ -109,10 +111,10 @@ IdxImages read_idx_images(const std::string& path, std::size_t max_count) {
   if (pixels > INT_MAX)
     fail(path, "images of " + std::to_string(rows) + " x " + std::to_string(cols) +
                    " pixels are too large");
-  const std::uint64_t n = std::min<std::uint64_t>(count, max_count);
+  const std::uint64_t n = std::min<std::uint64_t>(count - std::min<std::uint64_t>(count, first), max_count);
   const std::string promise = std::to_string(count) + " images of " + std::to_string(rows) + " x " +
                               std::to_string(cols) + " bytes";
-  const std::vector<unsigned char> buf = read_payload(f, path, 16, count, pixels, promise, n);
+  const std::vector<unsigned char> buf = read_payload(f, path, 16, count, pixels, promise, first, n);
 
   IdxImages out;
   out.rows = static_cast<int>(rows);
@@ -126,14 +128,14 @@ IdxImages read_idx_images(const std::string& path, std::size_t max_count) {
   return out;
 }
 
-std::vector<int> read_idx_labels(const std::string& path, std::size_t max_count) {
+std::vector<int> read_idx_labels(const std::string& path, std::size_t max_count, std::size_t first) {
   IdxFile f = open_idx(path);
   const std::vector<std::uint32_t> h = read_header(f, path, 2, labels_magic);
   const std::uint32_t count = h[1];
   if (count == 0) fail(path, "zero dimension in the header: 0 labels");
-  const std::uint64_t n = std::min<std::uint64_t>(count, max_count);
+  const std::uint64_t n = std::min<std::uint64_t>(count - std::min<std::uint64_t>(count, first), max_count);
   const std::string promise = std::to_string(count) + " labels of 1 byte";
-  const std::vector<unsigned char> buf = read_payload(f, path, 8, count, 1, promise, n);
+  const std::vector<unsigned char> buf = read_payload(f, path, 8, count, 1, promise, first, n);
   return std::vector<int>(buf.begin(), buf.end());
 }
 

@@ -21,7 +21,9 @@ struct IdxImages {
 // it cannot be opened, has the wrong magic number, zero sizes, or is shorter than its header
 // promises (checked against the whole promise, whatever max_count is). Bytes after the
 // promised items are ignored. Labels are kept as read: IDX does not restrict them to 0..9.
-IdxImages read_idx_images(const std::string& path, std::size_t max_count = SIZE_MAX);
-std::vector<int> read_idx_labels(const std::string& path, std::size_t max_count = SIZE_MAX);
+// Both read items [first, first + max_count) (fewer at the end of the file), so a rank can
+// read its share of a set alone; the whole file is still checked against its header.
+IdxImages read_idx_images(const std::string& path, std::size_t max_count = SIZE_MAX, std::size_t first = 0);
+std::vector<int> read_idx_labels(const std::string& path, std::size_t max_count = SIZE_MAX, std::size_t first = 0);
 
 }  // namespace wulf

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -52,6 +53,168 @@ void write_string(std::ostream& out, const std::string& s) {
 }  // namespace
 
 void Json::write(std::ostream& out, int indent) const { write(out, indent, 0); }
+
+double Json::number() const {
+  if (auto d = std::get_if<double>(&v_)) return *d;
+  if (auto i = std::get_if<std::int64_t>(&v_)) return static_cast<double>(*i);
+  throw InputError("JSON: a number was expected");
+}
+const std::string& Json::string() const {
+  if (auto s = std::get_if<std::string>(&v_)) return *s;
+  throw InputError("JSON: a string was expected");
+}
+bool Json::boolean() const {
+  if (auto b = std::get_if<bool>(&v_)) return *b;
+  throw InputError("JSON: true or false was expected");
+}
+const Json::Array& Json::array_items() const {
+  if (auto a = std::get_if<Array>(&v_)) return *a;
+  throw InputError("JSON: an array was expected");
+}
+const Json::Object& Json::object_items() const {
+  if (auto o = std::get_if<Object>(&v_)) return *o;
+  throw InputError("JSON: an object was expected");
+}
+const Json* Json::find(const std::string& key) const {
+  for (const auto& [k, v] : object_items())
+    if (k == key) return &v;
+  return nullptr;
+}
+const Json& Json::at(const std::string& key) const {
+  if (const Json* v = find(key)) return *v;
+  throw InputError("JSON: no key '" + key + "'");
+}
+
+namespace {
+
+// A recursive-descent reader of RFC 8259 JSON (UTF-8 passed through, \u escapes of the
+// Basic Multilingual Plane decoded).
+class Parser {
+ public:
+  explicit Parser(const std::string& text) : s_(text) {}
+
+  Json document() {
+    Json v = value();
+    skip();
+    if (i_ != s_.size()) fail("text after the value");
+    return v;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what) const {
+    throw InputError("JSON: " + what + " at offset " + std::to_string(i_));
+  }
+  void skip() {
+    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\n' || s_[i_] == '\t' || s_[i_] == '\r')) ++i_;
+  }
+  bool take(char c) {
+    skip();
+    if (i_ < s_.size() && s_[i_] == c) return ++i_, true;
+    return false;
+  }
+  void expect(const char* word) {
+    for (const char* p = word; *p; ++p, ++i_)
+      if (i_ >= s_.size() || s_[i_] != *p) fail(std::string("expected ") + word);
+  }
+
+  Json value() {
+    skip();
+    if (i_ >= s_.size()) fail("unexpected end");
+    const char c = s_[i_];
+    if (c == '{') return object();
+    if (c == '[') return array();
+    if (c == '"') return Json(text());
+    if (c == 't') return expect("true"), Json(true);
+    if (c == 'f') return expect("false"), Json(false);
+    if (c == 'n') return expect("null"), Json(nullptr);
+    return number();
+  }
+
+  Json object() {
+    ++i_;
+    Json o = Json::object();
+    if (take('}')) return o;
+    do {
+      skip();
+      if (i_ >= s_.size() || s_[i_] != '"') fail("expected a key");
+      std::string key = text();
+      if (!take(':')) fail("expected ':'");
+      o[key] = value();
+    } while (take(','));
+    if (!take('}')) fail("expected ',' or '}'");
+    return o;
+  }
+
+  Json array() {
+    ++i_;
+    Json a = Json::array();
+    if (take(']')) return a;
+    do a.push_back(value());
+    while (take(','));
+    if (!take(']')) fail("expected ',' or ']'");
+    return a;
+  }
+
+  std::string text() {
+    ++i_;  // the opening quote
+    std::string out;
+    while (i_ < s_.size() && s_[i_] != '"') {
+      char c = s_[i_++];
+      if (c != '\\') {
+        out += c;
+        continue;
+      }
+      if (i_ >= s_.size()) fail("unfinished escape");
+      c = s_[i_++];
+      switch (c) {
+        case 'n': out += '\n'; break;
+        case 't': out += '\t'; break;
+        case 'r': out += '\r'; break;
+        case 'b': out += '\b'; break;
+        case 'f': out += '\f'; break;
+        case 'u': {
+          if (i_ + 4 > s_.size()) fail("short \\u escape");
+          const unsigned cp = static_cast<unsigned>(std::stoul(s_.substr(i_, 4), nullptr, 16));
+          i_ += 4;
+          if (cp < 0x80) {
+            out += static_cast<char>(cp);
+          } else if (cp < 0x800) {
+            out += static_cast<char>(0xC0 | (cp >> 6));
+            out += static_cast<char>(0x80 | (cp & 0x3F));
+          } else {
+            out += static_cast<char>(0xE0 | (cp >> 12));
+            out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+            out += static_cast<char>(0x80 | (cp & 0x3F));
+          }
+          break;
+        }
+        default: out += c;  // \" \\ \/
+      }
+    }
+    if (i_ >= s_.size()) fail("unfinished string");
+    ++i_;
+    return out;
+  }
+
+  Json number() {
+    const char* begin = s_.c_str() + i_;
+    char* end = nullptr;
+    const double v = std::strtod(begin, &end);
+    if (end == begin) fail("unexpected character");
+    const std::string token(begin, static_cast<std::size_t>(end - begin));
+    i_ += static_cast<std::size_t>(end - begin);
+    if (token.find_first_of(".eE") == std::string::npos && std::abs(v) < 9e15)
+      return Json(static_cast<long long>(v));
+    return Json(v);
+  }
+
+  const std::string& s_;
+  std::size_t i_ = 0;
+};
+
+}  // namespace
+
+Json Json::parse(const std::string& text) { return Parser(text).document(); }
 
 void Json::write(std::ostream& out, int indent, int depth) const {
   const std::string pad(static_cast<std::size_t>(indent * (depth + 1)), ' ');

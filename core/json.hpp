@@ -43,6 +43,21 @@ class Json {
   void write(std::ostream& out, int indent = 2) const;
   std::string dump(int indent = 2) const;
 
+  // Reads JSON text (a result record); throws InputError with the offset of a fault.
+  static Json parse(const std::string& text);
+  bool is_null() const { return std::holds_alternative<std::nullptr_t>(v_); }
+  bool is_number() const { return std::holds_alternative<double>(v_) || std::holds_alternative<std::int64_t>(v_); }
+  bool is_object() const { return std::holds_alternative<Object>(v_); }
+  bool is_array() const { return std::holds_alternative<Array>(v_); }
+  // Reading: throw InputError when the value is not of the kind asked for.
+  double number() const;
+  const std::string& string() const;
+  bool boolean() const;
+  const Array& array_items() const;
+  const Object& object_items() const;
+  const Json& at(const std::string& key) const;  // throws if missing
+  const Json* find(const std::string& key) const; // nullptr if missing
+
  private:
   void write(std::ostream& out, int indent, int depth) const;
   std::variant<std::nullptr_t, bool, std::int64_t, double, std::string, Array, Object> v_;

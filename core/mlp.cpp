@@ -83,18 +83,26 @@ void activation_backward(Activation f, const M& a, const M& da, M& dz) {
 }  // namespace
 
 template <class T>
-Mlp<T>::Mlp(NetSpec spec) : spec_(std::move(spec)) {
+Mlp<T>::Mlp(NetSpec spec, T* storage) : spec_(std::move(spec)) {
   spec_.validate();
   Eigen::Index off = 0;
   for (int l = 1; l <= spec_.n_layers(); ++l) {
     offsets_.push_back(off);
     off += rows(l) * cols(l) + (spec_.bias ? rows(l) : 0);
   }
-  params_ = Vector::Zero(off);
-  grads_ = Vector::Zero(off);
+  count_ = static_cast<std::size_t>(off);
+  if (!storage) {
+    owned_ = Vector::Zero(2 * off);
+    storage = owned_.data();
+  }
+  params_ = storage;
+  grads_ = storage + off;
   acts_.resize(static_cast<std::size_t>(spec_.n_layers()));
   deltas_.resize(static_cast<std::size_t>(spec_.n_layers()));
 }
+
+template <class T>
+Mlp<T>::Mlp(NetSpec spec) : Mlp(std::move(spec), nullptr) {}
 
 template <class T>
 void Mlp<T>::init_uniform(double range, Rng& rng) {

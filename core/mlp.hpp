@@ -12,6 +12,8 @@
 
 #include <Eigen/Core>
 
+#include <algorithm>
+
 #include <cstddef>
 #include <span>
 #include <string>
@@ -45,29 +47,36 @@ class Mlp {
   using VectorMap = Eigen::Map<Vector>;
 
   explicit Mlp(NetSpec spec);
+  // Parameters and gradients in storage the caller owns, 2 * spec.parameter_count()
+  // values: parameters first. Used to put them in memory that simulated ranks share.
+  Mlp(NetSpec spec, T* storage);
+  Mlp(const Mlp&) = delete;
+  Mlp& operator=(const Mlp&) = delete;
 
   const NetSpec& spec() const { return spec_; }
-  std::size_t parameter_count() const { return static_cast<std::size_t>(params_.size()); }
+  std::size_t parameter_count() const { return count_; }
 
-  std::span<T> parameters() { return {params_.data(), parameter_count()}; }
-  std::span<const T> parameters() const { return {params_.data(), parameter_count()}; }
-  std::span<T> gradients() { return {grads_.data(), parameter_count()}; }
-  std::span<const T> gradients() const { return {grads_.data(), parameter_count()}; }
+  std::span<T> parameters() { return {params_, count_}; }
+  std::span<const T> parameters() const { return {params_, count_}; }
+  std::span<T> gradients() { return {grads_, count_}; }
+  std::span<const T> gradients() const { return {grads_, count_}; }
 
   // Views of layer l = 1..L: weights (n_l, n_{l-1}), biases (n_l) (empty without bias).
-  MatrixMap weights(int l) { return {params_.data() + w_offset(l), rows(l), cols(l)}; }
-  ConstMatrixMap weights(int l) const { return {params_.data() + w_offset(l), rows(l), cols(l)}; }
-  VectorMap biases(int l) { return {params_.data() + b_offset(l), spec_.bias ? rows(l) : 0}; }
-  MatrixMap dweights(int l) { return {grads_.data() + w_offset(l), rows(l), cols(l)}; }
-  VectorMap dbiases(int l) { return {grads_.data() + b_offset(l), spec_.bias ? rows(l) : 0}; }
+  MatrixMap weights(int l) { return {params_ + w_offset(l), rows(l), cols(l)}; }
+  ConstMatrixMap weights(int l) const { return {params_ + w_offset(l), rows(l), cols(l)}; }
+  VectorMap biases(int l) { return {params_ + b_offset(l), spec_.bias ? rows(l) : 0}; }
+  MatrixMap dweights(int l) { return {grads_ + w_offset(l), rows(l), cols(l)}; }
+  VectorMap dbiases(int l) { return {grads_ + b_offset(l), spec_.bias ? rows(l) : 0}; }
 
   // Uniform weights in [-range, range]; range <= 0 takes 1/sqrt(n_{l-1}) per layer.
   void init_uniform(double range, Rng& rng);
-  void zero_gradients() { grads_.setZero(); }
+  void zero_gradients() { std::fill(grads_, grads_ + count_, T(0)); }
 
   // x is (n_0, B). Returns the outputs (n_L, B); they and x must stay alive until the
   // backward() of the same block.
   const Matrix& forward(const Matrix& x);
+  // The outputs of the last forward().
+  const Matrix& outputs() const { return acts_.back(); }
   // Adds dE/dw of the last forward block to the gradients (+=) and returns E summed over
   // the block: E = 1/2 sum (y - t)^2 for mse, -sum t log y (softmax) or
   // -sum [t log y + (1 - t) log(1 - y)] (sigmoid) for cross-entropy.
@@ -83,8 +92,10 @@ class Mlp {
 
   NetSpec spec_;
   std::vector<Eigen::Index> offsets_;  // start of layer l's block in the buffers, l = 1..L
-  Vector params_;
-  Vector grads_;
+  std::size_t count_ = 0;
+  Vector owned_;                       // the storage, unless the caller gave its own
+  T* params_ = nullptr;                // count_ parameters
+  T* grads_ = nullptr;                 // count_ gradients
   const Matrix* input_ = nullptr;  // A_0 of the last forward block
   std::vector<Matrix> acts_;       // A_l = f_l(Z_l), l = 1..L, each (n_l, B)
   std::vector<Matrix> deltas_;     // dE/dZ_l, l = 1..L, each (n_l, B)

@@ -4,6 +4,7 @@
 #include "fann_format.hpp"
 #include "idx.hpp"
 #include "image.hpp"
+#include "partition.hpp"
 
 #include <charconv>
 #include <cmath>
@@ -206,25 +207,35 @@ Problem make_digits(std::string_view size, const ProblemOptions& o) {
   if (!std::filesystem::is_directory(dir))
     throw InputError("--data-dir: MNIST folder '" + o.mnist_dir +
                      "' does not exist (the set-up installs it: see README.md)");
-  const std::size_t train_max = o.train_size ? o.train_size : SIZE_MAX;
-  const std::size_t test_max = o.test_size ? o.test_size : SIZE_MAX;
-
   Problem p;
   p.name = "digits:" + std::to_string(rows) + "x" + std::to_string(cols);
   p.description = "MNIST handwritten digits, " + std::to_string(rows) + "x" + std::to_string(cols) + " pixels";
-  auto load = [&](Dataset& d, const char* images, const char* labels, std::size_t max) {
-    IdxImages img = read_idx_images((dir / images).string(), max);
-    d.labels = read_idx_labels((dir / labels).string(), max);
-    if (d.labels.size() != static_cast<std::size_t>(img.pixels.cols()))
-      throw InputError((dir / labels).string() + ": holds " + std::to_string(d.labels.size()) +
-                       " labels for " + std::to_string(img.pixels.cols()) + " images");
-    d.inputs = rows == img.rows && cols == img.cols
-                   ? std::move(img.pixels)
-                   : resample_images(img.pixels, img.rows, img.cols, rows, cols);
+  // The label files (60 000 and 10 000 bytes) give the sizes; a rank then reads only the
+  // images of its share, and --numerics off reads none.
+  auto load = [&](Dataset& d, std::size_t& total, const char* images, const char* labels, std::size_t wanted,
+                  const char* option) {
+    const std::string label_path = (dir / labels).string(), image_path = (dir / images).string();
+    std::vector<int> all = read_idx_labels(label_path);
+    if (wanted > all.size())
+      throw InputError(std::string(option) + ": " + std::to_string(wanted) + " is more than the " +
+                       std::to_string(all.size()) + " patterns of " + label_path);
+    total = wanted ? wanted : all.size();
+    const Share share = share_of(total, o.ranks, o.rank);
+    d.labels.assign(all.begin() + static_cast<std::ptrdiff_t>(share.begin),
+                    all.begin() + static_cast<std::ptrdiff_t>(share.begin + share.count));
+    if (o.shape_only) return;
+    IdxImages img = read_idx_images(image_path, share.count, share.begin);
+    if (static_cast<std::size_t>(img.pixels.cols()) != share.count)
+      throw InputError(image_path + ": holds fewer images than " + label_path + " has labels");
+    d.inputs = rows == img.rows && cols == img.cols ? std::move(img.pixels)
+                                                    : resample_images(img.pixels, img.rows, img.cols, rows, cols);
     d.targets = one_of_k(d.labels, 10);
   };
-  load(p.train, "train-images-idx3-ubyte", "train-labels-idx1-ubyte", train_max);
-  load(p.test, "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte", test_max);
+  load(p.train, p.train_total, "train-images-idx3-ubyte", "train-labels-idx1-ubyte", o.train_size, "--train-size");
+  load(p.test, p.test_total, "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte", o.test_size, "--test-size");
+  p.inputs = rows * cols;
+  p.outputs = 10;
+  p.classifier = true;
 
   if (rows == 28 && cols == 28) {
     // Seed 000 section IV: 784-64-64-10, eta 1.5, alpha 0.9, block 16 fastest.
@@ -254,14 +265,23 @@ Problem make_chars_problem(int classes, const ProblemOptions& o) {
   // (seed 002 trained on 9.26 M patterns; the shape, not the count, is what timing needs).
   const std::size_t n_train = o.train_size ? o.train_size : 16 * static_cast<std::size_t>(classes);
   const std::size_t n_test = o.test_size ? o.test_size : 4 * static_cast<std::size_t>(classes);
+  p.train_total = n_train;
+  p.test_total = n_test;
+  p.inputs = chars_side * chars_side;
+  p.outputs = classes;
+  p.classifier = true;
+  // Seed 002: one hidden layer of 480 tanh units for 3 203 classes (JOCR 400-480-3203).
+  p.defaults = {{480}, Activation::tanh, Activation::tanh, Loss::mse, 0.05, 0.9, Learning::block, MomentumRule::classic,
+                1024, 10, "seed 002 (JOCR net shape)"};
+  if (o.shape_only) return p;
   Rng rng(o.seed);
   Rng train_rng = rng.split(1), test_rng = rng.split(2);
   const DataMatrix prototypes = chars_prototypes(classes, rng.split(3));  // shared by both sets
   p.train = make_chars(prototypes, n_train, train_rng);
   p.test = make_chars(prototypes, n_test, test_rng);
-  // Seed 002: one hidden layer of 480 tanh units for 3 203 classes (JOCR 400-480-3203).
-  p.defaults = {{480}, Activation::tanh, Activation::tanh, Loss::mse, 0.05, 0.9, Learning::block, MomentumRule::classic,
-                1024, 10, "seed 002 (JOCR net shape)"};
+  const Share train_share = share_of(n_train, o.ranks, o.rank), test_share = share_of(n_test, o.ranks, o.rank);
+  p.train.keep(train_share.begin, train_share.count);
+  p.test.keep(test_share.begin, test_share.count);
   return p;
 }
 
@@ -315,7 +335,21 @@ Problem make_problem(std::string_view spec, const ProblemOptions& o) {
   } else {
     throw InputError("--problem: unknown problem '" + std::string(spec) + "'\n" + problems_help());
   }
-  if (name != "chars") apply_sizes(p, o);
+  // Digits and chars set their sizes themselves (and hold only the share, or nothing);
+  // the others were made whole: take the sizes, then keep the share.
+  if (p.train_total == 0) {
+    apply_sizes(p, o);
+    p.train_total = p.train.size();
+    p.test_total = p.test.size();
+    p.inputs = p.train.n_inputs();
+    p.outputs = p.train.n_outputs();
+    p.classifier = p.train.has_labels();
+    const Share train_share = share_of(p.train_total, o.ranks, o.rank);
+    const Share test_share = share_of(p.test_total, o.ranks, o.rank);
+    p.train.keep(train_share.begin, train_share.count);
+    p.test.keep(test_share.begin, test_share.count);
+  }
+  if (o.shape_only) p.train = p.test = Dataset{};
   return p;
 }
 

@@ -53,6 +53,12 @@ struct Problem {
   Dataset train;
   Dataset test;  // may be empty (encoder, parity): then the training set is the check set
   ProblemDefaults defaults;
+  // The whole problem's sizes, also when train and test hold one rank's share or nothing.
+  std::size_t train_total = 0;
+  std::size_t test_total = 0;
+  int inputs = 0;
+  int outputs = 0;
+  bool classifier = false;
 };
 
 struct ProblemOptions {
@@ -61,6 +67,11 @@ struct ProblemOptions {
   std::string test_data;     // fann: test set file (optional)
   std::size_t train_size = 0;  // keep only the first N training patterns (0: all)
   std::size_t test_size = 0;   // keep only the first N test patterns (0: all)
+  // Keep only rank's share (partition.hpp) of both sets, as a rank of a parallel run does.
+  int rank = 0;
+  int ranks = 1;
+  // Only the sizes are wanted (--numerics off): large data is neither read nor made.
+  bool shape_only = false;
 };
 
 // Throws InputError for an unknown name, a bad parameter or unreadable data.

@@ -37,7 +37,41 @@ double per_ms(double seconds, std::size_t count) {
 
 }  // namespace
 
-void add_train_result(Json& record, const TrainResult& r, std::size_t parameters, ErrorMetric metric) {
+std::array<double, 10> phase_array(const PhaseTimes& p) {
+  return {p.forward, p.backward, p.update, p.test, p.comm, double(p.forward_patterns), double(p.backward_patterns),
+          double(p.updates), double(p.test_patterns), double(p.comm_calls)};
+}
+
+PhaseTimes phase_times(std::span<const double> a) {
+  PhaseTimes p;
+  p.forward = a[0], p.backward = a[1], p.update = a[2], p.test = a[3], p.comm = a[4];
+  p.forward_patterns = static_cast<std::size_t>(a[5]), p.backward_patterns = static_cast<std::size_t>(a[6]);
+  p.updates = static_cast<std::size_t>(a[7]), p.test_patterns = static_cast<std::size_t>(a[8]);
+  p.comm_calls = static_cast<std::size_t>(a[9]);
+  return p;
+}
+
+namespace {
+
+Json phases_json(const PhaseTimes& p) {
+  Json ph = Json::object();
+  ph["forward_s"] = p.forward;
+  ph["backward_s"] = p.backward;
+  ph["update_s"] = p.update;
+  ph["test_s"] = p.test;
+  ph["comm_s"] = p.comm;
+  ph["forward_patterns"] = p.forward_patterns;
+  ph["backward_patterns"] = p.backward_patterns;
+  ph["updates"] = p.updates;
+  ph["test_patterns"] = p.test_patterns;
+  ph["comm_calls"] = p.comm_calls;
+  return ph;
+}
+
+}  // namespace
+
+void add_train_result(Json& record, const TrainResult& r, std::size_t parameters, ErrorMetric metric,
+                      const std::vector<PhaseTimes>& per_rank) {
   Json history = Json::array();
   for (const IterationRecord& h : r.history) {
     Json e = Json::object();
@@ -84,15 +118,7 @@ void add_train_result(Json& record, const TrainResult& r, std::size_t parameters
   record["final"] = std::move(fin);
 
   const PhaseTimes& p = r.phases;
-  Json ph = Json::object();
-  ph["forward_s"] = p.forward;
-  ph["backward_s"] = p.backward;
-  ph["update_s"] = p.update;
-  ph["test_s"] = p.test;
-  ph["forward_patterns"] = p.forward_patterns;
-  ph["backward_patterns"] = p.backward_patterns;
-  ph["updates"] = p.updates;
-  ph["test_patterns"] = p.test_patterns;
+  Json ph = phases_json(p);
   // Seed 000's constants as this run measured them: Tf and Tb per pattern, Tu per update
   // (including the momentum step, which is seed 000's Tu + Tm), Ts per evaluated pattern.
   Json constants = Json::object();
@@ -101,6 +127,17 @@ void add_train_result(Json& record, const TrainResult& r, std::size_t parameters
   constants["Tu_ms"] = per_ms(p.update, p.updates);
   constants["Ts_ms"] = per_ms(p.test, p.test_patterns);
   ph["per_pattern"] = std::move(constants);
+  // Each rank's phases: comm_s is the time inside the collectives, waiting for the slowest
+  // rank included; a rank that waits longer than the others shows it there.
+  Json ranks = Json::array();
+  for (std::size_t q = 0; q < per_rank.size(); ++q) {
+    Json one = phases_json(per_rank[q]);
+    one["rank"] = q;
+    const double busy = per_rank[q].forward + per_rank[q].backward + per_rank[q].update + per_rank[q].test;
+    one["other_s"] = std::max(0.0, r.seconds - busy - per_rank[q].comm);  // e.g. To
+    ranks.push_back(std::move(one));
+  }
+  ph["ranks"] = std::move(ranks);
   record["phases"] = std::move(ph);
 }
 

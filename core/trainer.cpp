@@ -1,5 +1,7 @@
 #include "trainer.hpp"
 
+#include "partition.hpp"
+
 #include <chrono>
 #include <cmath>
 #include <numeric>
@@ -20,8 +22,7 @@ std::string_view to_string(ErrorMetric m) {
 ErrorMetric parse_error_metric(std::string_view name) {
   for (ErrorMetric m : {ErrorMetric::rmse, ErrorMetric::mse, ErrorMetric::loss, ErrorMetric::classification})
     if (name == to_string(m)) return m;
-  throw InputError("--error: unknown metric '" + std::string(name) +
-                   "' (expected rmse, mse, loss or class)");
+  throw InputError("--error: unknown metric '" + std::string(name) + "' (expected rmse, mse, loss or class)");
 }
 
 std::string_view to_string(StopReason r) {
@@ -44,62 +45,63 @@ double Evaluation::error(ErrorMetric m) const {
   return std::numeric_limits<double>::quiet_NaN();
 }
 
+template <class M>
+void ErrorSums::add(const M& y, const M& t, double block_loss, const int* labels, float threshold) {
+  squared += static_cast<double>((y - t).squaredNorm());
+  loss += block_loss;
+  patterns += static_cast<double>(y.cols());
+  outputs = static_cast<std::size_t>(y.rows());
+  if (!labels) return;
+  classifier = true;
+  for (Eigen::Index j = 0; j < y.cols(); ++j) {
+    int answer;
+    if (y.rows() == 1) {
+      answer = y(0, j) > threshold ? 1 : 0;
+    } else {
+      Eigen::Index best;
+      y.col(j).maxCoeff(&best);
+      answer = static_cast<int>(best);
+    }
+    class_errors += answer != labels[j];
+  }
+}
+
+Evaluation ErrorSums::finish() const {
+  Evaluation e;
+  e.patterns = static_cast<std::size_t>(patterns);
+  e.mse = patterns > 0 ? squared / (patterns * static_cast<double>(outputs)) : 0;
+  e.rmse = std::sqrt(e.mse);
+  e.loss = patterns > 0 ? loss / patterns : 0;
+  e.class_errors = static_cast<std::size_t>(class_errors);
+  e.classifier = classifier;
+  return e;
+}
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
+
+// Copies the patterns order[first .. first + count) of data into contiguous columns.
+template <class Matrix>
+void gather_block(const Dataset& data, const std::vector<std::size_t>& order, std::size_t first, std::size_t count,
+                  Matrix& x, Matrix& t, std::vector<int>& labels) {
+  using T = typename Matrix::Scalar;
+  x.resize(data.n_inputs(), static_cast<Eigen::Index>(count));
+  t.resize(data.n_outputs(), static_cast<Eigen::Index>(count));
+  labels.resize(data.has_labels() ? count : 0);
+  for (std::size_t j = 0; j < count; ++j) {
+    const auto p = static_cast<Eigen::Index>(order[first + j]);
+    x.col(static_cast<Eigen::Index>(j)) = data.inputs.col(p).template cast<T>();
+    t.col(static_cast<Eigen::Index>(j)) = data.targets.col(p).template cast<T>();
+    if (data.has_labels()) labels[j] = data.labels[order[first + j]];
+  }
 }
 
-// Sums of a set's errors, block by block; finish() turns them into an Evaluation.
-struct Tally {
-  double squared = 0;
-  double loss = 0;
-  std::size_t patterns = 0;
-  std::size_t outputs = 0;
-  std::size_t class_errors = 0;
-  bool classifier = false;
-
-  // y, t: (n_out, B); labels of the block's patterns (empty: no classifier).
-  template <class M>
-  void add(const M& y, const M& t, double block_loss, const int* labels, float threshold) {
-    squared += static_cast<double>((y - t).squaredNorm());
-    loss += block_loss;
-    patterns += static_cast<std::size_t>(y.cols());
-    outputs = static_cast<std::size_t>(y.rows());
-    if (!labels) return;
-    classifier = true;
-    for (Eigen::Index j = 0; j < y.cols(); ++j) {
-      int answer;
-      if (y.rows() == 1) {
-        answer = y(0, j) > threshold ? 1 : 0;
-      } else {
-        Eigen::Index best;
-        y.col(j).maxCoeff(&best);
-        answer = static_cast<int>(best);
-      }
-      class_errors += answer != labels[j];
-    }
-  }
-
-  Evaluation finish() const {
-    Evaluation e;
-    e.patterns = patterns;
-    e.mse = patterns ? squared / double(patterns * outputs) : 0;
-    e.rmse = std::sqrt(e.mse);
-    e.loss = patterns ? loss / double(patterns) : 0;
-    e.class_errors = class_errors;
-    e.classifier = classifier;
-    return e;
-  }
-};
-
-}  // namespace
-
 template <class T>
-Evaluation evaluate(Mlp<T>& net, const Dataset& data, std::size_t chunk) {
+ErrorSums evaluate_sums(Mlp<T>& net, const Dataset& data, std::size_t chunk) {
   using Matrix = typename Mlp<T>::Matrix;
-  Tally tally;
+  ErrorSums sums;
+  sums.outputs = static_cast<std::size_t>(net.spec().sizes.back());
   Matrix x, t;
   const Activation out = net.spec().activations.back();
   for (std::size_t start = 0; start < data.size(); start += chunk) {
@@ -109,20 +111,30 @@ Evaluation evaluate(Mlp<T>& net, const Dataset& data, std::size_t chunk) {
     t = data.targets.middleCols(first, count).template cast<T>();
     const Matrix& y = net.forward(x);
     const double block_loss = static_cast<double>(Mlp<T>::loss_sum(net.spec().loss, out, y, t));
-    tally.add(y, t, block_loss, data.has_labels() ? data.labels.data() + start : nullptr,
-              data.decision_threshold);
+    sums.add(y, t, block_loss, data.has_labels() ? data.labels.data() + start : nullptr, data.decision_threshold);
   }
-  return tally.finish();
+  return sums;
 }
 
-void validate(const TrainConfig& c, const Dataset& train) {
-  if (train.empty()) throw InputError("training set: it holds no patterns");
+}  // namespace
+
+template <class T>
+Evaluation evaluate(Mlp<T>& net, const Dataset& data, std::size_t chunk) {
+  return evaluate_sums(net, data, chunk).finish();
+}
+
+void validate(const TrainConfig& c, std::size_t n, bool classifier, int ranks) {
+  if (n == 0) throw InputError("training set: it holds no patterns");
   if (c.learning == Learning::block) {
     if (c.block == 0) throw InputError("--block: must be at least 1");
-    if (c.block > train.size())
+    if (c.block > n)
       throw InputError("--block: " + std::to_string(c.block) + " is larger than the training set (" +
-                       std::to_string(train.size()) + " patterns)");
+                       std::to_string(n) + " patterns)");
   }
+  const std::size_t b = c.learning == Learning::pattern ? 1 : c.learning == Learning::epoch ? n : c.block;
+  if (b < static_cast<std::size_t>(ranks))
+    throw InputError("--block: " + std::to_string(b) + " patterns per update cannot be shared by " +
+                     std::to_string(ranks) + " ranks (b must be at least --np)");
   if (!(c.eta > 0) || !std::isfinite(c.eta)) throw InputError("--eta: must be a positive number");
   if (!(c.alpha >= 0 && c.alpha < 1)) throw InputError("--alpha: must be in [0, 1)");
   if (c.max_iterations <= 0) throw InputError("--epochs: must be at least 1");
@@ -131,7 +143,7 @@ void validate(const TrainConfig& c, const Dataset& train) {
   if (!(c.max_seconds >= 0)) throw InputError("--max-seconds: must be non-negative");
   if (!(c.init_range >= 0) || !std::isfinite(c.init_range))
     throw InputError("--init-range: must be a non-negative number");
-  if (c.metric == ErrorMetric::classification && !train.has_labels())
+  if (c.metric == ErrorMetric::classification && !classifier)
     throw InputError("--error class: this problem's targets are not classes");
 }
 
@@ -154,26 +166,17 @@ void MomentumStep<T>::apply(std::size_t block_patterns) {
 }
 
 template <class T>
-Evaluation train_pass(Mlp<T>& net, MomentumStep<T>& step, const Dataset& data,
-                      const std::vector<std::size_t>& order, std::size_t b, PhaseTimes& ph) {
+Evaluation train_pass(Mlp<T>& net, MomentumStep<T>& step, const Dataset& data, const std::vector<std::size_t>& order,
+                      std::size_t b, PhaseTimes& ph) {
   using Matrix = typename Mlp<T>::Matrix;
   Matrix x, t;
   std::vector<int> labels;
-  Tally running;
+  ErrorSums running;
   const std::size_t n = order.size();
   for (std::size_t s = 0; s < n; s += b) {
     const std::size_t count = std::min(b, n - s);
     const auto t0 = Clock::now();
-    // Gather the block's patterns (in the current order) into contiguous columns.
-    x.resize(data.n_inputs(), static_cast<Eigen::Index>(count));
-    t.resize(data.n_outputs(), static_cast<Eigen::Index>(count));
-    labels.resize(data.has_labels() ? count : 0);
-    for (std::size_t j = 0; j < count; ++j) {
-      const auto p = static_cast<Eigen::Index>(order[s + j]);
-      x.col(static_cast<Eigen::Index>(j)) = data.inputs.col(p).template cast<T>();
-      t.col(static_cast<Eigen::Index>(j)) = data.targets.col(p).template cast<T>();
-      if (data.has_labels()) labels[j] = data.labels[order[s + j]];
-    }
+    gather_block(data, order, s, count, x, t, labels);
     const Matrix& y = net.forward(x);
     const auto t1 = Clock::now();
     net.zero_gradients();
@@ -193,83 +196,172 @@ Evaluation train_pass(Mlp<T>& net, MomentumStep<T>& step, const Dataset& data,
 }
 
 template <class T>
-TrainResult train(Mlp<T>& net, const Dataset& train, const Dataset& test, const TrainConfig& config,
-                  const ProgressFn& progress) {
-  validate(config, train);
-  if (train.n_inputs() != net.spec().sizes.front() || train.n_outputs() != net.spec().sizes.back())
+TrainResult train_block(Mlp<T>& net, const Dataset& train, const Dataset& test, const GlobalSizes& sizes,
+                        const TrainConfig& config, Comm& comm, Compute& compute, const ProgressFn& progress) {
+  using Matrix = typename Mlp<T>::Matrix;
+  const int p = comm.size(), q = comm.rank();
+  validate(config, sizes.train, sizes.classifier, p);
+  const bool numerics = compute.numerics();
+  if (numerics && (train.n_inputs() != net.spec().sizes.front() || train.n_outputs() != net.spec().sizes.back()))
     throw InputError("network " + net.spec().describe() + " does not fit the data (" +
-                     std::to_string(train.n_inputs()) + " inputs, " +
-                     std::to_string(train.n_outputs()) + " outputs)");
+                     std::to_string(train.n_inputs()) + " inputs, " + std::to_string(train.n_outputs()) +
+                     " outputs)");
 
-  const std::size_t n = train.size();
+  const std::size_t n = sizes.train;
   const std::size_t b = config.learning == Learning::pattern ? 1
                         : config.learning == Learning::epoch ? n
                                                              : config.block;
+  // Rank r holds share_of(n, p, r) of the training set and takes share_of(b, p, r) of
+  // every block; all ranks run ceil(n / b) blocks, a rank whose share ran out adds nothing.
+  const std::size_t n_local = share_of(n, p, q).count, b_local = share_of(b, p, q).count;
+  const std::size_t blocks = (n + b - 1) / b;
+  auto block_total = [&](std::size_t k) {  // patterns of block k over all ranks
+    std::size_t total = 0;
+    for (int r = 0; r < p; ++r) {
+      const std::size_t nr = share_of(n, p, r).count, br = share_of(b, p, r).count;
+      total += std::min(br, nr - std::min(nr, k * br));
+    }
+    return total;
+  };
+  const std::size_t w = net.parameter_count();
+  const std::size_t test_local = share_of(sizes.test, p, q).count;
+
   TrainResult result;
   PhaseTimes& ph = result.phases;
-  Rng order_rng(config.seed ^ 0x5eed0fde11e5ULL);
-  std::vector<std::size_t> order(n);
+  // Rank 0 draws the sequential run's pattern order; the others their own streams.
+  Rng order_rng((config.seed ^ 0x5eed0fde11e5ULL) + static_cast<std::uint64_t>(q));
+  std::vector<std::size_t> order(n_local);
   std::iota(order.begin(), order.end(), std::size_t{0});
   MomentumStep<T> step(net, config.eta, config.alpha, config.momentum);
+  Matrix x, t;
+  std::vector<int> labels;
 
-  const bool has_test = !test.empty();
+  const bool has_test = sizes.test > 0;
   const bool exact_train = config.eval_train || !has_test;
-
+  auto sum_over_ranks = [&](ErrorSums& s) {
+    if (p > 1) {
+      std::array<double, 4> a = s.as_array();
+      const double t0 = comm.now();
+      comm.allreduce_sum(std::span<double>(a));
+      ph.comm += comm.now() - t0;
+      ph.comm_calls += 1;
+      s.set(a);
+    }
+    return s.finish();
+  };
+  auto evaluate_all = [&](const Dataset& data, std::size_t local_patterns) {
+    const double t0 = comm.now();
+    compute.begin();
+    ErrorSums s;
+    s.outputs = static_cast<std::size_t>(net.spec().sizes.back());
+    s.classifier = sizes.classifier;
+    if (numerics) s = evaluate_sums(net, data, config.eval_chunk);
+    compute.charge(Phase::test, local_patterns, kernel_flops(Phase::test, w, local_patterns));
+    ph.test += comm.now() - t0;
+    ph.test_patterns += local_patterns;
+    return sum_over_ranks(s);
+  };
   auto check_error = [&](const IterationRecord& r) {
     if (has_test) return r.test->error(config.metric);
     return r.train->error(config.metric);
   };
   auto run_test = [&](IterationRecord& r) {
-    const auto t0 = Clock::now();
-    if (has_test) r.test = evaluate(net, test, config.eval_chunk);
-    if (exact_train) r.train = evaluate(net, train, config.eval_chunk);
-    ph.test += seconds_since(t0);
-    ph.test_patterns += (has_test ? test.size() : 0) + (exact_train ? n : 0);
+    if (has_test) r.test = evaluate_all(test, test_local);
+    if (exact_train) r.train = evaluate_all(train, n_local);
     if (r.train) r.train_error = r.train->error(config.metric);
   };
+  auto report = [&](const IterationRecord& r) {
+    result.history.push_back(r);
+    if (progress && q == 0) progress(r);
+  };
 
-  const auto start = Clock::now();
+  const double start = comm.now();
   IterationRecord r0;
   run_test(r0);
-  result.history.push_back(r0);
-  if (progress) progress(r0);
+  r0.time_s = 0;
+  report(r0);
 
   for (int it = 1; it <= config.max_iterations; ++it) {
     if (config.shuffle) order_rng.shuffle(order);
-    const Evaluation running = train_pass(net, step, train, order, b, ph);
+    ErrorSums running;
+    running.outputs = static_cast<std::size_t>(net.spec().sizes.back());
+    running.classifier = sizes.classifier;
+    for (std::size_t k = 0; k < blocks; ++k) {
+      const std::size_t first = std::min(n_local, k * b_local);
+      const std::size_t count = std::min(b_local, n_local - first);
+      const std::size_t total = block_total(k);
+      double t0 = comm.now();
+      compute.begin();
+      if (numerics) {
+        gather_block(train, order, first, count, x, t, labels);
+        if (count > 0) net.forward(x);
+      }
+      compute.charge(Phase::forward, count, kernel_flops(Phase::forward, w, count));
+      double t1 = comm.now();
+      compute.begin();
+      if (numerics) {
+        net.zero_gradients();
+        if (count > 0) {
+          const double block_loss = static_cast<double>(net.backward(t));
+          running.add(net.outputs(), t, block_loss, train.has_labels() ? labels.data() : nullptr,
+                      train.decision_threshold);
+        }
+      }
+      compute.charge(Phase::backward, count, kernel_flops(Phase::backward, w, count));
+      double t2 = comm.now();
+      if (p > 1) {  // the block's gradient summed over the ranks: one call over one span
+        comm.allreduce_sum(net.gradients());
+        ph.comm_calls += 1;
+      }
+      double t3 = comm.now();
+      compute.begin();
+      if (numerics) step.apply(total);
+      compute.charge(Phase::update, 1, kernel_flops(Phase::update, w, 1));
+      double t4 = comm.now();
+      ph.forward += t1 - t0;
+      ph.backward += t2 - t1;
+      ph.comm += t3 - t2;
+      ph.update += t4 - t3;
+      ph.forward_patterns += count;
+      ph.backward_patterns += count;
+      ph.updates += 1;
+    }
+    compute.charge_iteration();
 
     IterationRecord rec;
     rec.iteration = it;
-    rec.train_error = running.error(config.metric);
-    if (!std::isfinite(running.loss) || !std::isfinite(running.mse)) {
-      rec.time_s = seconds_since(start);
-      result.history.push_back(rec);
-      if (progress) progress(rec);
+    const Evaluation seen = sum_over_ranks(running);
+    if (numerics) rec.train_error = seen.error(config.metric);
+    if (numerics && (!std::isfinite(seen.loss) || !std::isfinite(seen.mse))) {
+      rec.time_s = comm.now() - start;
+      report(rec);
       result.reason = StopReason::diverged;
       std::ostringstream why;
-      why << "training diverged in iteration " << it << ": the training error became "
-          << running.loss << " (try a smaller --eta)";
+      why << "training diverged in iteration " << it << ": the training error became " << seen.loss
+          << " (try a smaller --eta)";
       result.reason_detail = why.str();
       break;
     }
     run_test(rec);
-    rec.time_s = seconds_since(start);
-    result.history.push_back(rec);
-    if (progress) progress(rec);
+    rec.time_s = comm.now() - start;
+    if (!numerics) rec.test.reset(), rec.train.reset();  // no arithmetic, no errors
+    report(rec);
 
-    const double e = check_error(rec);
-    if (!std::isfinite(e)) {
-      result.reason = StopReason::diverged;
-      result.reason_detail = "training diverged in iteration " + std::to_string(it) +
-                             ": the check-set error is not finite (try a smaller --eta)";
-      break;
-    }
-    if (config.target_error && e <= *config.target_error) {
-      result.reason = StopReason::target_reached;
-      std::ostringstream why;
-      why << "target error " << *config.target_error << " reached in iteration " << it << " (" << e << ")";
-      result.reason_detail = why.str();
-      break;
+    if (numerics) {
+      const double e = check_error(rec);
+      if (!std::isfinite(e)) {
+        result.reason = StopReason::diverged;
+        result.reason_detail = "training diverged in iteration " + std::to_string(it) +
+                               ": the check-set error is not finite (try a smaller --eta)";
+        break;
+      }
+      if (config.target_error && e <= *config.target_error) {
+        result.reason = StopReason::target_reached;
+        std::ostringstream why;
+        why << "target error " << *config.target_error << " reached in iteration " << it << " (" << e << ")";
+        result.reason_detail = why.str();
+        break;
+      }
     }
     if (config.max_seconds > 0 && rec.time_s >= config.max_seconds) {
       result.reason = StopReason::time_limit;
@@ -280,8 +372,8 @@ TrainResult train(Mlp<T>& net, const Dataset& train, const Dataset& test, const 
       result.reason = StopReason::max_iterations;
       std::ostringstream why;
       why << "ran all " << it << " iterations";
-      if (config.target_error) {
-        double best = e;
+      if (config.target_error && numerics) {
+        double best = check_error(rec);
         int best_it = it;
         for (const auto& h : result.history)
           if (h.iteration > 0 && (h.test || h.train) && check_error(h) < best)
@@ -292,26 +384,37 @@ TrainResult train(Mlp<T>& net, const Dataset& train, const Dataset& test, const 
       result.reason_detail = why.str();
     }
   }
-  result.seconds = seconds_since(start);
-  if (result.reason != StopReason::diverged) {
-    const auto t0 = Clock::now();
-    result.final_train = evaluate(net, train, config.eval_chunk);
-    if (has_test) result.final_test = evaluate(net, test, config.eval_chunk);
-    ph.test += seconds_since(t0);
+  result.seconds = comm.now() - start;
+  if (result.reason != StopReason::diverged && numerics) {
+    result.final_train = evaluate_all(train, n_local);
+    if (has_test) result.final_test = evaluate_all(test, test_local);
   }
   return result;
 }
 
-template TrainResult train<float>(Mlp<float>&, const Dataset&, const Dataset&, const TrainConfig&,
-                                  const ProgressFn&);
-template TrainResult train<double>(Mlp<double>&, const Dataset&, const Dataset&, const TrainConfig&,
-                                   const ProgressFn&);
+template <class T>
+TrainResult train(Mlp<T>& net, const Dataset& train, const Dataset& test, const TrainConfig& config,
+                  const ProgressFn& progress) {
+  SerialComm comm;
+  const std::unique_ptr<Compute> compute = make_wall_compute();
+  const GlobalSizes sizes{train.size(), test.size(), train.has_labels()};
+  return train_block(net, train, test, sizes, config, comm, *compute, progress);
+}
+
 template class MomentumStep<float>;
 template class MomentumStep<double>;
 template Evaluation train_pass<float>(Mlp<float>&, MomentumStep<float>&, const Dataset&,
                                       const std::vector<std::size_t>&, std::size_t, PhaseTimes&);
 template Evaluation train_pass<double>(Mlp<double>&, MomentumStep<double>&, const Dataset&,
                                        const std::vector<std::size_t>&, std::size_t, PhaseTimes&);
+template TrainResult train_block<float>(Mlp<float>&, const Dataset&, const Dataset&, const GlobalSizes&,
+                                        const TrainConfig&, Comm&, Compute&, const ProgressFn&);
+template TrainResult train_block<double>(Mlp<double>&, const Dataset&, const Dataset&, const GlobalSizes&,
+                                         const TrainConfig&, Comm&, Compute&, const ProgressFn&);
+template TrainResult train<float>(Mlp<float>&, const Dataset&, const Dataset&, const TrainConfig&,
+                                  const ProgressFn&);
+template TrainResult train<double>(Mlp<double>&, const Dataset&, const Dataset&, const TrainConfig&,
+                                   const ProgressFn&);
 template Evaluation evaluate<float>(Mlp<float>&, const Dataset&, std::size_t);
 template Evaluation evaluate<double>(Mlp<double>&, const Dataset&, std::size_t);
 

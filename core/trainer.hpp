@@ -1,5 +1,6 @@
-// Sequential momentum backpropagation, learning by pattern, by block of b patterns, or by
-// epoch (seed 000 section II), with errors after every iteration and a stopping rule.
+// Momentum backpropagation learning by pattern, by block of b patterns, or by epoch (seed
+// 000 section II), sequential or with training-set parallelism over p ranks, with errors
+// after every iteration and a stopping rule.
 //
 // One iteration is one pass over the training set (seed 000's unit of time): the patterns
 // are taken in blocks of b; after each block the weights change by
@@ -12,12 +13,22 @@
 // for digits saturates every sigmoid in the first iteration under the classic rule and
 // trains well under the damped one (experiments/foundation), so its problems default to
 // damped. FANN, which seed 001 used, applies the classic rule.
+//
+// Training-set parallelism (seed 000 section V, strategy `block`): rank q holds a
+// contiguous share of the training and test sets (partition.hpp) and, of every block of b
+// patterns, takes its share b_q of b; the block's gradients are summed over the ranks with
+// one allreduce over the one gradient buffer, and every rank applies the same update, so
+// the weights stay identical. With p = 1 this is the sequential run, operation for
+// operation.
 #pragma once
 
+#include "comm.hpp"
+#include "compute.hpp"
 #include "dataset.hpp"
 #include "mlp.hpp"
 #include "problems.hpp"
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -63,17 +74,35 @@ struct Evaluation {
   double error(ErrorMetric m) const;
 };
 
+// The sums an Evaluation is made of, block by block; ranks add theirs up with one
+// allreduce of as_array() before finish().
+struct ErrorSums {
+  double squared = 0;
+  double loss = 0;
+  double patterns = 0;
+  double class_errors = 0;
+  std::size_t outputs = 0;
+  bool classifier = false;
+
+  // y, t: (n_out, B); labels of the block's patterns (null: no classifier).
+  template <class M>
+  void add(const M& y, const M& t, double block_loss, const int* labels, float threshold);
+  std::array<double, 4> as_array() const { return {squared, loss, patterns, class_errors}; }
+  void set(const std::array<double, 4>& a) { squared = a[0], loss = a[1], patterns = a[2], class_errors = a[3]; }
+  Evaluation finish() const;
+};
+
 struct IterationRecord {
   int iteration = 0;
-  double time_s = 0;       // wall seconds since training started
+  double time_s = 0;       // engine seconds since training started (wall, or simulated)
   double train_error = std::numeric_limits<double>::quiet_NaN();  // NaN: not measured
   std::optional<Evaluation> train;  // exact pass (eval_train), else only train_error (running)
   std::optional<Evaluation> test;
 };
 
 struct PhaseTimes {
-  double forward = 0, backward = 0, update = 0, test = 0;  // seconds
-  std::size_t forward_patterns = 0, backward_patterns = 0, updates = 0, test_patterns = 0;
+  double forward = 0, backward = 0, update = 0, test = 0, comm = 0;  // seconds
+  std::size_t forward_patterns = 0, backward_patterns = 0, updates = 0, test_patterns = 0, comm_calls = 0;
 };
 
 enum class StopReason { max_iterations, target_reached, time_limit, diverged };
@@ -83,10 +112,10 @@ struct TrainResult {
   std::vector<IterationRecord> history;  // iteration 0 is the untrained net
   Evaluation final_train;                // exact, over the whole training set
   std::optional<Evaluation> final_test;
-  PhaseTimes phases;
+  PhaseTimes phases;                     // this rank's
   StopReason reason = StopReason::max_iterations;
   std::string reason_detail;             // for people: why it stopped
-  double seconds = 0;                    // training wall time
+  double seconds = 0;                    // training time (wall, or simulated)
 };
 
 using ProgressFn = std::function<void(const IterationRecord&)>;
@@ -105,18 +134,34 @@ class MomentumStep {
   typename Mlp<T>::Vector step_;  // dw(t-1)
 };
 
-// One pass over data in the given pattern order, an update after every b patterns (the
-// last block may be shorter). Adds to phases; returns the errors seen during the pass
-// (each pattern measured before the update its block makes).
+// One sequential pass over data in the given pattern order, an update after every b
+// patterns (the last block may be shorter). Adds to phases; returns the errors seen during
+// the pass (each pattern measured before the update its block makes).
 template <class T>
 Evaluation train_pass(Mlp<T>& net, MomentumStep<T>& step, const Dataset& data,
                       const std::vector<std::size_t>& order, std::size_t b, PhaseTimes& phases);
 
-// Checks the configuration against the data; throws InputError naming the fault.
-void validate(const TrainConfig& config, const Dataset& train);
+// Checks the configuration against the (global) training-set size; throws InputError
+// naming the fault. ranks: b must be at least the number of ranks.
+void validate(const TrainConfig& config, std::size_t train_patterns, bool classifier, int ranks = 1);
 
-// Trains net (already initialised) on train, checking against test after every
-// iteration. Divergence (a non-finite error) ends the run with StopReason::diverged.
+// The sizes of the whole problem, which every rank knows even when it holds only its share
+// (or, with --numerics off, none of the data).
+struct GlobalSizes {
+  std::size_t train = 0;
+  std::size_t test = 0;
+  bool classifier = false;
+};
+
+// Training-set parallelism on comm's ranks (p = 1: sequential). train/test are this rank's
+// shares (partition.hpp); net may hold shared, unused storage when compute.numerics() is
+// off. Rank 0's progress is called; every rank returns the same history and errors.
+template <class T>
+TrainResult train_block(Mlp<T>& net, const Dataset& train, const Dataset& test, const GlobalSizes& sizes,
+                        const TrainConfig& config, Comm& comm, Compute& compute,
+                        const ProgressFn& progress = {});
+
+// The sequential run: train_block on one rank, the wall clock, no charging.
 template <class T>
 TrainResult train(Mlp<T>& net, const Dataset& train, const Dataset& test, const TrainConfig& config,
                   const ProgressFn& progress = {});

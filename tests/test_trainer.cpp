@@ -172,7 +172,7 @@ TEST(trainer, validate_refuses_bad_settings_with_the_option_named) {
   const Dataset d = make_parity_set(3);
   auto message = [&](TrainConfig c) {
     try {
-      validate(c, d);
+      validate(c, d.size(), d.has_labels());
     } catch (const InputError& e) {
       return std::string(e.what());
     }

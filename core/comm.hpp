@@ -1,0 +1,77 @@
+// How ranks talk: the one seam between the strategies and MPI.
+//
+// The strategies call only this interface. Its MPI implementation (parallel/comm_mpi.cpp) is
+// the one source that includes <mpi.h>; it is compiled once against OpenMPI (wulf-rank-real)
+// and once against SimGrid's SMPI (wulf-rank-sim). now() is MPI_Wtime: the wall clock under
+// mpirun, the simulated clock under smpirun, so every time a strategy measures is in the
+// engine's own time.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace wulf {
+
+class Comm {
+ public:
+  virtual ~Comm() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  virtual double now() const = 0;
+
+  virtual void barrier() = 0;
+  // In place: every rank ends with the element-wise sum over all ranks.
+  virtual void allreduce_sum(std::span<float> data) = 0;
+  virtual void allreduce_sum(std::span<double> data) = 0;
+  // In place at root: data becomes the sum over all ranks; elsewhere data is unchanged.
+  virtual void reduce_sum(std::span<float> data, int root) = 0;
+  virtual void reduce_sum(std::span<double> data, int root) = 0;
+  virtual void bcast(std::span<float> data, int root) = 0;
+  virtual void bcast(std::span<double> data, int root) = 0;
+  // Every rank contributes send (the same length on all ranks); recv holds size() * that
+  // length, rank r's block at r * send.size().
+  virtual void allgather(std::span<const float> send, std::span<float> recv) = 0;
+  virtual void allgather(std::span<const double> send, std::span<double> recv) = 0;
+  virtual void gather(std::span<const double> send, std::span<double> recv, int root) = 0;
+  virtual void gather(std::span<const float> send, std::span<float> recv, int root) = 0;
+  // root's send holds size() blocks of recv.size(); rank r receives block r.
+  virtual void scatter(std::span<const float> send, std::span<float> recv, int root) = 0;
+
+  // Ends every rank: the message names this rank; never returns.
+  [[noreturn]] virtual void abort(const std::string& message, int code) = 0;
+};
+
+// The collective algorithm the engine was asked to use, for the result record.
+struct CommInfo {
+  std::string engine;     // "real" or "sim"
+  std::string collective; // e.g. "rdb", or "default"
+};
+
+}  // namespace wulf
+
+namespace wulf {
+
+// One rank and no MPI: the sequential engine. now() is the steady clock.
+class SerialComm final : public Comm {
+ public:
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  double now() const override;
+  void barrier() override {}
+  void allreduce_sum(std::span<float>) override {}
+  void allreduce_sum(std::span<double>) override {}
+  void reduce_sum(std::span<float>, int) override {}
+  void reduce_sum(std::span<double>, int) override {}
+  void bcast(std::span<float>, int) override {}
+  void bcast(std::span<double>, int) override {}
+  void allgather(std::span<const float> send, std::span<float> recv) override;
+  void allgather(std::span<const double> send, std::span<double> recv) override;
+  void gather(std::span<const double> send, std::span<double> recv, int) override;
+  void gather(std::span<const float> send, std::span<float> recv, int) override;
+  void scatter(std::span<const float> send, std::span<float> recv, int) override;
+  [[noreturn]] void abort(const std::string& message, int code) override;
+};
+
+}  // namespace wulf

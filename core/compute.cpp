@@ -1,0 +1,108 @@
+#include "compute.hpp"
+
+#include "dataset.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+namespace wulf {
+
+std::string_view to_string(Phase p) {
+  switch (p) {
+    case Phase::forward: return "forward";
+    case Phase::backward: return "backward";
+    case Phase::update: return "update";
+    case Phase::test: return "test";
+    case Phase::other: return "other";
+  }
+  return "?";
+}
+
+std::string_view to_string(ComputeMode m) {
+  switch (m) {
+    case ComputeMode::wall: return "wall";
+    case ComputeMode::flops: return "flops";
+    case ComputeMode::calibrated: return "calibrated";
+    case ComputeMode::measured: return "measured";
+  }
+  return "?";
+}
+
+ComputeMode parse_compute_mode(std::string_view name) {
+  for (ComputeMode m : {ComputeMode::flops, ComputeMode::calibrated, ComputeMode::measured})
+    if (name == to_string(m)) return m;
+  throw InputError("--compute: unknown mode '" + std::string(name) + "' (expected flops, calibrated or measured)");
+}
+
+Profile read_profile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError("--profile " + path + ": cannot open it");
+  std::map<std::string, double> values;
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    if (const auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const auto eq = line.find('=');
+    auto trim = [](std::string s) {
+      s.erase(0, s.find_first_not_of(" \t\r"));
+      s.erase(s.find_last_not_of(" \t\r") + 1);
+      return s;
+    };
+    if (eq == std::string::npos)
+      throw InputError("--profile " + path + ":" + std::to_string(number) + ": expected 'key = value'");
+    const std::string key = trim(line.substr(0, eq)), text = trim(line.substr(eq + 1));
+    std::size_t used = 0;
+    double v = 0;
+    try {
+      v = std::stod(text, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != text.size() || text.empty() || !std::isfinite(v) || v < 0)
+      throw InputError("--profile " + path + ":" + std::to_string(number) + ": '" + text +
+                       "' is not a non-negative number");
+    values[key] = v;
+  }
+  Profile p;
+  p.name = path;
+  const std::pair<const char*, double*> keys[] = {{"Tf_ms", &p.Tf}, {"Tb_ms", &p.Tb}, {"Tu_ms", &p.Tu},
+                                                   {"Tm_ms", &p.Tm}, {"Ts_ms", &p.Ts}, {"To_ms", &p.To}};
+  for (const auto& [key, field] : keys) {
+    const auto it = values.find(key);
+    if (it == values.end()) throw InputError("--profile " + path + ": no value for " + key);
+    *field = it->second * 1e-3;
+    values.erase(it);
+  }
+  if (!values.empty()) throw InputError("--profile " + path + ": unknown key '" + values.begin()->first + "'");
+  return p;
+}
+
+namespace {
+
+class WallCompute final : public Compute {
+ public:
+  WallCompute() : Compute({}) {}
+  void begin() override {}
+  void charge(Phase, std::size_t, double) override {}
+  void charge_iteration() override {}
+};
+
+}  // namespace
+
+std::unique_ptr<Compute> make_wall_compute() { return std::make_unique<WallCompute>(); }
+
+double kernel_flops(Phase phase, std::size_t weights, std::size_t patterns) {
+  const double w = static_cast<double>(weights), n = static_cast<double>(patterns);
+  switch (phase) {
+    case Phase::forward: return 2 * w * n;
+    case Phase::backward: return 4 * w * n;
+    case Phase::update: return 4 * w;
+    case Phase::test: return 2 * w * n;
+    case Phase::other: return 0;
+  }
+  return 0;
+}
+
+}  // namespace wulf

@@ -1,0 +1,207 @@
+// One training code, two engines: the same strategy under mpirun (wulf-rank-real) and under
+// smpirun (wulf-rank-sim) against the sequential run. These tests start real mpirun and
+// smpirun jobs through `wulf train --engine ...`.
+#include "cli.hpp"
+#include "json.hpp"
+
+#include <gtest/gtest.h>
+
+#include "test_support.hpp"
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+namespace wulf {
+namespace {
+
+using testing_support::contains;
+
+const std::string toy4 = std::string(WULF_TEST_PLATFORMS) + "/toy4.xml";
+
+struct Outcome {
+  int code;
+  std::string out, err;
+};
+
+Outcome wulf(std::vector<std::string> args) {
+  std::ostringstream out, err;
+  const int code = run_cli(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+Json read_record(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return Json::parse(s.str());
+}
+
+// Trains with the given engine options and returns the record.
+Json run(const testing_support::TempDir& dir, const std::string& name, std::vector<std::string> engine_args,
+         std::vector<std::string> problem_args) {
+  std::vector<std::string> args{"train", "--quiet", "--out", dir.file(name + ".json")};
+  args.insert(args.end(), problem_args.begin(), problem_args.end());
+  args.insert(args.end(), engine_args.begin(), engine_args.end());
+  const Outcome o = wulf(args);
+  EXPECT_EQ(o.code, exit_ok) << name << ": " << o.err;
+  return read_record(dir.file(name + ".json"));
+}
+
+// Errors after every iteration of two records, compared exactly (tolerance 0).
+void expect_same_errors(const Json& a, const Json& b, const char* key) {
+  const auto& ha = a.at("history").array_items();
+  const auto& hb = b.at("history").array_items();
+  ASSERT_EQ(ha.size(), hb.size());
+  for (std::size_t i = 0; i < ha.size(); ++i) {
+    ASSERT_TRUE(ha[i].find(key) && hb[i].find(key)) << key << " missing in iteration " << i;
+    if (ha[i].at(key).is_null() || hb[i].at(key).is_null()) {  // not measured (iteration 0)
+      EXPECT_EQ(ha[i].at(key).is_null(), hb[i].at(key).is_null()) << key << " in iteration " << i;
+      continue;
+    }
+    EXPECT_EQ(ha[i].at(key).number(), hb[i].at(key).number()) << key << " differs in iteration " << i;
+  }
+}
+
+const std::vector<std::string> function_problem{"--problem", "function", "--epochs", "3", "--block", "16"};
+
+TEST(engines, one_rank_of_either_engine_is_the_sequential_run_bit_for_bit) {
+  testing_support::TempDir dir("wulf_test_engines");
+  const Json seq = run(dir, "seq", {}, function_problem);
+  const Json real = run(dir, "real", {"--engine", "real", "--np", "1"}, function_problem);
+  const Json sim = run(dir, "sim", {"--engine", "sim", "--np", "1", "--platform", toy4}, function_problem);
+  expect_same_errors(seq, real, "test_rmse");
+  expect_same_errors(seq, real, "train_error");
+  expect_same_errors(seq, sim, "test_rmse");
+  expect_same_errors(seq, sim, "train_error");
+  EXPECT_EQ(real.at("config").at("engine").string(), "real");
+  EXPECT_EQ(sim.at("config").at("engine").string(), "sim");
+}
+
+// With two ranks every allreduce algorithm adds the same two numbers; with four, the same
+// recursive-doubling order on both engines (--allreduce rdb) gives the same bits.
+TEST(engines, mpirun_and_smpirun_give_the_same_errors_after_every_iteration) {
+  testing_support::TempDir dir("wulf_test_engines");
+  for (const char* np : {"2", "4"}) {
+    const std::vector<std::string> common{"--np", np, "--allreduce", "rdb"};
+    std::vector<std::string> real_args{"--engine", "real"}, sim_args{"--engine", "sim", "--platform", toy4};
+    real_args.insert(real_args.end(), common.begin(), common.end());
+    sim_args.insert(sim_args.end(), common.begin(), common.end());
+    const Json real = run(dir, std::string("real") + np, real_args, function_problem);
+    const Json sim = run(dir, std::string("sim") + np, sim_args, function_problem);
+    SCOPED_TRACE(std::string("np ") + np);
+    expect_same_errors(real, sim, "test_rmse");
+    expect_same_errors(real, sim, "train_error");
+    EXPECT_EQ(real.at("phases").at("ranks").array_items().size(), static_cast<std::size_t>(std::stoi(np)));
+    EXPECT_EQ(sim.at("config").at("collective_algorithm").string(), "allreduce:rdb");
+  }
+}
+
+TEST(engines, simulated_times_are_deterministic) {
+  testing_support::TempDir dir("wulf_test_engines");
+  const std::vector<std::string> sim{"--engine", "sim", "--np", "4", "--platform", toy4};
+  const Json a = run(dir, "a", sim, function_problem);
+  const Json b = run(dir, "b", sim, function_problem);
+  const auto& ha = a.at("history").array_items();
+  const auto& hb = b.at("history").array_items();
+  ASSERT_EQ(ha.size(), hb.size());
+  for (std::size_t i = 0; i < ha.size(); ++i) EXPECT_EQ(ha[i].at("time_s").number(), hb[i].at("time_s").number());
+  EXPECT_GT(ha.back().at("time_s").number(), 0.0);
+  const auto& ra = a.at("phases").at("ranks").array_items();
+  const auto& rb = b.at("phases").at("ranks").array_items();
+  for (std::size_t q = 0; q < ra.size(); ++q)
+    for (const char* phase : {"forward_s", "backward_s", "update_s", "comm_s", "test_s"})
+      EXPECT_EQ(ra[q].at(phase).number(), rb[q].at(phase).number()) << phase << " of rank " << q;
+}
+
+TEST(engines, flops_mode_charges_the_flop_count_over_the_host_speed) {
+  // One rank, no communication: forward of 1 024 + 128 patterns at 2w flops each, backward
+  // of 1 024 at 4w, 64 updates at 4w, and the test set at 2w, on a 1 Gflop/s host.
+  testing_support::TempDir dir("wulf_test_engines");
+  const Json r = run(dir, "flops", {"--engine", "sim", "--np", "1", "--platform", toy4},
+                     {"--problem", "function", "--epochs", "1", "--block", "16", "--bias", "off"});
+  const double w = 16768;
+  const auto& rank0 = r.at("phases").at("ranks").array_items().at(0);
+  EXPECT_NEAR(rank0.at("forward_s").number(), 2 * w * 1024 / 1e9, 1e-12);
+  EXPECT_NEAR(rank0.at("backward_s").number(), 4 * w * 1024 / 1e9, 1e-12);
+  EXPECT_NEAR(rank0.at("update_s").number(), 64 * 4 * w / 1e9, 1e-12);
+  // The test set is evaluated before training, after the iteration and at the end (3 x 128
+  // patterns), the training set once at the end (1 024).
+  EXPECT_NEAR(rank0.at("test_s").number(), (3 * 128 + 1024) * 2 * w / 1e9, 1e-12);
+}
+
+TEST(engines, numerics_off_charges_the_same_time_without_the_arithmetic) {
+  testing_support::TempDir dir("wulf_test_engines");
+  const std::vector<std::string> sim{"--engine", "sim", "--np", "4", "--platform", toy4};
+  std::vector<std::string> off = sim;
+  off.insert(off.end(), {"--numerics", "off"});
+  const std::vector<std::string> problem{"--problem", "function", "--epochs", "2", "--block", "32"};
+  const Json on = run(dir, "on", sim, problem);
+  const Json skip = run(dir, "off", off, problem);
+  // Times per iteration agree; only the final evaluation (not run without numerics) differs.
+  const auto& h_on = on.at("history").array_items();
+  const auto& h_off = skip.at("history").array_items();
+  ASSERT_EQ(h_on.size(), h_off.size());
+  for (std::size_t i = 0; i < h_on.size(); ++i)
+    EXPECT_DOUBLE_EQ(h_on[i].at("time_s").number(), h_off[i].at("time_s").number()) << i;
+  EXPECT_TRUE(h_off.back().at("train_error").is_null());
+  EXPECT_FALSE(skip.at("config").at("numerics").boolean());
+}
+
+class engines_bad_input : public ::testing::Test {
+ protected:
+  void expect_refused(std::vector<std::string> args, std::vector<std::string> fragments) {
+    args.insert(args.begin(), "train");
+    const Outcome o = wulf(args);
+    EXPECT_EQ(o.code, exit_input) << o.out << o.err;
+    for (const auto& f : fragments) EXPECT_TRUE(contains(o.err, f)) << "'" << f << "' not in: " << o.err;
+  }
+  testing_support::TempDir dir_{"wulf_test_engines_bad"};
+};
+
+TEST_F(engines_bad_input, a_block_smaller_than_the_ranks) {
+  expect_refused({"--problem", "encoder:8", "--block", "2", "--engine", "sim", "--np", "4", "--platform", toy4},
+                 {"--block", "2", "4 ranks"});
+}
+
+TEST_F(engines_bad_input, more_ranks_than_the_platform_has_cores) {
+  expect_refused({"--problem", "encoder:8", "--block", "8", "--engine", "sim", "--np", "5", "--platform", toy4},
+                 {"--np 5", "only 4 cores", "toy4.xml"});
+}
+
+TEST_F(engines_bad_input, a_missing_or_invalid_platform_file) {
+  expect_refused({"--problem", "encoder:8", "--engine", "sim", "--platform", dir_.file("none.xml")},
+                 {"none.xml", "no such file"});
+  const std::string bad = dir_.write("bad.xml", "<platform version='4.1'><zone id='z'");
+  expect_refused({"--problem", "encoder:8", "--engine", "sim", "--platform", bad}, {bad, "SimGrid cannot load it"});
+  expect_refused({"--problem", "encoder:8", "--engine", "sim"}, {"--platform"});
+}
+
+TEST_F(engines_bad_input, an_unknown_strategy_collective_engine_or_compute_mode) {
+  expect_refused({"--problem", "encoder:8", "--engine", "real", "--strategy", "magic"}, {"unknown strategy 'magic'"});
+  expect_refused({"--problem", "encoder:8", "--engine", "real", "--allreduce", "tree"}, {"unknown algorithm 'tree'"});
+  expect_refused({"--problem", "encoder:8", "--engine", "cloud"}, {"unknown engine 'cloud'"});
+  expect_refused({"--problem", "encoder:8", "--engine", "sim", "--platform", toy4, "--compute", "guess"},
+                 {"--compute", "guess"});
+  expect_refused({"--problem", "encoder:8", "--engine", "real", "--compute", "flops"}, {"--compute", "--engine sim"});
+  expect_refused({"--problem", "encoder:8", "--engine", "real", "--numerics", "off"}, {"--numerics off"});
+  expect_refused({"--problem", "encoder:8", "--np", "2"}, {"--np 2", "--engine real or sim"});
+  expect_refused({"--problem", "encoder:8", "--engine", "sim", "--platform", toy4, "--compute", "calibrated"},
+                 {"--profile"});
+}
+
+TEST_F(engines_bad_input, mpirun_or_smpirun_missing_from_path) {
+  const char* old = std::getenv("PATH");
+  const std::string saved = old ? old : "";
+  ::setenv("PATH", dir_.path().c_str(), 1);
+  const Outcome real = wulf({"train", "--problem", "encoder:8", "--engine", "real", "--np", "2", "--block", "4"});
+  const Outcome sim = wulf({"train", "--problem", "encoder:8", "--engine", "sim", "--platform", toy4});
+  ::setenv("PATH", saved.c_str(), 1);
+  EXPECT_EQ(real.code, exit_input);
+  EXPECT_TRUE(contains(real.err, "mpirun is not on PATH")) << real.err;
+  EXPECT_EQ(sim.code, exit_input);
+  EXPECT_TRUE(contains(sim.err, "smpirun is not on PATH")) << sim.err;
+}
+
+}  // namespace
+}  // namespace wulf
