@@ -1,6 +1,7 @@
 #include "trainer.hpp"
 
 #include "partition.hpp"
+#include "run.hpp"
 
 #include <chrono>
 #include <cmath>
@@ -196,141 +197,123 @@ Evaluation train_pass(Mlp<T>& net, MomentumStep<T>& step, const Dataset& data, c
 }
 
 template <class T>
-TrainResult train_block(Mlp<T>& net, const Dataset& train, const Dataset& test, const GlobalSizes& sizes,
-                        const TrainConfig& config, Comm& comm, Compute& compute, const ProgressFn& progress) {
-  using Matrix = typename Mlp<T>::Matrix;
-  const int p = comm.size(), q = comm.rank();
-  validate(config, sizes.train, sizes.classifier, p);
-  const bool numerics = compute.numerics();
+Run<T>::Run(Mlp<T>& net_, const Dataset& train_, const Dataset& test_, const GlobalSizes& sizes_,
+            const TrainConfig& config_, Comm& comm_, Compute& compute_, const ProgressFn& progress)
+    : net(net_),
+      train(train_),
+      test(test_),
+      sizes(sizes_),
+      config(config_),
+      comm(comm_),
+      compute(compute_),
+      numerics(compute_.numerics()),
+      weights(net_.parameter_count()),
+      progress_(progress) {
+  validate(config, sizes.train, sizes.classifier, comm.size());
   if (numerics && (train.n_inputs() != net.spec().sizes.front() || train.n_outputs() != net.spec().sizes.back()))
     throw InputError("network " + net.spec().describe() + " does not fit the data (" +
                      std::to_string(train.n_inputs()) + " inputs, " + std::to_string(train.n_outputs()) +
                      " outputs)");
+}
 
-  const std::size_t n = sizes.train;
-  const std::size_t b = config.learning == Learning::pattern ? 1
-                        : config.learning == Learning::epoch ? n
-                                                             : config.block;
-  // Rank r holds share_of(n, p, r) of the training set and takes share_of(b, p, r) of
-  // every block; all ranks run ceil(n / b) blocks, a rank whose share ran out adds nothing.
-  const std::size_t n_local = share_of(n, p, q).count, b_local = share_of(b, p, q).count;
-  const std::size_t blocks = (n + b - 1) / b;
-  auto block_total = [&](std::size_t k) {  // patterns of block k over all ranks
-    std::size_t total = 0;
-    for (int r = 0; r < p; ++r) {
-      const std::size_t nr = share_of(n, p, r).count, br = share_of(b, p, r).count;
-      total += std::min(br, nr - std::min(nr, k * br));
-    }
-    return total;
-  };
-  const std::size_t w = net.parameter_count();
-  const std::size_t test_local = share_of(sizes.test, p, q).count;
+template <class T>
+void Run<T>::add_time(Phase phase, double seconds, std::size_t patterns) {
+  switch (phase) {
+    case Phase::forward: phases.forward += seconds, phases.forward_patterns += patterns; break;
+    case Phase::backward: phases.backward += seconds, phases.backward_patterns += patterns; break;
+    case Phase::update: phases.update += seconds, phases.updates += 1; break;
+    case Phase::test: phases.test += seconds, phases.test_patterns += patterns; break;
+    case Phase::other: break;
+  }
+}
 
+template <class T>
+ErrorSums Run<T>::empty_sums() const {
+  ErrorSums s;
+  s.outputs = static_cast<std::size_t>(net.spec().sizes.back());
+  s.classifier = sizes.classifier;
+  return s;
+}
+
+template <class T>
+Evaluation Run<T>::sum_over_ranks(ErrorSums s) {
+  if (comm.size() > 1) {
+    std::array<double, 4> a = s.as_array();
+    collective([&] { comm.allreduce_sum(std::span<double>(a)); });
+    s.set(a);
+  }
+  return s.finish();
+}
+
+template <class T>
+Evaluation Run<T>::evaluate_all(const Dataset& data, std::size_t local_patterns) {
+  ErrorSums s = empty_sums();
+  kernel(Phase::test, local_patterns, kernel_flops(Phase::test, weights, local_patterns),
+         [&] { s = evaluate_sums(net, data, config.eval_chunk); });
+  return sum_over_ranks(s);
+}
+
+template <class T>
+void Run<T>::forward_backward(const Dataset& data, const std::vector<std::size_t>& order, std::size_t first,
+                              std::size_t count, ErrorSums& sums) {
+  kernel(Phase::forward, count, kernel_flops(Phase::forward, weights, count), [&] {
+    gather_block(data, order, first, count, x, t, labels);
+    if (count > 0) net.forward(x);
+  });
+  kernel(Phase::backward, count, kernel_flops(Phase::backward, weights, count), [&] {
+    net.zero_gradients();
+    if (count == 0) return;
+    const double block_loss = static_cast<double>(net.backward(t));
+    sums.add(net.outputs(), t, block_loss, labels.empty() ? nullptr : labels.data(), train.decision_threshold);
+  });
+}
+
+template <class T>
+void Run<T>::request_stop(StopReason reason, std::string detail) {
+  stop_ = true;
+  stop_reason_ = reason;
+  stop_detail_ = std::move(detail);
+}
+
+template <class T>
+double Run<T>::check_error(const IterationRecord& r) const {
+  if (sizes.test > 0) return r.test->error(config.metric);
+  return r.train->error(config.metric);
+}
+
+template <class T>
+std::size_t Run<T>::local_count(const Dataset& data, std::size_t total) const {
+  return numerics ? data.size() : share_of(total, comm.size(), comm.rank()).count;
+}
+
+template <class T>
+void Run<T>::run_test(IterationRecord& r) {
+  if (sizes.test > 0) r.test = evaluate_all(test, local_count(test, sizes.test));
+  if (config.eval_train || sizes.test == 0) r.train = evaluate_all(train, local_count(train, sizes.train));
+  if (r.train) r.train_error = r.train->error(config.metric);
+}
+
+template <class T>
+TrainResult Run<T>::run(const std::function<ErrorSums(int iteration)>& iterate) {
   TrainResult result;
-  PhaseTimes& ph = result.phases;
-  // Rank 0 draws the sequential run's pattern order; the others their own streams.
-  Rng order_rng((config.seed ^ 0x5eed0fde11e5ULL) + static_cast<std::uint64_t>(q));
-  std::vector<std::size_t> order(n_local);
-  std::iota(order.begin(), order.end(), std::size_t{0});
-  MomentumStep<T> step(net, config.eta, config.alpha, config.momentum);
-  Matrix x, t;
-  std::vector<int> labels;
-
-  const bool has_test = sizes.test > 0;
-  const bool exact_train = config.eval_train || !has_test;
-  auto sum_over_ranks = [&](ErrorSums& s) {
-    if (p > 1) {
-      std::array<double, 4> a = s.as_array();
-      const double t0 = comm.now();
-      comm.allreduce_sum(std::span<double>(a));
-      ph.comm += comm.now() - t0;
-      ph.comm_calls += 1;
-      s.set(a);
-    }
-    return s.finish();
-  };
-  auto evaluate_all = [&](const Dataset& data, std::size_t local_patterns) {
-    const double t0 = comm.now();
-    compute.begin();
-    ErrorSums s;
-    s.outputs = static_cast<std::size_t>(net.spec().sizes.back());
-    s.classifier = sizes.classifier;
-    if (numerics) s = evaluate_sums(net, data, config.eval_chunk);
-    compute.charge(Phase::test, local_patterns, kernel_flops(Phase::test, w, local_patterns));
-    ph.test += comm.now() - t0;
-    ph.test_patterns += local_patterns;
-    return sum_over_ranks(s);
-  };
-  auto check_error = [&](const IterationRecord& r) {
-    if (has_test) return r.test->error(config.metric);
-    return r.train->error(config.metric);
-  };
-  auto run_test = [&](IterationRecord& r) {
-    if (has_test) r.test = evaluate_all(test, test_local);
-    if (exact_train) r.train = evaluate_all(train, n_local);
-    if (r.train) r.train_error = r.train->error(config.metric);
-  };
   auto report = [&](const IterationRecord& r) {
     result.history.push_back(r);
-    if (progress && q == 0) progress(r);
+    if (progress_ && comm.rank() == 0) progress_(r);
   };
-
   const double start = comm.now();
   IterationRecord r0;
   run_test(r0);
+  if (!numerics) r0.test.reset(), r0.train.reset();
   r0.time_s = 0;
   report(r0);
 
   for (int it = 1; it <= config.max_iterations; ++it) {
-    if (config.shuffle) order_rng.shuffle(order);
-    ErrorSums running;
-    running.outputs = static_cast<std::size_t>(net.spec().sizes.back());
-    running.classifier = sizes.classifier;
-    for (std::size_t k = 0; k < blocks; ++k) {
-      const std::size_t first = std::min(n_local, k * b_local);
-      const std::size_t count = std::min(b_local, n_local - first);
-      const std::size_t total = block_total(k);
-      double t0 = comm.now();
-      compute.begin();
-      if (numerics) {
-        gather_block(train, order, first, count, x, t, labels);
-        if (count > 0) net.forward(x);
-      }
-      compute.charge(Phase::forward, count, kernel_flops(Phase::forward, w, count));
-      double t1 = comm.now();
-      compute.begin();
-      if (numerics) {
-        net.zero_gradients();
-        if (count > 0) {
-          const double block_loss = static_cast<double>(net.backward(t));
-          running.add(net.outputs(), t, block_loss, train.has_labels() ? labels.data() : nullptr,
-                      train.decision_threshold);
-        }
-      }
-      compute.charge(Phase::backward, count, kernel_flops(Phase::backward, w, count));
-      double t2 = comm.now();
-      if (p > 1) {  // the block's gradient summed over the ranks: one call over one span
-        comm.allreduce_sum(net.gradients());
-        ph.comm_calls += 1;
-      }
-      double t3 = comm.now();
-      compute.begin();
-      if (numerics) step.apply(total);
-      compute.charge(Phase::update, 1, kernel_flops(Phase::update, w, 1));
-      double t4 = comm.now();
-      ph.forward += t1 - t0;
-      ph.backward += t2 - t1;
-      ph.comm += t3 - t2;
-      ph.update += t4 - t3;
-      ph.forward_patterns += count;
-      ph.backward_patterns += count;
-      ph.updates += 1;
-    }
+    const ErrorSums local = iterate(it);
     compute.charge_iteration();
 
     IterationRecord rec;
     rec.iteration = it;
-    const Evaluation seen = sum_over_ranks(running);
+    const Evaluation seen = sum_over_ranks(local);
     if (numerics) rec.train_error = seen.error(config.metric);
     if (numerics && (!std::isfinite(seen.loss) || !std::isfinite(seen.mse))) {
       rec.time_s = comm.now() - start;
@@ -353,6 +336,11 @@ TrainResult train_block(Mlp<T>& net, const Dataset& train, const Dataset& test, 
         result.reason = StopReason::diverged;
         result.reason_detail = "training diverged in iteration " + std::to_string(it) +
                                ": the check-set error is not finite (try a smaller --eta)";
+        break;
+      }
+      if (stop_) {
+        result.reason = stop_reason_;
+        result.reason_detail = stop_detail_;
         break;
       }
       if (config.target_error && e <= *config.target_error) {
@@ -386,10 +374,62 @@ TrainResult train_block(Mlp<T>& net, const Dataset& train, const Dataset& test, 
   }
   result.seconds = comm.now() - start;
   if (result.reason != StopReason::diverged && numerics) {
-    result.final_train = evaluate_all(train, n_local);
-    if (has_test) result.final_test = evaluate_all(test, test_local);
+    result.final_train = evaluate_all(train, local_count(train, sizes.train));
+    if (sizes.test > 0) result.final_test = evaluate_all(test, local_count(test, sizes.test));
   }
+  result.phases = phases;
   return result;
+}
+
+template class Run<float>;
+template class Run<double>;
+
+template <class T>
+TrainResult train_block(Run<T>& run) {
+  const int p = run.comm.size(), q = run.comm.rank();
+  const TrainConfig& config = run.config;
+  const std::size_t n = run.sizes.train;
+  const std::size_t b = config.learning == Learning::pattern ? 1
+                        : config.learning == Learning::epoch ? n
+                                                             : config.block;
+  // Rank r holds share_of(n, p, r) of the training set and takes share_of(b, p, r) of
+  // every block; all ranks run ceil(n / b) blocks, a rank whose share ran out adds nothing.
+  const std::size_t n_local = share_of(n, p, q).count, b_local = share_of(b, p, q).count;
+  const std::size_t blocks = (n + b - 1) / b;
+  auto block_total = [&](std::size_t k) {  // patterns of block k over all ranks
+    std::size_t total = 0;
+    for (int r = 0; r < p; ++r) {
+      const std::size_t nr = share_of(n, p, r).count, br = share_of(b, p, r).count;
+      total += std::min(br, nr - std::min(nr, k * br));
+    }
+    return total;
+  };
+  // Rank 0 draws the sequential run's pattern order; the others their own streams.
+  Rng order_rng((config.seed ^ 0x5eed0fde11e5ULL) + static_cast<std::uint64_t>(q));
+  std::vector<std::size_t> order(n_local);
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  MomentumStep<T> step(run.net, config.eta, config.alpha, config.momentum);
+
+  return run.run([&](int) {
+    if (config.shuffle) order_rng.shuffle(order);
+    ErrorSums running = run.empty_sums();
+    for (std::size_t k = 0; k < blocks; ++k) {
+      const std::size_t first = std::min(n_local, k * b_local);
+      const std::size_t count = std::min(b_local, n_local - first);
+      run.forward_backward(run.train, order, first, count, running);
+      if (p > 1)  // the block's gradient summed over the ranks: one call over one span
+        run.collective([&] { run.comm.allreduce_sum(run.net.gradients()); });
+      run.kernel(Phase::update, 1, kernel_flops(Phase::update, run.weights, 1), [&] { step.apply(block_total(k)); });
+    }
+    return running;
+  });
+}
+
+template <class T>
+TrainResult train_block(Mlp<T>& net, const Dataset& train, const Dataset& test, const GlobalSizes& sizes,
+                        const TrainConfig& config, Comm& comm, Compute& compute, const ProgressFn& progress) {
+  Run<T> run(net, train, test, sizes, config, comm, compute, progress);
+  return train_block(run);
 }
 
 template <class T>

@@ -1,0 +1,100 @@
+// What every strategy shares: the run of iterations with its history, the errors summed
+// over the ranks, the stopping rule, and the timing of kernels and collectives in the
+// engine's time. A strategy (strategies/*.cpp) supplies one iteration of its own.
+#pragma once
+
+#include "comm.hpp"
+#include "compute.hpp"
+#include "trainer.hpp"
+
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace wulf {
+
+template <class T>
+class Run {
+ public:
+  using Matrix = typename Mlp<T>::Matrix;
+
+  Run(Mlp<T>& net, const Dataset& train, const Dataset& test, const GlobalSizes& sizes, const TrainConfig& config,
+      Comm& comm, Compute& compute, const ProgressFn& progress);
+
+  // Runs iterations until the stopping rule or request_stop() ends them. iterate(it) trains
+  // iteration it and returns the error sums of the patterns this rank trained on (summed
+  // over the ranks here, for the running training error).
+  TrainResult run(const std::function<ErrorSums(int iteration)>& iterate);
+  // Ends the run after the current iteration (a strategy's own stopping rule).
+  void request_stop(StopReason reason, std::string detail);
+
+  // Runs kernel (only when the arithmetic is on), charges its time and adds it to phase.
+  template <class F>
+  void kernel(Phase phase, std::size_t patterns, double flops, F&& f) {
+    const double t0 = comm.now();
+    compute.begin();
+    if (numerics) f();
+    compute.charge(phase, patterns, flops);
+    add_time(phase, comm.now() - t0, patterns);
+  }
+  // Runs a collective and adds its time to the communication phase.
+  template <class F>
+  void collective(F&& f) {
+    const double t0 = comm.now();
+    f();
+    phases.comm += comm.now() - t0;
+    phases.comm_calls += 1;
+  }
+  // Evaluates the net on data (this rank's share) and sums the errors over the ranks.
+  Evaluation evaluate_all(const Dataset& data, std::size_t local_patterns);
+  // Sums error sums over the ranks (a collective).
+  Evaluation sum_over_ranks(ErrorSums s);
+  // Forward and backward of the patterns order[first .. first + count) of data into a
+  // zeroed gradient, their errors into sums; charged as forward and backward of count
+  // patterns (the gather of the block counts as forward).
+  void forward_backward(const Dataset& data, const std::vector<std::size_t>& order, std::size_t first,
+                        std::size_t count, ErrorSums& sums);
+  // The patterns of data this rank evaluates: all of data, or with --numerics off the
+  // share of total it would hold.
+  std::size_t local_count(const Dataset& data, std::size_t total) const;
+  ErrorSums empty_sums() const;
+
+  Mlp<T>& net;
+  const Dataset& train;
+  const Dataset& test;
+  const GlobalSizes sizes;
+  const TrainConfig& config;
+  Comm& comm;
+  Compute& compute;
+  const bool numerics;
+  const std::size_t weights;
+  PhaseTimes phases;
+  Matrix x, t;
+  std::vector<int> labels;
+
+ private:
+  void add_time(Phase phase, double seconds, std::size_t patterns);
+  double check_error(const IterationRecord& r) const;
+  void run_test(IterationRecord& r);
+
+  const ProgressFn& progress_;
+  bool stop_ = false;
+  StopReason stop_reason_ = StopReason::max_iterations;
+  std::string stop_detail_;
+};
+
+extern template class Run<float>;
+extern template class Run<double>;
+
+// The strategies, each on a Run (strategies/*.cpp).
+template <class T>
+TrainResult train_average(Run<T>& run);  // seed 000 section VII
+template <class T>
+TrainResult train_ppt(Run<T>& run);      // seed 001
+template <class T>
+TrainResult train_scatter(Run<T>& run);  // seed 003
+template <class T>
+TrainResult train_root(Run<T>& run);     // seed 004
+
+}  // namespace wulf
