@@ -7,6 +7,7 @@
 #include "mlp.hpp"
 #include "problems.hpp"
 #include "result_record.hpp"
+#include "session.hpp"
 #include "trainer.hpp"
 
 #include <wulf/build_info.hpp>
@@ -76,7 +77,16 @@ po::options_description train_options() {
        "where it runs: seq (this process), real (mpirun), sim (smpirun on --platform)")
       ("np", po::value<long long>()->default_value(1), "ranks (real, sim)")
       ("strategy", po::value<std::string>()->default_value("block"),
-       "parallel strategy: block (training-set parallelism, seed 000)")
+       "parallel strategy: block (training-set parallelism, seed 000), average (weight averaging, seed 000), "
+       "ppt (pattern parallel training, seed 001), scatter (scatter/gather, seed 003), root (threads and a "
+       "root update, seed 004), session (a parameter sweep, seed 000)")
+      ("average-interval", po::value<long long>()->default_value(0),
+       "average: patterns per rank between weight averagings (0: every block)")
+      ("local-epoch", po::value<long long>()->default_value(0), "ppt: patterns each rank draws per round (0: n / np)")
+      ("error-window", po::value<long long>()->default_value(4),
+       "ppt: k, the error estimate covers each rank's last k n / np patterns")
+      ("threads", po::value<long long>()->default_value(1), "root: threads inside each rank")
+      ("sweep", po::value<std::string>(), "session: e.g. \"eta=0.5,1.5;alpha=0.5,0.9;block=4,16\"")
       ("allreduce", po::value<std::string>()->default_value("default"),
        "allreduce algorithm: default (the MPI's own choice), rdb (recursive doubling, seed 000), "
        "redbcast (reduce then broadcast)")
@@ -170,6 +180,8 @@ struct TrainJob {
   std::string platform;
   ComputeConfig compute;
   std::string oversubscribe = "auto";
+  Strategy strategy = Strategy::block;
+  std::vector<TrainConfig> sessions;  // session: the sweep
 };
 
 // Where this rank stands; the front end is rank 0 of 1.
@@ -191,8 +203,9 @@ TrainJob resolve(const po::variables_map& vm, const RankPlace& place) {
   if (np > 1'000'000) throw InputError("--np: " + std::to_string(np) + " ranks is too many");
   job.np = static_cast<int>(np);
   if (job.engine == "seq" && job.np > 1) throw InputError("--np " + std::to_string(np) + " needs --engine real or sim");
-  const std::string strategy = vm["strategy"].as<std::string>();
-  if (strategy != "block") throw InputError("--strategy: unknown strategy '" + strategy + "' (expected block)");
+  job.strategy = parse_strategy(vm["strategy"].as<std::string>());
+  if (job.strategy == Strategy::session && !vm.count("sweep"))
+    throw InputError("--strategy session needs --sweep, e.g. --sweep \"eta=0.5,1.5;alpha=0.5,0.9\"");
   job.allreduce = vm["allreduce"].as<std::string>();
   if (std::find(std::begin(allreduce_names), std::end(allreduce_names), job.allreduce) == std::end(allreduce_names))
     throw InputError("--allreduce: unknown algorithm '" + job.allreduce + "' (expected default, rdb or redbcast)");
@@ -232,10 +245,14 @@ TrainJob resolve(const po::variables_map& vm, const RankPlace& place) {
   }
 
   ProblemOptions po_;
-  po_.rank = place.rank;
-  po_.ranks = place.in_rank_program ? place.ranks : 1;
-  // The front end of a parallel run checks the data once, whole; ranks read their share.
-  po_.shape_only = !job.compute.numerics;
+  // The front end of a parallel run checks the data once, whole; a rank reads what its
+  // strategy gives it (data_layout).
+  const DataLayout layout = data_layout(job.strategy);
+  const bool shared_out = place.in_rank_program && (layout == DataLayout::shares || layout == DataLayout::whole_train);
+  po_.ranks = shared_out ? place.ranks : 1;
+  po_.rank = shared_out ? place.rank : 0;
+  po_.whole_train = layout == DataLayout::whole_train;
+  po_.shape_only = !job.compute.numerics || (place.in_rank_program && layout == DataLayout::root_only && place.rank != 0);
   const long long seed = vm["seed"].as<long long>();
   if (seed < 0) throw InputError("--seed: must not be negative");
   po_.seed = static_cast<std::uint64_t>(seed);
@@ -308,14 +325,28 @@ TrainJob resolve(const po::variables_map& vm, const RankPlace& place) {
   c.eval_train = eval_train;
   c.seed = po_.seed;
   c.init_range = vm.count("init-range") ? vm["init-range"].as<double>() : d.init_range;
-  validate(c, p.train_total, p.classifier, job.np);
+  c.strategy = job.strategy;
+  c.average_interval = positive(vm, "average-interval", true);
+  c.local_epoch = positive(vm, "local-epoch", true);
+  c.error_window = static_cast<int>(std::min<std::size_t>(positive(vm, "error-window"), 1000));
+  c.threads = static_cast<int>(std::min<std::size_t>(positive(vm, "threads"), 1024));
+  if (job.strategy == Strategy::session) {
+    job.sessions = sweep_configs(c, vm["sweep"].as<std::string>());
+    for (const TrainConfig& s : job.sessions) validate(s, p.train_total, p.classifier, 1);
+  } else {
+    validate(c, p.train_total, p.classifier, splits_blocks(job.strategy) ? job.np : 1);
+  }
 
   Json& j = job.config_json;
   j = Json::object();
   j["command"] = "train";
   j["engine"] = job.engine;
   j["np"] = job.np;
-  j["strategy"] = job.engine == "seq" ? "sequential" : "block";
+  j["strategy"] = job.engine == "seq" ? "sequential" : to_string(job.strategy);
+  if (job.strategy == Strategy::average) j["average_interval"] = c.average_interval;
+  if (job.strategy == Strategy::ppt) j["local_epoch"] = c.local_epoch, j["error_window"] = c.error_window;
+  if (job.strategy == Strategy::root) j["threads"] = c.threads;
+  if (job.strategy == Strategy::session) j["sweep"] = vm["sweep"].as<std::string>();
   j["platform"] = job.platform.empty() ? Json(nullptr) : Json(job.platform);
   j["collective_algorithm"] = job.engine == "seq" ? Json(nullptr) : Json("allreduce:" + job.allreduce);
   j["compute"] = to_string(job.compute.mode);
@@ -371,6 +402,68 @@ void print_evaluation(std::ostream& out, const char* what, const Evaluation& e) 
   out << "\n";
 }
 
+// The session strategy: the sweep's runs over the ranks, one table on rank 0.
+template <class T>
+int run_sessions(TrainJob& job, Comm& comm, Compute& compute, std::ostream& out) {
+  PhaseTimes phases;
+  const std::vector<SessionOutcome> table =
+      train_sessions<T>(job.spec, job.problem.train, job.problem.test, job.sessions, comm, compute, phases);
+  const std::array<double, 10> mine = phase_array(phases);
+  std::vector<double> all(mine.size() * static_cast<std::size_t>(comm.size()));
+  comm.gather(std::span<const double>(mine), std::span<double>(all), 0);
+  if (comm.rank() != 0) return exit_ok;
+  const std::string metric(to_string(job.config.metric));
+  out << "sessions of the sweep, " << comm.size() << " ranks (errors in " << metric << "):\n";
+  out << "    #  rank      eta    alpha  block   seed   iter     time_s  " << std::setw(11) << "train" << std::setw(11)
+      << "test" << "  status\n";
+  Json sessions = Json::array();
+  for (const SessionOutcome& s : table) {
+    out << std::setw(5) << s.index << std::setw(6) << s.rank << std::setw(9) << s.config.eta << std::setw(9)
+        << s.config.alpha << std::setw(7) << s.config.block << std::setw(7) << s.config.seed << std::setw(7)
+        << s.iterations << std::setw(11) << std::setprecision(5) << s.seconds << "  " << std::setw(11) << s.train_error
+        << std::setw(11) << s.test_error << "  " << s.status << "\n";
+    Json e = Json::object();
+    e["index"] = s.index;
+    e["rank"] = s.rank;
+    e["eta"] = s.config.eta;
+    e["alpha"] = s.config.alpha;
+    e["block"] = s.config.block;
+    e["seed"] = s.config.seed;
+    e["iterations"] = s.iterations;
+    e["time_s"] = s.seconds;
+    e["status"] = s.status;
+    e["train_error"] = s.train_error;
+    e["test_error"] = s.test_error;
+    e["test_accuracy"] = s.test_accuracy;
+    sessions.push_back(std::move(e));
+  }
+  if (!job.out_path.empty()) {
+    Json record = Json::object();
+    record["wulf_record"] = 1;
+    record["config"] = job.config_json;
+    record["sessions"] = std::move(sessions);
+    record["history"] = Json::array();
+    Json ranks = Json::array();
+    for (int r = 0; r < comm.size(); ++r) {
+      const PhaseTimes ph = phase_times(std::span<const double>(all).subspan(mine.size() * static_cast<std::size_t>(r), mine.size()));
+      Json one = Json::object();
+      one["rank"] = r;
+      one["forward_s"] = ph.forward, one["backward_s"] = ph.backward, one["update_s"] = ph.update;
+      one["test_s"] = ph.test, one["comm_s"] = ph.comm;
+      ranks.push_back(std::move(one));
+    }
+    record["phases"]["ranks"] = std::move(ranks);
+    Json fin = Json::object();
+    fin["status"] = "sessions";
+    fin["sessions"] = table.size();
+    fin["parameters"] = job.spec.parameter_count();
+    record["final"] = std::move(fin);
+    write_file_atomically(job.out_path, record.dump() + "\n");
+    out << "record: " << job.out_path << "\n";
+  }
+  return exit_ok;
+}
+
 // Trains on comm's ranks (SerialComm for --engine seq); rank 0 prints and writes the record.
 template <class T>
 int run_train(TrainJob& job, Comm& comm, Compute& compute, std::ostream& out, std::ostream& err) {
@@ -394,7 +487,8 @@ int run_train(TrainJob& job, Comm& comm, Compute& compute, std::ostream& out, st
         << ", alpha " << c.alpha << " (" << to_string(c.momentum) << "), at most " << c.max_iterations
         << " iterations, seed " << c.seed << "\n";
     if (job.engine != "seq")
-      out << "  engine " << job.engine << ", " << comm.size() << " ranks, strategy block, allreduce "
+      out << "  engine " << job.engine << ", " << comm.size() << " ranks, strategy " << to_string(job.strategy)
+          << ", allreduce "
           << job.allreduce
           << (job.engine == "sim" ? ", platform " + job.platform + ", compute " +
                                         std::string(to_string(job.compute.mode)) +
@@ -420,8 +514,9 @@ int run_train(TrainJob& job, Comm& comm, Compute& compute, std::ostream& out, st
   };
 
   const Problem& p = job.problem;
-  TrainResult result = train_block(net, p.train, p.test, GlobalSizes{p.train_total, p.test_total, p.classifier}, c,
-                                   comm, compute, progress);
+  if (job.strategy == Strategy::session) return run_sessions<T>(job, comm, compute, out);
+  TrainResult result = train_strategy(net, p.train, p.test, GlobalSizes{p.train_total, p.test_total, p.classifier}, c,
+                                      comm, compute, progress);
 
   // Every rank's phase times to rank 0, for the record.
   const std::array<double, 10> mine = phase_array(result.phases);

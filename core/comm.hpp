@@ -38,6 +38,10 @@ class Comm {
   virtual void gather(std::span<const float> send, std::span<float> recv, int root) = 0;
   // root's send holds size() blocks of recv.size(); rank r receives block r.
   virtual void scatter(std::span<const float> send, std::span<float> recv, int root) = 0;
+  // root's send holds counts[0] + counts[1] + ... values; rank r receives the counts[r] of
+  // them that follow the first r blocks (recv.size() == counts[r]).
+  virtual void scatterv(std::span<const float> send, std::span<const int> counts, std::span<float> recv,
+                        int root) = 0;
 
   // Ends every rank: the message names this rank; never returns.
   [[noreturn]] virtual void abort(const std::string& message, int code) = 0;
@@ -71,6 +75,9 @@ class SerialComm final : public Comm {
   void gather(std::span<const double> send, std::span<double> recv, int) override;
   void gather(std::span<const float> send, std::span<float> recv, int) override;
   void scatter(std::span<const float> send, std::span<float> recv, int) override;
+  void scatterv(std::span<const float> send, std::span<const int>, std::span<float> recv, int root) override {
+    scatter(send, recv, root);
+  }
   [[noreturn]] void abort(const std::string& message, int code) override;
 };
 

@@ -213,14 +213,14 @@ Problem make_digits(std::string_view size, const ProblemOptions& o) {
   // The label files (60 000 and 10 000 bytes) give the sizes; a rank then reads only the
   // images of its share, and --numerics off reads none.
   auto load = [&](Dataset& d, std::size_t& total, const char* images, const char* labels, std::size_t wanted,
-                  const char* option) {
+                  const char* option, bool whole) {
     const std::string label_path = (dir / labels).string(), image_path = (dir / images).string();
     std::vector<int> all = read_idx_labels(label_path);
     if (wanted > all.size())
       throw InputError(std::string(option) + ": " + std::to_string(wanted) + " is more than the " +
                        std::to_string(all.size()) + " patterns of " + label_path);
     total = wanted ? wanted : all.size();
-    const Share share = share_of(total, o.ranks, o.rank);
+    const Share share = whole ? Share{0, total} : share_of(total, o.ranks, o.rank);
     d.labels.assign(all.begin() + static_cast<std::ptrdiff_t>(share.begin),
                     all.begin() + static_cast<std::ptrdiff_t>(share.begin + share.count));
     if (o.shape_only) return;
@@ -231,8 +231,9 @@ Problem make_digits(std::string_view size, const ProblemOptions& o) {
                                                     : resample_images(img.pixels, img.rows, img.cols, rows, cols);
     d.targets = one_of_k(d.labels, 10);
   };
-  load(p.train, p.train_total, "train-images-idx3-ubyte", "train-labels-idx1-ubyte", o.train_size, "--train-size");
-  load(p.test, p.test_total, "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte", o.test_size, "--test-size");
+  load(p.train, p.train_total, "train-images-idx3-ubyte", "train-labels-idx1-ubyte", o.train_size, "--train-size",
+       o.whole_train);
+  load(p.test, p.test_total, "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte", o.test_size, "--test-size", false);
   p.inputs = rows * cols;
   p.outputs = 10;
   p.classifier = true;
@@ -279,7 +280,8 @@ Problem make_chars_problem(int classes, const ProblemOptions& o) {
   const DataMatrix prototypes = chars_prototypes(classes, rng.split(3));  // shared by both sets
   p.train = make_chars(prototypes, n_train, train_rng);
   p.test = make_chars(prototypes, n_test, test_rng);
-  const Share train_share = share_of(n_train, o.ranks, o.rank), test_share = share_of(n_test, o.ranks, o.rank);
+  const Share train_share = o.whole_train ? Share{0, n_train} : share_of(n_train, o.ranks, o.rank);
+  const Share test_share = share_of(n_test, o.ranks, o.rank);
   p.train.keep(train_share.begin, train_share.count);
   p.test.keep(test_share.begin, test_share.count);
   return p;
@@ -344,7 +346,7 @@ Problem make_problem(std::string_view spec, const ProblemOptions& o) {
     p.inputs = p.train.n_inputs();
     p.outputs = p.train.n_outputs();
     p.classifier = p.train.has_labels();
-    const Share train_share = share_of(p.train_total, o.ranks, o.rank);
+    const Share train_share = o.whole_train ? Share{0, p.train_total} : share_of(p.train_total, o.ranks, o.rank);
     const Share test_share = share_of(p.test_total, o.ranks, o.rank);
     p.train.keep(train_share.begin, train_share.count);
     p.test.keep(test_share.begin, test_share.count);

@@ -70,6 +70,7 @@ struct ProblemOptions {
   // Keep only rank's share (partition.hpp) of both sets, as a rank of a parallel run does.
   int rank = 0;
   int ranks = 1;
+  bool whole_train = false;  // all ranks keep the whole training set (only the test set is shared out)
   // Only the sizes are wanted (--numerics off): large data is neither read nor made.
   bool shape_only = false;
 };

@@ -28,6 +28,8 @@ class Run {
   TrainResult run(const std::function<ErrorSums(int iteration)>& iterate);
   // Ends the run after the current iteration (a strategy's own stopping rule).
   void request_stop(StopReason reason, std::string detail);
+  // Off: --target-error is the strategy's to apply (ppt), not checked after each iteration.
+  bool check_target = true;
 
   // Runs kernel (only when the arithmetic is on), charges its time and adds it to phase.
   template <class F>
@@ -87,14 +89,19 @@ class Run {
 extern template class Run<float>;
 extern template class Run<double>;
 
-// The strategies, each on a Run (strategies/*.cpp).
-template <class T>
-TrainResult train_average(Run<T>& run);  // seed 000 section VII
-template <class T>
-TrainResult train_ppt(Run<T>& run);      // seed 001
-template <class T>
-TrainResult train_scatter(Run<T>& run);  // seed 003
-template <class T>
-TrainResult train_root(Run<T>& run);     // seed 004
+// The strategies (strategy_*.cpp), with train_strategy's arguments.
+#define WULF_STRATEGY(name)                                                                                  \
+  template <class T>                                                                                         \
+  TrainResult name(Mlp<T>& net, const Dataset& train, const Dataset& test, const GlobalSizes& sizes,          \
+                   const TrainConfig& config, Comm& comm, Compute& compute, const ProgressFn& progress);      \
+  extern template TrainResult name<float>(Mlp<float>&, const Dataset&, const Dataset&, const GlobalSizes&,    \
+                                          const TrainConfig&, Comm&, Compute&, const ProgressFn&);            \
+  extern template TrainResult name<double>(Mlp<double>&, const Dataset&, const Dataset&, const GlobalSizes&,  \
+                                           const TrainConfig&, Comm&, Compute&, const ProgressFn&);
+WULF_STRATEGY(train_average)  // seed 000 section VII
+WULF_STRATEGY(train_ppt)      // seed 001
+WULF_STRATEGY(train_scatter)  // seed 003
+WULF_STRATEGY(train_root)     // seed 004
+#undef WULF_STRATEGY
 
 }  // namespace wulf

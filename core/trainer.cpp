@@ -26,6 +26,26 @@ ErrorMetric parse_error_metric(std::string_view name) {
   throw InputError("--error: unknown metric '" + std::string(name) + "' (expected rmse, mse, loss or class)");
 }
 
+std::string_view to_string(Strategy s) {
+  switch (s) {
+    case Strategy::block: return "block";
+    case Strategy::average: return "average";
+    case Strategy::ppt: return "ppt";
+    case Strategy::scatter: return "scatter";
+    case Strategy::root: return "root";
+    case Strategy::session: return "session";
+  }
+  return "?";
+}
+
+Strategy parse_strategy(std::string_view name) {
+  for (Strategy s : {Strategy::block, Strategy::average, Strategy::ppt, Strategy::scatter, Strategy::root,
+                     Strategy::session})
+    if (name == to_string(s)) return s;
+  throw InputError("--strategy: unknown strategy '" + std::string(name) +
+                   "' (expected block, average, ppt, scatter, root or session)");
+}
+
 std::string_view to_string(StopReason r) {
   switch (r) {
     case StopReason::max_iterations: return "max_iterations";
@@ -209,7 +229,7 @@ Run<T>::Run(Mlp<T>& net_, const Dataset& train_, const Dataset& test_, const Glo
       numerics(compute_.numerics()),
       weights(net_.parameter_count()),
       progress_(progress) {
-  validate(config, sizes.train, sizes.classifier, comm.size());
+  validate(config, sizes.train, sizes.classifier, splits_blocks(config.strategy) ? comm.size() : 1);
   if (numerics && (train.n_inputs() != net.spec().sizes.front() || train.n_outputs() != net.spec().sizes.back()))
     throw InputError("network " + net.spec().describe() + " does not fit the data (" +
                      std::to_string(train.n_inputs()) + " inputs, " + std::to_string(train.n_outputs()) +
@@ -343,7 +363,7 @@ TrainResult Run<T>::run(const std::function<ErrorSums(int iteration)>& iterate) 
         result.reason_detail = stop_detail_;
         break;
       }
-      if (config.target_error && e <= *config.target_error) {
+      if (check_target && config.target_error && e <= *config.target_error) {
         result.reason = StopReason::target_reached;
         std::ostringstream why;
         why << "target error " << *config.target_error << " reached in iteration " << it << " (" << e << ")";
@@ -432,6 +452,31 @@ TrainResult train_block(Mlp<T>& net, const Dataset& train, const Dataset& test, 
   return train_block(run);
 }
 
+DataLayout data_layout(Strategy s) {
+  switch (s) {
+    case Strategy::ppt: return DataLayout::whole_train;
+    case Strategy::scatter: return DataLayout::root_only;
+    case Strategy::session: return DataLayout::whole;
+    default: return DataLayout::shares;
+  }
+}
+
+bool splits_blocks(Strategy s) { return s == Strategy::block || s == Strategy::scatter || s == Strategy::root; }
+
+template <class T>
+TrainResult train_strategy(Mlp<T>& net, const Dataset& train, const Dataset& test, const GlobalSizes& sizes,
+                           const TrainConfig& config, Comm& comm, Compute& compute, const ProgressFn& progress) {
+  switch (config.strategy) {
+    case Strategy::block: return train_block(net, train, test, sizes, config, comm, compute, progress);
+    case Strategy::average: return train_average(net, train, test, sizes, config, comm, compute, progress);
+    case Strategy::ppt: return train_ppt(net, train, test, sizes, config, comm, compute, progress);
+    case Strategy::scatter: return train_scatter(net, train, test, sizes, config, comm, compute, progress);
+    case Strategy::root: return train_root(net, train, test, sizes, config, comm, compute, progress);
+    case Strategy::session: break;
+  }
+  throw InputError("--strategy session runs a table of sessions, not one run");
+}
+
 template <class T>
 TrainResult train(Mlp<T>& net, const Dataset& train, const Dataset& test, const TrainConfig& config,
                   const ProgressFn& progress) {
@@ -451,6 +496,10 @@ template TrainResult train_block<float>(Mlp<float>&, const Dataset&, const Datas
                                         const TrainConfig&, Comm&, Compute&, const ProgressFn&);
 template TrainResult train_block<double>(Mlp<double>&, const Dataset&, const Dataset&, const GlobalSizes&,
                                          const TrainConfig&, Comm&, Compute&, const ProgressFn&);
+template TrainResult train_strategy<float>(Mlp<float>&, const Dataset&, const Dataset&, const GlobalSizes&,
+                                           const TrainConfig&, Comm&, Compute&, const ProgressFn&);
+template TrainResult train_strategy<double>(Mlp<double>&, const Dataset&, const Dataset&, const GlobalSizes&,
+                                            const TrainConfig&, Comm&, Compute&, const ProgressFn&);
 template TrainResult train<float>(Mlp<float>&, const Dataset&, const Dataset&, const TrainConfig&,
                                   const ProgressFn&);
 template TrainResult train<double>(Mlp<double>&, const Dataset&, const Dataset&, const TrainConfig&,

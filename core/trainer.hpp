@@ -40,6 +40,11 @@
 
 namespace wulf {
 
+// The parallel strategies of the seeds (--strategy).
+enum class Strategy { block, average, ppt, scatter, root, session };
+std::string_view to_string(Strategy s);
+Strategy parse_strategy(std::string_view name);  // throws InputError
+
 // What train_error / test_error and --target-error mean.
 enum class ErrorMetric { rmse, mse, loss, classification };
 std::string_view to_string(ErrorMetric m);
@@ -60,6 +65,13 @@ struct TrainConfig {
   std::uint64_t seed = 1;
   double init_range = 0.0;       // uniform [-r, r]; 0: 1/sqrt(fan-in) per layer
   std::size_t eval_chunk = 1024; // patterns per product when evaluating
+
+  // The parallel strategy and its own settings.
+  Strategy strategy = Strategy::block;
+  std::size_t average_interval = 0;  // average: patterns per rank between averagings (a)
+  std::size_t local_epoch = 0;       // ppt: patterns each rank draws per round (0: n / p)
+  int error_window = 4;              // ppt: the error estimate covers the last k n / p patterns
+  int threads = 1;                   // root: threads inside each rank
 };
 
 // Errors of a net over a whole set.
@@ -160,6 +172,23 @@ template <class T>
 TrainResult train_block(Mlp<T>& net, const Dataset& train, const Dataset& test, const GlobalSizes& sizes,
                         const TrainConfig& config, Comm& comm, Compute& compute,
                         const ProgressFn& progress = {});
+
+// What each rank of a strategy holds of the data (ProblemOptions follows it).
+enum class DataLayout {
+  shares,       // its share of the training and of the test set (block, average, root)
+  whole_train,  // the whole training set, its share of the test set (ppt)
+  root_only,    // rank 0 everything, which it scatters; the others nothing (scatter)
+  whole,        // everything (session)
+};
+DataLayout data_layout(Strategy s);
+// Whether the strategy shares each block out over the ranks (then b >= the ranks).
+bool splits_blocks(Strategy s);
+
+// config.strategy on comm's ranks; train and test hold what data_layout says. The
+// session strategy is apart (session.hpp): it returns a table, not one run.
+template <class T>
+TrainResult train_strategy(Mlp<T>& net, const Dataset& train, const Dataset& test, const GlobalSizes& sizes,
+                           const TrainConfig& config, Comm& comm, Compute& compute, const ProgressFn& progress = {});
 
 // The sequential run: train_block on one rank, the wall clock, no charging.
 template <class T>

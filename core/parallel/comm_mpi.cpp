@@ -8,6 +8,7 @@
 #include <limits>
 #include <memory>
 #include <stdexcept>
+#include <vector>
 
 namespace wulf {
 namespace {
@@ -49,6 +50,13 @@ class MpiComm final : public Comm {
   void scatter(std::span<const float> s, std::span<float> r, int root) override {
     MPI_Scatter(s.data(), count_of(r.size()), MPI_FLOAT, r.data(), count_of(r.size()), MPI_FLOAT, root,
                 MPI_COMM_WORLD);
+  }
+
+  void scatterv(std::span<const float> s, std::span<const int> counts, std::span<float> r, int root) override {
+    std::vector<int> displs(counts.size(), 0);
+    for (std::size_t i = 1; i < counts.size(); ++i) displs[i] = displs[i - 1] + counts[i - 1];
+    MPI_Scatterv(s.data(), counts.data(), displs.data(), MPI_FLOAT, r.data(), count_of(r.size()), MPI_FLOAT, root,
+                 MPI_COMM_WORLD);
   }
 
   [[noreturn]] void abort(const std::string& message, int code) override {
