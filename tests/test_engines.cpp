@@ -148,6 +148,83 @@ TEST(engines, numerics_off_charges_the_same_time_without_the_arithmetic) {
   EXPECT_FALSE(skip.at("config").at("numerics").boolean());
 }
 
+TEST(engines, every_strategy_gives_the_same_errors_under_mpirun_and_smpirun) {
+  testing_support::TempDir dir("wulf_test_engines");
+  const std::vector<std::vector<std::string>> strategies{{"--strategy", "average", "--average-interval", "64"},
+                                                         {"--strategy", "ppt", "--local-epoch", "64"},
+                                                         {"--strategy", "scatter"},
+                                                         {"--strategy", "root", "--threads", "2"}};
+  for (const auto& s : strategies) {
+    SCOPED_TRACE(s[1]);
+    std::vector<std::string> real{"--engine", "real", "--np", "2"}, sim{"--engine", "sim", "--np", "2", "--platform", toy4};
+    real.insert(real.end(), s.begin(), s.end());
+    sim.insert(sim.end(), s.begin(), s.end());
+    const Json a = run(dir, s[1] + "-real", real, function_problem);
+    const Json b = run(dir, s[1] + "-sim", sim, function_problem);
+    expect_same_errors(a, b, "test_rmse");
+    expect_same_errors(a, b, "train_error");
+    EXPECT_EQ(b.at("config").at("strategy").string(), s[1]);
+  }
+}
+
+TEST(engines, one_rank_of_average_scatter_and_root_is_the_sequential_run) {
+  testing_support::TempDir dir("wulf_test_engines");
+  const Json seq = run(dir, "seq", {}, function_problem);
+  for (const char* s : {"average", "scatter", "root"}) {
+    SCOPED_TRACE(s);
+    const Json one = run(dir, s, {"--engine", "real", "--np", "1", "--strategy", s}, function_problem);
+    expect_same_errors(seq, one, "test_rmse");
+  }
+}
+
+TEST(engines, ppt_stops_at_the_same_round_on_both_engines) {
+  testing_support::TempDir dir("wulf_test_engines");
+  const std::vector<std::string> parity{"--problem", "parity:4", "--strategy", "ppt", "--local-epoch", "4",
+                                        "--error", "class", "--target-error", "0", "--epochs", "5000"};
+  const Json a = run(dir, "real", {"--engine", "real", "--np", "4"}, parity);
+  const Json b = run(dir, "sim", {"--engine", "sim", "--np", "4", "--platform", toy4}, parity);
+  EXPECT_EQ(a.at("final").at("status").string(), "target_reached");
+  EXPECT_EQ(a.at("final").at("reason").string().substr(0, 40), b.at("final").at("reason").string().substr(0, 40));
+  EXPECT_TRUE(contains(a.at("final").at("reason").string(), "confirmed")) << a.at("final").at("reason").string();
+  EXPECT_EQ(a.at("final").at("iterations").number(), b.at("final").at("iterations").number());
+  EXPECT_EQ(b.at("final").at("train").at("class_errors").number(), 0);
+}
+
+TEST(engines, root_threads_add_up_the_same_gradient) {
+  // Two threads sum the same patterns' gradients in another order: equal to rounding.
+  testing_support::TempDir dir("wulf_test_engines");
+  const std::vector<std::string> problem{"--problem", "function", "--epochs", "3", "--block", "16", "--precision",
+                                         "double"};
+  const Json one = run(dir, "t1", {"--engine", "real", "--np", "1", "--strategy", "root", "--threads", "1"}, problem);
+  const Json two = run(dir, "t2", {"--engine", "real", "--np", "1", "--strategy", "root", "--threads", "2"}, problem);
+  const auto& h1 = one.at("history").array_items();
+  const auto& h2 = two.at("history").array_items();
+  ASSERT_EQ(h1.size(), h2.size());
+  for (std::size_t i = 0; i < h1.size(); ++i)
+    EXPECT_NEAR(h1[i].at("test_rmse").number(), h2[i].at("test_rmse").number(), 1e-10) << i;
+}
+
+TEST(engines, session_runs_every_point_of_the_sweep_once_over_the_ranks) {
+  testing_support::TempDir dir("wulf_test_engines");
+  const Json r = run(dir, "sessions",
+                     {"--engine", "sim", "--np", "3", "--platform", toy4, "--strategy", "session", "--sweep",
+                      "eta=0.5,2;alpha=0.5,0.9"},
+                     {"--problem", "encoder:8", "--epochs", "20"});
+  const auto& table = r.at("sessions").array_items();
+  ASSERT_EQ(table.size(), 4u);
+  for (std::size_t i = 0; i < table.size(); ++i) {
+    EXPECT_EQ(table[i].at("index").number(), static_cast<double>(i));
+    EXPECT_EQ(table[i].at("rank").number(), static_cast<double>(i % 3));
+    EXPECT_EQ(table[i].at("iterations").number(), 20);
+  }
+  EXPECT_EQ(table[3].at("eta").number(), 2);
+  EXPECT_EQ(table[3].at("alpha").number(), 0.9);
+  // Sessions 0 and 3 ran on rank 0, one after the other: the same sequential session on
+  // its own gives session 0's result.
+  const Json alone = run(dir, "alone", {}, {"--problem", "encoder:8", "--epochs", "20", "--eta", "0.5", "--alpha", "0.5"});
+  EXPECT_EQ(table[0].at("train_error").number(), alone.at("final").at("train").at("class_errors").number() / 8);
+}
+
 class engines_bad_input : public ::testing::Test {
  protected:
   void expect_refused(std::vector<std::string> args, std::vector<std::string> fragments) {
