@@ -24,6 +24,7 @@
 #include <filesystem>
 #include <thread>
 
+#include <fcntl.h>
 #include <unistd.h>
 #include <fstream>
 #include <iomanip>
@@ -648,17 +649,51 @@ int launch(const TrainJob& job, const std::vector<std::string>& args, std::ostre
     cmd.push_back(program);
   }
   cmd.insert(cmd.end(), args.begin(), args.end());
+  // The ranks say how they ended in a status file (rank_status below): smpirun exits 0
+  // even when a simulated rank aborts, and a run killed from outside leaves none.
+  char status_name[] = "/tmp/wulf-status-XXXXXX";
+  const int status_fd = ::mkstemp(status_name);
+  if (status_fd < 0) throw InputError("cannot create a status file in /tmp");
+  ::close(status_fd);
+  const std::string status_file = status_name;
+  std::filesystem::remove(status_file);
+  ::setenv("WULF_STATUS_FILE", status_file.c_str(), 1);
   int code = 0;
   try {
     code = run_program(cmd);
   } catch (const std::exception& e) {
+    ::unsetenv("WULF_STATUS_FILE");
     if (!hostfile.empty()) std::filesystem::remove(hostfile);
     throw InputError(e.what());
   }
+  ::unsetenv("WULF_STATUS_FILE");
   if (!hostfile.empty()) std::filesystem::remove(hostfile);
+  std::ifstream status(status_file);
+  int reported = -1;
+  std::string line, failure;
+  while (std::getline(status, line)) {  // "code rank message", one line per rank that ended
+    std::istringstream fields(line);
+    int c = 0, r = 0;
+    if (!(fields >> c >> r)) continue;
+    if (c != exit_ok && (reported <= 0 || failure.empty())) {
+      reported = c;
+      std::getline(fields, failure);
+      failure = "rank " + std::to_string(r) + ":" + failure;
+    } else if (reported < 0) {
+      reported = c;
+    }
+  }
+  status.close();
+  std::filesystem::remove(status_file);
+  const char* runner = job.engine == "real" ? "mpirun" : "smpirun";
+  if (code == exit_ok && reported < 0) {
+    err << "wulf train: the " << runner << " run ended without a result: a rank ended before it finished\n";
+    return exit_internal;
+  }
+  if (code == exit_ok) code = reported;
   if (code != exit_ok && code != exit_diverged)
-    err << "wulf train: the " << (job.engine == "real" ? "mpirun" : "smpirun") << " run ended with code " << code
-        << "\n";
+    err << "wulf train: the " << runner << " run failed (code " << code << ")"
+        << (failure.empty() ? std::string() : ": " + failure) << "\n";
   return code;
 }
 
@@ -696,6 +731,25 @@ int train_command(const std::vector<std::string>& args, std::ostream& out, std::
 
 }  // namespace
 
+namespace {
+
+// One line "code rank message" in the front end's status file (WULF_STATUS_FILE): rank 0
+// when it finishes, any rank that fails. Appends of one short line do not interleave.
+void rank_status(int code, int rank, const std::string& message) {
+  const char* path = std::getenv("WULF_STATUS_FILE");
+  if (!path || !*path) return;
+  std::string line = std::to_string(code) + " " + std::to_string(rank) + " " + message;
+  for (char& c : line)
+    if (c == '\n') c = ' ';
+  line += '\n';
+  const int fd = ::open(path, O_WRONLY | O_CREAT | O_APPEND, 0600);
+  if (fd < 0) return;
+  [[maybe_unused]] const ssize_t written = ::write(fd, line.data(), line.size());
+  ::close(fd);
+}
+
+}  // namespace
+
 int run_rank(const std::vector<std::string>& args, Comm& comm, const ComputeFactory& make_compute,
              std::ostream& out, std::ostream& err) {
   // Every rank checks the same options the front end checked; a fault found only here (a
@@ -710,8 +764,10 @@ int run_rank(const std::vector<std::string>& args, Comm& comm, const ComputeFact
       throw InputError("--np " + std::to_string(job.np) + " but " + std::to_string(comm.size()) +
                        " ranks were started");
     const std::unique_ptr<Compute> compute = make_compute(job.compute);
-    return job.double_precision ? run_train<double>(job, comm, *compute, out, err)
-                                : run_train<float>(job, comm, *compute, out, err);
+    const int done = job.double_precision ? run_train<double>(job, comm, *compute, out, err)
+                                          : run_train<float>(job, comm, *compute, out, err);
+    if (comm.rank() == 0) rank_status(done, 0, "finished");
+    return done;
   } catch (const InputError& e) {
     message = std::string("error: ") + e.what(), code = exit_input;
   } catch (const po::error& e) {
@@ -719,6 +775,7 @@ int run_rank(const std::vector<std::string>& args, Comm& comm, const ComputeFact
   } catch (const std::exception& e) {
     message = std::string("internal error: ") + e.what(), code = exit_internal;
   }
+  rank_status(code, comm.rank(), message);
   if (comm.size() > 1) comm.abort(message, code);
   err << "wulf: " << message << "\n";
   return code;
