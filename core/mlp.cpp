@@ -148,7 +148,7 @@ T Mlp<T>::loss_sum(Loss loss, Activation output, const Matrix& y, const Matrix& 
 }
 
 template <class T>
-T Mlp<T>::backward(const Matrix& targets) {
+T Mlp<T>::backward(const Matrix& targets, bool accumulate) {
   const int n = spec_.n_layers();
   const Matrix& y = acts_.back();
   const Activation out = spec_.activations.back();
@@ -165,11 +165,19 @@ T Mlp<T>::backward(const Matrix& targets) {
     const Matrix& a_prev = l == 1 ? *input_ : acts_[l - 2];
     const Matrix& delta = deltas_[l - 1];  // (n_l, B)
     auto dw = dweights(l);                 // (n_l, n_{l-1}) += delta a_prev^T
-    if (delta.cols() == 1)
-      dw.noalias() += delta.col(0) * a_prev.col(0).transpose();
-    else
-      dw.noalias() += delta * a_prev.transpose();
-    if (spec_.bias) dbiases(l) += delta.rowwise().sum();
+    if (accumulate) {
+      if (delta.cols() == 1)
+        dw.noalias() += delta.col(0) * a_prev.col(0).transpose();
+      else
+        dw.noalias() += delta * a_prev.transpose();
+      if (spec_.bias) dbiases(l) += delta.rowwise().sum();
+    } else {
+      if (delta.cols() == 1)
+        dw.noalias() = delta.col(0) * a_prev.col(0).transpose();
+      else
+        dw.noalias() = delta * a_prev.transpose();
+      if (spec_.bias) dbiases(l) = delta.rowwise().sum();
+    }
     if (l > 1) {
       Matrix& d_prev = deltas_[l - 2];
       scratch_.resize(rows(l - 1), delta.cols());  // dE/dA_{l-1} = W_l^T delta

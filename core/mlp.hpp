@@ -77,10 +77,11 @@ class Mlp {
   const Matrix& forward(const Matrix& x);
   // The outputs of the last forward().
   const Matrix& outputs() const { return acts_.back(); }
-  // Adds dE/dw of the last forward block to the gradients (+=) and returns E summed over
-  // the block: E = 1/2 sum (y - t)^2 for mse, -sum t log y (softmax) or
+  // Adds dE/dw of the last forward block to the gradients (+=), or with accumulate false
+  // writes it over them (no zeroing pass needed), and returns E summed over the block:
+  // E = 1/2 sum (y - t)^2 for mse, -sum t log y (softmax) or
   // -sum [t log y + (1 - t) log(1 - y)] (sigmoid) for cross-entropy.
-  T backward(const Matrix& targets);
+  T backward(const Matrix& targets, bool accumulate = true);
   // E of outputs y against targets t, summed over the block, as backward() counts it.
   static T loss_sum(Loss loss, Activation output, const Matrix& y, const Matrix& t);
 

@@ -223,7 +223,10 @@ Problem make_digits(std::string_view size, const ProblemOptions& o) {
     const Share share = whole ? Share{0, total} : share_of(total, o.ranks, o.rank);
     d.labels.assign(all.begin() + static_cast<std::ptrdiff_t>(share.begin),
                     all.begin() + static_cast<std::ptrdiff_t>(share.begin + share.count));
-    if (o.shape_only) return;
+    if (o.shape_only) {  // the image file's header and length are still checked
+      read_idx_images(image_path, 0);
+      return;
+    }
     IdxImages img = read_idx_images(image_path, share.count, share.begin);
     if (static_cast<std::size_t>(img.pixels.cols()) != share.count)
       throw InputError(image_path + ": holds fewer images than " + label_path + " has labels");

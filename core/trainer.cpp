@@ -200,8 +200,7 @@ Evaluation train_pass(Mlp<T>& net, MomentumStep<T>& step, const Dataset& data, c
     gather_block(data, order, s, count, x, t, labels);
     const Matrix& y = net.forward(x);
     const auto t1 = Clock::now();
-    net.zero_gradients();
-    const double block_loss = static_cast<double>(net.backward(t));
+    const double block_loss = static_cast<double>(net.backward(t, false));
     running.add(y, t, block_loss, data.has_labels() ? labels.data() : nullptr, data.decision_threshold);
     const auto t2 = Clock::now();
     step.apply(count);
@@ -281,9 +280,8 @@ void Run<T>::forward_backward(const Dataset& data, const std::vector<std::size_t
     if (count > 0) net.forward(x);
   });
   kernel(Phase::backward, count, kernel_flops(Phase::backward, weights, count), [&] {
-    net.zero_gradients();
-    if (count == 0) return;
-    const double block_loss = static_cast<double>(net.backward(t));
+    if (count == 0) return net.zero_gradients();
+    const double block_loss = static_cast<double>(net.backward(t, false));
     sums.add(net.outputs(), t, block_loss, labels.empty() ? nullptr : labels.data(), train.decision_threshold);
   });
 }
