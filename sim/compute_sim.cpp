@@ -4,12 +4,17 @@
 #include "compute.hpp"
 #include "dataset.hpp"
 
+#include <simgrid/host.h>
 #include <smpi/smpi.h>
 
 #include <chrono>
 
 namespace wulf {
 namespace {
+
+// Charges exactly `seconds` on this rank's host. (smpi_execute(seconds) would scale them by
+// smpi/host-speed, the assumed speed of the machine running the simulation.)
+void execute_seconds(double seconds) { smpi_execute_flops(seconds * sg_host_get_speed(sg_host_self())); }
 
 class SimCompute final : public Compute {
  public:
@@ -37,12 +42,12 @@ class SimCompute final : public Compute {
           case Phase::test: seconds = p.Ts * n + p.Tf * n; break;  // a test pattern is a forward pass + its error
           case Phase::other: break;
         }
-        if (seconds > 0) smpi_execute(seconds);
+        if (seconds > 0) execute_seconds(seconds);
         break;
       }
       case ComputeMode::measured: {
         const double here = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
-        if (here > 0) smpi_execute(here * config_.measured_scale);
+        if (here > 0) execute_seconds(here * config_.measured_scale);
         break;
       }
     }
@@ -59,7 +64,7 @@ class SimCompute final : public Compute {
   }
 
   void charge_iteration() override {
-    if (config_.mode == ComputeMode::calibrated && config_.profile.To > 0) smpi_execute(config_.profile.To);
+    if (config_.mode == ComputeMode::calibrated && config_.profile.To > 0) execute_seconds(config_.profile.To);
   }
 
  private:

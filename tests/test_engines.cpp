@@ -3,6 +3,9 @@
 // smpirun jobs through `wulf train --engine ...`.
 #include "cli.hpp"
 #include "json.hpp"
+#include "launch.hpp"
+
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -223,6 +226,47 @@ TEST(engines, session_runs_every_point_of_the_sweep_once_over_the_ranks) {
   // its own gives session 0's result.
   const Json alone = run(dir, "alone", {}, {"--problem", "encoder:8", "--epochs", "20", "--eta", "0.5", "--alpha", "0.5"});
   EXPECT_EQ(table[0].at("train_error").number(), alone.at("final").at("train").at("class_errors").number() / 8);
+}
+
+TEST(engines, calibrated_mode_charges_the_profiles_phase_times) {
+  // Seed 000's eq. (3) for one iteration of the function example on one rank, with the
+  // profile's Bat Cave constants: (n + m) Tf + n Tb + n/b (Tu + Tm) + m Ts + To, plus the
+  // test set's evaluation before training (m (Tf + Ts)), which eq. (3) does not count.
+  testing_support::TempDir dir("wulf_test_engines");
+  const std::string profile = std::string(WULF_TEST_PLATFORMS) + "/example.profile";
+  const Json r = run(dir, "cal", {"--engine", "sim", "--np", "1", "--platform", toy4, "--compute", "calibrated",
+                                  "--profile", profile},
+                     {"--problem", "function", "--epochs", "1", "--block", "16"});
+  const double n = 1024, m = 128, b = 16;
+  const double eq3 = (n + m) * 0.22e-3 + n * 0.41e-3 + n / b * (0.07e-3 + 0.04e-3) + m * 0.001e-3 + 30.9e-3;
+  const auto& h = r.at("history").array_items();
+  EXPECT_NEAR(h.at(1).at("time_s").number(), eq3 + m * (0.22e-3 + 0.001e-3), 1e-9);
+  EXPECT_EQ(r.at("config").at("compute").string(), "calibrated");
+}
+
+TEST(engines, measured_mode_charges_the_kernels_wall_time_scaled) {
+  testing_support::TempDir dir("wulf_test_engines");
+  const std::vector<std::string> problem{"--problem", "function", "--epochs", "2", "--block", "16"};
+  const Json a = run(dir, "m1", {"--engine", "sim", "--np", "2", "--platform", toy4, "--compute", "measured"}, problem);
+  const Json b = run(dir, "m1000", {"--engine", "sim", "--np", "2", "--platform", toy4, "--compute", "measured",
+                                    "--measured-scale", "1000"}, problem);
+  const double fa = a.at("phases").at("forward_s").number(), fb = b.at("phases").at("forward_s").number();
+  EXPECT_GT(fa, 0.0);
+  // A thousand times the kernel's time here: far more than run-to-run noise can explain.
+  EXPECT_GT(fb, 100 * fa);
+}
+
+TEST(engines, wulf_started_inside_a_users_mpirun_becomes_its_ranks) {
+  testing_support::TempDir dir("wulf_test_engines");
+  std::vector<std::string> cmd{find_program("mpirun"), "-np", "2"};
+  if (::geteuid() == 0) cmd.push_back("--allow-run-as-root");
+  cmd.insert(cmd.end(), {std::string(WULF_BINARY_DIR) + "/wulf", "train", "--problem", "function", "--epochs", "3",
+                         "--block", "16", "--engine", "real", "--np", "2", "--quiet", "--out", dir.file("inside.json")});
+  std::string out, err;
+  ASSERT_EQ(run_program_captured(cmd, out, err), 0) << err;
+  const Json inside = read_record(dir.file("inside.json"));
+  const Json launched = run(dir, "launched", {"--engine", "real", "--np", "2"}, function_problem);
+  expect_same_errors(inside, launched, "test_rmse");
 }
 
 class engines_bad_input : public ::testing::Test {
