@@ -2,6 +2,8 @@
 
 #include <wulf/build_info.hpp>
 
+#include <algorithm>
+
 namespace wulf {
 
 Json versions_json() {
@@ -127,12 +129,16 @@ void add_train_result(Json& record, const TrainResult& r, std::size_t parameters
   constants["Tu_ms"] = per_ms(p.update, p.updates);
   constants["Ts_ms"] = per_ms(p.test, p.test_patterns);
   ph["per_pattern"] = std::move(constants);
-  // Each rank's phases: comm_s is the time inside the collectives, waiting for the slowest
-  // rank included; a rank that waits longer than the others shows it there.
+  // Each rank's phases. comm_s is the time inside the collectives, waiting for slower
+  // ranks included; wait_s estimates the waiting as the rank's comm_s less the least comm_s
+  // of any rank (the fastest rank's collectives are taken as pure transfer).
+  double least_comm = per_rank.empty() ? 0.0 : per_rank.front().comm;
+  for (const PhaseTimes& ph_q : per_rank) least_comm = std::min(least_comm, ph_q.comm);
   Json ranks = Json::array();
   for (std::size_t q = 0; q < per_rank.size(); ++q) {
     Json one = phases_json(per_rank[q]);
     one["rank"] = q;
+    one["wait_s"] = per_rank[q].comm - least_comm;
     const double busy = per_rank[q].forward + per_rank[q].backward + per_rank[q].update + per_rank[q].test;
     one["other_s"] = std::max(0.0, r.seconds - busy - per_rank[q].comm);  // e.g. To
     ranks.push_back(std::move(one));
