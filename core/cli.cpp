@@ -411,9 +411,7 @@ int run_sessions(TrainJob& job, Comm& comm, Compute& compute, std::ostream& out)
   PhaseTimes phases;
   const std::vector<SessionOutcome> table =
       train_sessions<T>(job.spec, job.problem.train, job.problem.test, job.sessions, comm, compute, phases);
-  const std::array<double, 10> mine = phase_array(phases);
-  std::vector<double> all(mine.size() * static_cast<std::size_t>(comm.size()));
-  comm.gather(std::span<const double>(mine), std::span<double>(all), 0);
+  const std::vector<PhaseTimes> per_rank = gather_phases(comm, phases);
   if (comm.rank() != 0) return exit_ok;
   const std::string metric(to_string(job.config.metric));
   out << "sessions of the sweep, " << comm.size() << " ranks (errors in " << metric << "):\n";
@@ -447,12 +445,9 @@ int run_sessions(TrainJob& job, Comm& comm, Compute& compute, std::ostream& out)
     record["sessions"] = std::move(sessions);
     record["history"] = Json::array();
     Json ranks = Json::array();
-    for (int r = 0; r < comm.size(); ++r) {
-      const PhaseTimes ph = phase_times(std::span<const double>(all).subspan(mine.size() * static_cast<std::size_t>(r), mine.size()));
-      Json one = Json::object();
+    for (std::size_t r = 0; r < per_rank.size(); ++r) {
+      Json one = phases_json(per_rank[r]);
       one["rank"] = r;
-      one["forward_s"] = ph.forward, one["backward_s"] = ph.backward, one["update_s"] = ph.update;
-      one["test_s"] = ph.test, one["comm_s"] = ph.comm;
       ranks.push_back(std::move(one));
     }
     record["phases"]["ranks"] = std::move(ranks);
@@ -522,14 +517,8 @@ int run_train(TrainJob& job, Comm& comm, Compute& compute, std::ostream& out, st
                                       comm, compute, progress);
 
   // Every rank's phase times to rank 0, for the record.
-  const std::array<double, 10> mine = phase_array(result.phases);
-  std::vector<double> all(mine.size() * static_cast<std::size_t>(comm.size()));
-  comm.gather(std::span<const double>(mine), std::span<double>(all), 0);
+  const std::vector<PhaseTimes> per_rank = gather_phases(comm, result.phases);
   if (!lead) return result.reason == StopReason::diverged ? exit_diverged : exit_ok;
-  std::vector<PhaseTimes> per_rank;
-  for (int r = 0; r < comm.size(); ++r)
-    per_rank.push_back(phase_times(std::span<const double>(all).subspan(mine.size() * static_cast<std::size_t>(r),
-                                                                          mine.size())));
 
   Json record = Json::object();
   record["wulf_record"] = 1;

@@ -8,6 +8,7 @@
 namespace wulf {
 
 double SerialComm::now() const {
+  if (clock_) return clock_->now();
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
@@ -28,6 +29,7 @@ void SerialComm::scatter(std::span<const float> send, std::span<float> recv, int
 }
 
 void SerialComm::abort(const std::string& message, int code) {
+  if (clock_) clock_->abort(message, code);
   std::cerr << "wulf: " << message << std::endl;
   std::exit(code);
 }

@@ -57,9 +57,12 @@ struct CommInfo {
 
 namespace wulf {
 
-// One rank and no MPI: the sequential engine. now() is the steady clock.
+// One rank and no MPI: the sequential engine, where now() is the steady clock; or one rank
+// on its own inside a parallel run (the session strategy), on that run's clock.
 class SerialComm final : public Comm {
  public:
+  SerialComm() = default;
+  explicit SerialComm(Comm& clock) : clock_(&clock) {}
   int rank() const override { return 0; }
   int size() const override { return 1; }
   double now() const override;
@@ -79,6 +82,9 @@ class SerialComm final : public Comm {
     scatter(send, recv, root);
   }
   [[noreturn]] void abort(const std::string& message, int code) override;
+
+ private:
+  Comm* clock_ = nullptr;
 };
 
 }  // namespace wulf

@@ -1,6 +1,7 @@
 #include "compute.hpp"
 
 #include "dataset.hpp"
+#include "text.hpp"
 
 #include <cmath>
 #include <fstream>
@@ -45,25 +46,14 @@ Profile read_profile(const std::string& path) {
     if (const auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     const auto eq = line.find('=');
-    auto trim = [](std::string s) {
-      s.erase(0, s.find_first_not_of(" \t\r"));
-      s.erase(s.find_last_not_of(" \t\r") + 1);
-      return s;
-    };
     if (eq == std::string::npos)
       throw InputError("--profile " + path + ":" + std::to_string(number) + ": expected 'key = value'");
     const std::string key = trim(line.substr(0, eq)), text = trim(line.substr(eq + 1));
-    std::size_t used = 0;
-    double v = 0;
-    try {
-      v = std::stod(text, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != text.size() || text.empty() || !std::isfinite(v) || v < 0)
+    const std::optional<double> v = parse_number(text);
+    if (!v || *v < 0)
       throw InputError("--profile " + path + ":" + std::to_string(number) + ": '" + text +
                        "' is not a non-negative number");
-    values[key] = v;
+    values[key] = *v;
   }
   Profile p;
   p.name = path;

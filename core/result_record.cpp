@@ -39,6 +39,9 @@ double per_ms(double seconds, std::size_t count) {
 
 }  // namespace
 
+namespace {
+
+// PhaseTimes as a flat array, to gather them from the ranks, and back.
 std::array<double, 10> phase_array(const PhaseTimes& p) {
   return {p.forward, p.backward, p.update, p.test, p.comm, double(p.forward_patterns), double(p.backward_patterns),
           double(p.updates), double(p.test_patterns), double(p.comm_calls)};
@@ -53,7 +56,18 @@ PhaseTimes phase_times(std::span<const double> a) {
   return p;
 }
 
-namespace {
+}  // namespace
+
+std::vector<PhaseTimes> gather_phases(Comm& comm, const PhaseTimes& mine) {
+  const std::array<double, 10> flat = phase_array(mine);
+  std::vector<double> all(flat.size() * static_cast<std::size_t>(comm.size()));
+  comm.gather(std::span<const double>(flat), std::span<double>(all), 0);
+  std::vector<PhaseTimes> out;
+  if (comm.rank() != 0) return out;
+  for (int r = 0; r < comm.size(); ++r)
+    out.push_back(phase_times(std::span<const double>(all).subspan(flat.size() * static_cast<std::size_t>(r), flat.size())));
+  return out;
+}
 
 Json phases_json(const PhaseTimes& p) {
   Json ph = Json::object();
@@ -69,8 +83,6 @@ Json phases_json(const PhaseTimes& p) {
   ph["comm_calls"] = p.comm_calls;
   return ph;
 }
-
-}  // namespace
 
 void add_train_result(Json& record, const TrainResult& r, std::size_t parameters, ErrorMetric metric,
                       const std::vector<PhaseTimes>& per_rank) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "json.hpp"
+#include "comm.hpp"
 #include "trainer.hpp"
 
 #include <array>
@@ -18,8 +19,9 @@ Json evaluation_json(const Evaluation& e);
 void add_train_result(Json& record, const TrainResult& r, std::size_t parameters, ErrorMetric metric,
                       const std::vector<PhaseTimes>& per_rank);
 
-// PhaseTimes as a flat array, to gather them from the ranks, and back.
-std::array<double, 10> phase_array(const PhaseTimes& p);
-PhaseTimes phase_times(std::span<const double> a);
+// One rank's phase times as a record object.
+Json phases_json(const PhaseTimes& p);
+// Every rank's phase times, gathered at rank 0 (empty elsewhere): a collective.
+std::vector<PhaseTimes> gather_phases(Comm& comm, const PhaseTimes& mine);
 
 }  // namespace wulf

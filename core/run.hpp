@@ -14,6 +14,27 @@
 
 namespace wulf {
 
+// How training-set parallelism deals out the blocks: rank r holds share_of(n, p, r) of the
+// training set and takes share_of(b, p, r) of every block; all ranks run ceil(n / b) blocks,
+// and a rank whose share ran out adds nothing to the last ones.
+struct BlockPlan {
+  BlockPlan(std::size_t n, std::size_t b, int ranks, int rank);
+  std::size_t first(std::size_t k) const;  // this rank's first pattern of block k
+  std::size_t count(std::size_t k) const;  // and how many it takes
+  std::size_t total(std::size_t k) const;  // patterns of block k over all ranks
+  std::size_t n, b, blocks, n_local, b_local;
+  int ranks;
+};
+
+// Patterns per update: 1 (by pattern), n (by epoch) or the block size.
+std::size_t block_size(const TrainConfig& config, std::size_t n);
+// 0, 1, ..., n - 1: the first pattern order, before any shuffle.
+std::vector<std::size_t> identity_order(std::size_t n);
+// The stream of rank's pattern orders: rank 0's is the sequential run's.
+inline Rng pattern_order_rng(const TrainConfig& config, int rank) {
+  return Rng((config.seed ^ 0x5eed0fde11e5ULL) + static_cast<std::uint64_t>(rank));
+}
+
 template <class T>
 class Run {
  public:

@@ -1,6 +1,7 @@
 #include "session.hpp"
 
 #include "run.hpp"
+#include "text.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -18,24 +19,16 @@ std::vector<TrainConfig> sweep_configs(const TrainConfig& base, const std::strin
     if (item.find_first_not_of(' ') == std::string::npos) continue;
     const auto eq = item.find('=');
     if (eq == std::string::npos) throw InputError("--sweep: '" + item + "' is not key=value,value,...");
-    std::string key = item.substr(0, eq);
-    key.erase(0, key.find_first_not_of(' '));
-    key.erase(key.find_last_not_of(' ') + 1);
+    const std::string key = trim(item.substr(0, eq));
     if (key != "eta" && key != "alpha" && key != "block" && key != "seed")
       throw InputError("--sweep: unknown key '" + key + "' (expected eta, alpha, block or seed)");
     std::vector<double> values;
     std::stringstream list(item.substr(eq + 1));
     std::string text;
     while (std::getline(list, text, ',')) {
-      std::size_t used = 0;
-      double v = 0;
-      try {
-        v = std::stod(text, &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      while (used < text.size() && text[used] == ' ') ++used;
-      if (used != text.size() || !std::isfinite(v)) throw InputError("--sweep " + key + ": '" + text + "' is not a number");
+      const std::optional<double> number = parse_number(text);
+      if (!number) throw InputError("--sweep " + key + ": '" + text + "' is not a number");
+      const double v = *number;
       if ((key == "block" || key == "seed") && (v < (key == "block" ? 1 : 0) || v != std::floor(v)))
         throw InputError("--sweep " + key + ": '" + text + "' must be a whole number" +
                          (key == "block" ? " >= 1" : " >= 0"));
@@ -59,40 +52,6 @@ std::vector<TrainConfig> sweep_configs(const TrainConfig& base, const std::strin
 
 namespace {
 
-// One rank alone, on the world's clock: a session trains as if sequentially, in the
-// engine's time (simulated under smpirun).
-class LocalComm final : public Comm {
- public:
-  explicit LocalComm(Comm& world) : world_(world) {}
-  int rank() const override { return 0; }
-  int size() const override { return 1; }
-  double now() const override { return world_.now(); }
-  void barrier() override {}
-  void allreduce_sum(std::span<float>) override {}
-  void allreduce_sum(std::span<double>) override {}
-  void reduce_sum(std::span<float>, int) override {}
-  void reduce_sum(std::span<double>, int) override {}
-  void bcast(std::span<float>, int) override {}
-  void bcast(std::span<double>, int) override {}
-  void allgather(std::span<const float> s, std::span<float> r) override { std::copy(s.begin(), s.end(), r.begin()); }
-  void allgather(std::span<const double> s, std::span<double> r) override { std::copy(s.begin(), s.end(), r.begin()); }
-  void gather(std::span<const double> s, std::span<double> r, int) override { std::copy(s.begin(), s.end(), r.begin()); }
-  void gather(std::span<const float> s, std::span<float> r, int) override { std::copy(s.begin(), s.end(), r.begin()); }
-  void scatter(std::span<const float> s, std::span<float> r, int) override {
-    std::copy(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(r.size()), r.begin());
-  }
-  void scatterv(std::span<const float> s, std::span<const int>, std::span<float> r, int root) override {
-    scatter(s, r, root);
-  }
-  [[noreturn]] void abort(const std::string& message, int code) override {
-    world_.abort(message, code);
-    std::abort();  // not reached: the world's abort ends the process
-  }
-
- private:
-  Comm& world_;
-};
-
 constexpr std::size_t fields = 8;  // per session: index, iterations, seconds, status, 3 errors, valid
 
 }  // namespace
@@ -104,7 +63,7 @@ std::vector<SessionOutcome> train_sessions(const NetSpec& spec, const Dataset& t
   const int p = comm.size(), q = comm.rank();
   const std::size_t per_rank = (sessions.size() + static_cast<std::size_t>(p) - 1) / static_cast<std::size_t>(p);
   std::vector<double> mine(per_rank * fields, 0.0);
-  LocalComm local(comm);
+  SerialComm local(comm);  // each session trains alone, on the run's clock
   const GlobalSizes sizes{train.size(), test.size(), train.has_labels()};
   const char* statuses[] = {"max_iterations", "target_reached", "time_limit", "diverged"};
   for (std::size_t slot = 0, i = static_cast<std::size_t>(q); i < sessions.size(); i += static_cast<std::size_t>(p), ++slot) {

@@ -18,17 +18,14 @@ TrainResult train_average(Mlp<T>& net, const Dataset& train, const Dataset& test
   const std::size_t n = sizes.train, n_local = share_of(n, p, q).count;
   std::size_t n_most = 0;  // the largest share: every rank runs as many blocks as it needs
   for (int r = 0; r < p; ++r) n_most = std::max(n_most, share_of(n, p, r).count);
-  const std::size_t b = config.learning == Learning::pattern ? 1
-                        : config.learning == Learning::epoch ? n_most
-                                                             : config.block;
+  const std::size_t b = block_size(config, n_most);
   const std::size_t blocks = (n_most + b - 1) / b;
   // Averaging every a patterns of a rank = every a / b of its blocks (at least every block).
   const std::size_t a = config.average_interval ? config.average_interval : b;
   const std::size_t every = std::max<std::size_t>(1, a / b);
 
-  Rng order_rng((config.seed ^ 0x5eed0fde11e5ULL) + static_cast<std::uint64_t>(q));
-  std::vector<std::size_t> order(n_local);
-  std::iota(order.begin(), order.end(), std::size_t{0});
+  Rng order_rng = pattern_order_rng(config, q);
+  std::vector<std::size_t> order = identity_order(n_local);
   MomentumStep<T> step(net, config.eta, config.alpha, config.momentum);
   const T inv_p = T(1) / static_cast<T>(p);
 

@@ -24,24 +24,9 @@ TrainResult train_root(Mlp<T>& net, const Dataset& train, const Dataset& test, c
   Run<T> run(net, train, test, sizes, config, comm, compute, progress);
   const int p = comm.size(), q = comm.rank();
   const int threads = std::max(1, config.threads);
-  const std::size_t n = sizes.train;
-  const std::size_t b = config.learning == Learning::pattern ? 1
-                        : config.learning == Learning::epoch ? n
-                                                             : config.block;
-  const std::size_t n_local = share_of(n, p, q).count, b_local = share_of(b, p, q).count;
-  const std::size_t blocks = (n + b - 1) / b;
-  auto block_total = [&](std::size_t k) {
-    std::size_t total = 0;
-    for (int r = 0; r < p; ++r) {
-      const std::size_t nr = share_of(n, p, r).count, br = share_of(b, p, r).count;
-      total += std::min(br, nr - std::min(nr, k * br));
-    }
-    return total;
-  };
-
-  Rng order_rng((config.seed ^ 0x5eed0fde11e5ULL) + static_cast<std::uint64_t>(q));
-  std::vector<std::size_t> order(n_local);
-  std::iota(order.begin(), order.end(), std::size_t{0});
+  const BlockPlan plan(sizes.train, block_size(config, sizes.train), p, q);
+  Rng order_rng = pattern_order_rng(config, q);
+  std::vector<std::size_t> order = identity_order(plan.n_local);
   MomentumStep<T> step(net, config.eta, config.alpha, config.momentum);
 
   // Each thread beyond the first works on a net of its own (same spec, its own buffers).
@@ -54,9 +39,8 @@ TrainResult train_root(Mlp<T>& net, const Dataset& train, const Dataset& test, c
   return run.run([&](int) {
     if (config.shuffle) order_rng.shuffle(order);
     ErrorSums running = run.empty_sums();
-    for (std::size_t k = 0; k < blocks; ++k) {
-      const std::size_t first = std::min(n_local, k * b_local);
-      const std::size_t count = std::min(b_local, n_local - first);
+    for (std::size_t k = 0; k < plan.blocks; ++k) {
+      const std::size_t first = plan.first(k), count = plan.count(k);
       if (threads == 1) {
         run.forward_backward(train, order, first, count, running);
       } else {
@@ -110,7 +94,7 @@ TrainResult train_root(Mlp<T>& net, const Dataset& train, const Dataset& test, c
                    });
       }
       if (p > 1) run.collective([&] { comm.reduce_sum(net.gradients(), 0); });
-      if (q == 0) run.kernel(Phase::update, 1, kernel_flops(Phase::update, run.weights, 1), [&] { step.apply(block_total(k)); });
+      if (q == 0) run.kernel(Phase::update, 1, kernel_flops(Phase::update, run.weights, 1), [&] { step.apply(plan.total(k)); });
       if (p > 1) run.collective([&] { comm.bcast(net.parameters(), 0); });
     }
     return running;

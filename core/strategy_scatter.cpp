@@ -67,23 +67,9 @@ TrainResult train_scatter(Mlp<T>& net, const Dataset& whole_train, const Dataset
   Run<T> run(net, train, test, sizes, config, comm, compute, progress);
   run.phases.comm += scatter_seconds;
   run.phases.comm_calls += sizes.classifier ? 8 : 6;
-  const std::size_t n = sizes.train;
-  const std::size_t b = config.learning == Learning::pattern ? 1
-                        : config.learning == Learning::epoch ? n
-                                                             : config.block;
-  const std::size_t n_local = share_of(n, p, q).count, b_local = share_of(b, p, q).count;
-  const std::size_t blocks = (n + b - 1) / b;
-  auto block_total = [&](std::size_t k) {
-    std::size_t total = 0;
-    for (int r = 0; r < p; ++r) {
-      const std::size_t nr = share_of(n, p, r).count, br = share_of(b, p, r).count;
-      total += std::min(br, nr - std::min(nr, k * br));
-    }
-    return total;
-  };
-  Rng order_rng((config.seed ^ 0x5eed0fde11e5ULL) + static_cast<std::uint64_t>(q));
-  std::vector<std::size_t> order(n_local);
-  std::iota(order.begin(), order.end(), std::size_t{0});
+  const BlockPlan plan(sizes.train, block_size(config, sizes.train), p, q);
+  Rng order_rng = pattern_order_rng(config, q);
+  std::vector<std::size_t> order = identity_order(plan.n_local);
   MomentumStep<T> step(net, config.eta, config.alpha, config.momentum);
   const std::size_t w = run.weights;
   std::vector<T> gathered(q == 0 ? w * static_cast<std::size_t>(p) : 0);
@@ -91,10 +77,8 @@ TrainResult train_scatter(Mlp<T>& net, const Dataset& whole_train, const Dataset
   return run.run([&](int) {
     if (config.shuffle) order_rng.shuffle(order);
     ErrorSums running = run.empty_sums();
-    for (std::size_t k = 0; k < blocks; ++k) {
-      const std::size_t first = std::min(n_local, k * b_local);
-      const std::size_t count = std::min(b_local, n_local - first);
-      run.forward_backward(train, order, first, count, running);
+    for (std::size_t k = 0; k < plan.blocks; ++k) {
+      run.forward_backward(train, order, plan.first(k), plan.count(k), running);
       if (p > 1) {
         run.collective([&] { comm.gather(std::span<const T>(net.gradients()), std::span<T>(gathered), 0); });
         if (q == 0)  // rank 0 adds the ranks' gradients in rank order (its own is block 0)
@@ -104,7 +88,7 @@ TrainResult train_scatter(Mlp<T>& net, const Dataset& whole_train, const Dataset
               for (std::size_t j = 0; j < w; ++j) g[j] += gathered[static_cast<std::size_t>(r) * w + j];
           });
       }
-      if (q == 0) run.kernel(Phase::update, 1, kernel_flops(Phase::update, w, 1), [&] { step.apply(block_total(k)); });
+      if (q == 0) run.kernel(Phase::update, 1, kernel_flops(Phase::update, w, 1), [&] { step.apply(plan.total(k)); });
       if (p > 1) run.collective([&] { comm.bcast(net.parameters(), 0); });
     }
     return running;

@@ -402,42 +402,51 @@ TrainResult Run<T>::run(const std::function<ErrorSums(int iteration)>& iterate) 
 template class Run<float>;
 template class Run<double>;
 
+BlockPlan::BlockPlan(std::size_t n_, std::size_t b_, int ranks_, int rank)
+    : n(n_),
+      b(b_),
+      blocks((n_ + b_ - 1) / b_),
+      n_local(share_of(n_, ranks_, rank).count),
+      b_local(share_of(b_, ranks_, rank).count),
+      ranks(ranks_) {}
+
+std::size_t BlockPlan::first(std::size_t k) const { return std::min(n_local, k * b_local); }
+std::size_t BlockPlan::count(std::size_t k) const { return std::min(b_local, n_local - first(k)); }
+std::size_t BlockPlan::total(std::size_t k) const {
+  std::size_t sum = 0;
+  for (int r = 0; r < ranks; ++r) {
+    const std::size_t nr = share_of(n, ranks, r).count, br = share_of(b, ranks, r).count;
+    sum += std::min(br, nr - std::min(nr, k * br));
+  }
+  return sum;
+}
+
+std::size_t block_size(const TrainConfig& config, std::size_t n) {
+  return config.learning == Learning::pattern ? 1 : config.learning == Learning::epoch ? n : config.block;
+}
+
+std::vector<std::size_t> identity_order(std::size_t n) {
+  std::vector<std::size_t> order(n);
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  return order;
+}
+
 template <class T>
 TrainResult train_block(Run<T>& run) {
-  const int p = run.comm.size(), q = run.comm.rank();
   const TrainConfig& config = run.config;
-  const std::size_t n = run.sizes.train;
-  const std::size_t b = config.learning == Learning::pattern ? 1
-                        : config.learning == Learning::epoch ? n
-                                                             : config.block;
-  // Rank r holds share_of(n, p, r) of the training set and takes share_of(b, p, r) of
-  // every block; all ranks run ceil(n / b) blocks, a rank whose share ran out adds nothing.
-  const std::size_t n_local = share_of(n, p, q).count, b_local = share_of(b, p, q).count;
-  const std::size_t blocks = (n + b - 1) / b;
-  auto block_total = [&](std::size_t k) {  // patterns of block k over all ranks
-    std::size_t total = 0;
-    for (int r = 0; r < p; ++r) {
-      const std::size_t nr = share_of(n, p, r).count, br = share_of(b, p, r).count;
-      total += std::min(br, nr - std::min(nr, k * br));
-    }
-    return total;
-  };
-  // Rank 0 draws the sequential run's pattern order; the others their own streams.
-  Rng order_rng((config.seed ^ 0x5eed0fde11e5ULL) + static_cast<std::uint64_t>(q));
-  std::vector<std::size_t> order(n_local);
-  std::iota(order.begin(), order.end(), std::size_t{0});
+  const BlockPlan plan(run.sizes.train, block_size(config, run.sizes.train), run.comm.size(), run.comm.rank());
+  Rng order_rng = pattern_order_rng(config, run.comm.rank());
+  std::vector<std::size_t> order = identity_order(plan.n_local);
   MomentumStep<T> step(run.net, config.eta, config.alpha, config.momentum);
 
   return run.run([&](int) {
     if (config.shuffle) order_rng.shuffle(order);
     ErrorSums running = run.empty_sums();
-    for (std::size_t k = 0; k < blocks; ++k) {
-      const std::size_t first = std::min(n_local, k * b_local);
-      const std::size_t count = std::min(b_local, n_local - first);
-      run.forward_backward(run.train, order, first, count, running);
-      if (p > 1)  // the block's gradient summed over the ranks: one call over one span
+    for (std::size_t k = 0; k < plan.blocks; ++k) {
+      run.forward_backward(run.train, order, plan.first(k), plan.count(k), running);
+      if (plan.ranks > 1)  // the block's gradient summed over the ranks: one call over one span
         run.collective([&] { run.comm.allreduce_sum(run.net.gradients()); });
-      run.kernel(Phase::update, 1, kernel_flops(Phase::update, run.weights, 1), [&] { step.apply(block_total(k)); });
+      run.kernel(Phase::update, 1, kernel_flops(Phase::update, run.weights, 1), [&] { step.apply(plan.total(k)); });
     }
     return running;
   });
