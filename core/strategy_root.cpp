@@ -55,20 +55,10 @@ TrainResult train_root(Mlp<T>& net, const Dataset& train, const Dataset& test, c
                        Mlp<T>& m = i == 0 ? net : *copies[static_cast<std::size_t>(i - 1)];
                        if (i > 0) std::copy(net.parameters().begin(), net.parameters().end(), m.parameters().begin());
                        const Share s = share_of(count, threads, i);
-                       std::vector<std::size_t> part(order.begin() + static_cast<std::ptrdiff_t>(first + s.begin),
-                                                     order.begin() + static_cast<std::ptrdiff_t>(first + s.begin + s.count));
                        std::vector<int> labels;
                        Matrix& x = xs[static_cast<std::size_t>(i)];
                        Matrix& t = ts[static_cast<std::size_t>(i)];
-                       x.resize(train.n_inputs(), static_cast<Eigen::Index>(s.count));
-                       t.resize(train.n_outputs(), static_cast<Eigen::Index>(s.count));
-                       labels.resize(train.has_labels() ? s.count : 0);
-                       for (std::size_t j = 0; j < s.count; ++j) {
-                         const auto c = static_cast<Eigen::Index>(part[j]);
-                         x.col(static_cast<Eigen::Index>(j)) = train.inputs.col(c).template cast<T>();
-                         t.col(static_cast<Eigen::Index>(j)) = train.targets.col(c).template cast<T>();
-                         if (train.has_labels()) labels[j] = train.labels[part[j]];
-                       }
+                       gather_block(train, order, first + s.begin, s.count, x, t, labels);
                        m.zero_gradients();
                        ErrorSums& sums = part_sums[static_cast<std::size_t>(i)];
                        sums = run.empty_sums();

@@ -102,22 +102,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Copies the patterns order[first .. first + count) of data into contiguous columns.
-template <class Matrix>
-void gather_block(const Dataset& data, const std::vector<std::size_t>& order, std::size_t first, std::size_t count,
-                  Matrix& x, Matrix& t, std::vector<int>& labels) {
-  using T = typename Matrix::Scalar;
-  x.resize(data.n_inputs(), static_cast<Eigen::Index>(count));
-  t.resize(data.n_outputs(), static_cast<Eigen::Index>(count));
-  labels.resize(data.has_labels() ? count : 0);
-  for (std::size_t j = 0; j < count; ++j) {
-    const auto p = static_cast<Eigen::Index>(order[first + j]);
-    x.col(static_cast<Eigen::Index>(j)) = data.inputs.col(p).template cast<T>();
-    t.col(static_cast<Eigen::Index>(j)) = data.targets.col(p).template cast<T>();
-    if (data.has_labels()) labels[j] = data.labels[order[first + j]];
-  }
-}
-
 template <class T>
 ErrorSums evaluate_sums(Mlp<T>& net, const Dataset& data, std::size_t chunk) {
   using Matrix = typename Mlp<T>::Matrix;
