@@ -1,7 +1,9 @@
 #include "cli.hpp"
 
 #include "comm.hpp"
+#include "comm_bench.hpp"
 #include "compute.hpp"
+#include "engine_launch.hpp"
 #include "json.hpp"
 #include "launch.hpp"
 #include "mlp.hpp"
@@ -42,6 +44,7 @@ const char* usage =
     "\n"
     "commands:\n"
     "  train      train a network on a problem and report its errors (wulf train --help)\n"
+    "  platform   inspect a SimGrid platform (info) or measure it in simulation (bench)\n"
     "\n"
     "wulf --version prints the version and the libraries it was built with.\n";
 
@@ -547,48 +550,12 @@ int run_train(TrainJob& job, Comm& comm, Compute& compute, std::ostream& out, st
   return exit_ok;
 }
 
-// The ranks' program of an engine: built beside wulf, or in the build tree (tests).
-std::string rank_program(const std::string& engine) {
-  const std::string name = "wulf-rank-" + engine;
-  for (const std::string& dir : {executable_dir(), std::string(build::binary_dir)})
-    if (::access((dir + "/" + name).c_str(), X_OK) == 0) return dir + "/" + name;
-  throw InputError("--engine " + engine + ": " + name + " is not built (looked beside wulf and in " +
-                   build::binary_dir + ")");
-}
-
-struct PlatformHost {
-  std::string name;
-  int cores = 0;
-};
-
-// The hosts of a platform as SimGrid loads it, through the wulf-platform helper.
-std::vector<PlatformHost> platform_hosts(const std::string& file) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(file, ec)) throw InputError("--platform " + file + ": no such file");
-  std::string helper;
-  for (const std::string& dir : {executable_dir(), std::string(build::binary_dir)})
-    if (::access((dir + "/wulf-platform").c_str(), X_OK) == 0) helper = dir + "/wulf-platform";
-  if (helper.empty()) throw InputError("--platform: the helper wulf-platform is not built");
-  std::string text, errors;
-  if (run_program_captured({helper, "hosts", file}, text, errors) != 0) {
-    while (!errors.empty() && errors.back() == '\n') errors.pop_back();
-    throw InputError("--platform " + file + ": SimGrid cannot load it: " + errors);
-  }
-  std::vector<PlatformHost> hosts;
-  std::istringstream lines(text);
-  PlatformHost h;
-  double speed = 0;
-  while (lines >> h.name >> h.cores >> speed) hosts.push_back(h);
-  if (hosts.empty()) throw InputError("--platform " + file + ": it has no hosts");
-  return hosts;
-}
-
 // Starts the ranks under mpirun or smpirun with the same arguments and waits for them.
 int launch(const TrainJob& job, const std::vector<std::string>& args, std::ostream& err) {
   std::vector<std::string> cmd;
-  std::string hostfile;
+  std::unique_ptr<Hostfile> hostfile;
   if (job.engine == "real") {
-    const std::string program = rank_program("real");
+    const std::string program = wulf_program("wulf-rank-real");
     // Already inside an mpirun the user started: become the rank program.
     if (std::getenv("OMPI_COMM_WORLD_SIZE")) {
       std::vector<std::string> argv{program};
@@ -612,91 +579,24 @@ int launch(const TrainJob& job, const std::vector<std::string>& args, std::ostre
     }
     cmd.push_back(program);
   } else {
-    const std::string program = rank_program("sim");
-    const std::string smpirun = find_program("smpirun");
-    if (smpirun.empty()) throw InputError("--engine sim: smpirun is not on PATH (install libsimgrid-dev)");
     const std::vector<PlatformHost> hosts = platform_hosts(job.platform);
     long long cores = 0;
     for (const auto& h : hosts) cores += h.cores;
     if (job.np > cores)
       throw InputError("--np " + std::to_string(job.np) + ": the platform " + job.platform + " has only " +
                        std::to_string(cores) + " cores on " + std::to_string(hosts.size()) + " hosts");
-    // The hostfile, from the platform: one line per host, "name:cores".
-    char name[] = "/tmp/wulf-hostfile-XXXXXX";
-    const int fd = ::mkstemp(name);
-    if (fd < 0) throw InputError("cannot create a hostfile in /tmp");
-    ::close(fd);
-    hostfile = name;
-    {
-      std::ofstream hf(hostfile);
-      for (const auto& h : hosts) hf << h.name << ":" << h.cores << "\n";
-    }
-    cmd = {smpirun, "-np", std::to_string(job.np), "-platform", job.platform, "-hostfile", hostfile,
-           // Only wulf charges compute; reading the clock costs nothing (SMPI's default
-           // adds 10 ns per MPI_Wtime, which would land in the phase times).
-           "--cfg=smpi/simulate-computation:no", "--cfg=smpi/wtime:0", "--log=root.thres:warning",
-           "--log=smpi_config.thres:error"};
-    if (job.allreduce != "default") cmd.push_back("--cfg=smpi/allreduce:" + job.allreduce);
-    cmd.push_back(program);
+    hostfile = std::make_unique<Hostfile>(hosts);
+    std::vector<std::string> cfg;
+    if (job.allreduce != "default") cfg.push_back("smpi/allreduce:" + job.allreduce);
+    cmd = smpirun_command(job.platform, *hostfile, job.np, cfg, wulf_program("wulf-rank-sim"));
   }
   cmd.insert(cmd.end(), args.begin(), args.end());
-  // The ranks say how they ended in a status file (rank_status below): smpirun exits 0
-  // even when a simulated rank aborts, and a run killed from outside leaves none.
-  char status_name[] = "/tmp/wulf-status-XXXXXX";
-  const int status_fd = ::mkstemp(status_name);
-  if (status_fd < 0) throw InputError("cannot create a status file in /tmp");
-  ::close(status_fd);
-  const std::string status_file = status_name;
-  std::filesystem::remove(status_file);
-  ::setenv("WULF_STATUS_FILE", status_file.c_str(), 1);
-  // All simulated ranks live in one process, and SMPI's collectives allocate and free
-  // message-sized buffers on every call: with glibc's default thresholds each one is a
-  // fresh mmap and its page faults (a third of the wall time of 16 digits ranks). Keeping
-  // them on the heap halves that cost; the simulated times do not change.
-  const char* old_tunables = std::getenv("GLIBC_TUNABLES");
-  if (job.engine == "sim" && !old_tunables)
-    ::setenv("GLIBC_TUNABLES", "glibc.malloc.mmap_threshold=268435456:glibc.malloc.trim_threshold=1073741824", 1);
-  auto restore_env = [&] {
-    ::unsetenv("WULF_STATUS_FILE");
-    if (!old_tunables) ::unsetenv("GLIBC_TUNABLES");
-  };
-  int code = 0;
-  try {
-    code = run_program(cmd);
-  } catch (const std::exception& e) {
-    restore_env();
-    if (!hostfile.empty()) std::filesystem::remove(hostfile);
-    throw InputError(e.what());
-  }
-  restore_env();
-  if (!hostfile.empty()) std::filesystem::remove(hostfile);
-  std::ifstream status(status_file);
-  int reported = -1;
-  std::string line, failure;
-  while (std::getline(status, line)) {  // "code rank message", one line per rank that ended
-    std::istringstream fields(line);
-    int c = 0, r = 0;
-    if (!(fields >> c >> r)) continue;
-    if (c != exit_ok && (reported <= 0 || failure.empty())) {
-      reported = c;
-      std::getline(fields, failure);
-      failure = "rank " + std::to_string(r) + ":" + failure;
-    } else if (reported < 0) {
-      reported = c;
-    }
-  }
-  status.close();
-  std::filesystem::remove(status_file);
+  const RanksOutcome outcome = run_ranks(cmd, job.engine == "sim", false);
   const char* runner = job.engine == "real" ? "mpirun" : "smpirun";
-  if (code == exit_ok && reported < 0) {
-    err << "wulf train: the " << runner << " run ended without a result: a rank ended before it finished\n";
-    return exit_internal;
-  }
-  if (code == exit_ok) code = reported;
-  if (code != exit_ok && code != exit_diverged)
-    err << "wulf train: the " << runner << " run failed (code " << code << ")"
-        << (failure.empty() ? std::string() : ": " + failure) << "\n";
-  return code;
+  if (outcome.code != exit_ok && outcome.code != exit_diverged)
+    err << "wulf train: the " << runner << " run failed (code " << outcome.code << ")"
+        << (outcome.failure.empty() ? std::string() : ": " + outcome.failure) << "\n";
+  return outcome.code;
 }
 
 po::variables_map parse_train(const std::vector<std::string>& args, const po::options_description& options) {
@@ -733,24 +633,20 @@ int train_command(const std::vector<std::string>& args, std::ostream& out, std::
 
 }  // namespace
 
-namespace {
-
-// One line "code rank message" in the front end's status file (WULF_STATUS_FILE): rank 0
-// when it finishes, any rank that fails. Appends of one short line do not interleave.
-void rank_status(int code, int rank, const std::string& message) {
-  const char* path = std::getenv("WULF_STATUS_FILE");
-  if (!path || !*path) return;
-  std::string line = std::to_string(code) + " " + std::to_string(rank) + " " + message;
-  for (char& c : line)
-    if (c == '\n') c = ' ';
-  line += '\n';
-  const int fd = ::open(path, O_WRONLY | O_CREAT | O_APPEND, 0600);
-  if (fd < 0) return;
-  [[maybe_unused]] const ssize_t written = ::write(fd, line.data(), line.size());
-  ::close(fd);
+int run_rank_bench(const std::vector<std::string>& args, Comm& comm, std::ostream& out, std::ostream& err) {
+  std::string message;
+  try {
+    run_comm_bench(parse_comm_bench(args), comm, out);
+    if (comm.rank() == 0) report_rank_status(exit_ok, 0, "finished");
+    return exit_ok;
+  } catch (const std::exception& e) {
+    message = std::string("error: ") + e.what();
+  }
+  report_rank_status(exit_input, comm.rank(), message);
+  if (comm.size() > 1) comm.abort(message, exit_input);
+  err << "wulf: " << message << "\n";
+  return exit_input;
 }
-
-}  // namespace
 
 int run_rank(const std::vector<std::string>& args, Comm& comm, const ComputeFactory& make_compute,
              std::ostream& out, std::ostream& err) {
@@ -768,7 +664,7 @@ int run_rank(const std::vector<std::string>& args, Comm& comm, const ComputeFact
     const std::unique_ptr<Compute> compute = make_compute(job.compute);
     const int done = job.double_precision ? run_train<double>(job, comm, *compute, out, err)
                                           : run_train<float>(job, comm, *compute, out, err);
-    if (comm.rank() == 0) rank_status(done, 0, "finished");
+    if (comm.rank() == 0) report_rank_status(done, 0, "finished");
     return done;
   } catch (const InputError& e) {
     message = std::string("error: ") + e.what(), code = exit_input;
@@ -777,7 +673,7 @@ int run_rank(const std::vector<std::string>& args, Comm& comm, const ComputeFact
   } catch (const std::exception& e) {
     message = std::string("internal error: ") + e.what(), code = exit_internal;
   }
-  rank_status(code, comm.rank(), message);
+  report_rank_status(code, comm.rank(), message);
   if (comm.size() > 1) comm.abort(message, code);
   err << "wulf: " << message << "\n";
   return code;
@@ -795,6 +691,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     }
     const std::vector<std::string> rest(args.begin() + 1, args.end());
     if (args[0] == "train") return train_command(rest, out, err);
+    if (args[0] == "platform") return platform_command(rest, out, err);
     err << "wulf: unknown command '" << args[0] << "'\n" << usage;
     return exit_input;
   } catch (const InputError& e) {

@@ -28,5 +28,9 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
 using ComputeFactory = std::function<std::unique_ptr<Compute>(const ComputeConfig&)>;
 int run_rank(const std::vector<std::string>& args, Comm& comm, const ComputeFactory& make_compute,
              std::ostream& out, std::ostream& err);
+// One rank of `wulf platform bench` (comm_bench.hpp).
+int run_rank_bench(const std::vector<std::string>& args, Comm& comm, std::ostream& out, std::ostream& err);
+// `wulf platform info|bench ...` (platform_cli.cpp).
+int platform_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
 }  // namespace wulf

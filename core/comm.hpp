@@ -43,6 +43,10 @@ class Comm {
   virtual void scatterv(std::span<const float> send, std::span<const int> counts, std::span<float> recv,
                         int root) = 0;
 
+  // Point to point (the platform benchmark's ping-pong).
+  virtual void send(std::span<const float> data, int dest) = 0;
+  virtual void recv(std::span<float> data, int source) = 0;
+
   // Ends every rank: the message names this rank; never returns.
   [[noreturn]] virtual void abort(const std::string& message, int code) = 0;
 };
@@ -81,6 +85,8 @@ class SerialComm final : public Comm {
   void scatterv(std::span<const float> send, std::span<const int>, std::span<float> recv, int root) override {
     scatter(send, recv, root);
   }
+  void send(std::span<const float>, int) override {}
+  void recv(std::span<float>, int) override {}
   [[noreturn]] void abort(const std::string& message, int code) override;
 
  private:

@@ -59,6 +59,13 @@ class MpiComm final : public Comm {
                  MPI_COMM_WORLD);
   }
 
+  void send(std::span<const float> d, int dest) override {
+    MPI_Send(d.data(), count_of(d.size()), MPI_FLOAT, dest, 0, MPI_COMM_WORLD);
+  }
+  void recv(std::span<float> d, int source) override {
+    MPI_Recv(d.data(), count_of(d.size()), MPI_FLOAT, source, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  }
+
   [[noreturn]] void abort(const std::string& message, int code) override {
     std::cerr << "wulf (rank " << rank_ << " of " << size_ << "): " << message << std::endl;
     MPI_Abort(MPI_COMM_WORLD, code);

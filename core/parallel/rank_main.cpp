@@ -13,8 +13,11 @@ int main(int argc, char** argv) {
   int code = 0;
   {
     const std::unique_ptr<wulf::Comm> comm = wulf::make_mpi_comm();
-    code = wulf::run_rank(std::vector<std::string>(argv + 1, argv + argc), *comm, wulf::make_compute, std::cout,
-                          std::cerr);
+    const std::vector<std::string> args(argv + 1, argv + argc);
+    if (!args.empty() && args[0] == "bench")  // `wulf platform bench` measures the platform
+      code = wulf::run_rank_bench(std::vector<std::string>(args.begin() + 1, args.end()), *comm, std::cout, std::cerr);
+    else
+      code = wulf::run_rank(args, *comm, wulf::make_compute, std::cout, std::cerr);
   }
   wulf::mpi_finalize();
   return code;

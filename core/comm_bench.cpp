@@ -1,0 +1,105 @@
+#include "comm_bench.hpp"
+
+#include "dataset.hpp"
+#include "text.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <ostream>
+#include <sstream>
+
+namespace wulf {
+
+CommBenchConfig parse_comm_bench(const std::vector<std::string>& args) {
+  CommBenchConfig c;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&]() -> const std::string& {
+      if (i + 1 >= args.size()) throw InputError("bench: " + a + " needs a value");
+      return args[++i];
+    };
+    if (a == "--what") {
+      c.what = value();
+    } else if (a == "--sizes") {
+      std::stringstream list(value());
+      std::string item;
+      while (std::getline(list, item, ',')) {
+        const auto v = parse_number(item);
+        if (!v || *v < 1 || *v != static_cast<double>(static_cast<std::size_t>(*v)))
+          throw InputError("bench: size '" + item + "' is not a whole number >= 1");
+        c.sizes.push_back(static_cast<std::size_t>(*v));
+      }
+    } else if (a == "--float") {
+      c.doubles = false;
+    } else if (a == "--repeat") {
+      const auto v = parse_number(value());
+      if (!v || *v < 1) throw InputError("bench: --repeat must be at least 1");
+      c.repeat = static_cast<int>(*v);
+    } else {
+      throw InputError("bench: unknown argument '" + a + "'");
+    }
+  }
+  if (c.what != "pingpong" && c.what != "allreduce" && c.what != "reduce" && c.what != "allgather")
+    throw InputError("bench: --what must be pingpong, allreduce, reduce or allgather");
+  if (c.sizes.empty()) throw InputError("bench: no --sizes");
+  return c;
+}
+
+namespace {
+
+template <class T>
+double time_collective(const std::string& what, std::size_t n, int repeat, Comm& comm) {
+  const int p = comm.size();
+  std::vector<T> data(n, T(1)), gathered(what == "allgather" ? n * static_cast<std::size_t>(p) : 0);
+  double total = 0;
+  for (int r = 0; r < repeat; ++r) {
+    comm.barrier();
+    const double t0 = comm.now();
+    if (what == "allreduce") comm.allreduce_sum(std::span<T>(data));
+    if (what == "reduce") comm.reduce_sum(std::span<T>(data), 0);
+    if (what == "allgather") comm.allgather(std::span<const T>(data), std::span<T>(gathered));
+    // The call's time is the last rank's: every rank's end, the latest of them.
+    std::array<double, 1> elapsed{comm.now() - t0};
+    comm.barrier();
+    std::vector<double> all(static_cast<std::size_t>(p));
+    comm.gather(std::span<const double>(elapsed), std::span<double>(all), 0);
+    total += *std::max_element(all.begin(), all.end());
+  }
+  return total / repeat;
+}
+
+}  // namespace
+
+void run_comm_bench(const CommBenchConfig& c, Comm& comm, std::ostream& out) {
+  const int p = comm.size(), q = comm.rank();
+  for (std::size_t size : c.sizes) {
+    double seconds = 0;
+    std::size_t bytes = 0;
+    if (c.what == "pingpong") {
+      if (p < 2) throw InputError("bench: a ping-pong needs 2 ranks");
+      // size bytes, rounded up to whole floats; one-way time = round trip / 2.
+      std::vector<float> buf((size + sizeof(float) - 1) / sizeof(float));
+      bytes = buf.size() * sizeof(float);
+      comm.barrier();
+      const double t0 = comm.now();
+      for (int r = 0; r < c.repeat; ++r) {
+        if (q == 0) comm.send(buf, 1), comm.recv(buf, 1);
+        if (q == 1) comm.recv(buf, 0), comm.send(buf, 0);
+      }
+      seconds = (comm.now() - t0) / (2.0 * c.repeat);
+    } else {
+      bytes = size * (c.doubles ? 8 : 4);
+      seconds = c.doubles ? time_collective<double>(c.what, size, c.repeat, comm)
+                          : time_collective<float>(c.what, size, c.repeat, comm);
+    }
+    if (q == 0) {
+      char line[256];
+      std::snprintf(line, sizeof line, "{\"what\": \"%s\", \"np\": %d, \"size\": %zu, \"bytes\": %zu, \"time_s\": %.17g}",
+                    c.what.c_str(), p, size, bytes, seconds);
+      out << line << std::endl;
+    }
+  }
+}
+
+}  // namespace wulf

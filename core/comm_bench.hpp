@@ -1,0 +1,30 @@
+// The platform benchmark's measurements, run by every rank of a parallel job
+// (`wulf-rank-sim bench ...`, started by `wulf platform bench`): a ping-pong between ranks
+// 0 and 1, and collective calls, timed with the engine's clock.
+#pragma once
+
+#include "comm.hpp"
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace wulf {
+
+struct CommBenchConfig {
+  std::string what;                  // "pingpong" or a collective: allreduce, reduce, allgather
+  std::vector<std::size_t> sizes;    // pingpong: bytes; collectives: elements
+  bool doubles = true;               // collectives: element type (8 or 4 bytes)
+  int repeat = 3;
+};
+
+// Parses the rank program's bench arguments: --what W --sizes a,b,c [--float] [--repeat r].
+// Throws InputError.
+CommBenchConfig parse_comm_bench(const std::vector<std::string>& args);
+
+// Runs the measurements on comm's ranks; rank 0 prints one JSON object per size to out:
+// {"what": ..., "np": p, "size": s, "bytes": b, "time_s": t}. For a collective, t is the
+// mean over the repeats of the time from a barrier to the last rank's return.
+void run_comm_bench(const CommBenchConfig& config, Comm& comm, std::ostream& out);
+
+}  // namespace wulf

@@ -1,0 +1,149 @@
+#include "engine_launch.hpp"
+
+#include "dataset.hpp"
+#include "launch.hpp"
+
+#include <wulf/build_info.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace wulf {
+
+std::string wulf_program(const std::string& name) {
+  for (const std::string& dir : {executable_dir(), std::string(build::binary_dir)})
+    if (::access((dir + "/" + name).c_str(), X_OK) == 0) return dir + "/" + name;
+  throw InputError(name + " is not built (looked beside wulf and in " + build::binary_dir + ")");
+}
+
+namespace {
+
+std::string platform_helper(const std::string& verb, const std::string& file) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(file, ec)) throw InputError("platform " + file + ": no such file");
+  std::string text, errors;
+  if (run_program_captured({wulf_program("wulf-platform"), verb, file}, text, errors) != 0) {
+    while (!errors.empty() && errors.back() == '\n') errors.pop_back();
+    throw InputError("platform " + file + ": SimGrid cannot load it: " + errors);
+  }
+  return text;
+}
+
+}  // namespace
+
+std::vector<PlatformHost> platform_hosts(const std::string& file) {
+  std::istringstream lines(platform_helper("hosts", file));
+  std::vector<PlatformHost> hosts;
+  PlatformHost h;
+  while (lines >> h.name >> h.cores >> h.speed) hosts.push_back(h);
+  if (hosts.empty()) throw InputError("platform " + file + ": it has no hosts");
+  return hosts;
+}
+
+Json platform_info(const std::string& file) { return Json::parse(platform_helper("info", file)); }
+
+Hostfile::Hostfile(const std::vector<PlatformHost>& hosts) {
+  char name[] = "/tmp/wulf-hostfile-XXXXXX";
+  const int fd = ::mkstemp(name);
+  if (fd < 0) throw InputError("cannot create a hostfile in /tmp");
+  ::close(fd);
+  path_ = name;
+  std::ofstream out(path_);
+  for (const auto& h : hosts) out << h.name << ":" << h.cores << "\n";
+}
+
+Hostfile::~Hostfile() {
+  std::error_code ec;
+  std::filesystem::remove(path_, ec);
+}
+
+std::vector<std::string> smpirun_command(const std::string& platform, const Hostfile& hosts, int np,
+                                         const std::vector<std::string>& extra_cfg, const std::string& program) {
+  const std::string smpirun = find_program("smpirun");
+  if (smpirun.empty()) throw InputError("--engine sim: smpirun is not on PATH (install libsimgrid-dev)");
+  std::vector<std::string> cmd{smpirun, "-np", std::to_string(np), "-platform", platform, "-hostfile", hosts.path(),
+                               // Only wulf charges compute; reading the clock costs nothing (SMPI's
+                               // default adds 10 ns per MPI_Wtime, which would land in the phase times).
+                               "--cfg=smpi/simulate-computation:no", "--cfg=smpi/wtime:0", "--log=root.thres:warning",
+                               "--log=smpi_config.thres:error"};
+  for (const auto& c : extra_cfg) cmd.push_back("--cfg=" + c);
+  cmd.push_back(program);
+  return cmd;
+}
+
+void report_rank_status(int code, int rank, const std::string& message) {
+  const char* path = std::getenv("WULF_STATUS_FILE");
+  if (!path || !*path) return;
+  std::string line = std::to_string(code) + " " + std::to_string(rank) + " " + message;
+  for (char& c : line)
+    if (c == '\n') c = ' ';
+  line += '\n';
+  // Appends of one short line do not interleave.
+  const int fd = ::open(path, O_WRONLY | O_CREAT | O_APPEND, 0600);
+  if (fd < 0) return;
+  [[maybe_unused]] const ssize_t written = ::write(fd, line.data(), line.size());
+  ::close(fd);
+}
+
+RanksOutcome run_ranks(const std::vector<std::string>& cmd, bool simulation, bool capture_output) {
+  char status_name[] = "/tmp/wulf-status-XXXXXX";
+  const int status_fd = ::mkstemp(status_name);
+  if (status_fd < 0) throw InputError("cannot create a status file in /tmp");
+  ::close(status_fd);
+  const std::string status_file = status_name;
+  std::filesystem::remove(status_file);
+  ::setenv("WULF_STATUS_FILE", status_file.c_str(), 1);
+  // All simulated ranks live in one process, and SMPI's collectives allocate and free
+  // message-sized buffers on every call: with glibc's default thresholds each one is a
+  // fresh mmap and its page faults (a third of the wall time of 16 digits ranks). Keeping
+  // them on the heap halves that cost; the simulated times do not change.
+  const bool set_tunables = simulation && !std::getenv("GLIBC_TUNABLES");
+  if (set_tunables)
+    ::setenv("GLIBC_TUNABLES", "glibc.malloc.mmap_threshold=268435456:glibc.malloc.trim_threshold=1073741824", 1);
+  RanksOutcome outcome;
+  int code = 0;
+  try {
+    std::string errors;
+    code = capture_output ? run_program_captured(cmd, outcome.output, errors) : run_program(cmd);
+    if (capture_output && code != 0 && outcome.failure.empty()) outcome.failure = errors;
+  } catch (const std::exception& e) {
+    ::unsetenv("WULF_STATUS_FILE");
+    if (set_tunables) ::unsetenv("GLIBC_TUNABLES");
+    throw InputError(e.what());
+  }
+  ::unsetenv("WULF_STATUS_FILE");
+  if (set_tunables) ::unsetenv("GLIBC_TUNABLES");
+
+  std::ifstream status(status_file);
+  int reported = -1;
+  std::string line;
+  while (std::getline(status, line)) {  // "code rank message", one line per rank that ended
+    std::istringstream fields(line);
+    int c = 0, r = 0;
+    if (!(fields >> c >> r)) continue;
+    if (c != 0 && reported <= 0) {
+      reported = c;
+      std::string message;
+      std::getline(fields, message);
+      outcome.failure = "rank " + std::to_string(r) + ":" + message;
+    } else if (reported < 0) {
+      reported = c;
+    }
+  }
+  status.close();
+  std::filesystem::remove(status_file);
+  if (code == 0 && reported < 0) {
+    outcome.code = 1;
+    outcome.failure = "the run ended without a result: a rank ended before it finished";
+  } else {
+    outcome.code = code == 0 ? reported : code;
+  }
+  return outcome;
+}
+
+}  // namespace wulf

@@ -1,0 +1,62 @@
+// Starting ranks under mpirun or smpirun, from the wulf command: finding wulf's own
+// programs, reading a platform's hosts through SimGrid, writing the hostfile, and learning
+// how the ranks ended.
+#pragma once
+
+#include "json.hpp"
+
+#include <string>
+#include <vector>
+
+namespace wulf {
+
+// A program built beside wulf (or in the build tree): wulf-rank-real, wulf-rank-sim,
+// wulf-platform. Throws InputError if it is not built.
+std::string wulf_program(const std::string& name);
+
+struct PlatformHost {
+  std::string name;
+  int cores = 0;
+  double speed = 0;  // flop/s
+};
+
+// The hosts of a platform as SimGrid loads it (through wulf-platform). Throws InputError
+// naming the file for a missing file or one SimGrid cannot load.
+std::vector<PlatformHost> platform_hosts(const std::string& file);
+// Everything `wulf-platform info` says of the platform (hosts, links, zones, routes).
+Json platform_info(const std::string& file);
+
+// A hostfile in /tmp with one "name:cores" line per host, removed with the object.
+class Hostfile {
+ public:
+  explicit Hostfile(const std::vector<PlatformHost>& hosts);
+  ~Hostfile();
+  Hostfile(const Hostfile&) = delete;
+  Hostfile& operator=(const Hostfile&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// smpirun's arguments for np ranks of program on a platform: only wulf charges compute
+// and reading the clock costs nothing; extra_cfg are further --cfg=... settings.
+std::vector<std::string> smpirun_command(const std::string& platform, const Hostfile& hosts, int np,
+                                         const std::vector<std::string>& extra_cfg, const std::string& program);
+
+struct RanksOutcome {
+  int code = 0;          // the exit code of the whole run (2 input, 3 diverged, ...)
+  std::string failure;   // "rank 3: error: ..." of the first rank that failed, or empty
+  std::string output;    // the ranks' standard output, when captured
+};
+
+// Runs cmd (mpirun or smpirun and the rank program) and waits; the ranks write how they
+// ended to a status file (report_rank_status), so an aborted simulation (smpirun exits 0)
+// or a rank killed from outside (no status) is told apart from success.
+RanksOutcome run_ranks(const std::vector<std::string>& cmd, bool simulation, bool capture_output);
+
+// Inside a rank: one line "code rank message" into the front end's status file
+// (WULF_STATUS_FILE), from rank 0 when it finishes and from any rank that fails.
+void report_rank_status(int code, int rank, const std::string& message);
+
+}  // namespace wulf
