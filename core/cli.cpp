@@ -579,7 +579,7 @@ int launch(const TrainJob& job, const std::vector<std::string>& args, std::ostre
     }
     cmd.push_back(program);
   } else {
-    const std::vector<PlatformHost> hosts = platform_hosts(job.platform);
+    const std::vector<PlatformHost> hosts = platform_hosts(job.platform, job.np);
     long long cores = 0;
     for (const auto& h : hosts) cores += h.cores;
     if (job.np > cores)

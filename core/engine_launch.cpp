@@ -23,25 +23,34 @@ std::string wulf_program(const std::string& name) {
 
 namespace {
 
-std::string platform_helper(const std::string& verb, const std::string& file) {
+std::string platform_helper(const std::string& verb, const std::string& file, const std::string& extra = "") {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(file, ec)) throw InputError("platform " + file + ": no such file");
   std::string text, errors;
-  if (run_program_captured({wulf_program("wulf-platform"), verb, file}, text, errors) != 0) {
+  std::vector<std::string> cmd{wulf_program("wulf-platform"), verb, file};
+  if (!extra.empty()) cmd.push_back(extra);
+  if (run_program_captured(cmd, text, errors) != 0) {
     while (!errors.empty() && errors.back() == '\n') errors.pop_back();
-    throw InputError("platform " + file + ": SimGrid cannot load it: " + errors);
+    throw InputError("platform " + file + ": " + (errors.empty() ? "SimGrid cannot load it" : errors));
   }
   return text;
 }
 
 }  // namespace
 
-std::vector<PlatformHost> platform_hosts(const std::string& file) {
-  std::istringstream lines(platform_helper("hosts", file));
+std::vector<PlatformHost> platform_hosts(const std::string& file, long long ranks) {
   std::vector<PlatformHost> hosts;
-  PlatformHost h;
-  while (lines >> h.name >> h.cores >> h.speed) hosts.push_back(h);
+  {
+    std::istringstream lines(platform_helper("hosts", file));
+    PlatformHost h;
+    while (lines >> h.name >> h.cores >> h.speed) hosts.push_back(h);
+  }
   if (hosts.empty()) throw InputError("platform " + file + ": it has no hosts");
+  if (ranks > 0) {  // the hosts the ranks fill, in hostfile order, must reach each other
+    std::size_t used = 0;
+    for (long long cores = 0; used < hosts.size() && cores < ranks; ++used) cores += hosts[used].cores;
+    platform_helper("hosts", file, std::to_string(used));
+  }
   return hosts;
 }
 

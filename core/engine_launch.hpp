@@ -21,8 +21,9 @@ struct PlatformHost {
 };
 
 // The hosts of a platform as SimGrid loads it (through wulf-platform). Throws InputError
-// naming the file for a missing file or one SimGrid cannot load.
-std::vector<PlatformHost> platform_hosts(const std::string& file);
+// naming the file for a missing file, one SimGrid cannot load, or, when ranks > 0, two of
+// the hosts the first `ranks` ranks run on with no route between them.
+std::vector<PlatformHost> platform_hosts(const std::string& file, long long ranks = 0);
 // Everything `wulf-platform info` says of the platform (hosts, links, zones, routes).
 Json platform_info(const std::string& file);
 

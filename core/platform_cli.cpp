@@ -159,7 +159,7 @@ int bench_command(const std::vector<std::string>& args, std::ostream& out, std::
   if (repeat < 1) throw InputError("--repeat: must be at least 1");
   if (vm.count("out")) check_writable(vm["out"].as<std::string>(), "--out");
 
-  const std::vector<PlatformHost> hosts = platform_hosts(file);
+  const std::vector<PlatformHost> hosts = platform_hosts(file, static_cast<long long>(*std::max_element(nps.begin(), nps.end())));
   long long total_cores = 0;
   for (const auto& h : hosts) total_cores += h.cores;
   // The ping-pong pair: named hosts, or the first two.

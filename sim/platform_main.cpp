@@ -2,7 +2,8 @@
 // wulf needs of it. A program of its own so that SimGrid's engine, of which a process may
 // hold one, never lives inside the wulf command or its tests.
 //
-//   wulf-platform hosts FILE.xml   one line per host: name, cores, speed in flop/s
+//   wulf-platform hosts FILE.xml [K]  one line per host: name, cores, speed in flop/s; with
+//                                    K, first checks that the first K hosts reach each other
 //   wulf-platform info FILE.xml    the whole platform as JSON: hosts, links, zones, routes
 //                                  between the first hosts
 #include <simgrid/s4u/Engine.hpp>
@@ -10,6 +11,7 @@
 #include <simgrid/s4u/Link.hpp>
 #include <simgrid/s4u/NetZone.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <exception>
@@ -96,10 +98,29 @@ void info(const simgrid::s4u::Engine& e) {
 
 }  // namespace
 
+// Exits 2 naming the first pair of the first k hosts with no route between them (a Full
+// zone without a <route> for a pair gives an empty route, which SimGrid does not refuse).
+int check_routes(const simgrid::s4u::Engine& e, std::size_t k) {
+  const std::vector<simgrid::s4u::Host*> hosts = e.get_all_hosts();
+  k = std::min(k, hosts.size());
+  for (std::size_t i = 0; i < k; ++i)
+    for (std::size_t j = 0; j < k; ++j) {
+      if (i == j) continue;
+      std::vector<simgrid::s4u::Link*> path;
+      double latency = 0;
+      hosts[i]->route_to(hosts[j], path, &latency);
+      if (path.empty() && latency == 0) {
+        std::fprintf(stderr, "no route from host '%s' to host '%s'\n", hosts[i]->get_cname(), hosts[j]->get_cname());
+        return 2;
+      }
+    }
+  return 0;
+}
+
 int main(int argc, char** argv) {
-  const std::string verb = argc == 3 ? argv[1] : "";
-  if (verb != "hosts" && verb != "info") {
-    std::fprintf(stderr, "usage: wulf-platform hosts|info FILE.xml\n");
+  const std::string verb = argc >= 3 ? argv[1] : "";
+  if ((verb != "hosts" && verb != "info") || argc > 4 || (verb == "info" && argc != 3)) {
+    std::fprintf(stderr, "usage: wulf-platform hosts FILE.xml [K] | info FILE.xml\n");
     return 2;
   }
   try {
@@ -112,11 +133,12 @@ int main(int argc, char** argv) {
       info(engine);
       return 0;
     }
+    if (argc == 4 && check_routes(engine, std::stoul(argv[3])) != 0) return 2;
     for (const simgrid::s4u::Host* h : engine.get_all_hosts())
       std::printf("%s %d %.17g\n", h->get_cname(), h->get_core_count(), h->get_speed());
     return 0;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s\n", e.what());
+    std::fprintf(stderr, "SimGrid cannot load it: %s\n", e.what());
     return 2;
   }
 }

@@ -1,0 +1,137 @@
+// `wulf platform info` and `wulf platform bench` on our platforms and on SimGrid's other
+// topologies, and the platform faults that must stop a run before any rank starts.
+#include "cli.hpp"
+#include "compute.hpp"
+#include "dataset.hpp"
+#include "json.hpp"
+
+#include <gtest/gtest.h>
+
+#include "test_support.hpp"
+
+#include <fstream>
+#include <sstream>
+
+namespace wulf {
+namespace {
+
+using testing_support::contains;
+
+std::string platform(const std::string& name) { return std::string(WULF_TEST_PLATFORMS) + "/" + name; }
+
+struct Outcome {
+  int code;
+  std::string out, err;
+};
+
+Outcome wulf(std::vector<std::string> args) {
+  std::ostringstream out, err;
+  const int code = run_cli(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+Json read_record(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return Json::parse(s.str());
+}
+
+TEST(platform, info_reports_what_simgrid_loaded) {
+  testing_support::TempDir dir("wulf_test_platform");
+  const Outcome o = wulf({"platform", "info", platform("toy4.xml"), "--out", dir.file("info.json")});
+  ASSERT_EQ(o.code, exit_ok) << o.err;
+  EXPECT_TRUE(contains(o.out, "4 hosts, 4 cores")) << o.out;
+  EXPECT_TRUE(contains(o.out, "100 Mbit/s, 50 us")) << o.out;
+  const Json r = read_record(dir.file("info.json"));
+  const auto& hosts = r.at("platform").at("hosts").array_items();
+  ASSERT_EQ(hosts.size(), 4u);
+  EXPECT_EQ(hosts[0].at("speed_flops").number(), 1e9);
+  // toy-0 -> toy-1: up link, backbone, down link: 50 + 10 + 50 us.
+  const auto& route = r.at("platform").at("routes").array_items().at(0);
+  EXPECT_EQ(route.at("links").array_items().size(), 3u);
+  EXPECT_NEAR(route.at("latency_s").number(), 110e-6, 1e-12);
+}
+
+TEST(platform, every_simgrid_topology_is_read_and_measured) {
+  for (const char* file : {"fattree.xml", "torus.xml", "dragonfly.xml", "routed.xml", "flat64.xml"}) {
+    SCOPED_TRACE(file);
+    const Outcome info = wulf({"platform", "info", platform(file)});
+    ASSERT_EQ(info.code, exit_ok) << info.err;
+    const Outcome bench = wulf({"platform", "bench", platform(file), "--np", "2", "--elements", "1024",
+                                "--collectives", "allreduce", "--sizes", "8,65536"});
+    ASSERT_EQ(bench.code, exit_ok) << bench.err;
+    EXPECT_TRUE(contains(bench.out, "allreduce")) << bench.out;
+  }
+}
+
+TEST(platform, bench_measures_latency_bandwidth_and_collectives_deterministically) {
+  testing_support::TempDir dir("wulf_test_platform");
+  const std::vector<std::string> args{"platform", "bench", platform("toy4.xml"), "--np", "2,4", "--elements",
+                                      "1024,8192", "--sizes", "8,1048576"};
+  auto with_out = [&](const std::string& name) {
+    std::vector<std::string> a = args;
+    a.insert(a.end(), {"--out", dir.file(name)});
+    const Outcome o = wulf(a);
+    EXPECT_EQ(o.code, exit_ok) << o.err;
+    return read_record(dir.file(name));
+  };
+  const Json a = with_out("a.json"), b = with_out("b.json");
+  const auto& pp = a.at("pingpong").array_items();
+  ASSERT_EQ(pp.size(), 2u);
+  EXPECT_LT(pp[0].at("time_s").number(), pp[1].at("time_s").number());
+  // A 1 MB message over a 100 Mbit/s link: about 84 ms one way, whatever SMPI's factors.
+  EXPECT_GT(pp[1].at("time_s").number(), 0.08);
+  EXPECT_LT(pp[1].at("time_s").number(), 0.12);
+  const double bw = a.at("summary").at("bandwidth_Bps").number();
+  EXPECT_GT(bw, 0.8 * 12.5e6);
+  EXPECT_LE(bw, 12.5e6);
+  // 3 collectives x 2 rank counts x 2 sizes.
+  EXPECT_EQ(a.at("collectives").array_items().size(), 12u);
+  for (std::size_t i = 0; i < 12; ++i)
+    EXPECT_EQ(a.at("collectives").array_items()[i].at("time_s").number(),
+              b.at("collectives").array_items()[i].at("time_s").number());
+}
+
+TEST(platform, a_malformed_file_a_route_to_nowhere_or_too_few_cores_stop_the_run) {
+  testing_support::TempDir dir("wulf_test_platform");
+  const std::string bad = dir.write("bad.xml", "<?xml version='1.0'?>\n<platform version=\"4.1\"><zone id='z'");
+  const Outcome malformed = wulf({"platform", "info", bad});
+  EXPECT_EQ(malformed.code, exit_input);
+  EXPECT_TRUE(contains(malformed.err, bad)) << malformed.err;
+  EXPECT_TRUE(contains(malformed.err, "SimGrid cannot load it")) << malformed.err;
+
+  const Outcome nowhere = wulf({"train", "--problem", "encoder:8", "--block", "4", "--engine", "sim", "--np", "3",
+                                "--platform", platform("no-route.xml")});
+  EXPECT_EQ(nowhere.code, exit_input);
+  EXPECT_TRUE(contains(nowhere.err, "no-route.xml")) << nowhere.err;
+  EXPECT_TRUE(contains(nowhere.err, "no route from host 'a' to host 'c'")) << nowhere.err;
+  // Two ranks use only a and b, which reach each other.
+  EXPECT_EQ(wulf({"train", "--problem", "encoder:8", "--block", "4", "--epochs", "1", "--engine", "sim", "--np", "2",
+                  "--platform", platform("no-route.xml"), "--quiet"})
+                .code,
+            exit_ok);
+
+  const Outcome few = wulf({"platform", "bench", platform("toy4.xml"), "--hosts", "toy-0,nobody"});
+  EXPECT_EQ(few.code, exit_input);
+  EXPECT_TRUE(contains(few.err, "no host 'nobody'")) << few.err;
+}
+
+TEST(platform, a_profile_that_lacks_a_phase_is_named) {
+  testing_support::TempDir dir("wulf_test_platform");
+  const std::string profile = dir.write("short.profile", "Tf_ms = 0.2\nTb_ms = 0.4\nTu_ms = 0.07\nTs_ms = 0.001\nTo_ms = 30\n");
+  try {
+    read_profile(profile);
+    FAIL() << "a profile without Tm_ms was accepted";
+  } catch (const InputError& e) {
+    EXPECT_TRUE(contains(e.what(), profile)) << e.what();
+    EXPECT_TRUE(contains(e.what(), "Tm_ms")) << e.what();
+  }
+  const Outcome o = wulf({"train", "--problem", "function", "--engine", "sim", "--platform", platform("toy4.xml"),
+                          "--compute", "calibrated", "--profile", profile});
+  EXPECT_EQ(o.code, exit_input);
+  EXPECT_TRUE(contains(o.err, "Tm_ms")) << o.err;
+}
+
+}  // namespace
+}  // namespace wulf
