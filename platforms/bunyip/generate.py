@@ -38,6 +38,10 @@ DEFAULTS = {
     "nic_lat_us": 50.0,
     "uplinks": None,  # computed from groups: AB,CD for 4 groups
     "intra_group": "distance",
+    # LAM/MPI's share of the nominal rate for messages of 6.6 MB, CALIBRATED: with it a
+    # binomial MPI_Reduce of 1 729 440 floats over 194 ranks simulates in 8.5 s, as in
+    # seed 002 section 5.1 (experiments/platform-calibration).
+    "mpi_bw_factor": 0.456,
 }
 
 
@@ -100,6 +104,9 @@ def parse_args(argv):
     p.add_argument("--uplinks", default=None,
                    help="comma-separated edge switches the gigabit switch is linked to "
                         "(default AB,CD for 4 groups; must touch every group)")
+    p.add_argument("--mpi-bw-factor", type=float, default=DEFAULTS["mpi_bw_factor"],
+                   help="share of a link's rate that MPI messages get (SMPI's smpi/bw-factor, all sizes; "
+                        "default 0.456, calibrated against seed 002's 8.5 s library reduce)")
     p.add_argument("--intra-group", choices=["distance", "lowest"], default=DEFAULTS["intra_group"],
                    help="edge switch used between two nodes of the same group: 'distance' picks edge "
                         "(|i-j|-1) mod (groups-1) of the group, 'lowest' always the edge to the "
@@ -156,12 +163,23 @@ def header(a, n_hosts, n_cores, n_links, n_routes):
       % (g, n, c, fmt(a.nic_mbit), fmt(a.switch_gbit)))
     w("    servers=%d spares=%d speed-mflops=%s server-nic-mbit=%s uplink-mbit=%s"
       % (a.servers, a.spares, fmt(a.speed_mflops), fmt(a.server_nic_mbit), fmt(a.uplink_mbit)))
-    w("    gigabit-switch-gbit=%s nic-lat-us=%s uplinks=%s intra-group=%s"
-      % (fmt(a.gigabit_switch_gbit), fmt(a.nic_lat_us), ",".join(a.uplinks), a.intra_group))
+    w("    gigabit-switch-gbit=%s nic-lat-us=%s uplinks=%s intra-group=%s mpi-bw-factor=%s"
+      % (fmt(a.gigabit_switch_gbit), fmt(a.nic_lat_us), ",".join(a.uplinks), a.intra_group, fmt(a.mpi_bw_factor)))
     w("  (each parameter is the command-line option of the same name; regenerate with")
     w("  python3 platforms/bunyip/generate.py plus those options; see platforms/README.md).")
     w("  Result: %d hosts, %d CPUs (SimGrid cores), %d links, %d symmetrical routes."
       % (n_hosts, n_cores, n_links, n_routes))
+    w("")
+    w("  CALIBRATION: the NICs keep their nominal 100 Mbit/s; what LAM/MPI over TCP made of it")
+    w("  is SMPI's bandwidth factor, set for all message sizes in the <config> below")
+    w("  (mpi-bw-factor=%s). Seed 002 section 5.1: LAM's library reduce of 6.6 MB over 194"
+      % fmt(a.mpi_bw_factor))
+    w("  processes took 8.5 s in 8 stages; a binomial MPI_Reduce of 1 729 440 floats over the")
+    w("  96 nodes and server-0 (194 ranks) simulates in 8.5 s with 0.456, in 4.13 s with")
+    w("  SMPI's own factors (about 0.94 for large messages). The same paper's custom reduce")
+    w("  moved 6.6 MB over one NIC in 0.66 s (stage 2, about 80 Mbit/s, a factor of 0.8): the")
+    w("  library reduce lost the rest to waiting and LAM's TCP handling, which one factor for")
+    w("  every message cannot tell apart (experiments/platform-calibration).")
     w("")
     if g == 4:
         w("  Topology (default parameters). Each letter is a group of %d nodes (bunyip-X-0..%d)," % (n, n - 1))
@@ -376,16 +394,19 @@ def generate(a):
     o(header(a, len(hosts), n_cores, len(links), n_routes))
     o("-->")
     o('<platform version="4.1">')
+    o('  <config>')
+    o('    <prop id="smpi/bw-factor" value="0:%s"/>' % fmt(a.mpi_bw_factor))
+    o('  </config>')
     o('  <zone id="bunyip" routing="Full">')
     o('    <prop id="wulf:source" value="seed 002 sections 1, 2, 2.1, 3.4 (Bunyip: 96 dual PIII 550 nodes, '
       'tetrahedron of 6 HP Procurve 4000 switches, 3 x 100 Mbit NICs per node, 2 servers on a gigabit switch, '
       '2 hot spares)"/>')
     o('    <prop id="wulf:generator" value="platforms/bunyip/generate.py groups=%d nodes-per-group=%d '
       'cpus-per-node=%d nic-mbit=%s switch-gbit=%s servers=%d spares=%d speed-mflops=%s server-nic-mbit=%s '
-      'uplink-mbit=%s gigabit-switch-gbit=%s nic-lat-us=%s uplinks=%s intra-group=%s"/>'
+      'uplink-mbit=%s gigabit-switch-gbit=%s nic-lat-us=%s uplinks=%s intra-group=%s mpi-bw-factor=%s"/>'
       % (g, n, c, fmt(a.nic_mbit), fmt(a.switch_gbit), a.servers, a.spares, fmt(a.speed_mflops),
          fmt(a.server_nic_mbit), fmt(a.uplink_mbit), fmt(a.gigabit_switch_gbit), fmt(a.nic_lat_us),
-         ",".join(a.uplinks), a.intra_group))
+         ",".join(a.uplinks), a.intra_group, fmt(a.mpi_bw_factor)))
     o("")
     o("    <!-- hosts: %d groups x %d nodes, %d servers, %d spares; %d CPUs each -->"
       % (g, n, a.servers, a.spares, c))
