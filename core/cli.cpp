@@ -100,6 +100,11 @@ po::options_description train_options() {
       ("profile", po::value<std::string>(), "sim: the calibration profile of --compute calibrated")
       ("measured-scale", po::value<double>()->default_value(1.0),
        "sim: --compute measured charges the kernel's time here times this")
+      ("bw-scale", po::value<double>()->default_value(1.0), "sim what-if: every link's bandwidth times this")
+      ("lat-scale", po::value<double>()->default_value(1.0), "sim what-if: every link's latency times this")
+      ("speed-scale", po::value<double>()->default_value(1.0), "sim what-if: every host's speed times this")
+      ("grow", po::value<long long>()->default_value(0),
+       "sim what-if: the platform's one homogeneous cluster with this many hosts (0: as it is)")
       ("numerics", po::value<std::string>()->default_value("on"),
        "sim: off skips the arithmetic and only charges time: on|off")
       ("oversubscribe", po::value<std::string>()->default_value("auto"),
@@ -186,6 +191,7 @@ struct TrainJob {
   std::string oversubscribe = "auto";
   Strategy strategy = Strategy::block;
   std::vector<TrainConfig> sessions;  // session: the sweep
+  long long grow = 0;                 // sim what-if: hosts of the grown cluster (0: none)
 };
 
 // Where this rank stands; the front end is rank 0 of 1.
@@ -218,6 +224,15 @@ TrainJob resolve(const po::variables_map& vm, const RankPlace& place) {
   job.compute.measured_scale = vm["measured-scale"].as<double>();
   if (!(job.compute.measured_scale > 0) || !std::isfinite(job.compute.measured_scale))
     throw InputError("--measured-scale: must be a positive number");
+  for (const char* scale : {"bw-scale", "lat-scale", "speed-scale"}) {
+    const double v = vm[scale].as<double>();
+    if (!(v > 0) || !std::isfinite(v)) throw InputError("--" + std::string(scale) + ": must be a positive number");
+  }
+  job.compute.bw_scale = vm["bw-scale"].as<double>();
+  job.compute.lat_scale = vm["lat-scale"].as<double>();
+  job.compute.speed_scale = vm["speed-scale"].as<double>();
+  job.grow = vm["grow"].as<long long>();
+  if (job.grow < 0) throw InputError("--grow: must not be negative");
   if (job.engine == "sim") {
     job.compute.mode = parse_compute_mode(vm["compute"].as<std::string>());
     if (!vm.count("platform")) throw InputError("--engine sim needs --platform FILE.xml");
@@ -229,7 +244,8 @@ TrainJob resolve(const po::variables_map& vm, const RankPlace& place) {
     if (job.compute.mode == ComputeMode::measured && !job.compute.numerics)
       throw InputError("--compute measured times the arithmetic, which --numerics off skips");
   } else {
-    for (const char* sim_only : {"compute", "platform", "profile", "measured-scale"})
+    for (const char* sim_only : {"compute", "platform", "profile", "measured-scale", "bw-scale", "lat-scale",
+                                 "speed-scale", "grow"})
       if (vm.count(sim_only) && !vm[sim_only].defaulted())
         throw InputError("--" + std::string(sim_only) + " is for --engine sim");
     if (!job.compute.numerics) throw InputError("--numerics off: only --engine sim can skip the arithmetic");
@@ -359,6 +375,14 @@ TrainJob resolve(const po::variables_map& vm, const RankPlace& place) {
   j["numerics"] = job.compute.numerics;
   if (job.compute.mode == ComputeMode::calibrated) j["profile"] = job.compute.profile.name;
   if (job.compute.mode == ComputeMode::measured) j["measured_scale"] = job.compute.measured_scale;
+  if (job.engine == "sim") {
+    Json what_if = Json::object();
+    what_if["bw_scale"] = job.compute.bw_scale;
+    what_if["lat_scale"] = job.compute.lat_scale;
+    what_if["speed_scale"] = job.compute.speed_scale;
+    what_if["grow"] = job.grow;
+    j["what_if"] = std::move(what_if);
+  }
   j["problem"] = p.name;
   j["problem_description"] = p.description;
   j["defaults_from"] = d.source;
@@ -515,6 +539,7 @@ int run_train(TrainJob& job, Comm& comm, Compute& compute, std::ostream& out, st
   };
 
   const Problem& p = job.problem;
+  compute.prepare(comm);  // sim: the what-if scales of the links
   if (job.strategy == Strategy::session) return run_sessions<T>(job, comm, compute, out);
   TrainResult result = train_strategy(net, p.train, p.test, GlobalSizes{p.train_total, p.test_total, p.classifier}, c,
                                       comm, compute, progress);
@@ -579,7 +604,10 @@ int launch(const TrainJob& job, const std::vector<std::string>& args, std::ostre
     }
     cmd.push_back(program);
   } else {
-    const std::vector<PlatformHost> hosts = platform_hosts(job.platform, job.np);
+    std::unique_ptr<GrownPlatform> grown;
+    if (job.grow > 0) grown = std::make_unique<GrownPlatform>(job.platform, job.grow);
+    const std::string platform = grown ? grown->path() : job.platform;
+    const std::vector<PlatformHost> hosts = platform_hosts(platform, job.np);
     long long cores = 0;
     for (const auto& h : hosts) cores += h.cores;
     if (job.np > cores)
@@ -588,7 +616,13 @@ int launch(const TrainJob& job, const std::vector<std::string>& args, std::ostre
     hostfile = std::make_unique<Hostfile>(hosts);
     std::vector<std::string> cfg;
     if (job.allreduce != "default") cfg.push_back("smpi/allreduce:" + job.allreduce);
-    cmd = smpirun_command(job.platform, *hostfile, job.np, cfg, wulf_program("wulf-rank-sim"));
+    cmd = smpirun_command(platform, *hostfile, job.np, cfg, wulf_program("wulf-rank-sim"));
+    cmd.insert(cmd.end(), args.begin(), args.end());
+    const RanksOutcome outcome = run_ranks(cmd, true, false);
+    if (outcome.code != exit_ok && outcome.code != exit_diverged)
+      err << "wulf train: the smpirun run failed (code " << outcome.code << ")"
+          << (outcome.failure.empty() ? std::string() : ": " + outcome.failure) << "\n";
+    return outcome.code;
   }
   cmd.insert(cmd.end(), args.begin(), args.end());
   const RanksOutcome outcome = run_ranks(cmd, job.engine == "sim", false);
@@ -633,10 +667,18 @@ int train_command(const std::vector<std::string>& args, std::ostream& out, std::
 
 }  // namespace
 
-int run_rank_bench(const std::vector<std::string>& args, Comm& comm, std::ostream& out, std::ostream& err) {
+int run_rank_bench(const std::vector<std::string>& args, Comm& comm, const ComputeFactory& make_compute,
+                   std::ostream& out, std::ostream& err) {
   std::string message;
   try {
-    run_comm_bench(parse_comm_bench(args), comm, out);
+    const CommBenchConfig bench = parse_comm_bench(args);
+    ComputeConfig config;
+    config.mode = ComputeMode::flops;
+    config.bw_scale = bench.bw_scale;
+    config.lat_scale = bench.lat_scale;
+    const std::unique_ptr<Compute> compute = make_compute(config);
+    compute->prepare(comm);
+    run_comm_bench(bench, comm, *compute, out);
     if (comm.rank() == 0) report_rank_status(exit_ok, 0, "finished");
     return exit_ok;
   } catch (const std::exception& e) {

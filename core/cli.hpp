@@ -29,7 +29,8 @@ using ComputeFactory = std::function<std::unique_ptr<Compute>(const ComputeConfi
 int run_rank(const std::vector<std::string>& args, Comm& comm, const ComputeFactory& make_compute,
              std::ostream& out, std::ostream& err);
 // One rank of `wulf platform bench` (comm_bench.hpp).
-int run_rank_bench(const std::vector<std::string>& args, Comm& comm, std::ostream& out, std::ostream& err);
+int run_rank_bench(const std::vector<std::string>& args, Comm& comm, const ComputeFactory& make_compute,
+                   std::ostream& out, std::ostream& err);
 // `wulf platform info|bench ...` (platform_cli.cpp).
 int platform_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 

@@ -32,6 +32,10 @@ CommBenchConfig parse_comm_bench(const std::vector<std::string>& args) {
       }
     } else if (a == "--float") {
       c.doubles = false;
+    } else if (a == "--bw-scale" || a == "--lat-scale") {
+      const auto v = parse_number(value());
+      if (!v || *v <= 0) throw InputError("bench: " + a + " must be a positive number");
+      (a == "--bw-scale" ? c.bw_scale : c.lat_scale) = *v;
     } else if (a == "--repeat") {
       const auto v = parse_number(value());
       if (!v || *v < 1) throw InputError("bench: --repeat must be at least 1");
@@ -49,13 +53,14 @@ CommBenchConfig parse_comm_bench(const std::vector<std::string>& args) {
 namespace {
 
 template <class T>
-double time_collective(const std::string& what, std::size_t n, int repeat, Comm& comm) {
+double time_collective(const std::string& what, std::size_t n, int repeat, Comm& comm, Compute& compute) {
   const int p = comm.size();
   std::vector<T> data(n, T(1)), gathered(what == "allgather" ? n * static_cast<std::size_t>(p) : 0);
   double total = 0;
   for (int r = 0; r < repeat; ++r) {
     comm.barrier();
     const double t0 = comm.now();
+    compute.charge_collective();
     if (what == "allreduce") comm.allreduce_sum(std::span<T>(data));
     if (what == "reduce") comm.reduce_sum(std::span<T>(data), 0);
     if (what == "allgather") comm.allgather(std::span<const T>(data), std::span<T>(gathered));
@@ -71,7 +76,7 @@ double time_collective(const std::string& what, std::size_t n, int repeat, Comm&
 
 }  // namespace
 
-void run_comm_bench(const CommBenchConfig& c, Comm& comm, std::ostream& out) {
+void run_comm_bench(const CommBenchConfig& c, Comm& comm, Compute& compute, std::ostream& out) {
   const int p = comm.size(), q = comm.rank();
   for (std::size_t size : c.sizes) {
     double seconds = 0;
@@ -90,8 +95,8 @@ void run_comm_bench(const CommBenchConfig& c, Comm& comm, std::ostream& out) {
       seconds = (comm.now() - t0) / (2.0 * c.repeat);
     } else {
       bytes = size * (c.doubles ? 8 : 4);
-      seconds = c.doubles ? time_collective<double>(c.what, size, c.repeat, comm)
-                          : time_collective<float>(c.what, size, c.repeat, comm);
+      seconds = c.doubles ? time_collective<double>(c.what, size, c.repeat, comm, compute)
+                          : time_collective<float>(c.what, size, c.repeat, comm, compute);
     }
     if (q == 0) {
       char line[256];

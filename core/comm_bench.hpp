@@ -4,6 +4,7 @@
 #pragma once
 
 #include "comm.hpp"
+#include "compute.hpp"
 
 #include <iosfwd>
 #include <string>
@@ -16,6 +17,8 @@ struct CommBenchConfig {
   std::vector<std::size_t> sizes;    // pingpong: bytes; collectives: elements
   bool doubles = true;               // collectives: element type (8 or 4 bytes)
   int repeat = 3;
+  double bw_scale = 1.0;   // what-if: links' bandwidth and latency times these
+  double lat_scale = 1.0;
 };
 
 // Parses the rank program's bench arguments: --what W --sizes a,b,c [--float] [--repeat r].
@@ -25,6 +28,7 @@ CommBenchConfig parse_comm_bench(const std::vector<std::string>& args);
 // Runs the measurements on comm's ranks; rank 0 prints one JSON object per size to out:
 // {"what": ..., "np": p, "size": s, "bytes": b, "time_s": t}. For a collective, t is the
 // mean over the repeats of the time from a barrier to the last rank's return.
-void run_comm_bench(const CommBenchConfig& config, Comm& comm, std::ostream& out);
+// compute charges the platform's fixed cost of each collective call (charge_collective).
+void run_comm_bench(const CommBenchConfig& config, Comm& comm, Compute& compute, std::ostream& out);
 
 }  // namespace wulf

@@ -11,6 +11,8 @@
 // With --numerics off the arithmetic is skipped and only time is charged.
 #pragma once
 
+#include "comm.hpp"
+
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -40,6 +42,10 @@ struct ComputeConfig {
   ComputeMode mode = ComputeMode::wall;
   bool numerics = true;
   int ranks = 1;  // with one rank, calibrated updates also cost seed 000's Tm (eq. 3)
+  // What-if: every link's bandwidth and latency, and every host's speed, times these.
+  double bw_scale = 1.0;
+  double lat_scale = 1.0;
+  double speed_scale = 1.0;
   double measured_scale = 1.0;
   Profile profile;  // for calibrated
 };
@@ -53,6 +59,12 @@ class Compute {
   virtual void charge(Phase phase, std::size_t patterns, double flops) = 0;
   // Charges a fixed per-iteration overhead (calibrated mode's To).
   virtual void charge_iteration() = 0;
+  // Charges the fixed cost of entering a collective call that a platform may declare
+  // (sim: the zone property wulf:collective_overhead, seed 000's Ti); nothing elsewhere.
+  virtual void charge_collective() {}
+  // Before the first measured step, on every rank (a collective): the simulation applies
+  // the what-if scales to the platform's links.
+  virtual void prepare(Comm& /*comm*/) {}
   // Memory for the net's parameters and gradients that all simulated ranks share (SMPI
   // shared malloc, for --numerics off, where the values do not matter); nullptr: let the
   // net own its storage.

@@ -56,6 +56,28 @@ std::vector<PlatformHost> platform_hosts(const std::string& file, long long rank
 
 Json platform_info(const std::string& file) { return Json::parse(platform_helper("info", file)); }
 
+GrownPlatform::GrownPlatform(const std::string& file, long long hosts) {
+  if (hosts < 1 || hosts > 100000) throw InputError("--grow: " + std::to_string(hosts) + " hosts is out of 1..100000");
+  char name[] = "/tmp/wulf-platform-XXXXXX";
+  const int fd = ::mkstemp(name);
+  if (fd < 0) throw InputError("cannot create a platform file in /tmp");
+  ::close(fd);
+  path_ = name;
+  std::string text, errors;
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(file, ec)) throw InputError("platform " + file + ": no such file");
+  if (run_program_captured({wulf_program("wulf-platform"), "grow", file, std::to_string(hosts), path_}, text, errors) != 0) {
+    while (!errors.empty() && errors.back() == '\n') errors.pop_back();
+    std::filesystem::remove(path_, ec);
+    throw InputError("platform " + file + ": " + errors);
+  }
+}
+
+GrownPlatform::~GrownPlatform() {
+  std::error_code ec;
+  std::filesystem::remove(path_, ec);
+}
+
 Hostfile::Hostfile(const std::vector<PlatformHost>& hosts) {
   char name[] = "/tmp/wulf-hostfile-XXXXXX";
   const int fd = ::mkstemp(name);

@@ -27,6 +27,21 @@ std::vector<PlatformHost> platform_hosts(const std::string& file, long long rank
 // Everything `wulf-platform info` says of the platform (hosts, links, zones, routes).
 Json platform_info(const std::string& file);
 
+// The what-if of a platform with more hosts: its one homogeneous cluster rewritten with
+// `hosts` hosts in a file in /tmp, removed with the object. Throws InputError naming the
+// file when the platform is not such a cluster.
+class GrownPlatform {
+ public:
+  GrownPlatform(const std::string& file, long long hosts);
+  ~GrownPlatform();
+  GrownPlatform(const GrownPlatform&) = delete;
+  GrownPlatform& operator=(const GrownPlatform&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
 // A hostfile in /tmp with one "name:cores" line per host, removed with the object.
 class Hostfile {
  public:

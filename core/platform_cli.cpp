@@ -15,6 +15,7 @@
 #include <cmath>
 #include <iomanip>
 #include <map>
+#include <memory>
 #include <ostream>
 #include <sstream>
 
@@ -138,6 +139,11 @@ int bench_command(const std::vector<std::string>& args, std::ostream& out, std::
       ("allreduce", po::value<std::string>()->default_value("default"), "SMPI's allreduce algorithm (e.g. rdb)")
       ("reduce", po::value<std::string>()->default_value("default"), "SMPI's reduce algorithm (e.g. binomial)")
       ("repeat", po::value<long long>()->default_value(3), "calls per measurement (the mean is reported)")
+      ("no-pingpong", "measure only the collectives")
+      ("bw-scale", po::value<double>()->default_value(1.0), "what-if: every link's bandwidth times this")
+      ("lat-scale", po::value<double>()->default_value(1.0), "what-if: every link's latency times this")
+      ("grow", po::value<long long>()->default_value(0),
+       "what-if: the platform's one homogeneous cluster with this many hosts (0: as it is)")
       ("out", po::value<std::string>(), "write the measurements (JSON) to FILE");
   po::positional_options_description positional;
   positional.add("file", 1);
@@ -158,8 +164,16 @@ int bench_command(const std::vector<std::string>& args, std::ostream& out, std::
   const long long repeat = vm["repeat"].as<long long>();
   if (repeat < 1) throw InputError("--repeat: must be at least 1");
   if (vm.count("out")) check_writable(vm["out"].as<std::string>(), "--out");
+  const double bw_scale = vm["bw-scale"].as<double>(), lat_scale = vm["lat-scale"].as<double>();
+  if (!(bw_scale > 0) || !(lat_scale > 0)) throw InputError("--bw-scale and --lat-scale must be positive");
+  const long long grow = vm["grow"].as<long long>();
+  if (grow < 0) throw InputError("--grow: must not be negative");
+  std::unique_ptr<GrownPlatform> grown;
+  if (grow > 0) grown = std::make_unique<GrownPlatform>(file, grow);
+  const std::string run_file = grown ? grown->path() : file;
 
-  const std::vector<PlatformHost> hosts = platform_hosts(file, static_cast<long long>(*std::max_element(nps.begin(), nps.end())));
+  const std::vector<PlatformHost> hosts =
+      platform_hosts(run_file, static_cast<long long>(*std::max_element(nps.begin(), nps.end())));
   long long total_cores = 0;
   for (const auto& h : hosts) total_cores += h.cores;
   // The ping-pong pair: named hosts, or the first two.
@@ -183,10 +197,11 @@ int bench_command(const std::vector<std::string>& args, std::ostream& out, std::
   auto measure = [&](const std::vector<PlatformHost>& on, std::size_t np, const std::string& what,
                      const std::vector<std::size_t>& list) {
     const Hostfile hostfile(on);
-    std::vector<std::string> cmd = smpirun_command(file, hostfile, static_cast<int>(np), cfg, program);
+    std::vector<std::string> cmd = smpirun_command(run_file, hostfile, static_cast<int>(np), cfg, program);
     std::ostringstream sizes_text;
     for (std::size_t i = 0; i < list.size(); ++i) sizes_text << (i ? "," : "") << list[i];
-    cmd.insert(cmd.end(), {"bench", "--what", what, "--sizes", sizes_text.str(), "--repeat", std::to_string(repeat)});
+    cmd.insert(cmd.end(), {"bench", "--what", what, "--sizes", sizes_text.str(), "--repeat", std::to_string(repeat),
+                           "--bw-scale", std::to_string(bw_scale), "--lat-scale", std::to_string(lat_scale)});
     if (type == "float") cmd.push_back("--float");
     const RanksOutcome o = run_ranks(cmd, true, true);
     if (o.code != 0) throw InputError("platform " + file + ": the " + what + " run failed: " + o.failure);
@@ -208,26 +223,32 @@ int bench_command(const std::vector<std::string>& args, std::ostream& out, std::
   config["repeat"] = repeat;
   config["collective_algorithm"] = "allreduce:" + vm["allreduce"].as<std::string>() + ", reduce:" +
                                    vm["reduce"].as<std::string>();
+  config["what_if"]["bw_scale"] = bw_scale;
+  config["what_if"]["lat_scale"] = lat_scale;
+  config["what_if"]["grow"] = grow;
   config["versions"] = versions_json();
 
   out << "platform " << file << ": " << hosts.size() << " hosts, " << total_cores << " cores\n";
-  out << "ping-pong " << pair[0].name << " <-> " << pair[1].name << " (one way):\n";
-  out << std::setw(12) << "bytes" << std::setw(14) << "time" << std::setw(18) << "rate" << "\n";
-  Json pingpong = Json::array();
-  const std::vector<Json> pp = measure(pair, 2, "pingpong", sizes);
-  for (const Json& row : pp) {
-    const double t = row.at("time_s").number(), bytes = row.at("bytes").number();
-    out << std::setw(12) << bytes << std::setw(14) << human_time(t) << std::setw(18) << human_rate(bytes / t) << "\n";
-    pingpong.push_back(row);
+  if (!vm.count("no-pingpong")) {
+    out << "ping-pong " << pair[0].name << " <-> " << pair[1].name << " (one way):\n";
+    out << std::setw(12) << "bytes" << std::setw(14) << "time" << std::setw(18) << "rate" << "\n";
+    Json pingpong = Json::array();
+    const std::vector<Json> pp = measure(pair, 2, "pingpong", sizes);
+    for (const Json& row : pp) {
+      const double t = row.at("time_s").number(), bytes = row.at("bytes").number();
+      out << std::setw(12) << bytes << std::setw(14) << human_time(t) << std::setw(18) << human_rate(bytes / t) << "\n";
+      pingpong.push_back(row);
+    }
+    // Latency: the smallest message's time; bandwidth: the largest's bytes over its time
+    // beyond that latency (with one size, that size's rate).
+    const double latency = pp.front().at("time_s").number();
+    const double beyond = pp.size() > 1 ? pp.back().at("time_s").number() - latency : pp.back().at("time_s").number();
+    const double bandwidth = pp.back().at("bytes").number() / std::max(1e-30, beyond);
+    out << "latency " << human_time(latency) << ", bandwidth " << human_rate(bandwidth) << "\n";
+    record["pingpong"] = std::move(pingpong);
+    record["summary"]["latency_s"] = latency;
+    record["summary"]["bandwidth_Bps"] = bandwidth;
   }
-  // Latency: the smallest message's time; bandwidth: the largest's bytes over its time
-  // beyond that latency.
-  const double latency = pp.front().at("time_s").number();
-  const double bandwidth = pp.back().at("bytes").number() / std::max(1e-30, pp.back().at("time_s").number() - latency);
-  out << "latency " << human_time(latency) << ", bandwidth " << human_rate(bandwidth) << "\n";
-  record["pingpong"] = std::move(pingpong);
-  record["summary"]["latency_s"] = latency;
-  record["summary"]["bandwidth_Bps"] = bandwidth;
 
   Json rows = Json::array();
   out << "collectives (" << type << ", mean of " << repeat << " calls, the last rank's return):\n";

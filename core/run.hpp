@@ -81,6 +81,7 @@ class Run {
   template <class F>
   void collective(F&& f) {
     const double t0 = comm.now();
+    compute.charge_collective();
     f();
     phases.comm += comm.now() - t0;
     phases.comm_calls += 1;

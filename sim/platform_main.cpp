@@ -6,10 +6,14 @@
 //                                    K, first checks that the first K hosts reach each other
 //   wulf-platform info FILE.xml    the whole platform as JSON: hosts, links, zones, routes
 //                                  between the first hosts
+//   wulf-platform grow FILE.xml N OUT.xml
+//                                  writes the platform's one homogeneous cluster with N hosts
+//                                  (the what-if of more processors than the machine had)
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Link.hpp>
 #include <simgrid/s4u/NetZone.hpp>
+#include <xbt/config.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -117,10 +121,74 @@ int check_routes(const simgrid::s4u::Engine& e, std::size_t k) {
   return 0;
 }
 
+// The cluster of a platform made of one <cluster> (hosts alike, one zone), rewritten with n
+// hosts from what SimGrid loaded: speed, cores, host links, backbone, properties, the
+// SMPI factors. Exits 2 naming what makes the platform no such cluster.
+int grow(const simgrid::s4u::Engine& e, unsigned long n, const std::string& out_path) {
+  const std::vector<simgrid::s4u::Host*> hosts = e.get_all_hosts();
+  const simgrid::s4u::NetZone* zone = hosts.front()->get_englobing_zone();
+  const std::string id = zone->get_name();
+  for (const simgrid::s4u::Host* h : hosts)
+    if (h->get_englobing_zone() != zone || h->get_speed() != hosts[0]->get_speed() ||
+        h->get_core_count() != hosts[0]->get_core_count()) {
+      std::fprintf(stderr, "--grow: the platform is not one cluster of like hosts (%s differs from %s)\n",
+                   h->get_cname(), hosts[0]->get_cname());
+      return 2;
+    }
+  // Host names are prefix + number + suffix.
+  const std::string first = hosts[0]->get_name();
+  const std::size_t digit = first.find_first_of("0123456789");
+  if (digit == std::string::npos) {
+    std::fprintf(stderr, "--grow: host %s is not named prefix-number-suffix\n", first.c_str());
+    return 2;
+  }
+  const std::size_t after = first.find_first_not_of("0123456789", digit);
+  const std::string prefix = first.substr(0, digit), suffix = after == std::string::npos ? "" : first.substr(after);
+  const simgrid::s4u::Link* split_up = e.link_by_name_or_null(id + "_link_0_UP");
+  const simgrid::s4u::Link* up = split_up ? split_up : e.link_by_name_or_null(id + "_link_0");
+  const simgrid::s4u::Link* backbone = e.link_by_name_or_null(id + "_backbone");
+  if (!up) {
+    std::fprintf(stderr, "--grow: zone %s has no cluster host links (%s_link_0)\n", id.c_str(), id.c_str());
+    return 2;
+  }
+  std::FILE* f = std::fopen(out_path.c_str(), "w");
+  if (!f) {
+    std::fprintf(stderr, "--grow: cannot write %s\n", out_path.c_str());
+    return 2;
+  }
+  std::fprintf(f, "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n");
+  std::fprintf(f, "<!-- What-if, written by wulf-platform grow: cluster %s with %lu hosts instead of %zu,\n"
+                  "     every other number as SimGrid loaded it. -->\n<platform version=\"4.1\">\n  <config>\n",
+               id.c_str(), n, hosts.size());
+  for (const char* key : {"smpi/bw-factor", "smpi/lat-factor"})
+    std::fprintf(f, "    <prop id=\"%s\" value=\"%s\"/>\n", key, simgrid::config::get_value<std::string>(key).c_str());
+  std::fprintf(f, "  </config>\n  <zone id=\"%s_whatif\" routing=\"Full\">\n", id.c_str());
+  std::fprintf(f,
+               "    <cluster id=\"%s\" prefix=\"%s\" suffix=\"%s\" radical=\"0-%lu\" speed=\"%.17gf\" core=\"%d\"\n"
+               "             bw=\"%.17gBps\" lat=\"%.17gs\" sharing_policy=\"%s\"",
+               id.c_str(), prefix.c_str(), suffix.c_str(), n - 1, hosts[0]->get_speed(), hosts[0]->get_core_count(),
+               up->get_bandwidth(), up->get_latency(), split_up ? "SPLITDUPLEX" : "SHARED");
+  if (backbone)
+    std::fprintf(f, " bb_bw=\"%.17gBps\" bb_lat=\"%.17gs\" bb_sharing_policy=\"%s\"", backbone->get_bandwidth(),
+                 backbone->get_latency(),
+                 backbone->get_sharing_policy() == simgrid::s4u::Link::SharingPolicy::FATPIPE ? "FATPIPE" : "SHARED");
+  std::fprintf(f, ">\n");
+  if (const auto* props = zone->get_properties())
+    for (const auto& [key, value] : *props) {
+      std::string v;
+      for (char c : value) v += c == '"' ? std::string("&quot;") : c == '&' ? std::string("&amp;") : std::string(1, c);
+      std::fprintf(f, "      <prop id=\"%s\" value=\"%s\"/>\n", key.c_str(), v.c_str());
+    }
+  std::fprintf(f, "    </cluster>\n  </zone>\n</platform>\n");
+  std::fclose(f);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   const std::string verb = argc >= 3 ? argv[1] : "";
-  if ((verb != "hosts" && verb != "info") || argc > 4 || (verb == "info" && argc != 3)) {
-    std::fprintf(stderr, "usage: wulf-platform hosts FILE.xml [K] | info FILE.xml\n");
+  if ((verb != "hosts" && verb != "info" && verb != "grow") || argc > 5 || (verb == "info" && argc != 3) ||
+      (verb == "grow" && argc != 5) || (verb == "hosts" && argc > 4)) {
+    std::fprintf(stderr, "usage: wulf-platform hosts FILE.xml [K] | info FILE.xml | grow FILE.xml N OUT.xml\n");
     return 2;
   }
   try {
@@ -133,6 +201,7 @@ int main(int argc, char** argv) {
       info(engine);
       return 0;
     }
+    if (verb == "grow") return grow(engine, std::stoul(argv[3]), argv[4]);
     if (argc == 4 && check_routes(engine, std::stoul(argv[3])) != 0) return 2;
     for (const simgrid::s4u::Host* h : engine.get_all_hosts())
       std::printf("%s %d %.17g\n", h->get_cname(), h->get_core_count(), h->get_speed());

@@ -15,7 +15,8 @@ int main(int argc, char** argv) {
     const std::unique_ptr<wulf::Comm> comm = wulf::make_mpi_comm();
     const std::vector<std::string> args(argv + 1, argv + argc);
     if (!args.empty() && args[0] == "bench")  // `wulf platform bench` measures the platform
-      code = wulf::run_rank_bench(std::vector<std::string>(args.begin() + 1, args.end()), *comm, std::cout, std::cerr);
+      code = wulf::run_rank_bench(std::vector<std::string>(args.begin() + 1, args.end()), *comm, wulf::make_compute,
+                                  std::cout, std::cerr);
     else
       code = wulf::run_rank(args, *comm, wulf::make_compute, std::cout, std::cerr);
   }
