@@ -1,0 +1,132 @@
+// The clusters of the seed papers (platforms/): each loads with SimGrid and has the hosts,
+// cores and link rates its paper gives, and the calibrated ones reproduce the papers'
+// communication timings within the stated tolerances.
+#include "cli.hpp"
+#include "json.hpp"
+
+#include <gtest/gtest.h>
+
+#include "test_support.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+namespace wulf {
+namespace {
+
+std::string platform(const std::string& name) { return std::string(WULF_PLATFORMS_DIR) + "/" + name; }
+
+Json run_json(std::vector<std::string> args, const testing_support::TempDir& dir, const std::string& name) {
+  args.insert(args.end(), {"--out", dir.file(name)});
+  std::ostringstream out, err;
+  const int code = run_cli(args, out, err);
+  EXPECT_EQ(code, exit_ok) << err.str();
+  std::ifstream in(dir.file(name));
+  std::stringstream s;
+  s << in.rdbuf();
+  return Json::parse(s.str());
+}
+
+struct Shape {
+  std::size_t hosts = 0;
+  double cores = 0;
+  std::map<double, int> link_rates;  // bytes/s -> links
+};
+
+Shape shape_of(const std::string& file) {
+  testing_support::TempDir dir("wulf_test_seed_platforms");
+  const Json info = run_json({"platform", "info", platform(file)}, dir, "info.json").at("platform");
+  Shape s;
+  s.hosts = info.at("hosts").array_items().size();
+  for (const Json& h : info.at("hosts").array_items()) s.cores += h.at("cores").number();
+  for (const Json& l : info.at("links").array_items()) s.link_rates[l.at("bandwidth_Bps").number()] += 1;
+  return s;
+}
+
+TEST(seed_platforms, batcave_has_8_single_cpu_hosts_on_fast_ethernet) {
+  const Shape s = shape_of("batcave.xml");
+  EXPECT_EQ(s.hosts, 8u);  // seed 000 Table I
+  EXPECT_EQ(s.cores, 8);
+  EXPECT_EQ(s.link_rates.at(12.5e6), 1);   // the 100 Mbit/s switch
+  EXPECT_EQ(s.link_rates.at(10.6e6), 16);  // host links up and down, calibrated (Table V)
+}
+
+TEST(seed_platforms, messner_has_22_hosts_limited_by_their_motherboards) {
+  const Shape s = shape_of("messner.xml");
+  EXPECT_EQ(s.hosts, 22u);  // seed 000 Table I
+  EXPECT_EQ(s.cores, 22);
+  EXPECT_EQ(s.link_rates.at(125e6), 1);    // the 1 Gbit/s switch
+  EXPECT_EQ(s.link_rates.at(36.8e6), 44);  // about 4x Bat Cave's rate (Table V), calibrated
+}
+
+TEST(seed_platforms, ppt_dt42_and_sorgan_have_their_papers_nodes_and_networks) {
+  const Shape ppt = shape_of("ppt-p4.xml");
+  EXPECT_EQ(ppt.hosts, 8u);  // seed 001: 8 nodes, 1 Gbit Ethernet
+  EXPECT_EQ(ppt.link_rates.at(125e6), 17);
+  const Shape dt42 = shape_of("dt42.xml");
+  EXPECT_EQ(dt42.hosts, 2u);  // seed 003: 2 nodes, 118 MB/s measured with nc
+  EXPECT_EQ(dt42.link_rates.at(118e6), 4);
+  const Shape sorgan = shape_of("sorgan.xml");
+  EXPECT_EQ(sorgan.hosts, 10u);  // seed 004: 10 nodes, 4 of them on Infiniband
+  EXPECT_EQ(sorgan.link_rates.at(4e9), 9);  // 4 IB nodes x 2 directions + the IB switch
+}
+
+TEST(seed_platforms, bunyip_has_its_tetrahedron_of_nodes_nics_and_switches) {
+  const Shape s = shape_of("bunyip.xml");
+  // Seed 002: 96 dual-CPU nodes, 2 servers, 2 hot spares.
+  EXPECT_EQ(s.hosts, 100u);
+  EXPECT_EQ(s.cores, 200);
+  // 96 nodes x 3 NICs + 2 spares x 1 NIC, each way: 100 Mbit/s.
+  EXPECT_EQ(s.link_rates.at(12.5e6), 2 * (96 * 3 + 2));
+  // Six Procurve 4000 switches of 3.8 Gbit/s switching capacity.
+  EXPECT_EQ(s.link_rates.at(475e6), 6);
+}
+
+// Seed 000 Table V: Tr(p) = Tw w ceil(log2 p) + Ti, microseconds; tolerance 10%.
+void expect_table_v(const std::string& file, double ti, double tw, const std::string& nps,
+                    std::vector<std::string> extra = {}) {
+  testing_support::TempDir dir("wulf_test_seed_platforms");
+  std::vector<std::string> args{"platform", "bench", platform(file), "--collectives", "allreduce", "--allreduce", "rdb",
+                                "--elements", "4096,16768,54912", "--np", nps, "--repeat", "1", "--no-pingpong"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  const Json r = run_json(args, dir, "bench.json");
+  const auto& rows = r.at("collectives").array_items();
+  const auto rank_counts = static_cast<std::size_t>(std::count(nps.begin(), nps.end(), ',') + 1);
+  EXPECT_EQ(rows.size(), 3 * rank_counts);  // every (p, w) point measured
+  for (const Json& row : rows) {
+    const double p = row.at("np").number(), w = row.at("size").number();
+    const double paper = tw * w * std::ceil(std::log2(p)) + ti;
+    EXPECT_NEAR(row.at("time_s").number(), paper, 0.10 * paper) << file << ": p " << p << ", w " << w;
+  }
+}
+
+TEST(seed_platforms, batcave_allreduce_is_within_10_percent_of_table_v) {
+  expect_table_v("batcave.xml", 365.868e-6, 0.798e-6, "2,4,8");
+  expect_table_v("batcave.xml", 365.868e-6, 0.798e-6, "16", {"--grow", "16"});  // seed 000 predicts up to 32
+}
+
+TEST(seed_platforms, messner_allreduce_is_within_10_percent_of_table_v) {
+  expect_table_v("messner.xml", 515.250e-6, 0.230e-6, "2,4,8,16");
+}
+
+TEST(seed_platforms, bunyip_library_reduce_is_within_20_percent_of_8_5_seconds) {
+  testing_support::TempDir dir("wulf_test_seed_platforms");
+  const Json r = run_json({"platform", "bench", platform("bunyip.xml"), "--collectives", "reduce", "--reduce",
+                           "binomial", "--type", "float", "--elements", "1729440", "--np", "194", "--repeat", "1",
+                           "--no-pingpong"},
+                          dir, "bench.json");
+  EXPECT_NEAR(r.at("collectives").array_items().at(0).at("time_s").number(), 8.5, 0.2 * 8.5);  // seed 002 5.1
+}
+
+TEST(seed_platforms, grow_refuses_a_platform_that_is_not_one_cluster) {
+  std::ostringstream out, err;
+  const int code = run_cli({"platform", "bench", platform("sorgan.xml"), "--grow", "20", "--np", "2"}, out, err);
+  EXPECT_EQ(code, exit_input);
+  EXPECT_TRUE(testing_support::contains(err.str(), "sorgan.xml")) << err.str();
+}
+
+}  // namespace
+}  // namespace wulf
