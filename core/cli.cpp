@@ -91,6 +91,9 @@ po::options_description train_options() {
        "ppt: k, the error estimate covers each rank's last k n / np patterns")
       ("threads", po::value<long long>()->default_value(1), "root: threads inside each rank")
       ("sweep", po::value<std::string>(), "session: e.g. \"eta=0.5,1.5;alpha=0.5,0.9;block=4,16\"")
+      ("reduce", po::value<std::string>()->default_value("default"),
+       "reduce algorithm: default, binomial (the library reduce of seed 002's LAM)")
+      ("bcast", po::value<std::string>()->default_value("default"), "broadcast algorithm: default, binomial")
       ("allreduce", po::value<std::string>()->default_value("default"),
        "allreduce algorithm: default (the MPI's own choice), rdb (recursive doubling, seed 000), "
        "redbcast (reduce then broadcast)")
@@ -186,6 +189,8 @@ struct TrainJob {
   std::string engine = "seq";
   int np = 1;
   std::string allreduce = "default";
+  std::string reduce = "default";
+  std::string bcast = "default";
   std::string platform;
   ComputeConfig compute;
   std::string oversubscribe = "auto";
@@ -217,6 +222,12 @@ TrainJob resolve(const po::variables_map& vm, const RankPlace& place) {
   if (job.strategy == Strategy::session && !vm.count("sweep"))
     throw InputError("--strategy session needs --sweep, e.g. --sweep \"eta=0.5,1.5;alpha=0.5,0.9\"");
   job.allreduce = vm["allreduce"].as<std::string>();
+  job.reduce = vm["reduce"].as<std::string>();
+  job.bcast = vm["bcast"].as<std::string>();
+  if (job.reduce != "default" && job.reduce != "binomial")
+    throw InputError("--reduce: unknown algorithm '" + job.reduce + "' (expected default or binomial)");
+  if (job.bcast != "default" && job.bcast != "binomial")
+    throw InputError("--bcast: unknown algorithm '" + job.bcast + "' (expected default or binomial)");
   if (std::find(std::begin(allreduce_names), std::end(allreduce_names), job.allreduce) == std::end(allreduce_names))
     throw InputError("--allreduce: unknown algorithm '" + job.allreduce + "' (expected default, rdb or redbcast)");
   job.compute.numerics = parse_on_off(vm, "numerics");
@@ -370,7 +381,9 @@ TrainJob resolve(const po::variables_map& vm, const RankPlace& place) {
   if (job.strategy == Strategy::root) j["threads"] = c.threads;
   if (job.strategy == Strategy::session) j["sweep"] = vm["sweep"].as<std::string>();
   j["platform"] = job.platform.empty() ? Json(nullptr) : Json(job.platform);
-  j["collective_algorithm"] = job.engine == "seq" ? Json(nullptr) : Json("allreduce:" + job.allreduce);
+  j["collective_algorithm"] = job.engine == "seq" ? Json(nullptr)
+                                                  : Json("allreduce:" + job.allreduce + ", reduce:" + job.reduce +
+                                                         ", bcast:" + job.bcast);
   j["compute"] = to_string(job.compute.mode);
   j["numerics"] = job.compute.numerics;
   if (job.compute.mode == ComputeMode::calibrated) j["profile"] = job.compute.profile.name;
@@ -598,10 +611,14 @@ int launch(const TrainJob& job, const std::vector<std::string>& args, std::ostre
     const bool over = job.oversubscribe == "on" ||
                       (job.oversubscribe == "auto" && job.np > static_cast<int>(std::thread::hardware_concurrency()));
     if (over) cmd.push_back("--oversubscribe");
-    if (job.allreduce != "default") {  // Open MPI's tuned allreduce: 2 reduce + bcast, 3 recursive doubling
-      cmd.insert(cmd.end(), {"--mca", "coll_tuned_use_dynamic_rules", "1", "--mca", "coll_tuned_allreduce_algorithm",
-                             job.allreduce == "rdb" ? "3" : "2"});
-    }
+    // Open MPI's tuned collectives: allreduce 2 reduce + bcast, 3 recursive doubling;
+    // reduce 5 binomial; bcast 6 binomial.
+    if (job.allreduce != "default" || job.reduce != "default" || job.bcast != "default")
+      cmd.insert(cmd.end(), {"--mca", "coll_tuned_use_dynamic_rules", "1"});
+    if (job.allreduce != "default")
+      cmd.insert(cmd.end(), {"--mca", "coll_tuned_allreduce_algorithm", job.allreduce == "rdb" ? "3" : "2"});
+    if (job.reduce != "default") cmd.insert(cmd.end(), {"--mca", "coll_tuned_reduce_algorithm", "5"});
+    if (job.bcast != "default") cmd.insert(cmd.end(), {"--mca", "coll_tuned_bcast_algorithm", "6"});
     cmd.push_back(program);
   } else {
     std::unique_ptr<GrownPlatform> grown;
@@ -616,6 +633,8 @@ int launch(const TrainJob& job, const std::vector<std::string>& args, std::ostre
     hostfile = std::make_unique<Hostfile>(hosts);
     std::vector<std::string> cfg;
     if (job.allreduce != "default") cfg.push_back("smpi/allreduce:" + job.allreduce);
+    if (job.reduce != "default") cfg.push_back("smpi/reduce:" + job.reduce);
+    if (job.bcast != "default") cfg.push_back("smpi/bcast:binomial_tree");  // SMPI's name for it
     cmd = smpirun_command(platform, *hostfile, job.np, cfg, wulf_program("wulf-rank-sim"));
     cmd.insert(cmd.end(), args.begin(), args.end());
     const RanksOutcome outcome = run_ranks(cmd, true, false);

@@ -3,7 +3,10 @@
 #include "dataset.hpp"
 #include "text.hpp"
 
+#include <wulf/build_info.hpp>
+
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -37,9 +40,12 @@ ComputeMode parse_compute_mode(std::string_view name) {
   throw InputError("--compute: unknown mode '" + std::string(name) + "' (expected flops, calibrated or measured)");
 }
 
-Profile read_profile(const std::string& path) {
+Profile read_profile(const std::string& name) {
+  std::string path = name;
+  if (!std::filesystem::exists(path) && name.find('/') == std::string::npos)
+    path = std::string(build::source_dir) + "/platforms/profiles/" + name + ".profile";
   std::ifstream in(path);
-  if (!in) throw InputError("--profile " + path + ": cannot open it");
+  if (!in) throw InputError("--profile " + name + ": no such file, nor platforms/profiles/" + name + ".profile");
   std::map<std::string, double> values;
   std::string line;
   for (int number = 1; std::getline(in, line); ++number) {
@@ -65,6 +71,11 @@ Profile read_profile(const std::string& path) {
     *field = it->second * 1e-3;
     values.erase(it);
   }
+  for (const auto& [key, field] : {std::pair<const char*, double*>{"Ti_us", &p.Ti}, {"Tw_us", &p.Tw}})
+    if (const auto it = values.find(key); it != values.end()) {
+      *field = it->second * 1e-6;
+      values.erase(it);
+    }
   if (!values.empty()) throw InputError("--profile " + path + ": unknown key '" + values.begin()->first + "'");
   return p;
 }

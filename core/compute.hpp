@@ -33,10 +33,13 @@ ComputeMode parse_compute_mode(std::string_view name);  // throws InputError
 struct Profile {
   std::string name;
   double Tf = 0, Tb = 0, Tu = 0, Tm = 0, Ts = 0, To = 0;  // seconds
+  double Ti = 0, Tw = 0;  // seconds; optional: seed 000's allreduce constants (Table V)
 };
-// Reads a profile: lines "key = value" with keys Tf_ms, Tb_ms, Tu_ms, Tm_ms, Ts_ms, To_ms,
-// '#' comments. Throws InputError naming the file and the fault.
-Profile read_profile(const std::string& path);
+// Reads a profile (platforms/profiles/README.md): lines "key = value" with keys Tf_ms,
+// Tb_ms, Tu_ms, Tm_ms, Ts_ms, To_ms and optionally Ti_us, Tw_us; '#' comments. name is a
+// path, or <cluster>-<problem> for platforms/profiles/<name>.profile. Throws InputError
+// naming the file and the fault.
+Profile read_profile(const std::string& name);
 
 struct ComputeConfig {
   ComputeMode mode = ComputeMode::wall;

@@ -156,12 +156,14 @@ template <class T>
 MomentumStep<T>::MomentumStep(Mlp<T>& net, double eta, double alpha, MomentumRule rule)
     : net_(net),
       eta_(static_cast<T>(rule == MomentumRule::damped ? (1 - alpha) * eta : eta)),
-      alpha_(static_cast<T>(alpha)),
-      step_(Mlp<T>::Vector::Zero(static_cast<Eigen::Index>(net.parameter_count()))) {}
+      alpha_(static_cast<T>(alpha)) {}
 
 template <class T>
 void MomentumStep<T>::apply(std::size_t block_patterns) {
   using Vector = typename Mlp<T>::Vector;
+  // dw(0) = 0, made on the first step: a run without arithmetic (--numerics off, many
+  // simulated ranks of a large net) never holds it.
+  if (step_.size() == 0) step_ = Vector::Zero(static_cast<Eigen::Index>(net_.parameter_count()));
   Eigen::Map<Vector> w(net_.parameters().data(), step_.size());
   Eigen::Map<const Vector> g(net_.gradients().data(), step_.size());
   // The gradient is summed over the block; dividing by b keeps eta's meaning at any b.

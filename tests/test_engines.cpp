@@ -96,7 +96,7 @@ TEST(engines, mpirun_and_smpirun_give_the_same_errors_after_every_iteration) {
     expect_same_errors(real, sim, "test_rmse");
     expect_same_errors(real, sim, "train_error");
     EXPECT_EQ(real.at("phases").at("ranks").array_items().size(), static_cast<std::size_t>(std::stoi(np)));
-    EXPECT_EQ(sim.at("config").at("collective_algorithm").string(), "allreduce:rdb");
+    EXPECT_EQ(sim.at("config").at("collective_algorithm").string(), "allreduce:rdb, reduce:default, bcast:default");
   }
 }
 

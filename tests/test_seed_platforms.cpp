@@ -2,6 +2,7 @@
 // cores and link rates its paper gives, and the calibrated ones reproduce the papers'
 // communication timings within the stated tolerances.
 #include "cli.hpp"
+#include "compute.hpp"
 #include "json.hpp"
 
 #include <gtest/gtest.h>
@@ -119,6 +120,20 @@ TEST(seed_platforms, bunyip_library_reduce_is_within_20_percent_of_8_5_seconds) 
                            "--no-pingpong"},
                           dir, "bench.json");
   EXPECT_NEAR(r.at("collectives").array_items().at(0).at("time_s").number(), 8.5, 0.2 * 8.5);  // seed 002 5.1
+}
+
+TEST(seed_platforms, profiles_of_tables_ii_and_iii_are_found_by_name) {
+  const Profile bat = read_profile("batcave-function");  // seed 000 Table II, Table V
+  EXPECT_DOUBLE_EQ(bat.Tf, 0.22e-3);
+  EXPECT_DOUBLE_EQ(bat.To, 30.9e-3);
+  EXPECT_DOUBLE_EQ(bat.Ti, 365.868e-6);
+  EXPECT_DOUBLE_EQ(bat.Tw, 0.798e-6);
+  const Profile mes = read_profile("messner-digits");  // Table III
+  EXPECT_DOUBLE_EQ(mes.Tu, 0.92e-3);
+  EXPECT_DOUBLE_EQ(mes.To, 40218.1e-3);
+  for (const char* cluster : {"batcave", "messner"})
+    for (const char* problem : {"function", "encoder", "digits"})
+      EXPECT_NO_THROW(read_profile(std::string(cluster) + "-" + problem)) << cluster << "-" << problem;
 }
 
 TEST(seed_platforms, grow_refuses_a_platform_that_is_not_one_cluster) {
