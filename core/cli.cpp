@@ -45,6 +45,7 @@ const char* usage =
     "commands:\n"
     "  train      train a network on a problem and report its errors (wulf train --help)\n"
     "  platform   inspect a SimGrid platform (info) or measure it in simulation (bench)\n"
+    "  model      seed 000's predicted speedup and efficiency from a calibration profile\n"
     "\n"
     "wulf --version prints the version and the libraries it was built with.\n";
 
@@ -753,6 +754,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     const std::vector<std::string> rest(args.begin() + 1, args.end());
     if (args[0] == "train") return train_command(rest, out, err);
     if (args[0] == "platform") return platform_command(rest, out, err);
+    if (args[0] == "model") return model_command(rest, out, err);
     err << "wulf: unknown command '" << args[0] << "'\n" << usage;
     return exit_input;
   } catch (const InputError& e) {

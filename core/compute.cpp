@@ -71,9 +71,14 @@ Profile read_profile(const std::string& name) {
     *field = it->second * 1e-3;
     values.erase(it);
   }
-  for (const auto& [key, field] : {std::pair<const char*, double*>{"Ti_us", &p.Ti}, {"Tw_us", &p.Tw}})
+  p.has_ti_tw = values.count("Ti_us") && values.count("Tw_us");
+  p.has_ta = values.count("Ta_ms") > 0;
+  const std::pair<const char*, std::pair<double*, double>> optional[] = {
+      {"Ti_us", {&p.Ti, 1e-6}}, {"Tw_us", {&p.Tw, 1e-6}}, {"Ta_ms", {&p.Ta, 1e-3}},
+      {"n", {&p.n, 1.0}},       {"m", {&p.m, 1.0}},       {"w", {&p.w, 1.0}}};
+  for (const auto& [key, target] : optional)
     if (const auto it = values.find(key); it != values.end()) {
-      *field = it->second * 1e-6;
+      *target.first = it->second * target.second;
       values.erase(it);
     }
   if (!values.empty()) throw InputError("--profile " + path + ": unknown key '" + values.begin()->first + "'");

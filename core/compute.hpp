@@ -34,6 +34,10 @@ struct Profile {
   std::string name;
   double Tf = 0, Tb = 0, Tu = 0, Tm = 0, Ts = 0, To = 0;  // seconds
   double Ti = 0, Tw = 0;  // seconds; optional: seed 000's allreduce constants (Table V)
+  double Ta = 0;          // seconds; optional: the weight-averaging step (seed 000 eq. 9)
+  // Optional: the problem's sizes (Table IV), 0 when the profile does not say.
+  double n = 0, m = 0, w = 0;
+  bool has_ti_tw = false, has_ta = false;
 };
 // Reads a profile (platforms/profiles/README.md): lines "key = value" with keys Tf_ms,
 // Tb_ms, Tu_ms, Tm_ms, Ts_ms, To_ms and optionally Ti_us, Tw_us; '#' comments. name is a

@@ -10,3 +10,7 @@ Ts_ms = 0.003
 To_ms = 314529.2
 Ti_us = 365.868
 Tw_us = 0.798
+# The problem's sizes, seed 000 Table IV: training and test patterns, weights (no bias).
+n = 60000
+m = 10000
+w = 54912

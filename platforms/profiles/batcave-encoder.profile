@@ -10,3 +10,7 @@ Ts_ms = 0.023
 To_ms = 28.4
 Ti_us = 365.868
 Tw_us = 0.798
+# The problem's sizes, seed 000 Table IV: training and test patterns, weights (no bias).
+n = 256
+m = 0
+w = 4096

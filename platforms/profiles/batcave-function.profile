@@ -10,3 +10,7 @@ Ts_ms = 0.001
 To_ms = 30.9
 Ti_us = 365.868
 Tw_us = 0.798
+# The problem's sizes, seed 000 Table IV: training and test patterns, weights (no bias).
+n = 1024
+m = 128
+w = 16768

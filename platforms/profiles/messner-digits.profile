@@ -10,3 +10,7 @@ Ts_ms = 0.003
 To_ms = 40218.1
 Ti_us = 515.25
 Tw_us = 0.23
+# The problem's sizes, seed 000 Table IV: training and test patterns, weights (no bias).
+n = 60000
+m = 10000
+w = 54912

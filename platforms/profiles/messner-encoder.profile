@@ -10,3 +10,7 @@ Ts_ms = 0.013
 To_ms = 9.4
 Ti_us = 515.25
 Tw_us = 0.23
+# The problem's sizes, seed 000 Table IV: training and test patterns, weights (no bias).
+n = 256
+m = 0
+w = 4096

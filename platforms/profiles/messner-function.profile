@@ -10,3 +10,7 @@ Ts_ms = 0.002
 To_ms = 17.7
 Ti_us = 515.25
 Tw_us = 0.23
+# The problem's sizes, seed 000 Table IV: training and test patterns, weights (no bias).
+n = 1024
+m = 128
+w = 16768

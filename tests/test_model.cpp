@@ -1,0 +1,101 @@
+// Seed 000's run-time model: equations (3)-(9) against values computed by hand, Table VII
+// within 5%, and the `wulf model` command.
+#include "cli.hpp"
+#include "json.hpp"
+#include "model.hpp"
+
+#include <gtest/gtest.h>
+
+#include "test_support.hpp"
+
+#include <fstream>
+#include <sstream>
+
+namespace wulf {
+namespace {
+
+using testing_support::contains;
+
+// Round numbers so that every equation can be checked by hand.
+ModelConstants simple() {
+  ModelConstants c;
+  c.Tf = 2, c.Tb = 3, c.Tu = 5, c.Tm = 1, c.Ts = 0.5, c.To = 100;
+  c.Ti = 10, c.Tw = 0.01, c.Ta = 4;
+  c.n = 100, c.m = 20, c.w = 1000;
+  return c;
+}
+
+TEST(model, equations_3_to_9_match_hand_computed_values) {
+  const ModelConstants c = simple();
+  // (4): Tw w ceil(log2 p) + Ti = 0.01 * 1000 * {1, 2, 3, 3} + 10.
+  EXPECT_DOUBLE_EQ(model_allreduce(c, 2), 20);
+  EXPECT_DOUBLE_EQ(model_allreduce(c, 4), 30);
+  EXPECT_DOUBLE_EQ(model_allreduce(c, 5), 40);
+  EXPECT_DOUBLE_EQ(model_allreduce(c, 8), 40);
+  // (3), b = 10: 120*2 + 100*3 + 10*(5+1) + 20*0.5 + 100 = 240 + 300 + 60 + 10 + 100 = 710.
+  EXPECT_DOUBLE_EQ(model_sequential(c, 10), 710);
+  // (5), p = 4, b = 10: (240 + 300 + 10)/4 + 10*(30 + 5) + 100 = 137.5 + 350 + 100 = 587.5.
+  EXPECT_DOUBLE_EQ(model_parallel(c, 4, 10), 587.5);
+  // (7), (8).
+  EXPECT_DOUBLE_EQ(model_speedup(c, 4, 10), 710 / 587.5);
+  EXPECT_DOUBLE_EQ(model_efficiency(c, 4, 10), 710 / 587.5 / 4);
+  // (9), p = 4, b = 10, a = 50: 240/4 + 300/4 + 10*6 + 2*(4 + 30) + 10/4 + 100
+  //                             = 60 + 75 + 60 + 68 + 2.5 + 100 = 365.5.
+  EXPECT_DOUBLE_EQ(model_averaging(c, 4, 10, 50), 365.5);
+}
+
+TEST(model, larger_blocks_pay_off_on_more_processors) {
+  const ModelConstants c = simple();
+  EXPECT_LT(model_speedup(c, 2, 10), model_speedup(c, 2, 100));
+  EXPECT_DOUBLE_EQ(model_allreduce(c, 1), c.Ti);  // one processor: no doubling step
+}
+
+// Seed 000 Table VII: predicted speedups for the function example on Bat Cave.
+TEST(model, reproduces_table_vii_within_5_percent) {
+  const ModelConstants c = model_constants(read_profile("batcave-function"));
+  const int ps[] = {2, 4, 8};
+  const double bs[] = {16, 32, 64, 128};
+  const double paper[3][4] = {{0.57, 0.87, 1.20, 1.48}, {0.36, 0.64, 1.09, 1.67}, {0.26, 0.48, 0.88, 1.54}};
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 4; ++j)
+      EXPECT_NEAR(model_speedup(c, ps[i], bs[j]), paper[i][j], 0.05 * paper[i][j]) << "p " << ps[i] << ", b " << bs[j];
+}
+
+TEST(model, the_command_prints_the_tables_and_writes_the_grid) {
+  testing_support::TempDir dir("wulf_test_model");
+  std::ostringstream out, err;
+  ASSERT_EQ(run_cli({"model", "--profile", "batcave-function", "--np", "2,4", "--block", "16,128", "--out",
+                     dir.file("m.json")},
+                    out, err),
+            exit_ok)
+      << err.str();
+  EXPECT_TRUE(contains(out.str(), "speedup, eq. (7)")) << out.str();
+  EXPECT_TRUE(contains(out.str(), "Ti 365.868 us")) << out.str();
+  std::ifstream in(dir.file("m.json"));
+  std::stringstream s;
+  s << in.rdbuf();
+  const Json r = Json::parse(s.str());
+  const auto& grid = r.at("grid").array_items();
+  ASSERT_EQ(grid.size(), 4u);
+  for (const Json& e : grid)
+    for (const char* key : {"p", "b", "time_s", "speedup", "efficiency"}) EXPECT_TRUE(e.find(key)) << key;
+  EXPECT_NEAR(grid[0].at("speedup").number(), 0.57, 0.01);
+}
+
+TEST(model, bad_input_is_refused_with_the_reason) {
+  testing_support::TempDir dir("wulf_test_model");
+  auto refused = [](std::vector<std::string> args) {
+    std::ostringstream out, err;
+    EXPECT_EQ(run_cli(args, out, err), exit_input) << out.str();
+    return err.str();
+  };
+  EXPECT_TRUE(contains(refused({"model", "--profile", "batcave-function", "--np", "8", "--block", "4"}), "b >= p"));
+  EXPECT_TRUE(contains(refused({"model", "--profile", "batcave-function", "--average-interval", "300"}), "Ta_ms"));
+  const std::string bare = dir.write("bare.profile", "Tf_ms=1\nTb_ms=1\nTu_ms=1\nTm_ms=1\nTs_ms=1\nTo_ms=1\n");
+  EXPECT_TRUE(contains(refused({"model", "--profile", bare}), "Ti_us and Tw_us"));
+  EXPECT_TRUE(contains(refused({"model"}), "--profile"));
+  EXPECT_TRUE(contains(refused({"model", "--profile", "batcave-function", "--np", "two"}), "--np"));
+}
+
+}  // namespace
+}  // namespace wulf
