@@ -304,12 +304,13 @@ TrainResult Run<T>::run(const std::function<ErrorSums(int iteration)>& iterate) 
     result.history.push_back(r);
     if (progress_ && comm.rank() == 0) progress_(r);
   };
-  const double start = comm.now();
+  // Iteration 0 is the untrained net; the clock starts after its evaluation.
   IterationRecord r0;
   run_test(r0);
   if (!numerics) r0.test.reset(), r0.train.reset();
   r0.time_s = 0;
   report(r0);
+  const double start = comm.now();
 
   for (int it = 1; it <= config.max_iterations; ++it) {
     const ErrorSums local = iterate(it);
