@@ -46,6 +46,7 @@ const char* usage =
     "  train      train a network on a problem and report its errors (wulf train --help)\n"
     "  platform   inspect a SimGrid platform (info) or measure it in simulation (bench)\n"
     "  model      seed 000's predicted speedup and efficiency from a calibration profile\n"
+    "  calibrate  measure seed 000's constants on this machine: a profile and a platform\n"
     "\n"
     "wulf --version prints the version and the libraries it was built with.\n";
 
@@ -605,22 +606,7 @@ int launch(const TrainJob& job, const std::vector<std::string>& args, std::ostre
       ::execv(program.c_str(), c_argv.data());
       throw InputError("cannot start " + program + ": " + std::strerror(errno));
     }
-    const std::string mpirun = find_program("mpirun");
-    if (mpirun.empty()) throw InputError("--engine real: mpirun is not on PATH (install openmpi-bin)");
-    cmd = {mpirun, "-np", std::to_string(job.np)};
-    if (::geteuid() == 0) cmd.push_back("--allow-run-as-root");
-    const bool over = job.oversubscribe == "on" ||
-                      (job.oversubscribe == "auto" && job.np > static_cast<int>(std::thread::hardware_concurrency()));
-    if (over) cmd.push_back("--oversubscribe");
-    // Open MPI's tuned collectives: allreduce 2 reduce + bcast, 3 recursive doubling;
-    // reduce 5 binomial; bcast 6 binomial.
-    if (job.allreduce != "default" || job.reduce != "default" || job.bcast != "default")
-      cmd.insert(cmd.end(), {"--mca", "coll_tuned_use_dynamic_rules", "1"});
-    if (job.allreduce != "default")
-      cmd.insert(cmd.end(), {"--mca", "coll_tuned_allreduce_algorithm", job.allreduce == "rdb" ? "3" : "2"});
-    if (job.reduce != "default") cmd.insert(cmd.end(), {"--mca", "coll_tuned_reduce_algorithm", "5"});
-    if (job.bcast != "default") cmd.insert(cmd.end(), {"--mca", "coll_tuned_bcast_algorithm", "6"});
-    cmd.push_back(program);
+    cmd = mpirun_command(job.np, job.oversubscribe, {job.allreduce, job.reduce, job.bcast}, program);
   } else {
     std::unique_ptr<GrownPlatform> grown;
     if (job.grow > 0) grown = std::make_unique<GrownPlatform>(job.platform, job.grow);
@@ -692,8 +678,7 @@ int run_rank_bench(const std::vector<std::string>& args, Comm& comm, const Compu
   std::string message;
   try {
     const CommBenchConfig bench = parse_comm_bench(args);
-    ComputeConfig config;
-    config.mode = ComputeMode::flops;
+    ComputeConfig config;  // charges no compute: only the collectives' own cost
     config.bw_scale = bench.bw_scale;
     config.lat_scale = bench.lat_scale;
     const std::unique_ptr<Compute> compute = make_compute(config);
@@ -755,6 +740,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     if (args[0] == "train") return train_command(rest, out, err);
     if (args[0] == "platform") return platform_command(rest, out, err);
     if (args[0] == "model") return model_command(rest, out, err);
+    if (args[0] == "calibrate") return calibrate_command(rest, out, err);
     err << "wulf: unknown command '" << args[0] << "'\n" << usage;
     return exit_input;
   } catch (const InputError& e) {

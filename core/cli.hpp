@@ -31,6 +31,8 @@ int run_rank(const std::vector<std::string>& args, Comm& comm, const ComputeFact
 // One rank of `wulf platform bench` (comm_bench.hpp).
 int run_rank_bench(const std::vector<std::string>& args, Comm& comm, const ComputeFactory& make_compute,
                    std::ostream& out, std::ostream& err);
+// `wulf calibrate ...` (calibrate_cli.cpp).
+int calibrate_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 // `wulf model ...` (model_cli.cpp).
 int model_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 // `wulf platform info|bench ...` (platform_cli.cpp).

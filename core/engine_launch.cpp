@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -103,6 +104,27 @@ std::vector<std::string> smpirun_command(const std::string& platform, const Host
                                "--cfg=smpi/simulate-computation:no", "--cfg=smpi/wtime:0", "--log=root.thres:warning",
                                "--log=smpi_config.thres:error"};
   for (const auto& c : extra_cfg) cmd.push_back("--cfg=" + c);
+  cmd.push_back(program);
+  return cmd;
+}
+
+std::vector<std::string> mpirun_command(int np, const std::string& oversubscribe, const Collectives& c,
+                                        const std::string& program) {
+  const std::string mpirun = find_program("mpirun");
+  if (mpirun.empty()) throw InputError("--engine real: mpirun is not on PATH (install openmpi-bin)");
+  std::vector<std::string> cmd{mpirun, "-np", std::to_string(np)};
+  if (::geteuid() == 0) cmd.push_back("--allow-run-as-root");
+  const bool over = oversubscribe == "on" ||
+                    (oversubscribe == "auto" && np > static_cast<int>(std::thread::hardware_concurrency()));
+  if (over) cmd.push_back("--oversubscribe");
+  // Open MPI's tuned collectives: allreduce 2 reduce + bcast, 3 recursive doubling;
+  // reduce 5 binomial; bcast 6 binomial.
+  if (c.allreduce != "default" || c.reduce != "default" || c.bcast != "default")
+    cmd.insert(cmd.end(), {"--mca", "coll_tuned_use_dynamic_rules", "1"});
+  if (c.allreduce != "default")
+    cmd.insert(cmd.end(), {"--mca", "coll_tuned_allreduce_algorithm", c.allreduce == "rdb" ? "3" : "2"});
+  if (c.reduce != "default") cmd.insert(cmd.end(), {"--mca", "coll_tuned_reduce_algorithm", "5"});
+  if (c.bcast != "default") cmd.insert(cmd.end(), {"--mca", "coll_tuned_bcast_algorithm", "6"});
   cmd.push_back(program);
   return cmd;
 }

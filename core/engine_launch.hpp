@@ -60,6 +60,19 @@ class Hostfile {
 std::vector<std::string> smpirun_command(const std::string& platform, const Hostfile& hosts, int np,
                                          const std::vector<std::string>& extra_cfg, const std::string& program);
 
+// The collective algorithms a run asks for: "default" leaves the MPI's own choice.
+struct Collectives {
+  std::string allreduce = "default";  // default, rdb (recursive doubling), redbcast
+  std::string reduce = "default";     // default, binomial
+  std::string bcast = "default";      // default, binomial
+};
+
+// mpirun's arguments for np ranks of program on this machine: as root with Open MPI's
+// consent, oversubscribed ("on", or "auto" when np exceeds the cores), with Open MPI's
+// tuned collectives set to the algorithms asked for.
+std::vector<std::string> mpirun_command(int np, const std::string& oversubscribe, const Collectives& collectives,
+                                        const std::string& program);
+
 struct RanksOutcome {
   int code = 0;          // the exit code of the whole run (2 input, 3 diverged, ...)
   std::string failure;   // "rank 3: error: ..." of the first rank that failed, or empty

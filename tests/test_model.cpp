@@ -82,6 +82,32 @@ TEST(model, the_command_prints_the_tables_and_writes_the_grid) {
   EXPECT_NEAR(grid[0].at("speedup").number(), 0.57, 0.01);
 }
 
+TEST(model, calibrate_writes_a_profile_and_a_platform_that_wulf_reads_back) {
+  testing_support::TempDir dir("wulf_test_model");
+  std::ostringstream out, err;
+  ASSERT_EQ(run_cli({"calibrate", "--problem", "encoder:16", "--block", "4", "--iterations", "2", "--np", "2",
+                     "--elements", "1024,8192", "--repeat", "3", "--profile-out", dir.file("p.profile"),
+                     "--platform-out", dir.file("m.xml"), "--machine", "testbox"},
+                    out, err),
+            exit_ok)
+      << err.str();
+  EXPECT_TRUE(contains(out.str(), "least squares over 2 points")) << out.str();
+  EXPECT_TRUE(contains(out.str(), "residual")) << out.str();
+  const Profile p = read_profile(dir.file("p.profile"));
+  EXPECT_GT(p.Tf, 0.0);
+  EXPECT_GT(p.Tb, 0.0);
+  EXPECT_EQ(p.n, 16);
+  EXPECT_EQ(p.w, 16 * 4 * 2);  // encoder 16-4-16 without bias
+  EXPECT_TRUE(p.has_ti_tw);
+  // The model and the simulator take both files.
+  std::ostringstream mout, merr;
+  EXPECT_EQ(run_cli({"model", "--profile", dir.file("p.profile"), "--np", "2", "--block", "4"}, mout, merr), exit_ok)
+      << merr.str();
+  std::ostringstream iout, ierr;
+  EXPECT_EQ(run_cli({"platform", "info", dir.file("m.xml")}, iout, ierr), exit_ok) << ierr.str();
+  EXPECT_TRUE(contains(iout.str(), "testbox-0")) << iout.str();
+}
+
 TEST(model, bad_input_is_refused_with_the_reason) {
   testing_support::TempDir dir("wulf_test_model");
   auto refused = [](std::vector<std::string> args) {
@@ -95,6 +121,10 @@ TEST(model, bad_input_is_refused_with_the_reason) {
   EXPECT_TRUE(contains(refused({"model", "--profile", bare}), "Ti_us and Tw_us"));
   EXPECT_TRUE(contains(refused({"model"}), "--profile"));
   EXPECT_TRUE(contains(refused({"model", "--profile", "batcave-function", "--np", "two"}), "--np"));
+  // One rank count and one size: a single point cannot fit a line.
+  EXPECT_TRUE(contains(refused({"calibrate", "--problem", "encoder:8", "--np", "2", "--elements", "1024"}),
+                       "fewer than two points"));
+  EXPECT_TRUE(contains(refused({"calibrate", "--problem", "encoder:8", "--np", "1"}), "p >= 2"));
 }
 
 }  // namespace
