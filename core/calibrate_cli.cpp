@@ -80,7 +80,8 @@ int calibrate_command(const std::vector<std::string>& args, std::ostream& out, s
       ("help,h", "print this help")
       ("problem", po::value<std::string>(), "the problem whose phases are timed (wulf train's names)")
       ("block", po::value<long long>()->default_value(16), "block size of the instrumented iterations")
-      ("iterations", po::value<long long>()->default_value(3), "instrumented iterations (seed 000: a few)")
+      ("iterations", po::value<long long>()->default_value(20),
+       "instrumented iterations (seed 000 used a few of its long ones; ours take milliseconds)")
       ("precision", po::value<std::string>()->default_value("double"), "float|double (Table V's w are doubles)")
       ("bias", po::value<std::string>()->default_value("off"), "bias weights: on|off (seed 000 counts none)")
       ("train-size", po::value<long long>()->default_value(0), "use only the first N training patterns (0: all)")
@@ -127,32 +128,37 @@ int calibrate_command(const std::vector<std::string>& args, std::ostream& out, s
   check_writable(profile_path, "--profile-out");
   check_writable(platform_path, "--platform-out");
 
-  // 1. The phases: the training code itself on one process, its phase timers on.
+  // 1. The phases: the training code itself on one rank of the real engine (mpirun -np 1),
+  // as the runs it predicts will be started, its phase timers on.
   char tmp_name[] = "/tmp/wulf-calibrate-XXXXXX";
   const int fd = ::mkstemp(tmp_name);
   if (fd < 0) throw InputError("cannot create a file in /tmp");
   ::close(fd);
   const std::string record_path = tmp_name;
-  std::ostringstream train_out, train_err;
-  const std::vector<std::string> train_args{"train", "--problem", problem, "--block",
+  const std::vector<std::string> train_args{wulf_program("wulf"), "train", "--engine", "real", "--np", "1",
+                                            "--problem", problem, "--block",
                                             std::to_string(vm["block"].as<long long>()), "--epochs",
                                             std::to_string(iterations), "--precision", vm["precision"].as<std::string>(),
                                             "--bias", vm["bias"].as<std::string>(), "--train-size",
                                             std::to_string(vm["train-size"].as<long long>()), "--test-size",
                                             std::to_string(vm["test-size"].as<long long>()), "--quiet", "--out",
                                             record_path};
-  out << "timing " << iterations << " iterations of " << problem << " on one process ..." << std::endl;
-  const int train_code = run_cli(train_args, train_out, train_err);
+  out << "timing " << iterations << " iterations of " << problem << " on one rank under mpirun ..." << std::endl;
+  std::string train_out, train_err;
+  const int train_code = run_program_captured(train_args, train_out, train_err);
   if (train_code != exit_ok) {
     std::filesystem::remove(record_path);
-    err << train_err.str();
+    err << train_err;
     throw InputError("the instrumented training run failed (code " + std::to_string(train_code) + ")");
   }
   const Json record = read_json(record_path);
   std::filesystem::remove(record_path);
   const Json& ph = record.at("phases");
   const Json& cfg = record.at("config");
-  const double n = cfg.at("train_patterns").number(), m = cfg.at("test_patterns").number();
+  // Without a test set, wulf checks the error on the whole training set after every
+  // iteration: that pass is the model's m test patterns, m = n.
+  const double n = cfg.at("train_patterns").number();
+  const double m = cfg.at("test_patterns").number() > 0 ? cfg.at("test_patterns").number() : n;
   const double w = cfg.at("parameters").number(), b = cfg.at("block").number();
   const double its = record.at("final").at("iterations").number();
   auto per = [&](const char* seconds, const char* count) {
@@ -163,7 +169,7 @@ int calibrate_command(const std::vector<std::string>& args, std::ostream& out, s
   const double Tu = per("update_s", "updates");
   const double Tm = 0;  // wulf's momentum step updates the weights and keeps dw in one pass: inside Tu
   // A test pattern costs a forward pass and its error; the error alone is what is left.
-  const double Ts = m > 0 ? std::max(0.0, per("test_s", "test_patterns") - Tf) : 0.0;
+  const double Ts = std::max(0.0, per("test_s", "test_patterns") - Tf);
   const double iteration = record.at("final").at("time_s").number() / its;
   // To: what one iteration took beyond eq. (3)'s terms (gathering, shuffling, bookkeeping).
   const double counted = (n + m) * Tf + n * Tb + n / b * (Tu + Tm) + m * Ts;

@@ -47,6 +47,7 @@ const char* usage =
     "  platform   inspect a SimGrid platform (info) or measure it in simulation (bench)\n"
     "  model      seed 000's predicted speedup and efficiency from a calibration profile\n"
     "  calibrate  measure seed 000's constants on this machine: a profile and a platform\n"
+    "  validate   model and simulator against real mpirun on this machine (seed 000's Table VI)\n"
     "\n"
     "wulf --version prints the version and the libraries it was built with.\n";
 
@@ -741,6 +742,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     if (args[0] == "platform") return platform_command(rest, out, err);
     if (args[0] == "model") return model_command(rest, out, err);
     if (args[0] == "calibrate") return calibrate_command(rest, out, err);
+    if (args[0] == "validate") return validate_command(rest, out, err);
     err << "wulf: unknown command '" << args[0] << "'\n" << usage;
     return exit_input;
   } catch (const InputError& e) {

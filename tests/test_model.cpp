@@ -8,6 +8,7 @@
 
 #include "test_support.hpp"
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -106,6 +107,29 @@ TEST(model, calibrate_writes_a_profile_and_a_platform_that_wulf_reads_back) {
   std::ostringstream iout, ierr;
   EXPECT_EQ(run_cli({"platform", "info", dir.file("m.xml")}, iout, ierr), exit_ok) << ierr.str();
   EXPECT_TRUE(contains(iout.str(), "testbox-0")) << iout.str();
+}
+
+TEST(model, validate_runs_end_to_end_on_two_ranks_and_reports_its_errors) {
+  // Asserts that it runs and reports, not that a busy 2-core machine hits 5%.
+  testing_support::TempDir dir("wulf_test_model");
+  std::ostringstream out, err;
+  ASSERT_EQ(run_cli({"validate", "--problems", "encoder:16", "--np", "1,2", "--block", "8", "--iterations", "5", "--out",
+                     dir.file("v.json")},
+                    out, err),
+            exit_ok)
+      << err.str();
+  EXPECT_TRUE(contains(out.str(), "mean absolute error")) << out.str();
+  std::ifstream in(dir.file("v.json"));
+  std::stringstream s;
+  s << in.rdbuf();
+  const Json r = Json::parse(s.str());
+  ASSERT_EQ(r.at("rows").array_items().size(), 2u);
+  for (const Json& row : r.at("rows").array_items())
+    for (const char* key : {"measured_s", "model_s", "sim_s", "model_error", "sim_error"}) {
+      ASSERT_TRUE(row.find(key)) << key;
+      EXPECT_TRUE(std::isfinite(row.at(key).number())) << key;
+    }
+  EXPECT_GT(r.at("rows").array_items()[0].at("measured_s").number(), 0.0);
 }
 
 TEST(model, bad_input_is_refused_with_the_reason) {
