@@ -43,6 +43,7 @@ const char* usage =
     "usage: wulf <command> [options]\n"
     "\n"
     "commands:\n"
+    "  study      the main job: seed 000's Table VII by paper, model and simulator, and this machine\n"
     "  train      train a network on a problem and report its errors (wulf train --help)\n"
     "  platform   inspect a SimGrid platform (info) or measure it in simulation (bench)\n"
     "  model      seed 000's predicted speedup and efficiency from a calibration profile\n"
@@ -743,6 +744,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     if (args[0] == "model") return model_command(rest, out, err);
     if (args[0] == "calibrate") return calibrate_command(rest, out, err);
     if (args[0] == "validate") return validate_command(rest, out, err);
+    if (args[0] == "study") return study_command(rest, out, err);
     err << "wulf: unknown command '" << args[0] << "'\n" << usage;
     return exit_input;
   } catch (const InputError& e) {

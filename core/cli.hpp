@@ -33,6 +33,8 @@ int run_rank_bench(const std::vector<std::string>& args, Comm& comm, const Compu
                    std::ostream& out, std::ostream& err);
 // `wulf calibrate ...` (calibrate_cli.cpp).
 int calibrate_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+// `wulf study` (study_cli.cpp): the main job.
+int study_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 // `wulf validate ...` (validate_cli.cpp).
 int validate_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 // `wulf model ...` (model_cli.cpp).

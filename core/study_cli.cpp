@@ -1,0 +1,123 @@
+// `wulf study`: the study a newcomer reads in a minute, and wulf's main job. Seed 000's
+// Table VII (the function example on Bat Cave, p = 2, 4, 8, b = 16..128) as the paper
+// printed it, as wulf's model computes it, and as wulf's simulator measures it; then the
+// same grid predicted for this machine from its own calibration.
+#include "cli.hpp"
+#include "dataset.hpp"
+#include "engine_launch.hpp"
+#include "json.hpp"
+#include "launch.hpp"
+#include "model.hpp"
+
+#include <wulf/build_info.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <ostream>
+#include <sstream>
+
+#include <unistd.h>
+
+namespace wulf {
+namespace {
+
+constexpr int kProcs[] = {2, 4, 8};
+constexpr int kBlocks[] = {16, 32, 64, 128};
+// Seed 000, Table VII: predicted speedups, function example, Bat Cave.
+constexpr double kTableVII[3][4] = {{0.57, 0.87, 1.20, 1.48}, {0.36, 0.64, 1.09, 1.67}, {0.26, 0.48, 0.88, 1.54}};
+
+Json read_json(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return Json::parse(s.str());
+}
+
+// One simulated iteration of the function example on Bat Cave (Table II's phase times).
+double simulated_iteration(int p, int b, const std::string& tmp) {
+  const std::string platform = std::string(build::source_dir) + "/platforms/batcave.xml";
+  std::vector<std::string> cmd{wulf_program("wulf"), "train",     "--problem", "function", "--bias", "off",
+                               "--precision",        "double",    "--block",   std::to_string(b),    "--epochs", "1",
+                               "--engine",           "sim",       "--np",      std::to_string(p),    "--platform",
+                               platform,             "--compute", "calibrated", "--profile", "batcave-function",
+                               "--numerics",         "off",       "--allreduce", "rdb",  "--quiet", "--out", tmp};
+  std::string out, err;
+  if (run_program_captured(cmd, out, err) != 0) throw InputError("wulf study: a simulation failed: " + err);
+  return read_json(tmp).at("history").array_items().at(1).at("time_s").number();
+}
+
+}  // namespace
+
+int study_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {
+    out << "wulf study: seed 000's Table VII by the paper, wulf's model and wulf's simulator, then the same\n"
+           "grid predicted for this machine. No options.\n";
+    return exit_ok;
+  }
+  if (!args.empty()) throw InputError("wulf study takes no options (see wulf study --help)");
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("wulf-study-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string tmp = (dir / "r.json").string();
+
+  out << "How much faster does training go on more processors? Seed 000 (Moerchen) predicted it for\n"
+         "its function example (a 2-128-128-1 net, 1 024 patterns) on Bat Cave, 8 PIII nodes on\n"
+         "100 Mbit Ethernet, from measured constants (its Tables II and V). wulf does it twice: with\n"
+         "the paper's equation (7), and by simulating the cluster (platforms/batcave.xml) in SimGrid.\n\n";
+  const ModelConstants bat = model_constants(read_profile("batcave-function"));
+  double seq[4];
+  try {
+    for (int j = 0; j < 4; ++j) seq[j] = simulated_iteration(1, kBlocks[j], tmp);
+    out << "speedup of one iteration, Bat Cave: paper / model / simulation\n" << std::setw(4) << "p";
+    for (int b : kBlocks) out << std::setw(20) << ("b = " + std::to_string(b));
+    out << "\n";
+    for (int i = 0; i < 3; ++i) {
+      out << std::setw(4) << kProcs[i];
+      for (int j = 0; j < 4; ++j) {
+        const double sim = seq[j] / simulated_iteration(kProcs[i], kBlocks[j], tmp);
+        std::ostringstream cell;
+        cell << std::fixed << std::setprecision(2) << kTableVII[i][j] << " / "
+             << model_speedup(bat, kProcs[i], kBlocks[j]) << " / " << sim;
+        out << std::setw(20) << cell.str();
+      }
+      out << "\n";
+    }
+    out << "Below 1, more processors are slower than one: the allreduce of 16 768 weights after\n"
+           "every block costs more than the work it shares out, until the blocks are large.\n\n";
+
+    // This machine: its own constants (wulf calibrate), at each block size.
+    out << "The same grid for this machine, from its own measured constants (wulf calibrate, mpirun):\n"
+        << std::flush;
+    std::vector<ModelConstants> here;
+    for (int b : kBlocks) {
+      std::string cal_out, cal_err;
+      const std::vector<std::string> cmd{wulf_program("wulf"), "calibrate", "--problem", "function", "--block",
+                                         std::to_string(b), "--np", "2", "--profile-out", (dir / "p").string(),
+                                         "--platform-out", (dir / "m.xml").string()};
+      if (run_program_captured(cmd, cal_out, cal_err) != 0)
+        throw InputError("wulf study: calibrating this machine failed: " + cal_err);
+      here.push_back(model_constants(read_profile((dir / "p").string())));
+    }
+    out << "speedup of one iteration, this machine (model, eq. 7)\n" << std::setw(4) << "p";
+    for (int b : kBlocks) out << std::setw(10) << ("b = " + std::to_string(b));
+    out << "\n";
+    for (int p : kProcs) {
+      out << std::setw(4) << p;
+      for (std::size_t j = 0; j < 4; ++j)
+        out << std::setw(10) << std::fixed << std::setprecision(2) << model_speedup(here[j], p, kBlocks[j]);
+      out << "\n";
+    }
+    out << std::defaultfloat << std::setprecision(3) << "(allreduce here: Ti " << here[0].Ti * 1e6 << " us, Tw "
+        << here[0].Tw * 1e9 << " ns per weight, against Bat Cave's 365.868 us and 798 ns)\n\n"
+        << "More: wulf model, wulf validate, wulf train --engine real|sim, wulf platform info|bench;\n"
+        << "experiments/README.md lists every table and figure reproduced.\n";
+  } catch (...) {
+    std::filesystem::remove_all(dir);
+    throw;
+  }
+  std::filesystem::remove_all(dir);
+  (void)err;
+  return exit_ok;
+}
+
+}  // namespace wulf
