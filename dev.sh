@@ -2,7 +2,7 @@
 # Sets up, builds and runs wulf on a Debian 12 machine. Each step does only what is missing,
 # so a second call goes straight to the build (which is incremental) and the run.
 #
-#   ./dev.sh run [wulf arguments]   install, build, run wulf (default: `wulf train`)
+#   ./dev.sh run [wulf arguments]   install, build, run wulf (default: `wulf study`, the main job)
 #   ./dev.sh test [ctest arguments] install, build, run the whole test suite
 #   ./dev.sh build                  install and build only
 set -euo pipefail
@@ -83,7 +83,7 @@ build
 
 case "$cmd" in
   run)
-    [ $# -gt 0 ] || set -- train
+    [ $# -gt 0 ] || set -- study
     exec "$build/wulf" "$@"
     ;;
   test)

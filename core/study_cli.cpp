@@ -8,9 +8,14 @@
 #include "json.hpp"
 #include "launch.hpp"
 #include "model.hpp"
+#include "result_record.hpp"
 
 #include <wulf/build_info.hpp>
 
+#include <boost/program_options.hpp>
+
+#include <chrono>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
@@ -47,15 +52,46 @@ double simulated_iteration(int p, int b, const std::string& tmp) {
   return read_json(tmp).at("history").array_items().at(1).at("time_s").number();
 }
 
+// results/study-YYYYMMDD-HHMMSS.json (UTC), in a results/ folder it creates; never an
+// existing file, so an earlier study's record is never replaced.
+std::string default_record_path() {
+  std::filesystem::create_directories("results");
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &utc);
+  std::string path = std::string("results/study-") + stamp + ".json";
+  for (int k = 2; std::filesystem::exists(path); ++k) path = std::string("results/study-") + stamp + "-" + std::to_string(k) + ".json";
+  return path;
+}
+
 }  // namespace
 
 int study_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {
-    out << "wulf study: seed 000's Table VII by the paper, wulf's model and wulf's simulator, then the same\n"
-           "grid predicted for this machine. No options.\n";
-    return exit_ok;
+  namespace po = boost::program_options;
+  po::options_description options("wulf study [options]: seed 000's Table VII by the paper, wulf's model and\n"
+                                  "wulf's simulator, then the same grid predicted for this machine", 110, 55);
+  options.add_options()
+      ("help,h", "print this help")
+      ("out", po::value<std::string>(), "write the record (JSON) to FILE (default: results/study-<UTC time>.json)");
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(options).run(), vm);
+  if (vm.count("help")) return out << options << "\n", exit_ok;
+  std::string record_path;
+  if (vm.count("out")) {
+    record_path = vm["out"].as<std::string>();
+    check_writable(record_path, "--out");
+  } else {
+    record_path = default_record_path();
   }
-  if (!args.empty()) throw InputError("wulf study takes no options (see wulf study --help)");
+  Json record = Json::object();
+  record["wulf_record"] = 1;
+  record["config"]["command"] = "study";
+  record["config"]["platform"] = "platforms/batcave.xml";
+  record["config"]["profile"] = "batcave-function";
+  record["config"]["versions"] = versions_json();
+  Json bat_grid = Json::array(), here_grid = Json::array();
   const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("wulf-study-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const std::string tmp = (dir / "r.json").string();
@@ -79,6 +115,10 @@ int study_command(const std::vector<std::string>& args, std::ostream& out, std::
         cell << std::fixed << std::setprecision(2) << kTableVII[i][j] << " / "
              << model_speedup(bat, kProcs[i], kBlocks[j]) << " / " << sim;
         out << std::setw(20) << cell.str();
+        Json e = Json::object();
+        e["p"] = kProcs[i], e["b"] = kBlocks[j], e["paper"] = kTableVII[i][j];
+        e["model"] = model_speedup(bat, kProcs[i], kBlocks[j]), e["simulation"] = sim;
+        bat_grid.push_back(std::move(e));
       }
       out << "\n";
     }
@@ -103,14 +143,24 @@ int study_command(const std::vector<std::string>& args, std::ostream& out, std::
     out << "\n";
     for (int p : kProcs) {
       out << std::setw(4) << p;
-      for (std::size_t j = 0; j < 4; ++j)
+      for (std::size_t j = 0; j < 4; ++j) {
         out << std::setw(10) << std::fixed << std::setprecision(2) << model_speedup(here[j], p, kBlocks[j]);
+        Json e = Json::object();
+        e["p"] = p, e["b"] = kBlocks[j], e["model"] = model_speedup(here[j], p, kBlocks[j]);
+        e["Ti_s"] = here[j].Ti, e["Tw_s"] = here[j].Tw, e["Tf_s"] = here[j].Tf, e["Tb_s"] = here[j].Tb;
+        e["Tu_s"] = here[j].Tu, e["Ts_s"] = here[j].Ts;
+        here_grid.push_back(std::move(e));
+      }
       out << "\n";
     }
     out << std::defaultfloat << std::setprecision(3) << "(allreduce here: Ti " << here[0].Ti * 1e6 << " us, Tw "
         << here[0].Tw * 1e9 << " ns per weight, against Bat Cave's 365.868 us and 798 ns)\n\n"
         << "More: wulf model, wulf validate, wulf train --engine real|sim, wulf platform info|bench;\n"
         << "experiments/README.md lists every table and figure reproduced.\n";
+    record["bat_cave"] = std::move(bat_grid);
+    record["this_machine"] = std::move(here_grid);
+    write_file_atomically(record_path, record.dump() + "\n");
+    out << "record: " << record_path << "\n";
   } catch (...) {
     std::filesystem::remove_all(dir);
     throw;

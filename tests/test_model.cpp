@@ -132,6 +132,35 @@ TEST(model, validate_runs_end_to_end_on_two_ranks_and_reports_its_errors) {
   EXPECT_GT(r.at("rows").array_items()[0].at("measured_s").number(), 0.0);
 }
 
+TEST(model, study_reproduces_table_vii_by_model_and_simulation_and_writes_its_record) {
+  // The main job. Tolerances: the model within 0.07 of Table VII (it prints two decimals and
+  // rounded its constants; the largest gap is 0.06 at p = 8, b = 128), the simulation within 0.02 of the model.
+  testing_support::TempDir dir("wulf_test_model");
+  std::ostringstream out, err;
+  ASSERT_EQ(run_cli({"study", "--out", dir.file("s.json")}, out, err), exit_ok) << err.str();
+  EXPECT_TRUE(contains(out.str(), "this machine")) << out.str();
+  std::ifstream in(dir.file("s.json"));
+  std::stringstream s;
+  s << in.rdbuf();
+  const Json r = Json::parse(s.str());
+  EXPECT_EQ(r.at("config").at("command").string(), "study");
+  const auto& bat = r.at("bat_cave").array_items();
+  ASSERT_EQ(bat.size(), 12u);
+  for (const Json& e : bat) {
+    EXPECT_NEAR(e.at("model").number(), e.at("paper").number(), 0.07) << e.dump();
+    EXPECT_NEAR(e.at("simulation").number(), e.at("model").number(), 0.02) << e.dump();
+  }
+  const auto& here = r.at("this_machine").array_items();
+  ASSERT_EQ(here.size(), 12u);
+  for (const Json& e : here) {
+    EXPECT_GT(e.at("model").number(), 0.0) << e.dump();
+    EXPECT_GT(e.at("Tw_s").number(), 0.0) << e.dump();
+  }
+  std::ostringstream bout, berr;
+  EXPECT_EQ(run_cli({"study", "--out", "/nonexistent-folder/s.json"}, bout, berr), exit_input);
+  EXPECT_TRUE(contains(berr.str(), "/nonexistent-folder")) << berr.str();
+}
+
 TEST(model, bad_input_is_refused_with_the_reason) {
   testing_support::TempDir dir("wulf_test_model");
   auto refused = [](std::vector<std::string> args) {
