@@ -222,7 +222,8 @@ int calibrate_command(const std::vector<std::string>& args, std::ostream& out, s
       << "# Tm is 0: wulf's momentum step keeps dw and updates w in one pass, counted in Tu.\n"
       << "Tf_ms = " << Tf * 1e3 << "\nTb_ms = " << Tb * 1e3 << "\nTu_ms = " << Tu * 1e3 << "\nTm_ms = " << Tm * 1e3
       << "\nTs_ms = " << Ts * 1e3 << "\nTo_ms = " << To * 1e3 << "\nTi_us = " << Ti * 1e6 << "\nTw_us = " << Tw * 1e6
-      << "\nn = " << n << "\nm = " << m << "\nw = " << w << "\n";
+      << "\nn = " << n << "\nm = " << m << "\nw = " << w << "\nproblem = " << cfg.at("problem").string()
+      << "\nprecision = " << vm["precision"].as<std::string>() << "\n";
     write_file_atomically(profile_path, p.str());
   }
   // 4. The platform: one single-core host per core of this machine, at the flop rate the

@@ -39,6 +39,26 @@ namespace po = boost::program_options;
 namespace wulf {
 namespace {
 
+// A profile's constants are per pattern of one net in one precision: charging them for
+// another net or precision would give a silently wrong time, so the run is refused.
+void check_profile_fits(const Profile& profile, const std::string& problem, const NetSpec& spec,
+                        const std::string& precision) {
+  const std::string where = "--profile " + profile.name + ": ";
+  if (!profile.problem.empty()) {
+    const auto family = [](const std::string& s) { return s.substr(0, s.find(':')); };
+    const bool same = profile.problem.find(':') == std::string::npos ? family(problem) == profile.problem
+                                                                      : problem == profile.problem;
+    if (!same) throw InputError(where + "measured on problem " + profile.problem + ", this run is " + problem);
+  }
+  if (!profile.precision.empty() && profile.precision != precision)
+    throw InputError(where + "measured in " + profile.precision + " precision, this run is " + precision +
+                     " (--precision " + profile.precision + ")");
+  const double w = static_cast<double>(spec.parameter_count());
+  if (profile.w > 0 && profile.w != w)
+    throw InputError(where + "measured on a net of " + std::to_string(static_cast<long long>(profile.w)) + " weights, this run's net has " +
+                     std::to_string(static_cast<long long>(w)) + " (" + problem + (spec.bias ? ", bias on" : ", bias off") + ")");
+}
+
 const char* usage =
     "usage: wulf <command> [options]\n"
     "\n"
@@ -346,6 +366,7 @@ TrainJob resolve(const po::variables_map& vm, const RankPlace& place) {
   job.spec.loss = loss.value_or(d.loss);
   job.spec.bias = bias;
   job.spec.validate();
+  if (job.compute.mode == ComputeMode::calibrated) check_profile_fits(job.compute.profile, p.name, job.spec, precision);
 
   TrainConfig& c = job.config;
   c.learning = learning.value_or(d.learning);

@@ -47,6 +47,7 @@ Profile read_profile(const std::string& name) {
   std::ifstream in(path);
   if (!in) throw InputError("--profile " + name + ": no such file, nor platforms/profiles/" + name + ".profile");
   std::map<std::string, double> values;
+  std::map<std::string, std::string> words;  // problem, precision
   std::string line;
   for (int number = 1; std::getline(in, line); ++number) {
     if (const auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
@@ -55,6 +56,14 @@ Profile read_profile(const std::string& name) {
     if (eq == std::string::npos)
       throw InputError("--profile " + path + ":" + std::to_string(number) + ": expected 'key = value'");
     const std::string key = trim(line.substr(0, eq)), text = trim(line.substr(eq + 1));
+    if (key == "problem" || key == "precision") {
+      if (text.empty()) throw InputError("--profile " + path + ":" + std::to_string(number) + ": " + key + " is empty");
+      if (key == "precision" && text != "float" && text != "double")
+        throw InputError("--profile " + path + ":" + std::to_string(number) + ": precision '" + text +
+                         "' is neither float nor double");
+      words[key] = text;
+      continue;
+    }
     const std::optional<double> v = parse_number(text);
     if (!v || *v < 0)
       throw InputError("--profile " + path + ":" + std::to_string(number) + ": '" + text +
@@ -63,6 +72,8 @@ Profile read_profile(const std::string& name) {
   }
   Profile p;
   p.name = path;
+  p.problem = words["problem"];
+  p.precision = words["precision"];
   const std::pair<const char*, double*> keys[] = {{"Tf_ms", &p.Tf}, {"Tb_ms", &p.Tb}, {"Tu_ms", &p.Tu},
                                                    {"Tm_ms", &p.Tm}, {"Ts_ms", &p.Ts}, {"To_ms", &p.To}};
   for (const auto& [key, field] : keys) {

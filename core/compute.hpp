@@ -37,6 +37,9 @@ struct Profile {
   double Ta = 0;          // seconds; optional: the weight-averaging step (seed 000 eq. 9)
   // Optional: the problem's sizes (Table IV), 0 when the profile does not say.
   double n = 0, m = 0, w = 0;
+  // Optional: what the constants were measured on (`problem = digits`, `precision = float`),
+  // empty when the profile does not say. A run on another problem or precision is refused.
+  std::string problem, precision;
   bool has_ti_tw = false, has_ta = false;
 };
 // Reads a profile (platforms/profiles/README.md): lines "key = value" with keys Tf_ms,

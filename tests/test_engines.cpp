@@ -311,6 +311,26 @@ TEST_F(engines_bad_input, an_unknown_strategy_collective_engine_or_compute_mode)
                  {"--profile"});
 }
 
+TEST_F(engines_bad_input, a_profile_of_another_problem_precision_or_net) {
+  const std::vector<std::string> sim{"--engine", "sim", "--platform", toy4, "--compute", "calibrated", "--profile"};
+  auto with = [&](std::vector<std::string> args, const std::string& profile) {
+    args.insert(args.end(), sim.begin(), sim.end());
+    args.push_back(profile);
+    return args;
+  };
+  // Seed 000's Bat Cave function profile: problem function, w = 16 768 (no bias).
+  expect_refused(with({"--problem", "encoder:8", "--bias", "off"}, "batcave-function"),
+                 {"batcave-function", "problem function", "encoder:8"});
+  expect_refused(with({"--problem", "function"}, "batcave-function"), {"16768 weights", "17025", "bias on"});
+  const std::string f = dir_.write("f.profile",
+                                   "Tf_ms=1\nTb_ms=1\nTu_ms=1\nTm_ms=1\nTs_ms=1\nTo_ms=1\nproblem = encoder:8\n"
+                                   "precision = double\n");
+  expect_refused(with({"--problem", "encoder:8", "--precision", "float"}, f), {f, "double precision", "float"});
+  expect_refused(with({"--problem", "encoder:16", "--precision", "double"}, f), {"problem encoder:8", "encoder:16"});
+  const std::string bad = dir_.write("g.profile", "Tf_ms=1\nTb_ms=1\nTu_ms=1\nTm_ms=1\nTs_ms=1\nTo_ms=1\nprecision = half\n");
+  expect_refused(with({"--problem", "encoder:8"}, bad), {bad, "half"});
+}
+
 TEST_F(engines_bad_input, mpirun_or_smpirun_missing_from_path) {
   const char* old = std::getenv("PATH");
   const std::string saved = old ? old : "";

@@ -14,3 +14,4 @@ Tw_us = 0.798
 n = 60000
 m = 10000
 w = 54912
+problem = digits

@@ -14,3 +14,4 @@ Tw_us = 0.798
 n = 1024
 m = 128
 w = 16768
+problem = function

@@ -14,3 +14,4 @@ Tw_us = 0.23
 n = 256
 m = 0
 w = 4096
+problem = encoder

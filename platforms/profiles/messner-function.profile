@@ -14,3 +14,4 @@ Tw_us = 0.23
 n = 1024
 m = 128
 w = 16768
+problem = function
