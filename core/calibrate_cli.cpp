@@ -87,7 +87,8 @@ int calibrate_command(const std::vector<std::string>& args, std::ostream& out, s
       ("train-size", po::value<long long>()->default_value(0), "use only the first N training patterns (0: all)")
       ("test-size", po::value<long long>()->default_value(0), "use only the first N test patterns (0: all)")
       ("np", po::value<std::string>()->default_value("2,4"), "ranks of the allreduce benchmark under mpirun")
-      ("elements", po::value<std::string>()->default_value("4096,16768,54912"), "doubles per allreduce")
+      ("elements", po::value<std::string>()->default_value("around"),
+       "doubles per allreduce, a list; around: w/2, w and 2w of the problem's net (the fit is local)")
       ("repeat", po::value<long long>()->default_value(20), "allreduce calls per point (the mean is used)")
       ("profile-out", po::value<std::string>(), "the profile to write (default: platforms/generated/<machine>-<problem>.profile)")
       ("platform-out", po::value<std::string>(), "the platform to write (default: platforms/generated/<machine>.xml)")
@@ -100,7 +101,10 @@ int calibrate_command(const std::vector<std::string>& args, std::ostream& out, s
   if (machine.empty() || machine.find_first_of("/ \"<>&") != std::string::npos)
     throw InputError("--machine: '" + machine + "' must be a plain name");
   const std::vector<std::size_t> nps = whole_numbers(vm["np"].as<std::string>(), "np");
-  const std::vector<std::size_t> elements = whole_numbers(vm["elements"].as<std::string>(), "elements");
+  // "around" is resolved once the net's size w is known; 1, 2, 4 stand in for the check.
+  const bool around = vm["elements"].as<std::string>() == "around";
+  std::vector<std::size_t> elements =
+      around ? std::vector<std::size_t>{1, 2, 4} : whole_numbers(vm["elements"].as<std::string>(), "elements");
   const long long iterations = vm["iterations"].as<long long>(), repeat = vm["repeat"].as<long long>();
   if (iterations < 1) throw InputError("--iterations: must be at least 1");
   if (repeat < 1) throw InputError("--repeat: must be at least 1");
@@ -176,6 +180,10 @@ int calibrate_command(const std::vector<std::string>& args, std::ostream& out, s
   const double To = std::max(0.0, iteration - counted);
 
   // 2. Ti and Tw: recursive-doubling allreduce of w doubles under mpirun.
+  if (around) {
+    const auto W = static_cast<std::size_t>(w);
+    elements = {std::max<std::size_t>(1, W / 2), std::max<std::size_t>(2, W), std::max<std::size_t>(4, 2 * W)};
+  }
   std::vector<double> xs, ts;
   std::vector<Json> points;
   std::ostringstream sizes;
