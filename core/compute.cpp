@@ -65,7 +65,9 @@ Profile read_profile(const std::string& name) {
       continue;
     }
     const std::optional<double> v = parse_number(text);
-    if (!v || *v < 0)
+    // Ts alone may be negative: a test pattern then costs less than a training forward pass
+    // (wulf tests the whole set in one batch); Tf + Ts is checked below.
+    if (!v || (*v < 0 && key != "Ts_ms"))
       throw InputError("--profile " + path + ":" + std::to_string(number) + ": '" + text +
                        "' is not a non-negative number");
     values[key] = *v;
@@ -93,6 +95,8 @@ Profile read_profile(const std::string& name) {
       values.erase(it);
     }
   if (!values.empty()) throw InputError("--profile " + path + ": unknown key '" + values.begin()->first + "'");
+  if (p.Tf + p.Ts < 0)
+    throw InputError("--profile " + path + ": Tf_ms + Ts_ms is negative (a test pattern would take no time)");
   return p;
 }
 

@@ -133,5 +133,25 @@ TEST(platform, a_profile_that_lacks_a_phase_is_named) {
   EXPECT_TRUE(contains(o.err, "Tm_ms")) << o.err;
 }
 
+TEST(platform, a_profile_may_make_a_test_pattern_cheaper_than_a_forward_pass_but_not_free) {
+  testing_support::TempDir dir("wulf_test_platform");
+  const std::string base = "Tf_ms = 0.2\nTb_ms = 0.4\nTu_ms = 0.07\nTm_ms = 0\nTo_ms = 30\n";
+  EXPECT_DOUBLE_EQ(read_profile(dir.write("ok.profile", base + "Ts_ms = -0.05\n")).Ts, -0.05e-3);
+  const std::string bad = dir.write("bad.profile", base + "Ts_ms = -0.3\n");
+  try {
+    read_profile(bad);
+    FAIL() << "Tf + Ts < 0 was accepted";
+  } catch (const InputError& e) {
+    EXPECT_TRUE(contains(e.what(), bad)) << e.what();
+    EXPECT_TRUE(contains(e.what(), "Tf_ms + Ts_ms")) << e.what();
+  }
+  try {
+    read_profile(dir.write("neg.profile", "Tf_ms = -0.2\nTb_ms = 0.4\nTu_ms = 0.07\nTm_ms = 0\nTs_ms = 0\nTo_ms = 30\n"));
+    FAIL() << "a negative Tf was accepted";
+  } catch (const InputError& e) {
+    EXPECT_TRUE(contains(e.what(), "-0.2")) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace wulf
