@@ -46,13 +46,6 @@ std::vector<std::size_t> whole_numbers(const std::string& text, const std::strin
   return values;
 }
 
-Json read_json(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return Json::parse(s.str());
-}
-
 struct Fit {
   double slope = 0, intercept = 0;
   std::vector<double> residuals;
@@ -155,7 +148,7 @@ int calibrate_command(const std::vector<std::string>& args, std::ostream& out, s
     err << train_err;
     throw InputError("the instrumented training run failed (code " + std::to_string(train_code) + ")");
   }
-  const Json record = read_json(record_path);
+  const Json record = read_json_file(record_path);
   std::filesystem::remove(record_path);
   const Json& ph = record.at("phases");
   const Json& cfg = record.at("config");

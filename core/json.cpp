@@ -269,6 +269,18 @@ std::string Json::dump(int indent) const {
   return s.str();
 }
 
+Json read_json_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot be read");
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    return Json::parse(text.str());
+  } catch (const std::exception& e) {
+    throw InputError(path + ": not a JSON record: " + e.what());
+  }
+}
+
 void check_writable(const std::string& path, const std::string& option) {
   namespace fs = std::filesystem;
   const fs::path p(path);

@@ -67,6 +67,9 @@ class Json {
 // temporary file in the same folder first, then replaces path in one rename. Throws
 // InputError naming the path when the folder is missing or not writable.
 void write_file_atomically(const std::string& path, const std::string& text);
+// Parses the JSON file at path (a result record). Throws InputError naming the path when it
+// cannot be read or is not JSON.
+Json read_json_file(const std::string& path);
 // Throws InputError unless a file could be written at path (folder exists, writable).
 void check_writable(const std::string& path, const std::string& option);
 

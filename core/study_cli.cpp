@@ -32,13 +32,6 @@ constexpr int kBlocks[] = {16, 32, 64, 128};
 // Seed 000, Table VII: predicted speedups, function example, Bat Cave.
 constexpr double kTableVII[3][4] = {{0.57, 0.87, 1.20, 1.48}, {0.36, 0.64, 1.09, 1.67}, {0.26, 0.48, 0.88, 1.54}};
 
-Json read_json(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return Json::parse(s.str());
-}
-
 // One simulated iteration of the function example on Bat Cave (Table II's phase times).
 double simulated_iteration(int p, int b, const std::string& tmp) {
   const std::string platform = std::string(build::source_dir) + "/platforms/batcave.xml";
@@ -49,7 +42,7 @@ double simulated_iteration(int p, int b, const std::string& tmp) {
                                "--numerics",         "off",       "--allreduce", "rdb",  "--quiet", "--out", tmp};
   std::string out, err;
   if (run_program_captured(cmd, out, err) != 0) throw InputError("wulf study: a simulation failed: " + err);
-  return read_json(tmp).at("history").array_items().at(1).at("time_s").number();
+  return read_json_file(tmp).at("history").array_items().at(1).at("time_s").number();
 }
 
 // results/study-YYYYMMDD-HHMMSS.json (UTC), in a results/ folder it creates; never an

@@ -62,10 +62,7 @@ Json run_for_record(std::vector<std::string> args, const std::string& path, std:
     for (const auto& a : args) joined += " " + a;
     throw InputError("wulf validate: 'wulf" + joined + "' failed (code " + std::to_string(code) + ")");
   }
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return Json::parse(s.str());
+  return read_json_file(path);
 }
 
 double per_iteration(const Json& record) {

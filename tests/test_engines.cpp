@@ -22,23 +22,9 @@ using testing_support::contains;
 
 const std::string toy4 = std::string(WULF_TEST_PLATFORMS) + "/toy4.xml";
 
-struct Outcome {
-  int code;
-  std::string out, err;
-};
-
-Outcome wulf(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  const int code = run_cli(args, out, err);
-  return {code, out.str(), err.str()};
-}
-
-Json read_record(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return Json::parse(s.str());
-}
+using testing_support::Outcome;
+using testing_support::wulf;
+Json read_record(const std::string& path) { return read_json_file(path); }
 
 // Trains with the given engine options and returns the record.
 Json run(const testing_support::TempDir& dir, const std::string& name, std::vector<std::string> engine_args,

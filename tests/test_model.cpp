@@ -72,10 +72,7 @@ TEST(model, the_command_prints_the_tables_and_writes_the_grid) {
       << err.str();
   EXPECT_TRUE(contains(out.str(), "speedup, eq. (7)")) << out.str();
   EXPECT_TRUE(contains(out.str(), "Ti 365.868 us")) << out.str();
-  std::ifstream in(dir.file("m.json"));
-  std::stringstream s;
-  s << in.rdbuf();
-  const Json r = Json::parse(s.str());
+  const Json r = read_json_file(dir.file("m.json"));
   const auto& grid = r.at("grid").array_items();
   ASSERT_EQ(grid.size(), 4u);
   for (const Json& e : grid)
@@ -119,10 +116,7 @@ TEST(model, validate_runs_end_to_end_on_two_ranks_and_reports_its_errors) {
             exit_ok)
       << err.str();
   EXPECT_TRUE(contains(out.str(), "mean absolute error")) << out.str();
-  std::ifstream in(dir.file("v.json"));
-  std::stringstream s;
-  s << in.rdbuf();
-  const Json r = Json::parse(s.str());
+  const Json r = read_json_file(dir.file("v.json"));
   ASSERT_EQ(r.at("rows").array_items().size(), 2u);
   for (const Json& row : r.at("rows").array_items())
     for (const char* key : {"measured_s", "model_s", "sim_s", "model_error", "sim_error"}) {
@@ -139,10 +133,7 @@ TEST(model, study_reproduces_table_vii_by_model_and_simulation_and_writes_its_re
   std::ostringstream out, err;
   ASSERT_EQ(run_cli({"study", "--out", dir.file("s.json")}, out, err), exit_ok) << err.str();
   EXPECT_TRUE(contains(out.str(), "this machine")) << out.str();
-  std::ifstream in(dir.file("s.json"));
-  std::stringstream s;
-  s << in.rdbuf();
-  const Json r = Json::parse(s.str());
+  const Json r = read_json_file(dir.file("s.json"));
   EXPECT_EQ(r.at("config").at("command").string(), "study");
   const auto& bat = r.at("bat_cave").array_items();
   ASSERT_EQ(bat.size(), 12u);

@@ -19,23 +19,9 @@ using testing_support::contains;
 
 std::string platform(const std::string& name) { return std::string(WULF_TEST_PLATFORMS) + "/" + name; }
 
-struct Outcome {
-  int code;
-  std::string out, err;
-};
-
-Outcome wulf(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  const int code = run_cli(args, out, err);
-  return {code, out.str(), err.str()};
-}
-
-Json read_record(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return Json::parse(s.str());
-}
+using testing_support::Outcome;
+using testing_support::wulf;
+Json read_record(const std::string& path) { return read_json_file(path); }
 
 TEST(platform, info_reports_what_simgrid_loaded) {
   testing_support::TempDir dir("wulf_test_platform");

@@ -1,16 +1,31 @@
 // Helpers shared by the test files.
 #pragma once
 
+#include "cli.hpp"
 #include "dataset.hpp"
+#include "json.hpp"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <sstream>
+#include <vector>
 #include <fstream>
 #include <string>
 #include <unistd.h>
 
 namespace wulf::testing_support {
+
+// What `wulf ARGS` did, run in this process.
+struct Outcome {
+  int code;
+  std::string out, err;
+};
+inline Outcome wulf(const std::vector<std::string>& args) {
+  std::ostringstream out, err;
+  const int code = run_cli(args, out, err);
+  return {code, out.str(), err.str()};
+}
 
 // A scratch folder of one test's own, removed with its contents when the test ends. The
 // process id and the test's name keep tests that ctest runs in parallel processes apart.
