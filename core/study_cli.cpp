@@ -119,7 +119,9 @@ int study_command(const std::vector<std::string>& args, std::ostream& out, std::
            "every block costs more than the work it shares out, until the blocks are large.\n\n";
 
     // This machine: its own constants (wulf calibrate), at each block size.
-    out << "The same grid for this machine, from its own measured constants (wulf calibrate, mpirun):\n"
+    out << "The same grid for processors like this machine's cores, from its own measured constants\n"
+           "(wulf calibrate: the phases on one core, the allreduce over mpirun on 2 ranks; p = 4, 8\n"
+           "extrapolate eq. (4) beyond the cores this machine has):\n"
         << std::flush;
     std::vector<ModelConstants> here;
     for (int b : kBlocks) {
