@@ -94,7 +94,8 @@ int calibrate_command(const std::vector<std::string>& args, std::ostream& out, s
   if (machine.empty() || machine.find_first_of("/ \"<>&") != std::string::npos)
     throw InputError("--machine: '" + machine + "' must be a plain name");
   const std::vector<std::size_t> nps = whole_numbers(vm["np"].as<std::string>(), "np");
-  // "around" is resolved once the net's size w is known; 1, 2, 4 stand in for the check.
+  // "around" is resolved once the net's size w is known (w/2, w, 2w); 1, 2, 4 have the same
+  // ratios, so the check of distinct points below counts what the real sizes will give.
   const bool around = vm["elements"].as<std::string>() == "around";
   std::vector<std::size_t> elements =
       around ? std::vector<std::size_t>{1, 2, 4} : whole_numbers(vm["elements"].as<std::string>(), "elements");

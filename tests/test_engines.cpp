@@ -24,7 +24,6 @@ const std::string toy4 = std::string(WULF_TEST_PLATFORMS) + "/toy4.xml";
 
 using testing_support::Outcome;
 using testing_support::wulf;
-Json read_record(const std::string& path) { return read_json_file(path); }
 
 // Trains with the given engine options and returns the record.
 Json run(const testing_support::TempDir& dir, const std::string& name, std::vector<std::string> engine_args,
@@ -34,7 +33,7 @@ Json run(const testing_support::TempDir& dir, const std::string& name, std::vect
   args.insert(args.end(), engine_args.begin(), engine_args.end());
   const Outcome o = wulf(args);
   EXPECT_EQ(o.code, exit_ok) << name << ": " << o.err;
-  return read_record(dir.file(name + ".json"));
+  return read_json_file(dir.file(name + ".json"));
 }
 
 // Errors after every iteration of two records, compared exactly (tolerance 0).
@@ -250,7 +249,7 @@ TEST(engines, wulf_started_inside_a_users_mpirun_becomes_its_ranks) {
                          "--block", "16", "--engine", "real", "--np", "2", "--quiet", "--out", dir.file("inside.json")});
   std::string out, err;
   ASSERT_EQ(run_program_captured(cmd, out, err), 0) << err;
-  const Json inside = read_record(dir.file("inside.json"));
+  const Json inside = read_json_file(dir.file("inside.json"));
   const Json launched = run(dir, "launched", {"--engine", "real", "--np", "2"}, function_problem);
   expect_same_errors(inside, launched, "test_rmse");
 }

@@ -21,7 +21,6 @@ std::string platform(const std::string& name) { return std::string(WULF_TEST_PLA
 
 using testing_support::Outcome;
 using testing_support::wulf;
-Json read_record(const std::string& path) { return read_json_file(path); }
 
 TEST(platform, info_reports_what_simgrid_loaded) {
   testing_support::TempDir dir("wulf_test_platform");
@@ -29,7 +28,7 @@ TEST(platform, info_reports_what_simgrid_loaded) {
   ASSERT_EQ(o.code, exit_ok) << o.err;
   EXPECT_TRUE(contains(o.out, "4 hosts, 4 cores")) << o.out;
   EXPECT_TRUE(contains(o.out, "100 Mbit/s, 50 us")) << o.out;
-  const Json r = read_record(dir.file("info.json"));
+  const Json r = read_json_file(dir.file("info.json"));
   const auto& hosts = r.at("platform").at("hosts").array_items();
   ASSERT_EQ(hosts.size(), 4u);
   EXPECT_EQ(hosts[0].at("speed_flops").number(), 1e9);
@@ -60,7 +59,7 @@ TEST(platform, bench_measures_latency_bandwidth_and_collectives_deterministicall
     a.insert(a.end(), {"--out", dir.file(name)});
     const Outcome o = wulf(a);
     EXPECT_EQ(o.code, exit_ok) << o.err;
-    return read_record(dir.file(name));
+    return read_json_file(dir.file(name));
   };
   const Json a = with_out("a.json"), b = with_out("b.json");
   const auto& pp = a.at("pingpong").array_items();
