@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
+#include <stdexcept>
 
 namespace wulf {
 
@@ -27,6 +28,13 @@ void SerialComm::gather(std::span<const float> send, std::span<float> recv, int)
 void SerialComm::scatter(std::span<const float> send, std::span<float> recv, int) {
   std::copy(send.begin(), send.begin() + static_cast<std::ptrdiff_t>(recv.size()), recv.begin());
 }
+
+std::unique_ptr<Comm> SerialComm::split(int color, int) {
+  if (color == no_color) return nullptr;
+  return clock_ ? std::make_unique<SerialComm>(*clock_) : std::make_unique<SerialComm>();
+}
+
+void SerialComm::alone() { throw std::logic_error("point-to-point message on a communicator of one rank"); }
 
 void SerialComm::abort(const std::string& message, int code) {
   if (clock_) clock_->abort(message, code);

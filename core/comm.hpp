@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -43,9 +44,21 @@ class Comm {
   virtual void scatterv(std::span<const float> send, std::span<const int> counts, std::span<float> recv,
                         int root) = 0;
 
-  // Point to point (the platform benchmark's ping-pong).
+  // Point to point (the platform benchmark's ping-pong, hand-made collectives, polling).
+  // recv takes a rank or any_source and returns the rank the message came from.
+  static constexpr int any_source = -1;
   virtual void send(std::span<const float> data, int dest) = 0;
-  virtual void recv(std::span<float> data, int source) = 0;
+  virtual void send(std::span<const double> data, int dest) = 0;
+  virtual int recv(std::span<float> data, int source) = 0;
+  virtual int recv(std::span<double> data, int source) = 0;
+  // Receives data[i] from sources[i] for every i, all posted at once (MPI_Irecv, then
+  // MPI_Waitall): a rank with several network interfaces takes them in parallel.
+  virtual void recv_all(std::span<const std::span<float>> data, std::span<const int> sources) = 0;
+  virtual void recv_all(std::span<const std::span<double>> data, std::span<const int> sources) = 0;
+  // MPI_Comm_split (a collective over this communicator): the ranks of one color form a
+  // communicator, ordered by key; a rank that passes no_color gets nullptr.
+  static constexpr int no_color = -1;
+  virtual std::unique_ptr<Comm> split(int color, int key) = 0;
 
   // Ends every rank: the message names this rank; never returns.
   [[noreturn]] virtual void abort(const std::string& message, int code) = 0;
@@ -85,11 +98,22 @@ class SerialComm final : public Comm {
   void scatterv(std::span<const float> send, std::span<const int>, std::span<float> recv, int root) override {
     scatter(send, recv, root);
   }
-  void send(std::span<const float>, int) override {}
-  void recv(std::span<float>, int) override {}
+  // One rank has nobody to talk to: point to point is a fault in the caller.
+  void send(std::span<const float>, int) override { alone(); }
+  void send(std::span<const double>, int) override { alone(); }
+  int recv(std::span<float>, int) override { alone(); }
+  int recv(std::span<double>, int) override { alone(); }
+  void recv_all(std::span<const std::span<float>> d, std::span<const int>) override {
+    if (!d.empty()) alone();
+  }
+  void recv_all(std::span<const std::span<double>> d, std::span<const int>) override {
+    if (!d.empty()) alone();
+  }
+  std::unique_ptr<Comm> split(int color, int) override;
   [[noreturn]] void abort(const std::string& message, int code) override;
 
  private:
+  [[noreturn]] static void alone();
   Comm* clock_ = nullptr;
 };
 

@@ -110,8 +110,8 @@ TEST(model, validate_runs_end_to_end_on_two_ranks_and_reports_its_errors) {
   // Asserts that it runs and reports, not that a busy 2-core machine hits 5%.
   testing_support::TempDir dir("wulf_test_model");
   std::ostringstream out, err;
-  ASSERT_EQ(run_cli({"validate", "--problems", "encoder:16", "--np", "1,2", "--block", "8", "--iterations", "5", "--out",
-                     dir.file("v.json")},
+  ASSERT_EQ(run_cli({"validate", "--problems", "encoder:16", "--np", "1,2", "--block", "8", "--iterations", "5", "--repeat",
+                     "2", "--out", dir.file("v.json")},
                     out, err),
             exit_ok)
       << err.str();
@@ -123,6 +123,14 @@ TEST(model, validate_runs_end_to_end_on_two_ranks_and_reports_its_errors) {
       ASSERT_TRUE(row.find(key)) << key;
       EXPECT_TRUE(std::isfinite(row.at(key).number())) << key;
     }
+  for (const Json& row : r.at("rows").array_items())
+    for (const char* key : {"measured_s", "model_s", "sim_s"}) {
+      // Each row is the median of its two rounds: their mean.
+      const auto& rounds = row.at("rounds").at(key).array_items();
+      ASSERT_EQ(rounds.size(), 2u) << key;
+      EXPECT_NEAR(row.at(key).number(), (rounds[0].number() + rounds[1].number()) / 2, 1e-12) << key;
+    }
+  EXPECT_EQ(r.at("mean_absolute_error").at("rows").number(), 2);
   EXPECT_GT(r.at("rows").array_items()[0].at("measured_s").number(), 0.0);
 }
 
