@@ -4,6 +4,7 @@
 #include "comm_bench.hpp"
 #include "compute.hpp"
 #include "engine_launch.hpp"
+#include "staged_reduce.hpp"
 #include "json.hpp"
 #include "launch.hpp"
 #include "mlp.hpp"
@@ -116,7 +117,11 @@ po::options_description train_options() {
       ("threads", po::value<long long>()->default_value(1), "root: threads inside each rank")
       ("sweep", po::value<std::string>(), "session: e.g. \"eta=0.5,1.5;alpha=0.5,0.9;block=4,16\"")
       ("reduce", po::value<std::string>()->default_value("default"),
-       "reduce algorithm: default, binomial (the library reduce of seed 002's LAM)")
+       "reduce algorithm: default, binomial (the library reduce of seed 002's LAM), wulf-binomial (the same tree "
+       "from wulf's own point-to-point messages), four-stage (seed 002's topology-aware reduce; needs a layout)")
+      ("reduce-layout", po::value<std::string>(),
+       "four-stage: ranks in nodes and groups, e.g. groups=4,nodes=24,cpus=2,outside=2,fan-in=3 (sim: read from "
+       "the platform's wulf:group / wulf:node host properties and wulf:nics zone property when not given)")
       ("bcast", po::value<std::string>()->default_value("default"), "broadcast algorithm: default, binomial")
       ("allreduce", po::value<std::string>()->default_value("default"),
        "allreduce algorithm: default (the MPI's own choice), rdb (recursive doubling, seed 000), "
@@ -214,6 +219,8 @@ struct TrainJob {
   int np = 1;
   std::string allreduce = "default";
   std::string reduce = "default";
+  ReduceLayout reduce_layout;  // four-stage (empty: the library reduce)
+  bool has_reduce_layout = false;
   std::string bcast = "default";
   std::string platform;
   ComputeConfig compute;
@@ -232,6 +239,12 @@ struct RankPlace {
 
 const char* const allreduce_names[] = {"default", "rdb", "redbcast"};
 
+// The MPI library's reduce under wulf's own: four-stage's last stage is the library
+// reduce, binomial as LAM's in seed 002; wulf-binomial makes no library call.
+std::string library_reduce(const std::string& reduce) {
+  return is_point_to_point_reduce(reduce) ? "binomial" : reduce;
+}
+
 TrainJob resolve(const po::variables_map& vm, const RankPlace& place) {
   TrainJob job;
   job.engine = vm["engine"].as<std::string>();
@@ -248,8 +261,14 @@ TrainJob resolve(const po::variables_map& vm, const RankPlace& place) {
   job.allreduce = vm["allreduce"].as<std::string>();
   job.reduce = vm["reduce"].as<std::string>();
   job.bcast = vm["bcast"].as<std::string>();
-  if (job.reduce != "default" && job.reduce != "binomial")
-    throw InputError("--reduce: unknown algorithm '" + job.reduce + "' (expected default or binomial)");
+  if (job.reduce != "default" && job.reduce != "binomial" && !is_point_to_point_reduce(job.reduce))
+    throw InputError("--reduce: unknown algorithm '" + job.reduce +
+                     "' (expected default, binomial, wulf-binomial or four-stage)");
+  if (vm.count("reduce-layout")) {
+    if (job.reduce != "four-stage") throw InputError("--reduce-layout is for --reduce four-stage");
+    job.reduce_layout = ReduceLayout::parse(vm["reduce-layout"].as<std::string>(), job.np);
+    job.has_reduce_layout = true;
+  }
   if (job.bcast != "default" && job.bcast != "binomial")
     throw InputError("--bcast: unknown algorithm '" + job.bcast + "' (expected default or binomial)");
   if (std::find(std::begin(allreduce_names), std::end(allreduce_names), job.allreduce) == std::end(allreduce_names))
@@ -409,6 +428,11 @@ TrainJob resolve(const po::variables_map& vm, const RankPlace& place) {
   j["collective_algorithm"] = job.engine == "seq" ? Json(nullptr)
                                                   : Json("allreduce:" + job.allreduce + ", reduce:" + job.reduce +
                                                          ", bcast:" + job.bcast);
+  if (job.reduce == "four-stage") {
+    // Without a layout (or with no rank in a group) the four-stage reduce is the library's.
+    j["reduce_layout"] = job.has_reduce_layout ? Json(job.reduce_layout.to_string()) : Json(nullptr);
+    j["reduce_falls_back"] = !job.has_reduce_layout || !job.reduce_layout.has_groups();
+  }
   j["compute"] = to_string(job.compute.mode);
   j["numerics"] = job.compute.numerics;
   if (job.compute.mode == ComputeMode::calibrated) j["profile"] = job.compute.profile.name;
@@ -629,7 +653,7 @@ int launch(const TrainJob& job, const std::vector<std::string>& args, std::ostre
       ::execv(program.c_str(), c_argv.data());
       throw InputError("cannot start " + program + ": " + std::strerror(errno));
     }
-    cmd = mpirun_command(job.np, job.oversubscribe, {job.allreduce, job.reduce, job.bcast}, program);
+    cmd = mpirun_command(job.np, job.oversubscribe, {job.allreduce, library_reduce(job.reduce), job.bcast}, program);
   } else {
     std::unique_ptr<GrownPlatform> grown;
     if (job.grow > 0) grown = std::make_unique<GrownPlatform>(job.platform, job.grow);
@@ -643,10 +667,15 @@ int launch(const TrainJob& job, const std::vector<std::string>& args, std::ostre
     hostfile = std::make_unique<Hostfile>(hosts);
     std::vector<std::string> cfg;
     if (job.allreduce != "default") cfg.push_back("smpi/allreduce:" + job.allreduce);
-    if (job.reduce != "default") cfg.push_back("smpi/reduce:" + job.reduce);
+    if (library_reduce(job.reduce) != "default") cfg.push_back("smpi/reduce:" + library_reduce(job.reduce));
     if (job.bcast != "default") cfg.push_back("smpi/bcast:binomial_tree");  // SMPI's name for it
     cmd = smpirun_command(platform, *hostfile, job.np, cfg, wulf_program("wulf-rank-sim"));
     cmd.insert(cmd.end(), args.begin(), args.end());
+    // The four-stage reduce's layout, unless given: the platform's groups of nodes.
+    if (job.reduce == "four-stage" && !job.has_reduce_layout) {
+      const std::string layout = reduce_layout_of(hosts, job.np);
+      if (!layout.empty()) cmd.insert(cmd.end(), {"--reduce-layout", layout});
+    }
     const RanksOutcome outcome = run_ranks(cmd, true, false);
     if (outcome.code != exit_ok && outcome.code != exit_diverged)
       err << "wulf train: the smpirun run failed (code " << outcome.code << ")"
@@ -706,7 +735,14 @@ int run_rank_bench(const std::vector<std::string>& args, Comm& comm, const Compu
     config.lat_scale = bench.lat_scale;
     const std::unique_ptr<Compute> compute = make_compute(config);
     compute->prepare(comm);
-    run_comm_bench(bench, comm, *compute, out);
+    if (is_point_to_point_reduce(bench.reduce)) {
+      ReduceComm reducing(comm, parse_point_to_point_reduce(bench.reduce),
+                          bench.reduce_layout.empty() ? ReduceLayout{}
+                                                      : ReduceLayout::parse(bench.reduce_layout, comm.size()));
+      run_comm_bench(bench, reducing, *compute, out, &reducing.reducer());
+    } else {
+      run_comm_bench(bench, comm, *compute, out);
+    }
     if (comm.rank() == 0) report_rank_status(exit_ok, 0, "finished");
     return exit_ok;
   } catch (const std::exception& e) {
@@ -732,8 +768,13 @@ int run_rank(const std::vector<std::string>& args, Comm& comm, const ComputeFact
       throw InputError("--np " + std::to_string(job.np) + " but " + std::to_string(comm.size()) +
                        " ranks were started");
     const std::unique_ptr<Compute> compute = make_compute(job.compute);
-    const int done = job.double_precision ? run_train<double>(job, comm, *compute, out, err)
-                                          : run_train<float>(job, comm, *compute, out, err);
+    // wulf's own reduces wrap the engine's communicator; the strategies see one Comm.
+    std::unique_ptr<ReduceComm> reducing;
+    if (is_point_to_point_reduce(job.reduce))
+      reducing = std::make_unique<ReduceComm>(comm, parse_point_to_point_reduce(job.reduce), job.reduce_layout);
+    Comm& used = reducing ? static_cast<Comm&>(*reducing) : comm;
+    const int done = job.double_precision ? run_train<double>(job, used, *compute, out, err)
+                                          : run_train<float>(job, used, *compute, out, err);
     if (comm.rank() == 0) report_rank_status(done, 0, "finished");
     return done;
   } catch (const InputError& e) {

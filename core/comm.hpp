@@ -26,7 +26,9 @@ class Comm {
   // In place: every rank ends with the element-wise sum over all ranks.
   virtual void allreduce_sum(std::span<float> data) = 0;
   virtual void allreduce_sum(std::span<double> data) = 0;
-  // In place at root: data becomes the sum over all ranks; elsewhere data is unchanged.
+  // In place at root: data becomes the sum over all ranks. Elsewhere data is left
+  // unchanged by the MPI library's reduce, and may hold partial sums after wulf's own
+  // (staged_reduce.hpp): callers must not count on it.
   virtual void reduce_sum(std::span<float> data, int root) = 0;
   virtual void reduce_sum(std::span<double> data, int root) = 0;
   virtual void bcast(std::span<float> data, int root) = 0;

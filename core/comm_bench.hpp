@@ -19,6 +19,10 @@ struct CommBenchConfig {
   int repeat = 3;
   double bw_scale = 1.0;   // what-if: links' bandwidth and latency times these
   double lat_scale = 1.0;
+  std::string reduce = "default";  // wulf-binomial or four-stage: wulf's own reduce
+  std::string reduce_layout;       // four-stage: ReduceLayout's text (empty: none)
+  bool check = false;              // reduce: check the sum exactly instead of timing
+  int root = 0;                    // reduce: the root of the check
 };
 
 // Parses the rank program's bench arguments: --what W --sizes a,b,c [--float] [--repeat r].
@@ -29,6 +33,13 @@ CommBenchConfig parse_comm_bench(const std::vector<std::string>& args);
 // {"what": ..., "np": p, "size": s, "bytes": b, "time_s": t}. For a collective, t is the
 // mean over the repeats of the time from a barrier to the last rank's return.
 // compute charges the platform's fixed cost of each collective call (charge_collective).
-void run_comm_bench(const CommBenchConfig& config, Comm& comm, Compute& compute, std::ostream& out);
+// With check, a reduce of whole numbers ((rank + 1) * (i % 13 + 1), exact in float) to
+// root is compared with its sum; rank 0 prints {"check": "reduce", ..., "ok": true|false}
+// and the call throws when a value differs.
+// With a four-stage reducer (the comm's own), reduce rows also carry "stages_s": the time
+// at which the last rank ended each of the four stages.
+class PointToPointReduce;
+void run_comm_bench(const CommBenchConfig& config, Comm& comm, Compute& compute, std::ostream& out,
+                    const PointToPointReduce* reducer = nullptr);
 
 }  // namespace wulf

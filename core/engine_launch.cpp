@@ -2,11 +2,13 @@
 
 #include "dataset.hpp"
 #include "launch.hpp"
+#include "text.hpp"
 
 #include <wulf/build_info.hpp>
 
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -44,7 +46,14 @@ std::vector<PlatformHost> platform_hosts(const std::string& file, long long rank
   {
     std::istringstream lines(platform_helper("hosts", file));
     PlatformHost h;
-    while (lines >> h.name >> h.cores >> h.speed) hosts.push_back(h);
+    std::string group, node, nics;
+    while (lines >> h.name >> h.cores >> h.speed >> group >> node >> nics) {
+      h.group = group == "-" ? "" : group;
+      const auto n = parse_number(node), k = parse_number(nics);
+      h.node = n && *n >= 0 ? static_cast<int>(*n) : -1;
+      h.nics = k && *k >= 1 ? static_cast<int>(*k) : 0;
+      hosts.push_back(h);
+    }
   }
   if (hosts.empty()) throw InputError("platform " + file + ": it has no hosts");
   if (ranks > 0) {  // the hosts the ranks fill, in hostfile order, must reach each other
@@ -53,6 +62,33 @@ std::vector<PlatformHost> platform_hosts(const std::string& file, long long rank
     platform_helper("hosts", file, std::to_string(used));
   }
   return hosts;
+}
+
+std::string reduce_layout_of(const std::vector<PlatformHost>& hosts, int np) {
+  std::map<std::string, int> group_index;  // group names in sorted order: A, B, C, D
+  std::vector<const PlatformHost*> used;
+  for (long long filled = 0; filled < np && used.size() < hosts.size(); filled += hosts[used.size()].cores)
+    used.push_back(&hosts[used.size()]);
+  int fan_in = 0;
+  for (const PlatformHost* h : used)
+    if (!h->group.empty()) {
+      group_index[h->group] = 0;
+      if (h->nics > 0) fan_in = fan_in == 0 ? h->nics : std::min(fan_in, h->nics);
+    }
+  if (group_index.empty()) return "";
+  int next = 0;
+  for (auto& [name, index] : group_index) index = next++;
+  std::map<std::string, int> seen;  // nodes of a group without wulf:node: their order
+  std::string places;
+  int rank = 0;
+  for (std::size_t i = 0; i < used.size() && rank < np; ++i) {
+    const PlatformHost& h = *used[i];
+    const int group = h.group.empty() ? -1 : group_index[h.group];
+    const int node = h.group.empty() ? static_cast<int>(i) : h.node >= 0 ? h.node : seen[h.group]++;
+    for (int c = 0; c < h.cores && rank < np; ++c, ++rank)
+      places += (rank ? "/" : "") + std::to_string(group) + ":" + std::to_string(node);
+  }
+  return "fan-in=" + std::to_string(std::max(1, fan_in)) + ",places=" + places;
 }
 
 Json platform_info(const std::string& file) { return Json::parse(platform_helper("info", file)); }

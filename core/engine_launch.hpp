@@ -18,12 +18,22 @@ struct PlatformHost {
   std::string name;
   int cores = 0;
   double speed = 0;  // flop/s
+  // Host properties for --reduce four-stage: wulf:group (empty: outside the groups),
+  // wulf:node (its index in the group, -1: unknown) and wulf:nics (0: unknown).
+  std::string group;
+  int node = -1;
+  int nics = 0;
 };
 
 // The hosts of a platform as SimGrid loads it (through wulf-platform). Throws InputError
 // naming the file for a missing file, one SimGrid cannot load, or, when ranks > 0, two of
 // the hosts the first `ranks` ranks run on with no route between them.
 std::vector<PlatformHost> platform_hosts(const std::string& file, long long ranks = 0);
+// The four-stage reduce's layout (ReduceLayout's explicit form) of np ranks filling hosts
+// in order, each host's cores: one node per host, its group and node index from the host
+// properties, the fan-in the fewest NICs of a grouped host. Empty when no host used has a
+// group: then the reduce is the library's.
+std::string reduce_layout_of(const std::vector<PlatformHost>& hosts, int np);
 // Everything `wulf-platform info` says of the platform (hosts, links, zones, routes).
 Json platform_info(const std::string& file);
 

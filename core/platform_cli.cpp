@@ -5,6 +5,7 @@
 #include "cli.hpp"
 #include "dataset.hpp"
 #include "engine_launch.hpp"
+#include "staged_reduce.hpp"
 #include "json.hpp"
 #include "result_record.hpp"
 #include "text.hpp"
@@ -137,7 +138,9 @@ int bench_command(const std::vector<std::string>& args, std::ostream& out, std::
       ("elements", po::value<std::string>()->default_value("4096,16768,54912"), "values per rank in the collectives")
       ("type", po::value<std::string>()->default_value("double"), "value type: double|float")
       ("allreduce", po::value<std::string>()->default_value("default"), "SMPI's allreduce algorithm (e.g. rdb)")
-      ("reduce", po::value<std::string>()->default_value("default"), "SMPI's reduce algorithm (e.g. binomial)")
+      ("reduce", po::value<std::string>()->default_value("default"),
+       "reduce algorithm: SMPI's (default, binomial) or wulf's own (wulf-binomial, four-stage: seed 002's, its "
+       "layout from the platform's host properties)")
       ("repeat", po::value<long long>()->default_value(3), "calls per measurement (the mean is reported)")
       ("no-pingpong", "measure only the collectives")
       ("bw-scale", po::value<double>()->default_value(1.0), "what-if: every link's bandwidth times this")
@@ -192,8 +195,12 @@ int bench_command(const std::vector<std::string>& args, std::ostream& out, std::
   for (auto& h : pair) h.cores = 1;
 
   const std::string program = wulf_program("wulf-rank-sim");
+  const std::string reduce = vm["reduce"].as<std::string>();
+  if (reduce != "default" && reduce != "binomial" && !is_point_to_point_reduce(reduce))
+    throw InputError("--reduce: unknown algorithm '" + reduce + "' (expected default, binomial, wulf-binomial or four-stage)");
+  // wulf's own reduces end in (four-stage) or stand beside the library's binomial one.
   const std::vector<std::string> cfg{"smpi/allreduce:" + vm["allreduce"].as<std::string>(),
-                                     "smpi/reduce:" + vm["reduce"].as<std::string>()};
+                                     "smpi/reduce:" + (is_point_to_point_reduce(reduce) ? std::string("binomial") : reduce)};
   auto measure = [&](const std::vector<PlatformHost>& on, std::size_t np, const std::string& what,
                      const std::vector<std::size_t>& list) {
     const Hostfile hostfile(on);
@@ -203,6 +210,11 @@ int bench_command(const std::vector<std::string>& args, std::ostream& out, std::
     cmd.insert(cmd.end(), {"bench", "--what", what, "--sizes", sizes_text.str(), "--repeat", std::to_string(repeat),
                            "--bw-scale", std::to_string(bw_scale), "--lat-scale", std::to_string(lat_scale)});
     if (type == "float") cmd.push_back("--float");
+    if (what == "reduce" && is_point_to_point_reduce(reduce)) {
+      cmd.insert(cmd.end(), {"--reduce", reduce});
+      const std::string layout = reduce == "four-stage" ? reduce_layout_of(on, static_cast<int>(np)) : "";
+      if (!layout.empty()) cmd.insert(cmd.end(), {"--reduce-layout", layout});
+    }
     const RanksOutcome o = run_ranks(cmd, true, true);
     if (o.code != 0) throw InputError("platform " + file + ": the " + what + " run failed: " + o.failure);
     std::vector<Json> rows;

@@ -2,7 +2,8 @@
 // wulf needs of it. A program of its own so that SimGrid's engine, of which a process may
 // hold one, never lives inside the wulf command or its tests.
 //
-//   wulf-platform hosts FILE.xml [K]  one line per host: name, cores, speed in flop/s; with
+//   wulf-platform hosts FILE.xml [K]  one line per host: name, cores, speed in flop/s, and
+//                                    its wulf:group, wulf:node, wulf:nics properties; with
 //                                    K, first checks that the first K hosts reach each other
 //   wulf-platform info FILE.xml    the whole platform as JSON: hosts, links, zones, routes
 //                                  between the first hosts
@@ -203,8 +204,15 @@ int main(int argc, char** argv) {
     }
     if (verb == "grow") return grow(engine, std::stoul(argv[3]), argv[4]);
     if (argc == 4 && check_routes(engine, std::stoul(argv[3])) != 0) return 2;
+    // The properties seed 002's four-stage reduce reads: the host's group of nodes, its
+    // index in the group and its NICs ("-" where the platform does not say).
+    auto prop = [](const simgrid::s4u::Host* h, const char* key) {
+      const char* v = h->get_property(key);
+      return std::string(v && *v ? v : "-");
+    };
     for (const simgrid::s4u::Host* h : engine.get_all_hosts())
-      std::printf("%s %d %.17g\n", h->get_cname(), h->get_core_count(), h->get_speed());
+      std::printf("%s %d %.17g %s %s %s\n", h->get_cname(), h->get_core_count(), h->get_speed(),
+                  prop(h, "wulf:group").c_str(), prop(h, "wulf:node").c_str(), prop(h, "wulf:nics").c_str());
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "SimGrid cannot load it: %s\n", e.what());

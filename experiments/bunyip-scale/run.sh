@@ -4,8 +4,9 @@
 # gradients of 32 000 patterns per rank charged at the platform's 1 090 Mflop/s, reduce to
 # the master, broadcast back (--strategy root, learning by epoch). Target: under 30 s of
 # wall time and 4 GB of resident memory. Measured with /usr/bin/time (peak resident set of
-# the largest process, smpirun's), for SMPI's default reduce and for the binomial reduce the
-# platform is calibrated with.
+# the largest process, smpirun's), for SMPI's default reduce, for the binomial reduce the
+# platform is calibrated with (SMPI's), for the same binomial tree made of wulf's own
+# point-to-point messages (wulf-binomial), and for seed 002's four-stage reduce.
 #   experiments/bunyip-scale/run.sh [build dir]
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -13,7 +14,7 @@ build="${1:-$here/../../build}"
 platform="$here/../../platforms/bunyip.xml"
 {
   echo "JOCR 400-480-3203 float, 196 ranks on bunyip.xml, numerics off, one iteration of 6 272 000 patterns"
-  for algorithms in "default default" "binomial binomial"; do
+  for algorithms in "default default" "binomial binomial" "wulf-binomial binomial" "four-stage binomial"; do
     set -- $algorithms
     /usr/bin/time -f "%e %M" -o "$here/time.txt" "$build/wulf" train --problem chars:3203 --train-size 6272000 \
       --bias off --precision float --engine sim --np 196 --platform "$platform" --strategy root \
@@ -25,7 +26,7 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 q = r["phases"]["ranks"][0]
 wall, rss = float(sys.argv[3]), int(sys.argv[4]) / 1024 / 1024
-print(f"  reduce/bcast {sys.argv[2]:>8}: simulated {r['final']['time_s']:7.1f} s "
+print(f"  reduce/bcast {sys.argv[2]:>13}: simulated {r['final']['time_s']:7.1f} s "
       f"(compute {q['forward_s'] + q['backward_s']:.1f} s, communication {q['comm_s']:.1f} s); "
       f"wall {wall:.2f} s ({'met' if wall < 30 else 'NOT met'}), "
       f"resident {rss:.2f} GB ({'met' if rss < 4 else 'NOT met'})")

@@ -107,6 +107,13 @@ def parse_args(argv):
     p.add_argument("--mpi-bw-factor", type=float, default=DEFAULTS["mpi_bw_factor"],
                    help="share of a link's rate that MPI messages get (SMPI's smpi/bw-factor, all sizes; "
                         "default 0.456, calibrated against seed 002's 8.5 s library reduce)")
+    p.add_argument("--node-io-mbit", type=float, default=0,
+                   help="what one node moves through all its NICs together, each way (PCI bus, TCP stack); "
+                        "seed 002 section 5.2 stage 3 measured 185 Mbit/s into a node over 3 NICs; "
+                        "0: no such limit (default)")
+    p.add_argument("--shm-mbyte-s", type=float, default=0,
+                   help="MB/s between the two CPUs of a node (SimGrid's loopback; seed 002 section 5.2 "
+                        "stage 1: 6.6 MB in 0.18 s); 0: SimGrid's default loopback (default)")
     p.add_argument("--intra-group", choices=["distance", "lowest"], default=DEFAULTS["intra_group"],
                    help="edge switch used between two nodes of the same group: 'distance' picks edge "
                         "(|i-j|-1) mod (groups-1) of the group, 'lowest' always the edge to the "
@@ -151,6 +158,16 @@ def parse_args(argv):
     return a
 
 
+def extra_options(a):
+    """The options that default to off, as they are written when set."""
+    out = ""
+    if a.node_io_mbit > 0:
+        out += " node-io-mbit=" + fmt(a.node_io_mbit)
+    if a.shm_mbyte_s > 0:
+        out += " shm-mbyte-s=" + fmt(a.shm_mbyte_s)
+    return out
+
+
 def header(a, n_hosts, n_cores, n_links, n_routes):
     g, n, c = a.groups, a.nodes_per_group, a.cpus_per_node
     L = []
@@ -163,8 +180,9 @@ def header(a, n_hosts, n_cores, n_links, n_routes):
       % (g, n, c, fmt(a.nic_mbit), fmt(a.switch_gbit)))
     w("    servers=%d spares=%d speed-mflops=%s server-nic-mbit=%s uplink-mbit=%s"
       % (a.servers, a.spares, fmt(a.speed_mflops), fmt(a.server_nic_mbit), fmt(a.uplink_mbit)))
-    w("    gigabit-switch-gbit=%s nic-lat-us=%s uplinks=%s intra-group=%s mpi-bw-factor=%s"
-      % (fmt(a.gigabit_switch_gbit), fmt(a.nic_lat_us), ",".join(a.uplinks), a.intra_group, fmt(a.mpi_bw_factor)))
+    w("    gigabit-switch-gbit=%s nic-lat-us=%s uplinks=%s intra-group=%s mpi-bw-factor=%s%s"
+      % (fmt(a.gigabit_switch_gbit), fmt(a.nic_lat_us), ",".join(a.uplinks), a.intra_group, fmt(a.mpi_bw_factor),
+         extra_options(a)))
     w("  (each parameter is the command-line option of the same name; regenerate with")
     w("  python3 platforms/bunyip/generate.py plus those options; see platforms/README.md).")
     w("  Result: %d hosts, %d CPUs (SimGrid cores), %d links, %d symmetrical routes."
@@ -328,6 +346,9 @@ def generate(a):
     def sw(e):
         return "bunyip-procurve-" + e
 
+    def io(x, i):
+        return "bunyip-%s-%d-io" % (x, i)
+
     # hosts: (name, kind, data)
     hosts = []
     for x in letters:
@@ -343,6 +364,10 @@ def generate(a):
         for i in range(n):
             for e in group_edges[x]:
                 links.append((nic(x, i, e), mbps(a.nic_mbit), lat, "SPLITDUPLEX"))
+    if a.node_io_mbit > 0:
+        for x in letters:
+            for i in range(n):
+                links.append((io(x, i), mbps(a.node_io_mbit), "0us", "SPLITDUPLEX"))
     for e in edges:
         links.append((sw(e), mbps(a.switch_gbit * 1000.0), "0us", "SHARED"))
     has_ext = a.servers + a.spares > 0
@@ -361,6 +386,12 @@ def generate(a):
                 return e
         raise AssertionError(x)
 
+    def out_io(node):
+        return [(io(*node), "UP")] if a.node_io_mbit > 0 else []
+
+    def in_io(node):
+        return [(io(*node), "DOWN")] if a.node_io_mbit > 0 else []
+
     def route(h1, h2):
         """Links from h1 to h2 as (id, direction) pairs; direction None for non-split links."""
         _, k1, d1 = h1
@@ -374,12 +405,13 @@ def generate(a):
                     e = group_edges[x][0]
             else:
                 e = edge(x, y)
-            return [(nic(x, i, e), "UP"), (sw(e), None), (nic(y, j, e), "DOWN")]
+            return (out_io((x, i)) + [(nic(x, i, e), "UP"), (sw(e), None), (nic(y, j, e), "DOWN")]
+                    + in_io((y, j)))
         if k1 == "node" and k2 == "ext":
             x, i = d1
             e = uplink_for(x)
-            return [(nic(x, i, e), "UP"), (sw(e), None), ("bunyip-uplink-" + e, "UP"),
-                    ("bunyip-gigabit-switch", None), (d2, "DOWN")]
+            return out_io((x, i)) + [(nic(x, i, e), "UP"), (sw(e), None), ("bunyip-uplink-" + e, "UP"),
+                                     ("bunyip-gigabit-switch", None), (d2, "DOWN")]
         if k1 == "ext" and k2 == "ext":
             return [(d1, "UP"), ("bunyip-gigabit-switch", None), (d2, "DOWN")]
         raise AssertionError("hosts are ordered nodes first")
@@ -396,6 +428,8 @@ def generate(a):
     o('<platform version="4.1">')
     o('  <config>')
     o('    <prop id="smpi/bw-factor" value="0:%s"/>' % fmt(a.mpi_bw_factor))
+    if a.shm_mbyte_s > 0:
+        o('    <prop id="network/loopback-bw" value="%s"/>' % fmt(a.shm_mbyte_s * 1e6))
     o('  </config>')
     o('  <zone id="bunyip" routing="Full">')
     o('    <prop id="wulf:source" value="seed 002 sections 1, 2, 2.1, 3.4 (Bunyip: 96 dual PIII 550 nodes, '
@@ -403,15 +437,23 @@ def generate(a):
       '2 hot spares)"/>')
     o('    <prop id="wulf:generator" value="platforms/bunyip/generate.py groups=%d nodes-per-group=%d '
       'cpus-per-node=%d nic-mbit=%s switch-gbit=%s servers=%d spares=%d speed-mflops=%s server-nic-mbit=%s '
-      'uplink-mbit=%s gigabit-switch-gbit=%s nic-lat-us=%s uplinks=%s intra-group=%s mpi-bw-factor=%s"/>'
+      'uplink-mbit=%s gigabit-switch-gbit=%s nic-lat-us=%s uplinks=%s intra-group=%s mpi-bw-factor=%s%s"/>'
       % (g, n, c, fmt(a.nic_mbit), fmt(a.switch_gbit), a.servers, a.spares, fmt(a.speed_mflops),
          fmt(a.server_nic_mbit), fmt(a.uplink_mbit), fmt(a.gigabit_switch_gbit), fmt(a.nic_lat_us),
-         ",".join(a.uplinks), a.intra_group, fmt(a.mpi_bw_factor)))
+         ",".join(a.uplinks), a.intra_group, fmt(a.mpi_bw_factor), extra_options(a)))
     o("")
     o("    <!-- hosts: %d groups x %d nodes, %d servers, %d spares; %d CPUs each -->"
       % (g, n, a.servers, a.spares, c))
-    for name, _, _ in hosts:
-        o('    <host id="%s" speed="%s" core="%d"/>' % (name, speed, c))
+    # The group nodes carry what wulf's four-stage reduce (seed 002 section 5.2) reads:
+    # their group, their index in it and their NICs (one per edge of the vertex).
+    for name, kind, d in hosts:
+        if kind == "node":
+            o('    <host id="%s" speed="%s" core="%d">' % (name, speed, c))
+            o('      <prop id="wulf:group" value="%s"/><prop id="wulf:node" value="%d"/>'
+              '<prop id="wulf:nics" value="%d"/>' % (d[0], d[1], g - 1))
+            o('    </host>')
+        else:
+            o('    <host id="%s" speed="%s" core="%d"/>' % (name, speed, c))
     o("")
     o("    <!-- links: node NICs, edge switches, then server side -->")
     for lid, bw, lt, pol in links:

@@ -1,0 +1,130 @@
+// wulf's own reduces (staged_reduce.hpp): the layout they read, and sums checked exactly
+// against the sum of the ranks' values (what MPI_Reduce gives) under mpirun and smpirun,
+// for layouts the ranks fill and layouts they do not; seed 002's times on Bunyip.
+#include "engine_launch.hpp"
+#include "json.hpp"
+#include "launch.hpp"
+#include "staged_reduce.hpp"
+
+#include <gtest/gtest.h>
+
+#include "test_support.hpp"
+
+#include <sstream>
+
+namespace wulf {
+namespace {
+
+using testing_support::contains;
+
+std::string platform(const std::string& name) { return std::string(WULF_PLATFORMS_DIR) + "/" + name; }
+
+// The check lines the ranks print: one per size, every one ok.
+void expect_checks_ok(const RanksOutcome& o, std::size_t lines, const std::string& what) {
+  ASSERT_EQ(o.code, 0) << what << ": " << o.failure << o.output;
+  std::istringstream in(o.output);
+  std::string line;
+  std::size_t ok = 0;
+  while (std::getline(in, line))
+    if (!line.empty() && line.front() == '{') {
+      const Json j = Json::parse(line);
+      EXPECT_TRUE(j.at("ok").boolean()) << what << ": " << line;
+      ok += j.at("ok").boolean();
+    }
+  EXPECT_EQ(ok, lines) << what << ": " << o.output;
+}
+
+std::vector<std::string> check_args(const std::string& reduce, int root, const std::string& layout) {
+  std::vector<std::string> a{"bench", "--what", "reduce", "--sizes", "1000,77", "--check", "--float",
+                             "--root", std::to_string(root), "--reduce", reduce};
+  if (!layout.empty()) a.insert(a.end(), {"--reduce-layout", layout});
+  return a;
+}
+
+TEST(reduce, layout_regular_form_places_outside_ranks_then_groups_nodes_cpus) {
+  const ReduceLayout l = ReduceLayout::parse("groups=2,nodes=2,cpus=2,outside=1,fan-in=3", 6);
+  ASSERT_EQ(l.ranks.size(), 6u);
+  EXPECT_EQ(l.fan_in, 3);
+  EXPECT_EQ(l.ranks[0].group, -1);
+  EXPECT_EQ(l.ranks[1].group, 0);
+  EXPECT_EQ(l.ranks[1].node, 0);
+  EXPECT_EQ(l.ranks[2].group, 0);
+  EXPECT_EQ(l.ranks[2].node, 0);
+  EXPECT_EQ(l.ranks[3].group, 0);
+  EXPECT_EQ(l.ranks[3].node, 1);
+  EXPECT_EQ(l.ranks[5].group, 1);
+  EXPECT_EQ(l.ranks[5].node, 0);
+  // The explicit form says the same.
+  const ReduceLayout e = ReduceLayout::parse(l.to_string(), 6);
+  EXPECT_EQ(e.to_string(), l.to_string());
+}
+
+TEST(reduce, layout_that_holds_fewer_ranks_than_np_or_is_malformed_is_refused) {
+  try {
+    ReduceLayout::parse("groups=2,nodes=2,cpus=2", 9);
+    FAIL() << "9 ranks in a layout of 8";
+  } catch (const InputError& e) {
+    EXPECT_TRUE(contains(e.what(), "--reduce-layout")) << e.what();
+    EXPECT_TRUE(contains(e.what(), "8 ranks")) << e.what();
+  }
+  EXPECT_THROW(ReduceLayout::parse("groups=2,nodes=2", 4), InputError);           // no cpus
+  EXPECT_THROW(ReduceLayout::parse("groups=2,nodes=x,cpus=1", 4), InputError);    // not a number
+  EXPECT_THROW(ReduceLayout::parse("groups=2,nodes=2,cpus=1,wires=3", 4), InputError);
+  EXPECT_THROW(ReduceLayout::parse("places=0:0/zero", 2), InputError);
+}
+
+TEST(reduce, layout_from_the_platform_follows_the_hosts_group_properties) {
+  std::vector<PlatformHost> hosts{{"a0", 2, 1e9, "A", 0, 3}, {"a1", 2, 1e9, "A", 1, 3},
+                                  {"b0", 2, 1e9, "B", 0, 3}, {"server", 2, 1e9, "", -1, 0}};
+  const ReduceLayout l = ReduceLayout::parse(reduce_layout_of(hosts, 7), 7);
+  EXPECT_EQ(l.fan_in, 3);
+  EXPECT_EQ(l.ranks[0].group, 0);
+  EXPECT_EQ(l.ranks[1].node, 0);
+  EXPECT_EQ(l.ranks[2].node, 1);
+  EXPECT_EQ(l.ranks[4].group, 1);
+  EXPECT_EQ(l.ranks[6].group, -1);
+  // A platform without groups gives no layout: the library reduce.
+  EXPECT_EQ(reduce_layout_of({{"h0", 1, 1e9, "", -1, 0}, {"h1", 1, 1e9, "", -1, 0}}, 2), "");
+}
+
+TEST(reduce, wulf_reduces_give_the_exact_sum_under_mpirun_for_full_and_partial_layouts) {
+  const std::string program = wulf_program("wulf-rank-real");
+  // 4 ranks fill 2 groups of 2 one-CPU nodes; 3, 5 and 7 ranks fill part of 1 + 3 x 2 x 2.
+  const std::vector<std::pair<int, std::string>> cases{
+      {4, "groups=2,nodes=2,cpus=1,fan-in=1"},
+      {3, "groups=3,nodes=2,cpus=2,outside=1,fan-in=2"},
+      {5, "groups=3,nodes=2,cpus=2,outside=1,fan-in=2"},
+      {7, "groups=3,nodes=2,cpus=2,outside=1,fan-in=2"}};
+  for (const auto& [np, layout] : cases)
+    for (int root : {0, np - 1}) {
+      std::vector<std::string> cmd = mpirun_command(np, "auto", Collectives{}, program);
+      const auto args = check_args("four-stage", root, layout);
+      cmd.insert(cmd.end(), args.begin(), args.end());
+      expect_checks_ok(run_ranks(cmd, false, true), 2, "four-stage np " + std::to_string(np) + " " + layout);
+    }
+  std::vector<std::string> cmd = mpirun_command(5, "auto", Collectives{}, program);
+  const auto args = check_args("wulf-binomial", 2, "");
+  cmd.insert(cmd.end(), args.begin(), args.end());
+  expect_checks_ok(run_ranks(cmd, false, true), 2, "wulf-binomial np 5");
+}
+
+TEST(reduce, wulf_reduces_give_the_exact_sum_under_smpirun_on_bunyip) {
+  // All 194 ranks of seed 002's reduce, and 51 ranks: group A, one node of B and a CPU.
+  const std::string file = platform("bunyip.xml");
+  const std::vector<PlatformHost> hosts = platform_hosts(file);
+  const Hostfile hostfile(hosts);
+  for (int np : {194, 51})
+    for (int root : {0, np - 1})
+      for (const std::string reduce : {"four-stage", "wulf-binomial", "binomial"}) {
+        std::vector<std::string> cmd = smpirun_command(file, hostfile, np, {"smpi/reduce:binomial"},
+                                                       wulf_program("wulf-rank-sim"));
+        const std::string layout = reduce == "four-stage" ? reduce_layout_of(hosts, np) : "";
+        ASSERT_TRUE(reduce != "four-stage" || contains(layout, "places=")) << layout;
+        const auto args = check_args(reduce == "binomial" ? "default" : reduce, root, layout);
+        cmd.insert(cmd.end(), args.begin(), args.end());
+        expect_checks_ok(run_ranks(cmd, true, true), 2, reduce + " np " + std::to_string(np));
+      }
+}
+
+}  // namespace
+}  // namespace wulf
