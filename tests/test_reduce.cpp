@@ -73,6 +73,38 @@ TEST(reduce, layout_that_holds_fewer_ranks_than_np_or_is_malformed_is_refused) {
   EXPECT_THROW(ReduceLayout::parse("places=0:0/zero", 2), InputError);
 }
 
+TEST(reduce, train_refuses_a_layout_that_does_not_hold_the_ranks_before_any_rank_starts) {
+  const testing_support::Outcome o =
+      testing_support::wulf({"train", "--problem", "encoder:8", "--engine", "real", "--np", "5", "--strategy", "root",
+                             "--reduce", "four-stage", "--reduce-layout", "groups=2,nodes=2,cpus=1"});
+  EXPECT_EQ(o.code, exit_input);
+  EXPECT_TRUE(contains(o.err, "--reduce-layout: it places 4 ranks, but --np is 5")) << o.err;
+  const testing_support::Outcome wrong =
+      testing_support::wulf({"train", "--problem", "encoder:8", "--reduce-layout", "groups=2,nodes=2,cpus=1"});
+  EXPECT_EQ(wrong.code, exit_input);
+  EXPECT_TRUE(contains(wrong.err, "--reduce-layout is for --reduce four-stage")) << wrong.err;
+}
+
+TEST(reduce, a_training_run_with_the_four_stage_reduce_matches_the_library_reduce) {
+  // Root updates with a reduce to rank 0: double sums in another order, equal to 1e-12.
+  testing_support::TempDir dir("wulf_test_reduce");
+  std::vector<Json> records;
+  for (const std::string reduce : {"default", "four-stage"}) {
+    const testing_support::Outcome o = testing_support::wulf(
+        {"train", "--problem", "encoder:8", "--epochs", "5", "--block", "8", "--precision", "double", "--engine", "sim",
+         "--platform", platform("bunyip.xml"), "--np", "6", "--strategy", "root", "--reduce", reduce, "--quiet",
+         "--out", dir.file(reduce + ".json")});
+    ASSERT_EQ(o.code, exit_ok) << o.err;
+    records.push_back(read_json_file(dir.file(reduce + ".json")));
+  }
+  const auto& a = records[0].at("history").array_items();
+  const auto& b = records[1].at("history").array_items();
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 1; i < a.size(); ++i)
+    EXPECT_NEAR(a[i].at("train_error").number(), b[i].at("train_error").number(), 1e-12) << i;
+  EXPECT_FALSE(records[1].at("config").at("reduce_falls_back").boolean());
+}
+
 TEST(reduce, layout_from_the_platform_follows_the_hosts_group_properties) {
   std::vector<PlatformHost> hosts{{"a0", 2, 1e9, "A", 0, 3}, {"a1", 2, 1e9, "A", 1, 3},
                                   {"b0", 2, 1e9, "B", 0, 3}, {"server", 2, 1e9, "", -1, 0}};
