@@ -166,7 +166,7 @@ void add_train_result(Json& record, const TrainResult& r, std::size_t parameters
     one["wait_s"] = per_rank[q].comm - least_comm;
     one["idle_s"] = per_rank[q].comm + per_rank[q].poll;
     const double busy = per_rank[q].forward + per_rank[q].backward + per_rank[q].update + per_rank[q].test;
-    one["other_s"] = std::max(0.0, r.seconds - busy - per_rank[q].comm);  // e.g. To
+    one["other_s"] = std::max(0.0, r.seconds - busy - per_rank[q].comm - per_rank[q].poll);  // e.g. To
     ranks.push_back(std::move(one));
   }
   ph["ranks"] = std::move(ranks);
