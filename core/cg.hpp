@@ -84,8 +84,6 @@ class PolakRibiere {
   Update next(std::span<const T> g);
   // The direction of the last next() (n values).
   std::span<T> direction() { return {d_.data(), static_cast<std::size_t>(d_.size())}; }
-  // Forgets the previous gradient: the next step is steepest descent.
-  void reset() { g_prev_.resize(0); }
 
  private:
   Vector g_prev_;  // (n) gradient of the previous step; empty before the first

@@ -16,7 +16,15 @@
 //                   scalars [E, P, g . d];
 //   step            a last broadcast [accept, s]: every rank sets w = w0 + s d itself, with
 //                   the same arithmetic, so the weights stay the same everywhere.
-// With one rank every collective is skipped: that is the sequential run.
+// With one rank every collective is skipped: that is the sequential run. Without load
+// balancing rank 0 computes its share of the patterns too, so no host stands idle.
+//
+// Faults: when a gradient pass gives an error or gradient that is not finite, or the line
+// search fails (flat, rising, no sign change, a slope that is not finite), the master
+// broadcasts [stop, 0, reason] instead of [accept, s]: every rank goes back to w0 and asks
+// Run to stop, and Run puts the last good weights back (wulf train exits with 3).
+// Without the arithmetic (--numerics off, time only) there is nothing to search with: each
+// line search is charged as --cg-refinements probes at the previous step.
 //
 // Load balancing (--load-balance FRACTION --chunk C, seed 002 section 6.2): rank 0 is a
 // pure master that holds no data and computes nothing; ranks 1..p-1 share the data. In
