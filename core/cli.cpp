@@ -12,6 +12,7 @@
 #include "result_record.hpp"
 #include "session.hpp"
 #include "trainer.hpp"
+#include "weights_file.hpp"
 
 #include <wulf/build_info.hpp>
 
@@ -108,7 +109,8 @@ po::options_description train_options() {
       ("strategy", po::value<std::string>()->default_value("block"),
        "parallel strategy: block (training-set parallelism, seed 000), average (weight averaging, seed 000), "
        "ppt (pattern parallel training, seed 001), scatter (scatter/gather, seed 003), root (threads and a "
-       "root update, seed 004), session (a parameter sweep, seed 000)")
+       "root update, seed 004), session (a parameter sweep, seed 000), cg (master-worker batch conjugate "
+       "gradient, seed 002)")
       ("average-interval", po::value<long long>()->default_value(0),
        "average: patterns per rank between weight averagings (0: every block)")
       ("local-epoch", po::value<long long>()->default_value(0), "ppt: patterns each rank draws per round (0: n / np)")
@@ -142,6 +144,23 @@ po::options_description train_options() {
       ("oversubscribe", po::value<std::string>()->default_value("auto"),
        "real: let mpirun put more ranks than cores on this machine: auto|on|off");
 
+  // Seed 002's conjugate gradient: f is the training loss per pattern, f'(s) its slope
+  // along the search direction d at step s.
+  po::options_description cg("conjugate gradient (--strategy cg, seed 002)", 110, 55);
+  cg.add_options()
+      ("cg-step", po::value<double>()->default_value(1.0),
+       "first step of the first line search (later ones start at the previous accepted step)")
+      ("cg-expansions", po::value<long long>()->default_value(30),
+       "most doublings (or halvings) of the step in search of a sign change of f'")
+      ("cg-refinements", po::value<long long>()->default_value(2),
+       "quadratic interpolations in the bracket; all but the last are probed (>= 1)")
+      ("cg-flat", po::value<double>()->default_value(0.0),
+       "|f'(0)| at or below this is a flat direction, which stops training (0: only an exact 0)")
+      ("load-balance", po::value<double>()->default_value(0.0),
+       "FRACTION: rank 0 only polls, ranks 1.. end each pass once this fraction of the training set is "
+       "consumed (0: off; needs --np >= 2)")
+      ("chunk", po::value<long long>()->default_value(64), "with --load-balance: patterns a rank takes between polls");
+
   po::options_description training("training", 110, 55);
   training.add_options()
       ("learning", po::value<std::string>(), "update after each: pattern|block|epoch (default: the problem's)")
@@ -161,10 +180,12 @@ po::options_description train_options() {
   po::options_description output("output", 110, 55);
   output.add_options()
       ("out", po::value<std::string>(), "write the result record (JSON) to FILE")
+      ("weights-out", po::value<std::string>(),
+       "write the final weights to FILE (text, header naming the net; after a fault the last good weights)")
       ("quiet,q", "print no progress, only the result");
 
   po::options_description all("wulf train --problem NAME [options]", 110, 55);
-  all.add(general).add(problem).add(net).add(parallel).add(training).add(output);
+  all.add(general).add(problem).add(net).add(parallel).add(cg).add(training).add(output);
   return all;
 }
 
@@ -212,6 +233,7 @@ struct TrainJob {
   bool double_precision = false;
   bool quiet = false;
   std::string out_path;
+  std::string weights_path;
   Json config_json;
   double load_seconds = 0;
   // The engine: seq, real or sim, on np ranks.
@@ -317,14 +339,47 @@ TrainJob resolve(const po::variables_map& vm, const RankPlace& place) {
     job.out_path = vm["out"].as<std::string>();
     check_writable(job.out_path, "--out");
   }
+  if (vm.count("weights-out")) {
+    if (job.strategy == Strategy::session)
+      throw InputError("--weights-out: --strategy session trains one net per point of the sweep, not one net");
+    if (!job.compute.numerics) throw InputError("--weights-out: --numerics off computes no weights");
+    job.weights_path = vm["weights-out"].as<std::string>();
+    check_writable(job.weights_path, "--weights-out");
+  }
+  // cg's settings, checked before the data is read and before any rank starts.
+  CgConfig cg;
+  cg.initial_step = vm["cg-step"].as<double>();
+  cg.max_expansions = static_cast<int>(std::clamp(vm["cg-expansions"].as<long long>(), -1LL, 1001LL));
+  cg.refinements = static_cast<int>(std::clamp(vm["cg-refinements"].as<long long>(), 0LL, 1001LL));
+  cg.flat_tolerance = vm["cg-flat"].as<double>();
+  cg.load_balance = vm["load-balance"].as<double>();
+  const long long chunk = vm["chunk"].as<long long>();
+  cg.chunk = chunk > 0 ? static_cast<std::size_t>(chunk) : 0;
+  if (job.strategy == Strategy::cg) {
+    validate_cg(cg);
+    if (cg.load_balance > 0 && job.np < 2)
+      throw InputError("--load-balance: needs at least 2 ranks, a master that polls and a worker (--np " +
+                       std::to_string(job.np) + "; use --engine real or sim with --np 2 or more)");
+  } else {
+    for (const char* cg_only : {"cg-step", "cg-expansions", "cg-refinements", "cg-flat", "load-balance", "chunk"})
+      if (!vm[cg_only].defaulted())
+        throw InputError("--" + std::string(cg_only) + " is for --strategy cg");
+  }
 
   ProblemOptions po_;
   // The front end of a parallel run checks the data once, whole; a rank reads what its
   // strategy gives it (data_layout).
-  const DataLayout layout = data_layout(job.strategy);
+  TrainConfig layout_of;
+  layout_of.strategy = job.strategy;
+  layout_of.cg = cg;
+  const DataLayout layout = data_layout(layout_of);
   const bool shared_out = place.in_rank_program && (layout == DataLayout::shares || layout == DataLayout::whole_train);
   po_.ranks = shared_out ? place.ranks : 1;
   po_.rank = shared_out ? place.rank : 0;
+  // The workers share the data; the master loads the first worker's share and drops it
+  // below, keeping the sets' shapes.
+  const bool workers = place.in_rank_program && layout == DataLayout::workers;
+  if (workers) po_.ranks = place.ranks - 1, po_.rank = std::max(0, place.rank - 1);
   po_.whole_train = layout == DataLayout::whole_train;
   // The front end of a parallel run only checks the data (its ranks load it).
   po_.shape_only = !job.compute.numerics || (!place.in_rank_program && job.engine != "seq") ||
@@ -372,6 +427,7 @@ TrainJob resolve(const po::variables_map& vm, const RankPlace& place) {
 
   const auto t0 = std::chrono::steady_clock::now();
   job.problem = make_problem(vm["problem"].as<std::string>(), po_);
+  if (workers && place.rank == 0) job.problem.train.keep(0, 0), job.problem.test.keep(0, 0);
   job.load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const Problem& p = job.problem;
   const ProblemDefaults& d = p.defaults;
@@ -407,6 +463,7 @@ TrainJob resolve(const po::variables_map& vm, const RankPlace& place) {
   c.local_epoch = positive(vm, "local-epoch", true);
   c.error_window = static_cast<int>(std::min<std::size_t>(positive(vm, "error-window"), 1000));
   c.threads = static_cast<int>(std::min<std::size_t>(positive(vm, "threads"), 1024));
+  c.cg = cg;
   if (job.strategy == Strategy::session) {
     job.sessions = sweep_configs(c, vm["sweep"].as<std::string>());
     for (const TrainConfig& s : job.sessions) validate(s, p.train_total, p.classifier, 1);
@@ -423,6 +480,21 @@ TrainJob resolve(const po::variables_map& vm, const RankPlace& place) {
   if (job.strategy == Strategy::average) j["average_interval"] = c.average_interval;
   if (job.strategy == Strategy::ppt) j["local_epoch"] = c.local_epoch, j["error_window"] = c.error_window;
   if (job.strategy == Strategy::root) j["threads"] = c.threads;
+  if (job.strategy == Strategy::cg) {
+    Json g = Json::object();
+    g["direction"] = "polak-ribiere (beta >= 0, restart when not downhill)";
+    g["objective"] = "training loss per pattern of the pass";
+    g["initial_step"] = cg.initial_step;
+    g["max_expansions"] = cg.max_expansions;
+    g["refinements"] = cg.refinements;
+    g["flat_tolerance"] = cg.flat_tolerance;
+    g["load_balance"] = cg.load_balance;
+    g["chunk"] = cg.load_balance > 0 ? Json(cg.chunk) : Json(nullptr);
+    g["master"] = cg.load_balance > 0 ? "rank 0 polls only, ranks 1.. hold the data"
+                                      : "rank 0 computes its share too";
+    j["cg"] = std::move(g);
+  }
+  j["weights_out"] = job.weights_path.empty() ? Json(nullptr) : Json(job.weights_path);
   if (job.strategy == Strategy::session) j["sweep"] = vm["sweep"].as<std::string>();
   j["platform"] = job.platform.empty() ? Json(nullptr) : Json(job.platform);
   j["collective_algorithm"] = job.engine == "seq" ? Json(nullptr)
@@ -568,11 +640,21 @@ int run_train(TrainJob& job, Comm& comm, Compute& compute, std::ostream& out, st
   if (!job.quiet && lead) {
     out << "wulf train: " << job.problem.name << " (" << job.problem.description << ")\n"
         << "  " << job.problem.train_total << " training, " << job.problem.test_total << " test patterns; net "
-        << job.spec.describe() << ", w = " << net.parameter_count() << "\n"
-        << "  " << (job.double_precision ? "double" : "float") << ", learning by " << to_string(c.learning)
-        << (c.learning == Learning::block ? " (b = " + std::to_string(c.block) + ")" : "") << ", eta " << c.eta
-        << ", alpha " << c.alpha << " (" << to_string(c.momentum) << "), at most " << c.max_iterations
-        << " iterations, seed " << c.seed << "\n";
+        << job.spec.describe() << ", w = " << net.parameter_count() << "\n";
+    if (job.strategy == Strategy::cg) {
+      out << "  " << (job.double_precision ? "double" : "float")
+          << ", Polak-Ribiere conjugate gradient on the whole training set, line search from step "
+          << c.cg.initial_step << " with " << c.cg.refinements << " interpolation(s)";
+      if (c.cg.load_balance > 0)
+        out << ", load balancing: passes end at " << c.cg.load_balance << " of the patterns, polls every "
+            << c.cg.chunk << " patterns";
+      out << ", at most " << c.max_iterations << " iterations, seed " << c.seed << "\n";
+    } else {
+      out << "  " << (job.double_precision ? "double" : "float") << ", learning by " << to_string(c.learning)
+          << (c.learning == Learning::block ? " (b = " + std::to_string(c.block) + ")" : "") << ", eta " << c.eta
+          << ", alpha " << c.alpha << " (" << to_string(c.momentum) << "), at most " << c.max_iterations
+          << " iterations, seed " << c.seed << "\n";
+    }
     if (job.engine != "seq")
       out << "  engine " << job.engine << ", " << comm.size() << " ranks, strategy " << to_string(job.strategy)
           << ", allreduce "
@@ -608,12 +690,20 @@ int run_train(TrainJob& job, Comm& comm, Compute& compute, std::ostream& out, st
 
   // Every rank's phase times to rank 0, for the record.
   const std::vector<PhaseTimes> per_rank = gather_phases(comm, result.phases);
-  if (!lead) return result.reason == StopReason::diverged ? exit_diverged : exit_ok;
+  const bool fault = stopped_on_fault(result.reason);
+  if (!lead) return fault ? exit_diverged : exit_ok;
 
   Json record = Json::object();
   record["wulf_record"] = 1;
   record["config"] = job.config_json;
   add_train_result(record, result, net.parameter_count(), c.metric, per_rank);
+  if (!job.weights_path.empty()) {
+    // The net holds the final weights, or after a fault the last good ones (Run).
+    write_file_atomically(job.weights_path,
+                          weights_text(net, std::string(to_string(result.reason)), result.weights_iteration));
+    record["final"]["weights_file"] = job.weights_path;
+    record["final"]["weights_iteration"] = result.weights_iteration;
+  }
   if (!job.out_path.empty()) write_file_atomically(job.out_path, record.dump() + "\n");
 
   if (!compute.numerics()) {
@@ -623,9 +713,12 @@ int run_train(TrainJob& job, Comm& comm, Compute& compute, std::ostream& out, st
     if (!job.out_path.empty()) out << "record: " << job.out_path << "\n";
     return exit_ok;
   }
-  if (result.reason == StopReason::diverged) {
+  if (fault) {
     err << "wulf train: " << result.reason_detail << "\n";
     if (!job.out_path.empty()) err << "wulf train: the record up to that point is in " << job.out_path << "\n";
+    if (!job.weights_path.empty())
+      err << "wulf train: the last good weights (iteration " << result.weights_iteration << ") are in "
+          << job.weights_path << "\n";
     return exit_diverged;
   }
   out << "stopped: " << result.reason_detail << " in " << std::fixed << std::setprecision(2) << result.seconds
@@ -634,6 +727,7 @@ int run_train(TrainJob& job, Comm& comm, Compute& compute, std::ostream& out, st
   print_evaluation(out, "train", result.final_train);
   if (result.final_test) print_evaluation(out, "test ", *result.final_test);
   if (!job.out_path.empty()) out << "record: " << job.out_path << "\n";
+  if (!job.weights_path.empty()) out << "weights: " << job.weights_path << "\n";
   return exit_ok;
 }
 

@@ -17,7 +17,7 @@ enum ExitCode : int {
   exit_ok = 0,
   exit_internal = 1,  // a bug or the machine (out of memory, ...)
   exit_input = 2,     // bad options, files or data: nothing was run
-  exit_diverged = 3,  // training diverged; the record says where
+  exit_diverged = 3,  // training diverged or stopped on a fault (stopped_on_fault); the record says where
 };
 
 // args excludes the program name: {"train", "--problem", "encoder"}.

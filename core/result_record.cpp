@@ -42,9 +42,9 @@ double per_ms(double seconds, std::size_t count) {
 namespace {
 
 // PhaseTimes as a flat array, to gather them from the ranks, and back.
-std::array<double, 10> phase_array(const PhaseTimes& p) {
+std::array<double, 12> phase_array(const PhaseTimes& p) {
   return {p.forward, p.backward, p.update, p.test, p.comm, double(p.forward_patterns), double(p.backward_patterns),
-          double(p.updates), double(p.test_patterns), double(p.comm_calls)};
+          double(p.updates), double(p.test_patterns), double(p.comm_calls), p.poll, double(p.polls)};
 }
 
 PhaseTimes phase_times(std::span<const double> a) {
@@ -53,13 +53,14 @@ PhaseTimes phase_times(std::span<const double> a) {
   p.forward_patterns = static_cast<std::size_t>(a[5]), p.backward_patterns = static_cast<std::size_t>(a[6]);
   p.updates = static_cast<std::size_t>(a[7]), p.test_patterns = static_cast<std::size_t>(a[8]);
   p.comm_calls = static_cast<std::size_t>(a[9]);
+  p.poll = a[10], p.polls = static_cast<std::size_t>(a[11]);
   return p;
 }
 
 }  // namespace
 
 std::vector<PhaseTimes> gather_phases(Comm& comm, const PhaseTimes& mine) {
-  const std::array<double, 10> flat = phase_array(mine);
+  const std::array<double, 12> flat = phase_array(mine);
   std::vector<double> all(flat.size() * static_cast<std::size_t>(comm.size()));
   comm.gather(std::span<const double>(flat), std::span<double>(all), 0);
   std::vector<PhaseTimes> out;
@@ -81,6 +82,8 @@ Json phases_json(const PhaseTimes& p) {
   ph["updates"] = p.updates;
   ph["test_patterns"] = p.test_patterns;
   ph["comm_calls"] = p.comm_calls;
+  ph["poll_s"] = p.poll;
+  ph["polls"] = p.polls;
   return ph;
 }
 
@@ -109,6 +112,7 @@ void add_train_result(Json& record, const TrainResult& r, std::size_t parameters
         e["train_accuracy"] = h.train->accuracy();
       }
     }
+    for (const auto& [key, value] : h.notes) e[key] = value;  // the strategy's own (cg: step, slope)
     history.push_back(std::move(e));
   }
   record["history"] = std::move(history);
@@ -119,7 +123,13 @@ void add_train_result(Json& record, const TrainResult& r, std::size_t parameters
   fin["iterations"] = r.history.empty() ? 0 : r.history.back().iteration;
   fin["time_s"] = r.seconds;
   fin["parameters"] = parameters;
-  if (r.reason != StopReason::diverged) {
+  if (!r.stats.empty()) {
+    Json stats = Json::object();
+    for (const auto& [key, value] : r.stats) stats[key] = value;
+    fin["strategy"] = std::move(stats);
+  }
+  // After a fault there was no final pass: the history holds the errors up to the last good weights.
+  if (!stopped_on_fault(r.reason)) {
     fin["train"] = evaluation_json(r.final_train);
     fin["train_rmse"] = r.final_train.rmse;
     if (r.final_train.classifier) fin["train_accuracy"] = r.final_train.accuracy();
@@ -143,7 +153,10 @@ void add_train_result(Json& record, const TrainResult& r, std::size_t parameters
   ph["per_pattern"] = std::move(constants);
   // Each rank's phases. comm_s is the time inside the collectives, waiting for slower
   // ranks included; wait_s estimates the waiting as the rank's comm_s less the least comm_s
-  // of any rank (the fastest rank's collectives are taken as pure transfer).
+  // of any rank (the fastest rank's collectives are taken as pure transfer). poll_s is the
+  // time in point-to-point polling (cg --load-balance). idle_s = comm_s + poll_s: the time
+  // the rank spent communicating or waiting on other ranks instead of computing, which is
+  // what load balancing cuts.
   double least_comm = per_rank.empty() ? 0.0 : per_rank.front().comm;
   for (const PhaseTimes& ph_q : per_rank) least_comm = std::min(least_comm, ph_q.comm);
   Json ranks = Json::array();
@@ -151,8 +164,9 @@ void add_train_result(Json& record, const TrainResult& r, std::size_t parameters
     Json one = phases_json(per_rank[q]);
     one["rank"] = q;
     one["wait_s"] = per_rank[q].comm - least_comm;
+    one["idle_s"] = per_rank[q].comm + per_rank[q].poll;
     const double busy = per_rank[q].forward + per_rank[q].backward + per_rank[q].update + per_rank[q].test;
-    one["other_s"] = std::max(0.0, r.seconds - busy - per_rank[q].comm);  // e.g. To
+    one["other_s"] = std::max(0.0, r.seconds - busy - per_rank[q].comm - per_rank[q].poll);  // e.g. To
     ranks.push_back(std::move(one));
   }
   ph["ranks"] = std::move(ranks);

@@ -63,10 +63,18 @@ class Run {
   // iteration it and returns the error sums of the patterns this rank trained on (summed
   // over the ranks here, for the running training error).
   TrainResult run(const std::function<ErrorSums(int iteration)>& iterate);
-  // Ends the run after the current iteration (a strategy's own stopping rule).
+  // Ends the run after the current iteration (a strategy's own stopping rule). A fault
+  // (stopped_on_fault) ends it at once: the iteration is reported without a test pass and
+  // the net gets back the last good weights. Every rank must ask alike (the ends of an
+  // iteration are collectives).
   void request_stop(StopReason reason, std::string detail);
+  // A strategy's own number for the current iteration's history entry (rank 0's are kept).
+  void note(std::string key, double value) { notes_.emplace_back(std::move(key), value); }
   // Off: --target-error is the strategy's to apply (ppt), not checked after each iteration.
   bool check_target = true;
+  // On: rank 0 holds no data and ranks 1..p-1 share it (DataLayout::workers), which is
+  // what local_count charges without the arithmetic.
+  bool pure_master = false;
 
   // Runs kernel (only when the arithmetic is on), charges its time and adds it to phase.
   template <class F>
@@ -85,6 +93,14 @@ class Run {
     f();
     phases.comm += comm.now() - t0;
     phases.comm_calls += 1;
+  }
+  // Runs point-to-point polling and adds its time to the poll phase.
+  template <class F>
+  void poll(F&& f) {
+    const double t0 = comm.now();
+    f();
+    phases.poll += comm.now() - t0;
+    phases.polls += 1;
   }
   // Evaluates the net on data (this rank's share) and sums the errors over the ranks.
   Evaluation evaluate_all(const Dataset& data, std::size_t local_patterns);
@@ -117,8 +133,12 @@ class Run {
   void add_time(Phase phase, double seconds, std::size_t patterns);
   double check_error(const IterationRecord& r) const;
   void run_test(IterationRecord& r);
+  // Puts the last good weights back into the net (a run that stopped on a fault).
+  void restore_good_weights();
 
   const ProgressFn& progress_;
+  std::vector<T> good_weights_;  // after the last iteration whose errors were finite
+  std::vector<std::pair<std::string, double>> notes_;
   bool stop_ = false;
   StopReason stop_reason_ = StopReason::max_iterations;
   std::string stop_detail_;
@@ -140,6 +160,7 @@ WULF_STRATEGY(train_average)  // seed 000 section VII
 WULF_STRATEGY(train_ppt)      // seed 001
 WULF_STRATEGY(train_scatter)  // seed 003
 WULF_STRATEGY(train_root)     // seed 004
+WULF_STRATEGY(train_cg)       // seed 002
 #undef WULF_STRATEGY
 
 }  // namespace wulf

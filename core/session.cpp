@@ -65,7 +65,6 @@ std::vector<SessionOutcome> train_sessions(const NetSpec& spec, const Dataset& t
   std::vector<double> mine(per_rank * fields, 0.0);
   SerialComm local(comm);  // each session trains alone, on the run's clock
   const GlobalSizes sizes{train.size(), test.size(), train.has_labels()};
-  const char* statuses[] = {"max_iterations", "target_reached", "time_limit", "diverged"};
   for (std::size_t slot = 0, i = static_cast<std::size_t>(q); i < sessions.size(); i += static_cast<std::size_t>(p), ++slot) {
     const TrainConfig& c = sessions[i];
     Mlp<T> net(spec);
@@ -105,7 +104,7 @@ std::vector<SessionOutcome> train_sessions(const NetSpec& spec, const Dataset& t
       o.config = sessions[o.index];
       o.iterations = static_cast<int>(f[1]);
       o.seconds = f[2];
-      o.status = statuses[static_cast<int>(f[3])];
+      o.status = std::string(to_string(static_cast<StopReason>(static_cast<int>(f[3]))));
       o.train_error = f[4], o.test_error = f[5], o.test_accuracy = f[6];
       out.push_back(o);
     }

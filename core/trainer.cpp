@@ -34,16 +34,17 @@ std::string_view to_string(Strategy s) {
     case Strategy::scatter: return "scatter";
     case Strategy::root: return "root";
     case Strategy::session: return "session";
+    case Strategy::cg: return "cg";
   }
   return "?";
 }
 
 Strategy parse_strategy(std::string_view name) {
   for (Strategy s : {Strategy::block, Strategy::average, Strategy::ppt, Strategy::scatter, Strategy::root,
-                     Strategy::session})
+                     Strategy::session, Strategy::cg})
     if (name == to_string(s)) return s;
   throw InputError("--strategy: unknown strategy '" + std::string(name) +
-                   "' (expected block, average, ppt, scatter, root or session)");
+                   "' (expected block, average, ppt, scatter, root, session or cg)");
 }
 
 std::string_view to_string(StopReason r) {
@@ -52,8 +53,14 @@ std::string_view to_string(StopReason r) {
     case StopReason::target_reached: return "target_reached";
     case StopReason::time_limit: return "time_limit";
     case StopReason::diverged: return "diverged";
+    case StopReason::line_search_failed: return "line_search_failed";
+    case StopReason::gradient_not_finite: return "gradient_not_finite";
   }
   return "?";
+}
+
+bool stopped_on_fault(StopReason r) {
+  return r == StopReason::diverged || r == StopReason::line_search_failed || r == StopReason::gradient_not_finite;
 }
 
 double Evaluation::error(ErrorMetric m) const {
@@ -150,6 +157,21 @@ void validate(const TrainConfig& c, std::size_t n, bool classifier, int ranks) {
     throw InputError("--init-range: must be a non-negative number");
   if (c.metric == ErrorMetric::classification && !classifier)
     throw InputError("--error class: this problem's targets are not classes");
+  if (c.strategy == Strategy::cg) validate_cg(c.cg);
+}
+
+void validate_cg(const CgConfig& cg) {
+  if (!(cg.initial_step > 0) || !std::isfinite(cg.initial_step))
+    throw InputError("--cg-step: the first step of the line search must be a positive number");
+  if (cg.max_expansions < 0 || cg.max_expansions > 1000)
+    throw InputError("--cg-expansions: must be in [0, 1000]");
+  if (cg.refinements < 1 || cg.refinements > 1000)
+    throw InputError("--cg-refinements: must be in [1, 1000] (the last interpolation is the step)");
+  if (!(cg.flat_tolerance >= 0) || !std::isfinite(cg.flat_tolerance))
+    throw InputError("--cg-flat: must be a non-negative number");
+  if (!(cg.load_balance >= 0 && cg.load_balance <= 1))
+    throw InputError("--load-balance: the fraction of the training set per pass must be in (0, 1] (0: off)");
+  if (cg.chunk == 0) throw InputError("--chunk: must be at least 1 pattern");
 }
 
 template <class T>
@@ -255,6 +277,7 @@ Evaluation Run<T>::evaluate_all(const Dataset& data, std::size_t local_patterns)
   ErrorSums s = empty_sums();
   kernel(Phase::test, local_patterns, kernel_flops(Phase::test, weights, local_patterns),
          [&] { s = evaluate_sums(net, data, config.eval_chunk); });
+  s.classifier = sizes.classifier;  // also on a rank that holds none of data
   return sum_over_ranks(s);
 }
 
@@ -287,7 +310,15 @@ double Run<T>::check_error(const IterationRecord& r) const {
 
 template <class T>
 std::size_t Run<T>::local_count(const Dataset& data, std::size_t total) const {
-  return numerics ? data.size() : share_of(total, comm.size(), comm.rank()).count;
+  if (numerics) return data.size();
+  if (pure_master) return comm.rank() == 0 ? 0 : share_of(total, comm.size() - 1, comm.rank() - 1).count;
+  return share_of(total, comm.size(), comm.rank()).count;
+}
+
+template <class T>
+void Run<T>::restore_good_weights() {
+  if (numerics && good_weights_.size() == weights)
+    std::copy(good_weights_.begin(), good_weights_.end(), net.parameters().begin());
 }
 
 template <class T>
@@ -314,16 +345,29 @@ TrainResult Run<T>::run(const std::function<ErrorSums(int iteration)>& iterate) 
   if (!numerics) r0.test.reset(), r0.train.reset();
   r0.time_s = 0;
   report(r0);
+  // The untrained weights are the first good ones: a run that fails at once keeps them.
+  if (numerics) good_weights_.assign(net.parameters().begin(), net.parameters().end());
+  int good_iteration = 0;
   const double start = comm.now();
 
   for (int it = 1; it <= config.max_iterations; ++it) {
+    notes_.clear();
     const ErrorSums local = iterate(it);
     compute.charge_iteration();
 
     IterationRecord rec;
     rec.iteration = it;
+    rec.notes = std::move(notes_);
     const Evaluation seen = sum_over_ranks(local);
     if (numerics) rec.train_error = seen.error(config.metric);
+    if (stop_ && stopped_on_fault(stop_reason_)) {  // the strategy found a fault in this iteration
+      rec.time_s = comm.now() - start;
+      report(rec);
+      result.reason = stop_reason_;
+      result.reason_detail = stop_detail_;
+      restore_good_weights();
+      break;
+    }
     if (numerics && (!std::isfinite(seen.loss) || !std::isfinite(seen.mse))) {
       rec.time_s = comm.now() - start;
       report(rec);
@@ -332,6 +376,7 @@ TrainResult Run<T>::run(const std::function<ErrorSums(int iteration)>& iterate) 
       why << "training diverged in iteration " << it << ": the training error became " << seen.loss
           << " (try a smaller --eta)";
       result.reason_detail = why.str();
+      restore_good_weights();
       break;
     }
     run_test(rec);
@@ -345,8 +390,11 @@ TrainResult Run<T>::run(const std::function<ErrorSums(int iteration)>& iterate) 
         result.reason = StopReason::diverged;
         result.reason_detail = "training diverged in iteration " + std::to_string(it) +
                                ": the check-set error is not finite (try a smaller --eta)";
+        restore_good_weights();
         break;
       }
+      good_weights_.assign(net.parameters().begin(), net.parameters().end());
+      good_iteration = it;
       if (stop_) {
         result.reason = stop_reason_;
         result.reason_detail = stop_detail_;
@@ -382,7 +430,9 @@ TrainResult Run<T>::run(const std::function<ErrorSums(int iteration)>& iterate) 
     }
   }
   result.seconds = comm.now() - start;
-  if (result.reason != StopReason::diverged && numerics) {
+  result.weights_iteration = stopped_on_fault(result.reason) ? good_iteration : result.history.back().iteration;
+  // After a fault the history holds the errors up to the last good weights; no final pass.
+  if (!stopped_on_fault(result.reason) && numerics) {
     result.final_train = evaluate_all(train, local_count(train, sizes.train));
     if (sizes.test > 0) result.final_test = evaluate_all(test, local_count(test, sizes.test));
   }
@@ -459,6 +509,11 @@ DataLayout data_layout(Strategy s) {
   }
 }
 
+DataLayout data_layout(const TrainConfig& config) {
+  if (config.strategy == Strategy::cg && config.cg.load_balance > 0) return DataLayout::workers;
+  return data_layout(config.strategy);
+}
+
 bool splits_blocks(Strategy s) { return s == Strategy::block || s == Strategy::scatter || s == Strategy::root; }
 
 template <class T>
@@ -470,6 +525,7 @@ TrainResult train_strategy(Mlp<T>& net, const Dataset& train, const Dataset& tes
     case Strategy::ppt: return train_ppt(net, train, test, sizes, config, comm, compute, progress);
     case Strategy::scatter: return train_scatter(net, train, test, sizes, config, comm, compute, progress);
     case Strategy::root: return train_root(net, train, test, sizes, config, comm, compute, progress);
+    case Strategy::cg: return train_cg(net, train, test, sizes, config, comm, compute, progress);
     case Strategy::session: break;
   }
   throw InputError("--strategy session runs a table of sessions, not one run");

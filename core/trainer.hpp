@@ -22,6 +22,7 @@
 // operation.
 #pragma once
 
+#include "cg.hpp"
 #include "comm.hpp"
 #include "compute.hpp"
 #include "dataset.hpp"
@@ -36,12 +37,13 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace wulf {
 
-// The parallel strategies of the seeds (--strategy).
-enum class Strategy { block, average, ppt, scatter, root, session };
+// The parallel strategies of the seeds (--strategy). New ones go at the end.
+enum class Strategy { block, average, ppt, scatter, root, session, cg };
 std::string_view to_string(Strategy s);
 Strategy parse_strategy(std::string_view name);  // throws InputError
 
@@ -72,6 +74,7 @@ struct TrainConfig {
   std::size_t local_epoch = 0;       // ppt: patterns each rank draws per round (0: n / p)
   int error_window = 4;              // ppt: the error estimate covers the last k n / p patterns
   int threads = 1;                   // root: threads inside each rank
+  CgConfig cg;                       // cg: the line search and load balancing (cg.hpp)
 };
 
 // Errors of a net over a whole set.
@@ -110,15 +113,32 @@ struct IterationRecord {
   double train_error = std::numeric_limits<double>::quiet_NaN();  // NaN: not measured
   std::optional<Evaluation> train;  // exact pass (eval_train), else only train_error (running)
   std::optional<Evaluation> test;
+  // A strategy's own numbers for this iteration (cg: the step, f'(0), probes), in order.
+  std::vector<std::pair<std::string, double>> notes;
 };
 
+// comm: seconds inside collectives, waiting there for slower ranks included; poll: seconds
+// in point-to-point polling (cg --load-balance: a worker's request and the master's reply,
+// or an idle worker's wait for the stop; all of the master's serving).
 struct PhaseTimes {
-  double forward = 0, backward = 0, update = 0, test = 0, comm = 0;  // seconds
-  std::size_t forward_patterns = 0, backward_patterns = 0, updates = 0, test_patterns = 0, comm_calls = 0;
+  double forward = 0, backward = 0, update = 0, test = 0, comm = 0, poll = 0;  // seconds
+  std::size_t forward_patterns = 0, backward_patterns = 0, updates = 0, test_patterns = 0, comm_calls = 0,
+              polls = 0;
 };
 
-enum class StopReason { max_iterations, target_reached, time_limit, diverged };
+// How a run ended. The last three are faults: the run stops, the record says why, and the
+// net holds the last good weights (the weights after the last iteration whose errors were
+// finite); wulf train exits with exit_diverged.
+enum class StopReason {
+  max_iterations,
+  target_reached,
+  time_limit,
+  diverged,             // the errors became NaN or infinite
+  line_search_failed,   // cg: no minimum bracketed along the direction (flat, rising, no sign change)
+  gradient_not_finite,  // cg: the gradient or a probe's slope was NaN or infinite
+};
 std::string_view to_string(StopReason r);
+bool stopped_on_fault(StopReason r);
 
 struct TrainResult {
   std::vector<IterationRecord> history;  // iteration 0 is the untrained net
@@ -128,6 +148,9 @@ struct TrainResult {
   StopReason reason = StopReason::max_iterations;
   std::string reason_detail;             // for people: why it stopped
   double seconds = 0;                    // training time (wall, or simulated)
+  int weights_iteration = 0;             // the iteration whose weights the net holds at the end
+  // A strategy's totals for the record (cg: gradient passes, probes, restarts), in order.
+  std::vector<std::pair<std::string, double>> stats;
 };
 
 using ProgressFn = std::function<void(const IterationRecord&)>;
@@ -156,6 +179,8 @@ Evaluation train_pass(Mlp<T>& net, MomentumStep<T>& step, const Dataset& data,
 // Checks the configuration against the (global) training-set size; throws InputError
 // naming the fault. ranks: b must be at least the number of ranks.
 void validate(const TrainConfig& config, std::size_t train_patterns, bool classifier, int ranks = 1);
+// The cg settings alone (validate calls it for --strategy cg).
+void validate_cg(const CgConfig& cg);
 
 // The sizes of the whole problem, which every rank knows even when it holds only its share
 // (or, with --numerics off, none of the data).
@@ -179,8 +204,11 @@ enum class DataLayout {
   whole_train,  // the whole training set, its share of the test set (ppt)
   root_only,    // rank 0 everything, which it scatters; the others nothing (scatter)
   whole,        // everything (session)
+  workers,      // rank 0 nothing, rank r >= 1 its share of both sets over p - 1 ranks (cg --load-balance)
 };
 DataLayout data_layout(Strategy s);
+// The layout of config's strategy with its settings (cg with load balancing: workers).
+DataLayout data_layout(const TrainConfig& config);
 // Whether the strategy shares each block out over the ranks (then b >= the ranks).
 bool splits_blocks(Strategy s);
 

@@ -1,0 +1,587 @@
+// Conjugate gradient (seed 002, --strategy cg): the line search and the Polak-Ribiere
+// direction on analytic functions, the strategy in this process, and its runs under the
+// sequential engine, mpirun and smpirun, with load balancing, faults and --weights-out.
+#include "cg.hpp"
+#include "cli.hpp"
+#include "json.hpp"
+#include "mlp.hpp"
+#include "problems.hpp"
+#include "trainer.hpp"
+#include "weights_file.hpp"
+
+#include <Eigen/Cholesky>
+#include <gtest/gtest.h>
+
+#include "test_support.hpp"
+
+#include <cmath>
+#include <limits>
+#include <random>
+
+namespace wulf {
+namespace {
+
+using testing_support::contains;
+using testing_support::Outcome;
+using testing_support::TempDir;
+using testing_support::wulf;
+
+const std::string toy4 = std::string(WULF_TEST_PLATFORMS) + "/toy4.xml";
+const std::string toy4_slow = std::string(WULF_TEST_PLATFORMS) + "/toy4-slow.xml";
+
+CgConfig search_config(int refinements, int max_expansions = 30) {
+  CgConfig c;
+  c.refinements = refinements;
+  c.max_expansions = max_expansions;
+  return c;
+}
+
+// ---- the line search on functions of one variable ------------------------------------
+
+TEST(line_search, a_quadratic_is_exact_after_one_interpolation) {
+  // f(s) = 2 (s - 3)^2: f'(s) = 4 (s - 3). From s0 = 1: f'(1) = -8, f'(2) = -4, f'(4) = 4, so
+  // the bracket is [2, 4] and the secant of the linear f' hits 3 exactly.
+  int calls = 0;
+  const SlopeFn slope = [&](double s) { return ++calls, 4 * (s - 3); };
+  const LineSearchResult r = line_search(slope(0), 1.0, slope, search_config(1));
+  ASSERT_EQ(r.status, LineSearchStatus::ok) << r.detail;
+  EXPECT_NEAR(r.step, 3.0, 1e-15);
+  EXPECT_EQ(r.lower, 2.0);
+  EXPECT_EQ(r.upper, 4.0);
+  EXPECT_EQ(r.expansions, 2);
+  EXPECT_EQ(r.probes, 3);
+  EXPECT_EQ(calls, 4);  // f'(0) above, and the three probes
+}
+
+TEST(line_search, halves_when_the_first_step_is_already_past_the_minimum) {
+  // From s0 = 100 the probes 100, 50, 25, 12.5, 6.25, 3.125 all rise; 1.5625 falls.
+  const SlopeFn slope = [](double s) { return 4 * (s - 3); };
+  const LineSearchResult r = line_search(-12, 100.0, slope, search_config(1));
+  ASSERT_EQ(r.status, LineSearchStatus::ok) << r.detail;
+  EXPECT_NEAR(r.step, 3.0, 1e-14);
+  EXPECT_EQ(r.lower, 1.5625);
+  EXPECT_EQ(r.upper, 3.125);
+  EXPECT_EQ(r.expansions, 6);
+  EXPECT_EQ(r.probes, 7);
+}
+
+TEST(line_search, doubles_a_tiny_first_step_until_the_slope_turns) {
+  // 1e-6 * 2^22 = 4.19 is the first step past 3.
+  const SlopeFn slope = [](double s) { return 4 * (s - 3); };
+  const LineSearchResult r = line_search(-12, 1e-6, slope, search_config(1));
+  ASSERT_EQ(r.status, LineSearchStatus::ok) << r.detail;
+  EXPECT_EQ(r.expansions, 22);
+  EXPECT_NEAR(r.step, 3.0, 1e-12);
+  // Allowed only 10 doublings, it gives up and says how to go on.
+  const LineSearchResult short_of = line_search(-12, 1e-6, slope, search_config(1, 10));
+  EXPECT_EQ(short_of.status, LineSearchStatus::no_bracket);
+  EXPECT_EQ(short_of.step, 0.0);
+  EXPECT_TRUE(contains(short_of.detail, "10 doublings")) << short_of.detail;
+  EXPECT_TRUE(contains(short_of.detail, "--cg-expansions")) << short_of.detail;
+}
+
+// |step - minimiser| after k interpolations.
+template <class F>
+double miss_after(F slope, double s0, double minimiser, int refinements) {
+  const LineSearchResult r = line_search(slope(0), s0, slope, search_config(refinements));
+  EXPECT_EQ(r.status, LineSearchStatus::ok) << r.detail;
+  return std::abs(r.step - minimiser);
+}
+
+TEST(line_search, refinements_close_in_on_the_minimum_of_a_cosine_and_a_quartic) {
+  // f(s) = 1 - cos(s - 1), minimum at 1; bracket [0.6, 1.2] from s0 = 0.3.
+  const auto cosine = [](double s) { return std::sin(s - 1); };
+  const double c1 = miss_after(cosine, 0.3, 1.0, 1), c2 = miss_after(cosine, 0.3, 1.0, 2),
+               c4 = miss_after(cosine, 0.3, 1.0, 4);
+  EXPECT_LT(c1, 5e-3);
+  EXPECT_LT(c2, c1 / 10);
+  EXPECT_LT(c4, 1e-7);
+  // f(s) = (s - 2)^4 + (s - 2)^2, minimum at 2; f' is a cubic. Bracket [1.2, 2.4] from
+  // s0 = 0.3. (From s0 = 0.5 a probe would land on 2 itself, read f' = 0 and take it for a
+  // plateau: see an_exactly_zero_slope_is_a_plateau_not_the_minimum.)
+  // f' is convex there, so the bracket's upper end never moves and the secant closes in
+  // linearly (regula falsi): 0.13 after one interpolation, about half as much per further one.
+  const auto quartic = [](double s) { return 4 * std::pow(s - 2, 3) + 2 * (s - 2); };
+  double miss = miss_after(quartic, 0.3, 2.0, 1);
+  EXPECT_LT(miss, 0.15);
+  for (int k = 2; k <= 12; ++k) {
+    const double next = miss_after(quartic, 0.3, 2.0, k);
+    EXPECT_LT(next, 0.6 * miss) << k;
+    miss = next;
+  }
+  EXPECT_LT(miss, 2e-4);
+}
+
+TEST(line_search, refuses_flat_rising_and_undefined_directions_without_probing) {
+  int calls = 0;
+  const SlopeFn slope = [&](double) { return ++calls, -1.0; };
+  CgConfig c = search_config(2);
+  EXPECT_EQ(line_search(0.0, 1.0, slope, c).status, LineSearchStatus::flat);
+  EXPECT_EQ(line_search(0.5, 1.0, slope, c).status, LineSearchStatus::rising);
+  EXPECT_TRUE(contains(line_search(0.5, 1.0, slope, c).detail, "rises")) << line_search(0.5, 1.0, slope, c).detail;
+  EXPECT_EQ(line_search(std::nan(""), 1.0, slope, c).status, LineSearchStatus::not_finite);
+  EXPECT_EQ(line_search(-1e-12, 1.0, slope, c).status, LineSearchStatus::no_bracket);  // probed: f' stays -1
+  const int probed = calls;
+  c.flat_tolerance = 1e-9;  // now |f'(0)| = 1e-12 is flat
+  const LineSearchResult flat = line_search(-1e-12, 1.0, slope, c);
+  EXPECT_EQ(flat.status, LineSearchStatus::flat);
+  EXPECT_TRUE(contains(flat.detail, "flat tolerance")) << flat.detail;
+  EXPECT_EQ(calls, probed);  // the refusals never called f'
+}
+
+TEST(line_search, says_where_the_slope_stopped_being_finite) {
+  const SlopeFn slope = [](double s) { return s < 5 ? -1.0 : std::numeric_limits<double>::quiet_NaN(); };
+  const LineSearchResult r = line_search(-1, 1.0, slope, search_config(2));
+  EXPECT_EQ(r.status, LineSearchStatus::not_finite);
+  EXPECT_TRUE(contains(r.detail, "s = 8")) << r.detail;
+}
+
+TEST(line_search, an_exactly_zero_slope_is_a_plateau_not_the_minimum) {
+  // f' = s - 0.7 up to 2, then exactly 0 (every unit saturated). From s0 = 4 the probes at
+  // 4 and 2 read 0; taking them for the minimum would stop on the plateau. Halving goes
+  // on to [0.5, 1], where the secant finds 0.7.
+  const SlopeFn slope = [](double s) { return s < 2 ? s - 0.7 : 0.0; };
+  const LineSearchResult r = line_search(-0.7, 4.0, slope, search_config(1));
+  ASSERT_EQ(r.status, LineSearchStatus::ok) << r.detail;
+  EXPECT_NEAR(r.step, 0.7, 1e-15);
+  // A bracket that ends on the plateau is cut in the middle rather than at its end.
+  const SlopeFn edge = [](double s) { return s < 1 ? -1.0 : 0.0; };
+  EXPECT_EQ(line_search(-1, 0.75, edge, search_config(1)).step, 1.125);  // [0.75, 1.5]
+}
+
+// ---- Polak-Ribiere ---------------------------------------------------------------------
+
+TEST(polak_ribiere, follows_the_formula_by_hand) {
+  PolakRibiere<double> pr;
+  const std::vector<double> g0{1, 0};
+  auto u = pr.next(g0);  // first: d = -g
+  EXPECT_FALSE(u.restarted);
+  EXPECT_EQ(u.beta, 0);
+  EXPECT_EQ(u.slope, -1);
+  EXPECT_EQ(std::vector<double>(pr.direction().begin(), pr.direction().end()), (std::vector<double>{-1, 0}));
+  // g = (0.5, 1): beta = g.(g - g0) / g0.g0 = (0.5 * -0.5 + 1 * 1) / 1 = 0.75;
+  // d = -g + 0.75 (-1, 0) = (-1.25, -1); f'(0) = g.d = -0.625 - 1 = -1.625.
+  u = pr.next(std::vector<double>{0.5, 1});
+  EXPECT_DOUBLE_EQ(u.beta, 0.75);
+  EXPECT_DOUBLE_EQ(u.slope, -1.625);
+  EXPECT_FALSE(u.restarted);
+  EXPECT_DOUBLE_EQ(pr.direction()[0], -1.25);
+  EXPECT_DOUBLE_EQ(pr.direction()[1], -1.0);
+}
+
+TEST(polak_ribiere, restarts_on_a_negative_beta_and_on_a_direction_that_is_not_downhill) {
+  PolakRibiere<float> pr;
+  pr.next(std::vector<float>{1, 0});
+  // g = (0.5, 0): g.(g - g0) = -0.25 < 0, so beta = 0: steepest descent again.
+  auto u = pr.next(std::vector<float>{0.5, 0});
+  EXPECT_TRUE(u.restarted);
+  EXPECT_EQ(u.beta, 0);
+  EXPECT_EQ(pr.direction()[0], -0.5f);
+  PolakRibiere<float> up;
+  up.next(std::vector<float>{1, 0});  // d = (-1, 0)
+  // g = (-1, 2): beta = (1 * -2 + 2 * 2) / 1... = g.(g - g0) = (-1)(-2) + 2 * 2 = 6, and
+  // d = -g + 6 (-1, 0) = (-5, -2) has g.d = 5 - 4 = 1 >= 0: back to d = -g.
+  u = up.next(std::vector<float>{-1, 2});
+  EXPECT_TRUE(u.restarted);
+  EXPECT_EQ(u.beta, 0);
+  EXPECT_EQ(u.slope, -5);
+  EXPECT_EQ(up.direction()[0], 1.0f);
+  EXPECT_EQ(up.direction()[1], -2.0f);
+}
+
+// ---- CG on analytic functions ------------------------------------------------------------
+
+// f(w) = 1/2 w^T A w - b^T w, grad f = A w - b; minimum at A^{-1} b.
+class Quadratic : public Objective {
+ public:
+  Quadratic(Eigen::MatrixXd a, Eigen::VectorXd b) : a_(std::move(a)), b_(std::move(b)) {}
+  double evaluate(const Eigen::VectorXd& w, Eigen::VectorXd& g) override {
+    ++evaluations;
+    g = a_ * w - b_;
+    return 0.5 * w.dot(a_ * w) - b_.dot(w);
+  }
+  int evaluations = 0;
+
+ private:
+  Eigen::MatrixXd a_;  // (n, n), symmetric positive definite
+  Eigen::VectorXd b_;  // (n)
+};
+
+TEST(cg, reaches_the_minimum_of_an_n_dimensional_quadratic_in_n_steps) {
+  const int n = 12;
+  std::mt19937_64 gen(7);
+  std::uniform_real_distribution<double> u(-1, 1);
+  Eigen::MatrixXd m(n, n);
+  Eigen::VectorXd b(n);
+  for (int i = 0; i < n; ++i) {
+    b(i) = u(gen);
+    for (int j = 0; j < n; ++j) m(i, j) = u(gen);
+  }
+  const Eigen::MatrixXd a = m * m.transpose() + Eigen::MatrixXd::Identity(n, n);  // SPD, cond ~ 100
+  const Eigen::VectorXd exact = a.ldlt().solve(b);
+  Quadratic f(a, b);
+  Eigen::VectorXd w = Eigen::VectorXd::Zero(n);
+  // Exact line searches (one interpolation is exact on a quadratic): CG's n-step finish.
+  const CgRun r = minimize(f, w, search_config(1), n, 0.0);
+  EXPECT_EQ(r.iterations, n);
+  EXPECT_EQ(r.status, LineSearchStatus::ok) << r.detail;
+  EXPECT_LT((w - exact).norm(), 1e-8 * exact.norm()) << (w - exact).transpose();
+  // Steepest descent (every step restarted) is far from it after the same n steps.
+  Eigen::VectorXd sd = Eigen::VectorXd::Zero(n);
+  Quadratic g(a, b);
+  for (int k = 0; k < n; ++k) {
+    CgConfig c = search_config(1);
+    minimize(g, sd, c, 1, 0.0);  // one step from scratch: a fresh direction each time
+  }
+  EXPECT_GT((sd - exact).norm(), 1e-3 * exact.norm());
+}
+
+// Rosenbrock's valley f(x, y) = (1 - x)^2 + 100 (y - x^2)^2, minimum at (1, 1).
+class Rosenbrock : public Objective {
+ public:
+  double evaluate(const Eigen::VectorXd& w, Eigen::VectorXd& g) override {
+    const double x = w(0), y = w(1);
+    g.resize(2);
+    g(0) = -2 * (1 - x) - 400 * x * (y - x * x);
+    g(1) = 200 * (y - x * x);
+    return (1 - x) * (1 - x) + 100 * (y - x * x) * (y - x * x);
+  }
+};
+
+TEST(cg, finds_the_bottom_of_rosenbrocks_valley) {
+  Rosenbrock f;
+  Eigen::VectorXd w(2);
+  w << -1.2, 1.0;
+  CgConfig c = search_config(4);
+  c.initial_step = 1e-3;
+  const CgRun r = minimize(f, w, c, 500, 1e-8);
+  EXPECT_TRUE(r.converged) << r.iterations << " " << r.detail;
+  EXPECT_NEAR(w(0), 1.0, 1e-6);
+  EXPECT_NEAR(w(1), 1.0, 1e-6);
+}
+
+// f(w) = -w.w has no minimum: every line search doubles in vain.
+class Bowl : public Objective {
+ public:
+  double evaluate(const Eigen::VectorXd& w, Eigen::VectorXd& g) override {
+    g = -2 * w;
+    return -w.dot(w);
+  }
+};
+
+TEST(cg, stops_where_the_line_search_fails_and_keeps_the_last_point) {
+  Bowl f;
+  Eigen::VectorXd w(2);
+  w << 0.5, -0.25;
+  const Eigen::VectorXd start = w;
+  const CgRun r = minimize(f, w, search_config(2, 8), 10, 0.0);
+  EXPECT_EQ(r.status, LineSearchStatus::no_bracket);
+  EXPECT_EQ(r.iterations, 0);
+  EXPECT_EQ(w, start);
+}
+
+// ---- the strategy in this process (one rank) ----------------------------------------------
+
+TEST(cg_strategy, trains_a_tanh_net_and_notes_every_line_search) {
+  Rng rng(3);
+  const Dataset train = make_function_set(256, 0.05, rng), test = make_function_set(64, 0.05, rng);
+  NetSpec spec{{2, 8, 1}, {Activation::tanh, Activation::linear}, Loss::mse, true};
+  Mlp<double> net(spec);
+  Rng init(5);
+  net.init_uniform(0, init);
+  TrainConfig c;
+  c.strategy = Strategy::cg;
+  c.learning = Learning::epoch;
+  c.max_iterations = 25;
+  SerialComm comm;
+  const auto compute = make_wall_compute();
+  const TrainResult r =
+      train_strategy(net, train, test, GlobalSizes{train.size(), test.size(), false}, c, comm, *compute);
+  ASSERT_EQ(r.reason, StopReason::max_iterations) << r.reason_detail;
+  ASSERT_EQ(r.history.size(), 26u);
+  EXPECT_LT(r.final_train.rmse, 0.5 * r.history.at(1).train_error);
+  for (std::size_t i = 1; i < r.history.size(); ++i) {
+    const auto& notes = r.history[i].notes;
+    auto note = [&](const std::string& key) {
+      for (const auto& [k, v] : notes)
+        if (k == key) return v;
+      ADD_FAILURE() << key << " missing in iteration " << i;
+      return 0.0;
+    };
+    EXPECT_GT(note("step"), 0.0) << i;
+    EXPECT_LT(note("slope"), 0.0) << i;
+    EXPECT_GE(note("probes"), 1.0) << i;
+    EXPECT_EQ(note("patterns"), 256.0) << i;
+  }
+  // One gradient pass per iteration; every probe another pass over the 256 patterns.
+  double probes = 0;
+  for (const auto& [k, v] : r.stats)
+    if (k == "line_search_probes") probes = v;
+  EXPECT_EQ(r.phases.backward_patterns, static_cast<std::size_t>((25 + probes) * 256));
+}
+
+// ---- wulf train --strategy cg -------------------------------------------------------------
+
+Json record(const TempDir& dir, const std::string& name, std::vector<std::string> args, int expect = exit_ok) {
+  args.insert(args.begin(), {"train", "--quiet", "--out", dir.file(name + ".json")});
+  const Outcome o = wulf(args);
+  EXPECT_EQ(o.code, expect) << name << ": " << o.out << o.err;
+  return read_json_file(dir.file(name + ".json"));
+}
+
+std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+// Seed 002's net: tanh hidden units, the mean squared error (here with a linear output).
+const std::vector<std::string> cg_base{"--problem", "function", "--strategy", "cg", "--activation", "tanh",
+                                       "--output-activation", "linear"};
+// --epochs last: a test shortens the run by changing it.
+const std::vector<std::string> small_cg = with(cg_base, {"--hidden", "16", "--epochs", "6"});
+
+// Every history entry's key of two records agree within a relative tolerance (0: exactly).
+void expect_same_history(const Json& a, const Json& b, const char* key, double tolerance) {
+  const auto& ha = a.at("history").array_items();
+  const auto& hb = b.at("history").array_items();
+  ASSERT_EQ(ha.size(), hb.size());
+  for (std::size_t i = 0; i < ha.size(); ++i) {
+    ASSERT_EQ(ha[i].find(key) == nullptr, hb[i].find(key) == nullptr) << key << " in iteration " << i;
+    if (!ha[i].find(key)) continue;  // a note of the strategy: not in iteration 0
+    if (ha[i].at(key).is_null() || hb[i].at(key).is_null()) {
+      EXPECT_EQ(ha[i].at(key).is_null(), hb[i].at(key).is_null()) << key << " in iteration " << i;
+      continue;
+    }
+    const double x = ha[i].at(key).number(), y = hb[i].at(key).number();
+    if (tolerance == 0)
+      EXPECT_EQ(x, y) << key << " in iteration " << i;
+    else
+      EXPECT_NEAR(x, y, tolerance * std::abs(x)) << key << " in iteration " << i;
+  }
+}
+
+double stat(const Json& r, const std::string& key) { return r.at("final").at("strategy").at(key).number(); }
+
+TEST(cg_cli, help_names_every_cg_option_with_its_default) {
+  const Outcome o = wulf({"train", "--help"});
+  ASSERT_EQ(o.code, exit_ok);
+  for (const char* part : {"cg (master-worker", "--cg-step arg (=1)", "--cg-expansions arg (=30)",
+                           "--cg-refinements arg (=2)", "--cg-flat arg (=0)", "--load-balance arg (=0)",
+                           "--chunk arg (=64)", "--weights-out"})
+    EXPECT_TRUE(contains(o.out, part)) << part;
+}
+
+TEST(cg_cli, refuses_settings_that_cannot_work_before_any_rank_starts) {
+  auto refused = [](std::vector<std::string> args, const std::vector<std::string>& parts) {
+    args.insert(args.begin(), "train");
+    const Outcome o = wulf(args);
+    EXPECT_EQ(o.code, exit_input) << o.out << o.err;
+    for (const auto& p : parts) EXPECT_TRUE(contains(o.err, p)) << "'" << p << "' not in: " << o.err;
+  };
+  const std::vector<std::string> cg{"--problem", "encoder:8", "--strategy", "cg"};
+  refused(with(cg, {"--load-balance", "0.5"}), {"--load-balance", "at least 2 ranks", "--np 1"});
+  refused(with(cg, {"--load-balance", "0.5", "--engine", "sim", "--np", "1", "--platform", toy4}),
+          {"--load-balance", "at least 2 ranks"});
+  refused(with(cg, {"--load-balance", "1.5", "--engine", "real", "--np", "2"}), {"--load-balance", "(0, 1]"});
+  refused(with(cg, {"--chunk", "0"}), {"--chunk", "at least 1"});
+  refused(with(cg, {"--cg-refinements", "0"}), {"--cg-refinements"});
+  refused(with(cg, {"--cg-step", "-1"}), {"--cg-step", "positive"});
+  refused(with(cg, {"--cg-flat", "nan"}), {"--cg-flat"});
+  refused({"--problem", "encoder:8", "--load-balance", "0.5"}, {"--load-balance is for --strategy cg"});
+  refused({"--problem", "encoder:8", "--cg-step", "2"}, {"--cg-step is for --strategy cg"});
+  refused({"--problem", "encoder:8", "--strategy", "session", "--sweep", "eta=1,2", "--weights-out", "w.txt"},
+          {"--weights-out", "session"});
+  refused({"--problem", "encoder:8", "--weights-out", "/no/such/folder/w.txt"}, {"--weights-out", "/no/such/folder"});
+}
+
+TEST(cg_cli, weights_out_holds_the_final_weights_of_any_strategy) {
+  TempDir dir("wulf_test_cg");
+  const std::string file = dir.file("w.txt");
+  const Json r = record(dir, "block", {"--problem", "function", "--hidden", "8", "--epochs", "3", "--weights-out", file});
+  const WeightsFile w = read_weights(file);
+  EXPECT_EQ(w.net, "2-8-1 sigmoid/sigmoid mse bias");
+  EXPECT_EQ(w.layers, (std::vector<int>{2, 8, 1}));
+  EXPECT_EQ(w.precision, "float");
+  EXPECT_EQ(w.status, "max_iterations");
+  EXPECT_EQ(w.iteration, 3);
+  ASSERT_EQ(w.values.size(), 33u);
+  EXPECT_EQ(r.at("final").at("weights_file").string(), file);
+  // The weights reproduce the record's final test error.
+  NetSpec spec{{2, 8, 1}, {Activation::sigmoid, Activation::sigmoid}, Loss::mse, true};
+  Mlp<float> net(spec);
+  for (std::size_t i = 0; i < w.values.size(); ++i) net.parameters()[i] = static_cast<float>(w.values[i]);
+  ProblemOptions po;
+  const Problem p = make_problem("function", po);
+  EXPECT_DOUBLE_EQ(evaluate(net, p.test).rmse, r.at("final").at("test_rmse").number());
+  // A file that is not one, or is cut short, is refused with its name.
+  const std::string bad = dir.write("bad.txt", "hello\n");
+  EXPECT_TRUE(contains(testing_support::input_error([&] { read_weights(bad); }), "not a wulf weights file"));
+  const std::string cut = dir.write("cut.txt", "wulf-weights 1\nparameters 3\nvalues\n1\n2\n");
+  EXPECT_TRUE(contains(testing_support::input_error([&] { read_weights(cut); }), "2 values, the header says 3"));
+}
+
+TEST(cg_cli, a_flat_direction_stops_training_with_the_record_and_the_last_good_weights) {
+  TempDir dir("wulf_test_cg");
+  // The slope f'(0) of each iteration's direction, from a run without a flat tolerance.
+  const Json free_run = record(dir, "free", small_cg);
+  const auto& h = free_run.at("history").array_items();
+  // The first iteration k >= 2 whose |f'(0)| is below every earlier one: a tolerance
+  // between the two stops the run in iteration k and no earlier.
+  int k = 0;
+  double earlier = std::abs(h.at(1).at("slope").number()), tolerance = 0;
+  for (std::size_t i = 2; i < h.size() && k == 0; ++i) {
+    const double s = std::abs(h[i].at("slope").number());
+    if (s < earlier) k = static_cast<int>(i), tolerance = std::sqrt(s * earlier);
+    earlier = std::min(earlier, s);
+  }
+  ASSERT_GE(k, 2) << "no iteration's slope fell below the earlier ones";
+  std::ostringstream tol;
+  tol.precision(17);
+  tol << tolerance;
+  const std::string weights = dir.file("flat.txt");
+  const Json flat = record(dir, "flat", with(small_cg, {"--cg-flat", tol.str(), "--weights-out", weights}), exit_diverged);
+  EXPECT_EQ(flat.at("final").at("status").string(), "line_search_failed");
+  const std::string why = flat.at("final").at("reason").string();
+  EXPECT_TRUE(contains(why, "iteration " + std::to_string(k))) << why;
+  EXPECT_TRUE(contains(why, "flat")) << why;
+  EXPECT_EQ(flat.at("history").array_items().size(), static_cast<std::size_t>(k + 1));
+  EXPECT_EQ(flat.at("final").at("weights_iteration").number(), k - 1);
+  // The last good weights are those after iteration k - 1: a run of k - 1 iterations ends there.
+  const std::string good = dir.file("good.txt");
+  std::vector<std::string> shorter = small_cg;
+  shorter.back() = std::to_string(k - 1);  // --epochs
+  record(dir, "good", with(shorter, {"--weights-out", good}));
+  const WeightsFile a = read_weights(weights), b = read_weights(good);
+  EXPECT_EQ(a.status, "line_search_failed");
+  EXPECT_EQ(a.iteration, k - 1);
+  EXPECT_EQ(a.values, b.values);
+}
+
+TEST(cg_cli, a_gradient_that_is_not_finite_stops_training_with_the_weights_saved) {
+  // A linear net in float: the first probe, 1e30 along d, overflows the error and its slope.
+  TempDir dir("wulf_test_cg");
+  const std::string weights = dir.file("w.txt");
+  const Json r = record(dir, "nan",
+                        {"--problem", "function", "--strategy", "cg", "--hidden", "4", "--activation", "linear",
+                         "--output-activation", "linear", "--init-range", "0.5", "--epochs", "5", "--cg-step", "1e30",
+                         "--weights-out", weights},
+                        exit_diverged);
+  EXPECT_EQ(r.at("final").at("status").string(), "gradient_not_finite");
+  EXPECT_TRUE(contains(r.at("final").at("reason").string(), "not finite")) << r.at("final").at("reason").string();
+  EXPECT_TRUE(contains(r.at("final").at("reason").string(), "iteration 1")) << r.at("final").at("reason").string();
+  // Nothing good came after the start: the file holds the initial weights, bit for bit.
+  NetSpec spec{{2, 4, 1}, {Activation::linear, Activation::linear}, Loss::mse, true};
+  Mlp<float> net(spec);
+  Rng init_rng(1);
+  Rng weights_rng = init_rng.split(3);
+  net.init_uniform(0.5, weights_rng);
+  const WeightsFile w = read_weights(weights);
+  EXPECT_EQ(w.iteration, 0);
+  ASSERT_EQ(w.values.size(), net.parameter_count());
+  for (std::size_t i = 0; i < w.values.size(); ++i) EXPECT_EQ(static_cast<float>(w.values[i]), net.parameters()[i]) << i;
+  // The same fault in the very first gradient: inputs so large that the error overflows.
+  const std::string data = dir.write("huge.data", "4 2 1\n1e30 1\n1\n1 1e30\n-1\n0.5 0.5\n1\n0.2 0.1\n-1\n");
+  const Json huge = record(dir, "huge",
+                           {"--problem", "fann:" + data, "--strategy", "cg", "--hidden", "3", "--activation", "linear",
+                            "--output-activation", "linear", "--epochs", "5"},
+                           exit_diverged);
+  EXPECT_EQ(huge.at("final").at("status").string(), "gradient_not_finite");
+  EXPECT_TRUE(contains(huge.at("final").at("reason").string(), "error or the gradient is not finite"))
+      << huge.at("final").at("reason").string();
+}
+
+// ---- the engines ------------------------------------------------------------------------
+
+// Double precision: sums over ranks in another order differ in the last bits, and these
+// few iterations leave them near 1e-13; 1e-9 relative leaves room without hiding a fault.
+const std::vector<std::string> engine_cg = with(small_cg, {"--precision", "double"});
+
+TEST(cg_engines, one_rank_under_mpirun_is_the_sequential_run_bit_for_bit) {
+  TempDir dir("wulf_test_cg");
+  const Json seq = record(dir, "seq", engine_cg);
+  const Json one = record(dir, "real1", with(engine_cg, {"--engine", "real", "--np", "1"}));
+  expect_same_history(seq, one, "test_error", 0);
+  expect_same_history(seq, one, "train_error", 0);
+  expect_same_history(seq, one, "step", 0);
+}
+
+TEST(cg_engines, two_and_four_ranks_follow_the_sequential_trajectory) {
+  TempDir dir("wulf_test_cg");
+  const Json seq = record(dir, "seq", engine_cg);
+  const Json real2 = record(dir, "real2", with(engine_cg, {"--engine", "real", "--np", "2"}));
+  const Json sim2 = record(dir, "sim2", with(engine_cg, {"--engine", "sim", "--np", "2", "--platform", toy4}));
+  const Json sim4 = record(dir, "sim4", with(engine_cg, {"--engine", "sim", "--np", "4", "--platform", toy4}));
+  for (const Json* r : {&real2, &sim2, &sim4}) {
+    SCOPED_TRACE(r->at("config").at("engine").string() + " " + std::to_string(int(r->at("config").at("np").number())));
+    expect_same_history(seq, *r, "test_error", 1e-9);
+    expect_same_history(seq, *r, "train_error", 1e-9);
+    expect_same_history(seq, *r, "step", 1e-9);
+    EXPECT_EQ(r->at("config").at("cg").at("refinements").number(), 2);
+  }
+  // Two ranks add the same two numbers on either engine: the same bits.
+  expect_same_history(real2, sim2, "test_error", 0);
+  // The master-worker pattern: per iteration one broadcast of d and a few of [command, s],
+  // reduces of the gradient and of scalars; every rank in every collective.
+  const auto& ranks = sim4.at("phases").at("ranks").array_items();
+  ASSERT_EQ(ranks.size(), 4u);
+  for (const auto& q : ranks) EXPECT_EQ(q.at("comm_calls").number(), ranks[0].at("comm_calls").number());
+}
+
+TEST(cg_engines, load_balancing_over_every_pattern_follows_the_sequential_trajectory) {
+  // --load-balance 1: rank 0 only polls and the two workers take all patterns in chunks of
+  // 16, so every pass sums the same patterns as the sequential run.
+  TempDir dir("wulf_test_cg");
+  const Json seq = record(dir, "seq", engine_cg);
+  const Json lb = record(dir, "lb", with(engine_cg, {"--engine", "real", "--np", "3", "--load-balance", "1", "--chunk", "16"}));
+  expect_same_history(seq, lb, "test_error", 1e-9);
+  const auto& ranks = lb.at("phases").at("ranks").array_items();
+  EXPECT_EQ(ranks.at(0).at("backward_patterns").number(), 0);  // the master computes nothing
+  EXPECT_GT(ranks.at(1).at("polls").number(), 0);
+  EXPECT_EQ(stat(lb, "passes_stopped_early"), 0);
+  EXPECT_EQ(stat(lb, "mean_patterns_per_gradient_pass"), 1024);
+}
+
+TEST(cg_engines, load_balancing_stops_each_pass_within_a_chunk_and_cuts_the_idle_time) {
+  // toy4-slow: toy-3 has a quarter of the others' speed. Without load balancing the two fast
+  // workers wait for it in every pass; stopping at 70% of the patterns, they wait at most a
+  // chunk of the slow host's work.
+  TempDir dir("wulf_test_cg");
+  // The problem's 2-128-128-1 net (w = 17 025): a chunk of 32 patterns costs 3.3 ms on a
+  // fast host and 13 ms on the slow one, against polls of about 0.3 ms.
+  const std::vector<std::string> sim =
+      with(cg_base, {"--engine", "sim", "--np", "4", "--platform", toy4_slow, "--epochs", "3", "--chunk", "32"});
+  const Json all = record(dir, "all", with(sim, {"--load-balance", "1"}));
+  const Json part = record(dir, "part", with(sim, {"--load-balance", "0.7"}));
+  EXPECT_EQ(part.at("final").at("status").string(), "max_iterations");
+  EXPECT_LT(part.at("history").array_items().back().at("train_error").number(),
+            part.at("history").array_items().at(1).at("train_error").number());
+  const double passes = stat(part, "gradient_passes") + stat(part, "line_search_probes");
+  EXPECT_EQ(stat(part, "passes_stopped_early"), passes);
+  EXPECT_EQ(stat(part, "target_patterns_per_pass"), 717);  // ceil(0.7 * 1024)
+  // A pass ends with the poll after the target is reached: at most one chunk per worker more.
+  EXPECT_GE(stat(part, "mean_patterns_per_gradient_pass"), 717);
+  EXPECT_LT(stat(part, "mean_patterns_per_gradient_pass"), 717 + 3 * 32);
+  const auto& r_all = all.at("phases").at("ranks").array_items();
+  const auto& r_part = part.at("phases").at("ranks").array_items();
+  // The slow worker gets through fewer patterns than a fast one.
+  EXPECT_LT(r_part.at(3).at("backward_patterns").number(), 0.5 * r_part.at(1).at("backward_patterns").number());
+  for (int q : {1, 2}) {
+    SCOPED_TRACE("rank " + std::to_string(q));
+    const double idle_all = r_all.at(q).at("idle_s").number() / passes;
+    const double idle_part = r_part.at(q).at("idle_s").number() / passes;
+    EXPECT_LT(idle_part, 0.5 * idle_all);
+    // Per pass, a fast worker waits in the collectives for at most one chunk of the slow
+    // host (32 patterns at 6 w flops on 0.25 Gflop/s) and its last poll (under 1 ms) more
+    // than the slow worker, which arrives last and only transfers.
+    const double w = all.at("final").at("parameters").number();
+    const double chunk_on_slow = 32 * 6 * w / 0.25e9;
+    const double waited = (r_part.at(q).at("comm_s").number() - r_part.at(3).at("comm_s").number()) / passes;
+    EXPECT_LT(waited, chunk_on_slow + 1e-3);
+    EXPECT_GT((r_all.at(q).at("comm_s").number() + r_all.at(q).at("poll_s").number() -
+               r_all.at(3).at("comm_s").number() - r_all.at(3).at("poll_s").number()) / passes,
+              3 * chunk_on_slow);
+  }
+}
+
+}  // namespace
+}  // namespace wulf
