@@ -1,6 +1,7 @@
 #include "comm_bench.hpp"
 
 #include "dataset.hpp"
+#include "gradient_bench.hpp"
 #include "text.hpp"
 
 #include <algorithm>
@@ -30,6 +31,13 @@ CommBenchConfig parse_comm_bench(const std::vector<std::string>& args) {
           throw InputError("bench: size '" + item + "' is not a whole number >= 1");
         c.sizes.push_back(static_cast<std::size_t>(*v));
       }
+    } else if (a == "--net") {
+      c.net = value();
+    } else if (a == "--sgemm") {
+      const auto v = parse_number(value());
+      if (!v || *v < 1 || *v > 16384 || *v != static_cast<double>(static_cast<int>(*v)))
+        throw InputError("bench: --sgemm must be a whole number in 1..16384");
+      c.sgemm_n = static_cast<int>(*v);
     } else if (a == "--float") {
       c.doubles = false;
     } else if (a == "--bw-scale" || a == "--lat-scale") {
@@ -44,8 +52,10 @@ CommBenchConfig parse_comm_bench(const std::vector<std::string>& args) {
       throw InputError("bench: unknown argument '" + a + "'");
     }
   }
-  if (c.what != "pingpong" && c.what != "allreduce" && c.what != "reduce" && c.what != "allgather")
-    throw InputError("bench: --what must be pingpong, allreduce, reduce or allgather");
+  if (c.what != "pingpong" && c.what != "allreduce" && c.what != "reduce" && c.what != "allgather" &&
+      c.what != "gradient")
+    throw InputError("bench: --what must be pingpong, allreduce, reduce, allgather or gradient");
+  if (c.what == "gradient") gradient_bench_net(c.net);  // refuses an unknown net here
   if (c.sizes.empty()) throw InputError("bench: no --sizes");
   return c;
 }
@@ -77,6 +87,8 @@ double time_collective(const std::string& what, std::size_t n, int repeat, Comm&
 }  // namespace
 
 void run_comm_bench(const CommBenchConfig& c, Comm& comm, Compute& compute, std::ostream& out) {
+  if (c.what == "gradient")
+    return run_gradient_bench({c.net, c.sizes, c.repeat, c.sgemm_n}, comm, compute.simulated(), out);
   const int p = comm.size(), q = comm.rank();
   for (std::size_t size : c.sizes) {
     double seconds = 0;
