@@ -4,6 +4,8 @@
 #include "dataset.hpp"
 #include "partition.hpp"
 
+#include <wulf/build_info.hpp>
+
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -34,6 +36,16 @@ double gradient_gemm_flops(const NetSpec& spec, std::size_t patterns) {
     per_pattern += 2 * w + 2 * w + (l > 1 ? 2 * w : 0);  // forward, weight gradient, delta
   }
   return per_pattern * static_cast<double>(patterns);
+}
+
+std::string simd_in_use() {
+#ifdef EIGEN_VECTORIZE_FMA
+  const char* fma = "fused multiply-add";
+#else
+  const char* fma = "no fused multiply-add";
+#endif
+  return std::string(Eigen::SimdInstructionSetsInUse()) + "; " +
+         std::to_string(Eigen::internal::packet_traits<float>::size) + " floats a packet, " + fma;
 }
 
 Timed time_call(const std::function<void()>& call) {
@@ -169,11 +181,11 @@ void run_gradient_bench(const GradientBenchConfig& c, Comm& comm, bool simulated
                   "\"gflops\": %.6g, \"gflops_with_reduce\": %.6g, \"gflops_per_core\": %.6g, "
                   "\"gemm_gflops_per_core\": %.6g, \"sgemm_n\": %d, \"sgemm_gflops_per_core\": %.6g, "
                   "\"ratio_to_sgemm\": %.4f, \"gemm_ratio_to_sgemm\": %.4f, \"gradient_on_cpu\": %.3f, "
-                  "\"sgemm_on_cpu\": %.3f, \"simd\": \"%s\"}",
+                  "\"sgemm_on_cpu\": %.3f, \"simd\": \"%s\", \"flags\": \"%s\"}",
                   c.net.c_str(), p, batch, share_of(batch, p, 0).count, flops, gradient_gemm_flops(spec, batch),
                   t.gradient_s, t.total_s, rate * 1e-9, flops / t.total_s * 1e-9, rate / p * 1e-9, gemm_rate / p * 1e-9,
                   c.sgemm_n, sgemm.flops_per_s * 1e-9, rate / p / sgemm.flops_per_s, gemm_rate / p / sgemm.flops_per_s,
-                  t.on_cpu, sgemm.on_cpu, Eigen::SimdInstructionSetsInUse());
+                  t.on_cpu, sgemm.on_cpu, simd_in_use().c_str(), build::cxx_flags);
     out << line << std::endl;
   }
 }

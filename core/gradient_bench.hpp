@@ -33,6 +33,10 @@ double gradient_flops(const NetSpec& spec, std::size_t patterns);
 // Below gradient_flops by 2 n_1 n_0 + 6 (biases) per pattern: 3.7% for jocr, 30% for digits.
 double gradient_gemm_flops(const NetSpec& spec, std::size_t patterns);
 
+// What Eigen computes with in this build, e.g. "AVX512, FMA, AVX2, ...; 16 floats a
+// packet, fused multiply-add" (Eigen's own list omits AVX2 and FMA from AVX2 builds).
+std::string simd_in_use();
+
 // Wall-clock and CPU seconds of one call on this thread. cpu_s well below wall_s means
 // the thread waited for a core: something else was running on this machine.
 struct Timed {

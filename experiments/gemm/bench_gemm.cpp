@@ -182,8 +182,8 @@ void SummaryReporter::ReportRuns(const std::vector<Run>& runs) {
 void SummaryReporter::Finalize() {
   ConsoleReporter::Finalize();
   std::ostream& out = GetOutputStream();
-  out << std::fixed << "\nsummary: float, one core, Eigen " << wulf::build::eigen_version << " ("
-      << Eigen::SimdInstructionSetsInUse() << "), " << wulf::build::compiler << "; each line the best repetition\n";
+  out << std::fixed << "\nsummary: float, one core, Eigen " << wulf::build::eigen_version << " (" << wulf::simd_in_use()
+      << "), " << wulf::build::compiler << " " << wulf::build::cxx_flags << "; each line the best repetition\n";
   out << std::left << std::setw(22) << "what" << std::right << std::setw(10) << "GFlop/s" << std::setw(9) << "on CPU"
       << "\n";
   auto row = [&](const std::string& label, const Best& b) {
@@ -192,7 +192,7 @@ void SummaryReporter::Finalize() {
   };
   const Best peak = best("fma_peak/");
   if (peak.seconds > 0)
-    row("peak (" + std::to_string(packet_floats) + "-float FMA)", peak);
+    row("peak multiply-add", peak);
   double sgemm = 0;
   for (int n : sgemm_sizes) {
     const Best b = best("sgemm/" + std::to_string(n));
@@ -200,10 +200,12 @@ void SummaryReporter::Finalize() {
     row("SGEMM n = " + std::to_string(n), b);
     sgemm = std::max(sgemm, rate(b, "GFlop/s"));
   }
-  if (sgemm <= 0) return;
-  out << "reference SGEMM: the best of these, " << std::setprecision(1) << sgemm << " GFlop/s";
-  if (peak.seconds > 0) out << " (" << std::setprecision(0) << 100 * sgemm / rate(peak, "GFlop/s") << "% of the peak)";
-  out << "\n\ngradient = forward + backward of a block, no update. 6w: flops counted as kernel_flops,\n"
+  if (sgemm > 0) {
+    out << "reference SGEMM: the best of these, " << std::setprecision(1) << sgemm << " GFlop/s";
+    if (peak.seconds > 0) out << " (" << std::setprecision(0) << 100 * sgemm / rate(peak, "GFlop/s") << "% of the peak)";
+    out << "\n";
+  }
+  out << "\ngradient = forward + backward of a block, no update. 6w: flops counted as kernel_flops,\n"
          "6 per weight per pattern; products: the flops of its matrix products. In products: the\n"
          "time of those products alone over the gradient's time.\n";
   out << std::left << std::setw(8) << "net" << std::right << std::setw(7) << "batch" << std::setw(12) << "GFlop/s 6w"
@@ -215,11 +217,15 @@ void SummaryReporter::Finalize() {
       const std::string tail = net + "/" + std::to_string(b);
       const Best g = best("gradient/" + tail), p = best("products/" + tail);
       if (g.seconds <= 0) continue;
-      const double r6 = rate(g, "GFlop/s") / sgemm, rp = rate(g, "GEMM GFlop/s") / sgemm;
+      // Ratios to SGEMM only when it ran (a --benchmark_filter may leave it out).
+      const double r6 = sgemm > 0 ? rate(g, "GFlop/s") / sgemm : 0, rp = sgemm > 0 ? rate(g, "GEMM GFlop/s") / sgemm : 0;
+      auto ratio = [&](double r) -> std::ostream& {
+        return r > 0 ? out << std::setprecision(2) << std::setw(9) << r : out << std::setw(9) << "-";
+      };
       out << std::left << std::setw(8) << net << std::right << std::setw(7) << b << std::setprecision(1)
-          << std::setw(12) << rate(g, "GFlop/s") << std::setprecision(2) << std::setw(9) << r6 << std::setprecision(1)
-          << std::setw(18) << rate(g, "GEMM GFlop/s") << std::setprecision(2) << std::setw(9) << rp
-          << std::setprecision(0);
+          << std::setw(12) << rate(g, "GFlop/s");
+      ratio(r6) << std::setprecision(1) << std::setw(18) << rate(g, "GEMM GFlop/s");
+      ratio(rp) << std::setprecision(0);
       if (p.seconds > 0)
         out << std::setw(12) << 100 * p.seconds / g.seconds << "%";
       else
