@@ -21,7 +21,7 @@ filter='fma|sgemm|gradient/jocr/(1024|32000)|gradient/digits/1024'
 
 summary() {  # summary NAME BINARY
   echo "== $1"
-  "$2" --benchmark_filter="$filter" --benchmark_repetitions=2 | sed -n '/^summary/,$p'
+  "$2" --benchmark_filter="$filter" --benchmark_repetitions=2 2> /dev/null | sed -n '/^summary/,$p'
   echo
 }
 
@@ -31,10 +31,12 @@ summary() {  # summary NAME BINARY
   for v in "${variants[@]}"; do
     name="${v%%|*}"
     dir="$build/variants/$name"
+    mkdir -p "$dir"
+    # The build's own output (and g++ 12's false warnings outside -march=native) goes to a
+    # log, shown only if the build fails.
     # shellcheck disable=SC2086  # the options are words
-    cmake -S "$source_dir" -B "$dir" -DCMAKE_BUILD_TYPE=Release -DWULF_TESTS=OFF -DWULF_MNIST_DIR="$mnist" \
-      ${v#*|} > /dev/null
-    cmake --build "$dir" -j2 --target wulf_bench_gemm > /dev/null
+    { cmake -S "$source_dir" -B "$dir" -DCMAKE_BUILD_TYPE=Release -DWULF_TESTS=OFF -DWULF_MNIST_DIR="$mnist" ${v#*|} &&
+      cmake --build "$dir" -j2 --target wulf_bench_gemm; } > "$dir/build.log" 2>&1 || { cat "$dir/build.log"; exit 1; }
     summary "$name" "$dir/wulf_bench_gemm"
   done
   echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
