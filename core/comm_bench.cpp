@@ -2,6 +2,7 @@
 
 #include "dataset.hpp"
 #include "staged_reduce.hpp"
+#include "gradient_bench.hpp"
 #include "text.hpp"
 
 #include <algorithm>
@@ -42,6 +43,13 @@ CommBenchConfig parse_comm_bench(const std::vector<std::string>& args) {
       const auto v = parse_number(value());
       if (!v || *v < 0) throw InputError("bench: --root must be a rank");
       c.root = static_cast<int>(*v);
+    } else if (a == "--net") {
+      c.net = value();
+    } else if (a == "--sgemm") {
+      const auto v = parse_number(value());
+      if (!v || *v < 1 || *v > 16384 || *v != static_cast<double>(static_cast<int>(*v)))
+        throw InputError("bench: --sgemm must be a whole number in 1..16384");
+      c.sgemm_n = static_cast<int>(*v);
     } else if (a == "--float") {
       c.doubles = false;
     } else if (a == "--bw-scale" || a == "--lat-scale") {
@@ -56,8 +64,10 @@ CommBenchConfig parse_comm_bench(const std::vector<std::string>& args) {
       throw InputError("bench: unknown argument '" + a + "'");
     }
   }
-  if (c.what != "pingpong" && c.what != "allreduce" && c.what != "reduce" && c.what != "allgather")
-    throw InputError("bench: --what must be pingpong, allreduce, reduce or allgather");
+  if (c.what != "pingpong" && c.what != "allreduce" && c.what != "reduce" && c.what != "allgather" &&
+      c.what != "gradient")
+    throw InputError("bench: --what must be pingpong, allreduce, reduce, allgather or gradient");
+  if (c.what == "gradient") gradient_bench_net(c.net);  // refuses an unknown net here
   if (c.sizes.empty()) throw InputError("bench: no --sizes");
   return c;
 }
@@ -126,6 +136,8 @@ bool check_reduce(std::size_t n, int root, Comm& comm, std::ostream& out) {
 
 void run_comm_bench(const CommBenchConfig& c, Comm& comm, Compute& compute, std::ostream& out,
                     const PointToPointReduce* reducer) {
+  if (c.what == "gradient")
+    return run_gradient_bench({c.net, c.sizes, c.repeat, c.sgemm_n}, comm, compute.simulated(), out);
   const int p = comm.size(), q = comm.rank();
   if (c.check) {
     if (c.what != "reduce") throw InputError("bench: --check is for --what reduce");

@@ -81,6 +81,9 @@ class Compute {
   virtual void* shared_storage(std::size_t /*bytes*/) { return nullptr; }
   const ComputeConfig& config() const { return config_; }
   bool numerics() const { return config_.numerics; }
+  // Whether the engine's clock is simulated (smpirun), so that wall-clock measurements of
+  // this machine (the gradient benchmark) mean nothing in it.
+  virtual bool simulated() const { return false; }
 
  protected:
   explicit Compute(ComputeConfig c) : config_(std::move(c)) {}

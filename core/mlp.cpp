@@ -65,8 +65,12 @@ void activate(Activation a, M& z) {
 // dZ = dA * f'(Z), written with A = f(Z) so that Z need not be kept:
 // sigmoid' = a (1 - a), tanh' = 1 - a^2, and for softmax the Jacobian-vector product
 // dz_j = a_j (da_j - sum_k da_k a_k).
-template <class M>
-void activation_backward(Activation f, const M& a, const M& da, M& dz) {
+// da may be an unevaluated expression (the output layer passes y - t, so the error is never
+// stored: one pass over the largest matrix instead of two) and dz may be da itself (hidden
+// layers work in place): every case reads da(i, j) only to write dz(i, j), and softmax
+// takes its column sums before it writes.
+template <class DA, class M>
+void activation_backward(Activation f, const M& a, const DA& da, M& dz) {
   using T = typename M::Scalar;
   switch (f) {
     case Activation::sigmoid: dz = (da.array() * a.array() * (T(1) - a.array())).matrix(); break;
@@ -154,12 +158,10 @@ T Mlp<T>::backward(const Matrix& targets, bool accumulate) {
   const Activation out = spec_.activations.back();
   Matrix& d_out = deltas_.back();
   // With a softmax or sigmoid output the cross-entropy's dE/dZ collapses to y - t.
-  if (spec_.loss == Loss::cross_entropy) {
+  if (spec_.loss == Loss::cross_entropy)
     d_out = y - targets;
-  } else {
-    scratch_ = y - targets;
-    activation_backward(out, y, scratch_, d_out);
-  }
+  else
+    activation_backward(out, y, y - targets, d_out);
 
   for (int l = n; l >= 1; --l) {
     const Matrix& a_prev = l == 1 ? *input_ : acts_[l - 2];
@@ -179,13 +181,17 @@ T Mlp<T>::backward(const Matrix& targets, bool accumulate) {
       if (spec_.bias) dbiases(l) = delta.rowwise().sum();
     }
     if (l > 1) {
+      // dE/dA_{l-1} = W_l^T delta goes straight into delta_{l-1}, which then becomes
+      // dE/dZ_{l-1} in place. Each delta keeps its shape from block to block, so nothing
+      // is allocated here (one scratch matrix shared by layers of different heights was
+      // reallocated, and its pages faulted in afresh, twice per block).
       Matrix& d_prev = deltas_[l - 2];
-      scratch_.resize(rows(l - 1), delta.cols());  // dE/dA_{l-1} = W_l^T delta
+      d_prev.resize(rows(l - 1), delta.cols());
       if (delta.cols() == 1)
-        scratch_.col(0).noalias() = weights(l).transpose() * delta.col(0);
+        d_prev.col(0).noalias() = weights(l).transpose() * delta.col(0);
       else
-        scratch_.noalias() = weights(l).transpose() * delta;
-      activation_backward(spec_.activations[l - 2], acts_[l - 2], scratch_, d_prev);
+        d_prev.noalias() = weights(l).transpose() * delta;
+      activation_backward(spec_.activations[l - 2], acts_[l - 2], d_prev, d_prev);
     }
   }
   return loss_sum(spec_.loss, out, y, targets);

@@ -100,7 +100,6 @@ class Mlp {
   const Matrix* input_ = nullptr;  // A_0 of the last forward block
   std::vector<Matrix> acts_;       // A_l = f_l(Z_l), l = 1..L, each (n_l, B)
   std::vector<Matrix> deltas_;     // dE/dZ_l, l = 1..L, each (n_l, B)
-  Matrix scratch_;                 // dE/dA of the layer in hand; reused, so no allocation per block
 };
 
 extern template class Mlp<float>;

@@ -113,6 +113,7 @@ class SimCompute final : public Compute {
       }
   }
 
+  bool simulated() const override { return true; }
   void charge_iteration() override {
     if (config_.mode == ComputeMode::calibrated && config_.profile.To > 0) execute_seconds(config_.profile.To);
   }

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <tuple>
@@ -177,6 +178,29 @@ TEST(mlp, block_forward_and_backward_equal_pattern_by_pattern) {
   }
   EXPECT_NEAR(e_block, e_sum, 1e-12);
   for (std::size_t i = 0; i < g_block.size(); ++i) EXPECT_NEAR(g_block[i], m.gradients()[i], 1e-12) << i;
+}
+
+// backward() keeps each layer's delta from block to block and works on it in place; a
+// block of another width must still give exactly what a fresh net gives for that block.
+// Three layers, so a hidden delta of one height is followed by one of another.
+TEST(mlp, blocks_of_changing_width_give_the_gradients_of_a_fresh_net) {
+  for (Activation hidden : {Activation::sigmoid, Activation::tanh, Activation::linear}) {
+    const NetSpec spec = net({6, 9, 4, 5}, hidden, Activation::softmax, Loss::mse, true);
+    Mlp<float> reused(spec);
+    Rng rng(11);
+    reused.init_uniform(0.7, rng);
+    for (int patterns : {8, 3, 1, 8, 5}) {
+      Mlp<float>::Matrix x, t;
+      make_block<float>(spec, rng, x, t, patterns);
+      Mlp<float> fresh(spec);
+      std::copy(reused.parameters().begin(), reused.parameters().end(), fresh.parameters().begin());
+      reused.forward(x);
+      fresh.forward(x);
+      EXPECT_EQ(reused.backward(t, false), fresh.backward(t, false)) << patterns << " patterns";
+      for (std::size_t i = 0; i < reused.parameter_count(); ++i)
+        ASSERT_EQ(reused.gradients()[i], fresh.gradients()[i]) << patterns << " patterns, parameter " << i;
+    }
+  }
 }
 
 TEST(mlp, softmax_outputs_are_distributions_even_for_large_inputs) {

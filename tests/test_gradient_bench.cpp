@@ -1,0 +1,98 @@
+// The gradient benchmark's pieces (core/gradient_bench.hpp): its flop counts, its workload,
+// and the rank bench's refusals and output, on one rank without MPI.
+#include "comm_bench.hpp"
+#include "compute.hpp"
+#include "dataset.hpp"
+#include "gradient_bench.hpp"
+#include "json.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+
+namespace wulf {
+namespace {
+
+TEST(gradient_bench, flop_counts_of_the_two_nets) {
+  // 6w per pattern (kernel_flops): w = 1 729 440 weights for JOCR; 55 050 weights and
+  // biases for digits.
+  const NetSpec jocr = gradient_bench_net("jocr"), digits = gradient_bench_net("digits");
+  EXPECT_EQ(jocr.parameter_count(), 1729440u);
+  EXPECT_EQ(digits.parameter_count(), 55050u);
+  EXPECT_DOUBLE_EQ(gradient_flops(jocr, 2), 2 * 6.0 * 1729440);
+  EXPECT_DOUBLE_EQ(gradient_flops(digits, 1), 6.0 * 55050);
+  // The products: forward and weight gradient of every layer, the delta product of every
+  // layer but the first. JOCR: 2 (3 * 1 729 440 - 400 * 480); digits, without biases:
+  // 2 (3 * 54 912 - 784 * 64).
+  EXPECT_DOUBLE_EQ(gradient_gemm_flops(jocr, 1), 2.0 * (3 * 1729440 - 400 * 480));
+  EXPECT_DOUBLE_EQ(gradient_gemm_flops(digits, 3), 3 * 2.0 * (3 * 54912 - 784 * 64));
+  EXPECT_THROW(gradient_bench_net("lenet"), InputError);
+}
+
+TEST(gradient_bench, the_workload_is_a_deterministic_full_gradient) {
+  const NetSpec spec{{5, 4, 3}, {Activation::tanh, Activation::tanh}, Loss::mse, false};
+  GradientWorkload a(spec, 6, 3), b(spec, 6, 3);
+  EXPECT_EQ(a.patterns(), 6u);
+  const float ea = a.gradient(), eb = b.gradient();
+  EXPECT_GT(ea, 0.0f);
+  EXPECT_EQ(ea, eb);
+  // Written over, not accumulated: a second call gives the same gradient again.
+  const std::vector<float> first(a.net().gradients().begin(), a.net().gradients().end());
+  EXPECT_EQ(a.gradient(), ea);
+  for (std::size_t i = 0; i < first.size(); ++i) {
+    EXPECT_EQ(a.net().gradients()[i], first[i]) << i;
+    EXPECT_EQ(b.net().gradients()[i], first[i]) << i;
+  }
+  double norm = 0;
+  for (float g : first) norm += static_cast<double>(g) * g;
+  EXPECT_GT(norm, 0.0);
+}
+
+TEST(gradient_bench, the_rank_bench_parses_and_refuses_its_options) {
+  const CommBenchConfig c = parse_comm_bench({"--what", "gradient", "--net", "digits", "--sizes", "8,16",
+                                              "--sgemm", "32", "--repeat", "2"});
+  EXPECT_EQ(c.what, "gradient");
+  EXPECT_EQ(c.net, "digits");
+  EXPECT_EQ(c.sgemm_n, 32);
+  EXPECT_EQ(c.sizes, (std::vector<std::size_t>{8, 16}));
+  EXPECT_THROW(parse_comm_bench({"--what", "gradient", "--net", "lenet", "--sizes", "8"}), InputError);
+  EXPECT_THROW(parse_comm_bench({"--what", "gradient", "--sgemm", "0", "--sizes", "8"}), InputError);
+}
+
+// Through the rank program's entry (parse, then run_comm_bench), as `bench --what gradient`.
+TEST(gradient_bench, one_rank_prints_a_line_per_batch) {
+  SerialComm comm;
+  std::ostringstream out;
+  const auto compute = make_wall_compute();
+  run_comm_bench(parse_comm_bench({"--what", "gradient", "--net", "digits", "--sizes", "4,10", "--repeat", "1",
+                                   "--sgemm", "16"}),
+                 comm, *compute, out);
+  std::istringstream lines(out.str());
+  std::string line;
+  std::vector<Json> rows;
+  while (std::getline(lines, line)) rows.push_back(Json::parse(line));
+  ASSERT_EQ(rows.size(), 2u);
+  const Json& r = rows[1];
+  EXPECT_EQ(r.at("what").string(), "gradient");
+  EXPECT_EQ(r.at("np").number(), 1);
+  EXPECT_EQ(r.at("patterns").number(), 10);
+  EXPECT_DOUBLE_EQ(r.at("flops").number(), 10 * 6.0 * 55050);
+  EXPECT_GT(r.at("gradient_s").number(), 0);
+  EXPECT_GE(r.at("with_reduce_s").number(), r.at("gradient_s").number());
+  EXPECT_GT(r.at("sgemm_gflops_per_core").number(), 0);
+  EXPECT_NEAR(r.at("ratio_to_sgemm").number(),
+              r.at("gflops_per_core").number() / r.at("sgemm_gflops_per_core").number(), 1e-3);
+  EXPECT_GT(r.at("gradient_on_cpu").number(), 0);
+}
+
+TEST(gradient_bench, the_simulator_and_empty_shares_are_refused) {
+  SerialComm comm;
+  std::ostringstream out;
+  EXPECT_THROW(run_gradient_bench({"jocr", {8}, 1, 16}, comm, true, out), InputError);
+  EXPECT_THROW(run_gradient_bench({"jocr", {0}, 1, 16}, comm, false, out), InputError);
+  EXPECT_TRUE(out.str().empty());
+}
+
+}  // namespace
+}  // namespace wulf
