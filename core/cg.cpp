@@ -122,13 +122,9 @@ LineSearchResult line_search(double slope0, double s0, const SlopeFn& slope, con
 
 namespace {
 
-// Inner products of T vectors summed in double, in index order (the same bits on every
-// rank and engine).
 template <class T>
 double dot(const T* x, const T* y, std::size_t n) {
-  double sum = 0;
-  for (std::size_t i = 0; i < n; ++i) sum += static_cast<double>(x[i]) * static_cast<double>(y[i]);
-  return sum;
+  return dot_in_order(std::span<const T>(x, n), std::span<const T>(y, n));
 }
 
 }  // namespace

@@ -25,6 +25,15 @@
 
 namespace wulf {
 
+// Inner product of T vectors summed in double, in index order: the same bits on every rank
+// and engine (the strategy's slopes and Polak-Ribiere's products both use it).
+template <class T>
+double dot_in_order(std::span<const T> x, std::span<const T> y) {
+  double sum = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) sum += static_cast<double>(x[i]) * static_cast<double>(y[i]);
+  return sum;
+}
+
 // The settings of --strategy cg (wulf train --help names them --cg-* and --load-balance, --chunk).
 struct CgConfig {
   double initial_step = 1.0;    // s0 of the first line search; later ones start at the previous step

@@ -35,6 +35,7 @@
 // returns what it has, so a fast worker waits at most one chunk of the slowest instead of
 // the slowest's whole share. A worker that ran out of patterns waits for the stop. Passes
 // may then cover different patterns; f and grad f are always per pattern of the pass.
+#include "cg.hpp"
 #include "partition.hpp"
 #include "run.hpp"
 
@@ -51,12 +52,6 @@ using Control = std::array<double, 3>;
 // A worker's poll [patterns of the chunk, 1 if it has no patterns left] and the reply.
 constexpr double reply_continue = 0, reply_stop = 1;
 
-template <class T>
-double dot(std::span<const T> x, std::span<const T> y) {
-  double sum = 0;
-  for (std::size_t i = 0; i < x.size(); ++i) sum += static_cast<double>(x[i]) * static_cast<double>(y[i]);
-  return sum;
-}
 
 template <class T>
 bool all_finite(std::span<const T> x) {
@@ -223,7 +218,7 @@ class CgTrainer {
     const ErrorSums local = pass();
     std::array<double, 3> sums{local.loss, local.patterns, 0};
     run_.kernel(Phase::update, 1, 2.0 * static_cast<double>(run_.weights),
-                [&] { sums[2] = dot<T>(net_.gradients(), direction()); });
+                [&] { sums[2] = dot_in_order<T>(net_.gradients(), direction()); });
     reduce(std::span<double>(sums));
     return sums;
   }
