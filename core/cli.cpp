@@ -182,6 +182,9 @@ po::options_description train_options() {
       ("out", po::value<std::string>(), "write the result record (JSON) to FILE")
       ("weights-out", po::value<std::string>(),
        "write the final weights to FILE (text, header naming the net; after a fault the last good weights)")
+      ("machine-cost", po::value<double>(),
+       "USD: the record's price/performance, cents per MFlop/s of the run's flop rate (sim: default the "
+       "platform's wulf:cost-usd zone property)")
       ("quiet,q", "print no progress, only the result");
 
   po::options_description all("wulf train --problem NAME [options]", 110, 55);
@@ -250,6 +253,7 @@ struct TrainJob {
   Strategy strategy = Strategy::block;
   std::vector<TrainConfig> sessions;  // session: the sweep
   long long grow = 0;                 // sim what-if: hosts of the grown cluster (0: none)
+  double machine_cost_usd = 0;        // price/performance (0: none; sim: the platform's)
 };
 
 // Where this rank stands; the front end is rank 0 of 1.
@@ -325,6 +329,11 @@ TrainJob resolve(const po::variables_map& vm, const RankPlace& place) {
       if (vm.count(sim_only) && !vm[sim_only].defaulted())
         throw InputError("--" + std::string(sim_only) + " is for --engine sim");
     if (!job.compute.numerics) throw InputError("--numerics off: only --engine sim can skip the arithmetic");
+  }
+  if (vm.count("machine-cost")) {
+    job.machine_cost_usd = vm["machine-cost"].as<double>();
+    if (!(job.machine_cost_usd > 0) || !std::isfinite(job.machine_cost_usd))
+      throw InputError("--machine-cost: must be a positive number of USD");
   }
   job.oversubscribe = vm["oversubscribe"].as<std::string>();
   if (job.oversubscribe != "auto" && job.oversubscribe != "on" && job.oversubscribe != "off")
@@ -495,6 +504,7 @@ TrainJob resolve(const po::variables_map& vm, const RankPlace& place) {
     j["cg"] = std::move(g);
   }
   j["weights_out"] = job.weights_path.empty() ? Json(nullptr) : Json(job.weights_path);
+  j["machine_cost_usd"] = job.machine_cost_usd > 0 ? Json(job.machine_cost_usd) : Json(nullptr);
   if (job.strategy == Strategy::session) j["sweep"] = vm["sweep"].as<std::string>();
   j["platform"] = job.platform.empty() ? Json(nullptr) : Json(job.platform);
   j["collective_algorithm"] = job.engine == "seq" ? Json(nullptr)
@@ -696,7 +706,18 @@ int run_train(TrainJob& job, Comm& comm, Compute& compute, std::ostream& out, st
   Json record = Json::object();
   record["wulf_record"] = 1;
   record["config"] = job.config_json;
-  add_train_result(record, result, net.parameter_count(), c.metric, per_rank);
+  add_train_result(record, result, net.parameter_count(), c.metric, per_rank, job.machine_cost_usd);
+  const Performance rate =
+      training_performance(per_rank, net.parameter_count(), result.seconds, job.machine_cost_usd);
+  // Seed 002's figures of merit: the training flop rate and, with a machine cost, its price.
+  auto print_rate = [&] {
+    out << "rate: " << std::setprecision(4) << rate.flops_per_s * 1e-9 << " GFlop/s of forward and backward passes ("
+        << rate.flops_per_s * 1e-6 / comm.size() << " MFlop/s per rank)";
+    if (rate.cents_per_mflops > 0)
+      out << "; price/performance " << std::setprecision(3) << rate.cents_per_mflops << " cents per MFlop/s of USD "
+          << std::setprecision(10) << job.machine_cost_usd;
+    out << std::defaultfloat << std::setprecision(6) << "\n";
+  };
   if (!job.weights_path.empty()) {
     // The net holds the final weights, or after a fault the last good ones (Run).
     write_file_atomically(job.weights_path,
@@ -710,6 +731,7 @@ int run_train(TrainJob& job, Comm& comm, Compute& compute, std::ostream& out, st
     out << "stopped: " << result.reason_detail << "; " << std::setprecision(6) << result.seconds
         << " s simulated, " << result.seconds / static_cast<double>(result.history.back().iteration)
         << " s per iteration (numerics off: no errors)\n";
+    print_rate();
     if (!job.out_path.empty()) out << "record: " << job.out_path << "\n";
     return exit_ok;
   }
@@ -726,6 +748,7 @@ int run_train(TrainJob& job, Comm& comm, Compute& compute, std::ostream& out, st
   out << "final (w = " << net.parameter_count() << "):\n";
   print_evaluation(out, "train", result.final_train);
   if (result.final_test) print_evaluation(out, "test ", *result.final_test);
+  print_rate();
   if (!job.out_path.empty()) out << "record: " << job.out_path << "\n";
   if (!job.weights_path.empty()) out << "weights: " << job.weights_path << "\n";
   return exit_ok;
@@ -765,6 +788,12 @@ int launch(const TrainJob& job, const std::vector<std::string>& args, std::ostre
     if (job.bcast != "default") cfg.push_back("smpi/bcast:binomial_tree");  // SMPI's name for it
     cmd = smpirun_command(platform, *hostfile, job.np, cfg, wulf_program("wulf-rank-sim"));
     cmd.insert(cmd.end(), args.begin(), args.end());
+    if (job.machine_cost_usd == 0)
+      if (const double cost = platform_cost_usd(platform); cost > 0) {
+        std::ostringstream text;
+        text << std::setprecision(17) << cost;
+        cmd.insert(cmd.end(), {"--machine-cost", text.str()});
+      }
     // The four-stage reduce's layout, unless given: the platform's groups of nodes.
     if (job.reduce == "four-stage" && !job.has_reduce_layout) {
       const std::string layout = reduce_layout_of(hosts, job.np);

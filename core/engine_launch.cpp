@@ -6,6 +6,7 @@
 
 #include <wulf/build_info.hpp>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -92,6 +93,29 @@ std::string reduce_layout_of(const std::vector<PlatformHost>& hosts, int np) {
 }
 
 Json platform_info(const std::string& file) { return Json::parse(platform_helper("info", file)); }
+
+namespace {
+
+const Json* zone_property(const Json& zone, const std::string& key) {
+  if (const Json* props = zone.find("properties"))
+    if (const Json* v = props->find(key)) return v;
+  if (const Json* children = zone.find("zones"))
+    for (const Json& child : children->array_items())
+      if (const Json* v = zone_property(child, key)) return v;
+  return nullptr;
+}
+
+}  // namespace
+
+double platform_cost_usd(const std::string& file) {
+  const Json info = platform_info(file);
+  const Json* v = zone_property(info.at("zone"), "wulf:cost-usd");
+  if (!v) return 0;
+  const auto cost = parse_number(v->string());
+  if (!cost || !(*cost > 0) || !std::isfinite(*cost))
+    throw InputError("platform " + file + ": wulf:cost-usd '" + v->string() + "' is not a positive number of USD");
+  return *cost;
+}
 
 GrownPlatform::GrownPlatform(const std::string& file, long long hosts) {
   if (hosts < 1 || hosts > 100000) throw InputError("--grow: " + std::to_string(hosts) + " hosts is out of 1..100000");

@@ -34,6 +34,10 @@ std::vector<PlatformHost> platform_hosts(const std::string& file, long long rank
 // properties, the fan-in the fewest NICs of a grouped host. Empty when no host used has a
 // group: then the reduce is the library's.
 std::string reduce_layout_of(const std::vector<PlatformHost>& hosts, int np);
+// The machine's cost in USD from the platform's wulf:cost-usd zone property (the first zone
+// that has it, outermost first), 0 where no zone has it; a value that is not a positive
+// number is an InputError naming the file.
+double platform_cost_usd(const std::string& file);
 // Everything `wulf-platform info` says of the platform (hosts, links, zones, routes).
 Json platform_info(const std::string& file);
 

@@ -1,5 +1,7 @@
 #include "result_record.hpp"
 
+#include "compute.hpp"
+
 #include <wulf/build_info.hpp>
 
 #include <algorithm>
@@ -87,8 +89,34 @@ Json phases_json(const PhaseTimes& p) {
   return ph;
 }
 
+Performance training_performance(const std::vector<PhaseTimes>& per_rank, std::size_t weights, double seconds,
+                                 double machine_cost_usd) {
+  Performance p;
+  for (const PhaseTimes& q : per_rank)
+    p.flops += kernel_flops(Phase::forward, weights, q.forward_patterns) +
+               kernel_flops(Phase::backward, weights, q.backward_patterns);
+  p.seconds = seconds;
+  p.flops_per_s = seconds > 0 ? p.flops / seconds : 0;
+  // USD per MFlop/s, in cents: seed 002's 150 913 USD at 163.3 GFlop/s is 92.4.
+  if (machine_cost_usd > 0 && p.flops_per_s > 0) p.cents_per_mflops = 100 * machine_cost_usd / (p.flops_per_s / 1e6);
+  return p;
+}
+
+Json performance_json(const Performance& p, std::size_t ranks, double machine_cost_usd) {
+  Json j = Json::object();
+  j["counted"] = "forward 2w + backward 4w flops per training pattern, all ranks (seed 002 section 7.2); "
+                 "updates, test passes and communication not counted";
+  j["flops"] = p.flops;
+  j["seconds"] = p.seconds;
+  j["gflops"] = p.flops_per_s * 1e-9;
+  j["mflops_per_rank"] = ranks ? p.flops_per_s * 1e-6 / static_cast<double>(ranks) : 0.0;
+  j["machine_cost_usd"] = machine_cost_usd > 0 ? Json(machine_cost_usd) : Json(nullptr);
+  j["cents_per_mflops"] = p.cents_per_mflops > 0 ? Json(p.cents_per_mflops) : Json(nullptr);
+  return j;
+}
+
 void add_train_result(Json& record, const TrainResult& r, std::size_t parameters, ErrorMetric metric,
-                      const std::vector<PhaseTimes>& per_rank) {
+                      const std::vector<PhaseTimes>& per_rank, double machine_cost_usd) {
   Json history = Json::array();
   for (const IterationRecord& h : r.history) {
     Json e = Json::object();
@@ -171,6 +199,9 @@ void add_train_result(Json& record, const TrainResult& r, std::size_t parameters
   }
   ph["ranks"] = std::move(ranks);
   record["phases"] = std::move(ph);
+  record["performance"] =
+      performance_json(training_performance(per_rank, parameters, r.seconds, machine_cost_usd), per_rank.size(),
+                       machine_cost_usd);
 }
 
 }  // namespace wulf

@@ -5,7 +5,8 @@
 //   wulf-platform hosts FILE.xml [K]  one line per host: name, cores, speed in flop/s, and
 //                                    its wulf:group, wulf:node, wulf:nics properties; with
 //                                    K, first checks that the first K hosts reach each other
-//   wulf-platform info FILE.xml    the whole platform as JSON: hosts, links, zones, routes
+//   wulf-platform info FILE.xml    the whole platform as JSON: hosts, links, zones (with their
+//                                  properties), routes
 //                                  between the first hosts
 //   wulf-platform grow FILE.xml N OUT.xml
 //                                  writes the platform's one homogeneous cluster with N hosts
@@ -48,7 +49,16 @@ const char* policy(simgrid::s4u::Link::SharingPolicy p) {
 
 void zone_json(const simgrid::s4u::NetZone* z, std::string& out) {
   out += "{\"name\": " + quoted(z->get_cname()) + ", \"hosts\": " + std::to_string(z->get_all_hosts().size()) +
-         ", \"zones\": [";
+         ", \"properties\": {";
+  // The zone's <prop> elements, e.g. wulf:cost-usd (seed 002's price/performance).
+  if (const auto* props = z->get_properties()) {
+    bool first_prop = true;
+    for (const auto& [key, value] : *props) {
+      out += (first_prop ? "" : ", ") + quoted(key) + ": " + quoted(value);
+      first_prop = false;
+    }
+  }
+  out += "}, \"zones\": [";
   bool first = true;
   for (const simgrid::s4u::NetZone* c : z->get_children()) {
     if (!first) out += ", ";

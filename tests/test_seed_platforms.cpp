@@ -4,6 +4,7 @@
 #include "cli.hpp"
 #include "compute.hpp"
 #include "json.hpp"
+#include "result_record.hpp"
 
 #include <gtest/gtest.h>
 
@@ -137,6 +138,56 @@ TEST(seed_platforms, bunyip_four_stage_reduce_is_within_20_percent_of_4_9_second
   EXPECT_NEAR(ends[1].number() - ends[0].number(), 0.66, 0.02); // calibrated: one NIC
   EXPECT_NEAR(ends[2].number() - ends[1].number(), 0.9, 0.05);  // calibrated: 185 Mbit/s into a node
   EXPECT_NEAR(ends[3].number(), row.at("time_s").number(), 0.01);  // the bench adds its barrier
+}
+
+TEST(seed_platforms, price_performance_of_seed_002_is_92_4_cents_per_mflops) {
+  // Section 7.3: USD 150 913 over 163.3 GFlop/s. One rank of 163.3 GFlop/s for one second.
+  PhaseTimes p;
+  p.forward_patterns = p.backward_patterns = 1000;  // 6w flops each: 163.3e9 flops for w below
+  const std::size_t w = static_cast<std::size_t>(163.3e9 / 6 / 1000 + 0.5);
+  const Performance perf = training_performance({p}, w, 1.0, 150913);
+  EXPECT_NEAR(perf.flops_per_s, 163.3e9, 3e3);  // w rounded: at most 0.5 x 6 000 flops off
+  EXPECT_NEAR(perf.cents_per_mflops, 92.4, 0.05);
+  EXPECT_EQ(training_performance({p}, w, 1.0, 0).cents_per_mflops, 0.0);  // no cost, no price
+}
+
+TEST(seed_platforms, bunyip_training_rate_counts_every_ranks_passes_and_the_platform_carries_the_price) {
+  // Fig. 8's small net on 8 CPUs, batch CG: each line-search probe and gradient pass is a
+  // forward (2w) and backward (4w) pass over all 4 096 patterns; the rate divides them by the
+  // simulated time, which also holds the reduces, so it is below 8 x 1 090 MFlop/s.
+  testing_support::TempDir dir("wulf_test_seed_platforms");
+  const std::vector<std::string> args{"train", "--problem", "chars:200", "--hidden", "80", "--train-size", "4096",
+                                      "--bias", "off", "--engine", "sim", "--np", "8", "--platform",
+                                      platform("bunyip-p2p.xml"), "--strategy", "cg", "--numerics", "off",
+                                      "--epochs", "1", "--quiet"};
+  const Json r = run_json(args, dir, "cg.json");
+  const Json& perf = r.at("performance");
+  const Json& cg = r.at("final").at("strategy");
+  const double passes = cg.at("gradient_passes").number() + cg.at("line_search_probes").number();
+  EXPECT_GE(passes, 2);
+  EXPECT_DOUBLE_EQ(perf.at("flops").number(), passes * 4096 * 6 * 48000.0);
+  const double rate = perf.at("flops").number() / r.at("final").at("time_s").number();
+  EXPECT_NEAR(perf.at("gflops").number(), rate * 1e-9, 1e-9 * rate * 1e-9);
+  EXPECT_LT(perf.at("mflops_per_rank").number(), 1090);
+  EXPECT_GT(perf.at("mflops_per_rank").number(), 500);
+  EXPECT_EQ(perf.at("machine_cost_usd").number(), 150913);  // the platform's wulf:cost-usd
+  EXPECT_NEAR(perf.at("cents_per_mflops").number(), 100 * 150913 / (rate * 1e-6), 1e-9 * 150913 / (rate * 1e-6));
+  // --machine-cost wins over the platform's.
+  std::vector<std::string> priced = args;
+  priced.insert(priced.end(), {"--machine-cost", "1000"});
+  const Json q = run_json(priced, dir, "priced.json");
+  EXPECT_EQ(q.at("performance").at("machine_cost_usd").number(), 1000);
+  EXPECT_EQ(q.at("config").at("machine_cost_usd").number(), 1000);
+}
+
+TEST(seed_platforms, a_machine_cost_that_is_not_a_positive_number_is_refused) {
+  for (const std::string cost : {"0", "-5", "nan"}) {
+    std::ostringstream out, err;
+    EXPECT_EQ(run_cli({"train", "--problem", "encoder:8", "--epochs", "1", "--machine-cost", cost}, out, err),
+              exit_input)
+        << cost;
+    EXPECT_NE(err.str().find("--machine-cost"), std::string::npos) << err.str();
+  }
 }
 
 TEST(seed_platforms, profiles_of_tables_ii_and_iii_are_found_by_name) {

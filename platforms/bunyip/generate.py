@@ -42,6 +42,10 @@ DEFAULTS = {
     # binomial MPI_Reduce of 1 729 440 floats over 194 ranks simulates in 8.5 s, as in
     # seed 002 section 5.1 (experiments/platform-calibration).
     "mpi_bw_factor": 0.456,
+    # Section 2.1, "All up, the total cost was USD $150,913" (nodes with the two hot spares,
+    # switches, servers, cables, three weeks of labour): section 7.3 divides it by 163.3
+    # GFlop/s for 92.4 cents per MFlop/s.
+    "cost_usd": 150913.0,
 }
 
 
@@ -114,12 +118,17 @@ def parse_args(argv):
     p.add_argument("--shm-mbyte-s", type=float, default=0,
                    help="MB/s between the two CPUs of a node (SimGrid's loopback; seed 002 section 5.2 "
                         "stage 1: 6.6 MB in 0.18 s); 0: SimGrid's default loopback (default)")
+    p.add_argument("--cost-usd", type=float, default=DEFAULTS["cost_usd"],
+                   help="the machine's cost in USD, the zone property wulf:cost-usd that price/performance "
+                        "(cents per MFlop/s) divides (default 150913, seed 002 section 2.1); 0: none")
     p.add_argument("--intra-group", choices=["distance", "lowest"], default=DEFAULTS["intra_group"],
                    help="edge switch used between two nodes of the same group: 'distance' picks edge "
                         "(|i-j|-1) mod (groups-1) of the group, 'lowest' always the edge to the "
                         "lowest-lettered other group (default distance)")
     a = p.parse_args(argv)
 
+    if a.cost_usd < 0:
+        p.error("--cost-usd must be 0 (none) or positive")
     if not 2 <= a.groups <= 26:
         p.error("--groups must be between 2 and 26")
     for name in ("nodes_per_group", "cpus_per_node"):
@@ -165,6 +174,8 @@ def extra_options(a):
         out += " node-io-mbit=" + fmt(a.node_io_mbit)
     if a.shm_mbyte_s > 0:
         out += " shm-mbyte-s=" + fmt(a.shm_mbyte_s)
+    if a.cost_usd != DEFAULTS["cost_usd"]:
+        out += " cost-usd=" + fmt(a.cost_usd)
     return out
 
 
@@ -277,6 +288,12 @@ def header(a, n_hosts, n_cores, n_links, n_routes):
     w("    host speed for flop-driven compute. It is an upper bound: the largest tested")
     w("    matrices ran at 940 MFlop/s, and the record run sustained 163.3 GFlop/s on 196")
     w("    CPUs = 833 MFlop/s per CPU including communication (abstract, section 7.3).")
+    if a.cost_usd > 0:
+        w("  - wulf:cost-usd=%s (zone property): the machine's cost in USD, section 2.1 \"All up,"
+          % fmt(a.cost_usd))
+        w("    the total cost was USD $150,913\" (98 nodes with the 2 hot spares, switches, servers,")
+        w("    cables, 3 weeks of labour). wulf train divides it by the run's flop rate for the")
+        w("    price/performance of section 7.3 (92.4 cents per MFlop/s at 163.3 GFlop/s).")
     w("  - Node NICs: %s each way (100 Mbit/s full-duplex Fast Ethernet, DEC Tulip)," % mbps(a.nic_mbit))
     w("    SPLITDUPLEX. Section 5.2 stage 3 measured only 185 Mb/s into a node over 3 NICs")
     w("    (not 300): a per-node limit (PCI bus, TCP stack) that is NOT modelled; calibrate.")
@@ -441,6 +458,8 @@ def generate(a):
       % (g, n, c, fmt(a.nic_mbit), fmt(a.switch_gbit), a.servers, a.spares, fmt(a.speed_mflops),
          fmt(a.server_nic_mbit), fmt(a.uplink_mbit), fmt(a.gigabit_switch_gbit), fmt(a.nic_lat_us),
          ",".join(a.uplinks), a.intra_group, fmt(a.mpi_bw_factor), extra_options(a)))
+    if a.cost_usd > 0:
+        o('    <prop id="wulf:cost-usd" value="%s"/>' % fmt(a.cost_usd))
     o("")
     o("    <!-- hosts: %d groups x %d nodes, %d servers, %d spares; %d CPUs each -->"
       % (g, n, a.servers, a.spares, c))
