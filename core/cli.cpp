@@ -712,7 +712,7 @@ int run_train(TrainJob& job, Comm& comm, Compute& compute, std::ostream& out, st
   // Seed 002's figures of merit: the training flop rate and, with a machine cost, its price.
   auto print_rate = [&] {
     out << "rate: " << std::setprecision(4) << rate.flops_per_s * 1e-9 << " GFlop/s of forward and backward passes ("
-        << rate.flops_per_s * 1e-6 / comm.size() << " MFlop/s per rank)";
+        << std::fixed << std::setprecision(0) << rate.flops_per_s * 1e-6 / comm.size() << " MFlop/s per rank)";
     if (rate.cents_per_mflops > 0)
       out << "; price/performance " << std::setprecision(3) << rate.cents_per_mflops << " cents per MFlop/s of USD "
           << std::setprecision(10) << job.machine_cost_usd;
