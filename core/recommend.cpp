@@ -55,9 +55,12 @@ RunOutcome outcome_of_record(const Json& record) {
 
 std::string_view to_string(ConvergenceBasis b) {
   switch (b) {
-    case ConvergenceBasis::exact: return "exact: the sequential run";
-    case ConvergenceBasis::same: return "the sequential run's updates (blocks drawn per rank)";
-    case ConvergenceBasis::assumed: return "assumed from the sequential run (this strategy's arithmetic changes with p)";
+    case ConvergenceBasis::exact:
+      return "exact: the sequential run";
+    case ConvergenceBasis::same:
+      return "the sequential run's updates (blocks drawn per rank)";
+    case ConvergenceBasis::assumed:
+      return "assumed from the sequential run (this strategy's arithmetic changes with p)";
   }
   return "?";
 }

@@ -5,8 +5,8 @@
 // Time to the target = iterations to the target x time per iteration. Seed 000's lesson is
 // that the two pull apart: a larger b makes an iteration cheaper on more processors, but
 // needs more iterations. The search measures each factor where it is cheap:
-//   - time per iteration: a simulation with --numerics off (no arithmetic, a few
-//     iterations) of every (strategy, p, b, a) on the platform;
+//   - time per iteration: a simulation with --numerics off (no arithmetic, one iteration:
+//     every iteration charges the same) of every (strategy, p, b, a) on the platform;
 //   - iterations to the target: one sequential run with real arithmetic per (b, eta, alpha).
 //     Training-set parallelism (block) applies the same updates as that run at any p (seed
 //     000: the same arithmetic whatever p; in wulf the same up to which patterns share a
@@ -31,13 +31,13 @@ namespace wulf {
 // What is searched: the cross product of the lists. p = 1 is the sequential run, the same
 // for every strategy.
 struct SearchSpace {
-  std::vector<Strategy> strategies;   // block, average, ppt
-  std::vector<int> nps;               // holds 1
-  std::vector<std::size_t> blocks;    // block: patterns per update over all ranks;
-                                      // average: each rank's block; ppt: each rank's local epoch
+  std::vector<Strategy> strategies;  // block, average, ppt
+  std::vector<int> nps;              // holds 1
+  std::vector<std::size_t> blocks;   // block: patterns per update over all ranks;
+                                     // average: each rank's block; ppt: each rank's local epoch
   std::vector<double> etas, alphas;
-  std::vector<std::size_t> intervals; // average: patterns per rank between averagings (0: every block)
-  std::size_t train_patterns = 0;     // n, the whole training set
+  std::vector<std::size_t> intervals;  // average: patterns per rank between averagings (0: every block)
+  std::size_t train_patterns = 0;      // n, the whole training set
 };
 
 // What the number of iterations to the target depends on: one sequential run each.
@@ -48,14 +48,14 @@ struct LearningPoint {
 
 // How a training run with real arithmetic ended, read from its record.
 struct RunOutcome {
-  std::string status;   // final.status: target_reached, max_iterations, time_limit, diverged, ...
+  std::string status;  // final.status: target_reached, max_iterations, time_limit, diverged, ...
   bool reached = false;
-  int iterations = 0;   // iterations run; when reached, the first at or below the target
-  double time_s = 0;    // at the end (simulated, or wall for --engine seq)
+  int iterations = 0;  // iterations run; when reached, the first at or below the target
+  double time_s = 0;   // at the end (simulated, or wall for --engine seq)
   double final_error = std::numeric_limits<double>::quiet_NaN();  // the check error at the end
   double best_error = std::numeric_limits<double>::quiet_NaN();   // the lowest check error
   int best_iteration = 0;
-  double wall_s = 0;    // what the run took on this machine
+  double wall_s = 0;  // what the run took on this machine
 };
 
 // The check error is the test error, or the training error where there is no test set
@@ -75,9 +75,9 @@ struct Candidate {
   int p = 1;
   std::size_t b = 1;
   double eta = 0, alpha = 0;
-  std::size_t interval = 0;    // average only
-  std::size_t point = 0;       // index of its LearningPoint
-  std::string skipped;         // why it is not run (b < p, ...); empty: it is
+  std::size_t interval = 0;  // average only
+  std::size_t point = 0;     // index of its LearningPoint
+  std::string skipped;       // why it is not run (b < p, ...); empty: it is
   ConvergenceBasis basis = ConvergenceBasis::exact;
   // Screening.
   double iteration_s = std::numeric_limits<double>::quiet_NaN();  // simulated, numerics off
@@ -86,7 +86,7 @@ struct Candidate {
   double estimate_s = std::numeric_limits<double>::quiet_NaN();
   // Confirmation (finalists only).
   bool finalist = false;
-  double bound_s = 0;          // the --max-seconds it ran under (0: none)
+  double bound_s = 0;  // the --max-seconds it ran under (0: none)
   std::optional<RunOutcome> confirmed;
 
   bool sequential() const { return p == 1; }

@@ -42,8 +42,7 @@ double seconds_since(Clock::time_point t0) { return std::chrono::duration<double
 // A scratch folder for the runs' records, removed with everything in it.
 class ScratchDir {
  public:
-  ScratchDir()
-      : path_(std::filesystem::temp_directory_path() / ("wulf-recommend-" + std::to_string(::getpid()))) {
+  ScratchDir() : path_(std::filesystem::temp_directory_path() / ("wulf-recommend-" + std::to_string(::getpid()))) {
     std::filesystem::remove_all(path_);
     std::filesystem::create_directories(path_);
   }
@@ -101,8 +100,8 @@ Json train_record(const std::vector<std::string>& args, const std::string& path,
   if (run.code == exit_input)
     throw InputError("wulf train refused a run of the search: " + last_line(run.err) + " (" + run.command + ")");
   if (run.code != exit_ok && run.code != exit_diverged)
-    throw std::runtime_error("a run of the search failed (code " + std::to_string(run.code) + "): " +
-                             last_line(run.err) + " (" + run.command + ")");
+    throw std::runtime_error("a run of the search failed (code " + std::to_string(run.code) +
+                             "): " + last_line(run.err) + " (" + run.command + ")");
   return read_json_file(path);
 }
 
@@ -170,51 +169,52 @@ std::string quoted_command(const std::vector<std::string>& args) {
 }  // namespace
 
 int recommend_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  po::options_description search("wulf recommend --platform FILE.xml --problem NAME --target-error E [options]", 110, 55);
-  search.add_options()
-      ("help,h", "print this help")
-      ("platform", po::value<std::string>(), "the SimGrid platform file (XML) to train on")
-      ("problem", po::value<std::string>(), "the problem (wulf train --help lists them)")
-      ("target-error", po::value<double>(),
-       "reach this check error (test error, or training error without a test set; --error says which kind)")
-      ("strategies", po::value<std::string>()->default_value("block"),
-       "strategies to search, a list of block (training-set parallelism), average (weight averaging), ppt "
-       "(pattern parallel training; b is each rank's local epoch)")
-      ("np", po::value<std::string>(),
-       "processors, a list; 1, the sequential reference, is always added (default: 1 and the powers of two up "
-       "to the platform's cores)")
-      ("blocks", po::value<std::string>(),
-       "block sizes b, a list (default: the problem's block times 1, 4, 16, 64, up to the training set)")
-      ("etas", po::value<std::string>(), "learning rates, a list (default: the problem's)")
-      ("alphas", po::value<std::string>(), "momentum rates, a list (default: the problem's)")
-      ("intervals", po::value<std::string>()->default_value("0"),
-       "average: patterns per rank between averagings, a list (0: after every block)")
-      ("finalists", po::value<long long>()->default_value(3),
-       "K: the K fastest estimates are simulated with real arithmetic, with the fastest of each strategy and "
-       "the fastest sequential one")
-      ("max-epochs", po::value<long long>(), "most iterations of any run (default: the problem's)")
-      ("seed", po::value<long long>()->default_value(1), "seed of every run (data, weights, pattern order)")
-      ("prune", po::value<std::string>()->default_value("on"),
-       "on: a finalist's simulation stops once it is slower than the best one confirmed before it")
-      ("jobs", po::value<long long>()->default_value(1), "runs at once (each is a program of its own)")
-      ("show", po::value<long long>()->default_value(10), "screening estimates printed")
-      ("out", po::value<std::string>(), "write the record (JSON) to FILE");
+  po::options_description search("search", 110, 55);
+  search.add_options()("help,h", "print this help")("platform", po::value<std::string>(),
+                                                    "the SimGrid platform file (XML) to train on")(
+      "problem", po::value<std::string>(), "the problem (wulf train --help lists them)")(
+      "target-error", po::value<double>(),
+      "reach this check error (test error, or training error without a test set; --error says which kind)")(
+      "strategies", po::value<std::string>()->default_value("block"),
+      "strategies to search, a list of block (training-set parallelism), average (weight averaging), ppt "
+      "(pattern parallel training; b is each rank's local epoch)")(
+      "np", po::value<std::string>(),
+      "processors, a list; 1, the sequential reference, is always added (default: 1 and the powers of two up "
+      "to the platform's cores)")(
+      "blocks", po::value<std::string>(),
+      "block sizes b, a list (default: the problem's block times 1, 4, 16, 64, up to the training set)")(
+      "etas", po::value<std::string>(), "learning rates, a list (default: the problem's)")(
+      "alphas", po::value<std::string>(), "momentum rates, a list (default: the problem's)")(
+      "intervals", po::value<std::string>()->default_value("0"),
+      "average: patterns per rank between averagings, a list (0: after every block)")(
+      "finalists", po::value<long long>()->default_value(3),
+      "K: the K fastest estimates are simulated with real arithmetic, with the fastest of each strategy and "
+      "the fastest sequential one")("max-epochs", po::value<long long>(),
+                                    "most iterations of any run (default: the problem's)")(
+      "seed", po::value<long long>()->default_value(1), "seed of every run (data, weights, pattern order)")(
+      "prune", po::value<std::string>()->default_value("on"),
+      "on: a finalist's simulation stops once it is slower than the best one confirmed before it")(
+      "jobs", po::value<long long>()->default_value(1), "runs at once (each is a program of its own)")(
+      "show", po::value<long long>()->default_value(10), "screening estimates printed")(
+      "out", po::value<std::string>(), "write the record (JSON) to FILE");
   po::options_description training("training options passed to every run (wulf train --help)", 110, 55);
-  training.add_options()
-      ("error", po::value<std::string>(), "what errors mean: rmse|mse|loss|class (default: class for classifiers, else rmse)")
-      ("compute", po::value<std::string>()->default_value("flops"), "how simulated compute is charged: flops|calibrated")
-      ("profile", po::value<std::string>(), "the calibration profile of --compute calibrated")
-      ("allreduce", po::value<std::string>()->default_value("default"), "allreduce algorithm: default|rdb|redbcast")
-      ("precision", po::value<std::string>()->default_value("float"), "arithmetic: float|double")
-      ("bias", po::value<std::string>()->default_value("on"), "bias weights: on|off")
-      ("momentum", po::value<std::string>(), "momentum rule: classic|damped (default: the problem's)")
-      ("train-size", po::value<long long>()->default_value(0), "use only the first N training patterns (0: all)")
-      ("test-size", po::value<long long>()->default_value(0), "use only the first N test patterns (0: all)")
-      ("data-dir", po::value<std::string>(), "folder of the MNIST IDX files")
-      ("bw-scale", po::value<double>()->default_value(1.0), "what-if: every link's bandwidth times this")
-      ("lat-scale", po::value<double>()->default_value(1.0), "what-if: every link's latency times this")
-      ("speed-scale", po::value<double>()->default_value(1.0), "what-if: every host's speed times this");
-  po::options_description options;
+  training.add_options()("error", po::value<std::string>(),
+                         "what errors mean: rmse|mse|loss|class (default: class for classifiers, else rmse)")(
+      "compute", po::value<std::string>()->default_value("flops"),
+      "how simulated compute is charged: flops|calibrated")("profile", po::value<std::string>(),
+                                                            "the calibration profile of --compute calibrated")(
+      "allreduce", po::value<std::string>()->default_value("default"), "allreduce algorithm: default|rdb|redbcast")(
+      "precision", po::value<std::string>()->default_value("float"), "arithmetic: float|double")(
+      "bias", po::value<std::string>()->default_value("on"), "bias weights: on|off")(
+      "momentum", po::value<std::string>(), "momentum rule: classic|damped (default: the problem's)")(
+      "train-size", po::value<long long>()->default_value(0), "use only the first N training patterns (0: all)")(
+      "test-size", po::value<long long>()->default_value(0), "use only the first N test patterns (0: all)")(
+      "data-dir", po::value<std::string>(), "folder of the MNIST IDX files")(
+      "bw-scale", po::value<double>()->default_value(1.0), "what-if: every link's bandwidth times this")(
+      "lat-scale", po::value<double>()->default_value(1.0), "what-if: every link's latency times this")(
+      "speed-scale", po::value<double>()->default_value(1.0), "what-if: every host's speed times this");
+  po::options_description options("wulf recommend --platform FILE.xml --problem NAME --target-error E [options]", 110,
+                                  55);
   options.add(search).add(training);
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(options).run(), vm);
@@ -298,7 +298,9 @@ int recommend_command(const std::vector<std::string>& args, std::ostream& out, s
       space.blocks.push_back(static_cast<std::size_t>(b));
     }
   } else {
-    const std::size_t b0 = d.learning == Learning::pattern ? 1 : d.learning == Learning::epoch || d.block == 0 ? n : d.block;
+    const std::size_t b0 = d.learning == Learning::pattern                 ? 1
+                           : d.learning == Learning::epoch || d.block == 0 ? n
+                                                                           : d.block;
     for (std::size_t f : {1, 4, 16, 64})
       if (b0 * f <= n) space.blocks.push_back(b0 * f);
     if (space.blocks.empty()) space.blocks.push_back(n);
@@ -306,7 +308,8 @@ int recommend_command(const std::vector<std::string>& args, std::ostream& out, s
   space.etas = vm.count("etas") ? number_list(vm["etas"].as<std::string>(), "etas") : std::vector<double>{d.eta};
   for (double eta : space.etas)
     if (!(eta > 0)) throw InputError("--etas: " + shortest(eta) + " is not a positive learning rate");
-  space.alphas = vm.count("alphas") ? number_list(vm["alphas"].as<std::string>(), "alphas") : std::vector<double>{d.alpha};
+  space.alphas =
+      vm.count("alphas") ? number_list(vm["alphas"].as<std::string>(), "alphas") : std::vector<double>{d.alpha};
   for (double alpha : space.alphas)
     if (!(alpha >= 0 && alpha < 1)) throw InputError("--alphas: " + shortest(alpha) + " is not a momentum in [0, 1)");
   for (long long a : whole_list(vm["intervals"].as<std::string>(), "intervals", 0))
@@ -321,10 +324,11 @@ int recommend_command(const std::vector<std::string>& args, std::ostream& out, s
   const long long show = vm["show"].as<long long>();
   if (show < 0) throw InputError("--show: must not be negative");
   const std::string prune_text = vm["prune"].as<std::string>();
-  if (prune_text != "on" && prune_text != "off") throw InputError("--prune: '" + prune_text + "' is neither on nor off");
+  if (prune_text != "on" && prune_text != "off")
+    throw InputError("--prune: '" + prune_text + "' is neither on nor off");
   const bool prune = prune_text == "on";
 
-  const ErrorMetric metric = vm.count("error") ? parse_error_metric(vm["error"].as<std::string>())
+  const ErrorMetric metric = vm.count("error")    ? parse_error_metric(vm["error"].as<std::string>())
                              : problem.classifier ? ErrorMetric::classification
                                                   : ErrorMetric::rmse;
   if (metric == ErrorMetric::classification && !problem.classifier)
@@ -352,18 +356,23 @@ int recommend_command(const std::vector<std::string>& args, std::ostream& out, s
   }
 
   // The options every run shares.
-  std::vector<std::string> common{"train", "--problem", problem_name, "--target-error", shortest(target), "--seed",
-                                  std::to_string(seed), "--quiet", "--error", std::string(to_string(metric))};
+  std::vector<std::string> common{
+      "train",  "--problem",          problem_name, "--target-error", shortest(target),
+      "--seed", std::to_string(seed), "--quiet",    "--error",        std::string(to_string(metric))};
   for (const char* key : {"allreduce", "precision", "bias", "momentum", "data-dir"})
-    if (vm.count(key) && !vm[key].defaulted()) common.insert(common.end(), {"--" + std::string(key), vm[key].as<std::string>()});
+    if (vm.count(key) && !vm[key].defaulted())
+      common.insert(common.end(), {"--" + std::string(key), vm[key].as<std::string>()});
   for (const char* key : {"train-size", "test-size"})
-    if (!vm[key].defaulted()) common.insert(common.end(), {"--" + std::string(key), std::to_string(vm[key].as<long long>())});
+    if (!vm[key].defaulted())
+      common.insert(common.end(), {"--" + std::string(key), std::to_string(vm[key].as<long long>())});
   // Only simulations charge compute; the sequential runs count iterations.
   std::vector<std::string> sim_args{"--engine", "sim", "--platform", platform};
   for (const char* key : {"compute", "profile"})
-    if (vm.count(key) && !vm[key].defaulted()) sim_args.insert(sim_args.end(), {"--" + std::string(key), vm[key].as<std::string>()});
+    if (vm.count(key) && !vm[key].defaulted())
+      sim_args.insert(sim_args.end(), {"--" + std::string(key), vm[key].as<std::string>()});
   for (const char* key : {"bw-scale", "lat-scale", "speed-scale"})
-    if (!vm[key].defaulted()) sim_args.insert(sim_args.end(), {"--" + std::string(key), shortest(vm[key].as<double>())});
+    if (!vm[key].defaulted())
+      sim_args.insert(sim_args.end(), {"--" + std::string(key), shortest(vm[key].as<double>())});
   const std::string epochs = std::to_string(max_epochs);
 
   const std::vector<LearningPoint> points = learning_points(space);
@@ -371,16 +380,16 @@ int recommend_command(const std::vector<std::string>& args, std::ostream& out, s
   std::size_t skipped = 0;
   for (const Candidate& c : candidates) skipped += !c.skipped.empty();
 
-  const std::string metric_name = metric == ErrorMetric::classification ? "class error" : std::string(to_string(metric));
+  const std::string metric_name =
+      metric == ErrorMetric::classification ? "class error" : std::string(to_string(metric));
   std::vector<std::string> strategy_names;
   for (Strategy s : space.strategies) strategy_names.push_back(std::string(to_string(s)));
-  out << "wulf recommend: " << problem.name << " (" << n << " training, " << problem.test_total
-      << " test patterns) on " << platform << " (" << hosts.size() << " hosts, " << cores << " cores)\n"
+  out << "wulf recommend: " << problem.name << " (" << n << " training, " << problem.test_total << " test patterns) on "
+      << platform << " (" << hosts.size() << " hosts, " << cores << " cores)\n"
       << "  target: " << metric_name << " <= " << shortest(target) << " within " << max_epochs << " iterations, seed "
       << seed << "\n"
       << "  search: strategies " << join(strategy_names, ",") << "; p " << join_numbers(space.nps) << "; b "
-      << join_numbers(space.blocks) << "; eta " << join_numbers(space.etas) << "; alpha "
-      << join_numbers(space.alphas);
+      << join_numbers(space.blocks) << "; eta " << join_numbers(space.etas) << "; alpha " << join_numbers(space.alphas);
   if (std::find(space.strategies.begin(), space.strategies.end(), Strategy::average) != space.strategies.end())
     out << "; average intervals " << join_numbers(space.intervals);
   out << ": " << candidates.size() - skipped << " candidates";
@@ -389,6 +398,15 @@ int recommend_command(const std::vector<std::string>& args, std::ostream& out, s
 
   ScratchDir scratch;
   const auto t_start = Clock::now();
+  // A phase's runs; a run that fails ends the line its phase began before the error.
+  auto run_phase = [&](const std::vector<std::function<void()>>& tasks) {
+    try {
+      run_tasks(tasks, static_cast<int>(jobs));
+    } catch (...) {
+      out << " stopped\n" << std::flush;
+      throw;
+    }
+  };
 
   // Screening 1: the time of one iteration, without arithmetic, once per (strategy, p, b, a).
   std::vector<std::size_t> timed;  // one candidate per distinct timing
@@ -415,14 +433,16 @@ int recommend_command(const std::vector<std::string>& args, std::ostream& out, s
         a.insert(a.end(), sim_args.begin(), sim_args.end());
         const std::vector<std::string> own = candidate_args(candidates[timed[j]]);
         a.insert(a.end(), own.begin(), own.end());
-        a.insert(a.end(), {"--numerics", "off", "--epochs", "2"});
+        // Every iteration charges the same simulated time (compute charges depend on counts,
+        // not values), so one iteration gives the time per iteration.
+        a.insert(a.end(), {"--numerics", "off", "--epochs", "1"});
         // Without a test set, training with arithmetic checks the error on the whole
         // training set after every iteration; without arithmetic only --eval-train charges it.
         if (problem.test_total == 0) a.insert(a.end(), {"--eval-train", "on"});
         const Json r = train_record(a, scratch.file("time-" + std::to_string(j) + ".json"), timing_wall[j]);
         iteration_s[j] = r.at("final").at("time_s").number() / r.at("final").at("iterations").number();
       });
-    run_tasks(tasks, static_cast<int>(jobs));
+    run_phase(tasks);
   }
   for (std::size_t i = 0; i < candidates.size(); ++i)
     if (candidates[i].skipped.empty()) candidates[i].iteration_s = iteration_s[timing_of[i]];
@@ -448,11 +468,12 @@ int recommend_command(const std::vector<std::string>& args, std::ostream& out, s
         convergence[k] = outcome_of_record(train_record(a, scratch.file("conv-" + std::to_string(k) + ".json"), wall));
         convergence[k].wall_s = wall;
       });
-    run_tasks(tasks, static_cast<int>(jobs));
+    run_phase(tasks);
   }
   const double convergence_s = seconds_since(t_conv);
   out << " " << fixed(convergence_s, 1) << " s\n";
-  out << std::setw(8) << "b" << std::setw(9) << "eta" << std::setw(8) << "alpha" << "   iterations to the target (sequential)\n";
+  out << std::setw(8) << "b" << std::setw(9) << "eta" << std::setw(8) << "alpha"
+      << "   iterations to the target (sequential)\n";
   for (std::size_t k = 0; k < points.size(); ++k) {
     out << std::setw(8) << points[k].b << std::setw(9) << shortest(points[k].eta) << std::setw(8)
         << shortest(points[k].alpha) << "   ";
@@ -485,7 +506,8 @@ int recommend_command(const std::vector<std::string>& args, std::ostream& out, s
     out << "screening estimates (simulated time per iteration x sequential iterations), fastest first:\n"
         << "  " << std::left << std::setw(13) << "strategy" << std::right << std::setw(4) << "p" << std::setw(7) << "b"
         << std::setw(7) << "eta" << std::setw(7) << "alpha" << std::setw(13) << "s/iteration" << std::setw(12)
-        << "iterations" << std::setw(12) << "time_s" << std::setw(10) << "speed-up" << "\n";
+        << "iterations" << std::setw(12) << "time_s" << std::setw(10) << "speed-up"
+        << "\n";
     for (std::size_t r = 0; r < ranked.size() && r < static_cast<std::size_t>(show); ++r) {
       const Candidate& c = candidates[ranked[r]];
       row_head(c);
@@ -506,24 +528,25 @@ int recommend_command(const std::vector<std::string>& args, std::ostream& out, s
     out << "confirmation: " << finalists.size() << " finalist(s) simulated with real arithmetic on the platform"
         << (prune ? " (each stops once slower than the best before it)" : "") << " ..." << std::flush;
     // One after another: each bound is the best time confirmed before it.
-    for (std::size_t f = 0; f < finalists.size(); ++f) {
-      Candidate& c = candidates[finalists[f]];
-      c.finalist = true;
-      std::vector<std::string> a = common;
-      a.insert(a.end(), sim_args.begin(), sim_args.end());
-      const std::vector<std::string> own = candidate_args(c);
-      a.insert(a.end(), own.begin(), own.end());
-      a.insert(a.end(), {"--epochs", epochs});
-      if (prune && confirmed_best > 0) {
-        c.bound_s = confirmed_best;
-        a.insert(a.end(), {"--max-seconds", shortest(confirmed_best)});
-      }
-      double wall = 0;
-      c.confirmed = outcome_of_record(train_record(a, scratch.file("final-" + std::to_string(f) + ".json"), wall));
-      c.confirmed->wall_s = wall;
-      if (c.confirmed->reached && (confirmed_best == 0 || c.confirmed->time_s < confirmed_best))
-        confirmed_best = c.confirmed->time_s;
-    }
+    for (std::size_t f = 0; f < finalists.size(); ++f)
+      run_phase({[&, f] {
+        Candidate& c = candidates[finalists[f]];
+        c.finalist = true;
+        std::vector<std::string> a = common;
+        a.insert(a.end(), sim_args.begin(), sim_args.end());
+        const std::vector<std::string> own = candidate_args(c);
+        a.insert(a.end(), own.begin(), own.end());
+        a.insert(a.end(), {"--epochs", epochs});
+        if (prune && confirmed_best > 0) {
+          c.bound_s = confirmed_best;
+          a.insert(a.end(), {"--max-seconds", shortest(confirmed_best)});
+        }
+        double wall = 0;
+        c.confirmed = outcome_of_record(train_record(a, scratch.file("final-" + std::to_string(f) + ".json"), wall));
+        c.confirmed->wall_s = wall;
+        if (c.confirmed->reached && (confirmed_best == 0 || c.confirmed->time_s < confirmed_best))
+          confirmed_best = c.confirmed->time_s;
+      }});
   }
   const double confirmation_s = seconds_since(t_confirm);
   if (!finalists.empty()) out << " " << fixed(confirmation_s, 1) << " s\n";
@@ -540,7 +563,8 @@ int recommend_command(const std::vector<std::string>& args, std::ostream& out, s
     out << "fastest configurations to the target, confirmed (simulated seconds on " << platform << "):\n"
         << "  " << std::left << std::setw(13) << "strategy" << std::right << std::setw(4) << "p" << std::setw(7) << "b"
         << std::setw(7) << "eta" << std::setw(7) << "alpha" << std::setw(12) << "time_s" << std::setw(12)
-        << "iterations" << std::setw(10) << "speed-up" << std::setw(11) << "estimate" << "\n";
+        << "iterations" << std::setw(10) << "speed-up" << std::setw(11) << "estimate"
+        << "\n";
     for (std::size_t i : order) {
       const Candidate& c = candidates[i];
       const RunOutcome& r = *c.confirmed;
@@ -548,8 +572,7 @@ int recommend_command(const std::vector<std::string>& args, std::ostream& out, s
       if (r.reached) {
         out << std::setw(12) << secs(r.time_s) << std::setw(12) << r.iterations << std::setw(10)
             << (reference_s > 0 ? fixed(reference_s / r.time_s, 2) : std::string("-")) << std::setw(10)
-            << (c.estimate_s > 0 ? percent_change(r.time_s, c.estimate_s) : std::string("-"))
-            << "\n";
+            << (c.estimate_s > 0 ? percent_change(r.time_s, c.estimate_s) : std::string("-")) << "\n";
       } else if (r.status == "time_limit") {
         out << "  slower: stopped at " << secs(r.time_s) << " s, iteration " << r.iterations << ", error "
             << std::setprecision(5) << r.final_error << " (the best before it took " << secs(c.bound_s) << " s)\n";
@@ -611,6 +634,7 @@ int recommend_command(const std::vector<std::string>& args, std::ostream& out, s
   Json conv = Json::array();
   for (std::size_t k = 0; k < points.size(); ++k) {
     Json e = outcome_json(convergence[k]);
+    e["engine"] = "seq";  // time_s: wall seconds here; only iterations and errors matter
     e["b"] = points[k].b;
     e["eta"] = points[k].eta;
     e["alpha"] = points[k].alpha;
@@ -622,8 +646,11 @@ int recommend_command(const std::vector<std::string>& args, std::ostream& out, s
   record["candidates"] = std::move(all);
 
   std::vector<std::string> rerun;
-  if (reference >= 0) record["reference"] = candidate_json(candidates[static_cast<std::size_t>(reference)], estimate_reference, reference_s);
-  else record["reference"] = nullptr;
+  if (reference >= 0)
+    record["reference"] =
+        candidate_json(candidates[static_cast<std::size_t>(reference)], estimate_reference, reference_s);
+  else
+    record["reference"] = nullptr;
   if (choice >= 0) {
     const Candidate& c = candidates[static_cast<std::size_t>(choice)];
     Json j = candidate_json(c, estimate_reference, reference_s);
@@ -646,8 +673,9 @@ int recommend_command(const std::vector<std::string>& args, std::ostream& out, s
       out << "; it is the fastest sequential configuration (speed-up 1)";
     } else if (reference_s > 0) {
       const Candidate& s = candidates[static_cast<std::size_t>(reference)];
-      out << "; speed-up " << fixed(reference_s / c.confirmed->time_s, 2) << " over the best sequential configuration (b "
-          << s.b << ", eta " << shortest(s.eta) << ", alpha " << shortest(s.alpha) << ": " << secs(reference_s) << " s)";
+      out << "; speed-up " << fixed(reference_s / c.confirmed->time_s, 2)
+          << " over the best sequential configuration (b " << s.b << ", eta " << shortest(s.eta) << ", alpha "
+          << shortest(s.alpha) << ": " << secs(reference_s) << " s)";
     }
     out << "\n  " << quoted_command(rerun) << "\n";
   } else {

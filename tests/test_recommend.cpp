@@ -46,7 +46,7 @@ TEST(recommend, candidates_cover_the_space_once_and_say_why_one_is_skipped) {
   int sequential = 0, skipped = 0;
   for (const Candidate& c : cs) {
     sequential += c.sequential();
-    const ConvergenceBasis basis = c.sequential()                    ? ConvergenceBasis::exact
+    const ConvergenceBasis basis = c.sequential()                  ? ConvergenceBasis::exact
                                    : c.strategy == Strategy::block ? ConvergenceBasis::same
                                                                    : ConvergenceBasis::assumed;
     EXPECT_EQ(c.basis, basis) << c.label();
@@ -117,10 +117,11 @@ TEST(recommend, the_choice_rerun_reaches_the_target_in_the_predicted_time_and_it
   // encoder:16 on 4 simulated hosts with seed 000's Bat Cave phase times (the example
   // profile): blocks of 4 and 8 on 1, 2, 4 ranks, every pattern right (class error 0).
   testing_support::TempDir dir("wulf_test_recommend");
-  const std::vector<std::string> common{"--problem", "encoder:16", "--target-error", "0.001", "--compute",
-                                        "calibrated", "--profile", profile};
-  std::vector<std::string> args{"recommend", "--platform", toy4, "--np", "1,2,4", "--blocks", "4,8",
-                                "--max-epochs", "3000", "--finalists", "2", "--out", dir.file("rec.json")};
+  const std::vector<std::string> common{"--problem", "encoder:16", "--target-error", "0.001",
+                                        "--compute", "calibrated", "--profile",      profile};
+  std::vector<std::string> args{
+      "recommend",    "--platform", toy4,          "--np", "1,2,4", "--blocks",          "4,8",
+      "--max-epochs", "3000",       "--finalists", "2",    "--out", dir.file("rec.json")};
   args.insert(args.end(), common.begin(), common.end());
   const auto r = testing_support::wulf(args);
   ASSERT_EQ(r.code, exit_ok) << r.err << r.out;
@@ -156,12 +157,28 @@ TEST(recommend, the_choice_rerun_reaches_the_target_in_the_predicted_time_and_it
 
   // Re-run both with wulf train, options rebuilt here from the record's fields.
   auto rerun = [&](const Json& c, const std::string& out) {
-    std::vector<std::string> train{"train", "--engine", "sim", "--platform", toy4, "--np",
-                                   std::to_string(static_cast<int>(c.at("p").number())), "--strategy",
-                                   c.at("p").number() == 1 ? "block" : c.at("strategy").string(), "--block",
-                                   std::to_string(static_cast<int>(c.at("b").number())), "--eta",
-                                   shortest(c.at("eta").number()), "--alpha", shortest(c.at("alpha").number()),
-                                   "--error", "class", "--epochs", "3000", "--quiet", "--out", out};
+    std::vector<std::string> train{"train",
+                                   "--engine",
+                                   "sim",
+                                   "--platform",
+                                   toy4,
+                                   "--np",
+                                   std::to_string(static_cast<int>(c.at("p").number())),
+                                   "--strategy",
+                                   c.at("p").number() == 1 ? "block" : c.at("strategy").string(),
+                                   "--block",
+                                   std::to_string(static_cast<int>(c.at("b").number())),
+                                   "--eta",
+                                   shortest(c.at("eta").number()),
+                                   "--alpha",
+                                   shortest(c.at("alpha").number()),
+                                   "--error",
+                                   "class",
+                                   "--epochs",
+                                   "3000",
+                                   "--quiet",
+                                   "--out",
+                                   out};
     train.insert(train.end(), common.begin(), common.end());
     const auto t = testing_support::wulf(train);
     EXPECT_EQ(t.code, exit_ok) << t.err;
@@ -182,9 +199,9 @@ TEST(recommend, the_choice_rerun_reaches_the_target_in_the_predicted_time_and_it
 
 TEST(recommend, a_target_never_reached_is_reported_with_the_best_error) {
   testing_support::TempDir dir("wulf_test_recommend");
-  const auto r = testing_support::wulf({"recommend", "--platform", toy4, "--problem", "encoder:16", "--target-error",
-                                        "0.001", "--np", "1,2", "--blocks", "4", "--max-epochs", "20", "--out",
-                                        dir.file("rec.json")});
+  const auto r =
+      testing_support::wulf({"recommend", "--platform", toy4, "--problem", "encoder:16", "--target-error", "0.001",
+                             "--np", "1,2", "--blocks", "4", "--max-epochs", "20", "--out", dir.file("rec.json")});
   ASSERT_EQ(r.code, exit_ok) << r.err;
   EXPECT_TRUE(contains(r.out, "never: not within 20 iterations (best ")) << r.out;
   EXPECT_TRUE(contains(r.out, "no configuration reached class error <= 0.001 within 20 iterations")) << r.out;
