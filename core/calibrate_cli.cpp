@@ -34,16 +34,8 @@ namespace wulf {
 namespace {
 
 std::vector<std::size_t> whole_numbers(const std::string& text, const std::string& option) {
-  std::vector<std::size_t> values;
-  std::stringstream list(text);
-  std::string item;
-  while (std::getline(list, item, ',')) {
-    const auto v = parse_number(item);
-    if (!v || *v < 1 || *v != std::floor(*v)) throw InputError("--" + option + ": '" + trim(item) + "' is not a whole number >= 1");
-    values.push_back(static_cast<std::size_t>(*v));
-  }
-  if (values.empty()) throw InputError("--" + option + ": empty list");
-  return values;
+  const std::vector<long long> values = whole_list(text, option);
+  return std::vector<std::size_t>(values.begin(), values.end());
 }
 
 struct Fit {

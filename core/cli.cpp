@@ -71,6 +71,7 @@ const char* usage =
     "  model      seed 000's predicted speedup and efficiency from a calibration profile\n"
     "  calibrate  measure seed 000's constants on this machine: a profile and a platform\n"
     "  validate   model and simulator against real mpirun on this machine (seed 000's Table VI)\n"
+    "  recommend  the fastest strategy, p and b to a target error on a platform, searched by simulation\n"
     "\n"
     "wulf --version prints the version and the libraries it was built with.\n";
 
@@ -930,6 +931,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     if (args[0] == "calibrate") return calibrate_command(rest, out, err);
     if (args[0] == "validate") return validate_command(rest, out, err);
     if (args[0] == "study") return study_command(rest, out, err);
+    if (args[0] == "recommend") return recommend_command(rest, out, err);
     err << "wulf: unknown command '" << args[0] << "'\n" << usage;
     return exit_input;
   } catch (const InputError& e) {

@@ -39,6 +39,8 @@ int study_command(const std::vector<std::string>& args, std::ostream& out, std::
 int validate_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 // `wulf model ...` (model_cli.cpp).
 int model_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+// `wulf recommend ...` (recommend_cli.cpp).
+int recommend_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 // `wulf platform info|bench ...` (platform_cli.cpp).
 int platform_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 

@@ -189,6 +189,17 @@ std::vector<std::string> mpirun_command(int np, const std::string& oversubscribe
   return cmd;
 }
 
+WulfRun run_wulf_for_record(std::vector<std::string> args, const std::string& path) {
+  WulfRun run;
+  run.command = "wulf";
+  for (const auto& a : args) run.command += " " + a;
+  args.insert(args.end(), {"--out", path});
+  std::vector<std::string> cmd{wulf_program("wulf")};
+  cmd.insert(cmd.end(), args.begin(), args.end());
+  run.code = run_program_captured(cmd, run.out, run.err);
+  return run;
+}
+
 void report_rank_status(int code, int rank, const std::string& message) {
   const char* path = std::getenv("WULF_STATUS_FILE");
   if (!path || !*path) return;

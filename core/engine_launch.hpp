@@ -98,6 +98,15 @@ struct RanksOutcome {
 // or a rank killed from outside (no status) is told apart from success.
 RanksOutcome run_ranks(const std::vector<std::string>& cmd, bool simulation, bool capture_output);
 
+// `wulf ARGS --out path` run as a program of its own (wulf's commands that start training
+// runs: validate, recommend), its output and its ranks' output captured.
+struct WulfRun {
+  int code = 0;         // wulf's exit code (2 input, 3 diverged, ...)
+  std::string out, err; // what it printed
+  std::string command;  // "wulf ARGS" (without --out), for messages
+};
+WulfRun run_wulf_for_record(std::vector<std::string> args, const std::string& path);
+
 // Inside a rank: one line "code rank message" into the front end's status file
 // (WULF_STATUS_FILE), from rank 0 when it finishes and from any rank that fails.
 void report_rank_status(int code, int rank, const std::string& message);

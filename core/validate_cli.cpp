@@ -29,38 +29,14 @@ namespace po = boost::program_options;
 namespace wulf {
 namespace {
 
-std::vector<std::string> words(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream list(text);
-  std::string item;
-  while (std::getline(list, item, ',')) out.push_back(trim(item));
-  return out;
-}
-
-std::vector<long long> whole(const std::string& text, const std::string& option) {
-  std::vector<long long> out;
-  for (const std::string& w : words(text)) {
-    const auto v = parse_number(w);
-    if (!v || *v < 1 || *v != std::floor(*v)) throw InputError("--" + option + ": '" + w + "' is not a whole number >= 1");
-    out.push_back(static_cast<long long>(*v));
-  }
-  if (out.empty()) throw InputError("--" + option + ": empty list");
-  return out;
-}
-
 // Runs `wulf ARGS --out path` as a program of its own, its ranks' output captured, and
 // returns the record.
-Json run_for_record(std::vector<std::string> args, const std::string& path, std::ostream& err) {
-  args.insert(args.end(), {"--out", path});
-  std::vector<std::string> cmd{wulf_program("wulf")};
-  cmd.insert(cmd.end(), args.begin(), args.end());
-  std::string o, e;
-  const int code = run_program_captured(cmd, o, e);
-  if (code != exit_ok) {
-    err << e;
-    std::string joined;
-    for (const auto& a : args) joined += " " + a;
-    throw InputError("wulf validate: 'wulf" + joined + "' failed (code " + std::to_string(code) + ")");
+Json run_for_record(const std::vector<std::string>& args, const std::string& path, std::ostream& err) {
+  const WulfRun run = run_wulf_for_record(args, path);
+  if (run.code != exit_ok) {
+    err << run.err;
+    throw InputError("wulf validate: '" + run.command + "' failed (code " +
+                     std::to_string(run.code) + ")");
   }
   return read_json_file(path);
 }
@@ -98,9 +74,9 @@ int validate_command(const std::vector<std::string>& args, std::ostream& out, st
   po::store(po::command_line_parser(args).options(options).run(), vm);
   if (vm.count("help")) return out << options << "\n", exit_ok;
   if (vm.count("out")) check_writable(vm["out"].as<std::string>(), "--out");
-  const std::vector<std::string> problems = words(vm["problems"].as<std::string>());
-  const std::vector<long long> nps = whole(vm["np"].as<std::string>(), "np");
-  const std::vector<long long> blocks = whole(vm["block"].as<std::string>(), "block");
+  const std::vector<std::string> problems = split_list(vm["problems"].as<std::string>());
+  const std::vector<long long> nps = whole_list(vm["np"].as<std::string>(), "np");
+  const std::vector<long long> blocks = whole_list(vm["block"].as<std::string>(), "block");
   const long long iterations = vm["iterations"].as<long long>();
   if (iterations < 1) throw InputError("--iterations: must be at least 1");
   const long long repeat = vm["repeat"].as<long long>();

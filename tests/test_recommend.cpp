@@ -1,0 +1,272 @@
+// `wulf recommend` (issue 7 item 6): the search's pieces on hand-made candidates, and the
+// command end to end on encoder:16 and the toy platform: its choice, re-run with `wulf
+// train`, reaches the target in the predicted time; its speed-up is the sequential
+// reference's time over the choice's; bad input is refused before anything runs.
+#include "cli.hpp"
+#include "json.hpp"
+#include "recommend.hpp"
+
+#include <gtest/gtest.h>
+
+#include "test_support.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace wulf {
+namespace {
+
+using testing_support::contains;
+
+const std::string toy4 = std::string(WULF_TEST_PLATFORMS) + "/toy4.xml";
+const std::string profile = std::string(WULF_TEST_PLATFORMS) + "/example.profile";
+
+SearchSpace small_space() {
+  SearchSpace s;
+  s.strategies = {Strategy::block, Strategy::average};
+  s.nps = {1, 2, 4};
+  s.blocks = {2, 8};
+  s.etas = {1.5};
+  s.alphas = {0.5, 0.9};
+  s.intervals = {0, 32};
+  s.train_patterns = 16;
+  return s;
+}
+
+TEST(recommend, candidates_cover_the_space_once_and_say_why_one_is_skipped) {
+  const SearchSpace s = small_space();
+  const std::vector<LearningPoint> points = learning_points(s);
+  ASSERT_EQ(points.size(), 4u);  // b 2, 8 x alpha 0.5, 0.9
+  const std::vector<Candidate> cs = make_candidates(s, points);
+  // Per point: one sequential; per p in {2, 4}: block, and average with each interval.
+  ASSERT_EQ(cs.size(), 4u * (1 + 2 * (1 + 2)));
+  int sequential = 0, skipped = 0;
+  for (const Candidate& c : cs) {
+    sequential += c.sequential();
+    const ConvergenceBasis basis = c.sequential()                  ? ConvergenceBasis::exact
+                                   : c.strategy == Strategy::block ? ConvergenceBasis::same
+                                                                   : ConvergenceBasis::assumed;
+    EXPECT_EQ(c.basis, basis) << c.label();
+    if (c.skipped.empty()) continue;
+    ++skipped;
+    // Block b = 2 cannot be shared by 4 ranks; average b = 8 is above a rank's 16 / 4.
+    const bool block_small = c.strategy == Strategy::block && c.b == 2 && c.p == 4;
+    const bool average_big = c.strategy == Strategy::average && c.b == 8 && c.p == 4;
+    EXPECT_TRUE(block_small || average_big) << c.label() << " p " << c.p << " b " << c.b << ": " << c.skipped;
+    if (block_small) {
+      EXPECT_TRUE(contains(c.skipped, "b = 2 is below p = 4")) << c.skipped;
+    }
+  }
+  EXPECT_EQ(sequential, 4);
+  EXPECT_EQ(skipped, 2 * 1 + 2 * 2);  // per alpha: block p4 b2; average p4 b8 at both intervals
+}
+
+TEST(recommend, estimates_multiply_iterations_by_time_and_finalists_lead_with_the_sequential_reference) {
+  const SearchSpace s = small_space();
+  const std::vector<LearningPoint> points = learning_points(s);
+  std::vector<Candidate> cs = make_candidates(s, points);
+  // Point k reaches the target in 100 (k + 1) iterations, except point 3, which never does;
+  // an iteration takes 1 / p s, plus 0.1 s when b = 2 (more updates).
+  std::vector<RunOutcome> conv(points.size());
+  for (std::size_t k = 0; k < points.size(); ++k) {
+    conv[k].reached = k != 3;
+    conv[k].iterations = static_cast<int>(100 * (k + 1));
+  }
+  for (Candidate& c : cs)
+    if (c.skipped.empty()) c.iteration_s = 1.0 / c.p + (c.b == 2 ? 0.1 : 0.0);
+  estimate(cs, conv);
+  for (const Candidate& c : cs) {
+    if (!c.skipped.empty()) continue;
+    EXPECT_EQ(c.estimate_reached, c.point != 3);
+    if (c.estimate_reached) {
+      EXPECT_DOUBLE_EQ(c.estimate_s, 100.0 * static_cast<double>(c.point + 1) * c.iteration_s);
+    }
+  }
+  // The points: (b 2, alpha 0.5), (b 2, 0.9), (b 8, 0.5), (b 8, 0.9).
+  const std::vector<std::size_t> f = pick_finalists(cs, 2);
+  ASSERT_EQ(f.size(), 4u);
+  // First the fastest sequential one, point 0: 100 x (1 + 0.1) = 110 s.
+  EXPECT_TRUE(cs[f[0]].sequential());
+  EXPECT_EQ(cs[f[0]].point, 0u);
+  EXPECT_DOUBLE_EQ(cs[f[0]].estimate_s, 110.0);
+  // Then the two fastest: average on p = 4 at point 0, 100 x (0.25 + 0.1) = 35 s, at both
+  // intervals (block cannot share b = 2 over 4 ranks); at equal times the list's order holds.
+  for (std::size_t i : {1, 2}) {
+    EXPECT_EQ(cs[f[i]].p, 4);
+    EXPECT_EQ(cs[f[i]].strategy, Strategy::average);
+    EXPECT_DOUBLE_EQ(cs[f[i]].estimate_s, 35.0);
+  }
+  EXPECT_EQ(cs[f[1]].interval, 0u);
+  EXPECT_EQ(cs[f[2]].interval, 32u);
+  // And the fastest block one, which the averaging guesses would have pushed out: p = 2 at
+  // point 0, 100 x (0.5 + 0.1) = 60 s (p = 4 at point 2 takes 300 x 0.25 = 75 s).
+  EXPECT_EQ(cs[f[3]].strategy, Strategy::block);
+  EXPECT_EQ(cs[f[3]].p, 2);
+  EXPECT_DOUBLE_EQ(cs[f[3]].estimate_s, 60.0);
+  // With K large enough to hold the sequential one, it is not added twice.
+  const std::vector<std::size_t> all = pick_finalists(cs, cs.size());
+  std::size_t reaching = 0;
+  for (const Candidate& c : cs) reaching += c.skipped.empty() && c.estimate_reached;
+  EXPECT_EQ(all.size(), reaching);
+}
+
+TEST(recommend, the_choice_rerun_reaches_the_target_in_the_predicted_time_and_its_speedup_is_the_references) {
+  // encoder:16 on 4 simulated hosts with seed 000's Bat Cave phase times (the example
+  // profile): blocks of 4 and 8 on 1, 2, 4 ranks, every pattern right (class error 0).
+  testing_support::TempDir dir("wulf_test_recommend");
+  const std::vector<std::string> common{"--problem", "encoder:16", "--target-error", "0.001",
+                                        "--compute", "calibrated", "--profile",      profile};
+  std::vector<std::string> args{
+      "recommend",    "--platform", toy4,          "--np", "1,2,4", "--blocks",          "4,8",
+      "--max-epochs", "3000",       "--finalists", "2",    "--out", dir.file("rec.json")};
+  args.insert(args.end(), common.begin(), common.end());
+  const auto r = testing_support::wulf(args);
+  ASSERT_EQ(r.code, exit_ok) << r.err << r.out;
+  EXPECT_TRUE(contains(r.out, "recommended: ")) << r.out;
+  EXPECT_TRUE(contains(r.out, "wall time: screening ")) << r.out;
+  const Json rec = read_json_file(dir.file("rec.json"));
+  ASSERT_FALSE(rec.at("choice").is_null()) << r.out;
+  const Json& choice = rec.at("choice");
+  const Json& reference = rec.at("reference");
+  ASSERT_FALSE(reference.is_null());
+  EXPECT_EQ(reference.at("p").number(), 1);
+  // Here 4 ranks at b = 4 win (the allreduce of 148 weights is small beside 4 patterns'
+  // 0.63 ms of compute): the test covers a parallel choice, not only the sequential one.
+  EXPECT_EQ(choice.at("p").number(), 4) << r.out;
+  EXPECT_EQ(choice.at("strategy").string(), "block");
+  EXPECT_GT(choice.at("speedup").number(), 1.0);
+  // Its speed-up is the sequential reference's confirmed time over its own.
+  const double ref_s = reference.at("confirmed").at("time_s").number();
+  EXPECT_DOUBLE_EQ(choice.at("speedup").number(), ref_s / choice.at("time_s").number());
+  // Nothing confirmed reached the target sooner, and no sequential candidate was estimated
+  // faster than the reference.
+  for (const Json& c : rec.at("candidates").array_items()) {
+    if (!c.at("confirmed").is_null() && c.at("confirmed").at("reached").boolean()) {
+      EXPECT_GE(c.at("confirmed").at("time_s").number(), choice.at("time_s").number());
+    }
+    if (c.at("p").number() == 1 && c.at("screening").at("reached").boolean()) {
+      EXPECT_GE(c.at("screening").at("time_s").number(), reference.at("screening").at("time_s").number());
+    }
+  }
+  // The sequential estimate is exact: the same arithmetic as the confirming simulation, and
+  // the same time per iteration (up to rounding in the sum of iterations).
+  EXPECT_NEAR(reference.at("screening").at("time_s").number(), ref_s, 1e-9 * ref_s);
+
+  // Re-run both with wulf train, options rebuilt here from the record's fields.
+  auto rerun = [&](const Json& c, const std::string& out) {
+    std::vector<std::string> train{"train",
+                                   "--engine",
+                                   "sim",
+                                   "--platform",
+                                   toy4,
+                                   "--np",
+                                   std::to_string(static_cast<int>(c.at("p").number())),
+                                   "--strategy",
+                                   c.at("p").number() == 1 ? "block" : c.at("strategy").string(),
+                                   "--block",
+                                   std::to_string(static_cast<int>(c.at("b").number())),
+                                   "--eta",
+                                   shortest(c.at("eta").number()),
+                                   "--alpha",
+                                   shortest(c.at("alpha").number()),
+                                   "--error",
+                                   "class",
+                                   "--epochs",
+                                   "3000",
+                                   "--quiet",
+                                   "--out",
+                                   out};
+    train.insert(train.end(), common.begin(), common.end());
+    const auto t = testing_support::wulf(train);
+    EXPECT_EQ(t.code, exit_ok) << t.err;
+    return read_json_file(out);
+  };
+  // Simulated time is deterministic: the same iterations, the same seconds to 1e-9.
+  const Json again = rerun(choice, dir.file("again.json"));
+  EXPECT_EQ(again.at("final").at("status").string(), "target_reached");
+  EXPECT_EQ(again.at("final").at("iterations").number(), choice.at("iterations").number());
+  EXPECT_NEAR(again.at("final").at("time_s").number(), choice.at("time_s").number(),
+              1e-9 * choice.at("time_s").number());
+  const Json seq = rerun(reference, dir.file("seq.json"));
+  EXPECT_EQ(seq.at("final").at("status").string(), "target_reached");
+  EXPECT_NEAR(seq.at("final").at("time_s").number(), ref_s, 1e-9 * ref_s);
+  EXPECT_NEAR(seq.at("final").at("time_s").number() / again.at("final").at("time_s").number(),
+              choice.at("speedup").number(), 1e-9);
+}
+
+TEST(recommend, a_target_never_reached_is_reported_with_the_best_error) {
+  testing_support::TempDir dir("wulf_test_recommend");
+  const auto r =
+      testing_support::wulf({"recommend", "--platform", toy4, "--problem", "encoder:16", "--target-error", "0.001",
+                             "--np", "1,2", "--blocks", "4", "--max-epochs", "20", "--out", dir.file("rec.json")});
+  ASSERT_EQ(r.code, exit_ok) << r.err;
+  EXPECT_TRUE(contains(r.out, "never: not within 20 iterations (best ")) << r.out;
+  EXPECT_TRUE(contains(r.out, "no configuration reached class error <= 0.001 within 20 iterations")) << r.out;
+  const Json rec = read_json_file(dir.file("rec.json"));
+  EXPECT_TRUE(rec.at("choice").is_null());
+  const Json& conv = rec.at("convergence").array_items().at(0);
+  EXPECT_FALSE(conv.at("reached").boolean());
+  EXPECT_EQ(conv.at("status").string(), "max_iterations");
+  EXPECT_GT(conv.at("best_error").number(), 0.001);
+  EXPECT_GE(conv.at("best_iteration").number(), 1);
+  for (const Json& c : rec.at("candidates").array_items()) EXPECT_TRUE(c.at("confirmed").is_null());
+}
+
+TEST(recommend, bad_input_is_refused_with_the_input_named_before_anything_runs) {
+  testing_support::TempDir dir("wulf_test_recommend");
+  const std::string out = dir.file("rec.json");
+  using Options = std::vector<std::pair<std::string, std::string>>;
+  // A good command with the case's options replacing or added to its own.
+  auto command = [&](const Options& changes) {
+    Options opts{{"--platform", toy4}, {"--problem", "encoder:16"}, {"--target-error", "0.1"}, {"--out", out}};
+    for (const auto& [key, value] : changes) {
+      const auto at = std::find_if(opts.begin(), opts.end(), [&](const auto& o) { return o.first == key; });
+      if (at != opts.end())
+        at->second = value;
+      else
+        opts.emplace_back(key, value);
+    }
+    std::vector<std::string> args{"recommend"};
+    for (const auto& [key, value] : opts) args.insert(args.end(), {key, value});
+    return args;
+  };
+  const std::vector<std::pair<Options, std::string>> cases{
+      {{{"--platform", dir.file("nosuch.xml")}}, "nosuch.xml: no such file"},
+      {{{"--problem", "nosuch"}}, "nosuch"},
+      {{{"--np", "1,8"}}, "--np 8: the platform " + toy4 + " has only 4 cores on 4 hosts"},
+      {{{"--np", ""}}, "--np: empty list"},
+      {{{"--blocks", ""}}, "--blocks: empty list"},
+      {{{"--etas", ""}}, "--etas: empty list"},
+      {{{"--blocks", "4,32"}}, "--blocks: 32 is larger than the training set of encoder:16 (16 patterns)"},
+      {{{"--target-error", "0"}}, "--target-error: 0 must be a positive number"},
+      {{{"--target-error", "-0.5"}}, "--target-error: -0.5 must be a positive number"},
+      {{{"--strategies", "block,cg"}}, "--strategies: 'cg' is not searched"},
+      {{{"--strategies", "blok"}}, "--strategies: unknown strategy 'blok'"},
+      {{{"--alphas", "0.5,1"}}, "--alphas: 1 is not a momentum in [0, 1)"},
+      {{{"--finalists", "0"}}, "--finalists: must be at least 1"},
+      {{{"--compute", "measured"}}, "--compute measured"},
+      {{{"--problem", "function"}, {"--error", "class"}}, "--error class: the targets of function are not classes"},
+  };
+  for (const auto& [changes, message] : cases) {
+    const auto r = testing_support::wulf(command(changes));
+    EXPECT_EQ(r.code, exit_input) << message << "\n" << r.out;
+    EXPECT_TRUE(contains(r.err, message)) << "expected '" << message << "' in: " << r.err;
+    EXPECT_FALSE(contains(r.out, "screening")) << r.out;  // nothing ran
+    EXPECT_FALSE(std::filesystem::exists(out));
+  }
+  // Required options.
+  for (const char* missing : {"--platform", "--problem", "--target-error"}) {
+    std::vector<std::string> args = command({});
+    const auto at = std::find(args.begin(), args.end(), std::string(missing));
+    args.erase(at, at + 2);
+    const auto r = testing_support::wulf(args);
+    EXPECT_EQ(r.code, exit_input);
+    EXPECT_TRUE(contains(r.err, std::string(missing) + " is required")) << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace wulf
