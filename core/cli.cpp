@@ -608,6 +608,17 @@ int run_sessions(TrainJob& job, Comm& comm, Compute& compute, std::ostream& out)
     e["train_error"] = s.train_error;
     e["test_error"] = s.test_error;
     e["test_accuracy"] = s.test_accuracy;
+    Json history = Json::array();  // the session's curve, as a run's history (NaN: null)
+    for (const auto& h : s.history) {
+      Json entry = Json::object();
+      entry["iteration"] = static_cast<long long>(h[0]);
+      entry["time_s"] = h[1];
+      entry["train_error"] = h[2];
+      entry["test_error"] = h[3];
+      if (!std::isnan(h[4])) entry["test_accuracy"] = h[4];
+      history.push_back(std::move(entry));
+    }
+    e["history"] = std::move(history);
     sessions.push_back(std::move(e));
   }
   if (!job.out_path.empty()) {

@@ -151,6 +151,14 @@ void add_train_result(Json& record, const TrainResult& r, std::size_t parameters
   fin["iterations"] = r.history.empty() ? 0 : r.history.back().iteration;
   fin["time_s"] = r.seconds;
   fin["parameters"] = parameters;
+  if (r.best) {  // the lowest check error and when it came: what a target error is held against
+    Json best = Json::object();
+    best["check"] = r.best->on_test ? "test" : "train";
+    best["error"] = r.best->error;
+    best["iteration"] = r.best->iteration;
+    best["time_s"] = r.best->time_s;
+    fin["best"] = std::move(best);
+  }
   if (!r.stats.empty()) {
     Json stats = Json::object();
     for (const auto& [key, value] : r.stats) stats[key] = value;

@@ -52,7 +52,14 @@ std::vector<TrainConfig> sweep_configs(const TrainConfig& base, const std::strin
 
 namespace {
 
-constexpr std::size_t fields = 8;  // per session: index, iterations, seconds, status, 3 errors, valid
+constexpr std::size_t fields = 9;  // per session: index, iterations, seconds, status, 3 errors, valid, history entries
+constexpr std::size_t history_fields = 5;  // per history entry: SessionOutcome::history's
+
+std::array<double, history_fields> history_entry(const IterationRecord& h, ErrorMetric metric) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  return {static_cast<double>(h.iteration), h.time_s, h.train_error, h.test ? h.test->error(metric) : nan,
+          h.test && h.test->classifier ? h.test->accuracy() : nan};
+}
 
 }  // namespace
 
@@ -63,6 +70,7 @@ std::vector<SessionOutcome> train_sessions(const NetSpec& spec, const Dataset& t
   const int p = comm.size(), q = comm.rank();
   const std::size_t per_rank = (sessions.size() + static_cast<std::size_t>(p) - 1) / static_cast<std::size_t>(p);
   std::vector<double> mine(per_rank * fields, 0.0);
+  std::vector<double> my_history;  // this rank's sessions' histories, one after another
   SerialComm local(comm);  // each session trains alone, on the run's clock
   const GlobalSizes sizes{train.size(), test.size(), train.has_labels()};
   for (std::size_t slot = 0, i = static_cast<std::size_t>(q); i < sessions.size(); i += static_cast<std::size_t>(p), ++slot) {
@@ -81,6 +89,9 @@ std::vector<SessionOutcome> train_sessions(const NetSpec& spec, const Dataset& t
     f[5] = r.final_test ? r.final_test->error(c.metric) : std::numeric_limits<double>::quiet_NaN();
     f[6] = r.final_test && r.final_test->classifier ? r.final_test->accuracy() : std::numeric_limits<double>::quiet_NaN();
     f[7] = 1;
+    f[8] = static_cast<double>(r.history.size());
+    for (const IterationRecord& h : r.history)
+      for (double v : history_entry(h, c.metric)) my_history.push_back(v);
     const PhaseTimes& ph = r.phases;
     phases.forward += ph.forward, phases.backward += ph.backward, phases.update += ph.update;
     phases.test += ph.test, phases.forward_patterns += ph.forward_patterns;
@@ -90,11 +101,20 @@ std::vector<SessionOutcome> train_sessions(const NetSpec& spec, const Dataset& t
   std::vector<double> all(mine.size() * static_cast<std::size_t>(p));
   const double t0 = comm.now();
   comm.gather(std::span<const double>(mine), std::span<double>(all), 0);
+  // The histories differ in length from rank to rank: each is padded to the longest.
+  const double my_length = static_cast<double>(my_history.size());
+  std::vector<double> lengths(static_cast<std::size_t>(p));
+  comm.allgather(std::span<const double>(&my_length, 1), std::span<double>(lengths));
+  const auto longest = static_cast<std::size_t>(*std::max_element(lengths.begin(), lengths.end()));
+  my_history.resize(longest, 0.0);
+  std::vector<double> histories(longest * static_cast<std::size_t>(p));
+  comm.gather(std::span<const double>(my_history), std::span<double>(histories), 0);
   phases.comm += comm.now() - t0;
-  phases.comm_calls += 1;
+  phases.comm_calls += 3;
   std::vector<SessionOutcome> out;
   if (q != 0) return out;
-  for (int r = 0; r < p; ++r)
+  for (int r = 0; r < p; ++r) {
+    const double* h = histories.data() + static_cast<std::size_t>(r) * longest;
     for (std::size_t slot = 0; slot < per_rank; ++slot) {
       const double* f = all.data() + (static_cast<std::size_t>(r) * per_rank + slot) * fields;
       if (f[7] != 1) continue;
@@ -106,8 +126,11 @@ std::vector<SessionOutcome> train_sessions(const NetSpec& spec, const Dataset& t
       o.seconds = f[2];
       o.status = std::string(to_string(static_cast<StopReason>(static_cast<int>(f[3]))));
       o.train_error = f[4], o.test_error = f[5], o.test_accuracy = f[6];
+      for (std::size_t e = 0; e < static_cast<std::size_t>(f[8]); ++e, h += history_fields)
+        o.history.push_back({h[0], h[1], h[2], h[3], h[4]});
       out.push_back(o);
     }
+  }
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.index < b.index; });
   return out;
 }

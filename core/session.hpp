@@ -8,6 +8,7 @@
 #include "compute.hpp"
 #include "trainer.hpp"
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,9 @@ struct SessionOutcome {
   int iterations = 0;
   double seconds = 0;     // engine time of the session
   double train_error = 0, test_error = 0, test_accuracy = 0;  // in config.metric; accuracy if a classifier
+  // Per iteration of the session: iteration, time_s (the session's own engine seconds),
+  // train_error, test_error (config.metric), test_accuracy (NaN where not measured).
+  std::vector<std::array<double, 5>> history;
 };
 
 // Runs this rank's sessions and returns all sessions' outcomes on rank 0 (empty elsewhere).

@@ -343,12 +343,42 @@ TrainResult Run<T>::run(const std::function<ErrorSums(int iteration)>& iterate) 
   IterationRecord r0;
   run_test(r0);
   if (!numerics) r0.test.reset(), r0.train.reset();
+  // Its training error too, exactly (later iterations' is the running error of the pass),
+  // so that a curve of train_error starts at iteration 0 as test_error's does. Like the
+  // rest of iteration 0 it is outside the clock, and it is kept out of the phase times:
+  // seed 000's iteration has no such pass.
+  if (numerics && !r0.train) {
+    const PhaseTimes before = phases;
+    r0.train = evaluate_all(train, local_count(train, sizes.train));
+    r0.train_error = r0.train->error(config.metric);
+    phases = before;
+  }
   r0.time_s = 0;
   report(r0);
   // The untrained weights are the first good ones: a run that fails at once keeps them.
   if (numerics) good_weights_.assign(net.parameters().begin(), net.parameters().end());
   int good_iteration = 0;
   const double start = comm.now();
+  // The lowest check error of iterations 1.. so far, with where and when it was reached.
+  auto best_so_far = [&]() -> std::optional<BestError> {
+    if (!numerics) return std::nullopt;
+    std::optional<BestError> best;
+    for (const auto& h : result.history) {
+      if (h.iteration == 0 || !(sizes.test > 0 ? h.test : h.train)) continue;
+      const double e = check_error(h);
+      if (std::isfinite(e) && (!best || e < best->error)) best = BestError{h.iteration, e, h.time_s, sizes.test > 0};
+    }
+    return best;
+  };
+  // For a run that ends with a target error given but not reached: says so, with the best.
+  auto not_reached = [&]() -> std::string {
+    if (!config.target_error || !numerics) return "";
+    std::ostringstream why;
+    why << " without reaching the target error " << *config.target_error;
+    if (const auto best = best_so_far())
+      why << " (best " << best->error << " in iteration " << best->iteration << ", at " << best->time_s << " s)";
+    return why.str();
+  };
 
   for (int it = 1; it <= config.max_iterations; ++it) {
     notes_.clear();
@@ -410,26 +440,18 @@ TrainResult Run<T>::run(const std::function<ErrorSums(int iteration)>& iterate) 
     }
     if (config.max_seconds > 0 && rec.time_s >= config.max_seconds) {
       result.reason = StopReason::time_limit;
-      result.reason_detail = "time limit of " + std::to_string(config.max_seconds) + " s reached";
+      std::ostringstream why;
+      why << "time limit of " << config.max_seconds << " s reached in iteration " << it << not_reached();
+      result.reason_detail = why.str();
       break;
     }
     if (it == config.max_iterations) {
       result.reason = StopReason::max_iterations;
-      std::ostringstream why;
-      why << "ran all " << it << " iterations";
-      if (config.target_error && numerics) {
-        double best = check_error(rec);
-        int best_it = it;
-        for (const auto& h : result.history)
-          if (h.iteration > 0 && (h.test || h.train) && check_error(h) < best)
-            best = check_error(h), best_it = h.iteration;
-        why << " without reaching the target error " << *config.target_error << " (best " << best
-            << " in iteration " << best_it << ")";
-      }
-      result.reason_detail = why.str();
+      result.reason_detail = "ran all " + std::to_string(it) + " iterations" + not_reached();
     }
   }
   result.seconds = comm.now() - start;
+  result.best = best_so_far();
   result.weights_iteration = stopped_on_fault(result.reason) ? good_iteration : result.history.back().iteration;
   // After a fault the history holds the errors up to the last good weights; no final pass.
   if (!stopped_on_fault(result.reason) && numerics) {

@@ -140,6 +140,15 @@ enum class StopReason {
 std::string_view to_string(StopReason r);
 bool stopped_on_fault(StopReason r);
 
+// The lowest check error (the test set's, the training set's where there is none) of a
+// run's iterations from 1 on: where and when (engine seconds) it was reached.
+struct BestError {
+  int iteration = 0;
+  double error = 0;
+  double time_s = 0;
+  bool on_test = true;
+};
+
 struct TrainResult {
   std::vector<IterationRecord> history;  // iteration 0 is the untrained net
   Evaluation final_train;                // exact, over the whole training set
@@ -149,6 +158,7 @@ struct TrainResult {
   std::string reason_detail;             // for people: why it stopped
   double seconds = 0;                    // training time (wall, or simulated)
   int weights_iteration = 0;             // the iteration whose weights the net holds at the end
+  std::optional<BestError> best;         // none without the arithmetic or a checked iteration
   // A strategy's totals for the record (cg: gradient passes, probes, restarts), in order.
   std::vector<std::pair<std::string, double>> stats;
 };
