@@ -72,6 +72,7 @@ const char* usage =
     "  calibrate  measure seed 000's constants on this machine: a profile and a platform\n"
     "  validate   model and simulator against real mpirun on this machine (seed 000's Table VI)\n"
     "  recommend  the fastest strategy, p and b to a target error on a platform, searched by simulation\n"
+    "  plot       draw the error curves of result records against time or iterations into one PNG\n"
     "\n"
     "wulf --version prints the version and the libraries it was built with.\n";
 
@@ -176,7 +177,10 @@ po::options_description train_options() {
       ("seed", po::value<long long>()->default_value(1), "seed of the data, the weights and the pattern order")
       ("shuffle", po::value<std::string>()->default_value("on"), "new pattern order every iteration: on|off")
       ("eval-train", po::value<std::string>()->default_value("off"),
-       "exact training-set error after every iteration: on|off (always on without a test set)");
+       "exact training-set error after every iteration: on|off (always on without a test set)")
+      ("history-every", po::value<long long>()->default_value(1),
+       "keep every Nth iteration in the record's history (and iteration 0 and the last; the stopping rule "
+       "still checks every iteration)");
 
   po::options_description output("output", 110, 55);
   output.add_options()
@@ -466,6 +470,7 @@ TrainJob resolve(const po::variables_map& vm, const RankPlace& place) {
   c.metric = metric.value_or(p.classifier ? ErrorMetric::classification : ErrorMetric::rmse);
   c.shuffle = shuffle;
   c.eval_train = eval_train;
+  c.history_every = static_cast<int>(std::min<std::size_t>(positive(vm, "history-every"), 1'000'000'000));
   c.seed = po_.seed;
   c.init_range = vm.count("init-range") ? vm["init-range"].as<double>() : d.init_range;
   c.strategy = job.strategy;
@@ -557,6 +562,7 @@ TrainJob resolve(const po::variables_map& vm, const RankPlace& place) {
   j["seed"] = seed;
   j["shuffle"] = c.shuffle;
   j["eval_train"] = c.eval_train;
+  j["history_every"] = c.history_every;
   j["init_range"] = c.init_range;
   j["data_dir"] = p.name.rfind("digits", 0) == 0 ? Json(po_.mnist_dir) : Json(nullptr);
   j["load_s"] = job.load_seconds;
@@ -943,6 +949,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     if (args[0] == "validate") return validate_command(rest, out, err);
     if (args[0] == "study") return study_command(rest, out, err);
     if (args[0] == "recommend") return recommend_command(rest, out, err);
+    if (args[0] == "plot") return plot_command(rest, out, err);
     err << "wulf: unknown command '" << args[0] << "'\n" << usage;
     return exit_input;
   } catch (const InputError& e) {

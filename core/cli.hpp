@@ -43,5 +43,7 @@ int model_command(const std::vector<std::string>& args, std::ostream& out, std::
 int recommend_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 // `wulf platform info|bench ...` (platform_cli.cpp).
 int platform_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+// `wulf plot REC.json... --out F.png` (plot_cli.cpp): error curves of result records.
+int plot_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
 }  // namespace wulf

@@ -452,6 +452,13 @@ TrainResult Run<T>::run(const std::function<ErrorSums(int iteration)>& iterate) 
   }
   result.seconds = comm.now() - start;
   result.best = best_so_far();
+  // A long run keeps every k-th iteration (and iteration 0 and the last); the errors were
+  // still checked after every iteration, and the best is from all of them.
+  if (config.history_every > 1 && result.history.size() > 2) {
+    const IterationRecord last = result.history.back();
+    std::erase_if(result.history, [&](const IterationRecord& h) { return h.iteration % config.history_every != 0; });
+    if (result.history.back().iteration != last.iteration) result.history.push_back(last);
+  }
   result.weights_iteration = stopped_on_fault(result.reason) ? good_iteration : result.history.back().iteration;
   // After a fault the history holds the errors up to the last good weights; no final pass.
   if (!stopped_on_fault(result.reason) && numerics) {

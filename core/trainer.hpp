@@ -67,6 +67,7 @@ struct TrainConfig {
   std::uint64_t seed = 1;
   double init_range = 0.0;       // uniform [-r, r]; 0: 1/sqrt(fan-in) per layer
   std::size_t eval_chunk = 1024; // patterns per product when evaluating
+  int history_every = 1;         // keep iterations 0, k, 2k, ... and the last in the history
 
   // The parallel strategy and its own settings.
   Strategy strategy = Strategy::block;
