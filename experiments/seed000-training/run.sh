@@ -1,0 +1,130 @@
+#!/bin/bash
+# Seed 000's training experiments (section VI, Figs. 6-10; section VII, Fig. 10), simulated
+# with the real arithmetic: error against simulated time on Messner (Bat Cave for Fig. 7).
+#
+#   experiments/seed000-training/run.sh [fig6] [fig7] [fig7-messner] [fig8] [fig10] [plots] [table]
+#
+# With no argument it runs everything, one run after another (this machine has 2 cores
+# shared with others). Each run writes records/<name>.json and records/<name>.log; each
+# figure's wall time goes to wall-times.txt. `plots` draws the PNGs with `wulf plot` and
+# `table` writes results.md from the records. WULF=path/to/wulf picks the binary;
+# SCALE=0.01 OUT=/tmp/x shrinks every time budget, for a quick check of the script.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+wulf=${WULF:-$root/build/wulf}
+out=${OUT:-$here}
+scale=${SCALE:-1}
+rec=$out/records
+mkdir -p "$rec"
+cd "$root"  # record platform paths relative to the repository
+
+# Every run: the paper's clusters, seed 000's per-pattern times (Tables II, III) and its
+# nets without biases (the profiles' w), 8-byte weights (Table V's Tw is per 8-byte
+# weight), recursive doubling (section V), one seed.
+common=(train --engine sim --compute calibrated --bias off --precision double --allreduce rdb --seed 1 --quiet)
+
+budget() { /usr/bin/python3 -c "print(f'{$1 * $scale:g}')"; }
+now() { date +%s.%N; }
+elapsed() { /usr/bin/python3 -c "print(f'{$2 - $1:.1f}')"; }
+
+run() {  # run NAME ARGS...: one wulf train run, its record and its log
+  local name=$1
+  shift
+  local t0
+  t0=$(now)
+  "$wulf" "${common[@]}" "$@" --out "$rec/$name.json" >"$rec/$name.log" 2>&1
+  echo "  $name: $(elapsed "$t0" "$(now)") s wall" | tee -a "$rec/$name.log"
+}
+
+figure() {  # figure NAME FUNCTION: runs it, writes its wall time
+  local t0
+  t0=$(now)
+  echo "$1 ($(date -u +%FT%TZ), load $(cut -d' ' -f1-3 /proc/loadavg))"
+  "$2"
+  local wall
+  wall=$(elapsed "$t0" "$(now)")
+  echo "$1: $wall s wall"
+  echo "$1 $wall s wall, $(date -u +%FT%TZ), load before $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/wall-times.txt"
+}
+
+# Fig. 6: function on Messner, 1 processor at b = 4 against 2..16 at b = 64.
+fig6() {
+  local t
+  t=$(budget 2000)
+  local f=(--problem function --platform platforms/messner.xml --profile messner-function --epochs 1000000
+           --max-seconds "$t" --history-every 10)
+  run fig6-p1-b4 "${f[@]}" --np 1 --block 4
+  for p in 2 4 8 16; do run "fig6-p$p-b64" "${f[@]}" --np "$p" --block 64; done
+}
+
+# Fig. 7: encoder on Bat Cave, 1 processor at b = 4 against 2, 4, 8 at b = 64; RMSE.
+fig7() {
+  local t
+  t=$(budget 5000)
+  local f=(--problem encoder --error rmse --platform platforms/batcave.xml --profile batcave-encoder
+           --epochs 10000000 --max-seconds "$t" --history-every 50)
+  run fig7-p1-b4 "${f[@]}" --np 1 --block 4
+  for p in 2 4 8; do run "fig7-p$p-b64" "${f[@]}" --np "$p" --block 64; done
+}
+
+# The text after Fig. 7: the same on Messner with b = 32 for 4, 8, 16 processors.
+fig7_messner() {
+  local t
+  t=$(budget 1000)
+  local f=(--problem encoder --error rmse --platform platforms/messner.xml --profile messner-encoder
+           --epochs 10000000 --max-seconds "$t" --history-every 20)
+  run fig7m-p1-b4 "${f[@]}" --np 1 --block 4
+  for p in 4 8 16; do run "fig7m-p$p-b32" "${f[@]}" --np "$p" --block 32; done
+}
+
+# Figs. 8 and 9: digits on Messner, 1 processor at b = 16 against 2..16 at b = 200.
+fig8() {
+  local t
+  t=$(budget 2000)
+  local f=(--problem digits --platform platforms/messner.xml --profile messner-digits --epochs 100000
+           --max-seconds "$t")
+  run fig8-p1-b16 "${f[@]}" --np 1 --block 16
+  for p in 2 4 8 16; do run "fig8-p$p-b200" "${f[@]}" --np "$p" --block 200; done
+}
+
+# Fig. 10: digits with weight averaging, local b = 16, averaging every a = 300 patterns.
+# The 1-processor reference is Fig. 8's.
+fig10() {
+  local t
+  t=$(budget 2000)
+  local f=(--problem digits --platform platforms/messner.xml --profile messner-digits --epochs 100000
+           --max-seconds "$t" --strategy average --block 16 --average-interval 300)
+  for p in 2 4 8 16; do run "fig10-p$p-b16-a300" "${f[@]}" --np "$p"; done
+}
+
+plots() {
+  local r=$rec
+  "$wulf" plot "$r"/fig6-p1-b4.json "$r"/fig6-p{2,4,8,16}-b64.json --out "$out/fig6.png" --log-error \
+    --title "Fig. 6: function on Messner, test RMSE (simulated)"
+  "$wulf" plot "$r"/fig7-p1-b4.json "$r"/fig7-p{2,4,8}-b64.json --out "$out/fig7.png" --error train \
+    --title "Fig. 7: encoder on Bat Cave, RMSE (simulated)"
+  "$wulf" plot "$r"/fig7m-p1-b4.json "$r"/fig7m-p{4,8,16}-b32.json --out "$out/fig7-messner.png" --error train \
+    --title "Encoder on Messner, b = 32 in parallel (text after Fig. 7), RMSE (simulated)"
+  "$wulf" plot "$r"/fig8-p1-b16.json "$r"/fig8-p{2,4,8,16}-b200.json --out "$out/fig8.png" --error test-count \
+    --title "Fig. 8: digits on Messner, test errors (simulated)"
+  "$wulf" plot "$r"/fig8-p1-b16.json "$r"/fig8-p{2,4,8,16}-b200.json --out "$out/fig9.png" --error test-count \
+    --xlim "$(budget 1500):$(budget 2050)" --ylim 200:500 --title "Fig. 9: the last 500 s of Fig. 8"
+  "$wulf" plot "$r"/fig8-p1-b16.json "$r"/fig10-p{2,4,8,16}-b16-a300.json --out "$out/fig10.png" \
+    --error test-count --title "Fig. 10: weight averaging (b = 16, a = 300) for digits on Messner (simulated)"
+  "$wulf" plot "$r"/fig8-p1-b16.json "$r"/fig8-p{2,4,8,16}-b200.json --out "$out/fig8-log.png" --error test-count \
+    --log-time --title "Fig. 8 on a log time axis"
+}
+
+table() { /usr/bin/python3 "$here/table.py" "$rec" >"$out/results.md"; }
+
+[ $# -eq 0 ] && set -- fig8 fig10 fig7 fig7-messner fig6 plots table
+for what in "$@"; do
+  case $what in
+    fig6 | fig7 | fig8 | fig10) figure "$what" "$what" ;;
+    fig7-messner) figure "$what" fig7_messner ;;
+    plots) plots ;;
+    table) table ;;
+    *) echo "run.sh: unknown part '$what' (fig6, fig7, fig7-messner, fig8, fig10, plots, table)" >&2; exit 2 ;;
+  esac
+done
