@@ -45,7 +45,7 @@ figure() {  # figure NAME FUNCTION: runs it, writes its wall time
   local wall
   wall=$(elapsed "$t0" "$(now)")
   echo "$1: $wall s wall"
-  echo "$1 $wall s wall, $(date -u +%FT%TZ), load before $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/wall-times.txt"
+  echo "$1 $wall s wall, $(date -u +%FT%TZ), load at the end $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/wall-times.txt"
 }
 
 # Fig. 6: function on Messner, 1 processor at b = 4 against 2..16 at b = 64.
@@ -102,9 +102,9 @@ plots() {
   local r=$rec
   "$wulf" plot "$r"/fig6-p1-b4.json "$r"/fig6-p{2,4,8,16}-b64.json --out "$out/fig6.png" --log-error \
     --title "Fig. 6: function on Messner, test RMSE (simulated)"
-  "$wulf" plot "$r"/fig7-p1-b4.json "$r"/fig7-p{2,4,8}-b64.json --out "$out/fig7.png" --error train \
+  "$wulf" plot "$r"/fig7-p1-b4.json "$r"/fig7-p{2,4,8}-b64.json --out "$out/fig7.png" --error train --log-error \
     --title "Fig. 7: encoder on Bat Cave, RMSE (simulated)"
-  "$wulf" plot "$r"/fig7m-p1-b4.json "$r"/fig7m-p{4,8,16}-b32.json --out "$out/fig7-messner.png" --error train \
+  "$wulf" plot "$r"/fig7m-p1-b4.json "$r"/fig7m-p{4,8,16}-b32.json --out "$out/fig7-messner.png" --error train --log-error \
     --title "Encoder on Messner, b = 32 in parallel (text after Fig. 7), RMSE (simulated)"
   "$wulf" plot "$r"/fig8-p1-b16.json "$r"/fig8-p{2,4,8,16}-b200.json --out "$out/fig8.png" --error test-count \
     --title "Fig. 8: digits on Messner, test errors (simulated)"

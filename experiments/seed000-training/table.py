@@ -1,6 +1,6 @@
 """The results of run.sh as markdown tables: per run its iterations, simulated time per
 iteration, final and best errors, the time it took to reach a few error levels, and the time
-at which a parallel curve overtakes the one-processor curve.
+from which a parallel curve stays below the one-processor curve.
 
   /usr/bin/python3 experiments/seed000-training/table.py RECORDS_DIR > results.md
 """
@@ -40,17 +40,15 @@ def value_at(c, t):
 
 
 def overtakes(ref, other):
-    """(first, last): the first time `other` is below `ref`, and the time from which it stays below."""
+    """The time from which `other` stays below `ref` to the end of the shorter run (None: it does not)."""
     end = min(ref[-1][0], other[-1][0])
     times = sorted({x for x, _ in ref + other if 0 < x <= end})
-    below = [(t, value_at(other, t) < value_at(ref, t)) for t in times]
-    first = next((t for t, b in below if b), None)
-    last = None
-    for t, b in reversed(below):
-        if not b:
+    since = None
+    for t in reversed(times):
+        if not value_at(other, t) < value_at(ref, t):
             break
-        last = t
-    return first, last
+        since = t
+    return since
 
 
 def time_to(c, level):
@@ -94,14 +92,13 @@ def runs_table(title, names, key, levels, error_name, count=False):
 
 
 def overtake_table(curves, ref, others, what):
-    print(f"When the parallel curves of {what} overtake {ref} (simulated seconds; the first time below, "
-          "and the time from which they stay below to the end):\n")
-    print("| run | first below | below from |")
-    print("|---|---|---|")
+    print(f"When the parallel curves of {what} overtake {ref}: the simulated time from which each stays below it "
+          "to the end of the shorter run (each curve read as a step: its last point at or before the time):\n")
+    print("| run | below the one-processor curve from |")
+    print("|---|---|")
     for name in others:
         if ref in curves and name in curves:
-            first, last = overtakes(curves[ref], curves[name])
-            print(f"| {name} | {fmt(first, ' s')} | {fmt(last, ' s')} |")
+            print(f"| {name} | {fmt(overtakes(curves[ref], curves[name]), ' s')} |")
     print()
 
 
