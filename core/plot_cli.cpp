@@ -1,5 +1,5 @@
 // `wulf plot`: the error curves of result records in one image. The drawing is
-// tools/wulf_plot.py (matplotlib), run with the Python 3 found when wulf was configured
+// core/wulf_plot.py (matplotlib), run with the Python 3 found when wulf was configured
 // (WULF_PLOT_PYTHON; the environment variable WULF_PYTHON overrides it). This command
 // checks what it is given before anything is drawn: every file is a `wulf train` record,
 // and the records are of one problem, in one unit of error, unless --mixed.
@@ -92,7 +92,7 @@ int plot_command(const std::vector<std::string>& args, std::ostream& out, std::o
   if (vm.count("help")) {
     out << options << "\n"
         << "Each record is one curve (a --strategy session record: one per session). The drawing is\n"
-        << build::source_dir << "/tools/wulf_plot.py, run with " << (plot_python().empty() ? "(none found)" : plot_python())
+        << build::source_dir << "/core/wulf_plot.py, run with " << (plot_python().empty() ? "(none found)" : plot_python())
         << " (WULF_PYTHON overrides).\n";
     return exit_ok;
   }
@@ -128,7 +128,7 @@ int plot_command(const std::vector<std::string>& args, std::ostream& out, std::o
   if (python.empty())
     throw InputError("wulf plot: no Python 3 with matplotlib was found when wulf was configured; install "
                      "python3-matplotlib and reconfigure, or set WULF_PYTHON to a python3 that has it");
-  const std::string script = std::string(build::source_dir) + "/tools/wulf_plot.py";
+  const std::string script = std::string(build::source_dir) + "/core/wulf_plot.py";
   if (!std::filesystem::exists(script)) throw InputError("wulf plot: the drawing script " + script + " is missing");
 
   std::vector<std::string> argv{python, script};
