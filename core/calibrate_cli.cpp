@@ -179,8 +179,9 @@ int calibrate_command(const std::vector<std::string>& args, std::ostream& out, s
   for (std::size_t i = 0; i < elements.size(); ++i) sizes << (i ? "," : "") << elements[i];
   for (std::size_t p : nps) {
     out << "timing the allreduce on " << p << " ranks under mpirun ..." << std::endl;
+    const MpiSessionDir session;
     std::vector<std::string> cmd = mpirun_command(static_cast<int>(p), "auto", Collectives{"rdb", "default", "default"},
-                                                  wulf_program("wulf-rank-real"));
+                                                  wulf_program("wulf-rank-real"), session);
     cmd.insert(cmd.end(), {"bench", "--what", "allreduce", "--sizes", sizes.str(), "--repeat", std::to_string(repeat)});
     const RanksOutcome o = run_ranks(cmd, false, true);
     if (o.code != 0) throw InputError("the allreduce benchmark under mpirun failed: " + o.failure);

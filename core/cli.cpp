@@ -776,6 +776,7 @@ int run_train(TrainJob& job, Comm& comm, Compute& compute, std::ostream& out, st
 int launch(const TrainJob& job, const std::vector<std::string>& args, std::ostream& err) {
   std::vector<std::string> cmd;
   std::unique_ptr<Hostfile> hostfile;
+  std::unique_ptr<MpiSessionDir> session;
   if (job.engine == "real") {
     const std::string program = wulf_program("wulf-rank-real");
     // Already inside an mpirun the user started: become the rank program.
@@ -788,7 +789,9 @@ int launch(const TrainJob& job, const std::vector<std::string>& args, std::ostre
       ::execv(program.c_str(), c_argv.data());
       throw InputError("cannot start " + program + ": " + std::strerror(errno));
     }
-    cmd = mpirun_command(job.np, job.oversubscribe, {job.allreduce, library_reduce(job.reduce), job.bcast}, program);
+    session = std::make_unique<MpiSessionDir>();
+    cmd = mpirun_command(job.np, job.oversubscribe, {job.allreduce, library_reduce(job.reduce), job.bcast}, program,
+                         *session);
   } else {
     std::unique_ptr<GrownPlatform> grown;
     if (job.grow > 0) grown = std::make_unique<GrownPlatform>(job.platform, job.grow);

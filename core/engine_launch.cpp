@@ -8,6 +8,8 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
+#include <cerrno>
 #include <filesystem>
 #include <map>
 #include <fstream>
@@ -168,11 +170,22 @@ std::vector<std::string> smpirun_command(const std::string& platform, const Host
   return cmd;
 }
 
+MpiSessionDir::MpiSessionDir() {
+  char name[] = "/tmp/wulf-mpi-XXXXXX";
+  if (!::mkdtemp(name)) throw InputError(std::string("cannot create a folder in /tmp for mpirun: ") + std::strerror(errno));
+  path_ = name;
+}
+
+MpiSessionDir::~MpiSessionDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
 std::vector<std::string> mpirun_command(int np, const std::string& oversubscribe, const Collectives& c,
-                                        const std::string& program) {
+                                        const std::string& program, const MpiSessionDir& session) {
   const std::string mpirun = find_program("mpirun");
   if (mpirun.empty()) throw InputError("--engine real: mpirun is not on PATH (install openmpi-bin)");
-  std::vector<std::string> cmd{mpirun, "-np", std::to_string(np)};
+  std::vector<std::string> cmd{mpirun, "-np", std::to_string(np), "--mca", "orte_tmpdir_base", session.path()};
   if (::geteuid() == 0) cmd.push_back("--allow-run-as-root");
   const bool over = oversubscribe == "on" ||
                     (oversubscribe == "auto" && np > static_cast<int>(std::thread::hardware_concurrency()));

@@ -81,11 +81,28 @@ struct Collectives {
   std::string bcast = "default";      // default, binomial
 };
 
+// A folder of one mpirun's own for Open MPI's session directory, removed with the object.
+// Open MPI 4.1 puts every mpirun's session under /tmp/ompi.<host>.<uid>, and two mpiruns
+// that start at the same moment can both try to create it; the loser fails in orte_init
+// ("mkdir ... File exists"). With a folder each, concurrent runs (ctest -j, two users'
+// studies) never meet there.
+class MpiSessionDir {
+ public:
+  MpiSessionDir();
+  ~MpiSessionDir();
+  MpiSessionDir(const MpiSessionDir&) = delete;
+  MpiSessionDir& operator=(const MpiSessionDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
 // mpirun's arguments for np ranks of program on this machine: as root with Open MPI's
 // consent, oversubscribed ("on", or "auto" when np exceeds the cores), with Open MPI's
-// tuned collectives set to the algorithms asked for.
+// tuned collectives set to the algorithms asked for, its session directory in session.
 std::vector<std::string> mpirun_command(int np, const std::string& oversubscribe, const Collectives& collectives,
-                                        const std::string& program);
+                                        const std::string& program, const MpiSessionDir& session);
 
 struct RanksOutcome {
   int code = 0;          // the exit code of the whole run (2 input, 3 diverged, ...)

@@ -129,12 +129,14 @@ TEST(reduce, wulf_reduces_give_the_exact_sum_under_mpirun_for_full_and_partial_l
       {7, "groups=3,nodes=2,cpus=2,outside=1,fan-in=2"}};
   for (const auto& [np, layout] : cases)
     for (int root : {0, np - 1}) {
-      std::vector<std::string> cmd = mpirun_command(np, "auto", Collectives{}, program);
+      const MpiSessionDir session;
+      std::vector<std::string> cmd = mpirun_command(np, "auto", Collectives{}, program, session);
       const auto args = check_args("four-stage", root, layout);
       cmd.insert(cmd.end(), args.begin(), args.end());
       expect_checks_ok(run_ranks(cmd, false, true), 2, "four-stage np " + std::to_string(np) + " " + layout);
     }
-  std::vector<std::string> cmd = mpirun_command(5, "auto", Collectives{}, program);
+  const MpiSessionDir session;
+  std::vector<std::string> cmd = mpirun_command(5, "auto", Collectives{}, program, session);
   const auto args = check_args("wulf-binomial", 2, "");
   cmd.insert(cmd.end(), args.begin(), args.end());
   expect_checks_ok(run_ranks(cmd, false, true), 2, "wulf-binomial np 5");
