@@ -176,9 +176,16 @@ def main(argv):
                 c["label"] += f" [{pathlib.Path(c['where']).name}]"
 
     fig, ax = plt.subplots(figsize=(8, 5))
+    one_cpu = 0
     for c in curves:
-        # seed 000: "the reference line for one processor is shown as a solid line"
-        style = dict(color="black", linewidth=1.8) if c["p"] == 1 else dict(linewidth=1.2, linestyle="--")
+        # seed 000: "the reference line for one processor is shown as a solid line"; more
+        # one-processor curves (say real beside simulated) stay solid in other shades
+        if c["p"] == 1:
+            style = dict(color=("black", "dimgrey", "darkgrey")[min(one_cpu, 2)], linewidth=1.8,
+                         linestyle=("-", ":", "-.")[min(one_cpu, 2)])
+            one_cpu += 1
+        else:
+            style = dict(linewidth=1.2, linestyle="--")
         ax.plot(c["x"], c["y"], label=c["label"], **style)
     if a.log_time:
         ax.set_xscale("log")

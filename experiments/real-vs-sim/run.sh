@@ -18,6 +18,7 @@ problem=digits:20x20
 b=256
 common=(--problem "$problem" --bias off --precision float --learning block --block "$b" --epochs 40
         --target-error 0.05 --error class --seed 1 --quiet)
+uptime > "$here/records/load-before.txt"
 start=$(date +%s)
 for p in 1 2; do
   "$build/wulf" calibrate --problem "$problem" --block $((b / p)) --precision float --bias off --np 2 \
@@ -28,4 +29,9 @@ for p in 1 2; do
     --compute calibrated --profile "$here/records/b$((b / p)).profile" --out "$here/records/sim-p$p.json" > /dev/null
 done
 echo "$(( $(date +%s) - start ))" > "$here/records/wall_s.txt"
+
+"$build/wulf" plot "$here/records/real-p1.json" "$here/records/sim-p1.json" "$here/records/real-p2.json" \
+  "$here/records/sim-p2.json" --labels "real (mpirun), p = 1" "simulated, p = 1" "real (mpirun), p = 2" \
+  "simulated, p = 2" --title "digits:20x20, b = 256: real against simulated on this machine" \
+  --out "$here/curves.png" > /dev/null
 /usr/bin/python3 "$here/table.py" "$here" | tee "$here/results.txt"

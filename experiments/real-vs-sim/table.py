@@ -41,5 +41,8 @@ if all(times.values()):
     print("speed-up to target, p = 2 over p = 1: measured %.2f, simulated %.2f"
           % (times[(1, "real")] / times[(2, "real")], times[(1, "sim")] / times[(2, "sim")]))
 wall = os.path.join(rec, "wall_s.txt")
+load = os.path.join(rec, "load-before.txt")
+if os.path.exists(load):
+    print("load before the run:" + open(load).read().split("load average:")[-1].rstrip())
 if os.path.exists(wall):
     print("wall time of run.sh: %s s" % open(wall).read().strip())
