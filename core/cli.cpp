@@ -724,9 +724,10 @@ int run_train(TrainJob& job, Comm& comm, Compute& compute, std::ostream& out, st
   Json record = Json::object();
   record["wulf_record"] = 1;
   record["config"] = job.config_json;
-  add_train_result(record, result, net.parameter_count(), c.metric, per_rank, job.machine_cost_usd);
+  add_train_result(record, result, net.parameter_count(), c.metric, per_rank);
   const Performance rate =
       training_performance(per_rank, net.parameter_count(), result.seconds, job.machine_cost_usd);
+  record["performance"] = performance_json(rate, per_rank.size(), job.machine_cost_usd);
   // Seed 002's figures of merit: the training flop rate and, with a machine cost, its price.
   auto print_rate = [&] {
     out << "rate: " << std::setprecision(4) << rate.flops_per_s * 1e-9 << " GFlop/s of forward and backward passes ("

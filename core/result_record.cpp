@@ -116,7 +116,7 @@ Json performance_json(const Performance& p, std::size_t ranks, double machine_co
 }
 
 void add_train_result(Json& record, const TrainResult& r, std::size_t parameters, ErrorMetric metric,
-                      const std::vector<PhaseTimes>& per_rank, double machine_cost_usd) {
+                      const std::vector<PhaseTimes>& per_rank) {
   Json history = Json::array();
   for (const IterationRecord& h : r.history) {
     Json e = Json::object();
@@ -207,9 +207,6 @@ void add_train_result(Json& record, const TrainResult& r, std::size_t parameters
   }
   ph["ranks"] = std::move(ranks);
   record["phases"] = std::move(ph);
-  record["performance"] =
-      performance_json(training_performance(per_rank, parameters, r.seconds, machine_cost_usd), per_rank.size(),
-                       machine_cost_usd);
 }
 
 }  // namespace wulf

@@ -14,10 +14,10 @@ namespace wulf {
 
 Json versions_json();
 Json evaluation_json(const Evaluation& e);
-// history, final, phases and performance of a run, added to record; per_rank: every rank's
-// phase times (rank 0's are r.phases too); machine_cost_usd: 0 for no price/performance.
+// history, final and phases of a run, added to record; per_rank: every rank's phase times
+// (rank 0's are r.phases too).
 void add_train_result(Json& record, const TrainResult& r, std::size_t parameters, ErrorMetric metric,
-                      const std::vector<PhaseTimes>& per_rank, double machine_cost_usd = 0);
+                      const std::vector<PhaseTimes>& per_rank);
 
 // Seed 002 section 7.2's flop rate: "the total flops that contribute to feed forward value
 // and gradient calculations divided by the wall clock time" -- the forward (2w) and backward
@@ -32,6 +32,7 @@ struct Performance {
 };
 Performance training_performance(const std::vector<PhaseTimes>& per_rank, std::size_t weights, double seconds,
                                  double machine_cost_usd);
+// The record's "performance" object; machine_cost_usd: 0 for no price/performance.
 Json performance_json(const Performance& p, std::size_t ranks, double machine_cost_usd);
 
 // One rank's phase times as a record object.
