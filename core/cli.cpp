@@ -114,6 +114,9 @@ po::options_description train_options() {
       ("average-interval", po::value<long long>()->default_value(0),
        "average: patterns per rank between weight averagings (0: every block)")
       ("local-epoch", po::value<long long>()->default_value(0), "ppt: patterns each rank draws per round (0: n / np)")
+      ("rounds-per-iteration", po::value<long long>()->default_value(0),
+       "ppt: rounds in one iteration, i.e. between wulf's error records and their allreduce (0: n / (np e) "
+       "rounded up, about n patterns over all ranks)")
       ("error-window", po::value<long long>()->default_value(4),
        "ppt: k, the error estimate covers each rank's last k n / np patterns")
       ("threads", po::value<long long>()->default_value(1), "root: threads inside each rank")
@@ -477,6 +480,7 @@ TrainJob resolve(const po::variables_map& vm, const RankPlace& place) {
   c.average_interval = positive(vm, "average-interval", true);
   c.local_epoch = positive(vm, "local-epoch", true);
   c.error_window = static_cast<int>(std::min<std::size_t>(positive(vm, "error-window"), 1000));
+  c.rounds_per_iteration = positive(vm, "rounds-per-iteration", true);
   c.threads = static_cast<int>(std::min<std::size_t>(positive(vm, "threads"), 1024));
   c.cg = cg;
   if (job.strategy == Strategy::session) {
@@ -493,7 +497,9 @@ TrainJob resolve(const po::variables_map& vm, const RankPlace& place) {
   j["np"] = job.np;
   j["strategy"] = job.engine == "seq" ? "sequential" : to_string(job.strategy);
   if (job.strategy == Strategy::average) j["average_interval"] = c.average_interval;
-  if (job.strategy == Strategy::ppt) j["local_epoch"] = c.local_epoch, j["error_window"] = c.error_window;
+  if (job.strategy == Strategy::ppt)
+    j["local_epoch"] = c.local_epoch, j["error_window"] = c.error_window,
+    j["rounds_per_iteration"] = c.rounds_per_iteration;
   if (job.strategy == Strategy::root) j["threads"] = c.threads;
   if (job.strategy == Strategy::cg) {
     Json g = Json::object();

@@ -8,7 +8,10 @@
 // when the average of those estimates reaches --target-error, every rank evaluates its share
 // of the test set (the training set when there is none) and training stops if the check
 // confirms it. One iteration is ceil(n / (p e)) rounds: the ranks together see about n
-// patterns.
+// patterns; --rounds-per-iteration R makes it R. wulf's bookkeeping after each iteration
+// (an allreduce of the running errors, and the check pass with its own) leaves the ranks
+// out of step, which the next allgather absorbs: with many rounds per iteration that cost
+// falls on few rounds (experiments/seed001-ppt).
 //
 // The record's final.strategy holds PPT's own account, apart from wulf's bookkeeping
 // between iterations (the exact check pass and the allreduce of the running errors, which
@@ -38,7 +41,9 @@ TrainResult train_ppt(Mlp<T>& net, const Dataset& train, const Dataset& test, co
   Run<T> run(net, train_share, test, sizes, config, comm, compute, progress);
   run.check_target = false;  // PPT's own rule: the piggybacked estimate, confirmed
   const std::size_t e = config.local_epoch ? std::min(config.local_epoch, n) : std::max<std::size_t>(1, n / p);
-  const std::size_t rounds = (n + static_cast<std::size_t>(p) * e - 1) / (static_cast<std::size_t>(p) * e);
+  const std::size_t rounds = config.rounds_per_iteration
+                                 ? config.rounds_per_iteration
+                                 : (n + static_cast<std::size_t>(p) * e - 1) / (static_cast<std::size_t>(p) * e);
   const std::size_t window = std::max<std::size_t>(1, static_cast<std::size_t>(config.error_window) * n / p);
   const std::size_t w = run.weights;
 

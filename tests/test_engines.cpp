@@ -190,6 +190,27 @@ TEST(engines, ppt_stops_at_the_same_round_on_both_engines) {
   EXPECT_EQ(a.at("final").at("strategy").at("rounds").number(), rounds);
 }
 
+TEST(engines, ppt_rounds_per_iteration_changes_the_records_not_the_training) {
+  // The same rounds in iterations of 1 or of 25: the same stop, round and weights; wulf's
+  // bookkeeping after each iteration leaves the ranks out of step, so with fewer
+  // iterations the rounds take less simulated time.
+  testing_support::TempDir dir("wulf_test_engines");
+  const std::vector<std::string> parity{"--problem", "parity:4", "--strategy", "ppt", "--local-epoch", "4",
+                                        "--error", "class", "--target-error", "0", "--epochs", "5000"};
+  const std::vector<std::string> sim{"--engine", "sim", "--np", "4", "--platform", toy4};
+  std::vector<std::string> long_iterations = sim;
+  long_iterations.insert(long_iterations.end(), {"--rounds-per-iteration", "25"});
+  const Json one = run(dir, "r1", sim, parity), many = run(dir, "r25", long_iterations, parity);
+  const Json &a = one.at("final"), &b = many.at("final");
+  EXPECT_EQ(b.at("strategy").at("rounds_per_iteration").number(), 25);
+  EXPECT_EQ(a.at("strategy").at("rounds").number(), b.at("strategy").at("rounds").number());
+  EXPECT_EQ(a.at("train").at("mse").number(), b.at("train").at("mse").number());
+  const std::string round = "round " + std::to_string(static_cast<long>(a.at("strategy").at("rounds").number()));
+  EXPECT_TRUE(contains(b.at("reason").string(), round)) << b.at("reason").string();
+  EXPECT_LT(b.at("strategy").at("rounds_s").number(), a.at("strategy").at("rounds_s").number());
+  EXPECT_EQ(many.at("config").at("rounds_per_iteration").number(), 25);
+}
+
 TEST(engines, root_and_scatter_account_for_their_own_iterations) {
   // final.strategy.iterations_s: the iterations' own time, without wulf's test pass and
   // error allreduce after each, so less than the run's time but most of it here.
