@@ -116,6 +116,9 @@ po::options_description train_options() {
       ("average-interval", po::value<long long>()->default_value(0),
        "average: patterns per rank between weight averagings (0: every block)")
       ("local-epoch", po::value<long long>()->default_value(0), "ppt: patterns each rank draws per round (0: n / np)")
+      ("rounds-per-iteration", po::value<long long>()->default_value(0),
+       "ppt: rounds in one iteration, i.e. between wulf's error records and their allreduce (0: n / (np e) "
+       "rounded up, about n patterns over all ranks)")
       ("error-window", po::value<long long>()->default_value(4),
        "ppt: k, the error estimate covers each rank's last k n / np patterns")
       ("threads", po::value<long long>()->default_value(1), "root: threads inside each rank")
@@ -141,6 +144,9 @@ po::options_description train_options() {
       ("speed-scale", po::value<double>()->default_value(1.0), "sim what-if: every host's speed times this")
       ("grow", po::value<long long>()->default_value(0),
        "sim what-if: the platform's one homogeneous cluster with this many hosts (0: as it is)")
+      ("ranks-per-host", po::value<long long>()->default_value(0),
+       "sim: at most this many ranks on a host, e.g. 1 for one rank per node of multi-core hosts (0: fill "
+       "each host's cores in order)")
       ("numerics", po::value<std::string>()->default_value("on"),
        "sim: off skips the arithmetic and only charges time: on|off")
       ("oversubscribe", po::value<std::string>()->default_value("auto"),
@@ -258,6 +264,7 @@ struct TrainJob {
   Strategy strategy = Strategy::block;
   std::vector<TrainConfig> sessions;  // session: the sweep
   long long grow = 0;                 // sim what-if: hosts of the grown cluster (0: none)
+  long long ranks_per_host = 0;       // sim: most ranks on one host (0: its cores)
   double machine_cost_usd = 0;        // price/performance (0: none; sim: the platform's)
 };
 
@@ -318,6 +325,8 @@ TrainJob resolve(const po::variables_map& vm, const RankPlace& place) {
   job.compute.speed_scale = vm["speed-scale"].as<double>();
   job.grow = vm["grow"].as<long long>();
   if (job.grow < 0) throw InputError("--grow: must not be negative");
+  job.ranks_per_host = vm["ranks-per-host"].as<long long>();
+  if (job.ranks_per_host < 0) throw InputError("--ranks-per-host: must not be negative");
   if (job.engine == "sim") {
     job.compute.mode = parse_compute_mode(vm["compute"].as<std::string>());
     if (!vm.count("platform")) throw InputError("--engine sim needs --platform FILE.xml");
@@ -330,7 +339,7 @@ TrainJob resolve(const po::variables_map& vm, const RankPlace& place) {
       throw InputError("--compute measured times the arithmetic, which --numerics off skips");
   } else {
     for (const char* sim_only : {"compute", "platform", "profile", "measured-scale", "bw-scale", "lat-scale",
-                                 "speed-scale", "grow"})
+                                 "speed-scale", "grow", "ranks-per-host"})
       if (vm.count(sim_only) && !vm[sim_only].defaulted())
         throw InputError("--" + std::string(sim_only) + " is for --engine sim");
     if (!job.compute.numerics) throw InputError("--numerics off: only --engine sim can skip the arithmetic");
@@ -477,6 +486,7 @@ TrainJob resolve(const po::variables_map& vm, const RankPlace& place) {
   c.average_interval = positive(vm, "average-interval", true);
   c.local_epoch = positive(vm, "local-epoch", true);
   c.error_window = static_cast<int>(std::min<std::size_t>(positive(vm, "error-window"), 1000));
+  c.rounds_per_iteration = positive(vm, "rounds-per-iteration", true);
   c.threads = static_cast<int>(std::min<std::size_t>(positive(vm, "threads"), 1024));
   c.cg = cg;
   if (job.strategy == Strategy::session) {
@@ -493,7 +503,9 @@ TrainJob resolve(const po::variables_map& vm, const RankPlace& place) {
   j["np"] = job.np;
   j["strategy"] = job.engine == "seq" ? "sequential" : to_string(job.strategy);
   if (job.strategy == Strategy::average) j["average_interval"] = c.average_interval;
-  if (job.strategy == Strategy::ppt) j["local_epoch"] = c.local_epoch, j["error_window"] = c.error_window;
+  if (job.strategy == Strategy::ppt)
+    j["local_epoch"] = c.local_epoch, j["error_window"] = c.error_window,
+    j["rounds_per_iteration"] = c.rounds_per_iteration;
   if (job.strategy == Strategy::root) j["threads"] = c.threads;
   if (job.strategy == Strategy::cg) {
     Json g = Json::object();
@@ -532,6 +544,7 @@ TrainJob resolve(const po::variables_map& vm, const RankPlace& place) {
     what_if["speed_scale"] = job.compute.speed_scale;
     what_if["grow"] = job.grow;
     j["what_if"] = std::move(what_if);
+    j["ranks_per_host"] = job.ranks_per_host;
   }
   j["problem"] = p.name;
   j["problem_description"] = p.description;
@@ -797,12 +810,13 @@ int launch(const TrainJob& job, const std::vector<std::string>& args, std::ostre
     std::unique_ptr<GrownPlatform> grown;
     if (job.grow > 0) grown = std::make_unique<GrownPlatform>(job.platform, job.grow);
     const std::string platform = grown ? grown->path() : job.platform;
-    const std::vector<PlatformHost> hosts = platform_hosts(platform, job.np);
+    const std::vector<PlatformHost> hosts = platform_hosts(platform, job.np, job.ranks_per_host);
     long long cores = 0;
     for (const auto& h : hosts) cores += h.cores;
     if (job.np > cores)
       throw InputError("--np " + std::to_string(job.np) + ": the platform " + job.platform + " has only " +
-                       std::to_string(cores) + " cores on " + std::to_string(hosts.size()) + " hosts");
+                       std::to_string(cores) + " cores on " + std::to_string(hosts.size()) + " hosts" +
+                       (job.ranks_per_host > 0 ? " for --ranks-per-host " + std::to_string(job.ranks_per_host) : ""));
     hostfile = std::make_unique<Hostfile>(hosts);
     std::vector<std::string> cfg;
     if (job.allreduce != "default") cfg.push_back("smpi/allreduce:" + job.allreduce);

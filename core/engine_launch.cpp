@@ -44,7 +44,7 @@ std::string platform_helper(const std::string& verb, const std::string& file, co
 
 }  // namespace
 
-std::vector<PlatformHost> platform_hosts(const std::string& file, long long ranks) {
+std::vector<PlatformHost> platform_hosts(const std::string& file, long long ranks, long long ranks_per_host) {
   std::vector<PlatformHost> hosts;
   {
     std::istringstream lines(platform_helper("hosts", file));
@@ -59,6 +59,8 @@ std::vector<PlatformHost> platform_hosts(const std::string& file, long long rank
     }
   }
   if (hosts.empty()) throw InputError("platform " + file + ": it has no hosts");
+  if (ranks_per_host > 0)
+    for (auto& h : hosts) h.cores = static_cast<int>(std::min<long long>(h.cores, ranks_per_host));
   if (ranks > 0) {  // the hosts the ranks fill, in hostfile order, must reach each other
     std::size_t used = 0;
     for (long long cores = 0; used < hosts.size() && cores < ranks; ++used) cores += hosts[used].cores;

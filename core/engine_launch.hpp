@@ -27,8 +27,10 @@ struct PlatformHost {
 
 // The hosts of a platform as SimGrid loads it (through wulf-platform). Throws InputError
 // naming the file for a missing file, one SimGrid cannot load, or, when ranks > 0, two of
-// the hosts the first `ranks` ranks run on with no route between them.
-std::vector<PlatformHost> platform_hosts(const std::string& file, long long ranks = 0);
+// the hosts the first `ranks` ranks run on with no route between them. ranks_per_host > 0
+// puts at most that many ranks on a host (each host's cores are capped to it), so that np
+// ranks spread over np hosts with 1 instead of filling the first host's cores.
+std::vector<PlatformHost> platform_hosts(const std::string& file, long long ranks = 0, long long ranks_per_host = 0);
 // The four-stage reduce's layout (ReduceLayout's explicit form) of np ranks filling hosts
 // in order, each host's cores: one node per host, its group and node index from the host
 // properties, the fan-in the fewest NICs of a grouped host. Empty when no host used has a

@@ -8,7 +8,17 @@
 // when the average of those estimates reaches --target-error, every rank evaluates its share
 // of the test set (the training set when there is none) and training stops if the check
 // confirms it. One iteration is ceil(n / (p e)) rounds: the ranks together see about n
-// patterns.
+// patterns; --rounds-per-iteration R makes it R. wulf's bookkeeping after each iteration
+// (an allreduce of the running errors, and the check pass with its own) leaves the ranks
+// out of step, which the next allgather absorbs: with many rounds per iteration that cost
+// falls on few rounds (experiments/seed001-ppt).
+//
+// The record's final.strategy holds PPT's own account, apart from wulf's bookkeeping
+// between iterations (the exact check pass and the allreduce of the running errors, which
+// seed 001's algorithm does not have): rounds, rounds_s (engine seconds from the start of
+// each round to the end of its allgather and update), allgather_s (of which in the
+// allgather, waiting included), checks and check_s (the test-set checks of the stopping
+// rule), so that rounds_s + check_s is the time PPT alone takes.
 #include "partition.hpp"
 #include "run.hpp"
 
@@ -31,7 +41,9 @@ TrainResult train_ppt(Mlp<T>& net, const Dataset& train, const Dataset& test, co
   Run<T> run(net, train_share, test, sizes, config, comm, compute, progress);
   run.check_target = false;  // PPT's own rule: the piggybacked estimate, confirmed
   const std::size_t e = config.local_epoch ? std::min(config.local_epoch, n) : std::max<std::size_t>(1, n / p);
-  const std::size_t rounds = (n + static_cast<std::size_t>(p) * e - 1) / (static_cast<std::size_t>(p) * e);
+  const std::size_t rounds = config.rounds_per_iteration
+                                 ? config.rounds_per_iteration
+                                 : (n + static_cast<std::size_t>(p) * e - 1) / (static_cast<std::size_t>(p) * e);
   const std::size_t window = std::max<std::size_t>(1, static_cast<std::size_t>(config.error_window) * n / p);
   const std::size_t w = run.weights;
 
@@ -49,10 +61,13 @@ TrainResult train_ppt(Mlp<T>& net, const Dataset& train, const Dataset& test, co
   const bool by_class = config.metric == ErrorMetric::classification;
   const std::size_t outputs = static_cast<std::size_t>(net.spec().sizes.back());
   std::size_t round_count = 0;
+  double rounds_s = 0, allgather_s = 0, check_s = 0;
+  std::size_t rounds_done = 0, checks = 0;
 
-  return run.run([&](int it) {
+  TrainResult result = run.run([&](int it) {
     ErrorSums running = run.empty_sums();
     for (std::size_t r = 0; r < rounds; ++r, ++round_count) {
+      const double round_start = comm.now();
       // A random local epoch: the first e of a partial shuffle of the whole set.
       for (std::size_t j = 0; j < e; ++j) std::swap(pool[j], pool[j + rng.below(n - j)]);
       std::copy(pool.begin(), pool.begin() + static_cast<std::ptrdiff_t>(e), order.begin());
@@ -86,7 +101,9 @@ TrainResult train_ppt(Mlp<T>& net, const Dataset& train, const Dataset& test, co
         estimate = recent.empty() ? 0 : recent_sum / static_cast<double>(recent.size());
       });
       mine[w] = static_cast<T>(estimate);
+      const double gather_start = comm.now();
       run.collective([&] { comm.allgather(std::span<const T>(mine), std::span<T>(all)); });
+      allgather_s += comm.now() - gather_start;
       double global = 0;
       run.kernel(Phase::update, 1, static_cast<double>(w) * p, [&] {
         auto params = net.parameters();
@@ -97,12 +114,17 @@ TrainResult train_ppt(Mlp<T>& net, const Dataset& train, const Dataset& test, co
         }
         global /= p;
       });
+      rounds_s += comm.now() - round_start;
+      ++rounds_done;
       if (!run.numerics || !config.target_error) continue;
       const double estimate_in_metric = config.metric == ErrorMetric::rmse ? std::sqrt(global) : global;
       if (estimate_in_metric > *config.target_error) continue;
       // The estimate says done: every rank checks its share of the check set.
+      const double check_start = comm.now();
       const Evaluation check = sizes.test > 0 ? run.evaluate_all(test, run.local_count(test, sizes.test))
                                               : run.evaluate_all(train_share, run.local_count(train_share, n));
+      check_s += comm.now() - check_start;
+      ++checks;
       if (check.error(config.metric) <= *config.target_error) {
         std::ostringstream why;
         why << "target error " << *config.target_error << " reached in iteration " << it << ", round "
@@ -114,6 +136,14 @@ TrainResult train_ppt(Mlp<T>& net, const Dataset& train, const Dataset& test, co
     }
     return running;
   });
+  result.stats = {{"local_epoch", static_cast<double>(e)},
+                  {"rounds_per_iteration", static_cast<double>(rounds)},
+                  {"rounds", static_cast<double>(rounds_done)},
+                  {"rounds_s", rounds_s},
+                  {"allgather_s", allgather_s},
+                  {"checks", static_cast<double>(checks)},
+                  {"check_s", check_s}};
+  return result;
 }
 
 template TrainResult train_ppt<float>(Mlp<float>&, const Dataset&, const Dataset&, const GlobalSizes&,

@@ -5,6 +5,9 @@
 // and MPI_Bcast sends it the new weights. With one rank and one thread this is the
 // sequential run.
 //
+// final.strategy.iterations_s: the engine seconds of the iterations themselves (compute,
+// update, reduce, bcast), without wulf's evaluation and error allreduce between them.
+//
 // Simulated time: the threads' kernels are charged as one kernel of 1 / threads of the
 // flops (or of the measured wall time, which already ran in parallel), i.e. a host with at
 // least --threads cores that scales perfectly; the platform's host speed is per core.
@@ -35,8 +38,10 @@ TrainResult train_root(Mlp<T>& net, const Dataset& train, const Dataset& test, c
     for (int i = 1; i < threads; ++i) copies.push_back(std::make_unique<Mlp<T>>(net.spec()));
   std::vector<Matrix> xs(static_cast<std::size_t>(threads)), ts(static_cast<std::size_t>(threads));
   std::vector<ErrorSums> part_sums(static_cast<std::size_t>(threads));
+  double iterations_s = 0;
 
-  return run.run([&](int) {
+  TrainResult result = run.run([&](int) {
+    const double t0 = comm.now();
     if (config.shuffle) order_rng.shuffle(order);
     ErrorSums running = run.empty_sums();
     for (std::size_t k = 0; k < plan.blocks; ++k) {
@@ -87,8 +92,11 @@ TrainResult train_root(Mlp<T>& net, const Dataset& train, const Dataset& test, c
       if (q == 0) run.kernel(Phase::update, 1, kernel_flops(Phase::update, run.weights, 1), [&] { step.apply(plan.total(k)); });
       if (p > 1) run.collective([&] { comm.bcast(net.parameters(), 0); });
     }
+    iterations_s += comm.now() - t0;
     return running;
   });
+  result.stats = {{"threads", static_cast<double>(threads)}, {"iterations_s", iterations_s}};
+  return result;
 }
 
 template TrainResult train_root<float>(Mlp<float>&, const Dataset&, const Dataset&, const GlobalSizes&,

@@ -2,7 +2,9 @@
 // scatters it (MPI_Scatterv) once; then for every block (the whole set with --learning
 // epoch, seed 003's batch gradient descent) each rank computes the gradient of its share,
 // MPI_Gather brings the ranks' gradients to rank 0, which adds them in rank order, makes
-// the update and broadcasts the weights (MPI_Bcast).
+// the update and broadcasts the weights (MPI_Bcast). final.strategy: scatter_s (the
+// scatter of the data) and iterations_s (the engine seconds of the iterations themselves,
+// without wulf's evaluation and error allreduce between them).
 #include "partition.hpp"
 #include "run.hpp"
 
@@ -73,8 +75,10 @@ TrainResult train_scatter(Mlp<T>& net, const Dataset& whole_train, const Dataset
   MomentumStep<T> step(net, config.eta, config.alpha, config.momentum);
   const std::size_t w = run.weights;
   std::vector<T> gathered(q == 0 ? w * static_cast<std::size_t>(p) : 0);
+  double iterations_s = 0;
 
-  return run.run([&](int) {
+  TrainResult result = run.run([&](int) {
+    const double t_iteration = comm.now();
     if (config.shuffle) order_rng.shuffle(order);
     ErrorSums running = run.empty_sums();
     for (std::size_t k = 0; k < plan.blocks; ++k) {
@@ -91,8 +95,11 @@ TrainResult train_scatter(Mlp<T>& net, const Dataset& whole_train, const Dataset
       if (q == 0) run.kernel(Phase::update, 1, kernel_flops(Phase::update, w, 1), [&] { step.apply(plan.total(k)); });
       if (p > 1) run.collective([&] { comm.bcast(net.parameters(), 0); });
     }
+    iterations_s += comm.now() - t_iteration;
     return running;
   });
+  result.stats = {{"scatter_s", scatter_seconds}, {"iterations_s", iterations_s}};
+  return result;
 }
 
 template TrainResult train_scatter<float>(Mlp<float>&, const Dataset&, const Dataset&, const GlobalSizes&,

@@ -74,6 +74,7 @@ struct TrainConfig {
   std::size_t average_interval = 0;  // average: patterns per rank between averagings (a)
   std::size_t local_epoch = 0;       // ppt: patterns each rank draws per round (0: n / p)
   int error_window = 4;              // ppt: the error estimate covers the last k n / p patterns
+  std::size_t rounds_per_iteration = 0;  // ppt: rounds between error records (0: ceil(n / (p e)))
   int threads = 1;                   // root: threads inside each rank
   CgConfig cg;                       // cg: the line search and load balancing (cg.hpp)
 };

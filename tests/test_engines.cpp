@@ -177,6 +177,53 @@ TEST(engines, ppt_stops_at_the_same_round_on_both_engines) {
   EXPECT_TRUE(contains(a.at("final").at("reason").string(), "confirmed")) << a.at("final").at("reason").string();
   EXPECT_EQ(a.at("final").at("iterations").number(), b.at("final").at("iterations").number());
   EXPECT_EQ(b.at("final").at("train").at("class_errors").number(), 0);
+  // PPT's own account: its rounds and their time, apart from wulf's checks between
+  // iterations, so less than the run's time; the allgather is part of every round.
+  const Json& ppt = b.at("final").at("strategy");
+  const double rounds = ppt.at("rounds").number(), rounds_s = ppt.at("rounds_s").number();
+  EXPECT_EQ(ppt.at("rounds_per_iteration").number(), 1);  // 16 patterns = 4 ranks x 4
+  EXPECT_GT(rounds, 0);
+  EXPECT_LE(rounds, b.at("final").at("iterations").number() * ppt.at("rounds_per_iteration").number());
+  EXPECT_GT(ppt.at("allgather_s").number(), 0);
+  EXPECT_LT(ppt.at("allgather_s").number(), rounds_s);
+  EXPECT_GE(ppt.at("checks").number(), 1);
+  EXPECT_LT(rounds_s + ppt.at("check_s").number(), b.at("final").at("time_s").number());
+  EXPECT_EQ(a.at("final").at("strategy").at("rounds").number(), rounds);
+}
+
+TEST(engines, ppt_rounds_per_iteration_changes_the_records_not_the_training) {
+  // The same rounds in iterations of 1 or of 25: the same stop, round and weights; wulf's
+  // bookkeeping after each iteration leaves the ranks out of step, so with fewer
+  // iterations the rounds take less simulated time.
+  testing_support::TempDir dir("wulf_test_engines");
+  const std::vector<std::string> parity{"--problem", "parity:4", "--strategy", "ppt", "--local-epoch", "4",
+                                        "--error", "class", "--target-error", "0", "--epochs", "5000"};
+  const std::vector<std::string> sim{"--engine", "sim", "--np", "4", "--platform", toy4};
+  std::vector<std::string> long_iterations = sim;
+  long_iterations.insert(long_iterations.end(), {"--rounds-per-iteration", "25"});
+  const Json one = run(dir, "r1", sim, parity), many = run(dir, "r25", long_iterations, parity);
+  const Json &a = one.at("final"), &b = many.at("final");
+  EXPECT_EQ(b.at("strategy").at("rounds_per_iteration").number(), 25);
+  EXPECT_EQ(a.at("strategy").at("rounds").number(), b.at("strategy").at("rounds").number());
+  EXPECT_EQ(a.at("train").at("mse").number(), b.at("train").at("mse").number());
+  const std::string round = "round " + std::to_string(static_cast<long>(a.at("strategy").at("rounds").number()));
+  EXPECT_TRUE(contains(b.at("reason").string(), round)) << b.at("reason").string();
+  EXPECT_LT(b.at("strategy").at("rounds_s").number(), a.at("strategy").at("rounds_s").number());
+  EXPECT_EQ(many.at("config").at("rounds_per_iteration").number(), 25);
+}
+
+TEST(engines, root_and_scatter_account_for_their_own_iterations) {
+  // final.strategy.iterations_s: the iterations' own time, without wulf's test pass and
+  // error allreduce after each, so less than the run's time but most of it here.
+  testing_support::TempDir dir("wulf_test_engines");
+  for (const char* s : {"root", "scatter"}) {
+    SCOPED_TRACE(s);
+    const Json r = run(dir, s, {"--engine", "sim", "--np", "2", "--platform", toy4, "--strategy", s}, function_problem);
+    const double own = r.at("final").at("strategy").at("iterations_s").number();
+    const double all = r.at("final").at("time_s").number();
+    EXPECT_GT(own, 0.5 * all);
+    EXPECT_LT(own, all);
+  }
 }
 
 TEST(engines, root_threads_add_up_the_same_gradient) {

@@ -204,6 +204,28 @@ TEST(seed_platforms, profiles_of_tables_ii_and_iii_are_found_by_name) {
       EXPECT_NO_THROW(read_profile(std::string(cluster) + "-" + problem)) << cluster << "-" << problem;
 }
 
+TEST(seed_platforms, one_rank_per_host_puts_the_fifth_rank_on_sorgans_ethernet) {
+  // Sorgan's hosts have 16 cores: 5 ranks fill sorgan-0 and talk through its loopback;
+  // with --ranks-per-host 1 rank 4 is on sorgan-4, whose only route is Gigabit Ethernet.
+  testing_support::TempDir dir("wulf_test_seed_platforms");
+  auto comm_of_rank_4 = [&](const std::string& per_host) {
+    const Json r = run_json({"train", "--problem", "digits:20x20", "--strategy", "root", "--engine", "sim", "--np",
+                             "5", "--platform", platform("sorgan.xml"), "--numerics", "off", "--epochs", "1",
+                             "--ranks-per-host", per_host, "--quiet"},
+                            dir, "rph" + per_host + ".json");
+    EXPECT_EQ(r.at("config").at("ranks_per_host").number(), std::stod(per_host));
+    return r.at("phases").at("ranks").array_items().at(4).at("comm_s").number();
+  };
+  const double packed = comm_of_rank_4("0"), spread = comm_of_rank_4("1");
+  EXPECT_GT(spread, 10 * packed) << "packed " << packed << " s, spread " << spread << " s";
+  std::ostringstream out, err;  // 11 ranks, one per host, do not fit 10 hosts
+  EXPECT_EQ(run_cli({"train", "--problem", "function", "--block", "64", "--engine", "sim", "--np", "11", "--platform",
+                     platform("sorgan.xml"), "--ranks-per-host", "1"},
+                    out, err),
+            exit_input);
+  EXPECT_TRUE(testing_support::contains(err.str(), "--ranks-per-host 1")) << err.str();
+}
+
 TEST(seed_platforms, grow_refuses_a_platform_that_is_not_one_cluster) {
   std::ostringstream out, err;
   const int code = run_cli({"platform", "bench", platform("sorgan.xml"), "--grow", "20", "--np", "2"}, out, err);
