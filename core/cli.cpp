@@ -176,6 +176,7 @@ po::options_description train_options() {
       ("eta", po::value<double>(), "learning rate (default: the problem's)")
       ("alpha", po::value<double>(), "momentum in [0, 1) (default: the problem's)")
       ("momentum", po::value<std::string>(), "momentum rule: classic|damped (damped scales the step by 1 - alpha) (default: the problem's)")
+      ("block-step", po::value<std::string>(), "a block's update: sum|mean of its patterns' updates (sum: eta is each pattern's step; mean: the block's) (default: the problem's)")
       ("epochs", po::value<long long>(), "most iterations (passes over the training set) (default: the problem's)")
       ("target-error", po::value<double>(), "stop when the test error (the training error where there is no test set) is <= E")
       ("error", po::value<std::string>(), "what errors mean: rmse|mse|loss|class (default: class for classifiers, else rmse)")
@@ -441,6 +442,8 @@ TrainJob resolve(const po::variables_map& vm, const RankPlace& place) {
       vm.count("loss") ? std::optional(parse_loss(vm["loss"].as<std::string>(), "loss")) : std::nullopt;
   const std::optional<MomentumRule> momentum =
       vm.count("momentum") ? std::optional(parse_momentum_rule(vm["momentum"].as<std::string>())) : std::nullopt;
+  const std::optional<BlockStep> block_step =
+      vm.count("block-step") ? std::optional(parse_block_step(vm["block-step"].as<std::string>())) : std::nullopt;
   const std::optional<ErrorMetric> metric =
       vm.count("error") ? std::optional(parse_error_metric(vm["error"].as<std::string>())) : std::nullopt;
   const bool bias = parse_on_off(vm, "bias");
@@ -473,6 +476,7 @@ TrainJob resolve(const po::variables_map& vm, const RankPlace& place) {
   c.eta = vm.count("eta") ? vm["eta"].as<double>() : d.eta;
   c.alpha = vm.count("alpha") ? vm["alpha"].as<double>() : d.alpha;
   c.momentum = momentum.value_or(d.momentum);
+  c.block_step = block_step.value_or(d.block_step);
   c.max_iterations = static_cast<int>(epochs.value_or(static_cast<std::size_t>(d.iterations)));
   if (vm.count("target-error")) c.target_error = vm["target-error"].as<double>();
   c.max_seconds = vm["max-seconds"].as<double>();
@@ -568,6 +572,7 @@ TrainJob resolve(const po::variables_map& vm, const RankPlace& place) {
   j["eta"] = c.eta;
   j["alpha"] = c.alpha;
   j["momentum"] = to_string(c.momentum);
+  j["block_step"] = to_string(c.block_step);
   j["max_iterations"] = c.max_iterations;
   j["target_error"] = c.target_error ? Json(*c.target_error) : Json(nullptr);
   j["error_metric"] = to_string(c.metric);
@@ -693,7 +698,8 @@ int run_train(TrainJob& job, Comm& comm, Compute& compute, std::ostream& out, st
     } else {
       out << "  " << (job.double_precision ? "double" : "float") << ", learning by " << to_string(c.learning)
           << (c.learning == Learning::block ? " (b = " + std::to_string(c.block) + ")" : "") << ", eta " << c.eta
-          << ", alpha " << c.alpha << " (" << to_string(c.momentum) << "), at most " << c.max_iterations
+          << ", alpha " << c.alpha << " (" << to_string(c.momentum) << "), " << to_string(c.block_step)
+          << " of the block's updates, at most " << c.max_iterations
           << " iterations, seed " << c.seed << "\n";
     }
     if (job.engine != "seq")

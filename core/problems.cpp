@@ -36,6 +36,14 @@ MomentumRule parse_momentum_rule(std::string_view name) {
   throw InputError("--momentum: unknown rule '" + std::string(name) + "' (expected classic or damped)");
 }
 
+std::string_view to_string(BlockStep s) { return s == BlockStep::sum ? "sum" : "mean"; }
+
+BlockStep parse_block_step(std::string_view name) {
+  if (name == "sum") return BlockStep::sum;
+  if (name == "mean") return BlockStep::mean;
+  throw InputError("--block-step: unknown rule '" + std::string(name) + "' (expected sum or mean)");
+}
+
 double seed000_function(double x, double y) {
   using std::numbers::inv_pi;
   return inv_pi * (std::sin(10 * x) + 1) * std::atan(-x) +

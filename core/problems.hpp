@@ -31,6 +31,14 @@ enum class MomentumRule { classic, damped };
 std::string_view to_string(MomentumRule r);
 MomentumRule parse_momentum_rule(std::string_view name);  // throws InputError
 
+// What a block's update is made of (trainer.hpp): the mean of its patterns' updates, so
+// that eta is the step of the whole block, or their sum, so that eta is every pattern's
+// step at any block size. Seeds 000 and 001 ("accumulated", "a running total") fit both;
+// trainer.hpp says why every problem defaults to mean.
+enum class BlockStep { sum, mean };
+std::string_view to_string(BlockStep s);
+BlockStep parse_block_step(std::string_view name);  // throws InputError
+
 // What a problem trains with unless the user says otherwise, with the seed that chose it.
 struct ProblemDefaults {
   std::vector<int> hidden;
@@ -45,6 +53,7 @@ struct ProblemDefaults {
   int iterations = 100;
   std::string source;  // "seed 000, section IV" ...
   double init_range = 0;  // initial weights in [-r, r]; 0: 1/sqrt(fan-in) per layer
+  BlockStep block_step = BlockStep::mean;
 };
 
 struct Problem {

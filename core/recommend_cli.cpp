@@ -207,6 +207,7 @@ int recommend_command(const std::vector<std::string>& args, std::ostream& out, s
       "precision", po::value<std::string>()->default_value("float"), "arithmetic: float|double")(
       "bias", po::value<std::string>()->default_value("on"), "bias weights: on|off")(
       "momentum", po::value<std::string>(), "momentum rule: classic|damped (default: the problem's)")(
+      "block-step", po::value<std::string>(), "a block's update: sum|mean of its patterns' updates (default: the problem's)")(
       "train-size", po::value<long long>()->default_value(0), "use only the first N training patterns (0: all)")(
       "test-size", po::value<long long>()->default_value(0), "use only the first N test patterns (0: all)")(
       "data-dir", po::value<std::string>(), "folder of the MNIST IDX files")(
@@ -350,6 +351,7 @@ int recommend_command(const std::vector<std::string>& args, std::ostream& out, s
     throw InputError("--precision: '" + precision + "' (expected float or double)");
   if (bias != "on" && bias != "off") throw InputError("--bias: '" + bias + "' is neither on nor off");
   if (vm.count("momentum")) parse_momentum_rule(vm["momentum"].as<std::string>());
+  if (vm.count("block-step")) parse_block_step(vm["block-step"].as<std::string>());
   for (const char* scale : {"bw-scale", "lat-scale", "speed-scale"}) {
     const double v = vm[scale].as<double>();
     if (!(v > 0) || !std::isfinite(v)) throw InputError("--" + std::string(scale) + ": must be a positive number");
@@ -359,7 +361,7 @@ int recommend_command(const std::vector<std::string>& args, std::ostream& out, s
   std::vector<std::string> common{
       "train",  "--problem",          problem_name, "--target-error", shortest(target),
       "--seed", std::to_string(seed), "--quiet",    "--error",        std::string(to_string(metric))};
-  for (const char* key : {"allreduce", "precision", "bias", "momentum", "data-dir"})
+  for (const char* key : {"allreduce", "precision", "bias", "momentum", "block-step", "data-dir"})
     if (vm.count(key) && !vm[key].defaulted())
       common.insert(common.end(), {"--" + std::string(key), vm[key].as<std::string>()});
   for (const char* key : {"train-size", "test-size"})

@@ -26,7 +26,7 @@ TrainResult train_average(Mlp<T>& net, const Dataset& train, const Dataset& test
 
   Rng order_rng = pattern_order_rng(config, q);
   std::vector<std::size_t> order = identity_order(n_local);
-  MomentumStep<T> step(net, config.eta, config.alpha, config.momentum);
+  MomentumStep<T> step(net, config.eta, config.alpha, config.momentum, config.block_step);
   const T inv_p = T(1) / static_cast<T>(p);
 
   return run.run([&](int) {

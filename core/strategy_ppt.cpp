@@ -1,7 +1,9 @@
 // Pattern Parallel Training (seed 001, --strategy ppt). Every rank holds the whole training
 // set. In each round every rank draws a random local epoch of e patterns from the whole set,
 // computes the weight update of those patterns with its own momentum,
-//   d_q(t) = -eta g_q / e + alpha d_q(t-1),
+//   d_q(t) = -eta g_q / e + alpha d_q(t-1)
+// with g_q the gradient summed over the local epoch (--block-step sum drops the "/ e", one
+// reading of seed 001's "running total": experiments/seed001-ppt/summed.sh),
 // and the ranks exchange their updates with MPI_Allgather; every rank then applies all p
 // updates, added in rank order, so the weights stay the same everywhere. Each rank keeps the
 // error of the last k n / p patterns it trained on and piggybacks its mean on the allgather;
@@ -52,7 +54,7 @@ TrainResult train_ppt(Mlp<T>& net, const Dataset& train, const Dataset& test, co
   std::vector<std::size_t> pool(n), order(e);
   std::iota(pool.begin(), pool.end(), std::size_t{0});
   const T scale = static_cast<T>(config.momentum == MomentumRule::damped ? (1 - config.alpha) * config.eta : config.eta) /
-                  static_cast<T>(e);
+                  static_cast<T>(config.block_step == BlockStep::sum ? 1 : e);
   const T alpha = static_cast<T>(config.alpha);
   std::vector<T> mine(w + 1, T(0)), all((w + 1) * static_cast<std::size_t>(p));
   std::deque<double> recent;  // this rank's per-pattern errors, newest last

@@ -175,10 +175,11 @@ void validate_cg(const CgConfig& cg) {
 }
 
 template <class T>
-MomentumStep<T>::MomentumStep(Mlp<T>& net, double eta, double alpha, MomentumRule rule)
+MomentumStep<T>::MomentumStep(Mlp<T>& net, double eta, double alpha, MomentumRule rule, BlockStep block_step)
     : net_(net),
       eta_(static_cast<T>(rule == MomentumRule::damped ? (1 - alpha) * eta : eta)),
-      alpha_(static_cast<T>(alpha)) {}
+      alpha_(static_cast<T>(alpha)),
+      sum_(block_step == BlockStep::sum) {}
 
 template <class T>
 void MomentumStep<T>::apply(std::size_t block_patterns) {
@@ -188,8 +189,9 @@ void MomentumStep<T>::apply(std::size_t block_patterns) {
   if (step_.size() == 0) step_ = Vector::Zero(static_cast<Eigen::Index>(net_.parameter_count()));
   Eigen::Map<Vector> w(net_.parameters().data(), step_.size());
   Eigen::Map<const Vector> g(net_.gradients().data(), step_.size());
-  // The gradient is summed over the block; dividing by b keeps eta's meaning at any b.
-  const T scale = eta_ / static_cast<T>(block_patterns);
+  // The gradient is summed over the block: as it is with --block-step sum (eta is every
+  // pattern's step), divided by b with mean (eta is the block's step).
+  const T scale = sum_ ? eta_ : eta_ / static_cast<T>(block_patterns);
   step_ = alpha_ * step_ - scale * g;
   w += step_;
 }
@@ -507,7 +509,7 @@ TrainResult train_block(Run<T>& run) {
   const BlockPlan plan(run.sizes.train, block_size(config, run.sizes.train), run.comm.size(), run.comm.rank());
   Rng order_rng = pattern_order_rng(config, run.comm.rank());
   std::vector<std::size_t> order = identity_order(plan.n_local);
-  MomentumStep<T> step(run.net, config.eta, config.alpha, config.momentum);
+  MomentumStep<T> step(run.net, config.eta, config.alpha, config.momentum, config.block_step);
 
   return run.run([&](int) {
     if (config.shuffle) order_rng.shuffle(order);

@@ -55,7 +55,7 @@ TEST_F(cli, trains_and_writes_a_complete_record) {
   s << in.rdbuf();
   const std::string j = s.str();
   for (const char* key : {"\"config\"", "\"history\"", "\"final\"", "\"phases\"", "\"versions\"", "\"parameters\": 59",
-                          "\"engine\": \"seq\"", "\"block\": 2", "\"time_s\"", "\"train_error\"", "\"forward_s\"",
+                          "\"engine\": \"seq\"", "\"block\": 2", "\"block_step\": \"mean\"", "\"time_s\"", "\"train_error\"", "\"forward_s\"",
                           "\"backward_s\"", "\"update_s\"", "\"test_s\"", "\"eigen\"", "\"status\": \"max_iterations\""})
     EXPECT_NE(j.find(key), std::string::npos) << key << " missing from\n" << j;
 }
@@ -86,6 +86,7 @@ TEST_F(cli, unknown_problem_option_or_command_is_refused) {
   expect_refused({"fly"}, {"unknown command 'fly'"});
   expect_refused({"train", "--engine", "sim"}, {"--engine", "sim"});
   expect_refused({"train", "--precision", "half"}, {"--precision", "half"});
+  expect_refused({"train", "--problem", "encoder:8", "--block-step", "total"}, {"--block-step", "total", "sum or mean"});
 }
 
 TEST_F(cli, zero_or_negative_sizes_are_refused) {

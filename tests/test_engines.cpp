@@ -156,6 +156,29 @@ TEST(engines, every_strategy_gives_the_same_errors_under_mpirun_and_smpirun) {
   }
 }
 
+TEST(engines, block_step_reaches_every_rank_of_block_average_and_ppt) {
+  // Summed updates at eta are mean updates at b eta (e eta for PPT's local epoch): with b
+  // and e powers of two the scaling is exact, so the errors match bit for bit.
+  testing_support::TempDir dir("wulf_test_engines");
+  const std::vector<std::pair<std::vector<std::string>, std::string>> strategies{
+      {{"--strategy", "block"}, "14.4"},
+      {{"--strategy", "average", "--average-interval", "64"}, "14.4"},
+      {{"--strategy", "ppt", "--local-epoch", "64"}, "57.6"}};
+  for (const auto& [s, scaled_eta] : strategies) {
+    SCOPED_TRACE(s[1]);
+    std::vector<std::string> sum{"--engine", "sim", "--np", "2", "--platform", toy4, "--block-step", "sum", "--eta", "0.9"};
+    std::vector<std::string> mean{"--engine",     "sim",  "--np",  "2",       "--platform",
+                                  toy4,           "--block-step", "mean", "--eta", scaled_eta};
+    sum.insert(sum.end(), s.begin(), s.end());
+    mean.insert(mean.end(), s.begin(), s.end());
+    const Json a = run(dir, s[1] + "-sum", sum, function_problem);
+    const Json b = run(dir, s[1] + "-mean", mean, function_problem);
+    expect_same_errors(a, b, "test_rmse");
+    EXPECT_EQ(a.at("config").at("block_step").string(), "sum");
+    EXPECT_EQ(b.at("config").at("block_step").string(), "mean");
+  }
+}
+
 TEST(engines, one_rank_of_average_scatter_and_root_is_the_sequential_run) {
   testing_support::TempDir dir("wulf_test_engines");
   const Json seq = run(dir, "seq", {}, function_problem);

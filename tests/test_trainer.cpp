@@ -43,25 +43,59 @@ TEST(trainer, momentum_step_matches_the_update_rule_by_hand) {
   EXPECT_EQ(ph.forward_patterns, 4u);
 }
 
-TEST(trainer, damped_momentum_is_classic_momentum_with_eta_scaled_by_one_minus_alpha) {
+// The weights of an 8-3-8 encoder after 3 iterations from one start, alpha 0.75.
+std::vector<double> encoder8_weights(TrainConfig c) {
   const Dataset d = make_encoder_set(8);
-  NetSpec s{{8, 3, 8}, {Activation::sigmoid, Activation::sigmoid}, Loss::mse, true};
-  auto run = [&](double eta, MomentumRule rule) {
-    Mlp<double> m(s);
-    Rng rng(4);
-    m.init_uniform(0, rng);
+  Mlp<double> m(NetSpec{{8, 3, 8}, {Activation::sigmoid, Activation::sigmoid}, Loss::mse, true});
+  Rng rng(4);
+  m.init_uniform(0, rng);
+  c.alpha = 0.75;
+  c.max_iterations = 3;
+  train(m, d, Dataset{}, c);
+  return std::vector<double>(m.parameters().begin(), m.parameters().end());
+}
+
+TEST(trainer, damped_momentum_is_classic_momentum_with_eta_scaled_by_one_minus_alpha) {
+  auto run = [](double eta, MomentumRule rule) {
     TrainConfig c;
     c.block = 2;
     c.eta = eta;
-    c.alpha = 0.75;
     c.momentum = rule;
-    c.max_iterations = 3;
-    train(m, d, Dataset{}, c);
-    return std::vector<double>(m.parameters().begin(), m.parameters().end());
+    return encoder8_weights(c);
   };
   const auto damped = run(2.0, MomentumRule::damped), classic = run(0.5, MomentumRule::classic);
   for (std::size_t i = 0; i < damped.size(); ++i) EXPECT_NEAR(damped[i], classic[i], 1e-12) << i;
   EXPECT_NE(run(2.0, MomentumRule::classic), damped);
+}
+
+TEST(trainer, a_summed_block_step_is_the_mean_step_with_eta_times_b) {
+  // The same hand-made net as above: with sum, a block of 2 moves w by -eta g, twice the
+  // mean step; blocks of b with sum at eta equal blocks of b with mean at b eta.
+  NetSpec s1{{1, 1}, {Activation::linear}, Loss::mse, false};
+  Mlp<double> m(s1);
+  m.parameters()[0] = 0.5;
+  Dataset one;
+  one.inputs = DataMatrix::Constant(1, 2, 2.0f);
+  one.targets = DataMatrix::Constant(1, 2, 3.0f);
+  MomentumStep<double> summed(m, 0.1, 0.5, MomentumRule::classic, BlockStep::sum);
+  PhaseTimes ph;
+  // g = -8 over the block; dw = -0.1 * (-8) = 0.8; w = 1.3.
+  train_pass(m, summed, one, {0, 1}, 2, ph);
+  EXPECT_NEAR(m.parameters()[0], 1.3, 1e-12);
+
+  auto run = [](double eta, BlockStep rule, std::size_t b) {
+    TrainConfig c;
+    c.block = b;
+    c.eta = eta;
+    c.momentum = MomentumRule::damped;
+    c.block_step = rule;
+    return encoder8_weights(c);
+  };
+  const auto sum = run(0.5, BlockStep::sum, 4), mean = run(2.0, BlockStep::mean, 4);
+  for (std::size_t i = 0; i < sum.size(); ++i) EXPECT_NEAR(sum[i], mean[i], 1e-12) << i;
+  EXPECT_NE(run(0.5, BlockStep::mean, 4), sum);
+  // By pattern the two are one rule.
+  EXPECT_EQ(run(0.5, BlockStep::sum, 1), run(0.5, BlockStep::mean, 1));
 }
 
 TEST(trainer, pattern_and_epoch_learning_are_blocks_of_one_and_of_n) {

@@ -2,7 +2,8 @@
 # Seed 000's training experiments (section VI, Figs. 6-10; section VII, Fig. 10), simulated
 # with the real arithmetic: error against simulated time on Messner (Bat Cave for Fig. 7).
 #
-#   experiments/seed000-training/run.sh [fig6] [fig7] [fig7-messner] [fig8] [fig10] [plots] [table]
+#   experiments/seed000-training/run.sh [fig6] [fig7] [fig7-messner] [fig8] [fig8-seeds] [fig10] [plots] [table]
+#   BLOCK_STEP=sum OUT=experiments/seed000-training/block-step-sum experiments/seed000-training/run.sh fig7 ...
 #
 # With no argument it runs everything, one run after another (this machine has 2 cores
 # shared with others). Each run writes records/<name>.json and records/<name>.log; each
@@ -22,7 +23,11 @@ cd "$root"  # record platform paths relative to the repository
 # Every run: the paper's clusters, seed 000's per-pattern times (Tables II, III) and its
 # nets without biases (the profiles' w), 8-byte weights (Table V's Tw is per 8-byte
 # weight), recursive doubling (section V), one seed.
-common=(train --engine sim --compute calibrated --bias off --precision double --allreduce rdb --seed 1 --quiet)
+common=(train --engine sim --compute calibrated --bias off --precision double --allreduce rdb --quiet)
+seed=1  # the figures' seed; fig8-seeds runs 2 and 3
+# BLOCK_STEP=sum re-simulates with a block's updates summed instead of averaged (the
+# sensitivity check of README.md; with OUT=... to keep it apart from the figures).
+[[ -n ${BLOCK_STEP:-} ]] && common+=(--block-step "$BLOCK_STEP")
 
 budget() { /usr/bin/python3 -c "print(f'{$1 * $scale:g}')"; }
 now() { date +%s.%N; }
@@ -33,7 +38,7 @@ run() {  # run NAME ARGS...: one wulf train run, its record and its log
   shift
   local t0
   t0=$(now)
-  "$wulf" "${common[@]}" "$@" --out "$rec/$name.json" >"$rec/$name.log" 2>&1
+  "$wulf" "${common[@]}" --seed "$seed" "$@" --out "$rec/$name.json" >"$rec/$name.log" 2>&1
   echo "  $name: $(elapsed "$t0" "$(now)") s wall" | tee -a "$rec/$name.log"
 }
 
@@ -88,6 +93,20 @@ fig8() {
   for p in 2 4 8 16; do run "fig8-p$p-b200" "${f[@]}" --np "$p" --block 200; done
 }
 
+# Figs. 8 and 9 with seeds 2 and 3 (initial weights and pattern order), p = 1, 2, 4, 8: how
+# far apart the end points of one configuration lie.
+fig8_seeds() {
+  local t
+  t=$(budget 2000)
+  local f=(--problem digits --platform platforms/messner.xml --profile messner-digits --epochs 100000
+           --max-seconds "$t")
+  for seed in 2 3; do
+    run "fig8-p1-b16-s$seed" "${f[@]}" --np 1 --block 16
+    for p in 2 4 8; do run "fig8-p$p-b200-s$seed" "${f[@]}" --np "$p" --block 200; done
+  done
+  seed=1
+}
+
 # Fig. 10: digits with weight averaging, local b = 16, averaging every a = 300 patterns.
 # The 1-processor reference is Fig. 8's.
 fig10() {
@@ -98,33 +117,52 @@ fig10() {
   for p in 2 4 8 16; do run "fig10-p$p-b16-a300" "${f[@]}" --np "$p"; done
 }
 
+# plot PNG ARGS...: `wulf plot ARGS --out PNG`, skipped with a note when a record is missing
+# (a partial run, e.g. the BLOCK_STEP=sum check of two figures).
+plot() {
+  local png=$1 a
+  shift
+  for a in "$@"; do
+    if [[ $a == *.json && ! -f $a ]]; then
+      echo "plots: $a missing, $png not drawn"
+      return 0
+    fi
+  done
+  "$wulf" plot "$@" --out "$out/$png"
+}
+
 plots() {
   local r=$rec
-  "$wulf" plot "$r"/fig6-p1-b4.json "$r"/fig6-p{2,4,8,16}-b64.json --out "$out/fig6.png" --log-error \
-    --title "Fig. 6: function on Messner, test RMSE (simulated)"
-  "$wulf" plot "$r"/fig7-p1-b4.json "$r"/fig7-p{2,4,8}-b64.json --out "$out/fig7.png" --error train --log-error \
-    --title "Fig. 7: encoder on Bat Cave, RMSE (simulated)"
-  "$wulf" plot "$r"/fig7m-p1-b4.json "$r"/fig7m-p{4,8,16}-b32.json --out "$out/fig7-messner.png" --error train --log-error \
+  plot fig6.png "$r"/fig6-p1-b4.json "$r"/fig6-p{2,4,8,16}-b64.json --log-error \
+    --title "Fig. 6: function on Messner, test RMSE (simulated${BLOCK_STEP:+, block step $BLOCK_STEP})"
+  plot fig7.png "$r"/fig7-p1-b4.json "$r"/fig7-p{2,4,8}-b64.json --error train --log-error \
+    --title "Fig. 7: encoder on Bat Cave, RMSE (simulated${BLOCK_STEP:+, block step $BLOCK_STEP})"
+  plot fig7-messner.png "$r"/fig7m-p1-b4.json "$r"/fig7m-p{4,8,16}-b32.json --error train --log-error \
     --title "Encoder on Messner, b = 32 in parallel (text after Fig. 7), RMSE (simulated)"
-  "$wulf" plot "$r"/fig8-p1-b16.json "$r"/fig8-p{2,4,8,16}-b200.json --out "$out/fig8.png" --error test-count \
+  plot fig8.png "$r"/fig8-p1-b16.json "$r"/fig8-p{2,4,8,16}-b200.json --error test-count \
     --title "Fig. 8: digits on Messner, test errors (simulated)"
-  "$wulf" plot "$r"/fig8-p1-b16.json "$r"/fig8-p{2,4,8,16}-b200.json --out "$out/fig9.png" --error test-count \
+  plot fig9.png "$r"/fig8-p1-b16.json "$r"/fig8-p{2,4,8,16}-b200.json --error test-count \
     --xlim "$(budget 1500):$(budget 2050)" --ylim 200:500 --title "Fig. 9: the last 500 s of Fig. 8"
-  "$wulf" plot "$r"/fig8-p1-b16.json "$r"/fig10-p{2,4,8,16}-b16-a300.json --out "$out/fig10.png" \
+  plot fig10.png "$r"/fig8-p1-b16.json "$r"/fig10-p{2,4,8,16}-b16-a300.json \
     --error test-count --title "Fig. 10: weight averaging (b = 16, a = 300) for digits on Messner (simulated)"
-  "$wulf" plot "$r"/fig8-p1-b16.json "$r"/fig8-p{2,4,8,16}-b200.json --out "$out/fig8-log.png" --error test-count \
+  plot fig8-log.png "$r"/fig8-p1-b16.json "$r"/fig8-p{2,4,8,16}-b200.json --error test-count \
     --log-time --title "Fig. 8 on a log time axis"
+  plot fig8-seeds.png "$r"/fig8-p1-b16{,-s2,-s3}.json "$r"/fig8-p4-b200{,-s2,-s3}.json --error test-count \
+    --labels "1 CPU, b = 16, seed "{1,2,3} "4 CPUs, b = 200, seed "{1,2,3} \
+    --xlim "$(budget 1500):$(budget 2050)" --ylim 200:500 \
+    --title "Fig. 9 over seeds 1, 2, 3: 1 CPU at b = 16 and 4 CPUs at b = 200"
 }
 
 table() { /usr/bin/python3 "$here/table.py" "$rec" >"$out/results.md"; }
 
-[ $# -eq 0 ] && set -- fig8 fig10 fig7 fig7-messner fig6 plots table
+[ $# -eq 0 ] && set -- fig8 fig8-seeds fig10 fig7 fig7-messner fig6 plots table
 for what in "$@"; do
   case $what in
     fig6 | fig7 | fig8 | fig10) figure "$what" "$what" ;;
     fig7-messner) figure "$what" fig7_messner ;;
+    fig8-seeds) figure "$what" fig8_seeds ;;
     plots) plots ;;
     table) table ;;
-    *) echo "run.sh: unknown part '$what' (fig6, fig7, fig7-messner, fig8, fig10, plots, table)" >&2; exit 2 ;;
+    *) echo "run.sh: unknown part '$what' (fig6, fig7, fig7-messner, fig8, fig8-seeds, fig10, plots, table)" >&2; exit 2 ;;
   esac
 done

@@ -64,6 +64,8 @@ def fmt(v, unit="", digits=4):
 
 
 def runs_table(title, names, key, levels, error_name, count=False):
+    if not any((records / f"{name}.json").exists() for name in names):
+        return {}
     print(f"### {title}\n")
     head = ["run", "p", "b", "iterations", "s / iteration", f"final {error_name}", f"best {error_name} (at s)"]
     head += [f"time to {fmt(level)}" for level in levels] + ["wall"]
@@ -92,6 +94,8 @@ def runs_table(title, names, key, levels, error_name, count=False):
 
 
 def overtake_table(curves, ref, others, what):
+    if ref not in curves:
+        return
     print(f"When the parallel curves of {what} overtake {ref}: the simulated time from which each stays below it "
           "to the end of the shorter run (each curve read as a step: its last point at or before the time):\n")
     print("| run | below the one-processor curve from |")
@@ -124,3 +128,29 @@ c10 = runs_table("Fig. 10: digits with weight averaging on Messner (wrong test p
                  ["fig8-p1-b16"] + [f"fig10-p{p}-b16-a300" for p in (2, 4, 8, 16)], "test_class_errors",
                  [1000, 500, 400, 323], "test errors", count=True)
 overtake_table(c10, "fig8-p1-b16", [f"fig10-p{p}-b16-a300" for p in (2, 4, 8, 16)], "Fig. 10")
+
+
+def seeds_table():
+    """Figs. 8-9 with seeds 1-3: the final and best test errors of each configuration."""
+    configs = [("fig8-p1-b16", 1)] + [(f"fig8-p{p}-b200", p) for p in (2, 4, 8)]
+    rows = []
+    for base, p in configs:
+        runs = [(s, load(base if s == 1 else f"{base}-s{s}")) for s in (1, 2, 3)]
+        runs = [(s, r) for s, r in runs if r is not None]
+        if len(runs) < 2:
+            continue
+        finals = [int(curve(r, "test_class_errors")[-1][1]) for _, r in runs]
+        bests = [int(min(y for _, y in curve(r, "test_class_errors")[1:])) for _, r in runs]
+        rows.append([base, p, ", ".join(str(x) for x in finals), f"{sum(finals) / len(finals):.0f}",
+                     f"{max(finals) - min(finals)}", ", ".join(str(x) for x in bests)])
+    if not rows:
+        return
+    print("### Figs. 8-9 over seeds 1, 2, 3 (test errors at the end of 2 000 simulated s)\n")
+    print("| run | p | final errors, seeds 1, 2, 3 | mean | spread | best errors, seeds 1, 2, 3 |")
+    print("|---|---|---|---|---|---|")
+    for row in rows:
+        print("| " + " | ".join(str(x) for x in row) + " |")
+    print()
+
+
+seeds_table()
