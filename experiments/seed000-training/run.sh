@@ -83,27 +83,25 @@ fig7_messner() {
   for p in 4 8 16; do run "fig7m-p$p-b32" "${f[@]}" --np "$p" --block 32; done
 }
 
-# Figs. 8 and 9: digits on Messner, 1 processor at b = 16 against 2..16 at b = 200.
-fig8() {
-  local t
+# digits_runs SUFFIX P...: digits on Messner for 2 000 s, 1 processor at b = 16 and each P
+# at b = 200, the runs named fig8-p<P>-b<b><SUFFIX>.
+digits_runs() {
+  local suffix=$1 t
+  shift
   t=$(budget 2000)
   local f=(--problem digits --platform platforms/messner.xml --profile messner-digits --epochs 100000
            --max-seconds "$t")
-  run fig8-p1-b16 "${f[@]}" --np 1 --block 16
-  for p in 2 4 8 16; do run "fig8-p$p-b200" "${f[@]}" --np "$p" --block 200; done
+  run "fig8-p1-b16$suffix" "${f[@]}" --np 1 --block 16
+  for p in "$@"; do run "fig8-p$p-b200$suffix" "${f[@]}" --np "$p" --block 200; done
 }
+
+# Figs. 8 and 9: digits on Messner, 1 processor at b = 16 against 2..16 at b = 200.
+fig8() { digits_runs "" 2 4 8 16; }
 
 # Figs. 8 and 9 with seeds 2 and 3 (initial weights and pattern order), p = 1, 2, 4, 8: how
 # far apart the end points of one configuration lie.
 fig8_seeds() {
-  local t
-  t=$(budget 2000)
-  local f=(--problem digits --platform platforms/messner.xml --profile messner-digits --epochs 100000
-           --max-seconds "$t")
-  for seed in 2 3; do
-    run "fig8-p1-b16-s$seed" "${f[@]}" --np 1 --block 16
-    for p in 2 4 8; do run "fig8-p$p-b200-s$seed" "${f[@]}" --np "$p" --block 200; done
-  done
+  for seed in 2 3; do digits_runs "-s$seed" 2 4 8; done
   seed=1
 }
 
