@@ -1,6 +1,7 @@
 // Compute charging under mpirun: nothing to charge, the wall clock runs by itself.
-#include "compute.hpp"
-#include "dataset.hpp"
+#include "comm/compute.hpp"
+#include "util/errors.hpp"
+#include "data/dataset.hpp"
 
 namespace wulf {
 namespace {

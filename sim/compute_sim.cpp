@@ -1,8 +1,9 @@
 // Compute charging under smpirun. SMPI's own benchmarking of the code between MPI calls is
 // off (the front end passes smpi/simulate-computation:no), so a kernel costs no simulated
 // time until charge() executes it on the rank's simulated host.
-#include "compute.hpp"
-#include "dataset.hpp"
+#include "comm/compute.hpp"
+#include "util/errors.hpp"
+#include "data/dataset.hpp"
 
 #include <simgrid/host.h>
 #include <simgrid/s4u/Actor.hpp>

@@ -1,13 +1,14 @@
 // Conjugate gradient (seed 002, --strategy cg): the line search and the Polak-Ribiere
 // direction on analytic functions, the strategy in this process, and its runs under the
 // sequential engine, mpirun and smpirun, with load balancing, faults and --weights-out.
-#include "cg.hpp"
-#include "cli.hpp"
-#include "json.hpp"
-#include "mlp.hpp"
-#include "problems.hpp"
-#include "trainer.hpp"
-#include "weights_file.hpp"
+#include "nn/cg.hpp"
+#include "util/errors.hpp"
+#include "cli/cli.hpp"
+#include "util/json.hpp"
+#include "nn/mlp.hpp"
+#include "data/problems.hpp"
+#include "train/trainer.hpp"
+#include "nn/weights_file.hpp"
 
 #include <Eigen/Cholesky>
 #include <gtest/gtest.h>

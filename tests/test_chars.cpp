@@ -1,7 +1,8 @@
-#include "chars.hpp"
+#include "data/chars.hpp"
+#include "util/errors.hpp"
 
-#include "dataset.hpp"
-#include "random.hpp"
+#include "data/dataset.hpp"
+#include "util/random.hpp"
 
 #include <gtest/gtest.h>
 

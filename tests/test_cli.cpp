@@ -1,6 +1,7 @@
 // The `wulf` command end to end, in process: a real run writes its record, and every bad
 // input gets one clear message, naming the input, and a non-zero exit before training.
-#include "cli.hpp"
+#include "cli/cli.hpp"
+#include "util/errors.hpp"
 
 #include <gtest/gtest.h>
 

@@ -2,8 +2,9 @@
 // non-decreasing, both errors at every entry), on the sequential engine and in simulation
 // for each strategy; --target-error stops at the first iteration at or below the target,
 // and a target never reached says what was best and when.
-#include "cli.hpp"
-#include "json.hpp"
+#include "cli/cli.hpp"
+#include "util/errors.hpp"
+#include "util/json.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,10 +1,11 @@
 // One training code, two engines: the same strategy under mpirun (wulf-rank-real) and under
 // smpirun (wulf-rank-sim) against the sequential run. These tests start real mpirun and
 // smpirun jobs through `wulf train --engine ...`.
-#include "cli.hpp"
-#include "engine_launch.hpp"
-#include "json.hpp"
-#include "launch.hpp"
+#include "cli/cli.hpp"
+#include "util/errors.hpp"
+#include "engine/launch.hpp"
+#include "util/json.hpp"
+#include "util/process.hpp"
 
 #include <unistd.h>
 
@@ -314,7 +315,7 @@ TEST(engines, measured_mode_charges_the_kernels_wall_time_scaled) {
 
 TEST(engines, wulf_started_inside_a_users_mpirun_becomes_its_ranks) {
   testing_support::TempDir dir("wulf_test_engines");
-  const MpiSessionDir session;  // a user's mpirun, but apart from concurrent tests' (engine_launch.hpp)
+  const MpiSessionDir session;  // a user's mpirun, but apart from concurrent tests' (engine/launch.hpp)
   std::vector<std::string> cmd{find_program("mpirun"), "-np", "2", "--mca", "orte_tmpdir_base", session.path()};
   if (::geteuid() == 0) cmd.push_back("--allow-run-as-root");
   cmd.insert(cmd.end(), {std::string(WULF_BINARY_DIR) + "/wulf", "train", "--problem", "function", "--epochs", "3",

@@ -1,6 +1,7 @@
-#include "fann_format.hpp"
+#include "data/fann_format.hpp"
+#include "util/errors.hpp"
 
-#include "dataset.hpp"
+#include "data/dataset.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
-#include "idx.hpp"
+#include "data/idx.hpp"
 
-#include "dataset.hpp"
+#include "data/dataset.hpp"
 
 #include <gtest/gtest.h>
 

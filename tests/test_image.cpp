@@ -1,7 +1,8 @@
-#include "image.hpp"
+#include "data/image.hpp"
+#include "util/errors.hpp"
 
-#include "dataset.hpp"
-#include "random.hpp"
+#include "data/dataset.hpp"
+#include "util/random.hpp"
 
 #include <gtest/gtest.h>
 

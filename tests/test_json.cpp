@@ -1,7 +1,9 @@
 // The result-record writer: valid JSON, key order kept, non-finite numbers as null, and
 // files replaced whole.
-#include "dataset.hpp"
-#include "json.hpp"
+#include "data/dataset.hpp"
+#include "util/errors.hpp"
+#include "util/json.hpp"
+#include "util/files.hpp"
 
 #include <gtest/gtest.h>
 

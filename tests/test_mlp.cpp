@@ -1,7 +1,8 @@
 // The network: parameter counts of the seed nets, the flat buffer layout, the block
 // (matrix-matrix) formulation, and backward against central differences.
-#include "dataset.hpp"
-#include "mlp.hpp"
+#include "data/dataset.hpp"
+#include "util/errors.hpp"
+#include "nn/mlp.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,9 @@
 // Seed 000's run-time model: equations (3)-(9) against values computed by hand, Table VII
 // within 5%, and the `wulf model` command.
-#include "cli.hpp"
-#include "json.hpp"
-#include "model.hpp"
+#include "cli/cli.hpp"
+#include "util/errors.hpp"
+#include "util/json.hpp"
+#include "predict/model.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,9 +1,10 @@
 // `wulf platform info` and `wulf platform bench` on our platforms and on SimGrid's other
 // topologies, and the platform faults that must stop a run before any rank starts.
-#include "cli.hpp"
-#include "compute.hpp"
-#include "dataset.hpp"
-#include "json.hpp"
+#include "cli/cli.hpp"
+#include "util/errors.hpp"
+#include "comm/compute.hpp"
+#include "data/dataset.hpp"
+#include "util/json.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,9 @@
 // `wulf plot`: draws result records into one PNG, and refuses what it cannot draw honestly
 // (a file that is not a wulf train record, records of different problems, a record without
 // the errors asked for) with a message naming the file.
-#include "cli.hpp"
-#include "json.hpp"
+#include "cli/cli.hpp"
+#include "util/errors.hpp"
+#include "util/json.hpp"
 
 #include <wulf/build_info.hpp>
 

@@ -1,6 +1,7 @@
 // The problems of the seeds: sizes, targets, defaults and the names they go by.
-#include "fann_format.hpp"
-#include "problems.hpp"
+#include "data/fann_format.hpp"
+#include "util/errors.hpp"
+#include "data/problems.hpp"
 
 #include <gtest/gtest.h>
 

@@ -2,9 +2,10 @@
 // command end to end on encoder:16 and the toy platform: its choice, re-run with `wulf
 // train`, reaches the target in the predicted time; its speed-up is the sequential
 // reference's time over the choice's; bad input is refused before anything runs.
-#include "cli.hpp"
-#include "json.hpp"
-#include "recommend.hpp"
+#include "cli/cli.hpp"
+#include "util/errors.hpp"
+#include "util/json.hpp"
+#include "predict/recommend.hpp"
 
 #include <gtest/gtest.h>
 

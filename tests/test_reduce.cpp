@@ -1,10 +1,11 @@
 // wulf's own reduces (staged_reduce.hpp): the layout they read, and sums checked exactly
 // against the sum of the ranks' values (what MPI_Reduce gives) under mpirun and smpirun,
 // for layouts the ranks fill and layouts they do not; seed 002's times on Bunyip.
-#include "engine_launch.hpp"
-#include "json.hpp"
-#include "launch.hpp"
-#include "staged_reduce.hpp"
+#include "engine/launch.hpp"
+#include "util/errors.hpp"
+#include "util/json.hpp"
+#include "util/process.hpp"
+#include "comm/staged_reduce.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,10 +1,11 @@
 // The clusters of the seed papers (platforms/): each loads with SimGrid and has the hosts,
 // cores and link rates its paper gives, and the calibrated ones reproduce the papers'
 // communication timings within the stated tolerances.
-#include "cli.hpp"
-#include "compute.hpp"
-#include "json.hpp"
-#include "result_record.hpp"
+#include "cli/cli.hpp"
+#include "util/errors.hpp"
+#include "comm/compute.hpp"
+#include "util/json.hpp"
+#include "train/result_record.hpp"
 
 #include <gtest/gtest.h>
 

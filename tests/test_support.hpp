@@ -1,9 +1,10 @@
 // Helpers shared by the test files.
 #pragma once
 
-#include "cli.hpp"
-#include "dataset.hpp"
-#include "json.hpp"
+#include "util/errors.hpp"
+#include "cli/cli.hpp"
+#include "data/dataset.hpp"
+#include "util/json.hpp"
 
 #include <gtest/gtest.h>
 

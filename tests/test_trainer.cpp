@@ -1,8 +1,9 @@
 // Sequential training: the momentum step, learning by pattern / block / epoch, the
 // stopping rule, divergence, determinism, and that small problems are learned.
-#include "mlp.hpp"
-#include "problems.hpp"
-#include "trainer.hpp"
+#include "nn/mlp.hpp"
+#include "util/errors.hpp"
+#include "data/problems.hpp"
+#include "train/trainer.hpp"
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
 # incremental weight updates for that pattern are added to a running total of weight
 # updates", i.e. a round moves the weights by -eta times the SUM of the p x e patterns'
 # gradients: `--block-step sum`. wulf's default moves them by -eta times the sum of the p
-# ranks' MEAN gradients (-eta g / e per rank, strategy_ppt.cpp); sum at eta is mean at
+# ranks' MEAN gradients (-eta g / e per rank, core/train/strategies/ppt.cpp); sum at eta is mean at
 # eta x e (tests/test_engines.cpp). This checks whether that reading learns: 8 nodes, seed
 # 1, at most 5 000 rounds.
 #   experiments/seed001-ppt/summed.sh [build dir]   (prints; its output is summed.txt)

@@ -8,9 +8,9 @@
 // A training step is forward + backward + the weight update, for both libraries. At the
 // end a summary prints every rate and wulf's ratio to FANN's incremental rate; the target
 // (issue 2) is at least 10x at block 256 in float.
-#include "idx.hpp"
-#include "mlp.hpp"
-#include "trainer.hpp"
+#include "data/idx.hpp"
+#include "nn/mlp.hpp"
+#include "train/trainer.hpp"
 
 #include <wulf/build_info.hpp>
 

@@ -1,0 +1,160 @@
+// `wulf plot`: the error curves of result records in one image. The drawing is
+// core/cli/wulf_plot.py (matplotlib), run with the Python 3 found when wulf was configured
+// (WULF_PLOT_PYTHON; the environment variable WULF_PYTHON overrides it). This command
+// checks what it is given before anything is drawn: every file is a `wulf train` record,
+// and the records are of one problem, in one unit of error, unless --mixed.
+#include "cli/cli.hpp"
+#include "util/errors.hpp"
+#include "data/dataset.hpp"
+#include "util/json.hpp"
+#include "util/files.hpp"
+#include "util/process.hpp"
+
+#include <wulf/build_info.hpp>
+
+#include <boost/program_options.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace po = boost::program_options;
+
+namespace wulf {
+namespace {
+
+// What one record says about itself: enough to refuse a mix.
+struct PlotInput {
+  std::string path, problem, metric;
+};
+
+std::string string_or(const Json& object, const std::string& key, const std::string& fallback) {
+  const Json* v = object.find(key);
+  return v && !v->is_null() ? v->string() : fallback;
+}
+
+PlotInput read_input(const std::string& path) {
+  namespace fs = std::filesystem;
+  if (!fs::exists(path)) throw InputError(path + ": no such file");
+  if (fs::is_directory(path)) throw InputError(path + ": a folder, not a result record");
+  const Json record = read_json_file(path);
+  const Json* mark = record.is_object() ? record.find("wulf_record") : nullptr;
+  const Json* config = record.is_object() ? record.find("config") : nullptr;
+  if (!mark || !config || !config->is_object())
+    throw InputError(path + ": not a wulf result record (JSON without wulf_record and config)");
+  const std::string command = string_or(*config, "command", "");
+  if (command != "train")
+    throw InputError(path + ": a record of `wulf " + (command.empty() ? "?" : command) +
+                     "`, not of `wulf train`: it holds no training curve");
+  const Json* history = record.find("history");
+  if (!history || !history->is_array())
+    throw InputError(path + ": a wulf train record without a history (cut short?)");
+  return {path, string_or(*config, "problem", "?"), string_or(*config, "error_metric", "?")};
+}
+
+// "a.json (function), b.json (encoder)": each file with what tells it apart.
+std::string listing(const std::vector<PlotInput>& inputs, std::string PlotInput::*what) {
+  std::string s;
+  for (const PlotInput& in : inputs) s += (s.empty() ? "" : ", ") + in.path + " (" + in.*what + ")";
+  return s;
+}
+
+std::string plot_python() {
+  if (const char* env = std::getenv("WULF_PYTHON"); env && *env) return env;
+  return build::plot_python;
+}
+
+}  // namespace
+
+int plot_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  po::options_description options("wulf plot REC.json... --out F.png [options]", 110, 55);
+  options.add_options()
+      ("help,h", "print this help")
+      ("out", po::value<std::string>(), "the image to write: F.png (or .pdf, .svg)")
+      ("x", po::value<std::string>()->default_value("time"),
+       "the horizontal axis: time (time_s: simulated on sim, wall on seq and real) or iterations")
+      ("log-time", "a logarithmic horizontal axis (iteration 0, at 0, is left out)")
+      ("error", po::value<std::string>()->default_value("test"),
+       "what is drawn: test (test_error), train (train_error), test-count (wrong test patterns, classifiers)")
+      ("log-error", "a logarithmic vertical axis")
+      ("labels", po::value<std::vector<std::string>>()->multitoken(),
+       "one label per curve, in the order of the records (default: engine, p, b, strategy, platform)")
+      ("title", po::value<std::string>(), "the title (default: the problem)")
+      ("xlim", po::value<std::string>(), "LO:HI of the horizontal axis (either may be empty)")
+      ("ylim", po::value<std::string>(), "LO:HI of the vertical axis")
+      ("mixed", "draw records of different problems or error units together, each label naming its problem")
+      ("records", po::value<std::vector<std::string>>(), "the result records (wulf train --out)");
+  po::positional_options_description positional;
+  positional.add("records", -1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(options).positional(positional).run(), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    out << options << "\n"
+        << "Each record is one curve (a --strategy session record: one per session). The drawing is\n"
+        << build::source_dir << "/core/cli/wulf_plot.py, run with " << (plot_python().empty() ? "(none found)" : plot_python())
+        << " (WULF_PYTHON overrides).\n";
+    return exit_ok;
+  }
+  if (!vm.count("records")) throw InputError("wulf plot: no result records given (wulf plot REC.json... --out F.png)");
+  if (!vm.count("out")) throw InputError("wulf plot: --out F.png is required");
+  const std::string image = vm["out"].as<std::string>();
+  const std::string ext = std::filesystem::path(image).extension().string();
+  if (ext != ".png" && ext != ".pdf" && ext != ".svg")
+    throw InputError("--out " + image + ": the image must end in .png, .pdf or .svg");
+  check_writable(image, "--out");
+  const std::string x = vm["x"].as<std::string>(), error = vm["error"].as<std::string>();
+  if (x != "time" && x != "iterations") throw InputError("--x: '" + x + "' (expected time or iterations)");
+  if (error != "test" && error != "train" && error != "test-count")
+    throw InputError("--error: '" + error + "' (expected test, train or test-count)");
+
+  const auto records = vm["records"].as<std::vector<std::string>>();
+  std::vector<PlotInput> inputs;
+  for (const std::string& path : records) inputs.push_back(read_input(path));
+  const bool mixed = vm.count("mixed") > 0;
+  for (const PlotInput& in : inputs) {
+    if (mixed) break;
+    if (in.problem != inputs.front().problem)
+      throw InputError("records of different problems: " + listing(inputs, &PlotInput::problem) +
+                       "; plot each problem apart, or pass --mixed to draw them together with the problem in "
+                       "each label");
+    // Errors in different units (rmse against a fraction wrong) on one axis would mislead.
+    if (error != "test-count" && in.metric != inputs.front().metric)
+      throw InputError("records whose errors are in different units: " + listing(inputs, &PlotInput::metric) +
+                       " (wulf train --error); pass --mixed to draw them together anyway");
+  }
+
+  const std::string python = plot_python();
+  if (python.empty())
+    throw InputError("wulf plot: no Python 3 with matplotlib was found when wulf was configured; install "
+                     "python3-matplotlib and reconfigure, or set WULF_PYTHON to a python3 that has it");
+  const std::string script = std::string(build::source_dir) + "/core/cli/wulf_plot.py";
+  if (!std::filesystem::exists(script)) throw InputError("wulf plot: the drawing script " + script + " is missing");
+
+  std::vector<std::string> argv{python, script};
+  argv.insert(argv.end(), records.begin(), records.end());
+  argv.insert(argv.end(), {"--out", image, "--x", x, "--error", error});
+  if (vm.count("log-time")) argv.push_back("--log-time");
+  if (vm.count("log-error")) argv.push_back("--log-error");
+  if (mixed) argv.push_back("--mixed");
+  for (const char* key : {"title", "xlim", "ylim"})
+    if (vm.count(key)) argv.insert(argv.end(), {std::string("--") + key, vm[key].as<std::string>()});
+  if (vm.count("labels")) {
+    argv.push_back("--labels");
+    for (const std::string& label : vm["labels"].as<std::vector<std::string>>()) argv.push_back(label);
+  }
+  std::string script_out, script_err;
+  const int code = run_program_captured(argv, script_out, script_err);
+  out << script_out;
+  err << script_err;
+  if (code == 0) return exit_ok;
+  // The script says what is wrong with the records (exit 2); anything else is a fault of
+  // the drawing or of this machine's Python.
+  if (code == 2) return exit_input;
+  err << "wulf plot: " << python << " " << script << " failed (exit code " << code << ")\n";
+  return exit_internal;
+}
+
+}  // namespace wulf

@@ -1,0 +1,170 @@
+// `wulf study`: the study a newcomer reads in a minute, and wulf's main job. Seed 000's
+// Table VII (the function example on Bat Cave, p = 2, 4, 8, b = 16..128) as the paper
+// printed it, as wulf's model computes it, and as wulf's simulator measures it; then the
+// same grid predicted for this machine from its own calibration.
+#include "cli/cli.hpp"
+#include "util/errors.hpp"
+#include "data/dataset.hpp"
+#include "engine/launch.hpp"
+#include "util/json.hpp"
+#include "util/files.hpp"
+#include "util/process.hpp"
+#include "predict/model.hpp"
+#include "train/result_record.hpp"
+
+#include <wulf/build_info.hpp>
+
+#include <boost/program_options.hpp>
+
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <ostream>
+#include <sstream>
+
+#include <unistd.h>
+
+namespace wulf {
+namespace {
+
+constexpr int kProcs[] = {2, 4, 8};
+constexpr int kBlocks[] = {16, 32, 64, 128};
+// Seed 000, Table VII: predicted speedups, function example, Bat Cave.
+constexpr double kTableVII[3][4] = {{0.57, 0.87, 1.20, 1.48}, {0.36, 0.64, 1.09, 1.67}, {0.26, 0.48, 0.88, 1.54}};
+
+// One simulated iteration of the function example on Bat Cave (Table II's phase times).
+double simulated_iteration(int p, int b, const std::string& tmp) {
+  const std::string platform = std::string(build::source_dir) + "/platforms/batcave.xml";
+  std::vector<std::string> cmd{wulf_program("wulf"), "train",     "--problem", "function", "--bias", "off",
+                               "--precision",        "double",    "--block",   std::to_string(b),    "--epochs", "1",
+                               "--engine",           "sim",       "--np",      std::to_string(p),    "--platform",
+                               platform,             "--compute", "calibrated", "--profile", "batcave-function",
+                               "--numerics",         "off",       "--allreduce", "rdb",  "--quiet", "--out", tmp};
+  std::string out, err;
+  if (run_program_captured(cmd, out, err) != 0) throw InputError("wulf study: a simulation failed: " + err);
+  return read_json_file(tmp).at("history").array_items().at(1).at("time_s").number();
+}
+
+// results/study-YYYYMMDD-HHMMSS.json (UTC), in a results/ folder it creates; never an
+// existing file, so an earlier study's record is never replaced.
+std::string default_record_path() {
+  std::filesystem::create_directories("results");
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &utc);
+  std::string path = std::string("results/study-") + stamp + ".json";
+  for (int k = 2; std::filesystem::exists(path); ++k) path = std::string("results/study-") + stamp + "-" + std::to_string(k) + ".json";
+  return path;
+}
+
+}  // namespace
+
+int study_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  namespace po = boost::program_options;
+  po::options_description options("wulf study [options]: seed 000's Table VII by the paper, wulf's model and\n"
+                                  "wulf's simulator, then the same grid predicted for this machine", 110, 55);
+  options.add_options()
+      ("help,h", "print this help")
+      ("out", po::value<std::string>(), "write the record (JSON) to FILE (default: results/study-<UTC time>.json)");
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(options).run(), vm);
+  if (vm.count("help")) return out << options << "\n", exit_ok;
+  std::string record_path;
+  if (vm.count("out")) {
+    record_path = vm["out"].as<std::string>();
+    check_writable(record_path, "--out");
+  } else {
+    record_path = default_record_path();
+  }
+  Json record = Json::object();
+  record["wulf_record"] = 1;
+  record["config"]["command"] = "study";
+  record["config"]["platform"] = "platforms/batcave.xml";
+  record["config"]["profile"] = "batcave-function";
+  record["config"]["versions"] = versions_json();
+  Json bat_grid = Json::array(), here_grid = Json::array();
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("wulf-study-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string tmp = (dir / "r.json").string();
+
+  out << "How much faster does training go on more processors? Seed 000 (Moerchen) predicted it for\n"
+         "its function example (a 2-128-128-1 net, 1 024 patterns) on Bat Cave, 8 PIII nodes on\n"
+         "100 Mbit Ethernet, from measured constants (its Tables II and V). wulf does it twice: with\n"
+         "the paper's equation (7), and by simulating the cluster (platforms/batcave.xml) in SimGrid.\n\n";
+  const ModelConstants bat = model_constants(read_profile("batcave-function"));
+  double seq[4];
+  try {
+    for (int j = 0; j < 4; ++j) seq[j] = simulated_iteration(1, kBlocks[j], tmp);
+    out << "speedup of one iteration, Bat Cave: paper / model / simulation\n" << std::setw(4) << "p";
+    for (int b : kBlocks) out << std::setw(20) << ("b = " + std::to_string(b));
+    out << "\n";
+    for (int i = 0; i < 3; ++i) {
+      out << std::setw(4) << kProcs[i];
+      for (int j = 0; j < 4; ++j) {
+        const double sim = seq[j] / simulated_iteration(kProcs[i], kBlocks[j], tmp);
+        std::ostringstream cell;
+        cell << std::fixed << std::setprecision(2) << kTableVII[i][j] << " / "
+             << model_speedup(bat, kProcs[i], kBlocks[j]) << " / " << sim;
+        out << std::setw(20) << cell.str();
+        Json e = Json::object();
+        e["p"] = kProcs[i], e["b"] = kBlocks[j], e["paper"] = kTableVII[i][j];
+        e["model"] = model_speedup(bat, kProcs[i], kBlocks[j]), e["simulation"] = sim;
+        bat_grid.push_back(std::move(e));
+      }
+      out << "\n";
+    }
+    out << "Below 1, more processors are slower than one: the allreduce of 16 768 weights after\n"
+           "every block costs more than the work it shares out, until the blocks are large.\n\n";
+
+    // This machine: its own constants (wulf calibrate), at each block size.
+    out << "The same grid for processors like this machine's cores, from its own measured constants\n"
+           "(wulf calibrate: the phases on one core, the allreduce over mpirun on 2 ranks; p = 4, 8\n"
+           "extrapolate eq. (4) beyond the cores this machine has):\n"
+        << std::flush;
+    std::vector<ModelConstants> here;
+    for (int b : kBlocks) {
+      std::string cal_out, cal_err;
+      const std::vector<std::string> cmd{wulf_program("wulf"), "calibrate", "--problem", "function", "--block",
+                                         std::to_string(b), "--np", "2", "--profile-out", (dir / "p").string(),
+                                         "--platform-out", (dir / "m.xml").string()};
+      if (run_program_captured(cmd, cal_out, cal_err) != 0)
+        throw InputError("wulf study: calibrating this machine failed: " + cal_err);
+      here.push_back(model_constants(read_profile((dir / "p").string())));
+    }
+    out << "speedup of one iteration, this machine (model, eq. 7)\n" << std::setw(4) << "p";
+    for (int b : kBlocks) out << std::setw(10) << ("b = " + std::to_string(b));
+    out << "\n";
+    for (int p : kProcs) {
+      out << std::setw(4) << p;
+      for (std::size_t j = 0; j < 4; ++j) {
+        out << std::setw(10) << std::fixed << std::setprecision(2) << model_speedup(here[j], p, kBlocks[j]);
+        Json e = Json::object();
+        e["p"] = p, e["b"] = kBlocks[j], e["model"] = model_speedup(here[j], p, kBlocks[j]);
+        e["Ti_s"] = here[j].Ti, e["Tw_s"] = here[j].Tw, e["Tf_s"] = here[j].Tf, e["Tb_s"] = here[j].Tb;
+        e["Tu_s"] = here[j].Tu, e["Ts_s"] = here[j].Ts;
+        here_grid.push_back(std::move(e));
+      }
+      out << "\n";
+    }
+    out << std::defaultfloat << std::setprecision(3) << "(allreduce here: Ti " << here[0].Ti * 1e6 << " us, Tw "
+        << here[0].Tw * 1e9 << " ns per weight, against Bat Cave's 365.868 us and 798 ns)\n\n"
+        << "More: wulf model, wulf validate, wulf train --engine real|sim, wulf platform info|bench;\n"
+        << "experiments/README.md lists every table and figure reproduced.\n";
+    record["bat_cave"] = std::move(bat_grid);
+    record["this_machine"] = std::move(here_grid);
+    write_file_atomically(record_path, record.dump() + "\n");
+    out << "record: " << record_path << "\n";
+  } catch (...) {
+    std::filesystem::remove_all(dir);
+    throw;
+  }
+  std::filesystem::remove_all(dir);
+  (void)err;
+  return exit_ok;
+}
+
+}  // namespace wulf

@@ -1,0 +1,122 @@
+// How ranks talk: the one seam between the strategies and MPI.
+//
+// The strategies call only this interface. Its MPI implementation (comm/mpi/comm_mpi.cpp) is
+// the one source that includes <mpi.h>; it is compiled once against OpenMPI (wulf-rank-real)
+// and once against SimGrid's SMPI (wulf-rank-sim). now() is MPI_Wtime: the wall clock under
+// mpirun, the simulated clock under smpirun, so every time a strategy measures is in the
+// engine's own time.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace wulf {
+
+class Comm {
+ public:
+  virtual ~Comm() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  virtual double now() const = 0;
+
+  virtual void barrier() = 0;
+  // In place: every rank ends with the element-wise sum over all ranks.
+  virtual void allreduce_sum(std::span<float> data) = 0;
+  virtual void allreduce_sum(std::span<double> data) = 0;
+  // In place at root: data becomes the sum over all ranks. Elsewhere data is left
+  // unchanged by the MPI library's reduce, and may hold partial sums after wulf's own
+  // (staged_reduce.hpp): callers must not count on it.
+  virtual void reduce_sum(std::span<float> data, int root) = 0;
+  virtual void reduce_sum(std::span<double> data, int root) = 0;
+  virtual void bcast(std::span<float> data, int root) = 0;
+  virtual void bcast(std::span<double> data, int root) = 0;
+  // Every rank contributes send (the same length on all ranks); recv holds size() * that
+  // length, rank r's block at r * send.size().
+  virtual void allgather(std::span<const float> send, std::span<float> recv) = 0;
+  virtual void allgather(std::span<const double> send, std::span<double> recv) = 0;
+  virtual void gather(std::span<const double> send, std::span<double> recv, int root) = 0;
+  virtual void gather(std::span<const float> send, std::span<float> recv, int root) = 0;
+  // root's send holds size() blocks of recv.size(); rank r receives block r.
+  virtual void scatter(std::span<const float> send, std::span<float> recv, int root) = 0;
+  // root's send holds counts[0] + counts[1] + ... values; rank r receives the counts[r] of
+  // them that follow the first r blocks (recv.size() == counts[r]).
+  virtual void scatterv(std::span<const float> send, std::span<const int> counts, std::span<float> recv,
+                        int root) = 0;
+
+  // Point to point (the platform benchmark's ping-pong, hand-made collectives, polling).
+  // recv takes a rank or any_source and returns the rank the message came from.
+  static constexpr int any_source = -1;
+  virtual void send(std::span<const float> data, int dest) = 0;
+  virtual void send(std::span<const double> data, int dest) = 0;
+  virtual int recv(std::span<float> data, int source) = 0;
+  virtual int recv(std::span<double> data, int source) = 0;
+  // Receives data[i] from sources[i] for every i, all posted at once (MPI_Irecv, then
+  // MPI_Waitall): a rank with several network interfaces takes them in parallel.
+  virtual void recv_all(std::span<const std::span<float>> data, std::span<const int> sources) = 0;
+  virtual void recv_all(std::span<const std::span<double>> data, std::span<const int> sources) = 0;
+  // MPI_Comm_split (a collective over this communicator): the ranks of one color form a
+  // communicator, ordered by key; a rank that passes no_color gets nullptr.
+  static constexpr int no_color = -1;
+  virtual std::unique_ptr<Comm> split(int color, int key) = 0;
+
+  // Ends every rank: the message names this rank; never returns.
+  [[noreturn]] virtual void abort(const std::string& message, int code) = 0;
+};
+
+// The collective algorithm the engine was asked to use, for the result record.
+struct CommInfo {
+  std::string engine;     // "real" or "sim"
+  std::string collective; // e.g. "rdb", or "default"
+};
+
+}  // namespace wulf
+
+namespace wulf {
+
+// One rank and no MPI: the sequential engine, where now() is the steady clock; or one rank
+// on its own inside a parallel run (the session strategy), on that run's clock.
+class SerialComm final : public Comm {
+ public:
+  SerialComm() = default;
+  explicit SerialComm(Comm& clock) : clock_(&clock) {}
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  double now() const override;
+  void barrier() override {}
+  void allreduce_sum(std::span<float>) override {}
+  void allreduce_sum(std::span<double>) override {}
+  void reduce_sum(std::span<float>, int) override {}
+  void reduce_sum(std::span<double>, int) override {}
+  void bcast(std::span<float>, int) override {}
+  void bcast(std::span<double>, int) override {}
+  void allgather(std::span<const float> send, std::span<float> recv) override;
+  void allgather(std::span<const double> send, std::span<double> recv) override;
+  void gather(std::span<const double> send, std::span<double> recv, int) override;
+  void gather(std::span<const float> send, std::span<float> recv, int) override;
+  void scatter(std::span<const float> send, std::span<float> recv, int) override;
+  void scatterv(std::span<const float> send, std::span<const int>, std::span<float> recv, int root) override {
+    scatter(send, recv, root);
+  }
+  // One rank has nobody to talk to: point to point is a fault in the caller.
+  void send(std::span<const float>, int) override { alone(); }
+  void send(std::span<const double>, int) override { alone(); }
+  int recv(std::span<float>, int) override { alone(); }
+  int recv(std::span<double>, int) override { alone(); }
+  void recv_all(std::span<const std::span<float>> d, std::span<const int>) override {
+    if (!d.empty()) alone();
+  }
+  void recv_all(std::span<const std::span<double>> d, std::span<const int>) override {
+    if (!d.empty()) alone();
+  }
+  std::unique_ptr<Comm> split(int color, int) override;
+  [[noreturn]] void abort(const std::string& message, int code) override;
+
+ private:
+  [[noreturn]] static void alone();
+  Comm* clock_ = nullptr;
+};
+
+}  // namespace wulf

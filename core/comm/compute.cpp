@@ -1,0 +1,130 @@
+#include "comm/compute.hpp"
+#include "util/errors.hpp"
+
+#include "data/dataset.hpp"
+#include "util/text.hpp"
+
+#include <wulf/build_info.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+namespace wulf {
+
+std::string_view to_string(Phase p) {
+  switch (p) {
+    case Phase::forward: return "forward";
+    case Phase::backward: return "backward";
+    case Phase::update: return "update";
+    case Phase::test: return "test";
+    case Phase::other: return "other";
+  }
+  return "?";
+}
+
+std::string_view to_string(ComputeMode m) {
+  switch (m) {
+    case ComputeMode::wall: return "wall";
+    case ComputeMode::flops: return "flops";
+    case ComputeMode::calibrated: return "calibrated";
+    case ComputeMode::measured: return "measured";
+  }
+  return "?";
+}
+
+ComputeMode parse_compute_mode(std::string_view name) {
+  for (ComputeMode m : {ComputeMode::flops, ComputeMode::calibrated, ComputeMode::measured})
+    if (name == to_string(m)) return m;
+  throw InputError("--compute: unknown mode '" + std::string(name) + "' (expected flops, calibrated or measured)");
+}
+
+Profile read_profile(const std::string& name) {
+  std::string path = name;
+  if (!std::filesystem::exists(path) && name.find('/') == std::string::npos)
+    path = std::string(build::source_dir) + "/platforms/profiles/" + name + ".profile";
+  std::ifstream in(path);
+  if (!in) throw InputError("--profile " + name + ": no such file, nor platforms/profiles/" + name + ".profile");
+  std::map<std::string, double> values;
+  std::map<std::string, std::string> words;  // problem, precision
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    if (const auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const auto eq = line.find('=');
+    if (eq == std::string::npos)
+      throw InputError("--profile " + path + ":" + std::to_string(number) + ": expected 'key = value'");
+    const std::string key = trim(line.substr(0, eq)), text = trim(line.substr(eq + 1));
+    if (key == "problem" || key == "precision") {
+      if (text.empty()) throw InputError("--profile " + path + ":" + std::to_string(number) + ": " + key + " is empty");
+      if (key == "precision" && text != "float" && text != "double")
+        throw InputError("--profile " + path + ":" + std::to_string(number) + ": precision '" + text +
+                         "' is neither float nor double");
+      words[key] = text;
+      continue;
+    }
+    const std::optional<double> v = parse_number(text);
+    // Ts alone may be negative: a test pattern then costs less than a training forward pass
+    // (wulf tests the whole set in one batch); Tf + Ts is checked below.
+    if (!v || (*v < 0 && key != "Ts_ms"))
+      throw InputError("--profile " + path + ":" + std::to_string(number) + ": '" + text +
+                       "' is not a non-negative number");
+    values[key] = *v;
+  }
+  Profile p;
+  p.name = path;
+  p.problem = words["problem"];
+  p.precision = words["precision"];
+  const std::pair<const char*, double*> keys[] = {{"Tf_ms", &p.Tf}, {"Tb_ms", &p.Tb}, {"Tu_ms", &p.Tu},
+                                                   {"Tm_ms", &p.Tm}, {"Ts_ms", &p.Ts}, {"To_ms", &p.To}};
+  for (const auto& [key, field] : keys) {
+    const auto it = values.find(key);
+    if (it == values.end()) throw InputError("--profile " + path + ": no value for " + key);
+    *field = it->second * 1e-3;
+    values.erase(it);
+  }
+  p.has_ti_tw = values.count("Ti_us") && values.count("Tw_us");
+  p.has_ta = values.count("Ta_ms") > 0;
+  const std::pair<const char*, std::pair<double*, double>> optional[] = {
+      {"Ti_us", {&p.Ti, 1e-6}}, {"Tw_us", {&p.Tw, 1e-6}}, {"Ta_ms", {&p.Ta, 1e-3}},
+      {"n", {&p.n, 1.0}},       {"m", {&p.m, 1.0}},       {"w", {&p.w, 1.0}}};
+  for (const auto& [key, target] : optional)
+    if (const auto it = values.find(key); it != values.end()) {
+      *target.first = it->second * target.second;
+      values.erase(it);
+    }
+  if (!values.empty()) throw InputError("--profile " + path + ": unknown key '" + values.begin()->first + "'");
+  if (p.Tf + p.Ts < 0)
+    throw InputError("--profile " + path + ": Tf_ms + Ts_ms is negative (a test pattern would take no time)");
+  return p;
+}
+
+namespace {
+
+class WallCompute final : public Compute {
+ public:
+  WallCompute() : Compute({}) {}
+  void begin() override {}
+  void charge(Phase, std::size_t, double) override {}
+  void charge_iteration() override {}
+};
+
+}  // namespace
+
+std::unique_ptr<Compute> make_wall_compute() { return std::make_unique<WallCompute>(); }
+
+double kernel_flops(Phase phase, std::size_t weights, std::size_t patterns) {
+  const double w = static_cast<double>(weights), n = static_cast<double>(patterns);
+  switch (phase) {
+    case Phase::forward: return 2 * w * n;
+    case Phase::backward: return 4 * w * n;
+    case Phase::update: return 4 * w;
+    case Phase::test: return 2 * w * n;
+    case Phase::other: return 0;
+  }
+  return 0;
+}
+
+}  // namespace wulf

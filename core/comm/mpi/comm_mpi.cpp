@@ -1,0 +1,145 @@
+// The communication seam over MPI: the one file of wulf that includes <mpi.h>. It is
+// compiled twice, into wulf-rank-real against OpenMPI and into wulf-rank-sim against SMPI.
+#include "comm/comm.hpp"
+
+#include <mpi.h>
+
+#include <iostream>
+#include <limits>
+#include <memory>
+#include <stdexcept>
+#include <vector>
+
+namespace wulf {
+namespace {
+
+template <class T>
+MPI_Datatype mpi_type();
+template <>
+MPI_Datatype mpi_type<float>() { return MPI_FLOAT; }
+template <>
+MPI_Datatype mpi_type<double>() { return MPI_DOUBLE; }
+
+int count_of(std::size_t n) {
+  if (n > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+    throw std::length_error("a message of more than 2^31 elements");
+  return static_cast<int>(n);
+}
+
+class MpiComm final : public Comm {
+ public:
+  explicit MpiComm(MPI_Comm comm = MPI_COMM_WORLD) : comm_(comm) {
+    MPI_Comm_rank(comm_, &rank_);
+    MPI_Comm_size(comm_, &size_);
+  }
+  ~MpiComm() override {
+    if (comm_ != MPI_COMM_WORLD) MPI_Comm_free(&comm_);
+  }
+  MpiComm(const MpiComm&) = delete;
+  MpiComm& operator=(const MpiComm&) = delete;
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  double now() const override { return MPI_Wtime(); }
+  void barrier() override { MPI_Barrier(comm_); }
+
+  void allreduce_sum(std::span<float> d) override { allreduce(d); }
+  void allreduce_sum(std::span<double> d) override { allreduce(d); }
+  void reduce_sum(std::span<float> d, int root) override { reduce(d, root); }
+  void reduce_sum(std::span<double> d, int root) override { reduce(d, root); }
+  void bcast(std::span<float> d, int root) override { bcast_(d, root); }
+  void bcast(std::span<double> d, int root) override { bcast_(d, root); }
+  void allgather(std::span<const float> s, std::span<float> r) override { allgather_(s, r); }
+  void allgather(std::span<const double> s, std::span<double> r) override { allgather_(s, r); }
+  void gather(std::span<const double> s, std::span<double> r, int root) override { gather_(s, r, root); }
+  void gather(std::span<const float> s, std::span<float> r, int root) override { gather_(s, r, root); }
+  void scatter(std::span<const float> s, std::span<float> r, int root) override {
+    MPI_Scatter(s.data(), count_of(r.size()), MPI_FLOAT, r.data(), count_of(r.size()), MPI_FLOAT, root,
+                comm_);
+  }
+
+  void scatterv(std::span<const float> s, std::span<const int> counts, std::span<float> r, int root) override {
+    std::vector<int> displs(counts.size(), 0);
+    for (std::size_t i = 1; i < counts.size(); ++i) displs[i] = displs[i - 1] + counts[i - 1];
+    MPI_Scatterv(s.data(), counts.data(), displs.data(), MPI_FLOAT, r.data(), count_of(r.size()), MPI_FLOAT, root,
+                 comm_);
+  }
+
+  void send(std::span<const float> d, int dest) override { send_(d, dest); }
+  void send(std::span<const double> d, int dest) override { send_(d, dest); }
+  int recv(std::span<float> d, int source) override { return recv_(d, source); }
+  int recv(std::span<double> d, int source) override { return recv_(d, source); }
+  void recv_all(std::span<const std::span<float>> d, std::span<const int> s) override { recv_all_(d, s); }
+  void recv_all(std::span<const std::span<double>> d, std::span<const int> s) override { recv_all_(d, s); }
+  std::unique_ptr<Comm> split(int color, int key) override {
+    MPI_Comm part = MPI_COMM_NULL;
+    MPI_Comm_split(comm_, color == no_color ? MPI_UNDEFINED : color, key, &part);
+    if (part == MPI_COMM_NULL) return nullptr;
+    return std::make_unique<MpiComm>(part);
+  }
+
+  [[noreturn]] void abort(const std::string& message, int code) override {
+    int world_rank = 0, world_size = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+    std::cerr << "wulf (rank " << world_rank << " of " << world_size << "): " << message << std::endl;
+    MPI_Abort(MPI_COMM_WORLD, code);
+    throw std::runtime_error(message);  // MPI_Abort does not return; this satisfies [[noreturn]]
+  }
+
+ private:
+  template <class T>
+  void send_(std::span<const T> d, int dest) {
+    MPI_Send(d.data(), count_of(d.size()), mpi_type<T>(), dest, 0, comm_);
+  }
+  template <class T>
+  int recv_(std::span<T> d, int source) {
+    MPI_Status status;
+    MPI_Recv(d.data(), count_of(d.size()), mpi_type<T>(), source == any_source ? MPI_ANY_SOURCE : source, 0, comm_,
+             &status);
+    return status.MPI_SOURCE;
+  }
+  template <class T>
+  void recv_all_(std::span<const std::span<T>> d, std::span<const int> sources) {
+    std::vector<MPI_Request> requests(d.size());
+    for (std::size_t i = 0; i < d.size(); ++i)
+      MPI_Irecv(d[i].data(), count_of(d[i].size()), mpi_type<T>(), sources[i], 0, comm_, &requests[i]);
+    MPI_Waitall(count_of(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
+  }
+  template <class T>
+  void allreduce(std::span<T> d) {
+    MPI_Allreduce(MPI_IN_PLACE, d.data(), count_of(d.size()), mpi_type<T>(), MPI_SUM, comm_);
+  }
+  template <class T>
+  void reduce(std::span<T> d, int root) {
+    if (rank_ == root)
+      MPI_Reduce(MPI_IN_PLACE, d.data(), count_of(d.size()), mpi_type<T>(), MPI_SUM, root, comm_);
+    else
+      MPI_Reduce(d.data(), nullptr, count_of(d.size()), mpi_type<T>(), MPI_SUM, root, comm_);
+  }
+  template <class T>
+  void bcast_(std::span<T> d, int root) {
+    MPI_Bcast(d.data(), count_of(d.size()), mpi_type<T>(), root, comm_);
+  }
+  template <class T>
+  void allgather_(std::span<const T> s, std::span<T> r) {
+    MPI_Allgather(s.data(), count_of(s.size()), mpi_type<T>(), r.data(), count_of(s.size()), mpi_type<T>(),
+                  comm_);
+  }
+  template <class T>
+  void gather_(std::span<const T> s, std::span<T> r, int root) {
+    MPI_Gather(s.data(), count_of(s.size()), mpi_type<T>(), r.data(), count_of(s.size()), mpi_type<T>(), root,
+               comm_);
+  }
+
+  MPI_Comm comm_;
+  int rank_ = 0, size_ = 1;
+};
+
+}  // namespace
+
+void mpi_init(int* argc, char*** argv) { MPI_Init(argc, argv); }
+void mpi_finalize() { MPI_Finalize(); }
+
+std::unique_ptr<Comm> make_mpi_comm() { return std::make_unique<MpiComm>(); }
+
+}  // namespace wulf

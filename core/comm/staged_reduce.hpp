@@ -1,0 +1,143 @@
+// Reduces that wulf builds itself from point-to-point messages (--reduce wulf-binomial,
+// --reduce four-stage), usable by every strategy through the one Comm seam.
+//
+// four-stage is seed 002's topology-aware reduce (section 5.2, Figure 5), written for any
+// layout of ranks in nodes and groups of nodes rather than for Bunyip's 4 x 24:
+//   1. inside each node, its other ranks send to the node's first rank (seed 002: shared
+//      memory between the two CPUs of a node; here MPI between ranks of one host);
+//   2. groups are paired in order (0 with 1, 2 with 3, ...): node i of the first group of a
+//      pair sends to node i of the second through the switch the two groups share;
+//   3. in every group the nodes still holding data form sets of fan_in + 1 in node order;
+//      the other fan_in nodes of a set send to its first node at once, one per NIC;
+//   4. the library reduce (MPI_Reduce) over the sets' first nodes, the nodes outside any
+//      group and the root.
+// Nodes missing from a group (a rank count that does not fill the groups) skip the
+// stages that would need them. Where there is no layout, or no rank is in a group, the
+// library reduce is used unchanged.
+//
+// Both algorithms accumulate in the ranks' own buffers: after the call the root holds the
+// sum and the other ranks' data holds partial sums (Comm::reduce_sum allows it).
+#pragma once
+
+#include "util/errors.hpp"
+#include "comm/comm.hpp"
+
+#include <array>
+#include <exception>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace wulf {
+
+// Where each rank sits: its node (ranks of one node share it) and the node's group.
+struct ReduceLayout {
+  struct Place {
+    int group = -1;  // -1: outside the groups (a server)
+    int node = 0;    // the node's index within its group (outside: an id of its own)
+  };
+  std::vector<Place> ranks;  // one per rank, in rank order
+  int fan_in = 1;            // senders per root in stage 3: the NICs of a node
+
+  // Two forms (both also name the fan-in, `fan-in=3`; the default is 1):
+  //   regular:  groups=4,nodes=24,cpus=2[,outside=2]: `outside` ranks first (nodes of
+  //             `cpus` ranks outside any group), then group 0's node 0 (cpus ranks),
+  //             node 1, ..., group 1, ... A run of np ranks takes the first np places;
+  //   explicit: places=G:N/G:N/... one group:node per rank (G = -1 outside), as
+  //             `wulf train --engine sim` derives it from the platform.
+  // Throws InputError naming --reduce-layout when the text is malformed or holds fewer
+  // places than np.
+  static ReduceLayout parse(const std::string& text, int np);
+  std::string to_string() const;  // the explicit form
+  bool has_groups() const;
+};
+
+// The time of each stage of the last four-stage reduce, on this rank's clock: the end of
+// each stage on this rank, from the call's start.
+struct StageTimes {
+  std::array<double, 4> end_s{};
+};
+
+// The reduce algorithms on top of a communicator; scratch buffers are kept between calls.
+class PointToPointReduce {
+ public:
+  enum class Algorithm { binomial, four_stage };
+  PointToPointReduce(Comm& comm, Algorithm algorithm, ReduceLayout layout);
+  ~PointToPointReduce();
+
+  void reduce_sum(std::span<float> data, int root);
+  void reduce_sum(std::span<double> data, int root);
+  const StageTimes& last_stages() const { return stages_; }
+  // Whether four-stage fell back to the library reduce (no rank in a group).
+  bool falls_back() const;
+
+ private:
+  template <class T>
+  void reduce(std::span<T> data, int root);
+  template <class T>
+  void binomial(std::span<T> data, int root);
+  template <class T>
+  void four_stage(std::span<T> data, int root);
+  struct RootPlan;  // who sends to whom, and stage 4's communicator (the .cpp)
+  const RootPlan& plan_for(int root);
+
+  Comm& comm_;
+  Algorithm algorithm_;
+  ReduceLayout layout_;
+  StageTimes stages_;
+  std::map<int, std::unique_ptr<RootPlan>> plans_;  // per root
+  std::vector<float> scratch_f_;
+  std::vector<double> scratch_d_;
+};
+
+// A communicator whose reduce_sum is one of the algorithms above; everything else is the
+// wrapped communicator's.
+class ReduceComm final : public Comm {
+ public:
+  ReduceComm(Comm& inner, PointToPointReduce::Algorithm algorithm, ReduceLayout layout)
+      : inner_(inner), reduce_(inner, algorithm, std::move(layout)) {}
+  const PointToPointReduce& reducer() const { return reduce_; }
+
+  int rank() const override { return inner_.rank(); }
+  int size() const override { return inner_.size(); }
+  double now() const override { return inner_.now(); }
+  void barrier() override { inner_.barrier(); }
+  void allreduce_sum(std::span<float> d) override { inner_.allreduce_sum(d); }
+  void allreduce_sum(std::span<double> d) override { inner_.allreduce_sum(d); }
+  void reduce_sum(std::span<float> d, int root) override { reduce_.reduce_sum(d, root); }
+  void reduce_sum(std::span<double> d, int root) override { reduce_.reduce_sum(d, root); }
+  void bcast(std::span<float> d, int root) override { inner_.bcast(d, root); }
+  void bcast(std::span<double> d, int root) override { inner_.bcast(d, root); }
+  void allgather(std::span<const float> s, std::span<float> r) override { inner_.allgather(s, r); }
+  void allgather(std::span<const double> s, std::span<double> r) override { inner_.allgather(s, r); }
+  void gather(std::span<const double> s, std::span<double> r, int root) override { inner_.gather(s, r, root); }
+  void gather(std::span<const float> s, std::span<float> r, int root) override { inner_.gather(s, r, root); }
+  void scatter(std::span<const float> s, std::span<float> r, int root) override { inner_.scatter(s, r, root); }
+  void scatterv(std::span<const float> s, std::span<const int> c, std::span<float> r, int root) override {
+    inner_.scatterv(s, c, r, root);
+  }
+  void send(std::span<const float> d, int dest) override { inner_.send(d, dest); }
+  void send(std::span<const double> d, int dest) override { inner_.send(d, dest); }
+  int recv(std::span<float> d, int source) override { return inner_.recv(d, source); }
+  int recv(std::span<double> d, int source) override { return inner_.recv(d, source); }
+  void recv_all(std::span<const std::span<float>> d, std::span<const int> s) override { inner_.recv_all(d, s); }
+  void recv_all(std::span<const std::span<double>> d, std::span<const int> s) override { inner_.recv_all(d, s); }
+  std::unique_ptr<Comm> split(int color, int key) override { return inner_.split(color, key); }
+  [[noreturn]] void abort(const std::string& message, int code) override {
+    inner_.abort(message, code);
+    std::terminate();  // not reached: abort does not return
+  }
+
+ private:
+  Comm& inner_;
+  PointToPointReduce reduce_;
+};
+
+// The algorithms of --reduce that wulf makes itself (wulf-binomial, four-stage); the
+// others (default, binomial) are the MPI library's.
+bool is_point_to_point_reduce(const std::string& name);
+PointToPointReduce::Algorithm parse_point_to_point_reduce(const std::string& name);
+
+}  // namespace wulf

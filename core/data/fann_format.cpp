@@ -1,0 +1,185 @@
+#include "data/fann_format.hpp"
+#include "util/errors.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <string_view>
+#include <system_error>
+
+namespace wulf {
+namespace {
+
+[[noreturn]] void fail(const std::string& path, const std::string& what) {
+  throw InputError("FANN data file '" + path + "': " + what);
+}
+
+bool is_space(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }
+
+// Walks the whitespace-separated tokens of a text, counting lines as it goes.
+class Tokens {
+ public:
+  explicit Tokens(std::string_view text) : text_(text) {}
+
+  // The next token, or an empty view at the end; line() is then the token's line (1-based).
+  std::string_view next() {
+    while (pos_ < text_.size() && is_space(text_[pos_])) {
+      if (text_[pos_] == '\n') ++line_;
+      ++pos_;
+    }
+    const std::size_t start = pos_;
+    while (pos_ < text_.size() && !is_space(text_[pos_])) ++pos_;
+    return text_.substr(start, pos_ - start);
+  }
+  int line() const { return line_; }
+
+ private:
+  std::string_view text_;
+  std::size_t pos_ = 0;
+  int line_ = 1;
+};
+
+std::string read_text(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) fail(path, "cannot open: it is a directory");
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    fail(path, std::filesystem::exists(path, ec) ? "cannot open: the file is not readable"
+                                                 : "cannot open: no such file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) fail(path, "read error");
+  return std::move(text).str();
+}
+
+// A header count: digits only, so "-1", "2.5" and "1e3" are rejected rather than truncated.
+bool parse_count(std::string_view token, std::uint64_t& value) {
+  if (token.empty() || !std::isdigit(static_cast<unsigned char>(token.front()))) return false;
+  const auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), value);
+  return ec == std::errc() && end == token.data() + token.size();
+}
+
+// Parses a whole token as a number, accepting a leading '+' (which from_chars does not). Parsed
+// as double then rounded once to float, so that e.g. "0.1" gives the float nearest 0.1.
+bool parse_number(std::string_view token, double& value) {
+  if (token.size() > 1 && token.front() == '+' && token[1] != '-' && token[1] != '+')
+    token.remove_prefix(1);
+  const auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), value);
+  if (ec == std::errc::invalid_argument || end != token.data() + token.size()) return false;
+  // from_chars leaves value alone when out of range; strtod gives +-HUGE_VAL (rejected later as
+  // not finite) for overflow and 0 or a denormal for underflow, which is what the text means.
+  if (ec == std::errc::result_out_of_range)
+    value = std::strtod(std::string(token).c_str(), nullptr);
+  return true;
+}
+
+// Reads the header, which must be the first line and hold exactly three counts.
+void read_header(const std::string& path, std::string_view text, std::uint64_t counts[3]) {
+  const std::string_view first = text.substr(0, text.find('\n'));
+  Tokens header(first);
+  const char* usage =
+      "the header (line 1) must be three non-negative integers "
+      "\"num_patterns num_inputs num_outputs\"";
+  for (int i = 0; i < 3; ++i) {
+    const std::string_view t = header.next();
+    if (t.empty()) fail(path, std::string(usage) + ", but it has only " + std::to_string(i));
+    if (!parse_count(t, counts[i]))
+      fail(path, std::string(usage) + ", but holds '" + std::string(t) + "'");
+  }
+  if (const std::string_view extra = header.next(); !extra.empty())
+    fail(path, std::string(usage) + ", but holds more: '" + std::string(extra) + "'");
+  if (counts[0] == 0 || counts[1] == 0 || counts[2] == 0)
+    fail(path, "the header says " + std::to_string(counts[0]) + " patterns of " +
+                   std::to_string(counts[1]) + " inputs and " + std::to_string(counts[2]) +
+                   " outputs; none may be zero");
+  constexpr auto max_index = static_cast<std::uint64_t>(std::numeric_limits<int>::max());
+  if (counts[0] > max_index || counts[1] > max_index || counts[2] > max_index)
+    fail(path, "the header's counts are too large");
+}
+
+}  // namespace
+
+Dataset read_fann(const std::string& path) {
+  const std::string text = read_text(path);
+  std::uint64_t counts[3];
+  read_header(path, text, counts);
+  const std::uint64_t n = counts[0], n_in = counts[1], n_out = counts[2];
+  // Each count is below 2^31, so the product fits in 64 bits.
+  const std::uint64_t promised = n * (n_in + n_out);
+  const std::string_view body =
+      std::string_view(text).substr(std::min(text.find('\n'), text.size()));
+
+  // Counting first decides the size fault before anything is allocated (a header promising
+  // billions of numbers must not allocate gigabytes only to find ten).
+  Tokens counter(body);
+  std::uint64_t held = 0;
+  while (!counter.next().empty()) ++held;
+  if (held != promised)
+    fail(path, "the header says " + std::to_string(n) + " patterns x (" + std::to_string(n_in) +
+                   " inputs + " + std::to_string(n_out) +
+                   " outputs) = " + std::to_string(promised) + " numbers, but the file holds " +
+                   (held < promised ? "only " : "") + std::to_string(held) +
+                   (held < promised ? "" : " (more than promised)"));
+
+  Dataset d;
+  d.inputs.resize(static_cast<Eigen::Index>(n_in), static_cast<Eigen::Index>(n));
+  d.targets.resize(static_cast<Eigen::Index>(n_out), static_cast<Eigen::Index>(n));
+  // The body starts with the header's newline, so its line numbers are the file's.
+  Tokens tokens(body);
+  auto bad_token = [&](std::string_view t, int line, const char* what) {
+    fail(path, "line " + std::to_string(line) + ": '" + std::string(t) + "' " + what);
+  };
+  for (Eigen::Index p = 0; p < static_cast<Eigen::Index>(n); ++p) {
+    for (std::uint64_t k = 0; k < n_in + n_out; ++k) {
+      const std::string_view t = tokens.next();
+      double v = 0;
+      if (!parse_number(t, v)) bad_token(t, tokens.line(), "is not a number");
+      const auto f = static_cast<float>(v);
+      if (!std::isfinite(f)) bad_token(t, tokens.line(), "is not a finite single-precision number");
+      if (k < n_in)
+        d.inputs(static_cast<Eigen::Index>(k), p) = f;
+      else
+        d.targets(static_cast<Eigen::Index>(k - n_in), p) = f;
+    }
+  }
+  return d;
+}
+
+void write_fann(const std::string& path, const Dataset& d) {
+  if (d.inputs.cols() != d.targets.cols())
+    throw std::invalid_argument("write_fann: inputs and targets differ in their pattern count");
+  if (d.empty() || d.n_inputs() == 0 || d.n_outputs() == 0)
+    fail(path, "cannot write a set with no patterns, inputs or outputs (it could not be read)");
+  if (!d.inputs.allFinite() || !d.targets.allFinite())
+    fail(path, "cannot write a set holding a non-finite value (it could not be read)");
+
+  const std::string tmp = path + ".tmp";
+  std::FILE* f = std::fopen(tmp.c_str(), "w");
+  if (!f) fail(path, "cannot open '" + tmp + "' for writing");
+  bool ok = std::fprintf(f, "%zu %d %d\n", d.size(), d.n_inputs(), d.n_outputs()) > 0;
+  auto write_column = [&](const DataMatrix& m, Eigen::Index p) {
+    for (Eigen::Index i = 0; i < m.rows() && ok; ++i)
+      ok = std::fprintf(f, i + 1 < m.rows() ? "%.9g " : "%.9g\n", static_cast<double>(m(i, p))) > 0;
+  };
+  for (Eigen::Index p = 0; p < d.inputs.cols() && ok; ++p) {
+    write_column(d.inputs, p);
+    write_column(d.targets, p);
+  }
+  ok = (std::fclose(f) == 0) && ok;
+  std::error_code ec;
+  if (ok) std::filesystem::rename(tmp, path, ec);
+  if (!ok || ec) {
+    std::filesystem::remove(tmp, ec);
+    fail(path, "cannot write (disk full or no permission?)");
+  }
+}
+
+}  // namespace wulf

@@ -1,0 +1,25 @@
+// FANN's plain-text data format, as read by fann_read_train_from_file: a header line
+// "num_patterns num_inputs num_outputs", then for each pattern its inputs and its outputs
+// (FANN puts them on two lines; any whitespace separates numbers here).
+#pragma once
+
+#include "util/errors.hpp"
+#include "data/dataset.hpp"
+
+#include <string>
+
+namespace wulf {
+
+// Labels are left empty: the format does not say whether a set is a classifier. Throws
+// InputError naming the file for: a file that cannot be opened; a header that is not three
+// non-negative integers; a zero count; a token that is not a finite float (with its line);
+// more or fewer numbers than the header promises.
+Dataset read_fann(const std::string& path);
+
+// Writes inputs on one line and outputs on the next with %.9g, which round-trips any float.
+// The file appears whole or not at all (written to path + ".tmp", then renamed). Throws
+// InputError if the file cannot be written or the set could not be read back (no patterns,
+// inputs or outputs, or a non-finite value).
+void write_fann(const std::string& path, const Dataset& d);
+
+}  // namespace wulf

@@ -1,0 +1,101 @@
+// The problems of the seed papers, and any data set in FANN's text format.
+//
+//   function        seed 000: f(x,y) on [0,1]^2, 1 024 train + 128 test, noise in [-0.05,0.05]
+//   encoder[:N]     seed 000: the N unit vectors, net N-log2(N)-N (N = 256)
+//   parity[:K]      seed 001: all 2^K patterns of K bits, target = odd parity (K = 8)
+//   digits[:RxC]    MNIST, 60 000 + 10 000; 28x28 is seed 000's 784-64-64-10, 20x20 seed
+//                   003's 400-25-10, other sizes (56x58 = 3 248, 112x112 = 12 544 pixels)
+//                   seed 004's softmax classifier
+//   chars[:C]       generated 20x20 character-like glyphs of C classes (seed 002's shape)
+//   fann:PATH       a FANN data file (test set from --test-data)
+#pragma once
+
+#include "util/errors.hpp"
+#include "nn/activation.hpp"
+#include "data/dataset.hpp"
+#include "util/random.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace wulf {
+
+enum class Learning { pattern, block, epoch };
+std::string_view to_string(Learning l);
+Learning parse_learning(std::string_view name);  // throws InputError
+
+// How momentum scales the step (trainer.hpp has the two formulas).
+enum class MomentumRule { classic, damped };
+std::string_view to_string(MomentumRule r);
+MomentumRule parse_momentum_rule(std::string_view name);  // throws InputError
+
+// What a block's update is made of (trainer.hpp): the mean of its patterns' updates, so
+// that eta is the step of the whole block, or their sum, so that eta is every pattern's
+// step at any block size. Seeds 000 and 001 ("accumulated", "a running total") fit both;
+// trainer.hpp says why every problem defaults to mean.
+enum class BlockStep { sum, mean };
+std::string_view to_string(BlockStep s);
+BlockStep parse_block_step(std::string_view name);  // throws InputError
+
+// What a problem trains with unless the user says otherwise, with the seed that chose it.
+struct ProblemDefaults {
+  std::vector<int> hidden;
+  Activation hidden_activation = Activation::sigmoid;
+  Activation output_activation = Activation::sigmoid;
+  Loss loss = Loss::mse;
+  double eta = 0.1;
+  double alpha = 0.0;
+  Learning learning = Learning::block;
+  MomentumRule momentum = MomentumRule::classic;
+  std::size_t block = 1;
+  int iterations = 100;
+  std::string source;  // "seed 000, section IV" ...
+  double init_range = 0;  // initial weights in [-r, r]; 0: 1/sqrt(fan-in) per layer
+  BlockStep block_step = BlockStep::mean;
+};
+
+struct Problem {
+  std::string name;  // canonical, with its parameter: "digits:20x20", "encoder:256"
+  std::string description;
+  Dataset train;
+  Dataset test;  // may be empty (encoder, parity): then the training set is the check set
+  ProblemDefaults defaults;
+  // The whole problem's sizes, also when train and test hold one rank's share or nothing.
+  std::size_t train_total = 0;
+  std::size_t test_total = 0;
+  int inputs = 0;
+  int outputs = 0;
+  bool classifier = false;
+};
+
+struct ProblemOptions {
+  std::uint64_t seed = 1;
+  std::string mnist_dir;     // folder of the four MNIST IDX files
+  std::string test_data;     // fann: test set file (optional)
+  std::size_t train_size = 0;  // keep only the first N training patterns (0: all)
+  std::size_t test_size = 0;   // keep only the first N test patterns (0: all)
+  // Keep only rank's share (partition.hpp) of both sets, as a rank of a parallel run does.
+  int rank = 0;
+  int ranks = 1;
+  bool whole_train = false;  // all ranks keep the whole training set (only the test set is shared out)
+  // Only the sizes are wanted (--numerics off): large data is neither read nor made.
+  bool shape_only = false;
+};
+
+// Throws InputError for an unknown name, a bad parameter or unreadable data.
+Problem make_problem(std::string_view spec, const ProblemOptions& options);
+
+// The generators, also used directly by tests.
+Dataset make_function_set(std::size_t n, double noise, Rng& rng);
+Dataset make_encoder_set(int n);
+Dataset make_parity_set(int bits);
+// seed 000's target function f(x, y), in [0, 1] on [0, 1]^2.
+double seed000_function(double x, double y);
+
+// One line per problem for --help.
+std::string problems_help();
+
+}  // namespace wulf

@@ -1,0 +1,134 @@
+// Starting ranks under mpirun or smpirun, from the wulf command: finding wulf's own
+// programs, reading a platform's hosts through SimGrid, writing the hostfile, and learning
+// how the ranks ended.
+#pragma once
+
+#include "util/errors.hpp"
+#include "util/json.hpp"
+
+#include <string>
+#include <vector>
+
+namespace wulf {
+
+// A program built beside wulf (or in the build tree): wulf-rank-real, wulf-rank-sim,
+// wulf-platform. Throws InputError if it is not built.
+std::string wulf_program(const std::string& name);
+
+struct PlatformHost {
+  std::string name;
+  int cores = 0;
+  double speed = 0;  // flop/s
+  // Host properties for --reduce four-stage: wulf:group (empty: outside the groups),
+  // wulf:node (its index in the group, -1: unknown) and wulf:nics (0: unknown).
+  std::string group;
+  int node = -1;
+  int nics = 0;
+};
+
+// The hosts of a platform as SimGrid loads it (through wulf-platform). Throws InputError
+// naming the file for a missing file, one SimGrid cannot load, or, when ranks > 0, two of
+// the hosts the first `ranks` ranks run on with no route between them. ranks_per_host > 0
+// puts at most that many ranks on a host (each host's cores are capped to it), so that np
+// ranks spread over np hosts with 1 instead of filling the first host's cores.
+std::vector<PlatformHost> platform_hosts(const std::string& file, long long ranks = 0, long long ranks_per_host = 0);
+// The four-stage reduce's layout (ReduceLayout's explicit form) of np ranks filling hosts
+// in order, each host's cores: one node per host, its group and node index from the host
+// properties, the fan-in the fewest NICs of a grouped host. Empty when no host used has a
+// group: then the reduce is the library's.
+std::string reduce_layout_of(const std::vector<PlatformHost>& hosts, int np);
+// The machine's cost in USD from the platform's wulf:cost-usd zone property (the first zone
+// that has it, outermost first), 0 where no zone has it; a value that is not a positive
+// number is an InputError naming the file.
+double platform_cost_usd(const std::string& file);
+// Everything `wulf-platform info` says of the platform (hosts, links, zones, routes).
+Json platform_info(const std::string& file);
+
+// The what-if of a platform with more hosts: its one homogeneous cluster rewritten with
+// `hosts` hosts in a file in /tmp, removed with the object. Throws InputError naming the
+// file when the platform is not such a cluster.
+class GrownPlatform {
+ public:
+  GrownPlatform(const std::string& file, long long hosts);
+  ~GrownPlatform();
+  GrownPlatform(const GrownPlatform&) = delete;
+  GrownPlatform& operator=(const GrownPlatform&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// A hostfile in /tmp with one "name:cores" line per host, removed with the object.
+class Hostfile {
+ public:
+  explicit Hostfile(const std::vector<PlatformHost>& hosts);
+  ~Hostfile();
+  Hostfile(const Hostfile&) = delete;
+  Hostfile& operator=(const Hostfile&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// smpirun's arguments for np ranks of program on a platform: only wulf charges compute
+// and reading the clock costs nothing; extra_cfg are further --cfg=... settings.
+std::vector<std::string> smpirun_command(const std::string& platform, const Hostfile& hosts, int np,
+                                         const std::vector<std::string>& extra_cfg, const std::string& program);
+
+// The collective algorithms a run asks for: "default" leaves the MPI's own choice.
+struct Collectives {
+  std::string allreduce = "default";  // default, rdb (recursive doubling), redbcast
+  std::string reduce = "default";     // default, binomial
+  std::string bcast = "default";      // default, binomial
+};
+
+// A folder of one mpirun's own for Open MPI's session directory, removed with the object.
+// Open MPI 4.1 puts every mpirun's session under /tmp/ompi.<host>.<uid>, and two mpiruns
+// that start at the same moment can both try to create it; the loser fails in orte_init
+// ("mkdir ... File exists"). With a folder each, concurrent runs (ctest -j, two users'
+// studies) never meet there.
+class MpiSessionDir {
+ public:
+  MpiSessionDir();
+  ~MpiSessionDir();
+  MpiSessionDir(const MpiSessionDir&) = delete;
+  MpiSessionDir& operator=(const MpiSessionDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// mpirun's arguments for np ranks of program on this machine: as root with Open MPI's
+// consent, oversubscribed ("on", or "auto" when np exceeds the cores), with Open MPI's
+// tuned collectives set to the algorithms asked for, its session directory in session.
+std::vector<std::string> mpirun_command(int np, const std::string& oversubscribe, const Collectives& collectives,
+                                        const std::string& program, const MpiSessionDir& session);
+
+struct RanksOutcome {
+  int code = 0;          // the exit code of the whole run (2 input, 3 diverged, ...)
+  std::string failure;   // "rank 3: error: ..." of the first rank that failed, or empty
+  std::string output;    // the ranks' standard output, when captured
+};
+
+// Runs cmd (mpirun or smpirun and the rank program) and waits; the ranks write how they
+// ended to a status file (report_rank_status), so an aborted simulation (smpirun exits 0)
+// or a rank killed from outside (no status) is told apart from success.
+RanksOutcome run_ranks(const std::vector<std::string>& cmd, bool simulation, bool capture_output);
+
+// `wulf ARGS --out path` run as a program of its own (wulf's commands that start training
+// runs: validate, recommend), its output and its ranks' output captured.
+struct WulfRun {
+  int code = 0;         // wulf's exit code (2 input, 3 diverged, ...)
+  std::string out, err; // what it printed
+  std::string command;  // "wulf ARGS" (without --out), for messages
+};
+WulfRun run_wulf_for_record(std::vector<std::string> args, const std::string& path);
+
+// Inside a rank: one line "code rank message" into the front end's status file
+// (WULF_STATUS_FILE), from rank 0 when it finishes and from any rank that fails.
+void report_rank_status(int code, int rank, const std::string& message);
+
+}  // namespace wulf

@@ -1,0 +1,204 @@
+#include "nn/mlp.hpp"
+#include "util/errors.hpp"
+
+#include "data/dataset.hpp"
+
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+namespace wulf {
+
+std::size_t NetSpec::parameter_count() const {
+  std::size_t w = 0;
+  for (int l = 1; l <= n_layers(); ++l)
+    w += static_cast<std::size_t>(sizes[l]) * static_cast<std::size_t>(sizes[l - 1]) +
+         (bias ? static_cast<std::size_t>(sizes[l]) : 0);
+  return w;
+}
+
+std::string NetSpec::describe() const {
+  std::ostringstream s;
+  for (std::size_t i = 0; i < sizes.size(); ++i) s << (i ? "-" : "") << sizes[i];
+  s << ' ';
+  for (std::size_t i = 0; i < activations.size(); ++i) s << (i ? "/" : "") << to_string(activations[i]);
+  s << ' ' << to_string(loss) << (bias ? " bias" : " no-bias");
+  return s.str();
+}
+
+void NetSpec::validate() const {
+  if (sizes.size() < 2) throw InputError("network: needs at least an input and an output layer");
+  for (std::size_t i = 0; i < sizes.size(); ++i)
+    if (sizes[i] <= 0)
+      throw InputError("network: layer " + std::to_string(i) + " has " + std::to_string(sizes[i]) +
+                       " units; every layer needs at least one");
+  if (activations.size() != sizes.size() - 1)
+    throw InputError("network: " + std::to_string(activations.size()) + " activations for " +
+                     std::to_string(sizes.size() - 1) + " layers");
+  for (std::size_t i = 0; i + 1 < activations.size(); ++i)
+    if (activations[i] == Activation::softmax)
+      throw InputError("--activation: softmax is only available on the output layer");
+  if (loss == Loss::cross_entropy && activations.back() != Activation::softmax &&
+      activations.back() != Activation::sigmoid)
+    throw InputError("--loss ce needs a softmax or sigmoid output layer, not " +
+                     std::string(to_string(activations.back())));
+}
+
+namespace {
+
+// A = f(Z), in place. Softmax works per column (one pattern) and subtracts the column's
+// maximum first so that exp never overflows.
+template <class M>
+void activate(Activation a, M& z) {
+  using T = typename M::Scalar;
+  switch (a) {
+    case Activation::sigmoid: z = (T(1) + (-z.array()).exp()).inverse().matrix(); break;
+    case Activation::tanh: z = z.array().tanh().matrix(); break;
+    case Activation::linear: break;
+    case Activation::softmax:
+      z.rowwise() -= z.colwise().maxCoeff();
+      z = z.array().exp().matrix();
+      z.array().rowwise() /= z.colwise().sum().array();
+      break;
+  }
+}
+
+// dZ = dA * f'(Z), written with A = f(Z) so that Z need not be kept:
+// sigmoid' = a (1 - a), tanh' = 1 - a^2, and for softmax the Jacobian-vector product
+// dz_j = a_j (da_j - sum_k da_k a_k).
+// da may be an unevaluated expression (the output layer passes y - t, so the error is never
+// stored: one pass over the largest matrix instead of two) and dz may be da itself (hidden
+// layers work in place): every case reads da(i, j) only to write dz(i, j), and softmax
+// takes its column sums before it writes.
+template <class DA, class M>
+void activation_backward(Activation f, const M& a, const DA& da, M& dz) {
+  using T = typename M::Scalar;
+  switch (f) {
+    case Activation::sigmoid: dz = (da.array() * a.array() * (T(1) - a.array())).matrix(); break;
+    case Activation::tanh: dz = (da.array() * (T(1) - a.array().square())).matrix(); break;
+    case Activation::linear: dz = da; break;
+    case Activation::softmax: {
+      const auto s = (da.array() * a.array()).colwise().sum().eval();  // (1, B)
+      dz = (a.array() * (da.array().rowwise() - s)).matrix();
+      break;
+    }
+  }
+}
+
+}  // namespace
+
+template <class T>
+Mlp<T>::Mlp(NetSpec spec, T* storage) : spec_(std::move(spec)) {
+  spec_.validate();
+  Eigen::Index off = 0;
+  for (int l = 1; l <= spec_.n_layers(); ++l) {
+    offsets_.push_back(off);
+    off += rows(l) * cols(l) + (spec_.bias ? rows(l) : 0);
+  }
+  count_ = static_cast<std::size_t>(off);
+  if (!storage) {
+    owned_ = Vector::Zero(2 * off);
+    storage = owned_.data();
+  }
+  params_ = storage;
+  grads_ = storage + off;
+  acts_.resize(static_cast<std::size_t>(spec_.n_layers()));
+  deltas_.resize(static_cast<std::size_t>(spec_.n_layers()));
+}
+
+template <class T>
+Mlp<T>::Mlp(NetSpec spec) : Mlp(std::move(spec), nullptr) {}
+
+template <class T>
+void Mlp<T>::init_uniform(double range, Rng& rng) {
+  for (int l = 1; l <= spec_.n_layers(); ++l) {
+    const double r = range > 0 ? range : 1.0 / std::sqrt(static_cast<double>(cols(l)));
+    auto w = weights(l);
+    for (Eigen::Index j = 0; j < w.cols(); ++j)
+      for (Eigen::Index i = 0; i < w.rows(); ++i) w(i, j) = static_cast<T>(rng.uniform(-r, r));
+    auto b = biases(l);
+    for (Eigen::Index i = 0; i < b.size(); ++i) b(i) = static_cast<T>(rng.uniform(-r, r));
+  }
+}
+
+template <class T>
+const typename Mlp<T>::Matrix& Mlp<T>::forward(const Matrix& x) {
+  input_ = &x;
+  const Eigen::Index block = x.cols();
+  for (int l = 1; l <= spec_.n_layers(); ++l) {
+    const Matrix& a_prev = l == 1 ? x : acts_[l - 2];
+    Matrix& z = acts_[l - 1];  // (n_l, B): Z_l, then A_l in place
+    z.resize(rows(l), block);
+    // One pattern is a matrix-vector product; Eigen only picks its GEMV kernel when the
+    // operand is a vector at compile time, so learning by pattern takes this path.
+    if (block == 1)
+      z.col(0).noalias() = weights(l) * a_prev.col(0);
+    else
+      z.noalias() = weights(l) * a_prev;
+    if (spec_.bias) z.colwise() += biases(l);
+    activate(spec_.activations[l - 1], z);
+  }
+  return acts_.back();
+}
+
+template <class T>
+T Mlp<T>::loss_sum(Loss loss, Activation output, const Matrix& y, const Matrix& t) {
+  if (loss == Loss::mse) return T(0.5) * (y - t).squaredNorm();
+  // log of outputs clamped away from 0: a saturated unit costs -log(min normal), finite.
+  const T tiny = std::numeric_limits<T>::min();
+  if (output == Activation::softmax) return -(t.array() * y.array().max(tiny).log()).sum();
+  return -(t.array() * y.array().max(tiny).log() +
+           (T(1) - t.array()) * (T(1) - y.array()).max(tiny).log())
+              .sum();
+}
+
+template <class T>
+T Mlp<T>::backward(const Matrix& targets, bool accumulate) {
+  const int n = spec_.n_layers();
+  const Matrix& y = acts_.back();
+  const Activation out = spec_.activations.back();
+  Matrix& d_out = deltas_.back();
+  // With a softmax or sigmoid output the cross-entropy's dE/dZ collapses to y - t.
+  if (spec_.loss == Loss::cross_entropy)
+    d_out = y - targets;
+  else
+    activation_backward(out, y, y - targets, d_out);
+
+  for (int l = n; l >= 1; --l) {
+    const Matrix& a_prev = l == 1 ? *input_ : acts_[l - 2];
+    const Matrix& delta = deltas_[l - 1];  // (n_l, B)
+    auto dw = dweights(l);                 // (n_l, n_{l-1}) += delta a_prev^T
+    if (accumulate) {
+      if (delta.cols() == 1)
+        dw.noalias() += delta.col(0) * a_prev.col(0).transpose();
+      else
+        dw.noalias() += delta * a_prev.transpose();
+      if (spec_.bias) dbiases(l) += delta.rowwise().sum();
+    } else {
+      if (delta.cols() == 1)
+        dw.noalias() = delta.col(0) * a_prev.col(0).transpose();
+      else
+        dw.noalias() = delta * a_prev.transpose();
+      if (spec_.bias) dbiases(l) = delta.rowwise().sum();
+    }
+    if (l > 1) {
+      // dE/dA_{l-1} = W_l^T delta goes straight into delta_{l-1}, which then becomes
+      // dE/dZ_{l-1} in place. Each delta keeps its shape from block to block, so nothing
+      // is allocated here (one scratch matrix shared by layers of different heights was
+      // reallocated, and its pages faulted in afresh, twice per block).
+      Matrix& d_prev = deltas_[l - 2];
+      d_prev.resize(rows(l - 1), delta.cols());
+      if (delta.cols() == 1)
+        d_prev.col(0).noalias() = weights(l).transpose() * delta.col(0);
+      else
+        d_prev.noalias() = weights(l).transpose() * delta;
+      activation_backward(spec_.activations[l - 2], acts_[l - 2], d_prev, d_prev);
+    }
+  }
+  return loss_sum(spec_.loss, out, y, targets);
+}
+
+template class Mlp<float>;
+template class Mlp<double>;
+
+}  // namespace wulf

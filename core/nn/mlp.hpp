@@ -1,0 +1,109 @@
+// A fully connected feed-forward net of any depth, trained a block of patterns at a time.
+//
+// Every parameter lives in ONE contiguous buffer and every gradient in another, laid out
+// layer by layer as [W_1 | b_1 | W_2 | b_2 | ...] with W_l column-major (n_l, n_{l-1}), so
+// a data-parallel engine sums gradients or averages weights with one collective over one
+// span. Forward and backward of a block are matrix-matrix products (seed 002's
+// formulation): patterns are columns, so layer l computes Z_l = W_l A_{l-1} + b_l 1^T.
+#pragma once
+
+#include "util/errors.hpp"
+#include "nn/activation.hpp"
+#include "util/random.hpp"
+
+#include <Eigen/Core>
+
+#include <algorithm>
+
+#include <cstddef>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace wulf {
+
+struct NetSpec {
+  std::vector<int> sizes;               // n_0 (inputs), n_1, ..., n_L (outputs)
+  std::vector<Activation> activations;  // of layers 1..L
+  Loss loss = Loss::mse;
+  bool bias = true;
+
+  int n_layers() const { return static_cast<int>(sizes.size()) - 1; }
+  // Weights and biases of all layers: sum of n_l * n_{l-1} (+ n_l with bias).
+  std::size_t parameter_count() const;
+  // "784-64-64-10 sigmoid/sigmoid/sigmoid mse bias" for people.
+  std::string describe() const;
+  // Throws InputError for empty or non-positive layers, a softmax hidden layer, or
+  // cross-entropy on an output that is not softmax or sigmoid.
+  void validate() const;
+};
+
+template <class T>
+class Mlp {
+ public:
+  using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic>;
+  using Vector = Eigen::Matrix<T, Eigen::Dynamic, 1>;
+  using MatrixMap = Eigen::Map<Matrix>;
+  using ConstMatrixMap = Eigen::Map<const Matrix>;
+  using VectorMap = Eigen::Map<Vector>;
+
+  explicit Mlp(NetSpec spec);
+  // Parameters and gradients in storage the caller owns, 2 * spec.parameter_count()
+  // values: parameters first. Used to put them in memory that simulated ranks share.
+  Mlp(NetSpec spec, T* storage);
+  Mlp(const Mlp&) = delete;
+  Mlp& operator=(const Mlp&) = delete;
+
+  const NetSpec& spec() const { return spec_; }
+  std::size_t parameter_count() const { return count_; }
+
+  std::span<T> parameters() { return {params_, count_}; }
+  std::span<const T> parameters() const { return {params_, count_}; }
+  std::span<T> gradients() { return {grads_, count_}; }
+  std::span<const T> gradients() const { return {grads_, count_}; }
+
+  // Views of layer l = 1..L: weights (n_l, n_{l-1}), biases (n_l) (empty without bias).
+  MatrixMap weights(int l) { return {params_ + w_offset(l), rows(l), cols(l)}; }
+  ConstMatrixMap weights(int l) const { return {params_ + w_offset(l), rows(l), cols(l)}; }
+  VectorMap biases(int l) { return {params_ + b_offset(l), spec_.bias ? rows(l) : 0}; }
+  MatrixMap dweights(int l) { return {grads_ + w_offset(l), rows(l), cols(l)}; }
+  VectorMap dbiases(int l) { return {grads_ + b_offset(l), spec_.bias ? rows(l) : 0}; }
+
+  // Uniform weights in [-range, range]; range <= 0 takes 1/sqrt(n_{l-1}) per layer.
+  void init_uniform(double range, Rng& rng);
+  void zero_gradients() { std::fill(grads_, grads_ + count_, T(0)); }
+
+  // x is (n_0, B). Returns the outputs (n_L, B); they and x must stay alive until the
+  // backward() of the same block.
+  const Matrix& forward(const Matrix& x);
+  // The outputs of the last forward().
+  const Matrix& outputs() const { return acts_.back(); }
+  // Adds dE/dw of the last forward block to the gradients (+=), or with accumulate false
+  // writes it over them (no zeroing pass needed), and returns E summed over the block:
+  // E = 1/2 sum (y - t)^2 for mse, -sum t log y (softmax) or
+  // -sum [t log y + (1 - t) log(1 - y)] (sigmoid) for cross-entropy.
+  T backward(const Matrix& targets, bool accumulate = true);
+  // E of outputs y against targets t, summed over the block, as backward() counts it.
+  static T loss_sum(Loss loss, Activation output, const Matrix& y, const Matrix& t);
+
+ private:
+  Eigen::Index rows(int l) const { return spec_.sizes[l]; }
+  Eigen::Index cols(int l) const { return spec_.sizes[l - 1]; }
+  Eigen::Index w_offset(int l) const { return offsets_[l - 1]; }
+  Eigen::Index b_offset(int l) const { return offsets_[l - 1] + rows(l) * cols(l); }
+
+  NetSpec spec_;
+  std::vector<Eigen::Index> offsets_;  // start of layer l's block in the buffers, l = 1..L
+  std::size_t count_ = 0;
+  Vector owned_;                       // the storage, unless the caller gave its own
+  T* params_ = nullptr;                // count_ parameters
+  T* grads_ = nullptr;                 // count_ gradients
+  const Matrix* input_ = nullptr;  // A_0 of the last forward block
+  std::vector<Matrix> acts_;       // A_l = f_l(Z_l), l = 1..L, each (n_l, B)
+  std::vector<Matrix> deltas_;     // dE/dZ_l, l = 1..L, each (n_l, B)
+};
+
+extern template class Mlp<float>;
+extern template class Mlp<double>;
+
+}  // namespace wulf

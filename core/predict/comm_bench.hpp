@@ -1,0 +1,50 @@
+// The platform benchmark's measurements, run by every rank of a parallel job
+// (`wulf-rank-sim bench ...`, started by `wulf platform bench`): a ping-pong between ranks
+// 0 and 1, and collective calls, timed with the engine's clock. Under mpirun also the batch
+// gradient and its reduce (`wulf-rank-real bench --what gradient`, gradient_bench.hpp).
+#pragma once
+
+#include "util/errors.hpp"
+#include "comm/comm.hpp"
+#include "comm/compute.hpp"
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace wulf {
+
+struct CommBenchConfig {
+  std::string what;                  // "pingpong", a collective (allreduce, reduce, allgather) or "gradient"
+  std::vector<std::size_t> sizes;    // pingpong: bytes; collectives: elements; gradient: patterns in all
+  bool doubles = true;               // collectives: element type (8 or 4 bytes)
+  int repeat = 3;
+  double bw_scale = 1.0;   // what-if: links' bandwidth and latency times these
+  double lat_scale = 1.0;
+  std::string reduce = "default";  // wulf-binomial or four-stage: wulf's own reduce
+  std::string reduce_layout;       // four-stage: ReduceLayout's text (empty: none)
+  bool check = false;              // reduce: check the sum exactly instead of timing
+  int root = 0;                    // reduce: the root of the check
+  std::string net = "jocr";  // gradient: jocr or digits
+  int sgemm_n = 1024;        // gradient: the n x n SGEMM it is compared with
+};
+
+// Parses the rank program's bench arguments: --what W --sizes a,b,c [--float] [--repeat r]
+// [--net jocr|digits] [--sgemm n]. Throws InputError.
+CommBenchConfig parse_comm_bench(const std::vector<std::string>& args);
+
+// Runs the measurements on comm's ranks; rank 0 prints one JSON object per size to out:
+// {"what": ..., "np": p, "size": s, "bytes": b, "time_s": t}. For a collective, t is the
+// mean over the repeats of the time from a barrier to the last rank's return.
+// compute charges the platform's fixed cost of each collective call (charge_collective).
+// With check, a reduce of whole numbers ((rank + 1) * (i % 13 + 1), exact in float) to
+// root is compared with its sum; rank 0 prints {"check": "reduce", ..., "ok": true|false}
+// and the call throws when a value differs.
+// With a four-stage reducer (the comm's own), reduce rows also carry "stages_s": the time
+// at which the last rank ended each of the four stages.
+class PointToPointReduce;
+void run_comm_bench(const CommBenchConfig& config, Comm& comm, Compute& compute, std::ostream& out,
+                    const PointToPointReduce* reducer = nullptr);
+// --what gradient runs run_gradient_bench instead (its own JSON fields).
+
+}  // namespace wulf

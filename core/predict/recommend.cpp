@@ -1,0 +1,244 @@
+#include "predict/recommend.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <numeric>
+
+namespace wulf {
+
+namespace {
+
+// The check error of one history entry (null where it was not measured).
+double check_error(const Json& entry, bool has_test) {
+  const Json* e = entry.find(has_test ? "test_error" : "train_error");
+  return e && e->is_number() ? e->number() : std::numeric_limits<double>::quiet_NaN();
+}
+
+// Faster first; at equal times fewer processors, then the earlier candidate.
+bool sooner(const Candidate& a, double ta, const Candidate& b, double tb) {
+  if (ta != tb) return ta < tb;
+  return a.p < b.p;
+}
+
+long fastest(const std::vector<Candidate>& candidates, bool sequential_only) {
+  long best = -1;
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    const Candidate& c = candidates[i];
+    if (!c.confirmed || !c.confirmed->reached || (sequential_only && !c.sequential())) continue;
+    if (best < 0 || sooner(c, c.confirmed->time_s, candidates[static_cast<std::size_t>(best)],
+                           candidates[static_cast<std::size_t>(best)].confirmed->time_s))
+      best = static_cast<long>(i);
+  }
+  return best;
+}
+
+}  // namespace
+
+RunOutcome outcome_of_record(const Json& record) {
+  RunOutcome o;
+  const Json& fin = record.at("final");
+  o.status = fin.at("status").string();
+  o.reached = o.status == "target_reached";
+  if (const Json* it = fin.find("iterations"); it && it->is_number()) o.iterations = static_cast<int>(it->number());
+  if (const Json* t = fin.find("time_s"); t && t->is_number()) o.time_s = t->number();
+  const bool has_test = record.at("config").at("test_patterns").number() > 0;
+  for (const Json& entry : record.at("history").array_items()) {
+    const int iteration = static_cast<int>(entry.at("iteration").number());
+    const double e = check_error(entry, has_test);
+    if (iteration == 0 || !std::isfinite(e)) continue;
+    o.final_error = e;
+    if (!(e >= o.best_error)) o.best_error = e, o.best_iteration = iteration;
+  }
+  return o;
+}
+
+std::string_view to_string(ConvergenceBasis b) {
+  switch (b) {
+    case ConvergenceBasis::exact:
+      return "exact: the sequential run";
+    case ConvergenceBasis::same:
+      return "the sequential run's updates (blocks drawn per rank)";
+    case ConvergenceBasis::assumed:
+      return "assumed from the sequential run (this strategy's arithmetic changes with p)";
+  }
+  return "?";
+}
+
+std::string Candidate::label() const {
+  if (sequential()) return "sequential";
+  std::string s(to_string(strategy));
+  if (strategy == Strategy::average) s += " a=" + (interval ? std::to_string(interval) : std::string("b"));
+  return s;
+}
+
+std::vector<LearningPoint> learning_points(const SearchSpace& space) {
+  std::vector<LearningPoint> points;
+  for (std::size_t b : space.blocks)
+    for (double eta : space.etas)
+      for (double alpha : space.alphas) {
+        const bool seen = std::any_of(points.begin(), points.end(), [&](const LearningPoint& q) {
+          return q.b == b && q.eta == eta && q.alpha == alpha;
+        });
+        if (!seen) points.push_back({b, eta, alpha});
+      }
+  return points;
+}
+
+std::vector<Candidate> make_candidates(const SearchSpace& space, const std::vector<LearningPoint>& points) {
+  std::vector<Candidate> out;
+  std::vector<int> nps = space.nps;
+  std::sort(nps.begin(), nps.end());
+  nps.erase(std::unique(nps.begin(), nps.end()), nps.end());
+  std::vector<Strategy> strategies;
+  for (Strategy s : space.strategies)
+    if (std::find(strategies.begin(), strategies.end(), s) == strategies.end()) strategies.push_back(s);
+  std::vector<std::size_t> intervals = space.intervals.empty() ? std::vector<std::size_t>{0} : space.intervals;
+  for (std::size_t k = 0; k < points.size(); ++k) {
+    const LearningPoint& q = points[k];
+    Candidate base;
+    base.b = q.b, base.eta = q.eta, base.alpha = q.alpha, base.point = k;
+    for (int p : nps) {
+      if (p == 1) {
+        out.push_back(base);
+        continue;
+      }
+      for (Strategy s : strategies) {
+        Candidate c = base;
+        c.p = p, c.strategy = s;
+        c.basis = s == Strategy::block ? ConvergenceBasis::same : ConvergenceBasis::assumed;
+        const std::size_t share = space.train_patterns / static_cast<std::size_t>(p);
+        if (s == Strategy::block && q.b < static_cast<std::size_t>(p))
+          c.skipped = "b = " + std::to_string(q.b) + " is below p = " + std::to_string(p) +
+                      ": a block must give every rank a pattern";
+        if (s == Strategy::average && q.b > share)
+          c.skipped = "each rank's block b = " + std::to_string(q.b) + " is above its share of " +
+                      std::to_string(share) + " patterns";
+        if (s != Strategy::average) {
+          out.push_back(c);
+          continue;
+        }
+        for (std::size_t a : intervals) {
+          c.interval = a;
+          out.push_back(c);
+        }
+      }
+    }
+  }
+  return out;
+}
+
+void estimate(std::vector<Candidate>& candidates, const std::vector<RunOutcome>& convergence) {
+  for (Candidate& c : candidates) {
+    if (!c.skipped.empty() || !std::isfinite(c.iteration_s) || c.point >= convergence.size()) continue;
+    const RunOutcome& run = convergence[c.point];
+    c.estimate_reached = run.reached;
+    c.estimate_iterations = run.reached ? run.iterations : 0;
+    c.estimate_s = run.reached ? run.iterations * c.iteration_s : std::numeric_limits<double>::quiet_NaN();
+  }
+}
+
+std::vector<std::size_t> pick_finalists(const std::vector<Candidate>& candidates, std::size_t k) {
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < candidates.size(); ++i)
+    if (candidates[i].skipped.empty() && candidates[i].estimate_reached) order.push_back(i);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return sooner(candidates[a], candidates[a].estimate_s, candidates[b], candidates[b].estimate_s);
+  });
+  std::vector<bool> chosen(order.size(), false);
+  for (std::size_t r = 0; r < order.size() && r < k; ++r) chosen[r] = true;
+  // The fastest of each strategy on p > 1 and the fastest sequential one (the reference):
+  // an optimistic guess for one strategy must not push out another's.
+  std::vector<std::string> seen;
+  for (std::size_t r = 0; r < order.size(); ++r) {
+    const Candidate& c = candidates[order[r]];
+    const std::string kind = c.sequential() ? "sequential" : std::string(to_string(c.strategy));
+    if (std::find(seen.begin(), seen.end(), kind) != seen.end()) continue;
+    seen.push_back(kind);
+    chosen[r] = true;
+  }
+  std::vector<std::size_t> finalists;
+  for (std::size_t r = 0; r < order.size(); ++r)  // the reference first
+    if (chosen[r] && candidates[order[r]].sequential()) {
+      finalists.push_back(order[r]);
+      chosen[r] = false;
+      break;
+    }
+  for (std::size_t r = 0; r < order.size(); ++r)
+    if (chosen[r]) finalists.push_back(order[r]);
+  return finalists;
+}
+
+long best_sequential(const std::vector<Candidate>& candidates) { return fastest(candidates, true); }
+long best_confirmed(const std::vector<Candidate>& candidates) { return fastest(candidates, false); }
+
+std::string shortest(double v) {
+  char buffer[64];
+  const auto end = std::to_chars(buffer, buffer + sizeof buffer, v).ptr;
+  return std::string(buffer, end);
+}
+
+std::vector<std::string> candidate_args(const Candidate& c) {
+  std::vector<std::string> args{"--np", std::to_string(c.p), "--strategy",
+                                std::string(c.sequential() ? "block" : to_string(c.strategy))};
+  if (!c.sequential() && c.strategy == Strategy::ppt)
+    args.insert(args.end(), {"--local-epoch", std::to_string(c.b)});
+  else
+    args.insert(args.end(), {"--block", std::to_string(c.b)});
+  args.insert(args.end(), {"--eta", shortest(c.eta), "--alpha", shortest(c.alpha)});
+  if (!c.sequential() && c.strategy == Strategy::average && c.interval > 0)
+    args.insert(args.end(), {"--average-interval", std::to_string(c.interval)});
+  return args;
+}
+
+Json outcome_json(const RunOutcome& o) {
+  Json j = Json::object();
+  j["status"] = o.status;
+  j["reached"] = o.reached;
+  j["iterations"] = o.iterations;
+  j["time_s"] = o.time_s;
+  j["final_error"] = o.final_error;
+  j["best_error"] = o.best_error;
+  j["best_iteration"] = o.best_iteration;
+  j["wall_s"] = o.wall_s;
+  return j;
+}
+
+Json candidate_json(const Candidate& c, double estimate_reference_s, double confirmed_reference_s) {
+  Json j = Json::object();
+  j["strategy"] = c.sequential() ? "sequential" : std::string(to_string(c.strategy));
+  j["p"] = c.p;
+  j["b"] = c.b;
+  j["eta"] = c.eta;
+  j["alpha"] = c.alpha;
+  if (!c.sequential() && c.strategy == Strategy::average) j["average_interval"] = c.interval;
+  Json args = Json::array();
+  for (const std::string& a : candidate_args(c)) args.push_back(a);
+  j["train_args"] = std::move(args);
+  j["skipped"] = c.skipped.empty() ? Json(nullptr) : Json(c.skipped);
+  Json screen = Json::object();
+  screen["iteration_s"] = c.iteration_s;
+  screen["convergence"] = to_string(c.basis);
+  screen["reached"] = c.estimate_reached;
+  screen["iterations"] = c.estimate_reached ? Json(c.estimate_iterations) : Json(nullptr);
+  screen["time_s"] = c.estimate_s;
+  screen["speedup"] =
+      c.estimate_reached && estimate_reference_s > 0 ? Json(estimate_reference_s / c.estimate_s) : Json(nullptr);
+  j["screening"] = std::move(screen);
+  j["finalist"] = c.finalist;
+  if (c.confirmed) {
+    Json conf = outcome_json(*c.confirmed);
+    conf["max_seconds"] = c.bound_s > 0 ? Json(c.bound_s) : Json(nullptr);
+    conf["speedup"] = c.confirmed->reached && confirmed_reference_s > 0
+                          ? Json(confirmed_reference_s / c.confirmed->time_s)
+                          : Json(nullptr);
+    conf["estimate_error"] =
+        c.confirmed->reached && c.estimate_reached ? Json(c.confirmed->time_s / c.estimate_s - 1) : Json(nullptr);
+    j["confirmed"] = std::move(conf);
+  } else {
+    j["confirmed"] = nullptr;
+  }
+  return j;
+}
+
+}  // namespace wulf

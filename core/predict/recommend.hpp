@@ -1,0 +1,123 @@
+// The search behind `wulf recommend` (issue 7; seed 001 names it as future work): which
+// strategy, number of processors p and block size b (and learning rate eta, momentum alpha,
+// averaging interval a) reach a target error soonest on a platform.
+//
+// Time to the target = iterations to the target x time per iteration. Seed 000's lesson is
+// that the two pull apart: a larger b makes an iteration cheaper on more processors, but
+// needs more iterations. The search measures each factor where it is cheap:
+//   - time per iteration: a simulation with --numerics off (no arithmetic, one iteration:
+//     every iteration charges the same) of every (strategy, p, b, a) on the platform;
+//   - iterations to the target: one sequential run with real arithmetic per (b, eta, alpha).
+//     Training-set parallelism (block) applies the same updates as that run at any p (seed
+//     000: the same arithmetic whatever p; in wulf the same up to which patterns share a
+//     block, since each rank draws its own order). Weight averaging and PPT change the
+//     arithmetic with p: for them the sequential count is an assumption, marked as one.
+// The estimate is their product. The K fastest estimates, the fastest of each strategy and
+// the fastest sequential one (the speed-up's reference) are then simulated with real
+// arithmetic on the platform: those confirmed numbers decide.
+#pragma once
+
+#include "util/json.hpp"
+#include "train/trainer.hpp"
+
+#include <cstddef>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace wulf {
+
+// What is searched: the cross product of the lists. p = 1 is the sequential run, the same
+// for every strategy.
+struct SearchSpace {
+  std::vector<Strategy> strategies;  // block, average, ppt
+  std::vector<int> nps;              // holds 1
+  std::vector<std::size_t> blocks;   // block: patterns per update over all ranks;
+                                     // average: each rank's block; ppt: each rank's local epoch
+  std::vector<double> etas, alphas;
+  std::vector<std::size_t> intervals;  // average: patterns per rank between averagings (0: every block)
+  std::size_t train_patterns = 0;      // n, the whole training set
+};
+
+// What the number of iterations to the target depends on: one sequential run each.
+struct LearningPoint {
+  std::size_t b = 0;
+  double eta = 0, alpha = 0;
+};
+
+// How a training run with real arithmetic ended, read from its record.
+struct RunOutcome {
+  std::string status;  // final.status: target_reached, max_iterations, time_limit, diverged, ...
+  bool reached = false;
+  int iterations = 0;  // iterations run; when reached, the first at or below the target
+  double time_s = 0;   // at the end (simulated, or wall for --engine seq)
+  double final_error = std::numeric_limits<double>::quiet_NaN();  // the check error at the end
+  double best_error = std::numeric_limits<double>::quiet_NaN();   // the lowest check error
+  int best_iteration = 0;
+  double wall_s = 0;  // what the run took on this machine
+};
+
+// The check error is the test error, or the training error where there is no test set
+// (wulf train's --target-error rule).
+RunOutcome outcome_of_record(const Json& record);
+
+// Where a candidate's iterations to the target come from.
+enum class ConvergenceBasis {
+  exact,    // p = 1: the sequential run is this run
+  same,     // block: the same updates, up to which patterns share a block
+  assumed,  // average, ppt: the arithmetic changes with p; the sequential count is a guess
+};
+std::string_view to_string(ConvergenceBasis b);
+
+struct Candidate {
+  Strategy strategy = Strategy::block;  // p = 1: block on one rank, the sequential run
+  int p = 1;
+  std::size_t b = 1;
+  double eta = 0, alpha = 0;
+  std::size_t interval = 0;  // average only
+  std::size_t point = 0;     // index of its LearningPoint
+  std::string skipped;       // why it is not run (b < p, ...); empty: it is
+  ConvergenceBasis basis = ConvergenceBasis::exact;
+  // Screening.
+  double iteration_s = std::numeric_limits<double>::quiet_NaN();  // simulated, numerics off
+  bool estimate_reached = false;
+  int estimate_iterations = 0;
+  double estimate_s = std::numeric_limits<double>::quiet_NaN();
+  // Confirmation (finalists only).
+  bool finalist = false;
+  double bound_s = 0;  // the --max-seconds it ran under (0: none)
+  std::optional<RunOutcome> confirmed;
+
+  bool sequential() const { return p == 1; }
+  // "sequential", "block", "average a=300", "ppt".
+  std::string label() const;
+};
+
+// The distinct (b, eta, alpha) of the space, in list order.
+std::vector<LearningPoint> learning_points(const SearchSpace& space);
+// Every candidate of the space: p = 1 once per learning point; for p > 1 one per strategy
+// (and averaging interval). Those that cannot run say why in `skipped`: block with b < p,
+// average with b above a rank's share n / p, ppt with a local epoch above n.
+std::vector<Candidate> make_candidates(const SearchSpace& space, const std::vector<LearningPoint>& points);
+// The estimate of every candidate that was timed, from its learning point's sequential run.
+void estimate(std::vector<Candidate>& candidates, const std::vector<RunOutcome>& convergence);
+// The K fastest estimates that reach the target, the fastest of each strategy on p > 1 and
+// the fastest sequential one (once each): the sequential one first, then by estimate.
+std::vector<std::size_t> pick_finalists(const std::vector<Candidate>& candidates, std::size_t k);
+// The confirmed sequential candidate that reached the target soonest (the speed-up's
+// reference), and the confirmed candidate that did (the choice); -1 when there is none.
+long best_sequential(const std::vector<Candidate>& candidates);
+long best_confirmed(const std::vector<Candidate>& candidates);
+
+// wulf train's options that make candidate c, after the options all runs share.
+std::vector<std::string> candidate_args(const Candidate& c);
+// A number as the fewest digits that read back to the same double.
+std::string shortest(double v);
+
+Json outcome_json(const RunOutcome& o);
+// speedup: the reference's time over the candidate's, estimated (screening) and confirmed;
+// a reference of 0: none.
+Json candidate_json(const Candidate& c, double estimate_reference_s, double confirmed_reference_s);
+
+}  // namespace wulf

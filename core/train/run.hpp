@@ -1,0 +1,166 @@
+// What every strategy shares: the run of iterations with its history, the errors summed
+// over the ranks, the stopping rule, and the timing of kernels and collectives in the
+// engine's time. A strategy (core/train/strategies/, one file each) supplies one iteration of its own.
+#pragma once
+
+#include "comm/comm.hpp"
+#include "comm/compute.hpp"
+#include "train/trainer.hpp"
+
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace wulf {
+
+// Copies the patterns order[first .. first + count) of data into contiguous columns.
+template <class Matrix>
+inline void gather_block(const Dataset& data, const std::vector<std::size_t>& order, std::size_t first, std::size_t count,
+                  Matrix& x, Matrix& t, std::vector<int>& labels) {
+  using T = typename Matrix::Scalar;
+  x.resize(data.n_inputs(), static_cast<Eigen::Index>(count));
+  t.resize(data.n_outputs(), static_cast<Eigen::Index>(count));
+  labels.resize(data.has_labels() ? count : 0);
+  for (std::size_t j = 0; j < count; ++j) {
+    const auto p = static_cast<Eigen::Index>(order[first + j]);
+    x.col(static_cast<Eigen::Index>(j)) = data.inputs.col(p).template cast<T>();
+    t.col(static_cast<Eigen::Index>(j)) = data.targets.col(p).template cast<T>();
+    if (data.has_labels()) labels[j] = data.labels[order[first + j]];
+  }
+}
+
+// How training-set parallelism deals out the blocks: rank r holds share_of(n, p, r) of the
+// training set and takes share_of(b, p, r) of every block; all ranks run ceil(n / b) blocks,
+// and a rank whose share ran out adds nothing to the last ones.
+struct BlockPlan {
+  BlockPlan(std::size_t n, std::size_t b, int ranks, int rank);
+  std::size_t first(std::size_t k) const;  // this rank's first pattern of block k
+  std::size_t count(std::size_t k) const;  // and how many it takes
+  std::size_t total(std::size_t k) const;  // patterns of block k over all ranks
+  std::size_t n, b, blocks, n_local, b_local;
+  int ranks;
+};
+
+// Patterns per update: 1 (by pattern), n (by epoch) or the block size.
+std::size_t block_size(const TrainConfig& config, std::size_t n);
+// 0, 1, ..., n - 1: the first pattern order, before any shuffle.
+std::vector<std::size_t> identity_order(std::size_t n);
+// The stream of rank's pattern orders: rank 0's is the sequential run's.
+inline Rng pattern_order_rng(const TrainConfig& config, int rank) {
+  return Rng((config.seed ^ 0x5eed0fde11e5ULL) + static_cast<std::uint64_t>(rank));
+}
+
+template <class T>
+class Run {
+ public:
+  using Matrix = typename Mlp<T>::Matrix;
+
+  Run(Mlp<T>& net, const Dataset& train, const Dataset& test, const GlobalSizes& sizes, const TrainConfig& config,
+      Comm& comm, Compute& compute, const ProgressFn& progress);
+
+  // Runs iterations until the stopping rule or request_stop() ends them. iterate(it) trains
+  // iteration it and returns the error sums of the patterns this rank trained on (summed
+  // over the ranks here, for the running training error).
+  TrainResult run(const std::function<ErrorSums(int iteration)>& iterate);
+  // Ends the run after the current iteration (a strategy's own stopping rule). A fault
+  // (stopped_on_fault) ends it at once: the iteration is reported without a test pass and
+  // the net gets back the last good weights. Every rank must ask alike (the ends of an
+  // iteration are collectives).
+  void request_stop(StopReason reason, std::string detail);
+  // A strategy's own number for the current iteration's history entry (rank 0's are kept).
+  void note(std::string key, double value) { notes_.emplace_back(std::move(key), value); }
+  // Off: --target-error is the strategy's to apply (ppt), not checked after each iteration.
+  bool check_target = true;
+  // On: rank 0 holds no data and ranks 1..p-1 share it (DataLayout::workers), which is
+  // what local_count charges without the arithmetic.
+  bool pure_master = false;
+
+  // Runs kernel (only when the arithmetic is on), charges its time and adds it to phase.
+  template <class F>
+  void kernel(Phase phase, std::size_t patterns, double flops, F&& f) {
+    const double t0 = comm.now();
+    compute.begin();
+    if (numerics) f();
+    compute.charge(phase, patterns, flops);
+    add_time(phase, comm.now() - t0, patterns);
+  }
+  // Runs a collective and adds its time to the communication phase.
+  template <class F>
+  void collective(F&& f) {
+    const double t0 = comm.now();
+    compute.charge_collective();
+    f();
+    phases.comm += comm.now() - t0;
+    phases.comm_calls += 1;
+  }
+  // Runs point-to-point polling and adds its time to the poll phase.
+  template <class F>
+  void poll(F&& f) {
+    const double t0 = comm.now();
+    f();
+    phases.poll += comm.now() - t0;
+    phases.polls += 1;
+  }
+  // Evaluates the net on data (this rank's share) and sums the errors over the ranks.
+  Evaluation evaluate_all(const Dataset& data, std::size_t local_patterns);
+  // Sums error sums over the ranks (a collective).
+  Evaluation sum_over_ranks(ErrorSums s);
+  // Forward and backward of the patterns order[first .. first + count) of data into a
+  // zeroed gradient, their errors into sums; charged as forward and backward of count
+  // patterns (the gather of the block counts as forward).
+  void forward_backward(const Dataset& data, const std::vector<std::size_t>& order, std::size_t first,
+                        std::size_t count, ErrorSums& sums);
+  // The patterns of data this rank evaluates: all of data, or with --numerics off the
+  // share of total it would hold.
+  std::size_t local_count(const Dataset& data, std::size_t total) const;
+  ErrorSums empty_sums() const;
+
+  Mlp<T>& net;
+  const Dataset& train;
+  const Dataset& test;
+  const GlobalSizes sizes;
+  const TrainConfig& config;
+  Comm& comm;
+  Compute& compute;
+  const bool numerics;
+  const std::size_t weights;
+  PhaseTimes phases;
+  Matrix x, t;
+  std::vector<int> labels;
+
+ private:
+  void add_time(Phase phase, double seconds, std::size_t patterns);
+  double check_error(const IterationRecord& r) const;
+  void run_test(IterationRecord& r);
+  // Puts the last good weights back into the net (a run that stopped on a fault).
+  void restore_good_weights();
+
+  const ProgressFn& progress_;
+  std::vector<T> good_weights_;  // after the last iteration whose errors were finite
+  std::vector<std::pair<std::string, double>> notes_;
+  bool stop_ = false;
+  StopReason stop_reason_ = StopReason::max_iterations;
+  std::string stop_detail_;
+};
+
+extern template class Run<float>;
+extern template class Run<double>;
+
+// The strategies (core/train/strategies/), with train_strategy's arguments.
+#define WULF_STRATEGY(name)                                                                                  \
+  template <class T>                                                                                         \
+  TrainResult name(Mlp<T>& net, const Dataset& train, const Dataset& test, const GlobalSizes& sizes,          \
+                   const TrainConfig& config, Comm& comm, Compute& compute, const ProgressFn& progress);      \
+  extern template TrainResult name<float>(Mlp<float>&, const Dataset&, const Dataset&, const GlobalSizes&,    \
+                                          const TrainConfig&, Comm&, Compute&, const ProgressFn&);            \
+  extern template TrainResult name<double>(Mlp<double>&, const Dataset&, const Dataset&, const GlobalSizes&,  \
+                                           const TrainConfig&, Comm&, Compute&, const ProgressFn&);
+WULF_STRATEGY(train_average)  // seed 000 section VII
+WULF_STRATEGY(train_ppt)      // seed 001
+WULF_STRATEGY(train_scatter)  // seed 003
+WULF_STRATEGY(train_root)     // seed 004
+WULF_STRATEGY(train_cg)       // seed 002
+#undef WULF_STRATEGY
+
+}  // namespace wulf

@@ -1,0 +1,146 @@
+#include "train/session.hpp"
+#include "util/errors.hpp"
+
+#include "train/run.hpp"
+#include "util/text.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <sstream>
+
+namespace wulf {
+
+std::vector<TrainConfig> sweep_configs(const TrainConfig& base, const std::string& sweep) {
+  std::vector<TrainConfig> out{base};
+  std::stringstream items(sweep);
+  std::string item;
+  while (std::getline(items, item, ';')) {
+    if (item.find_first_not_of(' ') == std::string::npos) continue;
+    const auto eq = item.find('=');
+    if (eq == std::string::npos) throw InputError("--sweep: '" + item + "' is not key=value,value,...");
+    const std::string key = trim(item.substr(0, eq));
+    if (key != "eta" && key != "alpha" && key != "block" && key != "seed")
+      throw InputError("--sweep: unknown key '" + key + "' (expected eta, alpha, block or seed)");
+    std::vector<double> values;
+    std::stringstream list(item.substr(eq + 1));
+    std::string text;
+    while (std::getline(list, text, ',')) {
+      const std::optional<double> number = parse_number(text);
+      if (!number) throw InputError("--sweep " + key + ": '" + text + "' is not a number");
+      const double v = *number;
+      if ((key == "block" || key == "seed") && (v < (key == "block" ? 1 : 0) || v != std::floor(v)))
+        throw InputError("--sweep " + key + ": '" + text + "' must be a whole number" +
+                         (key == "block" ? " >= 1" : " >= 0"));
+      values.push_back(v);
+    }
+    if (values.empty()) throw InputError("--sweep " + key + ": no values");
+    std::vector<TrainConfig> next;
+    for (const TrainConfig& c : out)
+      for (double v : values) {
+        TrainConfig d = c;
+        if (key == "eta") d.eta = v;
+        if (key == "alpha") d.alpha = v;
+        if (key == "block") d.block = static_cast<std::size_t>(v), d.learning = Learning::block;
+        if (key == "seed") d.seed = static_cast<std::uint64_t>(v);
+        next.push_back(d);
+      }
+    out = std::move(next);
+  }
+  return out;
+}
+
+namespace {
+
+constexpr std::size_t fields = 9;  // per session: index, iterations, seconds, status, 3 errors, valid, history entries
+constexpr std::size_t history_fields = 5;  // per history entry: SessionOutcome::history's
+
+std::array<double, history_fields> history_entry(const IterationRecord& h, ErrorMetric metric) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  return {static_cast<double>(h.iteration), h.time_s, h.train_error, h.test ? h.test->error(metric) : nan,
+          h.test && h.test->classifier ? h.test->accuracy() : nan};
+}
+
+}  // namespace
+
+template <class T>
+std::vector<SessionOutcome> train_sessions(const NetSpec& spec, const Dataset& train, const Dataset& test,
+                                           const std::vector<TrainConfig>& sessions, Comm& comm, Compute& compute,
+                                           PhaseTimes& phases) {
+  const int p = comm.size(), q = comm.rank();
+  const std::size_t per_rank = (sessions.size() + static_cast<std::size_t>(p) - 1) / static_cast<std::size_t>(p);
+  std::vector<double> mine(per_rank * fields, 0.0);
+  std::vector<double> my_history;  // this rank's sessions' histories, one after another
+  SerialComm local(comm);  // each session trains alone, on the run's clock
+  const GlobalSizes sizes{train.size(), test.size(), train.has_labels()};
+  for (std::size_t slot = 0, i = static_cast<std::size_t>(q); i < sessions.size(); i += static_cast<std::size_t>(p), ++slot) {
+    const TrainConfig& c = sessions[i];
+    Mlp<T> net(spec);
+    Rng init_rng(c.seed);
+    Rng weights_rng = init_rng.split(3);
+    net.init_uniform(c.init_range, weights_rng);
+    const TrainResult r = train_block(net, train, test, sizes, c, local, compute);
+    double* f = mine.data() + slot * fields;
+    f[0] = static_cast<double>(i);
+    f[1] = r.history.empty() ? 0 : r.history.back().iteration;
+    f[2] = r.seconds;
+    f[3] = static_cast<double>(r.reason);
+    f[4] = r.final_train.error(c.metric);
+    f[5] = r.final_test ? r.final_test->error(c.metric) : std::numeric_limits<double>::quiet_NaN();
+    f[6] = r.final_test && r.final_test->classifier ? r.final_test->accuracy() : std::numeric_limits<double>::quiet_NaN();
+    f[7] = 1;
+    f[8] = static_cast<double>(r.history.size());
+    for (const IterationRecord& h : r.history)
+      for (double v : history_entry(h, c.metric)) my_history.push_back(v);
+    const PhaseTimes& ph = r.phases;
+    phases.forward += ph.forward, phases.backward += ph.backward, phases.update += ph.update;
+    phases.test += ph.test, phases.forward_patterns += ph.forward_patterns;
+    phases.backward_patterns += ph.backward_patterns, phases.updates += ph.updates;
+    phases.test_patterns += ph.test_patterns;
+  }
+  std::vector<double> all(mine.size() * static_cast<std::size_t>(p));
+  const double t0 = comm.now();
+  comm.gather(std::span<const double>(mine), std::span<double>(all), 0);
+  // The histories differ in length from rank to rank: each is padded to the longest.
+  const double my_length = static_cast<double>(my_history.size());
+  std::vector<double> lengths(static_cast<std::size_t>(p));
+  comm.allgather(std::span<const double>(&my_length, 1), std::span<double>(lengths));
+  const auto longest = static_cast<std::size_t>(*std::max_element(lengths.begin(), lengths.end()));
+  my_history.resize(longest, 0.0);
+  std::vector<double> histories(longest * static_cast<std::size_t>(p));
+  comm.gather(std::span<const double>(my_history), std::span<double>(histories), 0);
+  phases.comm += comm.now() - t0;
+  phases.comm_calls += 3;
+  std::vector<SessionOutcome> out;
+  if (q != 0) return out;
+  for (int r = 0; r < p; ++r) {
+    const double* h = histories.data() + static_cast<std::size_t>(r) * longest;
+    for (std::size_t slot = 0; slot < per_rank; ++slot) {
+      const double* f = all.data() + (static_cast<std::size_t>(r) * per_rank + slot) * fields;
+      if (f[7] != 1) continue;
+      SessionOutcome o;
+      o.index = static_cast<std::size_t>(f[0]);
+      o.rank = r;
+      o.config = sessions[o.index];
+      o.iterations = static_cast<int>(f[1]);
+      o.seconds = f[2];
+      o.status = std::string(to_string(static_cast<StopReason>(static_cast<int>(f[3]))));
+      o.train_error = f[4], o.test_error = f[5], o.test_accuracy = f[6];
+      for (std::size_t e = 0; e < static_cast<std::size_t>(f[8]); ++e, h += history_fields)
+        o.history.push_back({h[0], h[1], h[2], h[3], h[4]});
+      out.push_back(o);
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.index < b.index; });
+  return out;
+}
+
+template std::vector<SessionOutcome> train_sessions<float>(const NetSpec&, const Dataset&, const Dataset&,
+                                                           const std::vector<TrainConfig>&, Comm&, Compute&,
+                                                           PhaseTimes&);
+template std::vector<SessionOutcome> train_sessions<double>(const NetSpec&, const Dataset&, const Dataset&,
+                                                            const std::vector<TrainConfig>&, Comm&, Compute&,
+                                                            PhaseTimes&);
+
+}  // namespace wulf

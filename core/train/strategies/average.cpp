@@ -1,0 +1,57 @@
+// Weight averaging (seed 000 section VII, --strategy average): every rank trains its share
+// of the training set on its own, updating after every b of its patterns with its own
+// momentum, and every a patterns the ranks replace their weights by the average over all
+// ranks (one allreduce of the parameter buffer). The ranks differ between averagings and
+// agree after each; an iteration ends with an averaging so that the test sees one net.
+#include "train/partition.hpp"
+#include "train/run.hpp"
+
+#include <numeric>
+
+namespace wulf {
+
+template <class T>
+TrainResult train_average(Mlp<T>& net, const Dataset& train, const Dataset& test, const GlobalSizes& sizes,
+                          const TrainConfig& config, Comm& comm, Compute& compute, const ProgressFn& progress) {
+  Run<T> run(net, train, test, sizes, config, comm, compute, progress);
+  const int p = comm.size(), q = comm.rank();
+  const std::size_t n = sizes.train, n_local = share_of(n, p, q).count;
+  std::size_t n_most = 0;  // the largest share: every rank runs as many blocks as it needs
+  for (int r = 0; r < p; ++r) n_most = std::max(n_most, share_of(n, p, r).count);
+  const std::size_t b = block_size(config, n_most);
+  const std::size_t blocks = (n_most + b - 1) / b;
+  // Averaging every a patterns of a rank = every a / b of its blocks (at least every block).
+  const std::size_t a = config.average_interval ? config.average_interval : b;
+  const std::size_t every = std::max<std::size_t>(1, a / b);
+
+  Rng order_rng = pattern_order_rng(config, q);
+  std::vector<std::size_t> order = identity_order(n_local);
+  MomentumStep<T> step(net, config.eta, config.alpha, config.momentum, config.block_step);
+  const T inv_p = T(1) / static_cast<T>(p);
+
+  return run.run([&](int) {
+    if (config.shuffle) order_rng.shuffle(order);
+    ErrorSums running = run.empty_sums();
+    for (std::size_t k = 0; k < blocks; ++k) {
+      const std::size_t first = std::min(n_local, k * b);
+      const std::size_t count = std::min(b, n_local - first);
+      run.forward_backward(train, order, first, count, running);
+      if (count > 0) run.kernel(Phase::update, 1, kernel_flops(Phase::update, run.weights, 1), [&] { step.apply(count); });
+      if (p > 1 && ((k + 1) % every == 0 || k + 1 == blocks)) {
+        run.collective([&] { comm.allreduce_sum(net.parameters()); });
+        // Seed 000's Ta: scaling the summed weights to their average.
+        run.kernel(Phase::update, 1, static_cast<double>(run.weights), [&] {
+          for (T& v : net.parameters()) v *= inv_p;
+        });
+      }
+    }
+    return running;
+  });
+}
+
+template TrainResult train_average<float>(Mlp<float>&, const Dataset&, const Dataset&, const GlobalSizes&,
+                                          const TrainConfig&, Comm&, Compute&, const ProgressFn&);
+template TrainResult train_average<double>(Mlp<double>&, const Dataset&, const Dataset&, const GlobalSizes&,
+                                           const TrainConfig&, Comm&, Compute&, const ProgressFn&);
+
+}  // namespace wulf

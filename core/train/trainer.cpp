@@ -1,0 +1,596 @@
+#include "train/trainer.hpp"
+#include "util/errors.hpp"
+
+#include "train/partition.hpp"
+#include "train/run.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <numeric>
+#include <sstream>
+
+namespace wulf {
+
+std::string_view to_string(ErrorMetric m) {
+  switch (m) {
+    case ErrorMetric::rmse: return "rmse";
+    case ErrorMetric::mse: return "mse";
+    case ErrorMetric::loss: return "loss";
+    case ErrorMetric::classification: return "class";
+  }
+  return "?";
+}
+
+ErrorMetric parse_error_metric(std::string_view name) {
+  for (ErrorMetric m : {ErrorMetric::rmse, ErrorMetric::mse, ErrorMetric::loss, ErrorMetric::classification})
+    if (name == to_string(m)) return m;
+  throw InputError("--error: unknown metric '" + std::string(name) + "' (expected rmse, mse, loss or class)");
+}
+
+std::string_view to_string(Strategy s) {
+  switch (s) {
+    case Strategy::block: return "block";
+    case Strategy::average: return "average";
+    case Strategy::ppt: return "ppt";
+    case Strategy::scatter: return "scatter";
+    case Strategy::root: return "root";
+    case Strategy::session: return "session";
+    case Strategy::cg: return "cg";
+  }
+  return "?";
+}
+
+Strategy parse_strategy(std::string_view name) {
+  for (Strategy s : {Strategy::block, Strategy::average, Strategy::ppt, Strategy::scatter, Strategy::root,
+                     Strategy::session, Strategy::cg})
+    if (name == to_string(s)) return s;
+  throw InputError("--strategy: unknown strategy '" + std::string(name) +
+                   "' (expected block, average, ppt, scatter, root, session or cg)");
+}
+
+std::string_view to_string(StopReason r) {
+  switch (r) {
+    case StopReason::max_iterations: return "max_iterations";
+    case StopReason::target_reached: return "target_reached";
+    case StopReason::time_limit: return "time_limit";
+    case StopReason::diverged: return "diverged";
+    case StopReason::line_search_failed: return "line_search_failed";
+    case StopReason::gradient_not_finite: return "gradient_not_finite";
+  }
+  return "?";
+}
+
+bool stopped_on_fault(StopReason r) {
+  return r == StopReason::diverged || r == StopReason::line_search_failed || r == StopReason::gradient_not_finite;
+}
+
+double Evaluation::error(ErrorMetric m) const {
+  switch (m) {
+    case ErrorMetric::rmse: return rmse;
+    case ErrorMetric::mse: return mse;
+    case ErrorMetric::loss: return loss;
+    case ErrorMetric::classification: return patterns ? double(class_errors) / double(patterns) : 0;
+  }
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
+template <class M>
+void ErrorSums::add(const M& y, const M& t, double block_loss, const int* labels, float threshold) {
+  squared += static_cast<double>((y - t).squaredNorm());
+  loss += block_loss;
+  patterns += static_cast<double>(y.cols());
+  outputs = static_cast<std::size_t>(y.rows());
+  if (!labels) return;
+  classifier = true;
+  for (Eigen::Index j = 0; j < y.cols(); ++j) {
+    int answer;
+    if (y.rows() == 1) {
+      answer = y(0, j) > threshold ? 1 : 0;
+    } else {
+      Eigen::Index best;
+      y.col(j).maxCoeff(&best);
+      answer = static_cast<int>(best);
+    }
+    class_errors += answer != labels[j];
+  }
+}
+
+Evaluation ErrorSums::finish() const {
+  Evaluation e;
+  e.patterns = static_cast<std::size_t>(patterns);
+  e.mse = patterns > 0 ? squared / (patterns * static_cast<double>(outputs)) : 0;
+  e.rmse = std::sqrt(e.mse);
+  e.loss = patterns > 0 ? loss / patterns : 0;
+  e.class_errors = static_cast<std::size_t>(class_errors);
+  e.classifier = classifier;
+  return e;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+template <class T>
+ErrorSums evaluate_sums(Mlp<T>& net, const Dataset& data, std::size_t chunk) {
+  using Matrix = typename Mlp<T>::Matrix;
+  ErrorSums sums;
+  sums.outputs = static_cast<std::size_t>(net.spec().sizes.back());
+  Matrix x, t;
+  const Activation out = net.spec().activations.back();
+  for (std::size_t start = 0; start < data.size(); start += chunk) {
+    const auto first = static_cast<Eigen::Index>(start);
+    const auto count = static_cast<Eigen::Index>(std::min(chunk, data.size() - start));
+    x = data.inputs.middleCols(first, count).template cast<T>();
+    t = data.targets.middleCols(first, count).template cast<T>();
+    const Matrix& y = net.forward(x);
+    const double block_loss = static_cast<double>(Mlp<T>::loss_sum(net.spec().loss, out, y, t));
+    sums.add(y, t, block_loss, data.has_labels() ? data.labels.data() + start : nullptr, data.decision_threshold);
+  }
+  return sums;
+}
+
+}  // namespace
+
+template <class T>
+Evaluation evaluate(Mlp<T>& net, const Dataset& data, std::size_t chunk) {
+  return evaluate_sums(net, data, chunk).finish();
+}
+
+void validate(const TrainConfig& c, std::size_t n, bool classifier, int ranks) {
+  if (n == 0) throw InputError("training set: it holds no patterns");
+  if (c.learning == Learning::block) {
+    if (c.block == 0) throw InputError("--block: must be at least 1");
+    if (c.block > n)
+      throw InputError("--block: " + std::to_string(c.block) + " is larger than the training set (" +
+                       std::to_string(n) + " patterns)");
+  }
+  const std::size_t b = c.learning == Learning::pattern ? 1 : c.learning == Learning::epoch ? n : c.block;
+  if (b < static_cast<std::size_t>(ranks))
+    throw InputError("--block: " + std::to_string(b) + " patterns per update cannot be shared by " +
+                     std::to_string(ranks) + " ranks (b must be at least --np)");
+  if (!(c.eta > 0) || !std::isfinite(c.eta)) throw InputError("--eta: must be a positive number");
+  if (!(c.alpha >= 0 && c.alpha < 1)) throw InputError("--alpha: must be in [0, 1)");
+  if (c.max_iterations <= 0) throw InputError("--epochs: must be at least 1");
+  if (c.target_error && (!(*c.target_error >= 0) || !std::isfinite(*c.target_error)))
+    throw InputError("--target-error: must be a non-negative number");
+  if (!(c.max_seconds >= 0)) throw InputError("--max-seconds: must be non-negative");
+  if (!(c.init_range >= 0) || !std::isfinite(c.init_range))
+    throw InputError("--init-range: must be a non-negative number");
+  if (c.metric == ErrorMetric::classification && !classifier)
+    throw InputError("--error class: this problem's targets are not classes");
+  if (c.strategy == Strategy::cg) validate_cg(c.cg);
+}
+
+void validate_cg(const CgConfig& cg) {
+  if (!(cg.initial_step > 0) || !std::isfinite(cg.initial_step))
+    throw InputError("--cg-step: the first step of the line search must be a positive number");
+  if (cg.max_expansions < 0 || cg.max_expansions > 1000)
+    throw InputError("--cg-expansions: must be in [0, 1000]");
+  if (cg.refinements < 1 || cg.refinements > 1000)
+    throw InputError("--cg-refinements: must be in [1, 1000] (the last interpolation is the step)");
+  if (!(cg.flat_tolerance >= 0) || !std::isfinite(cg.flat_tolerance))
+    throw InputError("--cg-flat: must be a non-negative number");
+  if (!(cg.load_balance >= 0 && cg.load_balance <= 1))
+    throw InputError("--load-balance: the fraction of the training set per pass must be in (0, 1] (0: off)");
+  if (cg.chunk == 0) throw InputError("--chunk: must be at least 1 pattern");
+}
+
+template <class T>
+MomentumStep<T>::MomentumStep(Mlp<T>& net, double eta, double alpha, MomentumRule rule, BlockStep block_step)
+    : net_(net),
+      eta_(static_cast<T>(rule == MomentumRule::damped ? (1 - alpha) * eta : eta)),
+      alpha_(static_cast<T>(alpha)),
+      sum_(block_step == BlockStep::sum) {}
+
+template <class T>
+void MomentumStep<T>::apply(std::size_t block_patterns) {
+  using Vector = typename Mlp<T>::Vector;
+  // dw(0) = 0, made on the first step: a run without arithmetic (--numerics off, many
+  // simulated ranks of a large net) never holds it.
+  if (step_.size() == 0) step_ = Vector::Zero(static_cast<Eigen::Index>(net_.parameter_count()));
+  Eigen::Map<Vector> w(net_.parameters().data(), step_.size());
+  Eigen::Map<const Vector> g(net_.gradients().data(), step_.size());
+  // The gradient is summed over the block: as it is with --block-step sum (eta is every
+  // pattern's step), divided by b with mean (eta is the block's step).
+  const T scale = sum_ ? eta_ : eta_ / static_cast<T>(block_patterns);
+  step_ = alpha_ * step_ - scale * g;
+  w += step_;
+}
+
+template <class T>
+Evaluation train_pass(Mlp<T>& net, MomentumStep<T>& step, const Dataset& data, const std::vector<std::size_t>& order,
+                      std::size_t b, PhaseTimes& ph) {
+  using Matrix = typename Mlp<T>::Matrix;
+  Matrix x, t;
+  std::vector<int> labels;
+  ErrorSums running;
+  const std::size_t n = order.size();
+  for (std::size_t s = 0; s < n; s += b) {
+    const std::size_t count = std::min(b, n - s);
+    const auto t0 = Clock::now();
+    gather_block(data, order, s, count, x, t, labels);
+    const Matrix& y = net.forward(x);
+    const auto t1 = Clock::now();
+    const double block_loss = static_cast<double>(net.backward(t, false));
+    running.add(y, t, block_loss, data.has_labels() ? labels.data() : nullptr, data.decision_threshold);
+    const auto t2 = Clock::now();
+    step.apply(count);
+    const auto t3 = Clock::now();
+    ph.forward += std::chrono::duration<double>(t1 - t0).count();
+    ph.backward += std::chrono::duration<double>(t2 - t1).count();
+    ph.update += std::chrono::duration<double>(t3 - t2).count();
+    ph.forward_patterns += count;
+    ph.backward_patterns += count;
+    ph.updates += 1;
+  }
+  return running.finish();
+}
+
+template <class T>
+Run<T>::Run(Mlp<T>& net_, const Dataset& train_, const Dataset& test_, const GlobalSizes& sizes_,
+            const TrainConfig& config_, Comm& comm_, Compute& compute_, const ProgressFn& progress)
+    : net(net_),
+      train(train_),
+      test(test_),
+      sizes(sizes_),
+      config(config_),
+      comm(comm_),
+      compute(compute_),
+      numerics(compute_.numerics()),
+      weights(net_.parameter_count()),
+      progress_(progress) {
+  validate(config, sizes.train, sizes.classifier, splits_blocks(config.strategy) ? comm.size() : 1);
+  if (numerics && (train.n_inputs() != net.spec().sizes.front() || train.n_outputs() != net.spec().sizes.back()))
+    throw InputError("network " + net.spec().describe() + " does not fit the data (" +
+                     std::to_string(train.n_inputs()) + " inputs, " + std::to_string(train.n_outputs()) +
+                     " outputs)");
+}
+
+template <class T>
+void Run<T>::add_time(Phase phase, double seconds, std::size_t patterns) {
+  switch (phase) {
+    case Phase::forward: phases.forward += seconds, phases.forward_patterns += patterns; break;
+    case Phase::backward: phases.backward += seconds, phases.backward_patterns += patterns; break;
+    case Phase::update: phases.update += seconds, phases.updates += 1; break;
+    case Phase::test: phases.test += seconds, phases.test_patterns += patterns; break;
+    case Phase::other: break;
+  }
+}
+
+template <class T>
+ErrorSums Run<T>::empty_sums() const {
+  ErrorSums s;
+  s.outputs = static_cast<std::size_t>(net.spec().sizes.back());
+  s.classifier = sizes.classifier;
+  return s;
+}
+
+template <class T>
+Evaluation Run<T>::sum_over_ranks(ErrorSums s) {
+  if (comm.size() > 1) {
+    std::array<double, 4> a = s.as_array();
+    collective([&] { comm.allreduce_sum(std::span<double>(a)); });
+    s.set(a);
+  }
+  return s.finish();
+}
+
+template <class T>
+Evaluation Run<T>::evaluate_all(const Dataset& data, std::size_t local_patterns) {
+  ErrorSums s = empty_sums();
+  kernel(Phase::test, local_patterns, kernel_flops(Phase::test, weights, local_patterns),
+         [&] { s = evaluate_sums(net, data, config.eval_chunk); });
+  s.classifier = sizes.classifier;  // also on a rank that holds none of data
+  return sum_over_ranks(s);
+}
+
+template <class T>
+void Run<T>::forward_backward(const Dataset& data, const std::vector<std::size_t>& order, std::size_t first,
+                              std::size_t count, ErrorSums& sums) {
+  kernel(Phase::forward, count, kernel_flops(Phase::forward, weights, count), [&] {
+    gather_block(data, order, first, count, x, t, labels);
+    if (count > 0) net.forward(x);
+  });
+  kernel(Phase::backward, count, kernel_flops(Phase::backward, weights, count), [&] {
+    if (count == 0) return net.zero_gradients();
+    const double block_loss = static_cast<double>(net.backward(t, false));
+    sums.add(net.outputs(), t, block_loss, labels.empty() ? nullptr : labels.data(), train.decision_threshold);
+  });
+}
+
+template <class T>
+void Run<T>::request_stop(StopReason reason, std::string detail) {
+  stop_ = true;
+  stop_reason_ = reason;
+  stop_detail_ = std::move(detail);
+}
+
+template <class T>
+double Run<T>::check_error(const IterationRecord& r) const {
+  if (sizes.test > 0) return r.test->error(config.metric);
+  return r.train->error(config.metric);
+}
+
+template <class T>
+std::size_t Run<T>::local_count(const Dataset& data, std::size_t total) const {
+  if (numerics) return data.size();
+  if (pure_master) return comm.rank() == 0 ? 0 : share_of(total, comm.size() - 1, comm.rank() - 1).count;
+  return share_of(total, comm.size(), comm.rank()).count;
+}
+
+template <class T>
+void Run<T>::restore_good_weights() {
+  if (numerics && good_weights_.size() == weights)
+    std::copy(good_weights_.begin(), good_weights_.end(), net.parameters().begin());
+}
+
+template <class T>
+void Run<T>::run_test(IterationRecord& r) {
+  if (sizes.test > 0) r.test = evaluate_all(test, local_count(test, sizes.test));
+  // Without a test set the training set is the check set, evaluated exactly; without the
+  // arithmetic (--numerics off) there are no errors to check, and seed 000's iteration
+  // (eq. 3) has no such pass, so it is not charged.
+  if (config.eval_train || (sizes.test == 0 && numerics))
+    r.train = evaluate_all(train, local_count(train, sizes.train));
+  if (r.train) r.train_error = r.train->error(config.metric);
+}
+
+template <class T>
+TrainResult Run<T>::run(const std::function<ErrorSums(int iteration)>& iterate) {
+  TrainResult result;
+  auto report = [&](const IterationRecord& r) {
+    result.history.push_back(r);
+    if (progress_ && comm.rank() == 0) progress_(r);
+  };
+  // Iteration 0 is the untrained net; the clock starts after its evaluation.
+  IterationRecord r0;
+  run_test(r0);
+  if (!numerics) r0.test.reset(), r0.train.reset();
+  // Its training error too, exactly (later iterations' is the running error of the pass),
+  // so that a curve of train_error starts at iteration 0 as test_error's does. Like the
+  // rest of iteration 0 it is outside the clock, and it is kept out of the phase times:
+  // seed 000's iteration has no such pass.
+  if (numerics && !r0.train) {
+    const PhaseTimes before = phases;
+    r0.train = evaluate_all(train, local_count(train, sizes.train));
+    r0.train_error = r0.train->error(config.metric);
+    phases = before;
+  }
+  r0.time_s = 0;
+  report(r0);
+  // The untrained weights are the first good ones: a run that fails at once keeps them.
+  if (numerics) good_weights_.assign(net.parameters().begin(), net.parameters().end());
+  int good_iteration = 0;
+  const double start = comm.now();
+  // The lowest check error of iterations 1.. so far, with where and when it was reached.
+  auto best_so_far = [&]() -> std::optional<BestError> {
+    if (!numerics) return std::nullopt;
+    std::optional<BestError> best;
+    for (const auto& h : result.history) {
+      if (h.iteration == 0 || !(sizes.test > 0 ? h.test : h.train)) continue;
+      const double e = check_error(h);
+      if (std::isfinite(e) && (!best || e < best->error)) best = BestError{h.iteration, e, h.time_s, sizes.test > 0};
+    }
+    return best;
+  };
+  // For a run that ends with a target error given but not reached: says so, with the best.
+  auto not_reached = [&]() -> std::string {
+    if (!config.target_error || !numerics) return "";
+    std::ostringstream why;
+    why << " without reaching the target error " << *config.target_error;
+    if (const auto best = best_so_far())
+      why << " (best " << best->error << " in iteration " << best->iteration << ", at " << best->time_s << " s)";
+    return why.str();
+  };
+
+  for (int it = 1; it <= config.max_iterations; ++it) {
+    notes_.clear();
+    const ErrorSums local = iterate(it);
+    compute.charge_iteration();
+
+    IterationRecord rec;
+    rec.iteration = it;
+    rec.notes = std::move(notes_);
+    const Evaluation seen = sum_over_ranks(local);
+    if (numerics) rec.train_error = seen.error(config.metric);
+    if (stop_ && stopped_on_fault(stop_reason_)) {  // the strategy found a fault in this iteration
+      rec.time_s = comm.now() - start;
+      report(rec);
+      result.reason = stop_reason_;
+      result.reason_detail = stop_detail_;
+      restore_good_weights();
+      break;
+    }
+    if (numerics && (!std::isfinite(seen.loss) || !std::isfinite(seen.mse))) {
+      rec.time_s = comm.now() - start;
+      report(rec);
+      result.reason = StopReason::diverged;
+      std::ostringstream why;
+      why << "training diverged in iteration " << it << ": the training error became " << seen.loss
+          << " (try a smaller --eta)";
+      result.reason_detail = why.str();
+      restore_good_weights();
+      break;
+    }
+    run_test(rec);
+    rec.time_s = comm.now() - start;
+    if (!numerics) rec.test.reset(), rec.train.reset();  // no arithmetic, no errors
+    report(rec);
+
+    if (numerics) {
+      const double e = check_error(rec);
+      if (!std::isfinite(e)) {
+        result.reason = StopReason::diverged;
+        result.reason_detail = "training diverged in iteration " + std::to_string(it) +
+                               ": the check-set error is not finite (try a smaller --eta)";
+        restore_good_weights();
+        break;
+      }
+      good_weights_.assign(net.parameters().begin(), net.parameters().end());
+      good_iteration = it;
+      if (stop_) {
+        result.reason = stop_reason_;
+        result.reason_detail = stop_detail_;
+        break;
+      }
+      if (check_target && config.target_error && e <= *config.target_error) {
+        result.reason = StopReason::target_reached;
+        std::ostringstream why;
+        why << "target error " << *config.target_error << " reached in iteration " << it << " (" << e << ")";
+        result.reason_detail = why.str();
+        break;
+      }
+    }
+    if (config.max_seconds > 0 && rec.time_s >= config.max_seconds) {
+      result.reason = StopReason::time_limit;
+      std::ostringstream why;
+      why << "time limit of " << config.max_seconds << " s reached in iteration " << it << not_reached();
+      result.reason_detail = why.str();
+      break;
+    }
+    if (it == config.max_iterations) {
+      result.reason = StopReason::max_iterations;
+      result.reason_detail = "ran all " + std::to_string(it) + " iterations" + not_reached();
+    }
+  }
+  result.seconds = comm.now() - start;
+  result.best = best_so_far();
+  // A long run keeps every k-th iteration (and iteration 0 and the last); the errors were
+  // still checked after every iteration, and the best is from all of them.
+  if (config.history_every > 1 && result.history.size() > 2) {
+    const IterationRecord last = result.history.back();
+    std::erase_if(result.history, [&](const IterationRecord& h) { return h.iteration % config.history_every != 0; });
+    if (result.history.back().iteration != last.iteration) result.history.push_back(last);
+  }
+  result.weights_iteration = stopped_on_fault(result.reason) ? good_iteration : result.history.back().iteration;
+  // After a fault the history holds the errors up to the last good weights; no final pass.
+  if (!stopped_on_fault(result.reason) && numerics) {
+    result.final_train = evaluate_all(train, local_count(train, sizes.train));
+    if (sizes.test > 0) result.final_test = evaluate_all(test, local_count(test, sizes.test));
+  }
+  result.phases = phases;
+  return result;
+}
+
+template class Run<float>;
+template class Run<double>;
+
+BlockPlan::BlockPlan(std::size_t n_, std::size_t b_, int ranks_, int rank)
+    : n(n_),
+      b(b_),
+      blocks((n_ + b_ - 1) / b_),
+      n_local(share_of(n_, ranks_, rank).count),
+      b_local(share_of(b_, ranks_, rank).count),
+      ranks(ranks_) {}
+
+std::size_t BlockPlan::first(std::size_t k) const { return std::min(n_local, k * b_local); }
+std::size_t BlockPlan::count(std::size_t k) const { return std::min(b_local, n_local - first(k)); }
+std::size_t BlockPlan::total(std::size_t k) const {
+  std::size_t sum = 0;
+  for (int r = 0; r < ranks; ++r) {
+    const std::size_t nr = share_of(n, ranks, r).count, br = share_of(b, ranks, r).count;
+    sum += std::min(br, nr - std::min(nr, k * br));
+  }
+  return sum;
+}
+
+std::size_t block_size(const TrainConfig& config, std::size_t n) {
+  return config.learning == Learning::pattern ? 1 : config.learning == Learning::epoch ? n : config.block;
+}
+
+std::vector<std::size_t> identity_order(std::size_t n) {
+  std::vector<std::size_t> order(n);
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  return order;
+}
+
+template <class T>
+TrainResult train_block(Run<T>& run) {
+  const TrainConfig& config = run.config;
+  const BlockPlan plan(run.sizes.train, block_size(config, run.sizes.train), run.comm.size(), run.comm.rank());
+  Rng order_rng = pattern_order_rng(config, run.comm.rank());
+  std::vector<std::size_t> order = identity_order(plan.n_local);
+  MomentumStep<T> step(run.net, config.eta, config.alpha, config.momentum, config.block_step);
+
+  return run.run([&](int) {
+    if (config.shuffle) order_rng.shuffle(order);
+    ErrorSums running = run.empty_sums();
+    for (std::size_t k = 0; k < plan.blocks; ++k) {
+      run.forward_backward(run.train, order, plan.first(k), plan.count(k), running);
+      if (plan.ranks > 1)  // the block's gradient summed over the ranks: one call over one span
+        run.collective([&] { run.comm.allreduce_sum(run.net.gradients()); });
+      run.kernel(Phase::update, 1, kernel_flops(Phase::update, run.weights, 1), [&] { step.apply(plan.total(k)); });
+    }
+    return running;
+  });
+}
+
+template <class T>
+TrainResult train_block(Mlp<T>& net, const Dataset& train, const Dataset& test, const GlobalSizes& sizes,
+                        const TrainConfig& config, Comm& comm, Compute& compute, const ProgressFn& progress) {
+  Run<T> run(net, train, test, sizes, config, comm, compute, progress);
+  return train_block(run);
+}
+
+DataLayout data_layout(Strategy s) {
+  switch (s) {
+    case Strategy::ppt: return DataLayout::whole_train;
+    case Strategy::scatter: return DataLayout::root_only;
+    case Strategy::session: return DataLayout::whole;
+    default: return DataLayout::shares;
+  }
+}
+
+DataLayout data_layout(const TrainConfig& config) {
+  if (config.strategy == Strategy::cg && config.cg.load_balance > 0) return DataLayout::workers;
+  return data_layout(config.strategy);
+}
+
+bool splits_blocks(Strategy s) { return s == Strategy::block || s == Strategy::scatter || s == Strategy::root; }
+
+template <class T>
+TrainResult train_strategy(Mlp<T>& net, const Dataset& train, const Dataset& test, const GlobalSizes& sizes,
+                           const TrainConfig& config, Comm& comm, Compute& compute, const ProgressFn& progress) {
+  switch (config.strategy) {
+    case Strategy::block: return train_block(net, train, test, sizes, config, comm, compute, progress);
+    case Strategy::average: return train_average(net, train, test, sizes, config, comm, compute, progress);
+    case Strategy::ppt: return train_ppt(net, train, test, sizes, config, comm, compute, progress);
+    case Strategy::scatter: return train_scatter(net, train, test, sizes, config, comm, compute, progress);
+    case Strategy::root: return train_root(net, train, test, sizes, config, comm, compute, progress);
+    case Strategy::cg: return train_cg(net, train, test, sizes, config, comm, compute, progress);
+    case Strategy::session: break;
+  }
+  throw InputError("--strategy session runs a table of sessions, not one run");
+}
+
+template <class T>
+TrainResult train(Mlp<T>& net, const Dataset& train, const Dataset& test, const TrainConfig& config,
+                  const ProgressFn& progress) {
+  SerialComm comm;
+  const std::unique_ptr<Compute> compute = make_wall_compute();
+  const GlobalSizes sizes{train.size(), test.size(), train.has_labels()};
+  return train_block(net, train, test, sizes, config, comm, *compute, progress);
+}
+
+template class MomentumStep<float>;
+template class MomentumStep<double>;
+template Evaluation train_pass<float>(Mlp<float>&, MomentumStep<float>&, const Dataset&,
+                                      const std::vector<std::size_t>&, std::size_t, PhaseTimes&);
+template Evaluation train_pass<double>(Mlp<double>&, MomentumStep<double>&, const Dataset&,
+                                       const std::vector<std::size_t>&, std::size_t, PhaseTimes&);
+template TrainResult train_block<float>(Mlp<float>&, const Dataset&, const Dataset&, const GlobalSizes&,
+                                        const TrainConfig&, Comm&, Compute&, const ProgressFn&);
+template TrainResult train_block<double>(Mlp<double>&, const Dataset&, const Dataset&, const GlobalSizes&,
+                                         const TrainConfig&, Comm&, Compute&, const ProgressFn&);
+template TrainResult train_strategy<float>(Mlp<float>&, const Dataset&, const Dataset&, const GlobalSizes&,
+                                           const TrainConfig&, Comm&, Compute&, const ProgressFn&);
+template TrainResult train_strategy<double>(Mlp<double>&, const Dataset&, const Dataset&, const GlobalSizes&,
+                                            const TrainConfig&, Comm&, Compute&, const ProgressFn&);
+template TrainResult train<float>(Mlp<float>&, const Dataset&, const Dataset&, const TrainConfig&,
+                                  const ProgressFn&);
+template TrainResult train<double>(Mlp<double>&, const Dataset&, const Dataset&, const TrainConfig&,
+                                   const ProgressFn&);
+template Evaluation evaluate<float>(Mlp<float>&, const Dataset&, std::size_t);
+template Evaluation evaluate<double>(Mlp<double>&, const Dataset&, std::size_t);
+
+}  // namespace wulf

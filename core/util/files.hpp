@@ -1,0 +1,55 @@
+// Files wulf writes: results that a reader never sees half-written, and scratch folders
+// and files of its own in /tmp that go away with the object that made them.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+namespace wulf {
+
+// Writes text to path so that a reader never sees a half-written file: it goes to a
+// temporary file in the same folder first, then replaces path in one rename. Throws
+// InputError naming the path when the folder is missing or not writable.
+void write_file_atomically(const std::string& path, const std::string& text);
+// Throws InputError unless a file could be written at path (folder exists, writable);
+// option names the input in the message ("--out").
+void check_writable(const std::string& path, const std::string& option);
+// The whole file at path; throws InputError naming what (e.g. "--config") and the path when
+// it cannot be read.
+std::string read_text_file(const std::string& path, const std::string& what);
+
+// A folder of wulf's own in the system's temporary folder (mkdtemp: a name no other process
+// has, created with mode 0700), removed with everything in it when the object goes.
+// purpose is part of the name, e.g. "recommend" -> /tmp/wulf-recommend-Xa3k9Q.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& purpose);
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  const std::filesystem::path& path() const { return path_; }
+  std::string str() const { return path_.string(); }
+  // A path inside the folder (the file is not created).
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// A file of wulf's own in the system's temporary folder (mkstemp, mode 0600), holding text,
+// removed when the object goes. purpose is part of the name: /tmp/wulf-hostfile-Xa3k9Q.
+class TempFile {
+ public:
+  TempFile(const std::string& purpose, const std::string& text);
+  ~TempFile();
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+}  // namespace wulf

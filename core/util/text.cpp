@@ -1,0 +1,62 @@
+#include "util/text.hpp"
+#include "util/errors.hpp"
+
+#include "data/dataset.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+
+namespace wulf {
+
+std::string trim(std::string_view s) {
+  const auto first = s.find_first_not_of(" \t\r");
+  if (first == std::string_view::npos) return "";
+  const auto last = s.find_last_not_of(" \t\r");
+  return std::string(s.substr(first, last - first + 1));
+}
+
+std::optional<double> parse_number(std::string_view text) {
+  const std::string t = trim(text);
+  if (t.empty()) return std::nullopt;
+  char* end = nullptr;
+  const double v = std::strtod(t.c_str(), &end);
+  if (end != t.c_str() + t.size() || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+std::vector<std::string> split_list(std::string_view text) {
+  std::vector<std::string> items;
+  std::size_t start = 0;
+  while (start <= text.size() && !text.empty()) {
+    const std::size_t end = std::min(text.find(',', start), text.size());
+    items.push_back(trim(text.substr(start, end - start)));
+    start = end + 1;
+  }
+  return items;
+}
+
+std::vector<long long> whole_list(std::string_view text, const std::string& option, long long least) {
+  std::vector<long long> values;
+  for (const std::string& item : split_list(text)) {
+    const auto v = parse_number(item);
+    if (!v || *v < static_cast<double>(least) || *v != std::floor(*v) || *v > 1e15)
+      throw InputError("--" + option + ": '" + item + "' is not a whole number >= " + std::to_string(least));
+    values.push_back(static_cast<long long>(*v));
+  }
+  if (values.empty()) throw InputError("--" + option + ": empty list");
+  return values;
+}
+
+std::vector<double> number_list(std::string_view text, const std::string& option) {
+  std::vector<double> values;
+  for (const std::string& item : split_list(text)) {
+    const auto v = parse_number(item);
+    if (!v) throw InputError("--" + option + ": '" + item + "' is not a number");
+    values.push_back(*v);
+  }
+  if (values.empty()) throw InputError("--" + option + ": empty list");
+  return values;
+}
+
+}  // namespace wulf

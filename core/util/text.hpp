@@ -1,0 +1,27 @@
+// Reading numbers and words out of option values and small text files.
+#pragma once
+
+#include "util/errors.hpp"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace wulf {
+
+// s without leading and trailing blanks (spaces, tabs, carriage returns).
+std::string trim(std::string_view s);
+// The finite number that all of text (blanks around it allowed) spells, or nothing.
+std::optional<double> parse_number(std::string_view text);
+
+// The items of a comma-separated option value, each trimmed: "4, 16,64" -> {"4", "16", "64"}.
+std::vector<std::string> split_list(std::string_view text);
+// A list of whole numbers, each at least `least`. Throws InputError naming --option for an
+// item that is not one ("--np: 'x' is not a whole number >= 1") and for an empty list.
+std::vector<long long> whole_list(std::string_view text, const std::string& option, long long least = 1);
+// A list of finite numbers. Throws InputError naming --option for an item that is not a
+// number and for an empty list.
+std::vector<double> number_list(std::string_view text, const std::string& option);
+
+}  // namespace wulf
