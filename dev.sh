@@ -21,6 +21,7 @@ packages=(
   libeigen3-dev libboost-program-options-dev libgtest-dev libgmock-dev libbenchmark-dev
   libopenmpi-dev openmpi-bin libsimgrid-dev
   libfann-dev libfann-doc
+  libfmt-dev
   python3 python3-matplotlib
 )
 
