@@ -11,10 +11,9 @@
 #include "util/json.hpp"
 #include "util/files.hpp"
 #include "util/process.hpp"
+#include "util/paths.hpp"
 #include "train/result_record.hpp"
 #include "util/text.hpp"
-
-#include <wulf/build_info.hpp>
 
 #include <boost/program_options.hpp>
 
@@ -82,7 +81,11 @@ int calibrate_command(const std::vector<std::string>& args, std::ostream& out, s
       ("machine", po::value<std::string>()->default_value("this-machine"), "the machine's name in the files it writes");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(options).run(), vm);
-  if (vm.count("help")) return out << options << "\n", exit_ok;
+  if (vm.count("help"))
+    return out << options << "\n"
+               << "platforms/generated/ is the source tree's for a wulf run from its build tree, and the\n"
+               << "current folder's for an installed wulf; here: " << generated_platforms_dir() << "\n",
+           exit_ok;
   if (!vm.count("problem")) throw InputError("wulf calibrate: --problem is required");
   const std::string problem = vm["problem"].as<std::string>(), machine = vm["machine"].as<std::string>();
   if (machine.empty() || machine.find_first_of("/ \"<>&") != std::string::npos)
@@ -108,7 +111,7 @@ int calibrate_command(const std::vector<std::string>& args, std::ostream& out, s
     distinct_x = xs.size();
   }
   if (distinct_x < 2) throw InputError("--np and --elements give fewer than two points for the allreduce fit");
-  const std::string generated = std::string(build::source_dir) + "/platforms/generated";
+  const std::string generated = generated_platforms_dir();
   std::string safe_problem = problem;
   for (char& c : safe_problem)
     if (!std::isalnum(static_cast<unsigned char>(c))) c = '-';

@@ -9,6 +9,7 @@
 #include "util/json.hpp"
 #include "util/files.hpp"
 #include "util/process.hpp"
+#include "util/paths.hpp"
 
 #include <wulf/build_info.hpp>
 
@@ -94,7 +95,7 @@ int plot_command(const std::vector<std::string>& args, std::ostream& out, std::o
   if (vm.count("help")) {
     out << options << "\n"
         << "Each record is one curve (a --strategy session record: one per session). The drawing is\n"
-        << build::source_dir << "/core/cli/wulf_plot.py, run with " << (plot_python().empty() ? "(none found)" : plot_python())
+        << plot_script() << ", run with " << (plot_python().empty() ? "(none found)" : plot_python())
         << " (WULF_PYTHON overrides).\n";
     return exit_ok;
   }
@@ -130,7 +131,7 @@ int plot_command(const std::vector<std::string>& args, std::ostream& out, std::o
   if (python.empty())
     throw InputError("wulf plot: no Python 3 with matplotlib was found when wulf was configured; install "
                      "python3-matplotlib and reconfigure, or set WULF_PYTHON to a python3 that has it");
-  const std::string script = std::string(build::source_dir) + "/core/cli/wulf_plot.py";
+  const std::string script = plot_script();
   if (!std::filesystem::exists(script)) throw InputError("wulf plot: the drawing script " + script + " is missing");
 
   std::vector<std::string> argv{python, script};

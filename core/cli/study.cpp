@@ -9,10 +9,9 @@
 #include "util/json.hpp"
 #include "util/files.hpp"
 #include "util/process.hpp"
+#include "util/paths.hpp"
 #include "predict/model.hpp"
 #include "train/result_record.hpp"
-
-#include <wulf/build_info.hpp>
 
 #include <boost/program_options.hpp>
 
@@ -36,7 +35,7 @@ constexpr double kTableVII[3][4] = {{0.57, 0.87, 1.20, 1.48}, {0.36, 0.64, 1.09,
 
 // One simulated iteration of the function example on Bat Cave (Table II's phase times).
 double simulated_iteration(int p, int b, const std::string& tmp) {
-  const std::string platform = std::string(build::source_dir) + "/platforms/batcave.xml";
+  const std::string platform = platforms_dir() + "/batcave.xml";
   std::vector<std::string> cmd{wulf_program("wulf"), "train",     "--problem", "function", "--bias", "off",
                                "--precision",        "double",    "--block",   std::to_string(b),    "--epochs", "1",
                                "--engine",           "sim",       "--np",      std::to_string(p),    "--platform",

@@ -2,9 +2,8 @@
 #include "util/errors.hpp"
 
 #include "data/dataset.hpp"
+#include "util/paths.hpp"
 #include "util/text.hpp"
-
-#include <wulf/build_info.hpp>
 
 #include <cmath>
 #include <filesystem>
@@ -43,10 +42,10 @@ ComputeMode parse_compute_mode(std::string_view name) {
 
 Profile read_profile(const std::string& name) {
   std::string path = name;
-  if (!std::filesystem::exists(path) && name.find('/') == std::string::npos)
-    path = std::string(build::source_dir) + "/platforms/profiles/" + name + ".profile";
+  const std::string named = platforms_dir() + "/profiles/" + name + ".profile";
+  if (!std::filesystem::exists(path) && name.find('/') == std::string::npos) path = named;
   std::ifstream in(path);
-  if (!in) throw InputError("--profile " + name + ": no such file, nor platforms/profiles/" + name + ".profile");
+  if (!in) throw InputError("--profile " + name + ": no such file, nor " + named);
   std::map<std::string, double> values;
   std::map<std::string, std::string> words;  // problem, precision
   std::string line;

@@ -2,10 +2,9 @@
 #include "util/errors.hpp"
 
 #include "data/dataset.hpp"
+#include "util/paths.hpp"
 #include "util/process.hpp"
 #include "util/text.hpp"
-
-#include <wulf/build_info.hpp>
 
 #include <cmath>
 #include <cstdlib>
@@ -22,11 +21,7 @@
 
 namespace wulf {
 
-std::string wulf_program(const std::string& name) {
-  for (const std::string& dir : {executable_dir(), std::string(build::binary_dir)})
-    if (::access((dir + "/" + name).c_str(), X_OK) == 0) return dir + "/" + name;
-  throw InputError(name + " is not built (looked beside wulf and in " + build::binary_dir + ")");
-}
+std::string wulf_program(const std::string& name) { return helper_program(name); }
 
 namespace {
 

@@ -1,6 +1,6 @@
 #include "util/process.hpp"
 
-#include <filesystem>
+#include <algorithm>
 #include <stdexcept>
 #include <cerrno>
 #include <cstdlib>
@@ -15,12 +15,6 @@
 extern char** environ;
 
 namespace wulf {
-
-std::string executable_dir() {
-  std::error_code ec;
-  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string(".") : self.parent_path().string();
-}
 
 std::string find_program(const std::string& program) {
   if (program.find('/') != std::string::npos) return ::access(program.c_str(), X_OK) == 0 ? program : "";

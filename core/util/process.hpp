@@ -6,10 +6,6 @@
 
 namespace wulf {
 
-// The folder of the running executable (where wulf-rank-real, wulf-rank-sim and
-// wulf-platform are built beside wulf).
-std::string executable_dir();
-
 // The full path of program found on PATH (or program itself if it holds a '/' and is
 // executable); empty if there is none.
 std::string find_program(const std::string& program);

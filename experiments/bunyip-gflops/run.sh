@@ -9,16 +9,15 @@
 # The rate is seed 002's: forward and backward flops of all ranks over the simulated time
 # (the record's "performance"); the price divides the platform's wulf:cost-usd (USD 150 913).
 #   experiments/bunyip-gflops/run.sh [build dir]
-set -euo pipefail
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-build="${1:-$here/../../build}"
-platform="$here/../../platforms/bunyip-p2p.xml"
+# shellcheck source=SCRIPTDIR/../common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../common.sh" "$@"
+platform="$platforms/bunyip-p2p.xml"
 mkdir -p "$here/records"
 start=$(date +%s)
 train() {  # name, then wulf train options
   local name="$1"
   shift
-  "$build/wulf" train --bias off --precision float --engine sim --platform "$platform" --strategy cg \
+  "$wulf" train --bias off --precision float --engine sim --platform "$platform" --strategy cg \
     --numerics off --epochs 2 --bcast binomial --quiet --out "$here/records/$name.json" "$@" > /dev/null
 }
 # Fig. 8, three lines: the small net 400-80-200 on 40 960 patterns, the JOCR net
@@ -34,6 +33,6 @@ done
 train sustained-four-stage --problem chars:3203 --train-size 9360000 --np 196 --reduce four-stage
 train sustained-library --problem chars:3203 --train-size 9360000 --np 196 --reduce binomial
 train sustained-940 --problem chars:3203 --train-size 9360000 --np 196 --reduce four-stage \
-  --speed-scale "$(/usr/bin/python3 -c 'print(940 / 1090)')"
+  --speed-scale "$("$python" -c 'print(940 / 1090)')"
 echo "$(( $(date +%s) - start ))" > "$here/wall_s.txt"
-/usr/bin/python3 "$here/table.py" "$here" | tee "$here/results.txt"
+"$python" "$here/table.py" "$here" | tee "$here/results.txt"

@@ -4,14 +4,12 @@
 # then Fig. 6: the speed-up of a training iteration from the optimised reduce against the
 # number of training patterns (JOCR net, 194 ranks, numerics off).
 #   experiments/bunyip-reduce/run.sh [build dir]
-set -euo pipefail
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-build="${1:-$here/../../build}"
-platforms="$here/../../platforms"
+# shellcheck source=SCRIPTDIR/../common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../common.sh" "$@"
 mkdir -p "$here/records"
 for platform in bunyip bunyip-p2p; do
   for reduce in binomial four-stage; do
-    "$build/wulf" platform bench "$platforms/$platform.xml" --collectives reduce --reduce "$reduce" --type float \
+    "$wulf" platform bench "$platforms/$platform.xml" --collectives reduce --reduce "$reduce" --type float \
       --elements 1729440 --np 194 --repeat 1 --no-pingpong --out "$here/records/reduce-$platform-$reduce.json" > /dev/null
   done
 done
@@ -20,10 +18,10 @@ done
 for platform in bunyip bunyip-p2p; do
   for reduce in binomial four-stage; do
     for patterns in 194000 388000 970000 1940000 4850000 9264000; do
-      "$build/wulf" train --problem chars:3203 --train-size "$patterns" --bias off --precision float --engine sim \
+      "$wulf" train --problem chars:3203 --train-size "$patterns" --bias off --precision float --engine sim \
         --np 194 --platform "$platforms/$platform.xml" --strategy root --learning epoch --numerics off --epochs 1 \
         --reduce "$reduce" --bcast binomial --quiet --out "$here/records/fig6-$platform-$reduce-$patterns.json" > /dev/null
     done
   done
 done
-/usr/bin/python3 "$here/table.py" "$here" | tee "$here/results.txt"
+"$python" "$here/table.py" "$here" | tee "$here/results.txt"

@@ -8,20 +8,19 @@
 # platform is calibrated with (SMPI's), for the same binomial tree made of wulf's own
 # point-to-point messages (wulf-binomial), and for seed 002's four-stage reduce.
 #   experiments/bunyip-scale/run.sh [build dir]
-set -euo pipefail
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-build="${1:-$here/../../build}"
-platform="$here/../../platforms/bunyip.xml"
+# shellcheck source=SCRIPTDIR/../common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../common.sh" "$@"
+platform="$platforms/bunyip.xml"
 {
   echo "JOCR 400-480-3203 float, 196 ranks on bunyip.xml, numerics off, one iteration of 6 272 000 patterns"
   for algorithms in "default default" "binomial binomial" "wulf-binomial binomial" "four-stage binomial"; do
     set -- $algorithms
-    /usr/bin/time -f "%e %M" -o "$here/time.txt" "$build/wulf" train --problem chars:3203 --train-size 6272000 \
+    /usr/bin/time -f "%e %M" -o "$here/time.txt" "$wulf" train --problem chars:3203 --train-size 6272000 \
       --bias off --precision float --engine sim --np 196 --platform "$platform" --strategy root \
       --learning epoch --numerics off --epochs 1 --reduce "$1" --bcast "$2" --quiet \
       --out "$here/record-$1.json" > /dev/null
     read -r wall rss < "$here/time.txt"
-    /usr/bin/python3 - "$here/record-$1.json" "$1" "$wall" "$rss" <<'PY'
+    "$python" - "$here/record-$1.json" "$1" "$wall" "$rss" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 q = r["phases"]["ranks"][0]

@@ -8,10 +8,8 @@
 # sim --np 4 --compute flops, 10 CG iterations, seed 1.
 #   experiments/cg/run.sh [build dir]
 # Writes one record per run into experiments/cg/records/ and the table into results.txt.
-set -euo pipefail
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-build="${1:-$here/../../build}"
-platforms="$here/../../tests/platforms"
+# shellcheck source=SCRIPTDIR/../common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../common.sh" "$@"
 records="$here/records"
 mkdir -p "$records"
 common=(train --problem chars:64 --hidden 120 --strategy cg --epochs 10 --seed 1 --quiet
@@ -19,7 +17,7 @@ common=(train --problem chars:64 --hidden 120 --strategy cg --epochs 10 --seed 1
 run() {  # name platform [options...]
   local name=$1 platform=$2
   shift 2
-  "$build/wulf" "${common[@]}" --platform "$platforms/$platform.xml" --out "$records/$name.json" "$@" > /dev/null
+  "$wulf" "${common[@]}" --platform "$test_platforms/$platform.xml" --out "$records/$name.json" "$@" > /dev/null
 }
 for platform in toy4-slow toy4; do
   run "$platform-plain" "$platform"
@@ -27,4 +25,4 @@ for platform in toy4-slow toy4; do
   run "$platform-lb0.8" "$platform" --load-balance 0.8 --chunk 32
   run "$platform-lb0.7" "$platform" --load-balance 0.7 --chunk 32
 done
-/usr/bin/python3 "$here/table.py" "$records" | tee "$here/results.txt"
+"$python" "$here/table.py" "$records" | tee "$here/results.txt"

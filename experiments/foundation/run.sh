@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # Re-runs the four learning checks of the foundation issue and keeps what they printed.
 # Usage: experiments/foundation/run.sh [build dir]   (about 2 minutes on one core)
-set -euo pipefail
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-wulf="${1:-$here/../../build}/wulf"
+# shellcheck source=SCRIPTDIR/../common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../common.sh" "$@"
 cd "$here"
 run() {  # name, then wulf arguments
   local name=$1; shift

@@ -4,10 +4,9 @@
 # build (only wulf_bench_gemm and what it needs) under build/variants/; `default` is the
 # given build dir. Prints each variant's summary; writes flags.txt beside this script.
 #   experiments/gemm/flags.sh [build dir]
-set -euo pipefail
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-source_dir="$(cd "$here/../.." && pwd)"
-build="$(cd "${1:-$source_dir/build}" && pwd)"
+# shellcheck source=SCRIPTDIR/../common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../common.sh" "$@"
+build="$(cd "$build" && pwd)"  # absolute, and a missing folder stops the script here
 mnist="$(sed -n 's/^WULF_MNIST_DIR:PATH=//p' "$build/CMakeCache.txt")"
 
 # name | cmake options (beside Release, no tests)
@@ -35,7 +34,7 @@ summary() {  # summary NAME BINARY
     # The build's own output (and g++ 12's false warnings outside -march=native) goes to a
     # log, shown only if the build fails.
     # shellcheck disable=SC2086  # the options are words
-    { cmake -S "$source_dir" -B "$dir" -DCMAKE_BUILD_TYPE=Release -DWULF_TESTS=OFF -DWULF_MNIST_DIR="$mnist" ${v#*|} &&
+    { cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=Release -DWULF_TESTS=OFF -DWULF_MNIST_DIR="$mnist" ${v#*|} &&
       cmake --build "$dir" -j2 --target wulf_bench_gemm; } > "$dir/build.log" 2>&1 || { cat "$dir/build.log"; exit 1; }
     summary "$name" "$dir/wulf_bench_gemm"
   done

@@ -11,18 +11,15 @@
 # Prints everything and the 2-rank table; writes results.txt and ranks.jsonl beside this
 # script, or into $OUT.
 #   experiments/gemm/run.sh [build dir]
-set -euo pipefail
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-build="${1:-$here/../../build}"
+# shellcheck source=SCRIPTDIR/../common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../common.sh" "$@"
 rounds="${ROUNDS:-5}"
 out="${OUT:-$here}"
 
-# As wulf's mpirun_command: root needs Open MPI's consent; 1 and 2 ranks fit the cores, so
-# no --oversubscribe and Open MPI binds each rank to a core of its own.
-root=()
-[ "$(id -u)" = 0 ] && root=(--allow-run-as-root)
+# 1 and 2 ranks fit the cores, so no --oversubscribe and Open MPI binds each rank to a core
+# of its own (root's consent to Open MPI: common.sh).
 ranks() {  # ranks NP NET BATCHES
-  mpirun "${root[@]}" -np "$1" "$build/wulf-rank-real" bench --what gradient --net "$2" --sizes "$3" --repeat "$rounds" \
+  mpirun -np "$1" "$build/wulf-rank-real" bench --what gradient --net "$2" --sizes "$3" --repeat "$rounds" \
     --sgemm 1024
 }
 
@@ -39,6 +36,6 @@ declare -A halves=([jocr]="128,512,2048,32000" [digits]="128,512,2048,8192")
     ranks 1 "$net" "${batches[$net]},${halves[$net]}" | tee -a "$out/ranks.jsonl"
     ranks 2 "$net" "${batches[$net]}" | tee -a "$out/ranks.jsonl"
   done
-  /usr/bin/python3 "$here/ranks_table.py" "$out/ranks.jsonl"
+  "$python" "$here/ranks_table.py" "$out/ranks.jsonl"
   echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 } 2>&1 | tee "$out/results.txt"

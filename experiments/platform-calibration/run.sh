@@ -8,17 +8,15 @@
 #    Bunyip ranks against 8.5 s; target within 20%.
 # Writes results.csv and fig1.png (simulated Tr against w, like seed 000's Fig. 1).
 #   experiments/platform-calibration/run.sh [build dir]
-set -euo pipefail
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-build="${1:-$here/../../build}"
-platforms="$here/../../platforms"
+# shellcheck source=SCRIPTDIR/../common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../common.sh" "$@"
 records="$here/records"
 mkdir -p "$records"
 bench=(platform bench --collectives allreduce --allreduce rdb --type double --elements 4096,16768,54912 --sizes 8
        --repeat 1 --no-pingpong)
-"$build/wulf" "${bench[@]}" "$platforms/batcave.xml" --np 2,4,8 --out "$records/batcave.json" > /dev/null
-"$build/wulf" "${bench[@]}" "$platforms/batcave.xml" --np 16 --grow 16 --out "$records/batcave16.json" > /dev/null
-"$build/wulf" "${bench[@]}" "$platforms/messner.xml" --np 2,4,8,16 --out "$records/messner.json" > /dev/null
-"$build/wulf" platform bench "$platforms/bunyip.xml" --collectives reduce --reduce binomial --type float \
+"$wulf" "${bench[@]}" "$platforms/batcave.xml" --np 2,4,8 --out "$records/batcave.json" > /dev/null
+"$wulf" "${bench[@]}" "$platforms/batcave.xml" --np 16 --grow 16 --out "$records/batcave16.json" > /dev/null
+"$wulf" "${bench[@]}" "$platforms/messner.xml" --np 2,4,8,16 --out "$records/messner.json" > /dev/null
+"$wulf" platform bench "$platforms/bunyip.xml" --collectives reduce --reduce binomial --type float \
   --elements 1729440 --np 194 --sizes 8 --repeat 1 --out "$records/bunyip.json" > /dev/null
-/usr/bin/python3 "$here/table.py" "$records" "$here/results.csv" "$here/fig1.png"
+"$python" "$here/table.py" "$records" "$here/results.csv" "$here/fig1.png"

@@ -10,9 +10,8 @@
 # Both engines do the same arithmetic (same seed), so the errors of an iteration agree and
 # only the time axis can differ. Run it on an otherwise idle machine (experiments/validate).
 #   experiments/real-vs-sim/run.sh [build dir]
-set -euo pipefail
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-build="${1:-$here/../../build}"
+# shellcheck source=SCRIPTDIR/../common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../common.sh" "$@"
 mkdir -p "$here/records"
 problem=digits:20x20
 b=256
@@ -21,17 +20,17 @@ common=(--problem "$problem" --bias off --precision float --learning block --blo
 uptime > "$here/records/load-before.txt"
 start=$(date +%s)
 for p in 1 2; do
-  "$build/wulf" calibrate --problem "$problem" --block $((b / p)) --precision float --bias off --np 2 \
+  "$wulf" calibrate --problem "$problem" --block $((b / p)) --precision float --bias off --np 2 \
     --machine "this-machine-b$((b / p))" --profile-out "$here/records/b$((b / p)).profile" \
     --platform-out "$here/records/this-machine-b$((b / p)).xml" > "$here/records/calibrate-p$p.txt"
-  "$build/wulf" train "${common[@]}" --engine real --np "$p" --out "$here/records/real-p$p.json" > /dev/null
-  "$build/wulf" train "${common[@]}" --engine sim --np "$p" --platform "$here/records/this-machine-b$((b / p)).xml" \
+  "$wulf" train "${common[@]}" --engine real --np "$p" --out "$here/records/real-p$p.json" > /dev/null
+  "$wulf" train "${common[@]}" --engine sim --np "$p" --platform "$here/records/this-machine-b$((b / p)).xml" \
     --compute calibrated --profile "$here/records/b$((b / p)).profile" --out "$here/records/sim-p$p.json" > /dev/null
 done
 echo "$(( $(date +%s) - start ))" > "$here/records/wall_s.txt"
 
-"$build/wulf" plot "$here/records/real-p1.json" "$here/records/sim-p1.json" "$here/records/real-p2.json" \
+"$wulf" plot "$here/records/real-p1.json" "$here/records/sim-p1.json" "$here/records/real-p2.json" \
   "$here/records/sim-p2.json" --labels "real (mpirun), p = 1" "simulated, p = 1" "real (mpirun), p = 2" \
   "simulated, p = 2" --title "digits:20x20, b = 256: real against simulated on this machine" \
   --out "$here/curves.png" > /dev/null
-/usr/bin/python3 "$here/table.py" "$here" | tee "$here/results.txt"
+"$python" "$here/table.py" "$here" | tee "$here/results.txt"

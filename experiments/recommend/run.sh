@@ -4,16 +4,15 @@
 # Each search writes NAME.txt (the command, then what it printed, wall times included) and
 # NAME.json (its record: every candidate, the screening estimate and confirmed numbers, the
 # choice) into experiments/recommend/.
-set -euo pipefail
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-root="$here/../.."
-build="$(cd "${1:-$root/build}" && pwd)"
+# shellcheck source=SCRIPTDIR/../common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../common.sh" "$@"
+wulf="$(cd "$build" && pwd)/wulf"  # absolute: the script moves to $root
 cd "$root"  # the records name the platforms as given: platforms/..., tests/platforms/...
 search() {  # name [options...]
   local name=$1
   shift
   echo "\$ wulf recommend $*" > "$here/$name.txt"
-  "$build/wulf" recommend "$@" --out "experiments/recommend/$name.json" | tee -a "$here/$name.txt"
+  "$wulf" recommend "$@" --out "experiments/recommend/$name.json" | tee -a "$here/$name.txt"
 }
 # The brief's default: encoder 256-8-256 on Bat Cave, every setting wulf's default.
 search encoder-batcave --platform platforms/batcave.xml --problem encoder --target-error 0.5

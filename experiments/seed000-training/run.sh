@@ -10,10 +10,10 @@
 # figure's wall time goes to wall-times.txt. `plots` draws the PNGs with `wulf plot` and
 # `table` writes results.md from the records. WULF=path/to/wulf picks the binary;
 # SCALE=0.01 OUT=/tmp/x shrinks every time budget, for a quick check of the script.
-set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-wulf=${WULF:-$root/build/wulf}
+# Its arguments name figures, not a build folder: $root/build's wulf, unless WULF names one.
+# shellcheck source=SCRIPTDIR/../common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../common.sh" ""
+wulf=${WULF:-$wulf}
 out=${OUT:-$here}
 scale=${SCALE:-1}
 rec=$out/records
@@ -29,9 +29,8 @@ seed=1  # the figures' seed; fig8-seeds runs 2 and 3
 # sensitivity check of README.md; with OUT=... to keep it apart from the figures).
 [[ -n ${BLOCK_STEP:-} ]] && common+=(--block-step "$BLOCK_STEP")
 
-budget() { /usr/bin/python3 -c "print(f'{$1 * $scale:g}')"; }
-now() { date +%s.%N; }
-elapsed() { /usr/bin/python3 -c "print(f'{$2 - $1:.1f}')"; }
+budget() { "$python" -c "print(f'{$1 * $scale:g}')"; }
+elapsed() { "$python" -c "print(f'{$2 - $1:.1f}')"; }
 
 run() {  # run NAME ARGS...: one wulf train run, its record and its log
   local name=$1
@@ -151,7 +150,7 @@ plots() {
     --title "Fig. 9 over seeds 1, 2, 3: 1 CPU at b = 16 and 4 CPUs at b = 200"
 }
 
-table() { /usr/bin/python3 "$here/table.py" "$rec" >"$out/results.md"; }
+table() { "$python" "$here/table.py" "$rec" >"$out/results.md"; }
 
 [ $# -eq 0 ] && set -- fig8 fig8-seeds fig10 fig7 fig7-messner fig6 plots table
 for what in "$@"; do

@@ -21,9 +21,8 @@
 # timing.csv, and its check, timing-check.csv), prints the tables (table.py) into
 # results.txt and draws ppt.png. The 130 runs took 3 486 s of wall time here (2 293 s of it
 # in the 13 that did not learn: 300 000 rounds each), timing.sh 16 s.
-set -euo pipefail
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-build="${1:-$here/../../build}"
+# shellcheck source=SCRIPTDIR/../common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../common.sh" "$@"
 records="${2:-/tmp/wulf-seed001-records}"
 mkdir -p "$records"
 limit_rounds=300000
@@ -33,14 +32,13 @@ run() {  # p local_epoch seed
   local p=$1 e=$2 seed=$3
   local rpi=$(( (256 + p * e - 1) / (p * e) ))  # rounds per iteration (wulf's iteration = ~256 patterns)
   local name="p${p}-e${e}-s${seed}"
-  local t0 t1
-  t0=$(date +%s.%N)
-  "$build/wulf" train --problem parity --strategy ppt --local-epoch "$e" --error-window 4 \
+  local t0
+  t0=$(now)
+  "$wulf" train --problem parity --strategy ppt --local-epoch "$e" --error-window 4 \
       --error mse --target-error 0.01 --epochs $(( limit_rounds / rpi )) --seed "$seed" \
-      --engine sim --np "$p" --platform "$here/../../platforms/ppt-p4.xml" --compute flops \
+      --engine sim --np "$p" --platform "$platforms/ppt-p4.xml" --compute flops \
       --quiet --out "$records/$name.json" > /dev/null
-  t1=$(date +%s.%N)
-  echo "$name $(echo "$t1 - $t0" | bc)" >> "$walls"
+  echo "$name $(seconds_since "$t0")" >> "$walls"
 }
 start=$(date +%s)
 for seed in 1 2 3 4 5 6 7 8 9 10; do run 1 256 "$seed"; done
@@ -50,7 +48,7 @@ for p in 2 4 8; do
   done
 done
 echo "all runs: $(( $(date +%s) - start )) s wall" | tee "$records/total-wall.txt"
-/usr/bin/python3 "$here/collect.py" "$records" "$here/runs.csv"
+"$python" "$here/collect.py" "$records" "$here/runs.csv"
 "$here/timing.sh" "$build"
-/usr/bin/python3 "$here/table.py" "$here/runs.csv" "$here/timing.csv" "$here/timing-check.csv" "$here/ppt.png" |
+"$python" "$here/table.py" "$here/runs.csv" "$here/timing.csv" "$here/timing-check.csv" "$here/ppt.png" |
     tee "$here/results.txt"

@@ -7,15 +7,14 @@
 # eta x e (tests/test_engines.cpp). This checks whether that reading learns: 8 nodes, seed
 # 1, at most 5 000 rounds.
 #   experiments/seed001-ppt/summed.sh [build dir]   (prints; its output is summed.txt)
-set -euo pipefail
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-build="${1:-$here/../../build}"
+# shellcheck source=SCRIPTDIR/../common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../common.sh" "$@"
 for run in "32 2" "256 2" "32 0.5" "32 0.1"; do
   set -- $run
   e=$1 init=$2
   echo "local epoch $e, --block-step sum (eta 0.1: $(echo "0.1 * $e" | bc) per mean gradient), initial weights +-$init:"
-  "$build/wulf" train --problem parity --strategy ppt --local-epoch "$e" --block-step sum \
+  "$wulf" train --problem parity --strategy ppt --local-epoch "$e" --block-step sum \
       --init-range "$init" --error mse --target-error 0.01 --epochs 5000 --seed 1 \
-      --engine sim --np 8 --platform "$here/../../platforms/ppt-p4.xml" --compute flops --quiet |
+      --engine sim --np 8 --platform "$platforms/ppt-p4.xml" --compute flops --quiet |
       grep -E '^(stopped|  train)'
 done

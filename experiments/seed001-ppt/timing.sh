@@ -10,20 +10,18 @@
 # The time to learn of a run of run.sh is then its rounds x this round time + its checks.
 # Two runs with the arithmetic and 1 000 rounds per iteration check that reconstruction.
 #   experiments/seed001-ppt/timing.sh [build dir]   writes timing.csv and timing-check.csv
-set -euo pipefail
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-build="${1:-$here/../../build}"
+# shellcheck source=SCRIPTDIR/../common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../common.sh" "$@"
 records="${TMPDIR:-/tmp}/wulf-seed001-timing"
 mkdir -p "$records"
 ppt=(train --problem parity --strategy ppt --rounds-per-iteration 1000 --engine sim
-     --platform "$here/../../platforms/ppt-p4.xml" --compute flops --quiet)
+     --platform "$platforms/ppt-p4.xml" --compute flops --quiet)
 echo "p,local_epoch,rounds,round_s,allgather_s,wall_s" > "$here/timing.csv"
 for pe in "1 256" "2 32" "2 64" "2 128" "2 256" "4 32" "4 64" "4 128" "4 256" "8 32" "8 64" "8 128" "8 256"; do
   set -- $pe
-  t0=$(date +%s.%N)
-  "$build/wulf" "${ppt[@]}" --np "$1" --local-epoch "$2" --epochs 2 --numerics off --out "$records/t-p$1-e$2.json" > /dev/null
-  t1=$(date +%s.%N)
-  /usr/bin/python3 - "$records/t-p$1-e$2.json" "$(echo "$t1 - $t0" | bc)" >> "$here/timing.csv" <<'PY'
+  t0=$(now)
+  "$wulf" "${ppt[@]}" --np "$1" --local-epoch "$2" --epochs 2 --numerics off --out "$records/t-p$1-e$2.json" > /dev/null
+  "$python" - "$records/t-p$1-e$2.json" "$(seconds_since "$t0")" >> "$here/timing.csv" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 s = r["final"]["strategy"]
@@ -34,11 +32,10 @@ done
 echo "p,local_epoch,seed,rounds,rounds_s,allgather_s,check_s,checks,wall_s" > "$here/timing-check.csv"
 for pe in "8 32" "2 128"; do
   set -- $pe
-  t0=$(date +%s.%N)
-  "$build/wulf" "${ppt[@]}" --np "$1" --local-epoch "$2" --error-window 4 --error mse --target-error 0.01 \
+  t0=$(now)
+  "$wulf" "${ppt[@]}" --np "$1" --local-epoch "$2" --error-window 4 --error mse --target-error 0.01 \
       --epochs 300 --seed 1 --out "$records/c-p$1-e$2.json" > /dev/null
-  t1=$(date +%s.%N)
-  /usr/bin/python3 - "$records/c-p$1-e$2.json" "$(echo "$t1 - $t0" | bc)" >> "$here/timing-check.csv" <<'PY'
+  "$python" - "$records/c-p$1-e$2.json" "$(seconds_since "$t0")" >> "$here/timing-check.csv" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 s = r["final"]["strategy"]

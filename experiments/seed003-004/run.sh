@@ -24,28 +24,25 @@
 #   experiments/seed003-004/run.sh [build dir]
 # Writes records/ (one JSON record per run), wall.txt (each run's wall time here), then
 # prints the tables (table.py) into results.txt and draws seed003.png and seed004.png.
-set -euo pipefail
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-build="${1:-$here/../../build}"
-platforms="$here/../../platforms"
+# shellcheck source=SCRIPTDIR/../common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../common.sh" "$@"
 records="$here/records"
 mkdir -p "$records"
 walls="$here/wall.txt"
 : > "$walls"
 timed() {  # name command...
-  local name=$1 t0 t1
+  local name=$1 t0
   shift
-  t0=$(date +%s.%N)
+  t0=$(now)
   "$@" > /dev/null
-  t1=$(date +%s.%N)
-  echo "$name $(echo "$t1 - $t0" | bc)" | tee -a "$walls"
+  echo "$name $(seconds_since "$t0")" | tee -a "$walls"
 }
 
 # A. seed 003
 for run in "1 1" "1 2" "1 3" "2 1"; do
   set -- $run
   np=$1 seed=$2
-  timed "s003-np$np-s$seed" "$build/wulf" train --problem digits:20x20 --train-size 5000 --strategy scatter \
+  timed "s003-np$np-s$seed" "$wulf" train --problem digits:20x20 --train-size 5000 --strategy scatter \
       --init-range 0.12 --precision double --error loss --eval-train on --seed "$seed" \
       --engine sim --np "$np" --ranks-per-host 1 --platform "$platforms/dt42.xml" --compute flops \
       --quiet --out "$records/s003-np$np-s$seed.json"
@@ -58,7 +55,7 @@ for size in 28x28 56x58 112x112; do
   [ "$size" = 28x28 ] && extra=("${softmax784[@]}")
   for nodes in 1 2 4 8 10; do
     for threads in 1 2 4 8 16; do
-      timed "s004-$size-n$nodes-t$threads" "$build/wulf" train --problem "digits:$size" "${extra[@]}" \
+      timed "s004-$size-n$nodes-t$threads" "$wulf" train --problem "digits:$size" "${extra[@]}" \
           --strategy root --threads "$threads" --epochs 3 --numerics off \
           --engine sim --np "$nodes" --ranks-per-host 1 --platform "$platforms/sorgan.xml" --compute flops \
           --quiet --out "$records/s004-$size-n$nodes-t$threads.json"
@@ -67,9 +64,9 @@ for size in 28x28 56x58 112x112; do
 done
 
 # C. seed 004 at 784 pixels with the arithmetic
-timed "s004-28x28-n4-t1-numerics" "$build/wulf" train --problem digits "${softmax784[@]}" --epochs 100 \
+timed "s004-28x28-n4-t1-numerics" "$wulf" train --problem digits "${softmax784[@]}" --epochs 100 \
     --strategy root --threads 1 --seed 1 \
     --engine sim --np 4 --ranks-per-host 1 --platform "$platforms/sorgan.xml" --compute flops \
     --quiet --out "$records/s004-28x28-n4-t1-numerics.json"
 
-/usr/bin/python3 "$here/table.py" "$records" "$walls" "$here" | tee "$here/results.txt"
+"$python" "$here/table.py" "$records" "$walls" "$here" | tee "$here/results.txt"

@@ -7,27 +7,26 @@
 #     10 s of wall time.
 # Wall times are whole commands (start, data, training, record), best of REPEAT.
 #   experiments/sim-speed/run.sh [build dir] [epochs] [repeat]
-set -euo pipefail
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-build="${1:-$here/../../build}"
+# shellcheck source=SCRIPTDIR/../common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../common.sh" "$@"
 epochs="${2:-4}"
 repeat="${3:-3}"
-platform="$here/../../tests/platforms/flat64.xml"
+platform="$test_platforms/flat64.xml"
 wall() {  # best wall seconds of "$@" over $repeat runs
   local best=""
   for _ in $(seq "$repeat"); do
     local t0 t1
-    t0=$(date +%s.%N)
+    t0=$(now)
     "$@" > /dev/null
-    t1=$(date +%s.%N)
+    t1=$(now)
     best=$(echo "$t0 $t1 $best" | awk '{d = $2 - $1; if ($3 == "" || d < $3) print d; else print $3}')
   done
   echo "$best"
 }
 common=(train --problem digits --block 1024 --quiet)
-seq_s=$(wall "$build/wulf" "${common[@]}" --epochs "$epochs")
-sim_s=$(wall "$build/wulf" "${common[@]}" --epochs "$epochs" --engine sim --np 16 --platform "$platform")
-off_s=$(wall "$build/wulf" "${common[@]}" --epochs 1 --engine sim --np 64 --platform "$platform" --numerics off)
+seq_s=$(wall "$wulf" "${common[@]}" --epochs "$epochs")
+sim_s=$(wall "$wulf" "${common[@]}" --epochs "$epochs" --engine sim --np 16 --platform "$platform")
+off_s=$(wall "$wulf" "${common[@]}" --epochs 1 --engine sim --np 64 --platform "$platform" --numerics off)
 awk -v e="$epochs" -v seq="$seq_s" -v sim="$sim_s" -v off="$off_s" 'BEGIN {
   ratio = sim / seq
   printf "digits 784-64-64-10, b = 1024, %d epochs, wall seconds (best of runs):\n", e

@@ -5,18 +5,17 @@
 # profile, --numerics off, double precision: Table V times 8-byte weights), beside the
 # paper's values. Writes results.csv.
 #   experiments/table-vii/run.sh [build dir]
-set -euo pipefail
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-build="${1:-$here/../../build}"
-platform="$here/../../platforms/batcave.xml"
+# shellcheck source=SCRIPTDIR/../common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../common.sh" "$@"
+platform="$platforms/batcave.xml"
 records="$here/records"
 mkdir -p "$records"
-"$build/wulf" model --profile batcave-function --np 2,4,8 --block 16,32,64,128 --out "$records/model.json" > /dev/null
+"$wulf" model --profile batcave-function --np 2,4,8 --block 16,32,64,128 --out "$records/model.json" > /dev/null
 for p in 1 2 4 8; do
   for b in 16 32 64 128; do
-    "$build/wulf" train --problem function --bias off --precision double --block "$b" --epochs 1 --engine sim --np "$p" \
+    "$wulf" train --problem function --bias off --precision double --block "$b" --epochs 1 --engine sim --np "$p" \
       --platform "$platform" --compute calibrated --profile batcave-function --numerics off --allreduce rdb \
       --quiet --out "$records/sim-p$p-b$b.json" > /dev/null
   done
 done
-/usr/bin/python3 "$here/table.py" "$records" "$here/results.csv"
+"$python" "$here/table.py" "$records" "$here/results.csv"
