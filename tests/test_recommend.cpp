@@ -114,6 +114,60 @@ TEST(recommend, estimates_multiply_iterations_by_time_and_finalists_lead_with_th
   EXPECT_EQ(all.size(), reaching);
 }
 
+TEST(recommend, screening_times_each_strategy_p_b_and_interval_once_whatever_eta_and_alpha) {
+  const SearchSpace s = small_space();
+  std::vector<Candidate> cs = make_candidates(s, learning_points(s));
+  const TimingPlan plan = plan_timings(cs);
+  // Sequential b 2 and 8; block p 2 b 2, 8 and p 4 b 8; average p 2 b 2, 8 and p 4 b 2,
+  // at two intervals each: 2 + 3 + 3 x 2 distinct timings over the two alphas.
+  ASSERT_EQ(plan.timed.size(), 11u);
+  // A time per iteration made of the timing's fields: each candidate run gets its own back.
+  auto time_of = [](const Candidate& c) {
+    return static_cast<double>(c.p) + 0.01 * static_cast<double>(c.b) + 1e-4 * static_cast<double>(c.interval) +
+           (c.strategy == Strategy::average ? 0.5 : 0.0);
+  };
+  std::vector<double> times;
+  for (std::size_t i : plan.timed) times.push_back(time_of(cs[i]));
+  set_iteration_times(cs, plan, times);
+  for (const Candidate& c : cs) {
+    if (c.skipped.empty()) {
+      EXPECT_DOUBLE_EQ(c.iteration_s, time_of(c)) << c.label() << " p " << c.p << " b " << c.b;
+    } else {
+      EXPECT_TRUE(std::isnan(c.iteration_s)) << c.label();
+    }
+  }
+}
+
+TEST(recommend, each_finalist_is_bounded_by_the_fastest_time_confirmed_before_it) {
+  std::vector<Candidate> cs(4);
+  for (std::size_t i = 0; i < cs.size(); ++i) cs[i].p = static_cast<int>(i + 1);
+  // Confirmed in the order 2, 0, 3, 1: 20 s, 30 s (slower: stopped), 10 s, never.
+  const std::vector<std::size_t> finalists{2, 0, 3, 1};
+  const std::vector<double> seconds{20, 30, 10, 0};
+  std::vector<double> bounds;
+  auto run = [&](const Candidate& c, std::size_t f) {
+    bounds.push_back(c.bound_s);
+    RunOutcome o;
+    o.reached = seconds[f] > 0 && (c.bound_s == 0 || seconds[f] < c.bound_s);
+    o.status = o.reached ? "target_reached" : seconds[f] > 0 ? "time_limit" : "max_iterations";
+    o.time_s = o.reached || c.bound_s == 0 ? seconds[f] : c.bound_s;
+    return o;
+  };
+  confirm_finalists(cs, finalists, true, run);
+  EXPECT_EQ(bounds, (std::vector<double>{0, 20, 20, 10}));
+  for (std::size_t i : finalists) EXPECT_TRUE(cs[i].finalist && cs[i].confirmed);
+  // Those that reached the target first, fastest first; then the others as confirmed.
+  EXPECT_EQ(order_by_confirmed(cs, finalists), (std::vector<std::size_t>{3, 2, 0, 1}));
+  EXPECT_EQ(best_confirmed(cs), 3);
+
+  // Without pruning no run is bounded.
+  std::vector<Candidate> unbounded(4);
+  bounds.clear();
+  confirm_finalists(unbounded, finalists, false, run);
+  EXPECT_EQ(bounds, (std::vector<double>(4, 0.0)));
+  EXPECT_TRUE(unbounded[0].confirmed->reached);  // 30 s, run to the end
+}
+
 TEST(recommend, the_choice_rerun_reaches_the_target_in_the_predicted_time_and_its_speedup_is_the_references) {
   // encoder:16 on 4 simulated hosts with seed 000's Bat Cave phase times (the example
   // profile): blocks of 4 and 8 on 1, 2, 4 ranks, every pattern right (class error 0).

@@ -1,6 +1,8 @@
-// `wulf recommend`: the fastest way to a target error on a platform (recommend.hpp has the
-// search). Every input is checked here before any run starts; the runs are `wulf train`
-// programs of their own (engine/launch.hpp's run_wulf_for_record), their records read back.
+// `wulf recommend`: the fastest way to a target error on a platform (predict/recommend.hpp
+// has the search). Its phases: parse (every input is checked before any run starts), screen
+// the time per iteration, screen the iterations to the target, confirm the finalists, report.
+// The runs are `wulf train` programs of their own (engine/launch.hpp's run_wulf_for_record),
+// their records read back.
 #include "cli/cli.hpp"
 #include "util/errors.hpp"
 #include "comm/compute.hpp"
@@ -16,6 +18,8 @@
 #include <wulf/build_info.hpp>
 
 #include <boost/program_options.hpp>
+#include <fmt/format.h>
+#include <fmt/ostream.h>
 
 #include <algorithm>
 #include <atomic>
@@ -23,14 +27,12 @@
 #include <cmath>
 #include <cstdlib>
 #include <exception>
-#include <filesystem>
 #include <functional>
-#include <iomanip>
+#include <limits>
+#include <optional>
 #include <ostream>
-#include <sstream>
+#include <string_view>
 #include <thread>
-
-#include <unistd.h>
 
 namespace po = boost::program_options;
 
@@ -40,25 +42,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-
-// A scratch folder for the runs' records, removed with everything in it.
-class ScratchDir {
- public:
-  ScratchDir() : path_(std::filesystem::temp_directory_path() / ("wulf-recommend-" + std::to_string(::getpid()))) {
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
-};
 
 // Runs tasks, at most `jobs` at a time (each task waits on a program of its own); the first
 // exception a task throws is thrown here once all have ended.
@@ -80,6 +63,16 @@ void run_tasks(const std::vector<std::function<void()>>& tasks, int jobs) {
   for (std::thread& t : threads) t.join();
   for (const std::exception_ptr& e : errors)
     if (e) std::rethrow_exception(e);
+}
+
+// A phase's runs; a run that fails ends the line its phase began before the error.
+void run_phase(const std::vector<std::function<void()>>& tasks, long long jobs, std::ostream& out) {
+  try {
+    run_tasks(tasks, static_cast<int>(jobs));
+  } catch (...) {
+    out << " stopped\n" << std::flush;
+    throw;
+  }
 }
 
 // The last line wulf printed on its error stream, its message, without "wulf: error: ".
@@ -125,20 +118,13 @@ std::string join_numbers(const std::vector<T>& values) {
   return join(items, ",");
 }
 
-std::string fixed(double v, int digits) {
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(digits) << v;
-  return s.str();
-}
+std::string fixed(double v, int digits) { return fmt::format("{:.{}f}", v, digits); }
 
 // Simulated seconds with enough digits to compare runs: 4 significant digits, at least 3
 // after the point.
 std::string secs(double v) {
   if (!std::isfinite(v)) return "-";
-  std::ostringstream s;
-  s << std::setprecision(std::max(3, 4 - static_cast<int>(std::floor(std::log10(std::max(std::abs(v), 1e-9)))) - 1))
-    << std::fixed << v;
-  return s.str();
+  return fixed(v, std::max(3, 4 - static_cast<int>(std::floor(std::log10(std::max(std::abs(v), 1e-9)))) - 1));
 }
 
 // How far the confirmed time is from the estimate: "+1.3%", "0.0%".
@@ -148,15 +134,11 @@ std::string percent_change(double confirmed, double estimated) {
   return (pct > 0 ? "+" : "") + fixed(pct, 1) + "%";
 }
 
-std::string never_text(const RunOutcome& r, int max_epochs) {
-  std::ostringstream s;
-  if (r.status == "diverged")
-    s << "diverged in iteration " << r.iterations;
-  else
-    s << "not within " << max_epochs << " iterations";
-  if (std::isfinite(r.best_error))
-    s << " (best " << std::setprecision(5) << r.best_error << " in iteration " << r.best_iteration << ")";
-  return s.str();
+std::string never_text(const RunOutcome& r, long long max_epochs) {
+  std::string s = r.status == "diverged" ? fmt::format("diverged in iteration {}", r.iterations)
+                                         : fmt::format("not within {} iterations", max_epochs);
+  if (std::isfinite(r.best_error)) s += fmt::format(" (best {:.5g} in iteration {})", r.best_error, r.best_iteration);
+  return s;
 }
 
 std::string quoted_command(const std::vector<std::string>& args) {
@@ -168,9 +150,7 @@ std::string quoted_command(const std::vector<std::string>& args) {
   return s;
 }
 
-}  // namespace
-
-int recommend_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+po::options_description recommend_options() {
   po::options_description search("search", 110, 55);
   search.add_options()("help,h", "print this help")("platform", po::value<std::string>(),
                                                     "the SimGrid platform file (XML) to train on")(
@@ -209,7 +189,8 @@ int recommend_command(const std::vector<std::string>& args, std::ostream& out, s
       "precision", po::value<std::string>()->default_value("float"), "arithmetic: float|double")(
       "bias", po::value<std::string>()->default_value("on"), "bias weights: on|off")(
       "momentum", po::value<std::string>(), "momentum rule: classic|damped (default: the problem's)")(
-      "block-step", po::value<std::string>(), "a block's update: sum|mean of its patterns' updates (default: the problem's)")(
+      "block-step", po::value<std::string>(),
+      "a block's update: sum|mean of its patterns' updates (default: the problem's)")(
       "train-size", po::value<long long>()->default_value(0), "use only the first N training patterns (0: all)")(
       "test-size", po::value<long long>()->default_value(0), "use only the first N test patterns (0: all)")(
       "data-dir", po::value<std::string>(), "folder of the MNIST IDX files")(
@@ -219,34 +200,48 @@ int recommend_command(const std::vector<std::string>& args, std::ostream& out, s
   po::options_description options("wulf recommend --platform FILE.xml --problem NAME --target-error E [options]", 110,
                                   55);
   options.add(search).add(training);
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(options).run(), vm);
-  po::notify(vm);
-  if (vm.count("help")) {
-    out << options << "\n"
-        << "Screening times one iteration of every (strategy, p, b) by simulation without arithmetic and counts\n"
-           "the iterations to the target once per (b, eta, alpha) by sequential training; their product is the\n"
-           "estimate. The finalists are then simulated with real arithmetic on the platform, and decide.\n";
-    return exit_ok;
+  return options;
+}
+
+// Phase 1, parse: what was asked, every input checked.
+struct Request {
+  std::string platform;
+  std::size_t hosts = 0;
+  long long cores = 0;       // over all hosts
+  std::string problem_spec;  // as given to --problem, passed on to the runs
+  Problem problem;           // its sizes and defaults only (shape only: no data read)
+  double target = 0;
+  long long seed = 1;
+  SearchSpace space;
+  long long finalists = 3, max_epochs = 0, jobs = 1, show = 10;
+  bool prune = true;
+  ErrorMetric metric = ErrorMetric::rmse;
+  std::vector<std::string> common;    // wulf train's options every run shares
+  std::vector<std::string> sim_args;  // and those of every simulation on the platform
+  std::optional<std::string> out;     // --out: where the record goes
+
+  std::string epochs() const { return std::to_string(max_epochs); }
+  std::string metric_name() const {
+    return metric == ErrorMetric::classification ? "class error" : std::string(to_string(metric));
   }
+  // wulf train's options that simulate c on the platform, before the phase's own.
+  std::vector<std::string> simulation_args(const Candidate& c) const {
+    std::vector<std::string> a = common;
+    a.insert(a.end(), sim_args.begin(), sim_args.end());
+    const std::vector<std::string> own = candidate_args(c);
+    a.insert(a.end(), own.begin(), own.end());
+    return a;
+  }
+  // The run that confirms c, and the one that repeats the choice: with arithmetic, to the target.
+  std::vector<std::string> confirm_args(const Candidate& c) const {
+    std::vector<std::string> a = simulation_args(c);
+    a.insert(a.end(), {"--epochs", epochs()});
+    return a;
+  }
+};
 
-  // Everything is checked before any run starts.
-  for (const char* required : {"platform", "problem", "target-error"})
-    if (!vm.count(required)) throw InputError("wulf recommend: --" + std::string(required) + " is required");
-  const double target = vm["target-error"].as<double>();
-  if (!(target > 0) || !std::isfinite(target))
-    throw InputError("--target-error: " + shortest(target) +
-                     " must be a positive number (for every pattern right with --error class, give one below 1/n)");
-  const std::string platform = vm["platform"].as<std::string>();
-  const std::string problem_name = vm["problem"].as<std::string>();
-  if (vm.count("out")) check_writable(vm["out"].as<std::string>(), "--out");
-
-  const std::vector<PlatformHost> hosts = platform_hosts(platform);
-  long long cores = 0;
-  for (const PlatformHost& h : hosts) cores += h.cores;
-
-  const long long seed = vm["seed"].as<long long>();
-  if (seed < 0) throw InputError("--seed: must not be negative");
+// The problem's sizes and defaults, its data not read.
+Problem load_problem(const po::variables_map& vm, long long seed) {
   ProblemOptions po_;
   po_.seed = static_cast<std::uint64_t>(seed);
   po_.shape_only = true;
@@ -260,13 +255,12 @@ int recommend_command(const std::vector<std::string>& args, std::ostream& out, s
     if (vm[size].as<long long>() < 0) throw InputError("--" + std::string(size) + ": must not be negative");
   po_.train_size = static_cast<std::size_t>(vm["train-size"].as<long long>());
   po_.test_size = static_cast<std::size_t>(vm["test-size"].as<long long>());
-  const Problem problem = make_problem(problem_name, po_);
-  const std::size_t n = problem.train_total;
-  const ProblemDefaults& d = problem.defaults;
+  return make_problem(vm["problem"].as<std::string>(), po_);
+}
 
-  SearchSpace space;
-  space.train_patterns = n;
-  for (const std::string& name : split_list(vm["strategies"].as<std::string>())) {
+std::vector<Strategy> parse_strategies(const std::string& list) {
+  std::vector<Strategy> strategies;
+  for (const std::string& name : split_list(list)) {
     Strategy s{};
     try {
       s = parse_strategy(name);
@@ -275,39 +269,61 @@ int recommend_command(const std::vector<std::string>& args, std::ostream& out, s
     }
     if (s != Strategy::block && s != Strategy::average && s != Strategy::ppt)
       throw InputError("--strategies: '" + name + "' is not searched (wulf recommend searches block, average and ppt)");
-    space.strategies.push_back(s);
+    strategies.push_back(s);
   }
-  if (space.strategies.empty()) throw InputError("--strategies: empty list");
+  if (strategies.empty()) throw InputError("--strategies: empty list");
+  return strategies;
+}
 
+// --np, or the powers of two up to the platform's cores; 1 always, sorted, once each.
+std::vector<int> parse_nps(const po::variables_map& vm, const Request& r) {
+  std::vector<int> nps;
   if (vm.count("np")) {
     for (long long p : whole_list(vm["np"].as<std::string>(), "np")) {
-      if (p > cores)
-        throw InputError("--np " + std::to_string(p) + ": the platform " + platform + " has only " +
-                         std::to_string(cores) + " cores on " + std::to_string(hosts.size()) + " hosts");
-      space.nps.push_back(static_cast<int>(p));
+      if (p > r.cores)
+        throw InputError("--np " + std::to_string(p) + ": the platform " + r.platform + " has only " +
+                         std::to_string(r.cores) + " cores on " + std::to_string(r.hosts) + " hosts");
+      nps.push_back(static_cast<int>(p));
     }
   } else {
-    for (long long p = 2; p <= cores; p *= 2) space.nps.push_back(static_cast<int>(p));
+    for (long long p = 2; p <= r.cores; p *= 2) nps.push_back(static_cast<int>(p));
   }
-  if (std::find(space.nps.begin(), space.nps.end(), 1) == space.nps.end()) space.nps.insert(space.nps.begin(), 1);
-  std::sort(space.nps.begin(), space.nps.end());
-  space.nps.erase(std::unique(space.nps.begin(), space.nps.end()), space.nps.end());
+  if (std::find(nps.begin(), nps.end(), 1) == nps.end()) nps.insert(nps.begin(), 1);
+  std::sort(nps.begin(), nps.end());
+  nps.erase(std::unique(nps.begin(), nps.end()), nps.end());
+  return nps;
+}
 
+// --blocks, or the problem's block times 1, 4, 16, 64 up to the training set.
+std::vector<std::size_t> parse_blocks(const po::variables_map& vm, const Problem& problem) {
+  const std::size_t n = problem.train_total;
+  const ProblemDefaults& d = problem.defaults;
+  std::vector<std::size_t> blocks;
   if (vm.count("blocks")) {
     for (long long b : whole_list(vm["blocks"].as<std::string>(), "blocks")) {
       if (static_cast<std::size_t>(b) > n)
         throw InputError("--blocks: " + std::to_string(b) + " is larger than the training set of " + problem.name +
                          " (" + std::to_string(n) + " patterns)");
-      space.blocks.push_back(static_cast<std::size_t>(b));
+      blocks.push_back(static_cast<std::size_t>(b));
     }
   } else {
     const std::size_t b0 = d.learning == Learning::pattern                 ? 1
                            : d.learning == Learning::epoch || d.block == 0 ? n
                                                                            : d.block;
     for (std::size_t f : {1, 4, 16, 64})
-      if (b0 * f <= n) space.blocks.push_back(b0 * f);
-    if (space.blocks.empty()) space.blocks.push_back(n);
+      if (b0 * f <= n) blocks.push_back(b0 * f);
+    if (blocks.empty()) blocks.push_back(n);
   }
+  return blocks;
+}
+
+SearchSpace parse_space(const po::variables_map& vm, const Request& r) {
+  const ProblemDefaults& d = r.problem.defaults;
+  SearchSpace space;
+  space.train_patterns = r.problem.train_total;
+  space.strategies = parse_strategies(vm["strategies"].as<std::string>());
+  space.nps = parse_nps(vm, r);
+  space.blocks = parse_blocks(vm, r.problem);
   space.etas = vm.count("etas") ? number_list(vm["etas"].as<std::string>(), "etas") : std::vector<double>{d.eta};
   for (double eta : space.etas)
     if (!(eta > 0)) throw InputError("--etas: " + shortest(eta) + " is not a positive learning rate");
@@ -317,20 +333,28 @@ int recommend_command(const std::vector<std::string>& args, std::ostream& out, s
     if (!(alpha >= 0 && alpha < 1)) throw InputError("--alphas: " + shortest(alpha) + " is not a momentum in [0, 1)");
   for (long long a : whole_list(vm["intervals"].as<std::string>(), "intervals", 0))
     space.intervals.push_back(static_cast<std::size_t>(a));
+  return space;
+}
 
-  const long long finalists_k = vm["finalists"].as<long long>();
-  if (finalists_k < 1) throw InputError("--finalists: must be at least 1");
-  const long long max_epochs = vm.count("max-epochs") ? vm["max-epochs"].as<long long>() : d.iterations;
-  if (max_epochs < 1 || max_epochs > 100'000'000) throw InputError("--max-epochs: must be in 1..100000000");
-  const long long jobs = vm["jobs"].as<long long>();
-  if (jobs < 1 || jobs > 256) throw InputError("--jobs: must be in 1..256");
-  const long long show = vm["show"].as<long long>();
-  if (show < 0) throw InputError("--show: must not be negative");
+// --finalists, --max-epochs, --jobs, --show and --prune.
+void parse_limits(const po::variables_map& vm, Request& r) {
+  r.finalists = vm["finalists"].as<long long>();
+  if (r.finalists < 1) throw InputError("--finalists: must be at least 1");
+  r.max_epochs = vm.count("max-epochs") ? vm["max-epochs"].as<long long>() : r.problem.defaults.iterations;
+  if (r.max_epochs < 1 || r.max_epochs > 100'000'000) throw InputError("--max-epochs: must be in 1..100000000");
+  r.jobs = vm["jobs"].as<long long>();
+  if (r.jobs < 1 || r.jobs > 256) throw InputError("--jobs: must be in 1..256");
+  r.show = vm["show"].as<long long>();
+  if (r.show < 0) throw InputError("--show: must not be negative");
   const std::string prune_text = vm["prune"].as<std::string>();
   if (prune_text != "on" && prune_text != "off")
     throw InputError("--prune: '" + prune_text + "' is neither on nor off");
-  const bool prune = prune_text == "on";
+  r.prune = prune_text == "on";
+}
 
+// The training options passed on to the runs, checked here so that no run refuses them;
+// returns the error metric.
+ErrorMetric check_training_options(const po::variables_map& vm, const Problem& problem) {
   const ErrorMetric metric = vm.count("error")    ? parse_error_metric(vm["error"].as<std::string>())
                              : problem.classifier ? ErrorMetric::classification
                                                   : ErrorMetric::rmse;
@@ -358,358 +382,456 @@ int recommend_command(const std::vector<std::string>& args, std::ostream& out, s
     const double v = vm[scale].as<double>();
     if (!(v > 0) || !std::isfinite(v)) throw InputError("--" + std::string(scale) + ": must be a positive number");
   }
+  return metric;
+}
 
-  // The options every run shares.
-  std::vector<std::string> common{
-      "train",  "--problem",          problem_name, "--target-error", shortest(target),
-      "--seed", std::to_string(seed), "--quiet",    "--error",        std::string(to_string(metric))};
+// The options every run shares (common), and those only simulations take (sim_args): only
+// simulations charge compute; the sequential runs count iterations.
+void set_run_options(const po::variables_map& vm, Request& r) {
+  r.common = {"train",
+              "--problem",
+              r.problem_spec,
+              "--target-error",
+              shortest(r.target),
+              "--seed",
+              std::to_string(r.seed),
+              "--quiet",
+              "--error",
+              std::string(to_string(r.metric))};
   for (const char* key : {"allreduce", "precision", "bias", "momentum", "block-step", "data-dir"})
     if (vm.count(key) && !vm[key].defaulted())
-      common.insert(common.end(), {"--" + std::string(key), vm[key].as<std::string>()});
+      r.common.insert(r.common.end(), {"--" + std::string(key), vm[key].as<std::string>()});
   for (const char* key : {"train-size", "test-size"})
     if (!vm[key].defaulted())
-      common.insert(common.end(), {"--" + std::string(key), std::to_string(vm[key].as<long long>())});
-  // Only simulations charge compute; the sequential runs count iterations.
-  std::vector<std::string> sim_args{"--engine", "sim", "--platform", platform};
+      r.common.insert(r.common.end(), {"--" + std::string(key), std::to_string(vm[key].as<long long>())});
+  r.sim_args = {"--engine", "sim", "--platform", r.platform};
   for (const char* key : {"compute", "profile"})
     if (vm.count(key) && !vm[key].defaulted())
-      sim_args.insert(sim_args.end(), {"--" + std::string(key), vm[key].as<std::string>()});
+      r.sim_args.insert(r.sim_args.end(), {"--" + std::string(key), vm[key].as<std::string>()});
   for (const char* key : {"bw-scale", "lat-scale", "speed-scale"})
     if (!vm[key].defaulted())
-      sim_args.insert(sim_args.end(), {"--" + std::string(key), shortest(vm[key].as<double>())});
-  const std::string epochs = std::to_string(max_epochs);
+      r.sim_args.insert(r.sim_args.end(), {"--" + std::string(key), shortest(vm[key].as<double>())});
+}
 
-  const std::vector<LearningPoint> points = learning_points(space);
-  std::vector<Candidate> candidates = make_candidates(space, points);
-  std::size_t skipped = 0;
-  for (const Candidate& c : candidates) skipped += !c.skipped.empty();
+Request parse_request(const po::variables_map& vm) {
+  for (const char* required : {"platform", "problem", "target-error"})
+    if (!vm.count(required)) throw InputError("wulf recommend: --" + std::string(required) + " is required");
+  Request r;
+  r.target = vm["target-error"].as<double>();
+  if (!(r.target > 0) || !std::isfinite(r.target))
+    throw InputError("--target-error: " + shortest(r.target) +
+                     " must be a positive number (for every pattern right with --error class, give one below 1/n)");
+  r.platform = vm["platform"].as<std::string>();
+  r.problem_spec = vm["problem"].as<std::string>();
+  if (vm.count("out")) {
+    r.out = vm["out"].as<std::string>();
+    check_writable(*r.out, "--out");
+  }
+  const std::vector<PlatformHost> hosts = platform_hosts(r.platform);
+  r.hosts = hosts.size();
+  for (const PlatformHost& h : hosts) r.cores += h.cores;
+  r.seed = vm["seed"].as<long long>();
+  if (r.seed < 0) throw InputError("--seed: must not be negative");
+  r.problem = load_problem(vm, r.seed);
+  r.space = parse_space(vm, r);
+  parse_limits(vm, r);
+  r.metric = check_training_options(vm, r.problem);
+  set_run_options(vm, r);
+  return r;
+}
 
-  const std::string metric_name =
-      metric == ErrorMetric::classification ? "class error" : std::string(to_string(metric));
-  std::vector<std::string> strategy_names;
-  for (Strategy s : space.strategies) strategy_names.push_back(std::string(to_string(s)));
-  out << "wulf recommend: " << problem.name << " (" << n << " training, " << problem.test_total << " test patterns) on "
-      << platform << " (" << hosts.size() << " hosts, " << cores << " cores)\n"
-      << "  target: " << metric_name << " <= " << shortest(target) << " within " << max_epochs << " iterations, seed "
-      << seed << "\n"
-      << "  search: strategies " << join(strategy_names, ",") << "; p " << join_numbers(space.nps) << "; b "
+std::string strategy_list(const SearchSpace& space) {
+  std::vector<std::string> names;
+  for (Strategy s : space.strategies) names.push_back(std::string(to_string(s)));
+  return join(names, ",");
+}
+
+std::size_t count_skipped(const std::vector<Candidate>& candidates) {
+  return static_cast<std::size_t>(
+      std::count_if(candidates.begin(), candidates.end(), [](const Candidate& c) { return !c.skipped.empty(); }));
+}
+
+void print_search(const Request& r, const std::vector<Candidate>& candidates, std::ostream& out) {
+  const SearchSpace& space = r.space;
+  const std::size_t skipped = count_skipped(candidates);
+  out << "wulf recommend: " << r.problem.name << " (" << r.problem.train_total << " training, " << r.problem.test_total
+      << " test patterns) on " << r.platform << " (" << r.hosts << " hosts, " << r.cores << " cores)\n"
+      << "  target: " << r.metric_name() << " <= " << shortest(r.target) << " within " << r.max_epochs
+      << " iterations, seed " << r.seed << "\n"
+      << "  search: strategies " << strategy_list(space) << "; p " << join_numbers(space.nps) << "; b "
       << join_numbers(space.blocks) << "; eta " << join_numbers(space.etas) << "; alpha " << join_numbers(space.alphas);
   if (std::find(space.strategies.begin(), space.strategies.end(), Strategy::average) != space.strategies.end())
     out << "; average intervals " << join_numbers(space.intervals);
   out << ": " << candidates.size() - skipped << " candidates";
   if (skipped) out << " (" << skipped << " more skipped)";
   out << "\n" << std::flush;
+}
 
-  ScratchDir scratch;
-  const auto t_start = Clock::now();
-  // A phase's runs; a run that fails ends the line its phase began before the error.
-  auto run_phase = [&](const std::vector<std::function<void()>>& tasks) {
-    try {
-      run_tasks(tasks, static_cast<int>(jobs));
-    } catch (...) {
-      out << " stopped\n" << std::flush;
-      throw;
-    }
-  };
+// Phase 2, screening the time of one iteration, without arithmetic, once per (strategy, p,
+// b, a); returns the wall seconds it took.
+double screen_iteration_times(const Request& r, std::vector<Candidate>& candidates, const TempDir& scratch,
+                              std::ostream& out) {
+  const auto t0 = Clock::now();
+  const TimingPlan plan = plan_timings(candidates);
+  out << "screening: time per iteration, " << plan.timed.size() << " simulations without arithmetic ..." << std::flush;
+  std::vector<double> iteration_s(plan.timed.size());
+  std::vector<std::function<void()>> tasks;
+  for (std::size_t j = 0; j < plan.timed.size(); ++j)
+    tasks.push_back([&, j] {
+      std::vector<std::string> a = r.simulation_args(candidates[plan.timed[j]]);
+      // Every iteration charges the same simulated time (compute charges depend on counts,
+      // not values), so one iteration gives the time per iteration.
+      a.insert(a.end(), {"--numerics", "off", "--epochs", "1"});
+      // Without a test set, training with arithmetic checks the error on the whole
+      // training set after every iteration; without arithmetic only --eval-train charges it.
+      if (r.problem.test_total == 0) a.insert(a.end(), {"--eval-train", "on"});
+      double wall = 0;
+      const Json record = train_record(a, scratch.file("time-" + std::to_string(j) + ".json"), wall);
+      iteration_s[j] = record.at("final").at("time_s").number() / record.at("final").at("iterations").number();
+    });
+  run_phase(tasks, r.jobs, out);
+  set_iteration_times(candidates, plan, iteration_s);
+  const double wall_s = seconds_since(t0);
+  out << " " << fixed(wall_s, 1) << " s\n";
+  return wall_s;
+}
 
-  // Screening 1: the time of one iteration, without arithmetic, once per (strategy, p, b, a).
-  std::vector<std::size_t> timed;  // one candidate per distinct timing
-  std::vector<std::size_t> timing_of(candidates.size(), 0);
-  for (std::size_t i = 0; i < candidates.size(); ++i) {
-    const Candidate& c = candidates[i];
-    if (!c.skipped.empty()) continue;
-    std::size_t j = 0;
-    for (; j < timed.size(); ++j) {
-      const Candidate& t = candidates[timed[j]];
-      if (t.p == c.p && t.b == c.b && t.strategy == c.strategy && t.interval == c.interval) break;
-    }
-    if (j == timed.size()) timed.push_back(i);
-    timing_of[i] = j;
-  }
-  out << "screening: time per iteration, " << timed.size() << " simulations without arithmetic ..." << std::flush;
-  std::vector<double> iteration_s(timed.size());
-  std::vector<double> timing_wall(timed.size());
-  {
-    std::vector<std::function<void()>> tasks;
-    for (std::size_t j = 0; j < timed.size(); ++j)
-      tasks.push_back([&, j] {
-        std::vector<std::string> a = common;
-        a.insert(a.end(), sim_args.begin(), sim_args.end());
-        const std::vector<std::string> own = candidate_args(candidates[timed[j]]);
-        a.insert(a.end(), own.begin(), own.end());
-        // Every iteration charges the same simulated time (compute charges depend on counts,
-        // not values), so one iteration gives the time per iteration.
-        a.insert(a.end(), {"--numerics", "off", "--epochs", "1"});
-        // Without a test set, training with arithmetic checks the error on the whole
-        // training set after every iteration; without arithmetic only --eval-train charges it.
-        if (problem.test_total == 0) a.insert(a.end(), {"--eval-train", "on"});
-        const Json r = train_record(a, scratch.file("time-" + std::to_string(j) + ".json"), timing_wall[j]);
-        iteration_s[j] = r.at("final").at("time_s").number() / r.at("final").at("iterations").number();
-      });
-    run_phase(tasks);
-  }
-  for (std::size_t i = 0; i < candidates.size(); ++i)
-    if (candidates[i].skipped.empty()) candidates[i].iteration_s = iteration_s[timing_of[i]];
-  const double timing_s = seconds_since(t_start);
-  out << " " << fixed(timing_s, 1) << " s\n";
+// Phase 3, screening the iterations to the target: one sequential run with arithmetic per
+// (b, eta, alpha).
+struct Convergence {
+  std::vector<RunOutcome> runs;  // per learning point
+  double wall_s = 0;
+};
 
-  // Screening 2: iterations to the target, with arithmetic, sequentially, per (b, eta, alpha).
+Convergence screen_convergence(const Request& r, const std::vector<LearningPoint>& points, const TempDir& scratch,
+                               std::ostream& out) {
   out << "screening: iterations to the target, " << points.size() << " sequential run(s) with arithmetic ..."
       << std::flush;
-  const auto t_conv = Clock::now();
-  std::vector<RunOutcome> convergence(points.size());
-  {
-    std::vector<std::function<void()>> tasks;
-    for (std::size_t k = 0; k < points.size(); ++k)
-      tasks.push_back([&, k] {
-        Candidate seq;
-        seq.b = points[k].b, seq.eta = points[k].eta, seq.alpha = points[k].alpha;
-        std::vector<std::string> a = common;
-        const std::vector<std::string> own = candidate_args(seq);
-        a.insert(a.end(), own.begin(), own.end());
-        a.insert(a.end(), {"--engine", "seq", "--epochs", epochs});
-        double wall = 0;
-        convergence[k] = outcome_of_record(train_record(a, scratch.file("conv-" + std::to_string(k) + ".json"), wall));
-        convergence[k].wall_s = wall;
-      });
-    run_phase(tasks);
-  }
-  const double convergence_s = seconds_since(t_conv);
-  out << " " << fixed(convergence_s, 1) << " s\n";
-  out << std::setw(8) << "b" << std::setw(9) << "eta" << std::setw(8) << "alpha"
-      << "   iterations to the target (sequential)\n";
-  for (std::size_t k = 0; k < points.size(); ++k) {
-    out << std::setw(8) << points[k].b << std::setw(9) << shortest(points[k].eta) << std::setw(8)
-        << shortest(points[k].alpha) << "   ";
-    if (convergence[k].reached)
-      out << convergence[k].iterations;
-    else
-      out << "never: " << never_text(convergence[k], static_cast<int>(max_epochs));
-    out << "\n";
-  }
-  estimate(candidates, convergence);
-  const double screening_s = seconds_since(t_start);
-
-  // The screening's own reference: the fastest sequential estimate.
-  double estimate_reference = 0;
-  for (const Candidate& c : candidates)
-    if (c.sequential() && c.estimate_reached && (estimate_reference == 0 || c.estimate_s < estimate_reference))
-      estimate_reference = c.estimate_s;
-  std::vector<std::size_t> ranked;
-  for (std::size_t i = 0; i < candidates.size(); ++i)
-    if (candidates[i].estimate_reached) ranked.push_back(i);
-  std::stable_sort(ranked.begin(), ranked.end(), [&](std::size_t a, std::size_t b) {
-    return candidates[a].estimate_s < candidates[b].estimate_s ||
-           (candidates[a].estimate_s == candidates[b].estimate_s && candidates[a].p < candidates[b].p);
-  });
-  auto row_head = [&](const Candidate& c) {
-    out << "  " << std::left << std::setw(13) << c.label() << std::right << std::setw(4) << c.p << std::setw(7) << c.b
-        << std::setw(7) << shortest(c.eta) << std::setw(7) << shortest(c.alpha);
-  };
-  if (!ranked.empty()) {
-    out << "screening estimates (simulated time per iteration x sequential iterations), fastest first:\n"
-        << "  " << std::left << std::setw(13) << "strategy" << std::right << std::setw(4) << "p" << std::setw(7) << "b"
-        << std::setw(7) << "eta" << std::setw(7) << "alpha" << std::setw(13) << "s/iteration" << std::setw(12)
-        << "iterations" << std::setw(12) << "time_s" << std::setw(10) << "speed-up"
-        << "\n";
-    for (std::size_t r = 0; r < ranked.size() && r < static_cast<std::size_t>(show); ++r) {
-      const Candidate& c = candidates[ranked[r]];
-      row_head(c);
-      out << std::setw(13) << secs(c.iteration_s) << std::setw(12) << c.estimate_iterations << std::setw(12)
-          << secs(c.estimate_s) << std::setw(10)
-          << (estimate_reference > 0 ? fixed(estimate_reference / c.estimate_s, 2) : std::string("-"))
-          << (c.basis == ConvergenceBasis::assumed ? "  (iterations assumed)" : "") << "\n";
-    }
-    if (ranked.size() > static_cast<std::size_t>(show))
-      out << "  ... " << ranked.size() - static_cast<std::size_t>(show) << " more in the record\n";
-  }
-
-  // Confirmation: the finalists simulated with arithmetic on the platform.
-  const std::vector<std::size_t> finalists = pick_finalists(candidates, static_cast<std::size_t>(finalists_k));
-  const auto t_confirm = Clock::now();
-  double confirmed_best = 0;  // the fastest confirmed time so far (0: none)
-  if (!finalists.empty()) {
-    out << "confirmation: " << finalists.size() << " finalist(s) simulated with real arithmetic on the platform"
-        << (prune ? " (each stops once slower than the best before it)" : "") << " ..." << std::flush;
-    // One after another: each bound is the best time confirmed before it.
-    for (std::size_t f = 0; f < finalists.size(); ++f)
-      run_phase({[&, f] {
-        Candidate& c = candidates[finalists[f]];
-        c.finalist = true;
-        std::vector<std::string> a = common;
-        a.insert(a.end(), sim_args.begin(), sim_args.end());
-        const std::vector<std::string> own = candidate_args(c);
-        a.insert(a.end(), own.begin(), own.end());
-        a.insert(a.end(), {"--epochs", epochs});
-        if (prune && confirmed_best > 0) {
-          c.bound_s = confirmed_best;
-          a.insert(a.end(), {"--max-seconds", shortest(confirmed_best)});
-        }
-        double wall = 0;
-        c.confirmed = outcome_of_record(train_record(a, scratch.file("final-" + std::to_string(f) + ".json"), wall));
-        c.confirmed->wall_s = wall;
-        if (c.confirmed->reached && (confirmed_best == 0 || c.confirmed->time_s < confirmed_best))
-          confirmed_best = c.confirmed->time_s;
-      }});
-  }
-  const double confirmation_s = seconds_since(t_confirm);
-  if (!finalists.empty()) out << " " << fixed(confirmation_s, 1) << " s\n";
-
-  const long reference = best_sequential(candidates), choice = best_confirmed(candidates);
-  const double reference_s = reference >= 0 ? candidates[static_cast<std::size_t>(reference)].confirmed->time_s : 0;
-  if (!finalists.empty()) {
-    std::vector<std::size_t> order = finalists;
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-      const RunOutcome &ra = *candidates[a].confirmed, &rb = *candidates[b].confirmed;
-      if (ra.reached != rb.reached) return ra.reached;
-      return ra.reached && (ra.time_s < rb.time_s || (ra.time_s == rb.time_s && candidates[a].p < candidates[b].p));
-    });
-    out << "fastest configurations to the target, confirmed (simulated seconds on " << platform << "):\n"
-        << "  " << std::left << std::setw(13) << "strategy" << std::right << std::setw(4) << "p" << std::setw(7) << "b"
-        << std::setw(7) << "eta" << std::setw(7) << "alpha" << std::setw(12) << "time_s" << std::setw(12)
-        << "iterations" << std::setw(10) << "speed-up" << std::setw(11) << "estimate"
-        << "\n";
-    for (std::size_t i : order) {
-      const Candidate& c = candidates[i];
-      const RunOutcome& r = *c.confirmed;
-      row_head(c);
-      if (r.reached) {
-        out << std::setw(12) << secs(r.time_s) << std::setw(12) << r.iterations << std::setw(10)
-            << (reference_s > 0 ? fixed(reference_s / r.time_s, 2) : std::string("-")) << std::setw(10)
-            << (c.estimate_s > 0 ? percent_change(r.time_s, c.estimate_s) : std::string("-")) << "\n";
-      } else if (r.status == "time_limit") {
-        out << "  slower: stopped at " << secs(r.time_s) << " s, iteration " << r.iterations << ", error "
-            << std::setprecision(5) << r.final_error << " (the best before it took " << secs(c.bound_s) << " s)\n";
-      } else {
-        out << "  never: " << never_text(r, static_cast<int>(max_epochs)) << "\n";
-      }
-    }
-  }
-
-  // Learning points that never reached the target, and what was skipped.
-  std::vector<std::string> never;
+  const auto t0 = Clock::now();
+  Convergence result;
+  result.runs.resize(points.size());
+  std::vector<std::function<void()>> tasks;
   for (std::size_t k = 0; k < points.size(); ++k)
-    if (!convergence[k].reached)
-      never.push_back("b " + std::to_string(points[k].b) + ", eta " + shortest(points[k].eta) + ", alpha " +
-                      shortest(points[k].alpha) + ": " + never_text(convergence[k], static_cast<int>(max_epochs)));
+    tasks.push_back([&, k] {
+      Candidate seq;
+      seq.b = points[k].b, seq.eta = points[k].eta, seq.alpha = points[k].alpha;
+      std::vector<std::string> a = r.common;
+      const std::vector<std::string> own = candidate_args(seq);
+      a.insert(a.end(), own.begin(), own.end());
+      a.insert(a.end(), {"--engine", "seq", "--epochs", r.epochs()});
+      double wall = 0;
+      result.runs[k] = outcome_of_record(train_record(a, scratch.file("conv-" + std::to_string(k) + ".json"), wall));
+      result.runs[k].wall_s = wall;
+    });
+  run_phase(tasks, r.jobs, out);
+  result.wall_s = seconds_since(t0);
+  out << " " << fixed(result.wall_s, 1) << " s\n";
+  return result;
+}
+
+// What the search found, phase by phase.
+struct Search {
+  std::vector<LearningPoint> points;
+  std::vector<Candidate> candidates;    // timed, estimated, the finalists confirmed
+  std::vector<RunOutcome> convergence;  // per learning point, its sequential run
+  std::vector<std::size_t> finalists;
+};
+
+void print_convergence(const Request& r, const Search& s, std::ostream& out) {
+  fmt::print(out, "{:>8}{:>9}{:>8}   iterations to the target (sequential)\n", "b", "eta", "alpha");
+  for (std::size_t k = 0; k < s.points.size(); ++k) {
+    const RunOutcome& run = s.convergence[k];
+    fmt::print(out, "{:>8}{:>9}{:>8}   {}\n", s.points[k].b, shortest(s.points[k].eta), shortest(s.points[k].alpha),
+               run.reached ? std::to_string(run.iterations) : "never: " + never_text(run, r.max_epochs));
+  }
+}
+
+// The columns that name a candidate in the tables; the header passes their titles.
+template <class P, class B>
+std::string name_columns(std::string_view strategy, const P& p, const B& b, std::string_view eta,
+                         std::string_view alpha) {
+  return fmt::format("  {:<13}{:>4}{:>7}{:>7}{:>7}", strategy, p, b, eta, alpha);
+}
+
+std::string name_columns(const Candidate& c) {
+  return name_columns(c.label(), c.p, c.b, shortest(c.eta), shortest(c.alpha));
+}
+
+void print_estimates(const Request& r, const std::vector<Candidate>& candidates, std::ostream& out) {
+  const std::vector<std::size_t> ranked = rank_by_estimate(candidates);
+  if (ranked.empty()) return;
+  const double reference = sequential_estimate_reference(candidates);
+  const std::size_t show = static_cast<std::size_t>(r.show);
+  out << "screening estimates (simulated time per iteration x sequential iterations), fastest first:\n";
+  fmt::print(out, "{}{:>13}{:>12}{:>12}{:>10}\n", name_columns("strategy", "p", "b", "eta", "alpha"), "s/iteration",
+             "iterations", "time_s", "speed-up");
+  for (std::size_t k = 0; k < ranked.size() && k < show; ++k) {
+    const Candidate& c = candidates[ranked[k]];
+    fmt::print(out, "{}{:>13}{:>12}{:>12}{:>10}{}\n", name_columns(c), secs(c.iteration_s), c.estimate_iterations,
+               secs(c.estimate_s), reference > 0 ? fixed(reference / c.estimate_s, 2) : "-",
+               c.basis == ConvergenceBasis::assumed ? "  (iterations assumed)" : "");
+  }
+  if (ranked.size() > show) out << "  ... " << ranked.size() - show << " more in the record\n";
+}
+
+// Phase 4, confirmation: the finalists simulated with arithmetic on the platform.
+struct Confirmation {
+  std::vector<std::size_t> finalists;
+  double wall_s = 0;  // 0 when there were none
+};
+
+Confirmation confirm(const Request& r, std::vector<Candidate>& candidates, const TempDir& scratch, std::ostream& out) {
+  Confirmation result;
+  result.finalists = pick_finalists(candidates, static_cast<std::size_t>(r.finalists));
+  if (result.finalists.empty()) return result;
+  const auto t0 = Clock::now();
+  out << "confirmation: " << result.finalists.size() << " finalist(s) simulated with real arithmetic on the platform"
+      << (r.prune ? " (each stops once slower than the best before it)" : "") << " ..." << std::flush;
+  auto run = [&](const Candidate& c, std::size_t f) {
+    std::vector<std::string> a = r.confirm_args(c);
+    if (c.bound_s > 0) a.insert(a.end(), {"--max-seconds", shortest(c.bound_s)});
+    double wall = 0;
+    RunOutcome o = outcome_of_record(train_record(a, scratch.file("final-" + std::to_string(f) + ".json"), wall));
+    o.wall_s = wall;
+    return o;
+  };
+  run_phase({[&] { confirm_finalists(candidates, result.finalists, r.prune, run); }}, 1, out);
+  result.wall_s = seconds_since(t0);
+  out << " " << fixed(result.wall_s, 1) << " s\n";
+  return result;
+}
+
+// Phase 5, the report: the speed-ups' references and the choice.
+struct Verdict {
+  double estimate_reference = 0;  // the fastest sequential estimate (0: none)
+  long reference = -1;            // the fastest confirmed sequential candidate (-1: none)
+  double reference_s = 0;         // its confirmed time (0: none)
+  long choice = -1;               // the fastest confirmed candidate (-1: none)
+};
+
+Verdict decide(const std::vector<Candidate>& candidates) {
+  Verdict v;
+  v.estimate_reference = sequential_estimate_reference(candidates);
+  v.reference = best_sequential(candidates);
+  v.choice = best_confirmed(candidates);
+  v.reference_s = v.reference >= 0 ? candidates[static_cast<std::size_t>(v.reference)].confirmed->time_s : 0;
+  return v;
+}
+
+void print_confirmed(const Request& r, const Search& s, const Verdict& v, std::ostream& out) {
+  if (s.finalists.empty()) return;
+  out << "fastest configurations to the target, confirmed (simulated seconds on " << r.platform << "):\n";
+  fmt::print(out, "{}{:>12}{:>12}{:>10}{:>11}\n", name_columns("strategy", "p", "b", "eta", "alpha"), "time_s",
+             "iterations", "speed-up", "estimate");
+  for (std::size_t i : order_by_confirmed(s.candidates, s.finalists)) {
+    const Candidate& c = s.candidates[i];
+    const RunOutcome& o = *c.confirmed;
+    out << name_columns(c);
+    if (o.reached)
+      fmt::print(out, "{:>12}{:>12}{:>10}{:>10}\n", secs(o.time_s), o.iterations,
+                 v.reference_s > 0 ? fixed(v.reference_s / o.time_s, 2) : "-",
+                 c.estimate_s > 0 ? percent_change(o.time_s, c.estimate_s) : "-");
+    else if (o.status == "time_limit")
+      fmt::print(out, "  slower: stopped at {} s, iteration {}, error {:.5g} (the best before it took {} s)\n",
+                 secs(o.time_s), o.iterations, o.final_error, secs(c.bound_s));
+    else
+      out << "  never: " << never_text(o, r.max_epochs) << "\n";
+  }
+}
+
+// The learning points that never reached the target, and what was skipped.
+void print_left_out(const Request& r, const Search& s, std::ostream& out) {
+  std::vector<std::string> never;
+  for (std::size_t k = 0; k < s.points.size(); ++k)
+    if (!s.convergence[k].reached)
+      never.push_back("b " + std::to_string(s.points[k].b) + ", eta " + shortest(s.points[k].eta) + ", alpha " +
+                      shortest(s.points[k].alpha) + ": " + never_text(s.convergence[k], r.max_epochs));
   if (!never.empty()) {
     out << "never reached by the sequential run, so left out of the estimates:\n";
-    for (const std::string& s : never) out << "  " << s << "\n";
+    for (const std::string& line : never) out << "  " << line << "\n";
   }
-  if (skipped) {
+  if (count_skipped(s.candidates)) {
     out << "skipped:\n";
-    for (const Candidate& c : candidates)
+    for (const Candidate& c : s.candidates)
       if (!c.skipped.empty())
         out << "  " << c.label() << ", p " << c.p << ", b " << c.b << ", eta " << shortest(c.eta) << ", alpha "
             << shortest(c.alpha) << ": " << c.skipped << "\n";
   }
+}
 
-  Json record = Json::object();
-  record["wulf_record"] = 1;
-  Json& cfg = record["config"];
-  cfg = Json::object();
+Json config_json(const Request& r) {
+  Json cfg = Json::object();
   cfg["command"] = "recommend";
-  cfg["platform"] = platform;
-  cfg["hosts"] = hosts.size();
-  cfg["cores"] = cores;
-  cfg["problem"] = problem.name;
-  cfg["train_patterns"] = n;
-  cfg["test_patterns"] = problem.test_total;
-  cfg["target_error"] = target;
-  cfg["error_metric"] = to_string(metric);
-  cfg["strategies"] = join(strategy_names, ",");
-  cfg["np"] = join_numbers(space.nps);
-  cfg["blocks"] = join_numbers(space.blocks);
-  cfg["etas"] = join_numbers(space.etas);
-  cfg["alphas"] = join_numbers(space.alphas);
-  cfg["intervals"] = join_numbers(space.intervals);
-  cfg["finalists"] = finalists_k;
-  cfg["max_epochs"] = max_epochs;
-  cfg["seed"] = seed;
-  cfg["prune"] = prune;
-  cfg["jobs"] = jobs;
+  cfg["platform"] = r.platform;
+  cfg["hosts"] = r.hosts;
+  cfg["cores"] = r.cores;
+  cfg["problem"] = r.problem.name;
+  cfg["train_patterns"] = r.problem.train_total;
+  cfg["test_patterns"] = r.problem.test_total;
+  cfg["target_error"] = r.target;
+  cfg["error_metric"] = to_string(r.metric);
+  cfg["strategies"] = strategy_list(r.space);
+  cfg["np"] = join_numbers(r.space.nps);
+  cfg["blocks"] = join_numbers(r.space.blocks);
+  cfg["etas"] = join_numbers(r.space.etas);
+  cfg["alphas"] = join_numbers(r.space.alphas);
+  cfg["intervals"] = join_numbers(r.space.intervals);
+  cfg["finalists"] = r.finalists;
+  cfg["max_epochs"] = r.max_epochs;
+  cfg["seed"] = r.seed;
+  cfg["prune"] = r.prune;
+  cfg["jobs"] = r.jobs;
   Json common_json = Json::array();
-  for (std::size_t i = 1; i < common.size(); ++i) common_json.push_back(common[i]);
+  for (std::size_t i = 1; i < r.common.size(); ++i) common_json.push_back(r.common[i]);
   cfg["train_args"] = std::move(common_json);
   Json sim_json = Json::array();
-  for (const std::string& s : sim_args) sim_json.push_back(s);
+  for (const std::string& a : r.sim_args) sim_json.push_back(a);
   cfg["sim_args"] = std::move(sim_json);
   cfg["versions"] = versions_json();
+  return cfg;
+}
+
+// The record without its wall times: every candidate, the screening and the confirmation,
+// the reference and the choice.
+Json search_record(const Request& r, const Search& s, const Verdict& v) {
+  Json record = Json::object();
+  record["wulf_record"] = 1;
+  record["config"] = config_json(r);
   Json conv = Json::array();
-  for (std::size_t k = 0; k < points.size(); ++k) {
-    Json e = outcome_json(convergence[k]);
+  for (std::size_t k = 0; k < s.points.size(); ++k) {
+    Json e = outcome_json(s.convergence[k]);
     e["engine"] = "seq";  // time_s: wall seconds here; only iterations and errors matter
-    e["b"] = points[k].b;
-    e["eta"] = points[k].eta;
-    e["alpha"] = points[k].alpha;
+    e["b"] = s.points[k].b;
+    e["eta"] = s.points[k].eta;
+    e["alpha"] = s.points[k].alpha;
     conv.push_back(std::move(e));
   }
   record["convergence"] = std::move(conv);
   Json all = Json::array();
-  for (const Candidate& c : candidates) all.push_back(candidate_json(c, estimate_reference, reference_s));
+  for (const Candidate& c : s.candidates) all.push_back(candidate_json(c, v.estimate_reference, v.reference_s));
   record["candidates"] = std::move(all);
-
-  std::vector<std::string> rerun;
-  if (reference >= 0)
+  if (v.reference >= 0)
     record["reference"] =
-        candidate_json(candidates[static_cast<std::size_t>(reference)], estimate_reference, reference_s);
+        candidate_json(s.candidates[static_cast<std::size_t>(v.reference)], v.estimate_reference, v.reference_s);
   else
     record["reference"] = nullptr;
-  if (choice >= 0) {
-    const Candidate& c = candidates[static_cast<std::size_t>(choice)];
-    Json j = candidate_json(c, estimate_reference, reference_s);
+  if (v.choice >= 0) {
+    const Candidate& c = s.candidates[static_cast<std::size_t>(v.choice)];
+    Json j = candidate_json(c, v.estimate_reference, v.reference_s);
     j["time_s"] = c.confirmed->time_s;
     j["iterations"] = c.confirmed->iterations;
-    j["speedup"] = reference_s > 0 ? Json(reference_s / c.confirmed->time_s) : Json(nullptr);
-    rerun = common;
-    rerun.insert(rerun.end(), sim_args.begin(), sim_args.end());
-    const std::vector<std::string> own = candidate_args(c);
-    rerun.insert(rerun.end(), own.begin(), own.end());
-    rerun.insert(rerun.end(), {"--epochs", epochs});
+    j["speedup"] = v.reference_s > 0 ? Json(v.reference_s / c.confirmed->time_s) : Json(nullptr);
     Json cmd = Json::array();
-    for (const std::string& s : rerun) cmd.push_back(s);
+    for (const std::string& a : r.confirm_args(c)) cmd.push_back(a);
     j["command"] = std::move(cmd);
     record["choice"] = std::move(j);
-    out << "recommended: " << c.label() << ", p " << c.p << ", b " << c.b << ", eta " << shortest(c.eta) << ", alpha "
-        << shortest(c.alpha) << ": " << metric_name << " <= " << shortest(target) << " in " << secs(c.confirmed->time_s)
-        << " s simulated, " << c.confirmed->iterations << " iterations";
-    if (reference == choice) {
-      out << "; it is the fastest sequential configuration (speed-up 1)";
-    } else if (reference_s > 0) {
-      const Candidate& s = candidates[static_cast<std::size_t>(reference)];
-      out << "; speed-up " << fixed(reference_s / c.confirmed->time_s, 2)
-          << " over the best sequential configuration (b " << s.b << ", eta " << shortest(s.eta) << ", alpha "
-          << shortest(s.alpha) << ": " << secs(reference_s) << " s)";
-    }
-    out << "\n  " << quoted_command(rerun) << "\n";
   } else {
     record["choice"] = nullptr;
-    out << "no configuration reached " << metric_name << " <= " << shortest(target) << " within " << max_epochs
-        << " iterations";
-    double best = std::numeric_limits<double>::quiet_NaN();
-    std::size_t at = 0;
-    for (std::size_t k = 0; k < points.size(); ++k)
-      if (!(convergence[k].best_error >= best)) best = convergence[k].best_error, at = k;
-    if (std::isfinite(best))
-      out << "; the lowest error, " << std::setprecision(5) << best << ", came from b " << points[at].b << ", eta "
-          << shortest(points[at].eta) << ", alpha " << shortest(points[at].alpha) << " in iteration "
-          << convergence[at].best_iteration;
-    out << "\n";
   }
-  const double total_s = seconds_since(t_start);
-  Json wall = Json::object();
-  wall["timing_s"] = timing_s;
-  wall["convergence_s"] = convergence_s;
-  wall["screening_s"] = screening_s;
-  wall["confirmation_s"] = finalists.empty() ? 0.0 : confirmation_s;
-  wall["total_s"] = total_s;
-  record["wall"] = std::move(wall);
-  out << "wall time: screening " << fixed(screening_s, 1) << " s (timing " << fixed(timing_s, 1) << " s, convergence "
-      << fixed(convergence_s, 1) << " s), confirmation " << fixed(finalists.empty() ? 0.0 : confirmation_s, 1)
-      << " s, total " << fixed(total_s, 1) << " s\n";
-  if (vm.count("out")) {
-    write_file_atomically(vm["out"].as<std::string>(), record.dump() + "\n");
-    out << "record: " << vm["out"].as<std::string>() << "\n";
+  return record;
+}
+
+// No run reached the target: the lowest error any sequential run came to, and where.
+void print_no_choice(const Request& r, const Search& s, std::ostream& out) {
+  out << "no configuration reached " << r.metric_name() << " <= " << shortest(r.target) << " within " << r.max_epochs
+      << " iterations";
+  double best = std::numeric_limits<double>::quiet_NaN();
+  std::size_t at = 0;
+  for (std::size_t k = 0; k < s.points.size(); ++k)
+    if (!(s.convergence[k].best_error >= best)) best = s.convergence[k].best_error, at = k;
+  if (std::isfinite(best))
+    fmt::print(out, "; the lowest error, {:.5g}, came from b {}, eta {}, alpha {} in iteration {}", best,
+               s.points[at].b, shortest(s.points[at].eta), shortest(s.points[at].alpha),
+               s.convergence[at].best_iteration);
+  out << "\n";
+}
+
+void print_recommendation(const Request& r, const Search& s, const Verdict& v, std::ostream& out) {
+  if (v.choice < 0) return print_no_choice(r, s, out);
+  const Candidate& c = s.candidates[static_cast<std::size_t>(v.choice)];
+  out << "recommended: " << c.label() << ", p " << c.p << ", b " << c.b << ", eta " << shortest(c.eta) << ", alpha "
+      << shortest(c.alpha) << ": " << r.metric_name() << " <= " << shortest(r.target) << " in "
+      << secs(c.confirmed->time_s) << " s simulated, " << c.confirmed->iterations << " iterations";
+  if (v.reference == v.choice) {
+    out << "; it is the fastest sequential configuration (speed-up 1)";
+  } else if (v.reference_s > 0) {
+    const Candidate& seq = s.candidates[static_cast<std::size_t>(v.reference)];
+    out << "; speed-up " << fixed(v.reference_s / c.confirmed->time_s, 2)
+        << " over the best sequential configuration (b " << seq.b << ", eta " << shortest(seq.eta) << ", alpha "
+        << shortest(seq.alpha) << ": " << secs(v.reference_s) << " s)";
+  }
+  out << "\n  " << quoted_command(r.confirm_args(c)) << "\n";
+}
+
+// What the search took on this machine.
+struct WallTimes {
+  double timing_s = 0, convergence_s = 0, screening_s = 0, confirmation_s = 0, total_s = 0;
+
+  Json json() const {
+    Json wall = Json::object();
+    wall["timing_s"] = timing_s;
+    wall["convergence_s"] = convergence_s;
+    wall["screening_s"] = screening_s;
+    wall["confirmation_s"] = confirmation_s;
+    wall["total_s"] = total_s;
+    return wall;
+  }
+};
+
+void print_help(const po::options_description& options, std::ostream& out) {
+  out << options << "\n"
+      << "Screening times one iteration of every (strategy, p, b) by simulation without arithmetic and counts\n"
+         "the iterations to the target once per (b, eta, alpha) by sequential training; their product is the\n"
+         "estimate. The finalists are then simulated with real arithmetic on the platform, and decide.\n";
+}
+
+}  // namespace
+
+int recommend_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  const po::options_description options = recommend_options();
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(options).run(), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    print_help(options, out);
+    return exit_ok;
+  }
+  const Request r = parse_request(vm);
+  Search s;
+  s.points = learning_points(r.space);
+  s.candidates = make_candidates(r.space, s.points);
+  print_search(r, s.candidates, out);
+
+  const TempDir scratch("recommend");
+  const auto t_start = Clock::now();
+  WallTimes wall;
+  wall.timing_s = screen_iteration_times(r, s.candidates, scratch, out);
+  Convergence convergence = screen_convergence(r, s.points, scratch, out);
+  wall.convergence_s = convergence.wall_s;
+  s.convergence = std::move(convergence.runs);
+  print_convergence(r, s, out);
+  estimate(s.candidates, s.convergence);
+  wall.screening_s = seconds_since(t_start);
+  print_estimates(r, s.candidates, out);
+
+  Confirmation confirmation = confirm(r, s.candidates, scratch, out);
+  wall.confirmation_s = confirmation.wall_s;
+  s.finalists = std::move(confirmation.finalists);
+
+  const Verdict v = decide(s.candidates);
+  print_confirmed(r, s, v, out);
+  print_left_out(r, s, out);
+  Json record = search_record(r, s, v);
+  print_recommendation(r, s, v, out);
+  wall.total_s = seconds_since(t_start);
+  record["wall"] = wall.json();
+  fmt::print(
+      out,
+      "wall time: screening {:.1f} s (timing {:.1f} s, convergence {:.1f} s), confirmation {:.1f} s, total {:.1f} s\n",
+      wall.screening_s, wall.timing_s, wall.convergence_s, wall.confirmation_s, wall.total_s);
+  if (r.out) {
+    write_file_atomically(*r.out, record.dump() + "\n");
+    out << "record: " << *r.out << "\n";
   }
   (void)err;
   return exit_ok;

@@ -128,6 +128,29 @@ std::vector<Candidate> make_candidates(const SearchSpace& space, const std::vect
   return out;
 }
 
+TimingPlan plan_timings(const std::vector<Candidate>& candidates) {
+  TimingPlan plan;
+  plan.timing_of.assign(candidates.size(), 0);
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    const Candidate& c = candidates[i];
+    if (!c.skipped.empty()) continue;
+    std::size_t j = 0;
+    for (; j < plan.timed.size(); ++j) {
+      const Candidate& t = candidates[plan.timed[j]];
+      if (t.p == c.p && t.b == c.b && t.strategy == c.strategy && t.interval == c.interval) break;
+    }
+    if (j == plan.timed.size()) plan.timed.push_back(i);
+    plan.timing_of[i] = j;
+  }
+  return plan;
+}
+
+void set_iteration_times(std::vector<Candidate>& candidates, const TimingPlan& plan,
+                         const std::vector<double>& iteration_s) {
+  for (std::size_t i = 0; i < candidates.size(); ++i)
+    if (candidates[i].skipped.empty()) candidates[i].iteration_s = iteration_s[plan.timing_of[i]];
+}
+
 void estimate(std::vector<Candidate>& candidates, const std::vector<RunOutcome>& convergence) {
   for (Candidate& c : candidates) {
     if (!c.skipped.empty() || !std::isfinite(c.iteration_s) || c.point >= convergence.size()) continue;
@@ -138,13 +161,25 @@ void estimate(std::vector<Candidate>& candidates, const std::vector<RunOutcome>&
   }
 }
 
-std::vector<std::size_t> pick_finalists(const std::vector<Candidate>& candidates, std::size_t k) {
+std::vector<std::size_t> rank_by_estimate(const std::vector<Candidate>& candidates) {
   std::vector<std::size_t> order;
   for (std::size_t i = 0; i < candidates.size(); ++i)
     if (candidates[i].skipped.empty() && candidates[i].estimate_reached) order.push_back(i);
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
     return sooner(candidates[a], candidates[a].estimate_s, candidates[b], candidates[b].estimate_s);
   });
+  return order;
+}
+
+double sequential_estimate_reference(const std::vector<Candidate>& candidates) {
+  double reference = 0;
+  for (const Candidate& c : candidates)
+    if (c.sequential() && c.estimate_reached && (reference == 0 || c.estimate_s < reference)) reference = c.estimate_s;
+  return reference;
+}
+
+std::vector<std::size_t> pick_finalists(const std::vector<Candidate>& candidates, std::size_t k) {
+  const std::vector<std::size_t> order = rank_by_estimate(candidates);
   std::vector<bool> chosen(order.size(), false);
   for (std::size_t r = 0; r < order.size() && r < k; ++r) chosen[r] = true;
   // The fastest of each strategy on p > 1 and the fastest sequential one (the reference):
@@ -166,6 +201,29 @@ std::vector<std::size_t> pick_finalists(const std::vector<Candidate>& candidates
     }
   for (std::size_t r = 0; r < order.size(); ++r)
     if (chosen[r]) finalists.push_back(order[r]);
+  return finalists;
+}
+
+void confirm_finalists(std::vector<Candidate>& candidates, const std::vector<std::size_t>& finalists, bool prune,
+                       const ConfirmRun& run) {
+  double confirmed_best = 0;  // the fastest confirmed time so far (0: none)
+  for (std::size_t f = 0; f < finalists.size(); ++f) {
+    Candidate& c = candidates[finalists[f]];
+    c.finalist = true;
+    if (prune && confirmed_best > 0) c.bound_s = confirmed_best;
+    c.confirmed = run(c, f);
+    if (c.confirmed->reached && (confirmed_best == 0 || c.confirmed->time_s < confirmed_best))
+      confirmed_best = c.confirmed->time_s;
+  }
+}
+
+std::vector<std::size_t> order_by_confirmed(const std::vector<Candidate>& candidates,
+                                            std::vector<std::size_t> finalists) {
+  std::stable_sort(finalists.begin(), finalists.end(), [&](std::size_t a, std::size_t b) {
+    const RunOutcome &ra = *candidates[a].confirmed, &rb = *candidates[b].confirmed;
+    if (ra.reached != rb.reached) return ra.reached;
+    return ra.reached && (ra.time_s < rb.time_s || (ra.time_s == rb.time_s && candidates[a].p < candidates[b].p));
+  });
   return finalists;
 }
 

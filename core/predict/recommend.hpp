@@ -21,6 +21,7 @@
 #include "train/trainer.hpp"
 
 #include <cstddef>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <string>
@@ -100,11 +101,41 @@ std::vector<LearningPoint> learning_points(const SearchSpace& space);
 // (and averaging interval). Those that cannot run say why in `skipped`: block with b < p,
 // average with b above a rank's share n / p, ppt with a local epoch above n.
 std::vector<Candidate> make_candidates(const SearchSpace& space, const std::vector<LearningPoint>& points);
+// Which candidates share a time per iteration: those of the same strategy, p, b and averaging
+// interval (eta and alpha change the arithmetic, not what an iteration costs), so screening
+// simulates each such time once.
+struct TimingPlan {
+  std::vector<std::size_t> timed;      // one candidate per distinct timing, in list order
+  std::vector<std::size_t> timing_of;  // per candidate that is run, its timing's index in timed
+};
+TimingPlan plan_timings(const std::vector<Candidate>& candidates);
+// Gives every candidate that is run the time per iteration of its timing; iteration_s[j] is
+// that of plan.timed[j].
+void set_iteration_times(std::vector<Candidate>& candidates, const TimingPlan& plan,
+                         const std::vector<double>& iteration_s);
+
 // The estimate of every candidate that was timed, from its learning point's sequential run.
 void estimate(std::vector<Candidate>& candidates, const std::vector<RunOutcome>& convergence);
+// The candidates whose estimate reaches the target, fastest first; at equal times fewer
+// processors, then list order.
+std::vector<std::size_t> rank_by_estimate(const std::vector<Candidate>& candidates);
+// The fastest sequential estimate that reaches the target, the screening's speed-up
+// reference; 0 when there is none.
+double sequential_estimate_reference(const std::vector<Candidate>& candidates);
 // The K fastest estimates that reach the target, the fastest of each strategy on p > 1 and
 // the fastest sequential one (once each): the sequential one first, then by estimate.
 std::vector<std::size_t> pick_finalists(const std::vector<Candidate>& candidates, std::size_t k);
+// Simulates the finalists with arithmetic, one after another in their order: run(c, f) is
+// finalist f's outcome. With prune, each runs under a bound, c.bound_s, of the fastest time
+// confirmed before it (0: none yet), so one that is slower stops early instead of running to
+// the end; that is why they cannot run at once.
+using ConfirmRun = std::function<RunOutcome(const Candidate& c, std::size_t f)>;
+void confirm_finalists(std::vector<Candidate>& candidates, const std::vector<std::size_t>& finalists, bool prune,
+                       const ConfirmRun& run);
+// The finalists by their confirmed runs: those that reached the target first, fastest first
+// (at equal times fewer processors), then the others in the finalists' order.
+std::vector<std::size_t> order_by_confirmed(const std::vector<Candidate>& candidates,
+                                            std::vector<std::size_t> finalists);
 // The confirmed sequential candidate that reached the target soonest (the speed-up's
 // reference), and the confirmed candidate that did (the choice); -1 when there is none.
 long best_sequential(const std::vector<Candidate>& candidates);
