@@ -1,13 +1,17 @@
 // Sequential training: the momentum step, learning by pattern / block / epoch, the
-// stopping rule, divergence, determinism, and that small problems are learned.
-#include "nn/mlp.hpp"
-#include "util/errors.hpp"
+// stopping rule (on its own and in a run), divergence, determinism, and that small
+// problems are learned.
 #include "data/problems.hpp"
+#include "nn/mlp.hpp"
+#include "train/stop_rule.hpp"
 #include "train/trainer.hpp"
+#include "util/errors.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
+#include <optional>
 
 namespace wulf {
 namespace {
@@ -23,47 +27,64 @@ NetSpec spec_for(const Dataset& d, std::vector<int> hidden, Activation h, Activa
   return s;
 }
 
-TEST(trainer, momentum_step_matches_the_update_rule_by_hand) {
-  // A 1-1 linear net without bias: y = w x, E = 1/2 (w x - t)^2, dE/dw = (w x - t) x.
-  NetSpec s{{1, 1}, {Activation::linear}, Loss::mse, false};
-  Mlp<double> m(s);
-  m.parameters()[0] = 0.5;
-  Dataset d;
-  d.inputs = DataMatrix::Constant(1, 2, 2.0f);  // two identical patterns x = 2, t = 3
-  d.targets = DataMatrix::Constant(1, 2, 3.0f);
-  MomentumStep<double> step(m, 0.1, 0.5);
-  PhaseTimes ph;
+// What a sequential run ends with.
+struct Trained {
+  TrainResult result;
+  std::vector<double> weights;  // the net's at the end
+};
+
+// A sequential run of a net of spec on train_set, checked on test_set, from weights drawn
+// with init_seed (uniform in [-init_range, init_range]; 0: 1/sqrt(fan-in) per layer).
+template <class T = double>
+Trained train_net(const NetSpec& spec, const Dataset& train_set, const Dataset& test_set, const TrainConfig& config,
+                  std::uint64_t init_seed, double init_range = 0) {
+  Mlp<T> m(spec);
+  Rng rng(init_seed);
+  m.init_uniform(init_range, rng);
+  Trained out;
+  out.result = train(m, train_set, test_set, config);
+  out.weights.assign(m.parameters().begin(), m.parameters().end());
+  return out;
+}
+
+// A 1-1 linear net without bias, w = 0.5, and two identical patterns x = 2, t = 3:
+// y = w x, E = 1/2 (w x - t)^2, dE/dw = (w x - t) x.
+struct OneWeight {
+  Mlp<double> net{NetSpec{{1, 1}, {Activation::linear}, Loss::mse, false}};
+  Dataset data;
   const std::vector<std::size_t> order{0, 1};
+  PhaseTimes phases;
+  OneWeight() {
+    net.parameters()[0] = 0.5;
+    data.inputs = DataMatrix::Constant(1, 2, 2.0f);
+    data.targets = DataMatrix::Constant(1, 2, 3.0f);
+  }
+};
+
+TEST(trainer, momentum_step_matches_the_update_rule_by_hand) {
+  OneWeight one;
+  MomentumStep<double> step(one.net, 0.1, 0.5);
   // Block of 2: g = 2 * (0.5*2 - 3) * 2 = -8; dw = -0.1 * (-8) / 2 = 0.4; w = 0.9.
-  train_pass(m, step, d, order, 2, ph);
-  EXPECT_NEAR(m.parameters()[0], 0.9, 1e-12);
+  train_pass(one.net, step, one.data, one.order, 2, one.phases);
+  EXPECT_NEAR(one.net.parameters()[0], 0.9, 1e-12);
   // Next: g = 2 * (0.9*2 - 3) * 2 = -4.8; dw = 0.24 + 0.5 * 0.4 = 0.44; w = 1.34.
-  train_pass(m, step, d, order, 2, ph);
-  EXPECT_NEAR(m.parameters()[0], 1.34, 1e-12);
-  EXPECT_EQ(ph.updates, 2u);
-  EXPECT_EQ(ph.forward_patterns, 4u);
+  train_pass(one.net, step, one.data, one.order, 2, one.phases);
+  EXPECT_NEAR(one.net.parameters()[0], 1.34, 1e-12);
+  EXPECT_EQ(one.phases.updates, 2u);
+  EXPECT_EQ(one.phases.forward_patterns, 4u);
 }
 
 // The weights of an 8-3-8 encoder after 3 iterations from one start, alpha 0.75.
 std::vector<double> encoder8_weights(TrainConfig c) {
   const Dataset d = make_encoder_set(8);
-  Mlp<double> m(NetSpec{{8, 3, 8}, {Activation::sigmoid, Activation::sigmoid}, Loss::mse, true});
-  Rng rng(4);
-  m.init_uniform(0, rng);
   c.alpha = 0.75;
   c.max_iterations = 3;
-  train(m, d, Dataset{}, c);
-  return std::vector<double>(m.parameters().begin(), m.parameters().end());
+  return train_net(NetSpec{{8, 3, 8}, {Activation::sigmoid, Activation::sigmoid}, Loss::mse, true}, d, Dataset{}, c, 4)
+      .weights;
 }
 
 TEST(trainer, damped_momentum_is_classic_momentum_with_eta_scaled_by_one_minus_alpha) {
-  auto run = [](double eta, MomentumRule rule) {
-    TrainConfig c;
-    c.block = 2;
-    c.eta = eta;
-    c.momentum = rule;
-    return encoder8_weights(c);
-  };
+  auto run = [](double eta, MomentumRule rule) { return encoder8_weights({.momentum = rule, .block = 2, .eta = eta}); };
   const auto damped = run(2.0, MomentumRule::damped), classic = run(0.5, MomentumRule::classic);
   for (std::size_t i = 0; i < damped.size(); ++i) EXPECT_NEAR(damped[i], classic[i], 1e-12) << i;
   EXPECT_NE(run(2.0, MomentumRule::classic), damped);
@@ -72,25 +93,14 @@ TEST(trainer, damped_momentum_is_classic_momentum_with_eta_scaled_by_one_minus_a
 TEST(trainer, a_summed_block_step_is_the_mean_step_with_eta_times_b) {
   // The same hand-made net as above: with sum, a block of 2 moves w by -eta g, twice the
   // mean step; blocks of b with sum at eta equal blocks of b with mean at b eta.
-  NetSpec s1{{1, 1}, {Activation::linear}, Loss::mse, false};
-  Mlp<double> m(s1);
-  m.parameters()[0] = 0.5;
-  Dataset one;
-  one.inputs = DataMatrix::Constant(1, 2, 2.0f);
-  one.targets = DataMatrix::Constant(1, 2, 3.0f);
-  MomentumStep<double> summed(m, 0.1, 0.5, MomentumRule::classic, BlockStep::sum);
-  PhaseTimes ph;
+  OneWeight one;
+  MomentumStep<double> summed(one.net, 0.1, 0.5, MomentumRule::classic, BlockStep::sum);
   // g = -8 over the block; dw = -0.1 * (-8) = 0.8; w = 1.3.
-  train_pass(m, summed, one, {0, 1}, 2, ph);
-  EXPECT_NEAR(m.parameters()[0], 1.3, 1e-12);
+  train_pass(one.net, summed, one.data, one.order, 2, one.phases);
+  EXPECT_NEAR(one.net.parameters()[0], 1.3, 1e-12);
 
   auto run = [](double eta, BlockStep rule, std::size_t b) {
-    TrainConfig c;
-    c.block = b;
-    c.eta = eta;
-    c.momentum = MomentumRule::damped;
-    c.block_step = rule;
-    return encoder8_weights(c);
+    return encoder8_weights({.momentum = MomentumRule::damped, .block_step = rule, .block = b, .eta = eta});
   };
   const auto sum = run(0.5, BlockStep::sum, 4), mean = run(2.0, BlockStep::mean, 4);
   for (std::size_t i = 0; i < sum.size(); ++i) EXPECT_NEAR(sum[i], mean[i], 1e-12) << i;
@@ -103,17 +113,9 @@ TEST(trainer, pattern_and_epoch_learning_are_blocks_of_one_and_of_n) {
   const Dataset d = make_parity_set(4);
   const NetSpec s = spec_for(d, {6}, Activation::tanh, Activation::sigmoid);
   auto run = [&](Learning l, std::size_t b) {
-    Mlp<double> m(s);
-    Rng rng(5);
-    m.init_uniform(0.5, rng);
-    TrainConfig c;
-    c.learning = l;
-    c.block = b;
-    c.eta = 0.5;
-    c.alpha = 0.2;
-    c.max_iterations = 5;
-    train(m, d, Dataset{}, c);
-    return std::vector<double>(m.parameters().begin(), m.parameters().end());
+    return train_net(s, d, Dataset{}, {.learning = l, .block = b, .eta = 0.5, .alpha = 0.2, .max_iterations = 5}, 5,
+                     0.5)
+        .weights;
   };
   EXPECT_EQ(run(Learning::pattern, 7), run(Learning::block, 1));
   EXPECT_EQ(run(Learning::epoch, 3), run(Learning::block, d.size()));
@@ -126,18 +128,10 @@ TEST(trainer, same_seed_gives_the_same_run_bit_for_bit) {
   const Dataset test_set = make_function_set(50, 0.05, rng);
   const NetSpec s = spec_for(train_set, {8, 8}, Activation::sigmoid, Activation::linear);
   auto run = [&](std::uint64_t seed) {
-    Mlp<float> m(s);
-    Rng init(seed);
-    m.init_uniform(0, init);
-    TrainConfig c;
-    c.block = 4;
-    c.eta = 0.5;
-    c.alpha = 0.5;
-    c.max_iterations = 4;
-    c.seed = seed;
-    TrainResult r = train(m, train_set, test_set, c);
+    const TrainConfig c{.block = 4, .eta = 0.5, .alpha = 0.5, .max_iterations = 4, .seed = seed};
     std::vector<double> errors;
-    for (const auto& h : r.history) errors.push_back(h.test->rmse);
+    for (const auto& h : train_net<float>(s, train_set, test_set, c, seed).result.history)
+      errors.push_back(h.test->rmse);
     return errors;
   };
   EXPECT_EQ(run(1), run(1));
@@ -146,17 +140,10 @@ TEST(trainer, same_seed_gives_the_same_run_bit_for_bit) {
 
 TEST(trainer, stops_at_the_first_iteration_at_or_below_the_target) {
   const Dataset d = make_encoder_set(8);
-  Mlp<double> m(spec_for(d, {3}, Activation::sigmoid, Activation::sigmoid));
-  Rng rng(1);
-  m.init_uniform(0, rng);
-  TrainConfig c;
-  c.block = 2;
-  c.eta = 2.0;
-  c.alpha = 0.9;
-  c.max_iterations = 5000;
-  c.metric = ErrorMetric::rmse;
-  c.target_error = 0.1;
-  const TrainResult r = train(m, d, Dataset{}, c);
+  const TrainConfig c{
+      .block = 2, .eta = 2.0, .alpha = 0.9, .max_iterations = 5000, .target_error = 0.1, .metric = ErrorMetric::rmse};
+  const TrainResult r =
+      train_net(spec_for(d, {3}, Activation::sigmoid, Activation::sigmoid), d, Dataset{}, c, 1).result;
   ASSERT_EQ(r.reason, StopReason::target_reached) << r.reason_detail;
   const auto& last = r.history.back();
   EXPECT_LE(last.train->rmse, 0.1);
@@ -172,16 +159,13 @@ TEST(trainer, stops_at_the_first_iteration_at_or_below_the_target) {
 
 TEST(trainer, reports_the_best_error_when_the_target_is_never_reached) {
   const Dataset d = make_parity_set(3);
-  Mlp<double> m(spec_for(d, {2}, Activation::sigmoid, Activation::sigmoid));
-  Rng rng(1);
-  m.init_uniform(0, rng);
-  TrainConfig c;
-  c.learning = Learning::pattern;
-  c.eta = 0.1;
-  c.max_iterations = 3;
-  c.metric = ErrorMetric::rmse;
-  c.target_error = 1e-9;
-  const TrainResult r = train(m, d, Dataset{}, c);
+  const TrainConfig c{.learning = Learning::pattern,
+                      .eta = 0.1,
+                      .max_iterations = 3,
+                      .target_error = 1e-9,
+                      .metric = ErrorMetric::rmse};
+  const TrainResult r =
+      train_net(spec_for(d, {2}, Activation::sigmoid, Activation::sigmoid), d, Dataset{}, c, 1).result;
   EXPECT_EQ(r.reason, StopReason::max_iterations);
   EXPECT_NE(r.reason_detail.find("without reaching the target error"), std::string::npos) << r.reason_detail;
   EXPECT_NE(r.reason_detail.find("best"), std::string::npos);
@@ -190,17 +174,96 @@ TEST(trainer, reports_the_best_error_when_the_target_is_never_reached) {
 TEST(trainer, a_diverging_run_stops_and_says_so) {
   Rng rng(3);
   const Dataset d = make_function_set(64, 0.05, rng);
-  Mlp<double> m(spec_for(d, {16}, Activation::linear, Activation::linear));
-  Rng init(1);
-  m.init_uniform(1.0, init);
-  TrainConfig c;
-  c.block = 4;
-  c.eta = 1e4;
-  c.max_iterations = 50;
-  const TrainResult r = train(m, d, d, c);
+  const TrainConfig c{.block = 4, .eta = 1e4, .max_iterations = 50};
+  const TrainResult r = train_net(spec_for(d, {16}, Activation::linear, Activation::linear), d, d, c, 1, 1.0).result;
   EXPECT_EQ(r.reason, StopReason::diverged);
   EXPECT_NE(r.reason_detail.find("diverged"), std::string::npos);
   EXPECT_LT(r.history.back().iteration, 50);
+}
+
+// Iteration it's record with the check error e (rmse on the test set) at time_s.
+IterationRecord checked(int it, double e, double time_s = 0) {
+  IterationRecord r;
+  r.iteration = it;
+  r.time_s = time_s;
+  Evaluation test;
+  test.rmse = e;
+  r.test = test;
+  return r;
+}
+
+constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+
+TEST(stop_rule, stops_at_the_first_iteration_at_or_below_the_target) {
+  const TrainConfig c{.max_iterations = 100, .target_error = 0.1};
+  StopRule rule(c, true, true, true);
+  EXPECT_FALSE(rule.after_check(checked(1, 0.3), std::nullopt));
+  EXPECT_FALSE(rule.after_check(checked(2, 0.1000001), std::nullopt));
+  const std::optional<Stop> stop = rule.after_check(checked(3, 0.1), std::nullopt);
+  ASSERT_TRUE(stop);
+  EXPECT_EQ(stop->reason, StopReason::target_reached);
+  EXPECT_EQ(stop->detail, "target error 0.1 reached in iteration 3 (0.1)");
+  // Where the strategy applies the target itself (ppt), the rule does not.
+  StopRule strategy_applies_it(c, true, false, true);
+  EXPECT_FALSE(strategy_applies_it.after_check(checked(1, 0.05), std::nullopt));
+}
+
+TEST(stop_rule, a_nan_error_is_a_fault_and_never_the_best) {
+  const TrainConfig c{.max_iterations = 100};
+  StopRule rule(c, true, true, true);
+  Evaluation seen;
+  EXPECT_FALSE(rule.before_check(1, seen, std::nullopt));
+  EXPECT_FALSE(rule.after_check(checked(1, 0.5), std::nullopt));
+  seen.loss = nan;
+  const std::optional<Stop> training = rule.before_check(2, seen, std::nullopt);
+  ASSERT_TRUE(training);
+  EXPECT_EQ(training->reason, StopReason::diverged);
+  EXPECT_TRUE(stopped_on_fault(training->reason));
+  EXPECT_NE(training->detail.find("diverged in iteration 2"), std::string::npos) << training->detail;
+  const std::optional<Stop> check = rule.after_check(checked(2, nan), std::nullopt);
+  ASSERT_TRUE(check);
+  EXPECT_EQ(check->reason, StopReason::diverged);
+  EXPECT_NE(check->detail.find("check-set error is not finite"), std::string::npos) << check->detail;
+  ASSERT_TRUE(rule.best());
+  EXPECT_EQ(rule.best()->iteration, 1);
+  EXPECT_EQ(rule.best()->error, 0.5);
+  // Without the arithmetic there are no errors to check.
+  StopRule off(c, false, true, true);
+  EXPECT_FALSE(off.before_check(2, seen, std::nullopt));
+  EXPECT_FALSE(off.best());
+}
+
+TEST(stop_rule, a_fault_the_strategy_found_comes_before_the_errors) {
+  const TrainConfig c{.max_iterations = 100, .target_error = 0.1};
+  StopRule rule(c, true, true, true);
+  Evaluation seen;
+  seen.loss = nan;
+  const std::optional<Stop> fault = Stop{StopReason::line_search_failed, "no minimum"};
+  EXPECT_EQ(rule.before_check(1, seen, fault)->reason, StopReason::line_search_failed);
+  // The strategy's own stop that is no fault ends the run after the check pass, before the target.
+  const std::optional<Stop> own = Stop{StopReason::target_reached, "confirmed"};
+  EXPECT_FALSE(rule.before_check(1, Evaluation{}, own));
+  EXPECT_EQ(rule.after_check(checked(1, 0.05), own)->detail, "confirmed");
+}
+
+TEST(stop_rule, the_time_and_iteration_limits_quote_the_best_error) {
+  const TrainConfig c{.max_iterations = 3, .target_error = 0.01, .max_seconds = 10};
+  StopRule rule(c, true, true, true);
+  EXPECT_FALSE(rule.after_check(checked(1, 0.5, 1), std::nullopt));
+  EXPECT_FALSE(rule.after_check(checked(2, 0.2, 2), std::nullopt));
+  const std::optional<Stop> all = rule.after_check(checked(3, 0.3, 3), std::nullopt);
+  ASSERT_TRUE(all);
+  EXPECT_EQ(all->reason, StopReason::max_iterations);
+  EXPECT_EQ(all->detail,
+            "ran all 3 iterations without reaching the target error 0.01 (best 0.2 in iteration 2, at 2 s)");
+  StopRule timed(c, true, true, true);
+  const std::optional<Stop> late = timed.after_check(checked(1, 0.4, 12), std::nullopt);
+  ASSERT_TRUE(late);
+  EXPECT_EQ(late->reason, StopReason::time_limit);
+  EXPECT_EQ(
+      late->detail,
+      "time limit of 10 s reached in iteration 1 without reaching the target error 0.01 (best 0.4 in iteration 1, "
+      "at 12 s)");
 }
 
 TEST(trainer, validate_refuses_bad_settings_with_the_option_named) {
@@ -241,30 +304,23 @@ TEST(trainer, validate_refuses_bad_settings_with_the_option_named) {
 
 TEST(trainer, learns_three_bit_parity_by_pattern) {
   const Dataset d = make_parity_set(3);
-  Mlp<float> m(spec_for(d, {8}, Activation::sigmoid, Activation::sigmoid));
-  Rng rng(2);
-  m.init_uniform(0, rng);
-  TrainConfig c;
-  c.learning = Learning::pattern;
-  c.eta = 0.5;
-  c.alpha = 0.3;
-  c.max_iterations = 5000;
-  c.metric = ErrorMetric::classification;
-  c.target_error = 0.0;
-  const TrainResult r = train(m, d, Dataset{}, c);
+  const TrainConfig c{.learning = Learning::pattern,
+                      .eta = 0.5,
+                      .alpha = 0.3,
+                      .max_iterations = 5000,
+                      .target_error = 0.0,
+                      .metric = ErrorMetric::classification};
+  const TrainResult r =
+      train_net<float>(spec_for(d, {8}, Activation::sigmoid, Activation::sigmoid), d, Dataset{}, c, 2).result;
   EXPECT_EQ(r.reason, StopReason::target_reached) << r.reason_detail;
   EXPECT_EQ(r.final_train.class_errors, 0u);
 }
 
 TEST(trainer, phase_times_count_every_pattern) {
   const Dataset d = make_encoder_set(16);
-  Mlp<double> m(spec_for(d, {4}, Activation::sigmoid, Activation::sigmoid));
-  Rng rng(1);
-  m.init_uniform(0, rng);
-  TrainConfig c;
-  c.block = 5;  // 16 = 5 + 5 + 5 + 1: four updates per iteration
-  c.max_iterations = 3;
-  const TrainResult r = train(m, d, Dataset{}, c);
+  const TrainConfig c{.block = 5, .max_iterations = 3};  // 16 = 5 + 5 + 5 + 1: four updates per iteration
+  const TrainResult r =
+      train_net(spec_for(d, {4}, Activation::sigmoid, Activation::sigmoid), d, Dataset{}, c, 1).result;
   EXPECT_EQ(r.phases.forward_patterns, 48u);
   EXPECT_EQ(r.phases.updates, 12u);
   EXPECT_GT(r.phases.forward, 0.0);

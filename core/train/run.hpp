@@ -1,13 +1,16 @@
 // What every strategy shares: the run of iterations with its history, the errors summed
-// over the ranks, the stopping rule, and the timing of kernels and collectives in the
-// engine's time. A strategy (core/train/strategies/, one file each) supplies one iteration of its own.
+// over the ranks, the stopping rule (stop_rule.hpp), and the timing of kernels and
+// collectives in the engine's time. A strategy (core/train/strategies/, one file each)
+// supplies one iteration of its own.
 #pragma once
 
 #include "comm/comm.hpp"
 #include "comm/compute.hpp"
+#include "train/stop_rule.hpp"
 #include "train/trainer.hpp"
 
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -16,8 +19,8 @@ namespace wulf {
 
 // Copies the patterns order[first .. first + count) of data into contiguous columns.
 template <class Matrix>
-inline void gather_block(const Dataset& data, const std::vector<std::size_t>& order, std::size_t first, std::size_t count,
-                  Matrix& x, Matrix& t, std::vector<int>& labels) {
+inline void gather_block(const Dataset& data, const std::vector<std::size_t>& order, std::size_t first,
+                         std::size_t count, Matrix& x, Matrix& t, std::vector<int>& labels) {
   using T = typename Matrix::Scalar;
   x.resize(data.n_inputs(), static_cast<Eigen::Index>(count));
   t.resize(data.n_outputs(), static_cast<Eigen::Index>(count));
@@ -28,6 +31,16 @@ inline void gather_block(const Dataset& data, const std::vector<std::size_t>& or
     t.col(static_cast<Eigen::Index>(j)) = data.targets.col(p).template cast<T>();
     if (data.has_labels()) labels[j] = data.labels[order[first + j]];
   }
+}
+
+// The class the net answers for column j of its outputs y: 1 if above threshold, else 0,
+// with one output; the largest output's index with more.
+template <class Matrix>
+inline int predicted_class(const Matrix& y, Eigen::Index j, float threshold) {
+  if (y.rows() == 1) return y(0, j) > threshold ? 1 : 0;
+  Eigen::Index best;
+  y.col(j).maxCoeff(&best);
+  return static_cast<int>(best);
 }
 
 // How training-set parallelism deals out the blocks: rank r holds share_of(n, p, r) of the
@@ -131,31 +144,49 @@ class Run {
 
  private:
   void add_time(Phase phase, double seconds, std::size_t patterns);
-  double check_error(const IterationRecord& r) const;
   void run_test(IterationRecord& r);
+  // Iteration 0: the untrained net's errors, outside the clock and the phase times.
+  IterationRecord untrained();
+  // Iteration it, from start (engine seconds), into result's history; how the run ends
+  // after it, if it does.
+  std::optional<Stop> iteration(int it, const std::function<ErrorSums(int iteration)>& iterate, double start,
+                                StopRule& rule, TrainResult& result);
+  // Adds r to the history and shows it (rank 0).
+  void report(TrainResult& result, const IterationRecord& r);
+  // The run's totals after its last iteration: time, best error, history, final passes.
+  void finish(TrainResult& result, double start, const std::optional<BestError>& best);
+  // Keeps the net's weights as the good ones of iteration it (with the arithmetic on).
+  void keep_good_weights(int it);
   // Puts the last good weights back into the net (a run that stopped on a fault).
   void restore_good_weights();
 
   const ProgressFn& progress_;
   std::vector<T> good_weights_;  // after the last iteration whose errors were finite
+  int good_iteration_ = 0;
   std::vector<std::pair<std::string, double>> notes_;
-  bool stop_ = false;
-  StopReason stop_reason_ = StopReason::max_iterations;
-  std::string stop_detail_;
+  std::optional<Stop> requested_;  // by the strategy (request_stop)
 };
 
 extern template class Run<float>;
 extern template class Run<double>;
 
-// The strategies (core/train/strategies/), with train_strategy's arguments.
-#define WULF_STRATEGY(name)                                                                                  \
-  template <class T>                                                                                         \
-  TrainResult name(Mlp<T>& net, const Dataset& train, const Dataset& test, const GlobalSizes& sizes,          \
-                   const TrainConfig& config, Comm& comm, Compute& compute, const ProgressFn& progress);      \
-  extern template TrainResult name<float>(Mlp<float>&, const Dataset&, const Dataset&, const GlobalSizes&,    \
-                                          const TrainConfig&, Comm&, Compute&, const ProgressFn&);            \
-  extern template TrainResult name<double>(Mlp<double>&, const Dataset&, const Dataset&, const GlobalSizes&,  \
-                                           const TrainConfig&, Comm&, Compute&, const ProgressFn&);
+// The strategies (core/train/strategies/, one file each), with train_strategy's arguments.
+// WULF_STRATEGY_SIGNATURE(name, T) is strategy name's version for T;
+// WULF_INSTANTIATE_STRATEGY(name), after the strategy's definition in its file, makes its
+// float and double versions, which WULF_STRATEGY declares here for every other file.
+#define WULF_STRATEGY_SIGNATURE(name, T)                                                                      \
+  TrainResult name<T>(Mlp<T>&, const Dataset&, const Dataset&, const GlobalSizes&, const TrainConfig&, Comm&, \
+                      Compute&, const ProgressFn&)
+#define WULF_INSTANTIATE_STRATEGY(name)          \
+  template WULF_STRATEGY_SIGNATURE(name, float); \
+  template WULF_STRATEGY_SIGNATURE(name, double)
+#define WULF_STRATEGY(name)                                                                              \
+  template <class T>                                                                                     \
+  TrainResult name(Mlp<T>& net, const Dataset& train, const Dataset& test, const GlobalSizes& sizes,     \
+                   const TrainConfig& config, Comm& comm, Compute& compute, const ProgressFn& progress); \
+  extern template WULF_STRATEGY_SIGNATURE(name, float);                                                  \
+  extern template WULF_STRATEGY_SIGNATURE(name, double);
+WULF_STRATEGY(train_block)    // seed 000 section V (trainer.hpp declares it for the other parts)
 WULF_STRATEGY(train_average)  // seed 000 section VII
 WULF_STRATEGY(train_ppt)      // seed 001
 WULF_STRATEGY(train_scatter)  // seed 003

@@ -7,7 +7,6 @@
 #include <chrono>
 #include <cmath>
 #include <numeric>
-#include <sstream>
 
 namespace wulf {
 
@@ -82,17 +81,7 @@ void ErrorSums::add(const M& y, const M& t, double block_loss, const int* labels
   outputs = static_cast<std::size_t>(y.rows());
   if (!labels) return;
   classifier = true;
-  for (Eigen::Index j = 0; j < y.cols(); ++j) {
-    int answer;
-    if (y.rows() == 1) {
-      answer = y(0, j) > threshold ? 1 : 0;
-    } else {
-      Eigen::Index best;
-      y.col(j).maxCoeff(&best);
-      answer = static_cast<int>(best);
-    }
-    class_errors += answer != labels[j];
-  }
+  for (Eigen::Index j = 0; j < y.cols(); ++j) class_errors += predicted_class(y, j, threshold) != labels[j];
 }
 
 Evaluation ErrorSums::finish() const {
@@ -300,15 +289,7 @@ void Run<T>::forward_backward(const Dataset& data, const std::vector<std::size_t
 
 template <class T>
 void Run<T>::request_stop(StopReason reason, std::string detail) {
-  stop_ = true;
-  stop_reason_ = reason;
-  stop_detail_ = std::move(detail);
-}
-
-template <class T>
-double Run<T>::check_error(const IterationRecord& r) const {
-  if (sizes.test > 0) return r.test->error(config.metric);
-  return r.train->error(config.metric);
+  requested_ = Stop{reason, std::move(detail)};
 }
 
 template <class T>
@@ -316,6 +297,13 @@ std::size_t Run<T>::local_count(const Dataset& data, std::size_t total) const {
   if (numerics) return data.size();
   if (pure_master) return comm.rank() == 0 ? 0 : share_of(total, comm.size() - 1, comm.rank() - 1).count;
   return share_of(total, comm.size(), comm.rank()).count;
+}
+
+template <class T>
+void Run<T>::keep_good_weights(int it) {
+  if (!numerics) return;
+  good_weights_.assign(net.parameters().begin(), net.parameters().end());
+  good_iteration_ = it;
 }
 
 template <class T>
@@ -336,13 +324,13 @@ void Run<T>::run_test(IterationRecord& r) {
 }
 
 template <class T>
-TrainResult Run<T>::run(const std::function<ErrorSums(int iteration)>& iterate) {
-  TrainResult result;
-  auto report = [&](const IterationRecord& r) {
-    result.history.push_back(r);
-    if (progress_ && comm.rank() == 0) progress_(r);
-  };
-  // Iteration 0 is the untrained net; the clock starts after its evaluation.
+void Run<T>::report(TrainResult& result, const IterationRecord& r) {
+  result.history.push_back(r);
+  if (progress_ && comm.rank() == 0) progress_(r);
+}
+
+template <class T>
+IterationRecord Run<T>::untrained() {
   IterationRecord r0;
   run_test(r0);
   if (!numerics) r0.test.reset(), r0.train.reset();
@@ -357,104 +345,61 @@ TrainResult Run<T>::run(const std::function<ErrorSums(int iteration)>& iterate) 
     phases = before;
   }
   r0.time_s = 0;
-  report(r0);
-  // The untrained weights are the first good ones: a run that fails at once keeps them.
-  if (numerics) good_weights_.assign(net.parameters().begin(), net.parameters().end());
-  int good_iteration = 0;
-  const double start = comm.now();
-  // The lowest check error of iterations 1.. so far, with where and when it was reached.
-  auto best_so_far = [&]() -> std::optional<BestError> {
-    if (!numerics) return std::nullopt;
-    std::optional<BestError> best;
-    for (const auto& h : result.history) {
-      if (h.iteration == 0 || !(sizes.test > 0 ? h.test : h.train)) continue;
-      const double e = check_error(h);
-      if (std::isfinite(e) && (!best || e < best->error)) best = BestError{h.iteration, e, h.time_s, sizes.test > 0};
-    }
-    return best;
-  };
-  // For a run that ends with a target error given but not reached: says so, with the best.
-  auto not_reached = [&]() -> std::string {
-    if (!config.target_error || !numerics) return "";
-    std::ostringstream why;
-    why << " without reaching the target error " << *config.target_error;
-    if (const auto best = best_so_far())
-      why << " (best " << best->error << " in iteration " << best->iteration << ", at " << best->time_s << " s)";
-    return why.str();
-  };
+  return r0;
+}
 
-  for (int it = 1; it <= config.max_iterations; ++it) {
-    notes_.clear();
-    const ErrorSums local = iterate(it);
-    compute.charge_iteration();
+template <class T>
+std::optional<Stop> Run<T>::iteration(int it, const std::function<ErrorSums(int iteration)>& iterate, double start,
+                                      StopRule& rule, TrainResult& result) {
+  notes_.clear();
+  const ErrorSums local = iterate(it);
+  compute.charge_iteration();
 
-    IterationRecord rec;
-    rec.iteration = it;
-    rec.notes = std::move(notes_);
-    const Evaluation seen = sum_over_ranks(local);
-    if (numerics) rec.train_error = seen.error(config.metric);
-    if (stop_ && stopped_on_fault(stop_reason_)) {  // the strategy found a fault in this iteration
-      rec.time_s = comm.now() - start;
-      report(rec);
-      result.reason = stop_reason_;
-      result.reason_detail = stop_detail_;
-      restore_good_weights();
-      break;
-    }
-    if (numerics && (!std::isfinite(seen.loss) || !std::isfinite(seen.mse))) {
-      rec.time_s = comm.now() - start;
-      report(rec);
-      result.reason = StopReason::diverged;
-      std::ostringstream why;
-      why << "training diverged in iteration " << it << ": the training error became " << seen.loss
-          << " (try a smaller --eta)";
-      result.reason_detail = why.str();
-      restore_good_weights();
-      break;
-    }
-    run_test(rec);
+  IterationRecord rec;
+  rec.iteration = it;
+  rec.notes = std::move(notes_);
+  const Evaluation seen = sum_over_ranks(local);
+  if (numerics) rec.train_error = seen.error(config.metric);
+  // A fault the strategy found, or errors gone NaN: reported without a check pass.
+  if (std::optional<Stop> stop = rule.before_check(it, seen, requested_)) {
     rec.time_s = comm.now() - start;
-    if (!numerics) rec.test.reset(), rec.train.reset();  // no arithmetic, no errors
-    report(rec);
-
-    if (numerics) {
-      const double e = check_error(rec);
-      if (!std::isfinite(e)) {
-        result.reason = StopReason::diverged;
-        result.reason_detail = "training diverged in iteration " + std::to_string(it) +
-                               ": the check-set error is not finite (try a smaller --eta)";
-        restore_good_weights();
-        break;
-      }
-      good_weights_.assign(net.parameters().begin(), net.parameters().end());
-      good_iteration = it;
-      if (stop_) {
-        result.reason = stop_reason_;
-        result.reason_detail = stop_detail_;
-        break;
-      }
-      if (check_target && config.target_error && e <= *config.target_error) {
-        result.reason = StopReason::target_reached;
-        std::ostringstream why;
-        why << "target error " << *config.target_error << " reached in iteration " << it << " (" << e << ")";
-        result.reason_detail = why.str();
-        break;
-      }
-    }
-    if (config.max_seconds > 0 && rec.time_s >= config.max_seconds) {
-      result.reason = StopReason::time_limit;
-      std::ostringstream why;
-      why << "time limit of " << config.max_seconds << " s reached in iteration " << it << not_reached();
-      result.reason_detail = why.str();
-      break;
-    }
-    if (it == config.max_iterations) {
-      result.reason = StopReason::max_iterations;
-      result.reason_detail = "ran all " + std::to_string(it) + " iterations" + not_reached();
-    }
+    report(result, rec);
+    return stop;
   }
+  run_test(rec);
+  rec.time_s = comm.now() - start;
+  if (!numerics) rec.test.reset(), rec.train.reset();  // no arithmetic, no errors
+  report(result, rec);
+  std::optional<Stop> stop = rule.after_check(rec, requested_);
+  if (!stop || !stopped_on_fault(stop->reason)) keep_good_weights(it);
+  return stop;
+}
+
+template <class T>
+TrainResult Run<T>::run(const std::function<ErrorSums(int iteration)>& iterate) {
+  TrainResult result;
+  // Iteration 0 is the untrained net; the clock starts after its evaluation.
+  report(result, untrained());
+  // The untrained weights are the first good ones: a run that fails at once keeps them.
+  keep_good_weights(0);
+  StopRule rule(config, numerics, check_target, sizes.test > 0);
+  const double start = comm.now();
+  for (int it = 1; it <= config.max_iterations; ++it) {
+    const std::optional<Stop> stop = iteration(it, iterate, start, rule, result);
+    if (!stop) continue;
+    result.reason = stop->reason;
+    result.reason_detail = stop->detail;
+    if (stopped_on_fault(stop->reason)) restore_good_weights();
+    break;
+  }
+  finish(result, start, rule.best());
+  return result;
+}
+
+template <class T>
+void Run<T>::finish(TrainResult& result, double start, const std::optional<BestError>& best) {
   result.seconds = comm.now() - start;
-  result.best = best_so_far();
+  result.best = best;
   // A long run keeps every k-th iteration (and iteration 0 and the last); the errors were
   // still checked after every iteration, and the best is from all of them.
   if (config.history_every > 1 && result.history.size() > 2) {
@@ -462,14 +407,13 @@ TrainResult Run<T>::run(const std::function<ErrorSums(int iteration)>& iterate) 
     std::erase_if(result.history, [&](const IterationRecord& h) { return h.iteration % config.history_every != 0; });
     if (result.history.back().iteration != last.iteration) result.history.push_back(last);
   }
-  result.weights_iteration = stopped_on_fault(result.reason) ? good_iteration : result.history.back().iteration;
+  result.weights_iteration = stopped_on_fault(result.reason) ? good_iteration_ : result.history.back().iteration;
   // After a fault the history holds the errors up to the last good weights; no final pass.
   if (!stopped_on_fault(result.reason) && numerics) {
     result.final_train = evaluate_all(train, local_count(train, sizes.train));
     if (sizes.test > 0) result.final_test = evaluate_all(test, local_count(test, sizes.test));
   }
   result.phases = phases;
-  return result;
 }
 
 template class Run<float>;
@@ -502,34 +446,6 @@ std::vector<std::size_t> identity_order(std::size_t n) {
   std::vector<std::size_t> order(n);
   std::iota(order.begin(), order.end(), std::size_t{0});
   return order;
-}
-
-template <class T>
-TrainResult train_block(Run<T>& run) {
-  const TrainConfig& config = run.config;
-  const BlockPlan plan(run.sizes.train, block_size(config, run.sizes.train), run.comm.size(), run.comm.rank());
-  Rng order_rng = pattern_order_rng(config, run.comm.rank());
-  std::vector<std::size_t> order = identity_order(plan.n_local);
-  MomentumStep<T> step(run.net, config.eta, config.alpha, config.momentum, config.block_step);
-
-  return run.run([&](int) {
-    if (config.shuffle) order_rng.shuffle(order);
-    ErrorSums running = run.empty_sums();
-    for (std::size_t k = 0; k < plan.blocks; ++k) {
-      run.forward_backward(run.train, order, plan.first(k), plan.count(k), running);
-      if (plan.ranks > 1)  // the block's gradient summed over the ranks: one call over one span
-        run.collective([&] { run.comm.allreduce_sum(run.net.gradients()); });
-      run.kernel(Phase::update, 1, kernel_flops(Phase::update, run.weights, 1), [&] { step.apply(plan.total(k)); });
-    }
-    return running;
-  });
-}
-
-template <class T>
-TrainResult train_block(Mlp<T>& net, const Dataset& train, const Dataset& test, const GlobalSizes& sizes,
-                        const TrainConfig& config, Comm& comm, Compute& compute, const ProgressFn& progress) {
-  Run<T> run(net, train, test, sizes, config, comm, compute, progress);
-  return train_block(run);
 }
 
 DataLayout data_layout(Strategy s) {
@@ -578,10 +494,6 @@ template Evaluation train_pass<float>(Mlp<float>&, MomentumStep<float>&, const D
                                       const std::vector<std::size_t>&, std::size_t, PhaseTimes&);
 template Evaluation train_pass<double>(Mlp<double>&, MomentumStep<double>&, const Dataset&,
                                        const std::vector<std::size_t>&, std::size_t, PhaseTimes&);
-template TrainResult train_block<float>(Mlp<float>&, const Dataset&, const Dataset&, const GlobalSizes&,
-                                        const TrainConfig&, Comm&, Compute&, const ProgressFn&);
-template TrainResult train_block<double>(Mlp<double>&, const Dataset&, const Dataset&, const GlobalSizes&,
-                                         const TrainConfig&, Comm&, Compute&, const ProgressFn&);
 template TrainResult train_strategy<float>(Mlp<float>&, const Dataset&, const Dataset&, const GlobalSizes&,
                                            const TrainConfig&, Comm&, Compute&, const ProgressFn&);
 template TrainResult train_strategy<double>(Mlp<double>&, const Dataset&, const Dataset&, const GlobalSizes&,

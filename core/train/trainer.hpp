@@ -69,7 +69,7 @@ struct TrainConfig {
   double eta = 0.1;
   double alpha = 0.0;
   int max_iterations = 100;
-  std::optional<double> target_error;  // stop once the check error is <= this
+  std::optional<double> target_error{};  // stop once the check error is <= this
   double max_seconds = 0.0;      // stop after this much training time; 0: no limit
   ErrorMetric metric = ErrorMetric::rmse;
   bool shuffle = true;           // a new pattern order every iteration (from seed)
@@ -86,7 +86,7 @@ struct TrainConfig {
   int error_window = 4;              // ppt: the error estimate covers the last k n / p patterns
   std::size_t rounds_per_iteration = 0;  // ppt: rounds between error records (0: ceil(n / (p e)))
   int threads = 1;                   // root: threads inside each rank
-  CgConfig cg;                       // cg: the line search and load balancing (cg.hpp)
+  CgConfig cg{};                     // cg: the line search and load balancing (cg.hpp)
 };
 
 // Errors of a net over a whole set.

@@ -49,9 +49,6 @@ TrainResult train_average(Mlp<T>& net, const Dataset& train, const Dataset& test
   });
 }
 
-template TrainResult train_average<float>(Mlp<float>&, const Dataset&, const Dataset&, const GlobalSizes&,
-                                          const TrainConfig&, Comm&, Compute&, const ProgressFn&);
-template TrainResult train_average<double>(Mlp<double>&, const Dataset&, const Dataset&, const GlobalSizes&,
-                                           const TrainConfig&, Comm&, Compute&, const ProgressFn&);
+WULF_INSTANTIATE_STRATEGY(train_average);
 
 }  // namespace wulf

@@ -385,9 +385,6 @@ TrainResult train_cg(Mlp<T>& net, const Dataset& train, const Dataset& test, con
   return trainer.train();
 }
 
-template TrainResult train_cg<float>(Mlp<float>&, const Dataset&, const Dataset&, const GlobalSizes&,
-                                     const TrainConfig&, Comm&, Compute&, const ProgressFn&);
-template TrainResult train_cg<double>(Mlp<double>&, const Dataset&, const Dataset&, const GlobalSizes&,
-                                      const TrainConfig&, Comm&, Compute&, const ProgressFn&);
+WULF_INSTANTIATE_STRATEGY(train_cg);
 
 }  // namespace wulf

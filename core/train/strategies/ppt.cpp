@@ -24,133 +24,194 @@
 #include "train/partition.hpp"
 #include "train/run.hpp"
 
+#include <cmath>
 #include <deque>
 #include <numeric>
 #include <sstream>
 
 namespace wulf {
+namespace {
+
+// This rank's running estimate of its error: the mean over the last `size` patterns it
+// trained on, each pattern's error in the unit of --error.
+class ErrorWindow {
+ public:
+  explicit ErrorWindow(std::size_t size) : size_(size) {}
+  void add(double error) {
+    recent_.push_back(error);
+    sum_ += error;
+    if (recent_.size() > size_) sum_ -= recent_.front(), recent_.pop_front();
+  }
+  double mean() const { return recent_.empty() ? 0 : sum_ / static_cast<double>(recent_.size()); }
+
+ private:
+  std::size_t size_;
+  std::deque<double> recent_;  // newest last
+  double sum_ = 0;
+};
+
+// PPT's rounds on one rank: whole is the whole training set, which every rank draws its
+// local epochs from; run's sets are this rank's shares, which the check passes evaluate.
+template <class T>
+class Ppt {
+ public:
+  Ppt(Run<T>& run, const Dataset& whole)
+      : run_(run),
+        whole_(whole),
+        config_(run.config),
+        p_(run.comm.size()),
+        n_(run.sizes.train),
+        e_(config_.local_epoch ? std::min(config_.local_epoch, n_) : std::max<std::size_t>(1, n_ / p_)),
+        rounds_(config_.rounds_per_iteration
+                    ? config_.rounds_per_iteration
+                    : (n_ + static_cast<std::size_t>(p_) * e_ - 1) / (static_cast<std::size_t>(p_) * e_)),
+        w_(run.weights),
+        window_(std::max<std::size_t>(1, static_cast<std::size_t>(config_.error_window) * n_ / p_)),
+        rng_(Rng(config_.seed ^ 0x9970c0ffeeULL).split(static_cast<std::uint64_t>(run.comm.rank()))),
+        pool_(n_),
+        order_(e_),
+        scale_(
+            static_cast<T>(config_.momentum == MomentumRule::damped ? (1 - config_.alpha) * config_.eta : config_.eta) /
+            static_cast<T>(config_.block_step == BlockStep::sum ? 1 : e_)),
+        alpha_(static_cast<T>(config_.alpha)),
+        mine_(w_ + 1, T(0)),
+        all_((w_ + 1) * static_cast<std::size_t>(p_)),
+        outputs_(static_cast<std::size_t>(run.net.spec().sizes.back())) {
+    std::iota(pool_.begin(), pool_.end(), std::size_t{0});
+  }
+
+  // One iteration: rounds_ rounds, or fewer where the target is reached.
+  ErrorSums iteration(int it) {
+    ErrorSums running = run_.empty_sums();
+    for (std::size_t r = 0; r < rounds_; ++r) {
+      const double round_start = run_.comm.now();
+      draw_local_epoch();
+      run_.forward_backward(whole_, order_, 0, e_, running);
+      local_update();
+      const double global = exchange();
+      rounds_s_ += run_.comm.now() - round_start;
+      ++rounds_done_;
+      if (target_confirmed(it, global)) break;
+    }
+    return running;
+  }
+
+  // PPT's own account for the record's final.strategy (the file's header).
+  std::vector<std::pair<std::string, double>> stats() const {
+    return {{"local_epoch", static_cast<double>(e_)},
+            {"rounds_per_iteration", static_cast<double>(rounds_)},
+            {"rounds", static_cast<double>(rounds_done_)},
+            {"rounds_s", rounds_s_},
+            {"allgather_s", allgather_s_},
+            {"checks", static_cast<double>(checks_)},
+            {"check_s", check_s_}};
+  }
+
+ private:
+  // A random local epoch: the first e of a partial shuffle of the whole set.
+  void draw_local_epoch() {
+    for (std::size_t j = 0; j < e_; ++j) std::swap(pool_[j], pool_[j + rng_.below(n_ - j)]);
+    std::copy(pool_.begin(), pool_.begin() + static_cast<std::ptrdiff_t>(e_), order_.begin());
+  }
+
+  // This rank's update d_q(t) of its local epoch's gradient into mine_[0 .. w), the
+  // patterns' errors into the window and its mean into mine_[w].
+  void local_update() {
+    double estimate = 0;
+    run_.kernel(Phase::update, 1, kernel_flops(Phase::update, w_, 1), [&] {
+      const auto g = run_.net.gradients();
+      for (std::size_t j = 0; j < w_; ++j) mine_[j] = alpha_ * mine_[j] - scale_ * g[j];
+      for (Eigen::Index c = 0; c < run_.net.outputs().cols(); ++c) window_.add(pattern_error(c));
+      estimate = window_.mean();
+    });
+    mine_[w_] = static_cast<T>(estimate);
+  }
+
+  // Pattern c of the local epoch's error in the unit of --error: squared error per output,
+  // or 0/1 wrong.
+  double pattern_error(Eigen::Index c) const {
+    const auto& y = run_.net.outputs();
+    if (config_.metric == ErrorMetric::classification) {
+      const int label = run_.labels.empty() ? 0 : run_.labels[static_cast<std::size_t>(c)];
+      return predicted_class(y, c, whole_.decision_threshold) != label;
+    }
+    return static_cast<double>((y.col(c) - run_.t.col(c)).squaredNorm()) / static_cast<double>(outputs_);
+  }
+
+  // The allgather of every rank's update and estimate; every rank adds all p updates in
+  // rank order. Returns the mean of the ranks' estimates.
+  double exchange() {
+    const double gather_start = run_.comm.now();
+    run_.collective([&] { run_.comm.allgather(std::span<const T>(mine_), std::span<T>(all_)); });
+    allgather_s_ += run_.comm.now() - gather_start;
+    double global = 0;
+    run_.kernel(Phase::update, 1, static_cast<double>(w_) * p_, [&] {
+      auto params = run_.net.parameters();
+      for (int s = 0; s < p_; ++s) {
+        const T* d = all_.data() + static_cast<std::size_t>(s) * (w_ + 1);
+        for (std::size_t j = 0; j < w_; ++j) params[j] += d[j];
+        global += static_cast<double>(d[w_]);
+      }
+      global /= p_;
+    });
+    return global;
+  }
+
+  // Whether the estimate global reaches --target-error and a pass over the check set
+  // confirms it (then the run stops after iteration it).
+  bool target_confirmed(int it, double global) {
+    if (!run_.numerics || !config_.target_error) return false;
+    const double estimate = config_.metric == ErrorMetric::rmse ? std::sqrt(global) : global;
+    if (estimate > *config_.target_error) return false;
+    // The estimate says done: every rank checks its share of the check set.
+    const GlobalSizes& sizes = run_.sizes;
+    const double check_start = run_.comm.now();
+    const Evaluation check = sizes.test > 0 ? run_.evaluate_all(run_.test, run_.local_count(run_.test, sizes.test))
+                                            : run_.evaluate_all(run_.train, run_.local_count(run_.train, n_));
+    check_s_ += run_.comm.now() - check_start;
+    ++checks_;
+    if (!(check.error(config_.metric) <= *config_.target_error)) return false;  // NaN confirms nothing
+    std::ostringstream why;
+    why << "target error " << *config_.target_error << " reached in iteration " << it << ", round " << rounds_done_
+        << ": estimate " << estimate << ", confirmed on the " << (sizes.test > 0 ? "test" : "training") << " set ("
+        << check.error(config_.metric) << ")";
+    run_.request_stop(StopReason::target_reached, why.str());
+    return true;
+  }
+
+  Run<T>& run_;
+  const Dataset& whole_;
+  const TrainConfig& config_;
+  const int p_;
+  const std::size_t n_, e_, rounds_, w_;  // training set, local epoch, rounds per iteration, weights
+  ErrorWindow window_;
+  Rng rng_;
+  std::vector<std::size_t> pool_, order_;  // the whole set's pattern numbers; this round's local epoch
+  const T scale_, alpha_;
+  std::vector<T> mine_, all_;  // this rank's update and estimate; every rank's
+  const std::size_t outputs_;
+  std::size_t rounds_done_ = 0, checks_ = 0;
+  double rounds_s_ = 0, allgather_s_ = 0, check_s_ = 0;
+};
+
+}  // namespace
 
 template <class T>
 TrainResult train_ppt(Mlp<T>& net, const Dataset& train, const Dataset& test, const GlobalSizes& sizes,
                       const TrainConfig& config, Comm& comm, Compute& compute, const ProgressFn& progress) {
   // The whole training set is every rank's to draw from; the errors of the training set are
   // measured, like the test set's, on each rank's share.
-  const int p = comm.size(), q = comm.rank();
-  const std::size_t n = sizes.train;
   Dataset train_share = train;
-  const Share share = share_of(n, p, q);
+  const Share share = share_of(sizes.train, comm.size(), comm.rank());
   train_share.keep(share.begin, share.count);
   Run<T> run(net, train_share, test, sizes, config, comm, compute, progress);
   run.check_target = false;  // PPT's own rule: the piggybacked estimate, confirmed
-  const std::size_t e = config.local_epoch ? std::min(config.local_epoch, n) : std::max<std::size_t>(1, n / p);
-  const std::size_t rounds = config.rounds_per_iteration
-                                 ? config.rounds_per_iteration
-                                 : (n + static_cast<std::size_t>(p) * e - 1) / (static_cast<std::size_t>(p) * e);
-  const std::size_t window = std::max<std::size_t>(1, static_cast<std::size_t>(config.error_window) * n / p);
-  const std::size_t w = run.weights;
-
-  Rng draw(config.seed ^ 0x9970c0ffeeULL);
-  Rng rng = draw.split(static_cast<std::uint64_t>(q));
-  std::vector<std::size_t> pool(n), order(e);
-  std::iota(pool.begin(), pool.end(), std::size_t{0});
-  const T scale = static_cast<T>(config.momentum == MomentumRule::damped ? (1 - config.alpha) * config.eta : config.eta) /
-                  static_cast<T>(config.block_step == BlockStep::sum ? 1 : e);
-  const T alpha = static_cast<T>(config.alpha);
-  std::vector<T> mine(w + 1, T(0)), all((w + 1) * static_cast<std::size_t>(p));
-  std::deque<double> recent;  // this rank's per-pattern errors, newest last
-  double recent_sum = 0;
-  // A pattern's error in the unit of --error: squared error per output, or 0/1 wrong.
-  const bool by_class = config.metric == ErrorMetric::classification;
-  const std::size_t outputs = static_cast<std::size_t>(net.spec().sizes.back());
-  std::size_t round_count = 0;
-  double rounds_s = 0, allgather_s = 0, check_s = 0;
-  std::size_t rounds_done = 0, checks = 0;
-
-  TrainResult result = run.run([&](int it) {
-    ErrorSums running = run.empty_sums();
-    for (std::size_t r = 0; r < rounds; ++r, ++round_count) {
-      const double round_start = comm.now();
-      // A random local epoch: the first e of a partial shuffle of the whole set.
-      for (std::size_t j = 0; j < e; ++j) std::swap(pool[j], pool[j + rng.below(n - j)]);
-      std::copy(pool.begin(), pool.begin() + static_cast<std::ptrdiff_t>(e), order.begin());
-      run.forward_backward(train, order, 0, e, running);
-      double estimate = 0;
-      run.kernel(Phase::update, 1, kernel_flops(Phase::update, w, 1), [&] {
-        const auto g = net.gradients();
-        for (std::size_t j = 0; j < w; ++j) mine[j] = alpha * mine[j] - scale * g[j];
-        // Per-pattern errors of this local epoch into the window.
-        const auto& y = net.outputs();
-        for (Eigen::Index c = 0; c < y.cols(); ++c) {
-          double err;
-          if (by_class) {
-            const int label = run.labels.empty() ? 0 : run.labels[static_cast<std::size_t>(c)];
-            int answer;
-            if (y.rows() == 1) {
-              answer = y(0, c) > train.decision_threshold ? 1 : 0;
-            } else {
-              Eigen::Index best;
-              y.col(c).maxCoeff(&best);
-              answer = static_cast<int>(best);
-            }
-            err = answer != label;
-          } else {
-            err = static_cast<double>((y.col(c) - run.t.col(c)).squaredNorm()) / static_cast<double>(outputs);
-          }
-          recent.push_back(err);
-          recent_sum += err;
-          if (recent.size() > window) recent_sum -= recent.front(), recent.pop_front();
-        }
-        estimate = recent.empty() ? 0 : recent_sum / static_cast<double>(recent.size());
-      });
-      mine[w] = static_cast<T>(estimate);
-      const double gather_start = comm.now();
-      run.collective([&] { comm.allgather(std::span<const T>(mine), std::span<T>(all)); });
-      allgather_s += comm.now() - gather_start;
-      double global = 0;
-      run.kernel(Phase::update, 1, static_cast<double>(w) * p, [&] {
-        auto params = net.parameters();
-        for (int s = 0; s < p; ++s) {
-          const T* d = all.data() + static_cast<std::size_t>(s) * (w + 1);
-          for (std::size_t j = 0; j < w; ++j) params[j] += d[j];
-          global += static_cast<double>(d[w]);
-        }
-        global /= p;
-      });
-      rounds_s += comm.now() - round_start;
-      ++rounds_done;
-      if (!run.numerics || !config.target_error) continue;
-      const double estimate_in_metric = config.metric == ErrorMetric::rmse ? std::sqrt(global) : global;
-      if (estimate_in_metric > *config.target_error) continue;
-      // The estimate says done: every rank checks its share of the check set.
-      const double check_start = comm.now();
-      const Evaluation check = sizes.test > 0 ? run.evaluate_all(test, run.local_count(test, sizes.test))
-                                              : run.evaluate_all(train_share, run.local_count(train_share, n));
-      check_s += comm.now() - check_start;
-      ++checks;
-      if (check.error(config.metric) <= *config.target_error) {
-        std::ostringstream why;
-        why << "target error " << *config.target_error << " reached in iteration " << it << ", round "
-            << round_count + 1 << ": estimate " << estimate_in_metric << ", confirmed on the "
-            << (sizes.test > 0 ? "test" : "training") << " set (" << check.error(config.metric) << ")";
-        run.request_stop(StopReason::target_reached, why.str());
-        break;
-      }
-    }
-    return running;
-  });
-  result.stats = {{"local_epoch", static_cast<double>(e)},
-                  {"rounds_per_iteration", static_cast<double>(rounds)},
-                  {"rounds", static_cast<double>(rounds_done)},
-                  {"rounds_s", rounds_s},
-                  {"allgather_s", allgather_s},
-                  {"checks", static_cast<double>(checks)},
-                  {"check_s", check_s}};
+  Ppt<T> ppt(run, train);
+  TrainResult result = run.run([&](int it) { return ppt.iteration(it); });
+  result.stats = ppt.stats();
   return result;
 }
 
-template TrainResult train_ppt<float>(Mlp<float>&, const Dataset&, const Dataset&, const GlobalSizes&,
-                                      const TrainConfig&, Comm&, Compute&, const ProgressFn&);
-template TrainResult train_ppt<double>(Mlp<double>&, const Dataset&, const Dataset&, const GlobalSizes&,
-                                       const TrainConfig&, Comm&, Compute&, const ProgressFn&);
+WULF_INSTANTIATE_STRATEGY(train_ppt);
 
 }  // namespace wulf

@@ -99,9 +99,6 @@ TrainResult train_root(Mlp<T>& net, const Dataset& train, const Dataset& test, c
   return result;
 }
 
-template TrainResult train_root<float>(Mlp<float>&, const Dataset&, const Dataset&, const GlobalSizes&,
-                                       const TrainConfig&, Comm&, Compute&, const ProgressFn&);
-template TrainResult train_root<double>(Mlp<double>&, const Dataset&, const Dataset&, const GlobalSizes&,
-                                        const TrainConfig&, Comm&, Compute&, const ProgressFn&);
+WULF_INSTANTIATE_STRATEGY(train_root);
 
 }  // namespace wulf

@@ -102,9 +102,6 @@ TrainResult train_scatter(Mlp<T>& net, const Dataset& whole_train, const Dataset
   return result;
 }
 
-template TrainResult train_scatter<float>(Mlp<float>&, const Dataset&, const Dataset&, const GlobalSizes&,
-                                          const TrainConfig&, Comm&, Compute&, const ProgressFn&);
-template TrainResult train_scatter<double>(Mlp<double>&, const Dataset&, const Dataset&, const GlobalSizes&,
-                                           const TrainConfig&, Comm&, Compute&, const ProgressFn&);
+WULF_INSTANTIATE_STRATEGY(train_scatter);
 
 }  // namespace wulf

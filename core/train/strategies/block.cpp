@@ -1,0 +1,34 @@
+// Training-set parallelism (seed 000 section V, --strategy block; trainer.hpp has the
+// update rule): of every block of b patterns rank q takes its share, the block's gradients
+// are summed over the ranks with one allreduce over the one gradient buffer, and every
+// rank applies the same momentum step, so the weights stay identical. With p = 1 this is
+// the sequential run, operation for operation.
+#include "train/run.hpp"
+
+namespace wulf {
+
+template <class T>
+TrainResult train_block(Mlp<T>& net, const Dataset& train, const Dataset& test, const GlobalSizes& sizes,
+                        const TrainConfig& config, Comm& comm, Compute& compute, const ProgressFn& progress) {
+  Run<T> run(net, train, test, sizes, config, comm, compute, progress);
+  const BlockPlan plan(sizes.train, block_size(config, sizes.train), comm.size(), comm.rank());
+  Rng order_rng = pattern_order_rng(config, comm.rank());
+  std::vector<std::size_t> order = identity_order(plan.n_local);
+  MomentumStep<T> step(net, config.eta, config.alpha, config.momentum, config.block_step);
+
+  return run.run([&](int) {
+    if (config.shuffle) order_rng.shuffle(order);
+    ErrorSums running = run.empty_sums();
+    for (std::size_t k = 0; k < plan.blocks; ++k) {
+      run.forward_backward(train, order, plan.first(k), plan.count(k), running);
+      if (plan.ranks > 1)  // the block's gradient summed over the ranks: one call over one span
+        run.collective([&] { comm.allreduce_sum(net.gradients()); });
+      run.kernel(Phase::update, 1, kernel_flops(Phase::update, run.weights, 1), [&] { step.apply(plan.total(k)); });
+    }
+    return running;
+  });
+}
+
+WULF_INSTANTIATE_STRATEGY(train_block);
+
+}  // namespace wulf
