@@ -1,12 +1,7 @@
-// The `wulf` command: `wulf train ...` and friends, as a function so tests can run it.
+// The `wulf` command: `wulf train ...` and friends, as functions so tests can run them.
 #pragma once
 
-#include "comm/comm.hpp"
-#include "comm/compute.hpp"
-
-#include <functional>
 #include <iosfwd>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -15,14 +10,8 @@ namespace wulf {
 // args excludes the program name: {"train", "--problem", "encoder"}.
 int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
-// One rank of `wulf train --engine real|sim`: args are wulf train's options; comm is MPI's
-// world; make_compute is the engine's compute charging.
-using ComputeFactory = std::function<std::unique_ptr<Compute>(const ComputeConfig&)>;
-int run_rank(const std::vector<std::string>& args, Comm& comm, const ComputeFactory& make_compute,
-             std::ostream& out, std::ostream& err);
-// One rank of `wulf platform bench` (predict/comm_bench.hpp).
-int run_rank_bench(const std::vector<std::string>& args, Comm& comm, const ComputeFactory& make_compute,
-                   std::ostream& out, std::ostream& err);
+// `wulf train ...` (cli/train.cpp).
+int train_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 // `wulf calibrate ...` (cli/calibrate.cpp).
 int calibrate_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 // `wulf study` (cli/study.cpp): the main job.

@@ -1,6 +1,6 @@
 // main() of wulf-rank-real (under mpirun) and wulf-rank-sim (under smpirun): the same source,
 // built twice. `wulf train --engine real|sim` starts it with its own arguments.
-#include "cli/cli.hpp"
+#include "job/rank.hpp"
 #include "comm/compute.hpp"
 #include "comm/mpi/rank.hpp"
 

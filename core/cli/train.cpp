@@ -1,0 +1,114 @@
+// `wulf train`: the run itself under --engine seq, else its ranks started under mpirun or
+// smpirun with the same arguments (job/rank.hpp is what each rank runs).
+#include "cli/cli.hpp"
+
+#include "comm/comm.hpp"
+#include "comm/compute.hpp"
+#include "comm/staged_reduce.hpp"
+#include "engine/launch.hpp"
+#include "job/run_train.hpp"
+#include "job/train_job.hpp"
+#include "job/train_options.hpp"
+#include "util/errors.hpp"
+
+#include <fmt/format.h>
+
+#include <boost/program_options.hpp>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <ostream>
+
+#include <unistd.h>
+
+namespace po = boost::program_options;
+
+namespace wulf {
+namespace {
+
+// The MPI library's reduce under wulf's own: four-stage's last stage is the library
+// reduce, binomial as LAM's in seed 002; wulf-binomial makes no library call.
+std::string library_reduce(const std::string& reduce) {
+  return is_point_to_point_reduce(reduce) ? "binomial" : reduce;
+}
+
+// The ranks' exit code; a failure other than a fault in training is reported.
+int ranks_ended(const RanksOutcome& outcome, const char* runner, std::ostream& err) {
+  if (outcome.code != exit_ok && outcome.code != exit_diverged)
+    err << "wulf train: the " << runner << " run failed (code " << outcome.code << ")"
+        << (outcome.failure.empty() ? std::string() : ": " + outcome.failure) << "\n";
+  return outcome.code;
+}
+
+// Starts the ranks under mpirun with the same arguments and waits for them.
+int launch_real(const TrainJob& job, const std::vector<std::string>& args, std::ostream& err) {
+  const std::string program = wulf_program("wulf-rank-real");
+  // Already inside an mpirun the user started: become the rank program.
+  if (std::getenv("OMPI_COMM_WORLD_SIZE")) {
+    std::vector<std::string> argv{program};
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::vector<char*> c_argv;
+    for (auto& a : argv) c_argv.push_back(a.data());
+    c_argv.push_back(nullptr);
+    ::execv(program.c_str(), c_argv.data());
+    throw InputError("cannot start " + program + ": " + std::strerror(errno));
+  }
+  const MpiSessionDir session;
+  std::vector<std::string> cmd =
+      mpirun_command(job.np, job.oversubscribe, {job.allreduce, library_reduce(job.reduce), job.bcast}, program, session);
+  cmd.insert(cmd.end(), args.begin(), args.end());
+  return ranks_ended(run_ranks(cmd, false, false), "mpirun", err);
+}
+
+// Starts the ranks under smpirun on the platform (grown, for --grow) with the same
+// arguments and waits for them.
+int launch_sim(const TrainJob& job, const std::vector<std::string>& args, std::ostream& err) {
+  std::unique_ptr<GrownPlatform> grown;
+  if (job.grow > 0) grown = std::make_unique<GrownPlatform>(job.platform, job.grow);
+  const std::string platform = grown ? grown->path() : job.platform;
+  const std::vector<PlatformHost> hosts = platform_hosts(platform, job.np, job.ranks_per_host);
+  long long cores = 0;
+  for (const auto& h : hosts) cores += h.cores;
+  if (job.np > cores)
+    throw InputError("--np " + std::to_string(job.np) + ": the platform " + job.platform + " has only " +
+                     std::to_string(cores) + " cores on " + std::to_string(hosts.size()) + " hosts" +
+                     (job.ranks_per_host > 0 ? " for --ranks-per-host " + std::to_string(job.ranks_per_host) : ""));
+  const Hostfile hostfile(hosts);
+  std::vector<std::string> cfg;
+  if (job.allreduce != "default") cfg.push_back("smpi/allreduce:" + job.allreduce);
+  if (library_reduce(job.reduce) != "default") cfg.push_back("smpi/reduce:" + library_reduce(job.reduce));
+  if (job.bcast != "default") cfg.push_back("smpi/bcast:binomial_tree");  // SMPI's name for it
+  std::vector<std::string> cmd = smpirun_command(platform, hostfile, job.np, cfg, wulf_program("wulf-rank-sim"));
+  cmd.insert(cmd.end(), args.begin(), args.end());
+  // The platform's price, unless given, for the record's price/performance.
+  if (job.machine_cost_usd == 0)
+    if (const double cost = platform_cost_usd(platform); cost > 0)
+      cmd.insert(cmd.end(), {"--machine-cost", fmt::format("{:.17g}", cost)});
+  // The four-stage reduce's layout, unless given: the platform's groups of nodes.
+  if (job.reduce == "four-stage" && !job.has_reduce_layout) {
+    const std::string layout = reduce_layout_of(hosts, job.np);
+    if (!layout.empty()) cmd.insert(cmd.end(), {"--reduce-layout", layout});
+  }
+  return ranks_ended(run_ranks(cmd, true, false), "smpirun", err);
+}
+
+}  // namespace
+
+int train_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  const po::options_description options = train_options();
+  const po::variables_map vm = parse_train(args, options);
+  if (vm.count("help")) {
+    out << options << "\n" << problems_help();
+    return exit_ok;
+  }
+  TrainJob job = resolve(vm, RankPlace{});
+  if (job.engine == "real") return launch_real(job, args, err);
+  if (job.engine == "sim") return launch_sim(job, args, err);
+  SerialComm comm;
+  const std::unique_ptr<Compute> compute = make_wall_compute();
+  return run_train(job, comm, *compute, out, err);
+}
+
+}  // namespace wulf

@@ -1,0 +1,240 @@
+#include "job/run_train.hpp"
+
+#include "nn/mlp.hpp"
+#include "nn/weights_file.hpp"
+#include "train/result_record.hpp"
+#include "train/session.hpp"
+#include "train/trainer.hpp"
+#include "util/errors.hpp"
+#include "util/files.hpp"
+#include "util/json.hpp"
+#include "util/random.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <cmath>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace wulf {
+namespace {
+
+std::string percent(double fraction) { return fmt::format("{:.2f}%", 100.0 * fraction); }
+
+void print_evaluation(std::ostream& out, const char* what, const Evaluation& e) {
+  fmt::print(out, "  {}: rmse {:g}, loss {:g}", what, e.rmse, e.loss);
+  if (e.classifier) fmt::print(out, ", {} of {} wrong, accuracy {}", e.class_errors, e.patterns, percent(e.accuracy()));
+  out << "\n";
+}
+
+// What is about to run: the problem, the net, the training and the engine.
+void print_plan(std::ostream& out, const TrainJob& job, std::size_t weights, int ranks) {
+  const Problem& p = job.problem;
+  const TrainConfig& c = job.config;
+  const char* precision = job.double_precision ? "double" : "float";
+  fmt::print(out, "wulf train: {} ({})\n  {} training, {} test patterns; net {}, w = {}\n", p.name, p.description,
+             p.train_total, p.test_total, job.spec.describe(), weights);
+  if (job.strategy == Strategy::cg) {
+    fmt::print(out, "  {}, Polak-Ribiere conjugate gradient on the whole training set, line search from step {:g} "
+               "with {} interpolation(s)", precision, c.cg.initial_step, c.cg.refinements);
+    if (c.cg.load_balance > 0)
+      fmt::print(out, ", load balancing: passes end at {:g} of the patterns, polls every {} patterns",
+                 c.cg.load_balance, c.cg.chunk);
+  } else {
+    fmt::print(out, "  {}, learning by {}{}, eta {:g}, alpha {:g} ({}), {} of the block's updates", precision,
+               to_string(c.learning), c.learning == Learning::block ? fmt::format(" (b = {})", c.block) : "", c.eta,
+               c.alpha, to_string(c.momentum), to_string(c.block_step));
+  }
+  fmt::print(out, ", at most {} iterations, seed {}\n", c.max_iterations, c.seed);
+  if (job.engine == "seq") return;
+  fmt::print(out, "  engine {}, {} ranks, strategy {}, allreduce {}", job.engine, ranks, to_string(job.strategy),
+             job.allreduce);
+  if (job.engine == "sim")
+    fmt::print(out, ", platform {}, compute {}{}", job.platform, to_string(job.compute.mode),
+               job.compute.numerics ? "" : ", numerics off");
+  out << "\n";
+}
+
+// One line per iteration, flushed so that a long run shows its progress as it goes.
+void print_progress(std::ostream& out, const IterationRecord& r, ErrorMetric metric) {
+  fmt::print(out, "iter {:5}  {:8.2f} s", r.iteration, r.time_s);
+  if (std::isfinite(r.train_error)) fmt::print(out, "  train {} {:.5g}", to_string(metric), r.train_error);
+  if (r.test) {
+    fmt::print(out, "  test {} {:.5g}", to_string(metric), r.test->error(metric));
+    if (r.test->classifier)
+      fmt::print(out, "  test errors {}/{} ({})", r.test->class_errors, r.test->patterns, percent(r.test->accuracy()));
+  } else if (r.train && r.train->classifier) {
+    fmt::print(out, "  train errors {}/{}", r.train->class_errors, r.train->patterns);
+  }
+  out << std::endl;
+}
+
+// Seed 002's figures of merit: the training flop rate and, with a machine cost, its price.
+void print_rate(std::ostream& out, const Performance& rate, int ranks, double machine_cost_usd) {
+  fmt::print(out, "rate: {:.4g} GFlop/s of forward and backward passes ({:.0f} MFlop/s per rank)",
+             rate.flops_per_s * 1e-9, rate.flops_per_s * 1e-6 / ranks);
+  if (rate.cents_per_mflops > 0)
+    fmt::print(out, "; price/performance {:.3f} cents per MFlop/s of USD {:.10f}", rate.cents_per_mflops,
+               machine_cost_usd);
+  out << "\n";
+}
+
+// A session's row of the record: its settings, its result and its curve.
+Json session_json(const SessionOutcome& s) {
+  Json e = Json::object();
+  e["index"] = s.index;
+  e["rank"] = s.rank;
+  e["eta"] = s.config.eta;
+  e["alpha"] = s.config.alpha;
+  e["block"] = s.config.block;
+  e["seed"] = s.config.seed;
+  e["iterations"] = s.iterations;
+  e["time_s"] = s.seconds;
+  e["status"] = s.status;
+  e["train_error"] = s.train_error;
+  e["test_error"] = s.test_error;
+  e["test_accuracy"] = s.test_accuracy;
+  Json history = Json::array();  // the session's curve, as a run's history (NaN: null)
+  for (const auto& h : s.history) {
+    Json entry = Json::object();
+    entry["iteration"] = static_cast<long long>(h[0]);
+    entry["time_s"] = h[1];
+    entry["train_error"] = h[2];
+    entry["test_error"] = h[3];
+    if (!std::isnan(h[4])) entry["test_accuracy"] = h[4];
+    history.push_back(std::move(entry));
+  }
+  e["history"] = std::move(history);
+  return e;
+}
+
+// The session strategy's record: one row per session, and every rank's phase times.
+Json sessions_record(const TrainJob& job, const std::vector<SessionOutcome>& table,
+                     const std::vector<PhaseTimes>& per_rank) {
+  Json record = Json::object();
+  record["wulf_record"] = 1;
+  record["config"] = job.config_json;
+  Json sessions = Json::array();
+  for (const SessionOutcome& s : table) sessions.push_back(session_json(s));
+  record["sessions"] = std::move(sessions);
+  record["history"] = Json::array();
+  Json ranks = Json::array();
+  for (std::size_t r = 0; r < per_rank.size(); ++r) {
+    Json one = phases_json(per_rank[r]);
+    one["rank"] = r;
+    ranks.push_back(std::move(one));
+  }
+  record["phases"]["ranks"] = std::move(ranks);
+  Json fin = Json::object();
+  fin["status"] = "sessions";
+  fin["sessions"] = table.size();
+  fin["parameters"] = job.spec.parameter_count();
+  record["final"] = std::move(fin);
+  return record;
+}
+
+// The session strategy: the sweep's runs over the ranks, one table on rank 0.
+template <class T>
+int run_sessions(TrainJob& job, Comm& comm, Compute& compute, std::ostream& out) {
+  PhaseTimes phases;
+  const std::vector<SessionOutcome> table =
+      train_sessions<T>(job.spec, job.problem.train, job.problem.test, job.sessions, comm, compute, phases);
+  const std::vector<PhaseTimes> per_rank = gather_phases(comm, phases);
+  if (comm.rank() != 0) return exit_ok;
+  fmt::print(out, "sessions of the sweep, {} ranks (errors in {}):\n", comm.size(), to_string(job.config.metric));
+  fmt::print(out, "    #  rank      eta    alpha  block   seed   iter     time_s  {:>11}{:>11}  status\n", "train", "test");
+  for (const SessionOutcome& s : table)
+    fmt::print(out, "{:5}{:6}{:9g}{:9g}{:7}{:7}{:7}{:11.5g}  {:11.5g}{:11.5g}  {}\n", s.index, s.rank, s.config.eta,
+               s.config.alpha, s.config.block, s.config.seed, s.iterations, s.seconds, s.train_error, s.test_error,
+               s.status);
+  if (!job.out_path.empty()) {
+    write_file_atomically(job.out_path, sessions_record(job, table, per_rank).dump() + "\n");
+    out << "record: " << job.out_path << "\n";
+  }
+  return exit_ok;
+}
+
+// Rank 0's end of a run: the record and the weights file written, the result printed.
+template <class T>
+int finish(const TrainJob& job, const Mlp<T>& net, const TrainResult& result, const std::vector<PhaseTimes>& per_rank,
+           int ranks, bool numerics, std::ostream& out, std::ostream& err) {
+  Json record = Json::object();
+  record["wulf_record"] = 1;
+  record["config"] = job.config_json;
+  add_train_result(record, result, net.parameter_count(), job.config.metric, per_rank);
+  const Performance rate =
+      training_performance(per_rank, net.parameter_count(), result.seconds, job.machine_cost_usd);
+  record["performance"] = performance_json(rate, per_rank.size(), job.machine_cost_usd);
+  if (!job.weights_path.empty()) {
+    // The net holds the final weights, or after a fault the last good ones (Run).
+    write_file_atomically(job.weights_path,
+                          weights_text(net, std::string(to_string(result.reason)), result.weights_iteration));
+    record["final"]["weights_file"] = job.weights_path;
+    record["final"]["weights_iteration"] = result.weights_iteration;
+  }
+  if (!job.out_path.empty()) write_file_atomically(job.out_path, record.dump() + "\n");
+
+  if (!numerics) {
+    fmt::print(out, "stopped: {}; {:g} s simulated, {:g} s per iteration (numerics off: no errors)\n",
+               result.reason_detail, result.seconds,
+               result.seconds / static_cast<double>(result.history.back().iteration));
+    print_rate(out, rate, ranks, job.machine_cost_usd);
+    if (!job.out_path.empty()) out << "record: " << job.out_path << "\n";
+    return exit_ok;
+  }
+  if (stopped_on_fault(result.reason)) {
+    err << "wulf train: " << result.reason_detail << "\n";
+    if (!job.out_path.empty()) err << "wulf train: the record up to that point is in " << job.out_path << "\n";
+    if (!job.weights_path.empty())
+      err << "wulf train: the last good weights (iteration " << result.weights_iteration << ") are in "
+          << job.weights_path << "\n";
+    return exit_diverged;
+  }
+  fmt::print(out, "stopped: {} in {:.2f} s\n", result.reason_detail, result.seconds);
+  out << "final (w = " << net.parameter_count() << "):\n";
+  print_evaluation(out, "train", result.final_train);
+  if (result.final_test) print_evaluation(out, "test ", *result.final_test);
+  print_rate(out, rate, ranks, job.machine_cost_usd);
+  if (!job.out_path.empty()) out << "record: " << job.out_path << "\n";
+  if (!job.weights_path.empty()) out << "weights: " << job.weights_path << "\n";
+  return exit_ok;
+}
+
+template <class T>
+int train(TrainJob& job, Comm& comm, Compute& compute, std::ostream& out, std::ostream& err) {
+  const bool lead = comm.rank() == 0;
+  // --numerics off: parameters and gradients in memory all simulated ranks share.
+  void* shared = compute.shared_storage(2 * job.spec.parameter_count() * sizeof(T));
+  Mlp<T> net(job.spec, static_cast<T*>(shared));
+  Rng init_rng(job.config.seed);
+  Rng weights_rng = init_rng.split(3);
+  // Every rank draws the same weights from the same seed: seed 000 initialises on one
+  // processor and distributes them, which ends in the same state.
+  if (compute.numerics()) net.init_uniform(job.config.init_range, weights_rng);
+  if (!job.quiet && lead) print_plan(out, job, net.parameter_count(), comm.size());
+  const ProgressFn progress = [&](const IterationRecord& r) {
+    if (!job.quiet) print_progress(out, r, job.config.metric);
+  };
+
+  const Problem& p = job.problem;
+  compute.prepare(comm);  // sim: the what-if scales of the links
+  if (job.strategy == Strategy::session) return run_sessions<T>(job, comm, compute, out);
+  const TrainResult result = train_strategy(net, p.train, p.test, GlobalSizes{p.train_total, p.test_total, p.classifier},
+                                            job.config, comm, compute, progress);
+
+  // Every rank's phase times to rank 0, for the record.
+  const std::vector<PhaseTimes> per_rank = gather_phases(comm, result.phases);
+  if (!lead) return stopped_on_fault(result.reason) ? exit_diverged : exit_ok;
+  return finish(job, net, result, per_rank, comm.size(), compute.numerics(), out, err);
+}
+
+}  // namespace
+
+int run_train(TrainJob& job, Comm& comm, Compute& compute, std::ostream& out, std::ostream& err) {
+  return job.double_precision ? train<double>(job, comm, compute, out, err)
+                              : train<float>(job, comm, compute, out, err);
+}
+
+}  // namespace wulf

@@ -1,0 +1,374 @@
+#include "job/train_job.hpp"
+
+#include "job/train_options.hpp"
+#include "train/result_record.hpp"
+#include "train/session.hpp"
+#include "util/errors.hpp"
+#include "util/files.hpp"
+
+#include <wulf/build_info.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <optional>
+
+namespace po = boost::program_options;
+
+namespace wulf {
+namespace {
+
+// The value of an option that has no default, or nothing where it was not given.
+template <class T>
+std::optional<T> given(const po::variables_map& vm, const char* key) {
+  return vm.count(key) ? std::optional<T>(vm[key].as<T>()) : std::nullopt;
+}
+
+std::size_t positive(const po::variables_map& vm, const std::string& key, bool zero_ok = false) {
+  const long long v = vm[key].as<long long>();
+  if (v < 0 || (v == 0 && !zero_ok))
+    throw InputError("--" + key + ": " + std::to_string(v) + (zero_ok ? " is negative" : " must be at least 1"));
+  return static_cast<std::size_t>(v);
+}
+
+// A profile's constants are per pattern of one net in one precision: charging them for
+// another net or precision would give a silently wrong time, so the run is refused.
+void check_profile_fits(const Profile& profile, const std::string& problem, const NetSpec& spec,
+                        const std::string& precision) {
+  const std::string where = "--profile " + profile.name + ": ";
+  if (!profile.problem.empty()) {
+    const auto family = [](const std::string& s) { return s.substr(0, s.find(':')); };
+    const bool same = profile.problem.find(':') == std::string::npos ? family(problem) == profile.problem
+                                                                      : problem == profile.problem;
+    if (!same) throw InputError(where + "measured on problem " + profile.problem + ", this run is " + problem);
+  }
+  if (!profile.precision.empty() && profile.precision != precision)
+    throw InputError(where + "measured in " + profile.precision + " precision, this run is " + precision +
+                     " (--precision " + profile.precision + ")");
+  const double w = static_cast<double>(spec.parameter_count());
+  if (profile.w > 0 && profile.w != w)
+    throw InputError(where + "measured on a net of " + std::to_string(static_cast<long long>(profile.w)) + " weights, this run's net has " +
+                     std::to_string(static_cast<long long>(w)) + " (" + problem + (spec.bias ? ", bias on" : ", bias off") + ")");
+}
+
+const char* precision_name(const TrainJob& job) { return job.double_precision ? "double" : "float"; }
+
+// --engine, --np, --strategy and the collectives; an option the choices would ignore is refused.
+void resolve_engine(const po::variables_map& vm, TrainJob& job) {
+  job.engine = vm["engine"].as<std::string>();
+  const long long np = vm["np"].as<long long>();
+  if (np < 1) throw InputError("--np: " + std::to_string(np) + " must be at least 1");
+  if (np > 1'000'000) throw InputError("--np: " + std::to_string(np) + " ranks is too many");
+  job.np = static_cast<int>(np);
+  if (job.engine == "seq" && job.np > 1) throw InputError("--np " + std::to_string(np) + " needs --engine real or sim");
+  job.strategy = vm["strategy"].as<Strategy>();
+  if (job.strategy == Strategy::session) {
+    if (!vm.count("sweep"))
+      throw InputError("--strategy session needs --sweep, e.g. --sweep \"eta=0.5,1.5;alpha=0.5,0.9\"");
+    job.sweep = vm["sweep"].as<std::string>();
+  }
+  job.allreduce = vm["allreduce"].as<std::string>();
+  job.reduce = vm["reduce"].as<std::string>();
+  job.bcast = vm["bcast"].as<std::string>();
+  job.oversubscribe = vm["oversubscribe"].as<std::string>();
+  check_option_scopes(vm, job.engine, job.strategy, job.reduce);
+  if (vm.count("reduce-layout")) {
+    job.reduce_layout = ReduceLayout::parse(vm["reduce-layout"].as<std::string>(), job.np);
+    job.has_reduce_layout = true;
+  }
+}
+
+// The arithmetic (precision, numerics) and, under sim, how its time is charged and the
+// platform's what-if.
+void resolve_compute(const po::variables_map& vm, TrainJob& job) {
+  job.double_precision = vm["precision"].as<std::string>() == "double";
+  ComputeConfig& compute = job.compute;
+  compute.numerics = vm["numerics"].as<bool>();
+  compute.ranks = job.np;
+  compute.measured_scale = vm["measured-scale"].as<double>();
+  if (!(compute.measured_scale > 0) || !std::isfinite(compute.measured_scale))
+    throw InputError("--measured-scale: must be a positive number");
+  for (const char* scale : {"bw-scale", "lat-scale", "speed-scale"}) {
+    const double v = vm[scale].as<double>();
+    if (!(v > 0) || !std::isfinite(v)) throw InputError("--" + std::string(scale) + ": must be a positive number");
+  }
+  compute.bw_scale = vm["bw-scale"].as<double>();
+  compute.lat_scale = vm["lat-scale"].as<double>();
+  compute.speed_scale = vm["speed-scale"].as<double>();
+  job.grow = vm["grow"].as<long long>();
+  if (job.grow < 0) throw InputError("--grow: must not be negative");
+  job.ranks_per_host = vm["ranks-per-host"].as<long long>();
+  if (job.ranks_per_host < 0) throw InputError("--ranks-per-host: must not be negative");
+  if (job.engine != "sim") {
+    if (!compute.numerics) throw InputError("--numerics off: only --engine sim can skip the arithmetic");
+    return;
+  }
+  compute.mode = vm["compute"].as<ComputeMode>();
+  if (!vm.count("platform")) throw InputError("--engine sim needs --platform FILE.xml");
+  job.platform = vm["platform"].as<std::string>();
+  if (compute.mode == ComputeMode::calibrated) {
+    if (!vm.count("profile")) throw InputError("--compute calibrated needs --profile FILE");
+    compute.profile = read_profile(vm["profile"].as<std::string>());
+  }
+  if (compute.mode == ComputeMode::measured && !compute.numerics)
+    throw InputError("--compute measured times the arithmetic, which --numerics off skips");
+}
+
+// The record and the weights file, checked writable before any work is done.
+void resolve_output(const po::variables_map& vm, TrainJob& job) {
+  if (vm.count("machine-cost")) {
+    job.machine_cost_usd = vm["machine-cost"].as<double>();
+    if (!(job.machine_cost_usd > 0) || !std::isfinite(job.machine_cost_usd))
+      throw InputError("--machine-cost: must be a positive number of USD");
+  }
+  job.quiet = vm.count("quiet") > 0;
+  if (vm.count("out")) {
+    job.out_path = vm["out"].as<std::string>();
+    check_writable(job.out_path, "--out");
+  }
+  if (vm.count("weights-out")) {
+    if (job.strategy == Strategy::session)
+      throw InputError("--weights-out: --strategy session trains one net per point of the sweep, not one net");
+    if (!job.compute.numerics) throw InputError("--weights-out: --numerics off computes no weights");
+    job.weights_path = vm["weights-out"].as<std::string>();
+    check_writable(job.weights_path, "--weights-out");
+  }
+}
+
+// cg's settings, checked before the data is read and before any rank starts.
+CgConfig resolve_cg(const po::variables_map& vm, const TrainJob& job) {
+  CgConfig cg;
+  cg.initial_step = vm["cg-step"].as<double>();
+  cg.max_expansions = static_cast<int>(std::clamp(vm["cg-expansions"].as<long long>(), -1LL, 1001LL));
+  cg.refinements = static_cast<int>(std::clamp(vm["cg-refinements"].as<long long>(), 0LL, 1001LL));
+  cg.flat_tolerance = vm["cg-flat"].as<double>();
+  cg.load_balance = vm["load-balance"].as<double>();
+  const long long chunk = vm["chunk"].as<long long>();
+  cg.chunk = chunk > 0 ? static_cast<std::size_t>(chunk) : 0;
+  if (job.strategy == Strategy::cg) {
+    validate_cg(cg);
+    if (cg.load_balance > 0 && job.np < 2)
+      throw InputError("--load-balance: needs at least 2 ranks, a master that polls and a worker (--np " +
+                       std::to_string(job.np) + "; use --engine real or sim with --np 2 or more)");
+  }
+  return cg;
+}
+
+// Reads the problem's data: the part this rank trains on (data_layout of job.config's
+// strategy), or only its shape where nothing is trained here. Returns the options it was
+// read with.
+ProblemOptions resolve_data(const po::variables_map& vm, const RankPlace& place, TrainJob& job) {
+  ProblemOptions data;
+  // The front end of a parallel run checks the data once, whole; a rank reads what its
+  // strategy gives it.
+  const DataLayout layout = data_layout(job.config);
+  const bool shared_out = place.in_rank_program && (layout == DataLayout::shares || layout == DataLayout::whole_train);
+  data.ranks = shared_out ? place.ranks : 1;
+  data.rank = shared_out ? place.rank : 0;
+  // The workers share the data; the master loads the first worker's share and drops it
+  // below, keeping the sets' shapes.
+  const bool workers = place.in_rank_program && layout == DataLayout::workers;
+  if (workers) data.ranks = place.ranks - 1, data.rank = std::max(0, place.rank - 1);
+  data.whole_train = layout == DataLayout::whole_train;
+  // The front end of a parallel run only checks the data (its ranks load it).
+  data.shape_only = !job.compute.numerics || (!place.in_rank_program && job.engine != "seq") ||
+                    (place.in_rank_program && layout == DataLayout::root_only && place.rank != 0);
+  const long long seed = vm["seed"].as<long long>();
+  if (seed < 0) throw InputError("--seed: must not be negative");
+  data.seed = static_cast<std::uint64_t>(seed);
+  if (vm.count("data-dir")) {
+    data.mnist_dir = vm["data-dir"].as<std::string>();
+  } else if (const char* env = std::getenv("WULF_MNIST_DIR"); env && *env) {
+    data.mnist_dir = env;
+  } else {
+    data.mnist_dir = build::mnist_dir;
+  }
+  if (vm.count("test-data")) data.test_data = vm["test-data"].as<std::string>();
+  data.train_size = positive(vm, "train-size", true);
+  data.test_size = positive(vm, "test-size", true);
+
+  const auto t0 = std::chrono::steady_clock::now();
+  job.problem = make_problem(vm["problem"].as<std::string>(), data);
+  if (workers && place.rank == 0) job.problem.train.keep(0, 0), job.problem.test.keep(0, 0);
+  job.load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return data;
+}
+
+// The net: the options, and the problem's defaults where they say nothing.
+NetSpec net_spec(const po::variables_map& vm, const Problem& p) {
+  const ProblemDefaults& d = p.defaults;
+  NetSpec spec;
+  spec.sizes.push_back(p.inputs);
+  for (int h : given<std::vector<int>>(vm, "hidden").value_or(d.hidden)) spec.sizes.push_back(h);
+  spec.sizes.push_back(p.outputs);
+  const int n_hidden = static_cast<int>(spec.sizes.size()) - 2;
+  spec.activations.assign(static_cast<std::size_t>(n_hidden),
+                          given<Activation>(vm, "activation").value_or(d.hidden_activation));
+  spec.activations.push_back(given<Activation>(vm, "output-activation").value_or(d.output_activation));
+  spec.loss = given<Loss>(vm, "loss").value_or(d.loss);
+  spec.bias = vm["bias"].as<bool>();
+  spec.validate();
+  return spec;
+}
+
+// The training: the options, and the problem's defaults where they say nothing; under
+// --strategy session, the sweep's points. block and epochs were checked before the data
+// was read.
+void resolve_training(const po::variables_map& vm, std::optional<std::size_t> block,
+                      std::optional<std::size_t> epochs, TrainJob& job) {
+  const Problem& p = job.problem;
+  const ProblemDefaults& d = p.defaults;
+  TrainConfig& c = job.config;
+  const std::optional<Learning> learning = given<Learning>(vm, "learning");
+  c.learning = learning.value_or(d.learning);
+  c.block = block.value_or(d.block == 0 ? p.train_total : d.block);
+  if (block && c.learning != Learning::block && !learning) c.learning = Learning::block;
+  c.eta = given<double>(vm, "eta").value_or(d.eta);
+  c.alpha = given<double>(vm, "alpha").value_or(d.alpha);
+  c.momentum = given<MomentumRule>(vm, "momentum").value_or(d.momentum);
+  c.block_step = given<BlockStep>(vm, "block-step").value_or(d.block_step);
+  c.max_iterations = static_cast<int>(epochs.value_or(static_cast<std::size_t>(d.iterations)));
+  if (vm.count("target-error")) c.target_error = vm["target-error"].as<double>();
+  c.max_seconds = vm["max-seconds"].as<double>();
+  c.metric = given<ErrorMetric>(vm, "error").value_or(p.classifier ? ErrorMetric::classification : ErrorMetric::rmse);
+  c.shuffle = vm["shuffle"].as<bool>();
+  c.eval_train = vm["eval-train"].as<bool>();
+  c.history_every = static_cast<int>(std::min<std::size_t>(positive(vm, "history-every"), 1'000'000'000));
+  c.init_range = given<double>(vm, "init-range").value_or(d.init_range);
+  c.average_interval = positive(vm, "average-interval", true);
+  c.local_epoch = positive(vm, "local-epoch", true);
+  c.error_window = static_cast<int>(std::min<std::size_t>(positive(vm, "error-window"), 1000));
+  c.rounds_per_iteration = positive(vm, "rounds-per-iteration", true);
+  c.threads = static_cast<int>(std::min<std::size_t>(positive(vm, "threads"), 1024));
+  if (job.strategy == Strategy::session) {
+    job.sessions = sweep_configs(c, job.sweep);
+    for (const TrainConfig& s : job.sessions) validate(s, p.train_total, p.classifier, 1);
+  } else {
+    validate(c, p.train_total, p.classifier, splits_blocks(job.strategy) ? job.np : 1);
+  }
+}
+
+// The engine's part of the record's config.
+void add_engine_json(Json& j, const TrainJob& job) {
+  const TrainConfig& c = job.config;
+  j["command"] = "train";
+  j["engine"] = job.engine;
+  j["np"] = job.np;
+  j["strategy"] = job.engine == "seq" ? "sequential" : to_string(job.strategy);
+  if (job.strategy == Strategy::average) j["average_interval"] = c.average_interval;
+  if (job.strategy == Strategy::ppt)
+    j["local_epoch"] = c.local_epoch, j["error_window"] = c.error_window,
+    j["rounds_per_iteration"] = c.rounds_per_iteration;
+  if (job.strategy == Strategy::root) j["threads"] = c.threads;
+  if (job.strategy == Strategy::cg) {
+    Json g = Json::object();
+    g["direction"] = "polak-ribiere (beta >= 0, restart when not downhill)";
+    g["objective"] = "training loss per pattern of the pass";
+    g["initial_step"] = c.cg.initial_step;
+    g["max_expansions"] = c.cg.max_expansions;
+    g["refinements"] = c.cg.refinements;
+    g["flat_tolerance"] = c.cg.flat_tolerance;
+    g["load_balance"] = c.cg.load_balance;
+    g["chunk"] = c.cg.load_balance > 0 ? Json(c.cg.chunk) : Json(nullptr);
+    g["master"] = c.cg.load_balance > 0 ? "rank 0 polls only, ranks 1.. hold the data"
+                                        : "rank 0 computes its share too";
+    j["cg"] = std::move(g);
+  }
+  j["weights_out"] = job.weights_path.empty() ? Json(nullptr) : Json(job.weights_path);
+  j["machine_cost_usd"] = job.machine_cost_usd > 0 ? Json(job.machine_cost_usd) : Json(nullptr);
+  if (job.strategy == Strategy::session) j["sweep"] = job.sweep;
+  j["platform"] = job.platform.empty() ? Json(nullptr) : Json(job.platform);
+  j["collective_algorithm"] = job.engine == "seq" ? Json(nullptr)
+                                                  : Json("allreduce:" + job.allreduce + ", reduce:" + job.reduce +
+                                                         ", bcast:" + job.bcast);
+  if (job.reduce == "four-stage") {
+    // Without a layout (or with no rank in a group) the four-stage reduce is the library's.
+    j["reduce_layout"] = job.has_reduce_layout ? Json(job.reduce_layout.to_string()) : Json(nullptr);
+    j["reduce_falls_back"] = !job.has_reduce_layout || !job.reduce_layout.has_groups();
+  }
+  j["compute"] = to_string(job.compute.mode);
+  j["numerics"] = job.compute.numerics;
+  if (job.compute.mode == ComputeMode::calibrated) j["profile"] = job.compute.profile.name;
+  if (job.compute.mode == ComputeMode::measured) j["measured_scale"] = job.compute.measured_scale;
+  if (job.engine == "sim") {
+    Json what_if = Json::object();
+    what_if["bw_scale"] = job.compute.bw_scale;
+    what_if["lat_scale"] = job.compute.lat_scale;
+    what_if["speed_scale"] = job.compute.speed_scale;
+    what_if["grow"] = job.grow;
+    j["what_if"] = std::move(what_if);
+    j["ranks_per_host"] = job.ranks_per_host;
+  }
+}
+
+// The problem's, the net's and the training's part of the record's config.
+void add_training_json(Json& j, const TrainJob& job, const ProblemOptions& data) {
+  const Problem& p = job.problem;
+  const TrainConfig& c = job.config;
+  j["problem"] = p.name;
+  j["problem_description"] = p.description;
+  j["defaults_from"] = p.defaults.source;
+  j["train_patterns"] = p.train_total;
+  j["test_patterns"] = p.test_total;
+  j["inputs"] = p.inputs;
+  j["outputs"] = p.outputs;
+  Json sizes = Json::array();
+  for (int s : job.spec.sizes) sizes.push_back(s);
+  j["layers"] = std::move(sizes);
+  Json acts = Json::array();
+  for (Activation a : job.spec.activations) acts.push_back(to_string(a));
+  j["activations"] = std::move(acts);
+  j["loss"] = to_string(job.spec.loss);
+  j["bias"] = job.spec.bias;
+  j["parameters"] = job.spec.parameter_count();
+  j["precision"] = precision_name(job);
+  j["learning"] = to_string(c.learning);
+  j["block"] = c.learning == Learning::pattern ? 1 : c.learning == Learning::epoch ? p.train_total : c.block;
+  j["eta"] = c.eta;
+  j["alpha"] = c.alpha;
+  j["momentum"] = to_string(c.momentum);
+  j["block_step"] = to_string(c.block_step);
+  j["max_iterations"] = c.max_iterations;
+  j["target_error"] = c.target_error ? Json(*c.target_error) : Json(nullptr);
+  j["error_metric"] = to_string(c.metric);
+  j["max_seconds"] = c.max_seconds;
+  j["seed"] = c.seed;
+  j["shuffle"] = c.shuffle;
+  j["eval_train"] = c.eval_train;
+  j["history_every"] = c.history_every;
+  j["init_range"] = c.init_range;
+  j["data_dir"] = p.name.rfind("digits", 0) == 0 ? Json(data.mnist_dir) : Json(nullptr);
+  j["load_s"] = job.load_seconds;
+  j["versions"] = versions_json();
+}
+
+}  // namespace
+
+TrainJob resolve(const po::variables_map& vm, const RankPlace& place) {
+  TrainJob job;
+  resolve_engine(vm, job);
+  resolve_compute(vm, job);
+  resolve_output(vm, job);
+  job.config.strategy = job.strategy;
+  job.config.cg = resolve_cg(vm, job);
+  // Everything about the options that can be checked without the data is checked first
+  // (the typed options were checked as they were read).
+  const std::optional<std::size_t> block = vm.count("block") ? std::optional(positive(vm, "block")) : std::nullopt;
+  const std::optional<std::size_t> epochs = vm.count("epochs") ? std::optional(positive(vm, "epochs")) : std::nullopt;
+  if (epochs && *epochs > 100'000'000) throw InputError("--epochs: too many");
+
+  const ProblemOptions data = resolve_data(vm, place, job);
+  job.config.seed = data.seed;
+  job.spec = net_spec(vm, job.problem);
+  if (job.compute.mode == ComputeMode::calibrated)
+    check_profile_fits(job.compute.profile, job.problem.name, job.spec, precision_name(job));
+  resolve_training(vm, block, epochs, job);
+
+  job.config_json = Json::object();
+  add_engine_json(job.config_json, job);
+  add_training_json(job.config_json, job, data);
+  return job;
+}
+
+}  // namespace wulf

@@ -1,0 +1,61 @@
+// One `wulf train` run, resolved from its options and the problem's defaults: everything
+// the front end checks before any rank starts and every rank then trains by.
+#pragma once
+
+#include "comm/compute.hpp"
+#include "comm/staged_reduce.hpp"
+#include "data/problems.hpp"
+#include "nn/mlp.hpp"
+#include "train/trainer.hpp"
+#include "util/json.hpp"
+
+#include <boost/program_options/variables_map.hpp>
+
+#include <string>
+#include <vector>
+
+namespace wulf {
+
+// Everything a training run needs, resolved from options and problem defaults.
+struct TrainJob {
+  Problem problem;
+  NetSpec spec;
+  TrainConfig config;
+  bool double_precision = false;
+  bool quiet = false;
+  std::string out_path;
+  std::string weights_path;
+  Json config_json;  // the record's "config"
+  double load_seconds = 0;
+  // The engine: seq, real or sim, on np ranks.
+  std::string engine = "seq";
+  int np = 1;
+  std::string allreduce = "default";
+  std::string reduce = "default";
+  ReduceLayout reduce_layout;  // four-stage (empty: the library reduce)
+  bool has_reduce_layout = false;
+  std::string bcast = "default";
+  std::string platform;
+  ComputeConfig compute;
+  std::string oversubscribe = "auto";
+  Strategy strategy = Strategy::block;
+  std::string sweep;                  // session: the --sweep text
+  std::vector<TrainConfig> sessions;  // session: the sweep
+  long long grow = 0;                 // sim what-if: hosts of the grown cluster (0: none)
+  long long ranks_per_host = 0;       // sim: most ranks on one host (0: its cores)
+  double machine_cost_usd = 0;        // price/performance (0: none; sim: the platform's)
+};
+
+// Where this rank stands; the front end is rank 0 of 1.
+struct RankPlace {
+  int rank = 0;
+  int ranks = 1;
+  bool in_rank_program = false;
+};
+
+// The job of vm (train_options()); throws InputError for an option that does not fit. A
+// rank reads the part of the data its place and strategy give it; the front end of a
+// parallel run only checks the data's shape.
+TrainJob resolve(const boost::program_options::variables_map& vm, const RankPlace& place);
+
+}  // namespace wulf

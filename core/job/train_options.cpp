@@ -1,0 +1,249 @@
+#include "job/train_options.hpp"
+
+#include "comm/compute.hpp"
+#include "data/problems.hpp"
+#include "nn/activation.hpp"
+#include "util/errors.hpp"
+#include "util/options.hpp"
+#include "util/text.hpp"
+
+#include <wulf/build_info.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <iterator>
+#include <optional>
+
+namespace po = boost::program_options;
+
+namespace wulf {
+namespace {
+
+// Help lines of 110 characters, descriptions from column 55.
+constexpr unsigned line_length = 110, description_column = 55;
+
+std::vector<int> parse_hidden(const std::string& text) {
+  std::vector<int> sizes;
+  if (text == "none" || text.empty()) return sizes;
+  for (const long long size : whole_list(text, "hidden")) {
+    if (size > 1'000'000) throw InputError("--hidden: layer size " + std::to_string(size) + " is too large");
+    sizes.push_back(static_cast<int>(size));
+  }
+  return sizes;
+}
+
+ParsedValue<Activation>* activation(const std::string& option) {
+  return parsed<Activation>([option](const std::string& name) { return parse_activation(name, option); });
+}
+
+po::options_description problem_options() {
+  po::options_description problem("problem", line_length, description_column);
+  problem.add_options()
+      ("problem", po::value<std::string>()->default_value("digits"), "the problem (see the list below)")
+      ("data-dir", po::value<std::string>(),
+       ("folder of the MNIST IDX files (default: $WULF_MNIST_DIR, else " + std::string(build::mnist_dir) + ")").c_str())
+      ("test-data", po::value<std::string>(), "fann: a test set in FANN's format")
+      ("train-size", po::value<long long>()->default_value(0), "use only the first N training patterns (0: all)")
+      ("test-size", po::value<long long>()->default_value(0), "use only the first N test patterns (0: all)");
+  return problem;
+}
+
+po::options_description net_options() {
+  po::options_description net("network", line_length, description_column);
+  net.add_options()
+      ("hidden", parsed<std::vector<int>>(parse_hidden), "hidden layer sizes, e.g. 64,64, or none (default: the problem's)")
+      ("activation", activation("activation"), "hidden activation: sigmoid|tanh|linear (default: the problem's)")
+      ("output-activation", activation("output-activation"), "output activation: sigmoid|tanh|linear|softmax (default: the problem's)")
+      ("loss", parsed<Loss>([](const std::string& name) { return parse_loss(name, "loss"); }),
+       "loss: mse|ce (default: the problem's)")
+      ("bias", on_off("bias")->default_value(true, "on"), "bias weights: on|off (seed 000 counts none)")
+      ("precision", one_of({"float", "double"}, "--precision: '{}' (expected float or double)")->default_value("float"),
+       "arithmetic: float|double")
+      ("init-range", po::value<double>(), "initial weights uniform in [-r, r]; 0: 1/sqrt(fan-in) (default: the problem's)");
+  return net;
+}
+
+po::options_description engine_options() {
+  po::options_description parallel("engine", line_length, description_column);
+  parallel.add_options()
+      ("engine", one_of({"seq", "real", "sim"}, "--engine: unknown engine '{}' (expected seq, real or sim)")
+                     ->default_value("seq"),
+       "where it runs: seq (this process), real (mpirun), sim (smpirun on --platform)")
+      ("np", po::value<long long>()->default_value(1), "ranks (real, sim)")
+      ("strategy", parsed<Strategy>(parse_strategy)->default_value(Strategy::block, "block"),
+       "parallel strategy: block (training-set parallelism, seed 000), average (weight averaging, seed 000), "
+       "ppt (pattern parallel training, seed 001), scatter (scatter/gather, seed 003), root (threads and a "
+       "root update, seed 004), session (a parameter sweep, seed 000), cg (master-worker batch conjugate "
+       "gradient, seed 002)")
+      ("average-interval", po::value<long long>()->default_value(0),
+       "average: patterns per rank between weight averagings (0: every block)")
+      ("local-epoch", po::value<long long>()->default_value(0), "ppt: patterns each rank draws per round (0: n / np)")
+      ("rounds-per-iteration", po::value<long long>()->default_value(0),
+       "ppt: rounds in one iteration, i.e. between wulf's error records and their allreduce (0: n / (np e) "
+       "rounded up, about n patterns over all ranks)")
+      ("error-window", po::value<long long>()->default_value(4),
+       "ppt: k, the error estimate covers each rank's last k n / np patterns")
+      ("threads", po::value<long long>()->default_value(1), "root: threads inside each rank")
+      ("sweep", po::value<std::string>(), "session: e.g. \"eta=0.5,1.5;alpha=0.5,0.9;block=4,16\"")
+      ("reduce", one_of({"default", "binomial", "wulf-binomial", "four-stage"},
+                        "--reduce: unknown algorithm '{}' (expected default, binomial, wulf-binomial or four-stage)")
+                     ->default_value("default"),
+       "reduce algorithm: default, binomial (the library reduce of seed 002's LAM), wulf-binomial (the same tree "
+       "from wulf's own point-to-point messages), four-stage (seed 002's topology-aware reduce; needs a layout)")
+      ("reduce-layout", po::value<std::string>(),
+       "four-stage: ranks in nodes and groups, e.g. groups=4,nodes=24,cpus=2,outside=2,fan-in=3 (sim: read from "
+       "the platform's wulf:group / wulf:node host properties and wulf:nics zone property when not given)")
+      ("bcast", one_of({"default", "binomial"}, "--bcast: unknown algorithm '{}' (expected default or binomial)")
+                    ->default_value("default"),
+       "broadcast algorithm: default, binomial")
+      ("allreduce", one_of({"default", "rdb", "redbcast"},
+                           "--allreduce: unknown algorithm '{}' (expected default, rdb or redbcast)")
+                        ->default_value("default"),
+       "allreduce algorithm: default (the MPI's own choice), rdb (recursive doubling, seed 000), "
+       "redbcast (reduce then broadcast)")
+      ("platform", po::value<std::string>(), "sim: the SimGrid platform file (XML)")
+      ("compute", parsed<ComputeMode>(parse_compute_mode)->default_value(ComputeMode::flops, "flops"),
+       "sim: how compute time is charged: flops|calibrated|measured")
+      ("profile", po::value<std::string>(), "sim: the calibration profile of --compute calibrated")
+      ("measured-scale", po::value<double>()->default_value(1.0),
+       "sim: --compute measured charges the kernel's time here times this")
+      ("bw-scale", po::value<double>()->default_value(1.0), "sim what-if: every link's bandwidth times this")
+      ("lat-scale", po::value<double>()->default_value(1.0), "sim what-if: every link's latency times this")
+      ("speed-scale", po::value<double>()->default_value(1.0), "sim what-if: every host's speed times this")
+      ("grow", po::value<long long>()->default_value(0),
+       "sim what-if: the platform's one homogeneous cluster with this many hosts (0: as it is)")
+      ("ranks-per-host", po::value<long long>()->default_value(0),
+       "sim: at most this many ranks on a host, e.g. 1 for one rank per node of multi-core hosts (0: fill "
+       "each host's cores in order)")
+      ("numerics", on_off("numerics")->default_value(true, "on"),
+       "sim: off skips the arithmetic and only charges time: on|off")
+      ("oversubscribe", one_of({"auto", "on", "off"}, "--oversubscribe: '{}' (expected auto, on or off)")
+                            ->default_value("auto"),
+       "real: let mpirun put more ranks than cores on this machine: auto|on|off");
+  return parallel;
+}
+
+// Seed 002's conjugate gradient: f is the training loss per pattern, f'(s) its slope
+// along the search direction d at step s.
+po::options_description cg_options() {
+  po::options_description cg("conjugate gradient (--strategy cg, seed 002)", line_length, description_column);
+  cg.add_options()
+      ("cg-step", po::value<double>()->default_value(1.0),
+       "first step of the first line search (later ones start at the previous accepted step)")
+      ("cg-expansions", po::value<long long>()->default_value(30),
+       "most doublings (or halvings) of the step in search of a sign change of f'")
+      ("cg-refinements", po::value<long long>()->default_value(2),
+       "quadratic interpolations in the bracket; all but the last are probed (>= 1)")
+      ("cg-flat", po::value<double>()->default_value(0.0),
+       "|f'(0)| at or below this is a flat direction, which stops training (0: only an exact 0)")
+      ("load-balance", po::value<double>()->default_value(0.0),
+       "FRACTION: rank 0 only polls, ranks 1.. end each pass once this fraction of the training set is "
+       "consumed (0: off; needs --np >= 2)")
+      ("chunk", po::value<long long>()->default_value(64), "with --load-balance: patterns a rank takes between polls");
+  return cg;
+}
+
+po::options_description training_options() {
+  po::options_description training("training", line_length, description_column);
+  training.add_options()
+      ("learning", parsed<Learning>(parse_learning), "update after each: pattern|block|epoch (default: the problem's)")
+      ("block", po::value<long long>(), "patterns per update with --learning block (default: the problem's)")
+      ("eta", po::value<double>(), "learning rate (default: the problem's)")
+      ("alpha", po::value<double>(), "momentum in [0, 1) (default: the problem's)")
+      ("momentum", parsed<MomentumRule>(parse_momentum_rule), "momentum rule: classic|damped (damped scales the step by 1 - alpha) (default: the problem's)")
+      ("block-step", parsed<BlockStep>(parse_block_step), "a block's update: sum|mean of its patterns' updates (sum: eta is each pattern's step; mean: the block's) (default: the problem's)")
+      ("epochs", po::value<long long>(), "most iterations (passes over the training set) (default: the problem's)")
+      ("target-error", po::value<double>(), "stop when the test error (the training error where there is no test set) is <= E")
+      ("error", parsed<ErrorMetric>(parse_error_metric), "what errors mean: rmse|mse|loss|class (default: class for classifiers, else rmse)")
+      ("max-seconds", po::value<double>()->default_value(0.0), "stop after this much training time (0: no limit)")
+      ("seed", po::value<long long>()->default_value(1), "seed of the data, the weights and the pattern order")
+      ("shuffle", on_off("shuffle")->default_value(true, "on"), "new pattern order every iteration: on|off")
+      ("eval-train", on_off("eval-train")->default_value(false, "off"),
+       "exact training-set error after every iteration: on|off (always on without a test set)")
+      ("history-every", po::value<long long>()->default_value(1),
+       "keep every Nth iteration in the record's history (and iteration 0 and the last; the stopping rule "
+       "still checks every iteration)");
+  return training;
+}
+
+po::options_description output_options() {
+  po::options_description output("output", line_length, description_column);
+  output.add_options()
+      ("out", po::value<std::string>(), "write the result record (JSON) to FILE")
+      ("weights-out", po::value<std::string>(),
+       "write the final weights to FILE (text, header naming the net; after a fault the last good weights)")
+      ("machine-cost", po::value<double>(),
+       "USD: the record's price/performance, cents per MFlop/s of the run's flop rate (sim: default the "
+       "platform's wulf:cost-usd zone property)")
+      ("quiet,q", "print no progress, only the result");
+  return output;
+}
+
+// Options that only one engine, strategy or reduce reads. Given with another they would be
+// ignored without a word, so they are refused, the first in this order.
+struct OptionScope {
+  const char* option;
+  const char* scope;  // the choice that reads it, as the command line writes it
+};
+constexpr OptionScope option_scopes[] = {
+    {"reduce-layout", "--reduce four-stage"},
+    {"compute", "--engine sim"},
+    {"platform", "--engine sim"},
+    {"profile", "--engine sim"},
+    {"measured-scale", "--engine sim"},
+    {"bw-scale", "--engine sim"},
+    {"lat-scale", "--engine sim"},
+    {"speed-scale", "--engine sim"},
+    {"grow", "--engine sim"},
+    {"ranks-per-host", "--engine sim"},
+    {"cg-step", "--strategy cg"},
+    {"cg-expansions", "--strategy cg"},
+    {"cg-refinements", "--strategy cg"},
+    {"cg-flat", "--strategy cg"},
+    {"load-balance", "--strategy cg"},
+    {"chunk", "--strategy cg"},
+};
+
+}  // namespace
+
+po::options_description train_options() {
+  po::options_description general("general", line_length, description_column);
+  general.add_options()
+      ("help,h", "print this help")
+      ("config", po::value<std::string>(), "read options from FILE (lines of key = value; the command line wins)");
+  po::options_description all("wulf train --problem NAME [options]", line_length, description_column);
+  all.add(general).add(problem_options()).add(net_options()).add(engine_options()).add(cg_options());
+  all.add(training_options()).add(output_options());
+  return all;
+}
+
+po::variables_map parse_train(const std::vector<std::string>& args, const po::options_description& options) {
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(options).run(), vm);
+  if (vm.count("config")) {
+    const std::string path = vm["config"].as<std::string>();
+    std::ifstream file(path);
+    if (!file) throw InputError("--config " + path + ": cannot open it");
+    try {
+      po::store(po::parse_config_file(file, options), vm);
+    } catch (const po::error& e) {
+      throw InputError("--config " + path + ": " + e.what());
+    }
+  }
+  po::notify(vm);
+  return vm;
+}
+
+void check_option_scopes(const po::variables_map& vm, const std::string& engine, Strategy strategy,
+                         const std::string& reduce) {
+  const std::string chosen[] = {"--engine " + engine, "--strategy " + std::string(to_string(strategy)),
+                                "--reduce " + reduce};
+  for (const OptionScope& s : option_scopes)
+    if (vm.count(s.option) && !vm[s.option].defaulted() &&
+        std::find(std::begin(chosen), std::end(chosen), s.scope) == std::end(chosen))
+      throw InputError(fmt::format("--{} is for {}", s.option, s.scope));
+}
+
+}  // namespace wulf

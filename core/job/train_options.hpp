@@ -1,0 +1,27 @@
+// The options of `wulf train`: the table --help prints, the parse of a command line (and a
+// --config file), and which options only one engine, strategy or reduce reads.
+#pragma once
+
+#include "train/trainer.hpp"
+
+#include <boost/program_options.hpp>
+
+#include <string>
+#include <vector>
+
+namespace wulf {
+
+// Every option of `wulf train`. Options whose default depends on the problem have no
+// Boost default; their help says "the problem's" and ProblemDefaults fills them in.
+boost::program_options::options_description train_options();
+
+// args, and under them the lines of a --config file (the command line wins).
+boost::program_options::variables_map parse_train(const std::vector<std::string>& args,
+                                                  const boost::program_options::options_description& options);
+
+// Refuses an option given where the engine, strategy or reduce chosen would ignore it:
+// "--cg-step is for --strategy cg".
+void check_option_scopes(const boost::program_options::variables_map& vm, const std::string& engine,
+                         Strategy strategy, const std::string& reduce);
+
+}  // namespace wulf

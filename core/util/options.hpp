@@ -1,0 +1,78 @@
+// Typed Boost.Program_options values that are checked as they are read: text that names no
+// choice is refused at once with wulf's own message (an InputError naming the option), so
+// the code that uses an option gets a value it need not check again.
+#pragma once
+
+#include "util/errors.hpp"
+
+#include <boost/program_options/value_semantic.hpp>
+#include <fmt/format.h>
+
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace wulf {
+
+// Boost's typed_value<T> reads text with a validate() found for T. ParsedValue reads it with
+// its own parse instead, but the base class still names one, so wulf's enums get this one,
+// which is never reached.
+template <class T>
+  requires std::is_enum_v<T>
+void validate(boost::any&, const std::vector<std::string>&, T*, int) {
+  throw std::logic_error("an option of an enum type is read by ParsedValue, not by Boost's validate");
+}
+
+// An option whose text parse turns into a T; parse throws InputError for text it refuses.
+// Help shows it as Boost shows any value: "arg (=the default's text)".
+template <class T>
+class ParsedValue : public boost::program_options::typed_value<T> {
+ public:
+  explicit ParsedValue(std::function<T(const std::string&)> parse)
+      : boost::program_options::typed_value<T>(nullptr), parse_(std::move(parse)) {}
+
+  void xparse(boost::any& store, const std::vector<std::string>& tokens) const override {
+    namespace validators = boost::program_options::validators;
+    validators::check_first_occurrence(store);  // an option given twice is refused, as Boost's own are
+    store = parse_(validators::get_single_string(tokens));
+  }
+
+ private:
+  std::function<T(const std::string&)> parse_;
+};
+
+template <class T>
+ParsedValue<T>* parsed(std::function<T(const std::string&)> parse) {
+  return new ParsedValue<T>(std::move(parse));  // the options_description owns it
+}
+
+// One of a few names, each standing for a value; other text is refused with `refusal`, in
+// which {} stands for the text given:
+//   one_of<bool>({{"float", false}, {"double", true}}, "--precision: '{}' (expected float or double)")
+template <class T>
+ParsedValue<T>* one_of(std::vector<std::pair<std::string, T>> choices, std::string refusal) {
+  return parsed<T>([choices = std::move(choices), refusal = std::move(refusal)](const std::string& text) -> T {
+    for (const auto& [name, value] : choices)
+      if (name == text) return value;
+    throw InputError(fmt::format(fmt::runtime(refusal), text));
+  });
+}
+
+// The same for an option whose value is its name (an algorithm handed on to MPI as it is).
+inline ParsedValue<std::string>* one_of(const std::vector<std::string>& names, std::string refusal) {
+  std::vector<std::pair<std::string, std::string>> choices;
+  for (const std::string& name : names) choices.emplace_back(name, name);
+  return one_of<std::string>(std::move(choices), std::move(refusal));
+}
+
+// on|off, and yes|no, true|false, 1|0: "--option: 'text' is neither on nor off" for others.
+inline ParsedValue<bool>* on_off(const std::string& option) {
+  return one_of<bool>({{"on", true}, {"yes", true}, {"true", true}, {"1", true},
+                       {"off", false}, {"no", false}, {"false", false}, {"0", false}},
+                      "--" + option + ": '{}' is neither on nor off");
+}
+
+}  // namespace wulf
