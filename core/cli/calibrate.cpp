@@ -14,30 +14,24 @@
 #include "util/paths.hpp"
 #include "train/result_record.hpp"
 #include "util/text.hpp"
+#include "predict/comm_bench.hpp"
 
 #include <boost/program_options.hpp>
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
-#include <iomanip>
 #include <ostream>
-#include <sstream>
 #include <thread>
-
-#include <unistd.h>
 
 namespace po = boost::program_options;
 
 namespace wulf {
 namespace {
-
-std::vector<std::size_t> whole_numbers(const std::string& text, const std::string& option) {
-  const std::vector<long long> values = whole_list(text, option);
-  return std::vector<std::size_t>(values.begin(), values.end());
-}
 
 struct Fit {
   double slope = 0, intercept = 0;
@@ -58,9 +52,18 @@ Fit least_squares(const std::vector<double>& x, const std::vector<double>& t) {
   return f;
 }
 
-}  // namespace
+// wulf calibrate's options, checked, and the files it writes.
+struct CalibrateJob {
+  std::string problem, machine;
+  long long block = 0, iterations = 0, repeat = 0, train_size = 0, test_size = 0;
+  std::string precision, bias;
+  std::vector<std::size_t> nps;       // the allreduce benchmark's ranks
+  bool around = false;                // elements: w/2, w and 2w of the problem's net
+  std::vector<std::size_t> elements;  // the benchmark's sizes, unless around
+  std::string profile_path, platform_path;
+};
 
-int calibrate_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+po::options_description calibrate_options() {
   po::options_description options("wulf calibrate --problem NAME [options]", 110, 55);
   options.add_options()
       ("help,h", "print this help")
@@ -79,184 +82,220 @@ int calibrate_command(const std::vector<std::string>& args, std::ostream& out, s
       ("profile-out", po::value<std::string>(), "the profile to write (default: platforms/generated/<machine>-<problem>.profile)")
       ("platform-out", po::value<std::string>(), "the platform to write (default: platforms/generated/<machine>.xml)")
       ("machine", po::value<std::string>()->default_value("this-machine"), "the machine's name in the files it writes");
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(options).run(), vm);
-  if (vm.count("help"))
-    return out << options << "\n"
-               << "platforms/generated/ is the source tree's for a wulf run from its build tree, and the\n"
-               << "current folder's for an installed wulf; here: " << generated_platforms_dir() << "\n",
-           exit_ok;
+  return options;
+}
+
+CalibrateJob read_calibrate_job(const po::variables_map& vm) {
   if (!vm.count("problem")) throw InputError("wulf calibrate: --problem is required");
-  const std::string problem = vm["problem"].as<std::string>(), machine = vm["machine"].as<std::string>();
+  CalibrateJob job;
+  job.problem = vm["problem"].as<std::string>(), job.machine = vm["machine"].as<std::string>();
+  const std::string& machine = job.machine;
   if (machine.empty() || machine.find_first_of("/ \"<>&") != std::string::npos)
     throw InputError("--machine: '" + machine + "' must be a plain name");
-  const std::vector<std::size_t> nps = whole_numbers(vm["np"].as<std::string>(), "np");
+  job.nps = size_list(vm["np"].as<std::string>(), "np");
   // "around" is resolved once the net's size w is known (w/2, w, 2w); 1, 2, 4 have the same
   // ratios, so the check of distinct points below counts what the real sizes will give.
-  const bool around = vm["elements"].as<std::string>() == "around";
-  std::vector<std::size_t> elements =
-      around ? std::vector<std::size_t>{1, 2, 4} : whole_numbers(vm["elements"].as<std::string>(), "elements");
-  const long long iterations = vm["iterations"].as<long long>(), repeat = vm["repeat"].as<long long>();
-  if (iterations < 1) throw InputError("--iterations: must be at least 1");
-  if (repeat < 1) throw InputError("--repeat: must be at least 1");
-  std::size_t distinct_x = 0;
-  {
-    std::vector<double> xs;
-    for (std::size_t p : nps)
-      for (std::size_t w : elements) {
-        if (p < 2) throw InputError("--np: the allreduce benchmark needs p >= 2");
-        const double x = static_cast<double>(w) * std::ceil(std::log2(static_cast<double>(p)));
-        if (std::find(xs.begin(), xs.end(), x) == xs.end()) xs.push_back(x);
-      }
-    distinct_x = xs.size();
-  }
-  if (distinct_x < 2) throw InputError("--np and --elements give fewer than two points for the allreduce fit");
+  job.around = vm["elements"].as<std::string>() == "around";
+  job.elements =
+      job.around ? std::vector<std::size_t>{1, 2, 4} : size_list(vm["elements"].as<std::string>(), "elements");
+  job.iterations = vm["iterations"].as<long long>(), job.repeat = vm["repeat"].as<long long>();
+  if (job.iterations < 1) throw InputError("--iterations: must be at least 1");
+  if (job.repeat < 1) throw InputError("--repeat: must be at least 1");
+  std::vector<double> xs;
+  for (std::size_t p : job.nps)
+    for (std::size_t w : job.elements) {
+      if (p < 2) throw InputError("--np: the allreduce benchmark needs p >= 2");
+      const double x = static_cast<double>(w) * std::ceil(std::log2(static_cast<double>(p)));
+      if (std::find(xs.begin(), xs.end(), x) == xs.end()) xs.push_back(x);
+    }
+  if (xs.size() < 2) throw InputError("--np and --elements give fewer than two points for the allreduce fit");
+  job.block = vm["block"].as<long long>();
+  job.precision = vm["precision"].as<std::string>(), job.bias = vm["bias"].as<std::string>();
+  job.train_size = vm["train-size"].as<long long>(), job.test_size = vm["test-size"].as<long long>();
   const std::string generated = generated_platforms_dir();
-  std::string safe_problem = problem;
+  std::string safe_problem = job.problem;
   for (char& c : safe_problem)
     if (!std::isalnum(static_cast<unsigned char>(c))) c = '-';
-  const std::string profile_path =
-      vm.count("profile-out") ? vm["profile-out"].as<std::string>() : generated + "/" + machine + "-" + safe_problem + ".profile";
-  const std::string platform_path =
+  job.profile_path = vm.count("profile-out") ? vm["profile-out"].as<std::string>()
+                                             : generated + "/" + machine + "-" + safe_problem + ".profile";
+  job.platform_path =
       vm.count("platform-out") ? vm["platform-out"].as<std::string>() : generated + "/" + machine + ".xml";
   if (!vm.count("profile-out") || !vm.count("platform-out")) std::filesystem::create_directories(generated);
-  check_writable(profile_path, "--profile-out");
-  check_writable(platform_path, "--platform-out");
+  check_writable(job.profile_path, "--profile-out");
+  check_writable(job.platform_path, "--platform-out");
+  return job;
+}
 
-  // 1. The phases: the training code itself on one rank of the real engine (mpirun -np 1),
-  // as the runs it predicts will be started, its phase timers on.
-  char tmp_name[] = "/tmp/wulf-calibrate-XXXXXX";
-  const int fd = ::mkstemp(tmp_name);
-  if (fd < 0) throw InputError("cannot create a file in /tmp");
-  ::close(fd);
-  const std::string record_path = tmp_name;
-  const std::vector<std::string> train_args{wulf_program("wulf"), "train", "--engine", "real", "--np", "1",
-                                            "--problem", problem, "--block",
-                                            std::to_string(vm["block"].as<long long>()), "--epochs",
-                                            std::to_string(iterations), "--precision", vm["precision"].as<std::string>(),
-                                            "--bias", vm["bias"].as<std::string>(), "--train-size",
-                                            std::to_string(vm["train-size"].as<long long>()), "--test-size",
-                                            std::to_string(vm["test-size"].as<long long>()), "--quiet", "--out",
-                                            record_path};
-  out << "timing " << iterations << " iterations of " << problem << " on one rank under mpirun ..." << std::endl;
+// Seed 000's phase constants, in seconds, and the net they were measured on.
+struct Phases {
+  double n = 0, m = 0, w = 0, b = 0;  // training and test patterns, weights, block
+  double Tf = 0, Tb = 0, Tu = 0, Tm = 0, Ts = 0, To = 0;
+  std::string problem;  // the problem as the record names it
+};
+
+// The phases: the training code itself on one rank of the real engine (mpirun -np 1), as
+// the runs it predicts will be started, its phase timers on.
+Phases measure_phases(const CalibrateJob& job, std::ostream& out, std::ostream& err) {
+  const TempFile record_file("calibrate", "");
+  const std::vector<std::string> train_args{
+      wulf_program("wulf"), "train", "--engine", "real", "--np", "1", "--problem", job.problem,
+      "--block", std::to_string(job.block), "--epochs", std::to_string(job.iterations),
+      "--precision", job.precision, "--bias", job.bias, "--train-size", std::to_string(job.train_size),
+      "--test-size", std::to_string(job.test_size), "--quiet", "--out", record_file.path()};
+  out << "timing " << job.iterations << " iterations of " << job.problem << " on one rank under mpirun ..."
+      << std::endl;
   std::string train_out, train_err;
   const int train_code = run_program_captured(train_args, train_out, train_err);
   if (train_code != exit_ok) {
-    std::filesystem::remove(record_path);
     err << train_err;
     throw InputError("the instrumented training run failed (code " + std::to_string(train_code) + ")");
   }
-  const Json record = read_json_file(record_path);
-  std::filesystem::remove(record_path);
+  const Json record = read_json_file(record_file.path());
   const Json& ph = record.at("phases");
   const Json& cfg = record.at("config");
+  Phases f;
   // Without a test set, wulf checks the error on the whole training set after every
   // iteration: that pass is the model's m test patterns, m = n.
-  const double n = cfg.at("train_patterns").number();
-  const double m = cfg.at("test_patterns").number() > 0 ? cfg.at("test_patterns").number() : n;
-  const double w = cfg.at("parameters").number(), b = cfg.at("block").number();
+  f.n = cfg.at("train_patterns").number();
+  f.m = cfg.at("test_patterns").number() > 0 ? cfg.at("test_patterns").number() : f.n;
+  f.w = cfg.at("parameters").number(), f.b = cfg.at("block").number();
+  f.problem = cfg.at("problem").string();
   const double its = record.at("final").at("iterations").number();
   auto per = [&](const char* seconds, const char* count) {
     const double c = ph.at(count).number();
     return c > 0 ? ph.at(seconds).number() / c : 0.0;
   };
-  const double Tf = per("forward_s", "forward_patterns"), Tb = per("backward_s", "backward_patterns");
-  const double Tu = per("update_s", "updates");
-  const double Tm = 0;  // wulf's momentum step updates the weights and keeps dw in one pass: inside Tu
+  f.Tf = per("forward_s", "forward_patterns"), f.Tb = per("backward_s", "backward_patterns");
+  f.Tu = per("update_s", "updates");
+  f.Tm = 0;  // wulf's momentum step updates the weights and keeps dw in one pass: inside Tu
   // A test pattern costs a forward pass and its error; the error alone is what is left. It
   // is negative when the test pass, one batch of the whole set, runs faster per pattern than
   // the training forward pass in blocks of b: the model's m (Tf + Ts) is then still the test
   // pass's time (clamping Ts at 0 over-predicted every iteration by up to 14%).
-  const double Ts = per("test_s", "test_patterns") - Tf;
+  f.Ts = per("test_s", "test_patterns") - f.Tf;
   const double iteration = record.at("final").at("time_s").number() / its;
   // To: what one iteration took beyond eq. (3)'s terms (gathering, shuffling, bookkeeping).
-  const double counted = (n + m) * Tf + n * Tb + n / b * (Tu + Tm) + m * Ts;
-  const double To = std::max(0.0, iteration - counted);
+  const double counted = (f.n + f.m) * f.Tf + f.n * f.Tb + f.n / f.b * (f.Tu + f.Tm) + f.m * f.Ts;
+  f.To = std::max(0.0, iteration - counted);
+  return f;
+}
 
-  // 2. Ti and Tw: recursive-doubling allreduce of w doubles under mpirun.
-  if (around) {
+// Ti and Tw: the allreduce's points (p, w, measured time) and their least-squares line.
+struct AllreduceFit {
+  std::vector<Json> points;  // the benchmark's rows
+  std::vector<double> xs, ts;  // w ceil(log2 p) and the measured time of each point
+  Fit fit;
+  double Tw = 0, Ti = 0;
+};
+
+// Recursive-doubling allreduce of the job's sizes under mpirun on each p of the job, with
+// "around" resolved from the net's w.
+AllreduceFit measure_allreduce(const CalibrateJob& job, double w, std::ostream& out) {
+  std::vector<std::size_t> elements = job.elements;
+  if (job.around) {
     const auto W = static_cast<std::size_t>(w);
     elements = {std::max<std::size_t>(1, W / 2), std::max<std::size_t>(2, W), std::max<std::size_t>(4, 2 * W)};
   }
-  std::vector<double> xs, ts;
-  std::vector<Json> points;
-  std::ostringstream sizes;
-  for (std::size_t i = 0; i < elements.size(); ++i) sizes << (i ? "," : "") << elements[i];
-  for (std::size_t p : nps) {
+  AllreduceFit a;
+  for (std::size_t p : job.nps) {
     out << "timing the allreduce on " << p << " ranks under mpirun ..." << std::endl;
     const MpiSessionDir session;
     std::vector<std::string> cmd = mpirun_command(static_cast<int>(p), "auto", Collectives{"rdb", "default", "default"},
                                                   wulf_program("wulf-rank-real"), session);
-    cmd.insert(cmd.end(), {"bench", "--what", "allreduce", "--sizes", sizes.str(), "--repeat", std::to_string(repeat)});
+    cmd.insert(cmd.end(), {"bench", "--what", "allreduce", "--sizes", fmt::format("{}", fmt::join(elements, ",")),
+                           "--repeat", std::to_string(job.repeat)});
     const RanksOutcome o = run_ranks(cmd, false, true);
     if (o.code != 0) throw InputError("the allreduce benchmark under mpirun failed: " + o.failure);
-    std::istringstream lines(o.output);
-    std::string line;
-    while (std::getline(lines, line)) {
-      if (line.empty() || line.front() != '{') continue;
-      Json row = Json::parse(line);
-      xs.push_back(row.at("size").number() * std::ceil(std::log2(static_cast<double>(p))));
-      ts.push_back(row.at("time_s").number());
-      points.push_back(std::move(row));
+    for (Json& row : read_bench_rows(o.output)) {
+      a.xs.push_back(row.at("size").number() * std::ceil(std::log2(static_cast<double>(p))));
+      a.ts.push_back(row.at("time_s").number());
+      a.points.push_back(std::move(row));
     }
   }
-  const Fit fit = least_squares(xs, ts);
-  const double Tw = std::max(0.0, fit.slope), Ti = std::max(0.0, fit.intercept);
+  a.fit = least_squares(a.xs, a.ts);
+  a.Tw = std::max(0.0, a.fit.slope), a.Ti = std::max(0.0, a.fit.intercept);
+  return a;
+}
 
-  out << std::setprecision(6) << "\nphases of " << problem << " (n " << n << ", m " << m << ", w " << w << ", b " << b
-      << "), per pattern unless said:\n"
-      << "  Tf " << Tf * 1e3 << " ms, Tb " << Tb * 1e3 << " ms, Tu " << Tu * 1e3 << " ms per update, Tm 0 (in Tu), Ts "
-      << Ts * 1e3 << " ms, To " << To * 1e3 << " ms per iteration\n";
-  out << "allreduce: Tr(p) = Tw w ceil(log2 p) + Ti, least squares over " << xs.size() << " points:\n"
-      << "  Tw " << Tw * 1e6 << " us per 8-byte value, Ti " << Ti * 1e6 << " us\n"
-      << std::setw(6) << "p" << std::setw(10) << "w" << std::setw(14) << "measured" << std::setw(14) << "fit"
-      << std::setw(12) << "residual\n";
-  for (std::size_t i = 0; i < points.size(); ++i)
-    out << std::setw(6) << points[i].at("np").number() << std::setw(10) << points[i].at("size").number() << std::setw(11)
-        << ts[i] * 1e6 << " us" << std::setw(11) << (ts[i] - fit.residuals[i]) * 1e6 << " us" << std::setw(10)
-        << std::showpos << 100 * fit.residuals[i] / ts[i] << std::noshowpos << " %\n";
+void print_calibration(std::ostream& out, const CalibrateJob& job, const Phases& f, const AllreduceFit& a) {
+  fmt::print(out, "\nphases of {} (n {:g}, m {:g}, w {:g}, b {:g}), per pattern unless said:\n", job.problem, f.n, f.m,
+             f.w, f.b);
+  fmt::print(out,
+             "  Tf {:g} ms, Tb {:g} ms, Tu {:g} ms per update, Tm 0 (in Tu), Ts {:g} ms, To {:g} ms per iteration\n",
+             f.Tf * 1e3, f.Tb * 1e3, f.Tu * 1e3, f.Ts * 1e3, f.To * 1e3);
+  fmt::print(out, "allreduce: Tr(p) = Tw w ceil(log2 p) + Ti, least squares over {} points:\n", a.xs.size());
+  fmt::print(out, "  Tw {:g} us per 8-byte value, Ti {:g} us\n", a.Tw * 1e6, a.Ti * 1e6);
+  fmt::print(out, "{:>6}{:>10}{:>14}{:>14}{:>11}\n", "p", "w", "measured", "fit", "residual");
+  for (std::size_t i = 0; i < a.points.size(); ++i)
+    fmt::print(out, "{:>6g}{:>10g}{:>11g} us{:>11g} us{:>+10g} %\n", a.points[i].at("np").number(),
+               a.points[i].at("size").number(), a.ts[i] * 1e6, (a.ts[i] - a.fit.residuals[i]) * 1e6,
+               100 * a.fit.residuals[i] / a.ts[i]);
+}
 
-  // 3. The profile.
-  {
-    std::ostringstream p;
-    p << std::setprecision(9) << "# " << machine << "-" << problem << ": wulf calibrate on " << machine << ", "
-      << iterations << " iterations of " << problem << " (b " << b << ", " << vm["precision"].as<std::string>()
-      << ", bias " << vm["bias"].as<std::string>() << ") and the allreduce over mpirun.\n"
-      << "# Tm is 0: wulf's momentum step keeps dw and updates w in one pass, counted in Tu.\n"
-      << "Tf_ms = " << Tf * 1e3 << "\nTb_ms = " << Tb * 1e3 << "\nTu_ms = " << Tu * 1e3 << "\nTm_ms = " << Tm * 1e3
-      << "\nTs_ms = " << Ts * 1e3 << "\nTo_ms = " << To * 1e3 << "\nTi_us = " << Ti * 1e6 << "\nTw_us = " << Tw * 1e6
-      << "\nn = " << n << "\nm = " << m << "\nw = " << w << "\nproblem = " << cfg.at("problem").string()
-      << "\nprecision = " << vm["precision"].as<std::string>() << "\n";
-    write_file_atomically(profile_path, p.str());
+// The profile, for wulf model and --compute calibrated.
+std::string profile_text(const CalibrateJob& job, const Phases& f, const AllreduceFit& a) {
+  return fmt::format(
+      "# {machine}-{problem}: wulf calibrate on {machine}, {iterations} iterations of {problem} (b {b:.9g}, "
+      "{precision}, bias {bias}) and the allreduce over mpirun.\n"
+      "# Tm is 0: wulf's momentum step keeps dw and updates w in one pass, counted in Tu.\n"
+      "Tf_ms = {Tf:.9g}\nTb_ms = {Tb:.9g}\nTu_ms = {Tu:.9g}\nTm_ms = {Tm:.9g}\nTs_ms = {Ts:.9g}\nTo_ms = {To:.9g}\n"
+      "Ti_us = {Ti:.9g}\nTw_us = {Tw:.9g}\nn = {n:.9g}\nm = {m:.9g}\nw = {w:.9g}\nproblem = {name}\n"
+      "precision = {precision}\n",
+      fmt::arg("machine", job.machine), fmt::arg("problem", job.problem), fmt::arg("iterations", job.iterations),
+      fmt::arg("b", f.b), fmt::arg("precision", job.precision), fmt::arg("bias", job.bias), fmt::arg("Tf", f.Tf * 1e3),
+      fmt::arg("Tb", f.Tb * 1e3), fmt::arg("Tu", f.Tu * 1e3), fmt::arg("Tm", f.Tm * 1e3), fmt::arg("Ts", f.Ts * 1e3),
+      fmt::arg("To", f.To * 1e3), fmt::arg("Ti", a.Ti * 1e6), fmt::arg("Tw", a.Tw * 1e6), fmt::arg("n", f.n),
+      fmt::arg("m", f.m), fmt::arg("w", f.w), fmt::arg("name", f.problem));
+}
+
+// The platform: one single-core host per core of this machine, at the flop rate the
+// backward and forward passes reached, on links that give the fitted Tw (8 bytes per Tw,
+// plus SimGrid's 5.6% for acknowledgements on full-duplex links, as in batcave.xml) and
+// the fitted Ti per collective call.
+std::string platform_text(const CalibrateJob& job, const Phases& f, const AllreduceFit& a) {
+  const unsigned cores = std::max(2u, std::thread::hardware_concurrency());
+  const double speed = f.Tf + f.Tb > 0 ? 6.0 * f.w / (f.Tf + f.Tb) : 1e9;
+  const double bw = a.Tw > 0 ? 8.0 / a.Tw * 1.056 : 1e10;
+  return fmt::format(
+      "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+      "<!--\n  {machine}: this machine as wulf calibrate measured it ({problem}, {precision}).\n"
+      "  {cores} hosts of 1 core, one per core, each at the flop rate of the measured forward\n"
+      "  and backward passes: 6 w / (Tf + Tb) = {gflops:.9g} Gflop/s.\n"
+      "  Links: the fitted Tw = {Tw:.9g} us per 8-byte value, as a bandwidth (8 B / Tw,\n"
+      "  plus 5.6% for SimGrid's acknowledgements on full-duplex links); the fitted Ti = {Ti:.9g} us\n"
+      "  is the collective call overhead. Ranks beyond the cores share them in reality, not here.\n-->\n"
+      "<platform version=\"4.1\">\n  <config>\n    <prop id=\"smpi/bw-factor\" value=\"0:1\"/>\n"
+      "    <prop id=\"smpi/lat-factor\" value=\"0:1\"/>\n  </config>\n"
+      "  <zone id=\"{machine}_zone\" routing=\"Full\">\n"
+      "    <cluster id=\"{machine}\" prefix=\"{machine}-\" suffix=\"\" radical=\"0-{last}\" speed=\"{speed:.9g}f\" "
+      "core=\"1\"\n             bw=\"{bw:.9g}Bps\" lat=\"1us\" sharing_policy=\"SPLITDUPLEX\" bb_bw=\"{bb_bw:.9g}Bps\" "
+      "bb_lat=\"0us\" bb_sharing_policy=\"FATPIPE\">\n"
+      "      <prop id=\"wulf:collective_overhead\" value=\"{Ti:.9g}us\"/>\n"
+      "    </cluster>\n  </zone>\n</platform>\n",
+      fmt::arg("machine", job.machine), fmt::arg("problem", job.problem), fmt::arg("precision", job.precision),
+      fmt::arg("cores", cores), fmt::arg("gflops", speed / 1e9), fmt::arg("Tw", a.Tw * 1e6), fmt::arg("Ti", a.Ti * 1e6),
+      fmt::arg("last", cores - 1), fmt::arg("speed", speed), fmt::arg("bw", bw), fmt::arg("bb_bw", bw * cores));
+}
+
+}  // namespace
+
+int calibrate_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  const po::options_description options = calibrate_options();
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(options).run(), vm);
+  if (vm.count("help")) {
+    out << options << "\n"
+        << "platforms/generated/ is the source tree's for a wulf run from its build tree, and the\n"
+        << "current folder's for an installed wulf; here: " << generated_platforms_dir() << "\n";
+    return exit_ok;
   }
-  // 4. The platform: one single-core host per core of this machine, at the flop rate the
-  // backward and forward passes reached, on links that give the fitted Tw (8 bytes per Tw,
-  // plus SimGrid's 5.6% for acknowledgements on full-duplex links, as in batcave.xml) and
-  // the fitted Ti per collective call.
-  {
-    const unsigned cores = std::max(2u, std::thread::hardware_concurrency());
-    const double speed = Tf + Tb > 0 ? 6.0 * w / (Tf + Tb) : 1e9;
-    const double bw = Tw > 0 ? 8.0 / Tw * 1.056 : 1e10;
-    std::ostringstream x;
-    x << std::setprecision(9) << "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
-      << "<!--\n  " << machine << ": this machine as wulf calibrate measured it (" << problem << ", "
-      << vm["precision"].as<std::string>() << ").\n"
-      << "  " << cores << " hosts of 1 core, one per core, each at the flop rate of the measured forward\n"
-      << "  and backward passes: 6 w / (Tf + Tb) = " << speed / 1e9 << " Gflop/s.\n"
-      << "  Links: the fitted Tw = " << Tw * 1e6 << " us per 8-byte value, as a bandwidth (8 B / Tw,\n"
-      << "  plus 5.6% for SimGrid's acknowledgements on full-duplex links); the fitted Ti = " << Ti * 1e6 << " us\n"
-      << "  is the collective call overhead. Ranks beyond the cores share them in reality, not here.\n-->\n"
-      << "<platform version=\"4.1\">\n  <config>\n    <prop id=\"smpi/bw-factor\" value=\"0:1\"/>\n"
-      << "    <prop id=\"smpi/lat-factor\" value=\"0:1\"/>\n  </config>\n"
-      << "  <zone id=\"" << machine << "_zone\" routing=\"Full\">\n"
-      << "    <cluster id=\"" << machine << "\" prefix=\"" << machine << "-\" suffix=\"\" radical=\"0-" << cores - 1
-      << "\" speed=\"" << speed << "f\" core=\"1\"\n             bw=\"" << bw << "Bps\" lat=\"1us\" sharing_policy=\"SPLITDUPLEX\""
-      << " bb_bw=\"" << bw * cores << "Bps\" bb_lat=\"0us\" bb_sharing_policy=\"FATPIPE\">\n"
-      << "      <prop id=\"wulf:collective_overhead\" value=\"" << Ti * 1e6 << "us\"/>\n"
-      << "    </cluster>\n  </zone>\n</platform>\n";
-    write_file_atomically(platform_path, x.str());
-  }
-  out << "profile: " << profile_path << "\nplatform: " << platform_path << "\n";
+  const CalibrateJob job = read_calibrate_job(vm);
+  const Phases phases = measure_phases(job, out, err);
+  const AllreduceFit allreduce = measure_allreduce(job, phases.w, out);
+  print_calibration(out, job, phases, allreduce);
+  write_file_atomically(job.profile_path, profile_text(job, phases, allreduce));
+  write_file_atomically(job.platform_path, platform_text(job, phases, allreduce));
+  out << "profile: " << job.profile_path << "\nplatform: " << job.platform_path << "\n";
   return exit_ok;
 }
 

@@ -10,30 +10,129 @@
 #include "util/text.hpp"
 
 #include <boost/program_options.hpp>
+#include <fmt/format.h>
+#include <fmt/ostream.h>
 
 #include <cmath>
-#include <iomanip>
 #include <ostream>
-#include <sstream>
 
 namespace po = boost::program_options;
 
 namespace wulf {
 namespace {
 
-std::vector<double> parse_numbers(const std::string& text, const std::string& option, double least) {
-  std::vector<double> values;
-  std::stringstream list(text);
-  std::string item;
-  while (std::getline(list, item, ',')) {
-    const auto v = parse_number(item);
-    if (!v || *v < least || *v != std::floor(*v))
-      throw InputError("--" + option + ": '" + trim(item) + "' is not a whole number >= " +
-                       std::to_string(static_cast<long long>(least)));
-    values.push_back(*v);
+// wulf model's options, checked: the constants and the lists of p, b and a.
+struct ModelJob {
+  Profile profile;
+  ModelConstants c;
+  std::vector<double> ps, bs, as;
+  std::string out;  // the record to write (empty: none)
+};
+
+std::vector<double> whole_numbers(const std::string& text, const std::string& option) {
+  const std::vector<long long> values = whole_list(text, option);
+  return std::vector<double>(values.begin(), values.end());
+}
+
+ModelJob read_model_job(const po::variables_map& vm) {
+  if (!vm.count("profile")) throw InputError("wulf model: --profile is required (e.g. --profile batcave-function)");
+  ModelJob job;
+  if (vm.count("out")) {
+    job.out = vm["out"].as<std::string>();
+    check_writable(job.out, "--out");
   }
-  if (values.empty()) throw InputError("--" + option + ": empty list");
-  return values;
+  job.profile = read_profile(vm["profile"].as<std::string>());
+  auto given = [&](const char* key) { return vm.count(key) ? vm[key].as<double>() : 0.0; };
+  if (given("n") < 0 || given("m") < 0 || given("w") < 0) throw InputError("--n, --m, --w must not be negative");
+  job.c = model_constants(job.profile, given("n"), given("m"), given("w"));
+  job.ps = whole_numbers(vm["np"].as<std::string>(), "np");
+  job.bs = whole_numbers(vm["block"].as<std::string>(), "block");
+  if (vm.count("average-interval")) {
+    job.as = whole_numbers(vm["average-interval"].as<std::string>(), "average-interval");
+    if (!job.profile.has_ta)
+      throw InputError("--profile " + job.profile.name + ": weight averaging (eq. 9) needs Ta_ms");
+  }
+  // The model splits every block over the p processors: b < p leaves processors idle in
+  // a way eq. (5) does not describe.
+  for (double p : job.ps)
+    for (double b : job.bs)
+      if (b < p)
+        throw InputError("--block " + std::to_string(static_cast<long long>(b)) + " < --np " +
+                         std::to_string(static_cast<long long>(p)) + ": the model needs b >= p (every processor " +
+                         "takes part in every block)");
+  if (job.bs.back() > job.c.n)
+    throw InputError("--block: larger than the training set (n = " + std::to_string(job.c.n) + ")");
+  return job;
+}
+
+void print_constants(std::ostream& out, const ModelJob& job) {
+  const ModelConstants& c = job.c;
+  fmt::print(out, "seed 000's model, profile {}: n {:g}, m {:g}, w {:g}\n", job.profile.name, c.n, c.m, c.w);
+  fmt::print(out,
+             "  Tf {:g} ms, Tb {:g} ms, Tu {:g} ms, Tm {:g} ms, Ts {:g} ms, To {:g} ms; Ti {:g} us, Tw {:g} us{}\n",
+             c.Tf * 1e3, c.Tb * 1e3, c.Tu * 1e3, c.Tm * 1e3, c.Ts * 1e3, c.To * 1e3, c.Ti * 1e6, c.Tw * 1e6,
+             job.profile.has_ta ? fmt::format(", Ta {:f} ms", c.Ta * 1e3) : "");
+  bool fractional = false;
+  for (double b : job.bs) fractional |= std::fmod(c.n, b) != 0;
+  if (fractional)
+    out << "  (b does not divide n for some b: n/b counts the last, shorter block as a fraction of an update)\n";
+}
+
+// A table of value(p, b): a row per b, a column per p.
+template <class Value>
+void print_table(std::ostream& out, const std::string& title, const ModelJob& job, Value value) {
+  fmt::print(out, "{}\n{:>8}", title, "b \\ p");
+  for (double p : job.ps) fmt::print(out, "{:>9}", static_cast<long long>(p));
+  out << "\n";
+  for (double b : job.bs) {
+    fmt::print(out, "{:>8}", static_cast<long long>(b));
+    for (double p : job.ps) fmt::print(out, "{:>9.2f}", value(static_cast<int>(p), b));
+    out << "\n";
+  }
+}
+
+// The tables: speedup, efficiency, and the speedup under weight averaging for each a.
+void print_tables(std::ostream& out, const ModelJob& job) {
+  const ModelConstants& c = job.c;
+  print_table(out, "speedup, eq. (7)", job, [&](int p, double b) { return model_speedup(c, p, b); });
+  print_table(out, "efficiency, eq. (8)", job, [&](int p, double b) { return model_efficiency(c, p, b); });
+  for (double a : job.as)
+    print_table(out, fmt::format("weight averaging every a = {:g} patterns: speedup Ts(b) / eq. (9)", a), job,
+                [&](int p, double b) { return model_sequential(c, b) / model_averaging(c, p, b, a); });
+}
+
+// The record's grid: the tables' numbers, with the times they come from.
+Json model_grid(const ModelJob& job) {
+  const ModelConstants& c = job.c;
+  Json grid = Json::array();
+  for (double b : job.bs)
+    for (double p : job.ps) {
+      const int pi = static_cast<int>(p);
+      Json e = Json::object();
+      e["p"] = p;
+      e["b"] = b;
+      e["time_s"] = model_parallel(c, pi, b);
+      e["sequential_s"] = model_sequential(c, b);
+      e["speedup"] = model_speedup(c, pi, b);
+      e["efficiency"] = model_efficiency(c, pi, b);
+      grid.push_back(std::move(e));
+    }
+  for (double a : job.as)
+    for (double b : job.bs)
+      for (double p : job.ps) {
+        const int pi = static_cast<int>(p);
+        const double t = model_averaging(c, pi, b, a);
+        Json e = Json::object();
+        e["p"] = p;
+        e["b"] = b;
+        e["a"] = a;
+        e["time_s"] = t;
+        e["sequential_s"] = model_sequential(c, b);
+        e["speedup"] = model_sequential(c, b) / t;
+        e["efficiency"] = model_sequential(c, b) / t / p;
+        grid.push_back(std::move(e));
+      }
+  return grid;
 }
 
 }  // namespace
@@ -53,95 +152,22 @@ int model_command(const std::vector<std::string>& args, std::ostream& out, std::
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(options).run(), vm);
   if (vm.count("help")) return out << options << "\n", exit_ok;
-  if (!vm.count("profile")) throw InputError("wulf model: --profile is required (e.g. --profile batcave-function)");
-  if (vm.count("out")) check_writable(vm["out"].as<std::string>(), "--out");
-  const Profile profile = read_profile(vm["profile"].as<std::string>());
-  auto given = [&](const char* key) { return vm.count(key) ? vm[key].as<double>() : 0.0; };
-  if (given("n") < 0 || given("m") < 0 || given("w") < 0) throw InputError("--n, --m, --w must not be negative");
-  const ModelConstants c = model_constants(profile, given("n"), given("m"), given("w"));
-  const std::vector<double> ps = parse_numbers(vm["np"].as<std::string>(), "np", 1);
-  const std::vector<double> bs = parse_numbers(vm["block"].as<std::string>(), "block", 1);
-  std::vector<double> as;
-  if (vm.count("average-interval")) {
-    as = parse_numbers(vm["average-interval"].as<std::string>(), "average-interval", 1);
-    if (!profile.has_ta) throw InputError("--profile " + profile.name + ": weight averaging (eq. 9) needs Ta_ms");
-  }
-  // The model splits every block over the p processors: b < p leaves processors idle in
-  // a way eq. (5) does not describe.
-  for (double p : ps)
-    for (double b : bs)
-      if (b < p)
-        throw InputError("--block " + std::to_string(static_cast<long long>(b)) + " < --np " +
-                         std::to_string(static_cast<long long>(p)) + ": the model needs b >= p (every processor " +
-                         "takes part in every block)");
-  if (bs.back() > c.n) throw InputError("--block: larger than the training set (n = " + std::to_string(c.n) + ")");
-
-  out << "seed 000's model, profile " << profile.name << ": n " << c.n << ", m " << c.m << ", w " << c.w << "\n"
-      << std::setprecision(6) << "  Tf " << c.Tf * 1e3 << " ms, Tb " << c.Tb * 1e3 << " ms, Tu " << c.Tu * 1e3
-      << " ms, Tm " << c.Tm * 1e3 << " ms, Ts " << c.Ts * 1e3 << " ms, To " << c.To * 1e3 << " ms; Ti "
-      << c.Ti * 1e6 << " us, Tw " << c.Tw * 1e6 << " us" << (profile.has_ta ? ", Ta " : "")
-      << (profile.has_ta ? std::to_string(c.Ta * 1e3) + " ms" : "") << "\n";
-  bool fractional = false;
-  for (double b : bs) fractional |= std::fmod(c.n, b) != 0;
-  if (fractional)
-    out << "  (b does not divide n for some b: n/b counts the last, shorter block as a fraction of an update)\n";
-
-  Json grid = Json::array();
-  auto table = [&](const char* title, auto value) {
-    out << title << "\n" << std::setw(8) << "b \\ p";
-    for (double p : ps) out << std::setw(9) << static_cast<long long>(p);
-    out << "\n";
-    for (double b : bs) {
-      out << std::setw(8) << static_cast<long long>(b);
-      for (double p : ps) out << std::setw(9) << std::fixed << std::setprecision(2) << value(static_cast<int>(p), b);
-      out << std::defaultfloat << "\n";
-    }
-  };
-  table("speedup, eq. (7)", [&](int p, double b) { return model_speedup(c, p, b); });
-  table("efficiency, eq. (8)", [&](int p, double b) { return model_efficiency(c, p, b); });
-  for (double b : bs)
-    for (double p : ps) {
-      const int pi = static_cast<int>(p);
-      Json e = Json::object();
-      e["p"] = p;
-      e["b"] = b;
-      e["time_s"] = model_parallel(c, pi, b);
-      e["sequential_s"] = model_sequential(c, b);
-      e["speedup"] = model_speedup(c, pi, b);
-      e["efficiency"] = model_efficiency(c, pi, b);
-      grid.push_back(std::move(e));
-    }
-  for (double a : as) {
-    std::ostringstream title;
-    title << "weight averaging every a = " << a << " patterns: speedup Ts(b) / eq. (9)";
-    table(title.str().c_str(), [&](int p, double b) { return model_sequential(c, b) / model_averaging(c, p, b, a); });
-    for (double b : bs)
-      for (double p : ps) {
-        const int pi = static_cast<int>(p);
-        const double t = model_averaging(c, pi, b, a);
-        Json e = Json::object();
-        e["p"] = p;
-        e["b"] = b;
-        e["a"] = a;
-        e["time_s"] = t;
-        e["sequential_s"] = model_sequential(c, b);
-        e["speedup"] = model_sequential(c, b) / t;
-        e["efficiency"] = model_sequential(c, b) / t / p;
-        grid.push_back(std::move(e));
-      }
-  }
-  if (vm.count("out")) {
+  const ModelJob job = read_model_job(vm);
+  const ModelConstants& c = job.c;
+  print_constants(out, job);
+  print_tables(out, job);
+  if (!job.out.empty()) {
     Json record = Json::object();
     record["wulf_record"] = 1;
     record["config"]["command"] = "model";
-    record["config"]["profile"] = profile.name;
+    record["config"]["profile"] = job.profile.name;
     record["config"]["versions"] = versions_json();
     Json& k = record["constants"];
     k["Tf_s"] = c.Tf, k["Tb_s"] = c.Tb, k["Tu_s"] = c.Tu, k["Tm_s"] = c.Tm, k["Ts_s"] = c.Ts, k["To_s"] = c.To;
     k["Ti_s"] = c.Ti, k["Tw_s"] = c.Tw, k["Ta_s"] = c.Ta, k["n"] = c.n, k["m"] = c.m, k["w"] = c.w;
-    record["grid"] = std::move(grid);
-    write_file_atomically(vm["out"].as<std::string>(), record.dump() + "\n");
-    out << "record: " << vm["out"].as<std::string>() << "\n";
+    record["grid"] = model_grid(job);
+    write_file_atomically(job.out, record.dump() + "\n");
+    out << "record: " << job.out << "\n";
   }
   return exit_ok;
 }

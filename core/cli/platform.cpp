@@ -11,41 +11,36 @@
 #include "util/files.hpp"
 #include "train/result_record.hpp"
 #include "util/text.hpp"
+#include "predict/comm_bench.hpp"
 
 #include <boost/program_options.hpp>
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
-#include <cmath>
-#include <iomanip>
 #include <map>
 #include <memory>
+#include <optional>
 #include <ostream>
-#include <sstream>
 
 namespace po = boost::program_options;
 
 namespace wulf {
 namespace {
 
-std::string human_rate(double bytes_per_s) {
-  std::ostringstream s;
-  s << std::setprecision(4) << bytes_per_s * 8 / 1e6 << " Mbit/s";
-  return s.str();
-}
+std::string human_rate(double bytes_per_s) { return fmt::format("{:.4g} Mbit/s", bytes_per_s * 8 / 1e6); }
 
 std::string human_time(double seconds) {
-  std::ostringstream s;
-  s << std::setprecision(4);
-  if (seconds < 1e-3) s << seconds * 1e6 << " us";
-  else if (seconds < 1) s << seconds * 1e3 << " ms";
-  else s << seconds << " s";
-  return s.str();
+  if (seconds < 1e-3) return fmt::format("{:.4g} us", seconds * 1e6);
+  if (seconds < 1) return fmt::format("{:.4g} ms", seconds * 1e3);
+  return fmt::format("{:.4g} s", seconds);
 }
 
 void print_zone(std::ostream& out, const Json& zone, int depth) {
   out << std::string(static_cast<std::size_t>(2 * depth + 2), ' ') << zone.at("name").string();
   const double hosts = zone.at("hosts").number();
-  if (hosts > 0) out << " (" << hosts << " hosts)";
+  if (hosts > 0) fmt::print(out, " ({:g} hosts)", hosts);
   out << "\n";
   for (const Json& child : zone.at("zones").array_items()) print_zone(out, child, depth + 1);
 }
@@ -76,8 +71,8 @@ int info_command(const std::vector<std::string>& args, std::ostream& out) {
       << " links\n";
   out << "hosts:\n";
   for (const auto& [kind, count] : kinds)
-    out << "  " << std::setw(5) << count << " x " << kind.first << " core" << (kind.first == 1 ? "" : "s") << " at "
-        << std::setprecision(4) << kind.second / 1e9 << " Gflop/s\n";
+    fmt::print(out, "  {:>5} x {:g} core{} at {:.4g} Gflop/s\n", count, kind.first, kind.first == 1 ? "" : "s",
+               kind.second / 1e9);
   for (std::size_t i = 0; i < hosts.size() && i < 6; ++i)
     out << "  " << hosts[i].at("name").string() << " (zone " << hosts[i].at("zone").string() << ")\n";
   if (hosts.size() > 6) out << "  ... " << hosts.size() - 6 << " more\n";
@@ -85,7 +80,7 @@ int info_command(const std::vector<std::string>& args, std::ostream& out) {
   for (const Json& l : links) link_kinds[{l.at("bandwidth_Bps").number(), l.at("latency_s").number()}] += 1;
   out << "links (bandwidth, latency):\n";
   for (const auto& [kind, count] : link_kinds)
-    out << "  " << std::setw(5) << count << " x " << human_rate(kind.first) << ", " << human_time(kind.second) << "\n";
+    fmt::print(out, "  {:>5} x {}, {}\n", count, human_rate(kind.first), human_time(kind.second));
   out << "zones:\n";
   print_zone(out, info.at("zone"), 0);
   out << "routes:\n";
@@ -106,26 +101,161 @@ int info_command(const std::vector<std::string>& args, std::ostream& out) {
   return exit_ok;
 }
 
-std::vector<std::size_t> parse_list(const std::string& text, const std::string& option) {
-  std::vector<std::size_t> values;
-  std::stringstream list(text);
-  std::string item;
-  while (std::getline(list, item, ',')) {
-    const auto v = parse_number(item);
-    if (!v || *v < 1 || *v != std::floor(*v) || *v > 1e12)
-      throw InputError("--" + option + ": '" + item + "' is not a whole number >= 1");
-    values.push_back(static_cast<std::size_t>(*v));
+// wulf platform bench's options, checked: what to measure, on which platform.
+struct BenchJob {
+  std::string file;                       // the platform as given
+  std::unique_ptr<GrownPlatform> grown;   // --grow's platform, or none
+  std::string run_file;                   // the one the ranks run on: file or grown's
+  std::vector<std::size_t> sizes, nps, elements;
+  std::vector<std::string> collectives;   // allreduce, reduce, allgather
+  std::string type;                       // double or float
+  std::string allreduce, reduce;          // the collectives' algorithms
+  long long repeat = 0, grow = 0;
+  double bw_scale = 0, lat_scale = 0;
+  std::optional<std::vector<std::string>> hosts;  // the ping-pong pair's names (none: the first two)
+  bool pingpong = true;
+  std::string out;                        // the record to write (empty: none)
+  std::string program;                    // wulf-rank-sim
+};
+
+// Checks the options, each with its own message, before anything runs; --grow's platform
+// is written here.
+BenchJob read_bench_job(const po::variables_map& vm) {
+  if (!vm.count("file")) throw InputError("wulf platform bench: no platform file given");
+  BenchJob job;
+  job.file = vm["file"].as<std::string>();
+  job.sizes = size_list(vm["sizes"].as<std::string>(), "sizes");
+  job.nps = size_list(vm["np"].as<std::string>(), "np");
+  job.elements = size_list(vm["elements"].as<std::string>(), "elements");
+  job.collectives = split_list(vm["collectives"].as<std::string>());
+  for (const auto& c : job.collectives)
+    if (!one_of(c, {"allreduce", "reduce", "allgather"}))
+      throw InputError("--collectives: unknown collective '" + c + "' (expected allreduce, reduce or allgather)");
+  job.type = vm["type"].as<std::string>();
+  if (!one_of(job.type, {"double", "float"})) throw InputError("--type: '" + job.type + "' (expected double or float)");
+  job.allreduce = vm["allreduce"].as<std::string>();  // SMPI's own names: SMPI checks them
+  job.reduce = vm["reduce"].as<std::string>();
+  if (!one_of(job.reduce, {"default", "binomial"}) && !is_point_to_point_reduce(job.reduce))
+    throw InputError("--reduce: unknown algorithm '" + job.reduce +
+                     "' (expected default, binomial, wulf-binomial or four-stage)");
+  job.repeat = vm["repeat"].as<long long>();
+  if (job.repeat < 1) throw InputError("--repeat: must be at least 1");
+  if (vm.count("out")) {
+    job.out = vm["out"].as<std::string>();
+    check_writable(job.out, "--out");
   }
-  if (values.empty()) throw InputError("--" + option + ": empty list");
-  return values;
+  job.bw_scale = vm["bw-scale"].as<double>();
+  job.lat_scale = vm["lat-scale"].as<double>();
+  if (!(job.bw_scale > 0) || !(job.lat_scale > 0)) throw InputError("--bw-scale and --lat-scale must be positive");
+  job.grow = vm["grow"].as<long long>();
+  if (job.grow < 0) throw InputError("--grow: must not be negative");
+  if (job.grow > 0) job.grown = std::make_unique<GrownPlatform>(job.file, job.grow);
+  job.run_file = job.grown ? job.grown->path() : job.file;
+  if (vm.count("hosts")) job.hosts = split_list(vm["hosts"].as<std::string>());
+  job.pingpong = !vm.count("no-pingpong");
+  job.program = wulf_program("wulf-rank-sim");
+  return job;
 }
 
-std::vector<std::string> parse_words(const std::string& text) {
-  std::vector<std::string> words;
-  std::stringstream list(text);
-  std::string item;
-  while (std::getline(list, item, ',')) words.push_back(trim(item));
-  return words;
+// The ping-pong pair: the hosts named, or the platform's first two; one core each.
+std::vector<PlatformHost> pingpong_pair(const BenchJob& job, const std::vector<PlatformHost>& hosts) {
+  std::vector<PlatformHost> pair;
+  if (job.hosts) {
+    for (const std::string& name : *job.hosts) {
+      const auto it = std::find_if(hosts.begin(), hosts.end(), [&](const PlatformHost& h) { return h.name == name; });
+      if (it == hosts.end()) throw InputError("--hosts: the platform " + job.file + " has no host '" + name + "'");
+      pair.push_back(*it);
+    }
+    if (pair.size() != 2 || pair[0].name == pair[1].name) throw InputError("--hosts: name two different hosts");
+  } else {
+    if (hosts.size() < 2) throw InputError("platform " + job.file + ": a ping-pong needs two hosts");
+    pair = {hosts[0], hosts[1]};
+  }
+  for (auto& h : pair) h.cores = 1;
+  return pair;
+}
+
+// One smpirun of wulf-rank-sim's bench on the hosts `on`: np ranks measure `what` at each
+// size of list; the rows rank 0 printed.
+std::vector<Json> measure(const BenchJob& job, const std::vector<PlatformHost>& on, std::size_t np,
+                          const std::string& what, const std::vector<std::size_t>& list) {
+  // wulf's own reduces end in (four-stage) or stand beside the library's binomial one.
+  const std::vector<std::string> cfg{
+      "smpi/allreduce:" + job.allreduce,
+      "smpi/reduce:" + (is_point_to_point_reduce(job.reduce) ? std::string("binomial") : job.reduce)};
+  const Hostfile hostfile(on);
+  std::vector<std::string> cmd = smpirun_command(job.run_file, hostfile, static_cast<int>(np), cfg, job.program);
+  cmd.insert(cmd.end(), {"bench", "--what", what, "--sizes", fmt::format("{}", fmt::join(list, ",")), "--repeat",
+                         std::to_string(job.repeat), "--bw-scale", std::to_string(job.bw_scale), "--lat-scale",
+                         std::to_string(job.lat_scale)});
+  if (job.type == "float") cmd.push_back("--float");
+  if (what == "reduce" && is_point_to_point_reduce(job.reduce)) {
+    cmd.insert(cmd.end(), {"--reduce", job.reduce});
+    const std::string layout = job.reduce == "four-stage" ? reduce_layout_of(on, static_cast<int>(np)) : "";
+    if (!layout.empty()) cmd.insert(cmd.end(), {"--reduce-layout", layout});
+  }
+  const RanksOutcome o = run_ranks(cmd, true, true);
+  if (o.code != 0) throw InputError("platform " + job.file + ": the " + what + " run failed: " + o.failure);
+  return read_bench_rows(o.output);
+}
+
+// The record's config: the platform, the pair, the algorithms and the what-ifs.
+Json bench_config(const BenchJob& job, const std::vector<PlatformHost>& pair) {
+  Json config = Json::object();
+  config["command"] = "platform bench";
+  config["platform"] = job.file;
+  config["pingpong_hosts"] = Json::Array{Json(pair[0].name), Json(pair[1].name)};
+  config["type"] = job.type;
+  config["repeat"] = job.repeat;
+  config["collective_algorithm"] = "allreduce:" + job.allreduce + ", reduce:" + job.reduce;
+  config["what_if"]["bw_scale"] = job.bw_scale;
+  config["what_if"]["lat_scale"] = job.lat_scale;
+  config["what_if"]["grow"] = job.grow;
+  config["versions"] = versions_json();
+  return config;
+}
+
+// The ping-pong's table, its latency and bandwidth, into record.
+void bench_pingpong(const BenchJob& job, const std::vector<PlatformHost>& pair, std::ostream& out, Json& record) {
+  out << "ping-pong " << pair[0].name << " <-> " << pair[1].name << " (one way):\n";
+  fmt::print(out, "{:>12}{:>14}{:>18}\n", "bytes", "time", "rate");
+  Json pingpong = Json::array();
+  const std::vector<Json> pp = measure(job, pair, 2, "pingpong", job.sizes);
+  for (const Json& row : pp) {
+    const double t = row.at("time_s").number(), bytes = row.at("bytes").number();
+    fmt::print(out, "{:>12g}{:>14}{:>18}\n", bytes, human_time(t), human_rate(bytes / t));
+    pingpong.push_back(row);
+  }
+  // Latency: the smallest message's time; bandwidth: the largest's bytes over its time
+  // beyond that latency (with one size, that size's rate).
+  const double latency = pp.front().at("time_s").number();
+  const double beyond = pp.size() > 1 ? pp.back().at("time_s").number() - latency : pp.back().at("time_s").number();
+  const double bandwidth = pp.back().at("bytes").number() / std::max(1e-30, beyond);
+  out << "latency " << human_time(latency) << ", bandwidth " << human_rate(bandwidth) << "\n";
+  record["pingpong"] = std::move(pingpong);
+  record["summary"]["latency_s"] = latency;
+  record["summary"]["bandwidth_Bps"] = bandwidth;
+}
+
+// The collectives' table and rows; np above the platform's cores is skipped with a note.
+Json bench_collectives(const BenchJob& job, const std::vector<PlatformHost>& hosts, long long total_cores,
+                       std::ostream& out, std::ostream& err) {
+  Json rows = Json::array();
+  out << "collectives (" << job.type << ", mean of " << job.repeat << " calls, the last rank's return):\n";
+  fmt::print(out, "{:>11}{:>6}{:>10}{:>14}\n", "collective", "np", "elements", "time");
+  for (const std::string& what : job.collectives)
+    for (std::size_t np : job.nps) {
+      if (static_cast<long long>(np) > total_cores) {
+        err << "wulf platform bench: np " << np << " skipped: the platform has " << total_cores << " cores\n";
+        continue;
+      }
+      for (const Json& row : measure(job, hosts, np, what, job.elements)) {
+        fmt::print(out, "{:>11}{:>6}{:>10g}{:>14}\n", what, np, row.at("size").number(),
+                   human_time(row.at("time_s").number()));
+        rows.push_back(row);
+      }
+    }
+  return rows;
 }
 
 int bench_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -155,135 +285,22 @@ int bench_command(const std::vector<std::string>& args, std::ostream& out, std::
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(options).positional(positional).run(), vm);
   if (vm.count("help")) return out << options << "\n", exit_ok;
-  if (!vm.count("file")) throw InputError("wulf platform bench: no platform file given");
-  const std::string file = vm["file"].as<std::string>();
-  const std::vector<std::size_t> sizes = parse_list(vm["sizes"].as<std::string>(), "sizes");
-  const std::vector<std::size_t> nps = parse_list(vm["np"].as<std::string>(), "np");
-  const std::vector<std::size_t> elements = parse_list(vm["elements"].as<std::string>(), "elements");
-  const std::vector<std::string> collectives = parse_words(vm["collectives"].as<std::string>());
-  for (const auto& c : collectives)
-    if (c != "allreduce" && c != "reduce" && c != "allgather")
-      throw InputError("--collectives: unknown collective '" + c + "' (expected allreduce, reduce or allgather)");
-  const std::string type = vm["type"].as<std::string>();
-  if (type != "double" && type != "float") throw InputError("--type: '" + type + "' (expected double or float)");
-  const long long repeat = vm["repeat"].as<long long>();
-  if (repeat < 1) throw InputError("--repeat: must be at least 1");
-  if (vm.count("out")) check_writable(vm["out"].as<std::string>(), "--out");
-  const double bw_scale = vm["bw-scale"].as<double>(), lat_scale = vm["lat-scale"].as<double>();
-  if (!(bw_scale > 0) || !(lat_scale > 0)) throw InputError("--bw-scale and --lat-scale must be positive");
-  const long long grow = vm["grow"].as<long long>();
-  if (grow < 0) throw InputError("--grow: must not be negative");
-  std::unique_ptr<GrownPlatform> grown;
-  if (grow > 0) grown = std::make_unique<GrownPlatform>(file, grow);
-  const std::string run_file = grown ? grown->path() : file;
-
+  const BenchJob job = read_bench_job(vm);
   const std::vector<PlatformHost> hosts =
-      platform_hosts(run_file, static_cast<long long>(*std::max_element(nps.begin(), nps.end())));
+      platform_hosts(job.run_file, static_cast<long long>(*std::max_element(job.nps.begin(), job.nps.end())));
   long long total_cores = 0;
   for (const auto& h : hosts) total_cores += h.cores;
-  // The ping-pong pair: named hosts, or the first two.
-  std::vector<PlatformHost> pair;
-  if (vm.count("hosts")) {
-    for (const std::string& name : parse_words(vm["hosts"].as<std::string>())) {
-      const auto it = std::find_if(hosts.begin(), hosts.end(), [&](const PlatformHost& h) { return h.name == name; });
-      if (it == hosts.end()) throw InputError("--hosts: the platform " + file + " has no host '" + name + "'");
-      pair.push_back(*it);
-    }
-    if (pair.size() != 2 || pair[0].name == pair[1].name) throw InputError("--hosts: name two different hosts");
-  } else {
-    if (hosts.size() < 2) throw InputError("platform " + file + ": a ping-pong needs two hosts");
-    pair = {hosts[0], hosts[1]};
-  }
-  for (auto& h : pair) h.cores = 1;
-
-  const std::string program = wulf_program("wulf-rank-sim");
-  const std::string reduce = vm["reduce"].as<std::string>();
-  if (reduce != "default" && reduce != "binomial" && !is_point_to_point_reduce(reduce))
-    throw InputError("--reduce: unknown algorithm '" + reduce + "' (expected default, binomial, wulf-binomial or four-stage)");
-  // wulf's own reduces end in (four-stage) or stand beside the library's binomial one.
-  const std::vector<std::string> cfg{"smpi/allreduce:" + vm["allreduce"].as<std::string>(),
-                                     "smpi/reduce:" + (is_point_to_point_reduce(reduce) ? std::string("binomial") : reduce)};
-  auto measure = [&](const std::vector<PlatformHost>& on, std::size_t np, const std::string& what,
-                     const std::vector<std::size_t>& list) {
-    const Hostfile hostfile(on);
-    std::vector<std::string> cmd = smpirun_command(run_file, hostfile, static_cast<int>(np), cfg, program);
-    std::ostringstream sizes_text;
-    for (std::size_t i = 0; i < list.size(); ++i) sizes_text << (i ? "," : "") << list[i];
-    cmd.insert(cmd.end(), {"bench", "--what", what, "--sizes", sizes_text.str(), "--repeat", std::to_string(repeat),
-                           "--bw-scale", std::to_string(bw_scale), "--lat-scale", std::to_string(lat_scale)});
-    if (type == "float") cmd.push_back("--float");
-    if (what == "reduce" && is_point_to_point_reduce(reduce)) {
-      cmd.insert(cmd.end(), {"--reduce", reduce});
-      const std::string layout = reduce == "four-stage" ? reduce_layout_of(on, static_cast<int>(np)) : "";
-      if (!layout.empty()) cmd.insert(cmd.end(), {"--reduce-layout", layout});
-    }
-    const RanksOutcome o = run_ranks(cmd, true, true);
-    if (o.code != 0) throw InputError("platform " + file + ": the " + what + " run failed: " + o.failure);
-    std::vector<Json> rows;
-    std::istringstream lines(o.output);
-    std::string line;
-    while (std::getline(lines, line))
-      if (!line.empty() && line.front() == '{') rows.push_back(Json::parse(line));
-    return rows;
-  };
+  const std::vector<PlatformHost> pair = pingpong_pair(job, hosts);
 
   Json record = Json::object();
   record["wulf_record"] = 1;
-  Json& config = record["config"];
-  config["command"] = "platform bench";
-  config["platform"] = file;
-  config["pingpong_hosts"] = Json::Array{Json(pair[0].name), Json(pair[1].name)};
-  config["type"] = type;
-  config["repeat"] = repeat;
-  config["collective_algorithm"] = "allreduce:" + vm["allreduce"].as<std::string>() + ", reduce:" +
-                                   vm["reduce"].as<std::string>();
-  config["what_if"]["bw_scale"] = bw_scale;
-  config["what_if"]["lat_scale"] = lat_scale;
-  config["what_if"]["grow"] = grow;
-  config["versions"] = versions_json();
-
-  out << "platform " << file << ": " << hosts.size() << " hosts, " << total_cores << " cores\n";
-  if (!vm.count("no-pingpong")) {
-    out << "ping-pong " << pair[0].name << " <-> " << pair[1].name << " (one way):\n";
-    out << std::setw(12) << "bytes" << std::setw(14) << "time" << std::setw(18) << "rate" << "\n";
-    Json pingpong = Json::array();
-    const std::vector<Json> pp = measure(pair, 2, "pingpong", sizes);
-    for (const Json& row : pp) {
-      const double t = row.at("time_s").number(), bytes = row.at("bytes").number();
-      out << std::setw(12) << bytes << std::setw(14) << human_time(t) << std::setw(18) << human_rate(bytes / t) << "\n";
-      pingpong.push_back(row);
-    }
-    // Latency: the smallest message's time; bandwidth: the largest's bytes over its time
-    // beyond that latency (with one size, that size's rate).
-    const double latency = pp.front().at("time_s").number();
-    const double beyond = pp.size() > 1 ? pp.back().at("time_s").number() - latency : pp.back().at("time_s").number();
-    const double bandwidth = pp.back().at("bytes").number() / std::max(1e-30, beyond);
-    out << "latency " << human_time(latency) << ", bandwidth " << human_rate(bandwidth) << "\n";
-    record["pingpong"] = std::move(pingpong);
-    record["summary"]["latency_s"] = latency;
-    record["summary"]["bandwidth_Bps"] = bandwidth;
-  }
-
-  Json rows = Json::array();
-  out << "collectives (" << type << ", mean of " << repeat << " calls, the last rank's return):\n";
-  out << std::setw(11) << "collective" << std::setw(6) << "np" << std::setw(10) << "elements" << std::setw(14)
-      << "time" << "\n";
-  for (const std::string& what : collectives)
-    for (std::size_t np : nps) {
-      if (static_cast<long long>(np) > total_cores) {
-        err << "wulf platform bench: np " << np << " skipped: the platform has " << total_cores << " cores\n";
-        continue;
-      }
-      for (const Json& row : measure(hosts, np, what, elements)) {
-        out << std::setw(11) << what << std::setw(6) << np << std::setw(10) << row.at("size").number() << std::setw(14)
-            << human_time(row.at("time_s").number()) << "\n";
-        rows.push_back(row);
-      }
-    }
-  record["collectives"] = std::move(rows);
-  if (vm.count("out")) {
-    write_file_atomically(vm["out"].as<std::string>(), record.dump() + "\n");
-    out << "record: " << vm["out"].as<std::string>() << "\n";
+  record["config"] = bench_config(job, pair);
+  out << "platform " << job.file << ": " << hosts.size() << " hosts, " << total_cores << " cores\n";
+  if (job.pingpong) bench_pingpong(job, pair, out, record);
+  record["collectives"] = bench_collectives(job, hosts, total_cores, out, err);
+  if (!job.out.empty()) {
+    write_file_atomically(job.out, record.dump() + "\n");
+    out << "record: " << job.out << "\n";
   }
   return exit_ok;
 }

@@ -14,16 +14,13 @@
 #include "train/result_record.hpp"
 
 #include <boost/program_options.hpp>
+#include <fmt/format.h>
+#include <fmt/ostream.h>
 
 #include <chrono>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
-#include <iomanip>
 #include <ostream>
-#include <sstream>
-
-#include <unistd.h>
 
 namespace wulf {
 namespace {
@@ -60,9 +57,74 @@ std::string default_record_path() {
   return path;
 }
 
+// Seed 000's Table VII beside wulf's model and simulator: the table printed, its cells for
+// the record. tmp is the simulations' record file.
+Json bat_cave_table(std::ostream& out, const std::string& tmp) {
+  const ModelConstants bat = model_constants(read_profile("batcave-function"));
+  Json bat_grid = Json::array();
+  double seq[4];
+  for (int j = 0; j < 4; ++j) seq[j] = simulated_iteration(1, kBlocks[j], tmp);
+  out << "speedup of one iteration, Bat Cave: paper / model / simulation\n";
+  fmt::print(out, "{:>4}", "p");
+  for (int b : kBlocks) fmt::print(out, "{:>20}", "b = " + std::to_string(b));
+  out << "\n";
+  for (int i = 0; i < 3; ++i) {
+    fmt::print(out, "{:>4}", kProcs[i]);
+    for (int j = 0; j < 4; ++j) {
+      const double sim = seq[j] / simulated_iteration(kProcs[i], kBlocks[j], tmp);
+      const std::string cell =
+          fmt::format("{:.2f} / {:.2f} / {:.2f}", kTableVII[i][j], model_speedup(bat, kProcs[i], kBlocks[j]), sim);
+      fmt::print(out, "{:>20}", cell);
+      Json e = Json::object();
+      e["p"] = kProcs[i], e["b"] = kBlocks[j], e["paper"] = kTableVII[i][j];
+      e["model"] = model_speedup(bat, kProcs[i], kBlocks[j]), e["simulation"] = sim;
+      bat_grid.push_back(std::move(e));
+    }
+    out << "\n";
+  }
+  return bat_grid;
+}
+
+// This machine's constants (wulf calibrate) at each block size of the table.
+std::vector<ModelConstants> calibrate_here(const TempDir& dir) {
+  std::vector<ModelConstants> here;
+  for (int b : kBlocks) {
+    std::string cal_out, cal_err;
+    const std::vector<std::string> cmd{wulf_program("wulf"), "calibrate", "--problem", "function", "--block",
+                                       std::to_string(b), "--np", "2", "--profile-out", dir.file("p"),
+                                       "--platform-out", dir.file("m.xml")};
+    if (run_program_captured(cmd, cal_out, cal_err) != 0)
+      throw InputError("wulf study: calibrating this machine failed: " + cal_err);
+    here.push_back(model_constants(read_profile(dir.file("p"))));
+  }
+  return here;
+}
+
+// The model's speedups for this machine: the table printed, its cells for the record.
+Json this_machine_table(std::ostream& out, const std::vector<ModelConstants>& here) {
+  Json here_grid = Json::array();
+  out << "speedup of one iteration, this machine (model, eq. 7)\n";
+  fmt::print(out, "{:>4}", "p");
+  for (int b : kBlocks) fmt::print(out, "{:>10}", "b = " + std::to_string(b));
+  out << "\n";
+  for (int p : kProcs) {
+    fmt::print(out, "{:>4}", p);
+    for (std::size_t j = 0; j < 4; ++j) {
+      fmt::print(out, "{:>10.2f}", model_speedup(here[j], p, kBlocks[j]));
+      Json e = Json::object();
+      e["p"] = p, e["b"] = kBlocks[j], e["model"] = model_speedup(here[j], p, kBlocks[j]);
+      e["Ti_s"] = here[j].Ti, e["Tw_s"] = here[j].Tw, e["Tf_s"] = here[j].Tf, e["Tb_s"] = here[j].Tb;
+      e["Tu_s"] = here[j].Tu, e["Ts_s"] = here[j].Ts;
+      here_grid.push_back(std::move(e));
+    }
+    out << "\n";
+  }
+  return here_grid;
+}
+
 }  // namespace
 
-int study_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+int study_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& /*err*/) {
   namespace po = boost::program_options;
   po::options_description options("wulf study [options]: seed 000's Table VII by the paper, wulf's model and\n"
                                   "wulf's simulator, then the same grid predicted for this machine", 110, 55);
@@ -85,84 +147,29 @@ int study_command(const std::vector<std::string>& args, std::ostream& out, std::
   record["config"]["platform"] = "platforms/batcave.xml";
   record["config"]["profile"] = "batcave-function";
   record["config"]["versions"] = versions_json();
-  Json bat_grid = Json::array(), here_grid = Json::array();
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("wulf-study-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  const std::string tmp = (dir / "r.json").string();
+  const TempDir dir("study");
 
   out << "How much faster does training go on more processors? Seed 000 (Moerchen) predicted it for\n"
          "its function example (a 2-128-128-1 net, 1 024 patterns) on Bat Cave, 8 PIII nodes on\n"
          "100 Mbit Ethernet, from measured constants (its Tables II and V). wulf does it twice: with\n"
          "the paper's equation (7), and by simulating the cluster (platforms/batcave.xml) in SimGrid.\n\n";
-  const ModelConstants bat = model_constants(read_profile("batcave-function"));
-  double seq[4];
-  try {
-    for (int j = 0; j < 4; ++j) seq[j] = simulated_iteration(1, kBlocks[j], tmp);
-    out << "speedup of one iteration, Bat Cave: paper / model / simulation\n" << std::setw(4) << "p";
-    for (int b : kBlocks) out << std::setw(20) << ("b = " + std::to_string(b));
-    out << "\n";
-    for (int i = 0; i < 3; ++i) {
-      out << std::setw(4) << kProcs[i];
-      for (int j = 0; j < 4; ++j) {
-        const double sim = seq[j] / simulated_iteration(kProcs[i], kBlocks[j], tmp);
-        std::ostringstream cell;
-        cell << std::fixed << std::setprecision(2) << kTableVII[i][j] << " / "
-             << model_speedup(bat, kProcs[i], kBlocks[j]) << " / " << sim;
-        out << std::setw(20) << cell.str();
-        Json e = Json::object();
-        e["p"] = kProcs[i], e["b"] = kBlocks[j], e["paper"] = kTableVII[i][j];
-        e["model"] = model_speedup(bat, kProcs[i], kBlocks[j]), e["simulation"] = sim;
-        bat_grid.push_back(std::move(e));
-      }
-      out << "\n";
-    }
-    out << "Below 1, more processors are slower than one: the allreduce of 16 768 weights after\n"
-           "every block costs more than the work it shares out, until the blocks are large.\n\n";
+  record["bat_cave"] = bat_cave_table(out, dir.file("r.json"));
+  out << "Below 1, more processors are slower than one: the allreduce of 16 768 weights after\n"
+         "every block costs more than the work it shares out, until the blocks are large.\n\n";
 
-    // This machine: its own constants (wulf calibrate), at each block size.
-    out << "The same grid for processors like this machine's cores, from its own measured constants\n"
-           "(wulf calibrate: the phases on one core, the allreduce over mpirun on 2 ranks; p = 4, 8\n"
-           "extrapolate eq. (4) beyond the cores this machine has):\n"
-        << std::flush;
-    std::vector<ModelConstants> here;
-    for (int b : kBlocks) {
-      std::string cal_out, cal_err;
-      const std::vector<std::string> cmd{wulf_program("wulf"), "calibrate", "--problem", "function", "--block",
-                                         std::to_string(b), "--np", "2", "--profile-out", (dir / "p").string(),
-                                         "--platform-out", (dir / "m.xml").string()};
-      if (run_program_captured(cmd, cal_out, cal_err) != 0)
-        throw InputError("wulf study: calibrating this machine failed: " + cal_err);
-      here.push_back(model_constants(read_profile((dir / "p").string())));
-    }
-    out << "speedup of one iteration, this machine (model, eq. 7)\n" << std::setw(4) << "p";
-    for (int b : kBlocks) out << std::setw(10) << ("b = " + std::to_string(b));
-    out << "\n";
-    for (int p : kProcs) {
-      out << std::setw(4) << p;
-      for (std::size_t j = 0; j < 4; ++j) {
-        out << std::setw(10) << std::fixed << std::setprecision(2) << model_speedup(here[j], p, kBlocks[j]);
-        Json e = Json::object();
-        e["p"] = p, e["b"] = kBlocks[j], e["model"] = model_speedup(here[j], p, kBlocks[j]);
-        e["Ti_s"] = here[j].Ti, e["Tw_s"] = here[j].Tw, e["Tf_s"] = here[j].Tf, e["Tb_s"] = here[j].Tb;
-        e["Tu_s"] = here[j].Tu, e["Ts_s"] = here[j].Ts;
-        here_grid.push_back(std::move(e));
-      }
-      out << "\n";
-    }
-    out << std::defaultfloat << std::setprecision(3) << "(allreduce here: Ti " << here[0].Ti * 1e6 << " us, Tw "
-        << here[0].Tw * 1e9 << " ns per weight, against Bat Cave's 365.868 us and 798 ns)\n\n"
-        << "More: wulf model, wulf validate, wulf train --engine real|sim, wulf platform info|bench;\n"
-        << "experiments/README.md lists every table and figure reproduced.\n";
-    record["bat_cave"] = std::move(bat_grid);
-    record["this_machine"] = std::move(here_grid);
-    write_file_atomically(record_path, record.dump() + "\n");
-    out << "record: " << record_path << "\n";
-  } catch (...) {
-    std::filesystem::remove_all(dir);
-    throw;
-  }
-  std::filesystem::remove_all(dir);
-  (void)err;
+  out << "The same grid for processors like this machine's cores, from its own measured constants\n"
+         "(wulf calibrate: the phases on one core, the allreduce over mpirun on 2 ranks; p = 4, 8\n"
+         "extrapolate eq. (4) beyond the cores this machine has):\n"
+      << std::flush;
+  const std::vector<ModelConstants> here = calibrate_here(dir);
+  record["this_machine"] = this_machine_table(out, here);
+  fmt::print(out,
+             "(allreduce here: Ti {:.3g} us, Tw {:.3g} ns per weight, against Bat Cave's 365.868 us and 798 ns)\n\n",
+             here[0].Ti * 1e6, here[0].Tw * 1e9);
+  out << "More: wulf model, wulf validate, wulf train --engine real|sim, wulf platform info|bench;\n"
+      << "experiments/README.md lists every table and figure reproduced.\n";
+  write_file_atomically(record_path, record.dump() + "\n");
+  out << "record: " << record_path << "\n";
   return exit_ok;
 }
 

@@ -6,8 +6,11 @@
 #include "predict/gradient_bench.hpp"
 #include "util/text.hpp"
 
+#include <boost/program_options.hpp>
+
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <ostream>
 #include <sstream>
@@ -15,58 +18,73 @@
 
 namespace wulf {
 
-CommBenchConfig parse_comm_bench(const std::vector<std::string>& args) {
-  CommBenchConfig c;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto value = [&]() -> const std::string& {
-      if (i + 1 >= args.size()) throw InputError("bench: " + a + " needs a value");
-      return args[++i];
-    };
-    if (a == "--what") {
-      c.what = value();
-    } else if (a == "--sizes") {
-      std::stringstream list(value());
-      std::string item;
-      while (std::getline(list, item, ',')) {
-        const auto v = parse_number(item);
-        if (!v || *v < 1 || *v != static_cast<double>(static_cast<std::size_t>(*v)))
-          throw InputError("bench: size '" + item + "' is not a whole number >= 1");
-        c.sizes.push_back(static_cast<std::size_t>(*v));
-      }
-    } else if (a == "--reduce") {
-      c.reduce = value();
-    } else if (a == "--reduce-layout") {
-      c.reduce_layout = value();
-    } else if (a == "--check") {
-      c.check = true;
-    } else if (a == "--root") {
-      const auto v = parse_number(value());
-      if (!v || *v < 0) throw InputError("bench: --root must be a rank");
-      c.root = static_cast<int>(*v);
-    } else if (a == "--net") {
-      c.net = value();
-    } else if (a == "--sgemm") {
-      const auto v = parse_number(value());
-      if (!v || *v < 1 || *v > 16384 || *v != static_cast<double>(static_cast<int>(*v)))
-        throw InputError("bench: --sgemm must be a whole number in 1..16384");
-      c.sgemm_n = static_cast<int>(*v);
-    } else if (a == "--float") {
-      c.doubles = false;
-    } else if (a == "--bw-scale" || a == "--lat-scale") {
-      const auto v = parse_number(value());
-      if (!v || *v <= 0) throw InputError("bench: " + a + " must be a positive number");
-      (a == "--bw-scale" ? c.bw_scale : c.lat_scale) = *v;
-    } else if (a == "--repeat") {
-      const auto v = parse_number(value());
-      if (!v || *v < 1) throw InputError("bench: --repeat must be at least 1");
-      c.repeat = static_cast<int>(*v);
-    } else {
-      throw InputError("bench: unknown argument '" + a + "'");
-    }
+namespace {
+
+namespace po = boost::program_options;
+
+// The rank program's bench options, as wulf platform bench and wulf calibrate pass them;
+// CommBenchConfig holds their defaults. Values stay text here so that parse_comm_bench
+// checks each with its own message; only whole option names are taken (no abbreviations).
+po::variables_map read_bench_options(const std::vector<std::string>& args) {
+  po::options_description options("bench");
+  options.add_options()
+      ("what", po::value<std::string>(), "pingpong, allreduce, reduce, allgather or gradient")
+      ("sizes", po::value<std::string>(), "a list: bytes (pingpong), elements (collectives), patterns (gradient)")
+      ("float", "collectives of floats instead of doubles")
+      ("repeat", po::value<std::string>(), "calls per measurement")
+      ("bw-scale", po::value<std::string>(), "what-if: links' bandwidth times this")
+      ("lat-scale", po::value<std::string>(), "what-if: links' latency times this")
+      ("reduce", po::value<std::string>(), "wulf-binomial or four-stage: wulf's own reduce")
+      ("reduce-layout", po::value<std::string>(), "four-stage: ReduceLayout's text")
+      ("check", "reduce: check the sum exactly instead of timing")
+      ("root", po::value<std::string>(), "reduce: the root of the check")
+      ("net", po::value<std::string>(), "gradient: jocr or digits")
+      ("sgemm", po::value<std::string>(), "gradient: the n x n SGEMM it is compared with");
+  try {
+    const auto style = po::command_line_style::unix_style ^ po::command_line_style::allow_guessing;
+    const po::parsed_options parsed =
+        po::command_line_parser(args).options(options).style(style).allow_unregistered().run();
+    const std::vector<std::string> unknown = po::collect_unrecognized(parsed.options, po::include_positional);
+    if (!unknown.empty()) throw InputError("bench: unknown argument '" + unknown.front() + "'");
+    po::variables_map vm;
+    po::store(parsed, vm);
+    return vm;
+  } catch (const po::invalid_command_line_syntax& e) {
+    if (e.kind() != po::invalid_command_line_syntax::missing_parameter) throw;
+    throw InputError("bench: " + e.get_option_name() + " needs a value");
   }
-  if (c.what != "pingpong" && c.what != "allreduce" && c.what != "reduce" && c.what != "allgather" &&
-      c.what != "gradient")
+}
+
+}  // namespace
+
+CommBenchConfig parse_comm_bench(const std::vector<std::string>& args) {
+  const po::variables_map vm = read_bench_options(args);
+  auto given = [&](const char* option) { return vm.count(option) > 0; };
+  auto text = [&](const char* option) { return vm[option].as<std::string>(); };
+  // The number given for option, refused with "bench: --option rule" unless ok.
+  auto number = [&](const char* option, bool (*ok)(double), const char* rule) {
+    const auto v = parse_number(text(option));
+    if (!v || !ok(*v)) throw InputError("bench: --" + std::string(option) + " " + rule);
+    return *v;
+  };
+  auto at_least_1 = [](double v) { return v >= 1; };
+  auto positive = [](double v) { return v > 0; };
+  CommBenchConfig c;
+  if (given("what")) c.what = text("what");
+  if (given("sizes")) c.sizes = size_list(text("sizes"), "sizes");
+  c.doubles = !given("float");
+  if (given("repeat")) c.repeat = static_cast<int>(number("repeat", at_least_1, "must be at least 1"));
+  if (given("bw-scale")) c.bw_scale = number("bw-scale", positive, "must be a positive number");
+  if (given("lat-scale")) c.lat_scale = number("lat-scale", positive, "must be a positive number");
+  if (given("reduce")) c.reduce = text("reduce");
+  if (given("reduce-layout")) c.reduce_layout = text("reduce-layout");
+  c.check = given("check");
+  if (given("root")) c.root = static_cast<int>(number("root", [](double v) { return v >= 0; }, "must be a rank"));
+  if (given("net")) c.net = text("net");
+  if (given("sgemm"))
+    c.sgemm_n = static_cast<int>(number("sgemm", [](double v) { return v >= 1 && v <= 16384 && v == std::floor(v); },
+                                        "must be a whole number in 1..16384"));
+  if (!one_of(c.what, {"pingpong", "allreduce", "reduce", "allgather", "gradient"}))
     throw InputError("bench: --what must be pingpong, allreduce, reduce, allgather or gradient");
   if (c.what == "gradient") gradient_bench_net(c.net);  // refuses an unknown net here
   if (c.sizes.empty()) throw InputError("bench: no --sizes");
@@ -183,6 +201,15 @@ void run_comm_bench(const CommBenchConfig& c, Comm& comm, Compute& compute, std:
       out << "}" << std::endl;
     }
   }
+}
+
+std::vector<Json> read_bench_rows(const std::string& output) {
+  std::vector<Json> rows;
+  std::istringstream lines(output);
+  std::string line;
+  while (std::getline(lines, line))
+    if (!line.empty() && line.front() == '{') rows.push_back(Json::parse(line));
+  return rows;
 }
 
 }  // namespace wulf

@@ -7,6 +7,7 @@
 #include "util/errors.hpp"
 #include "comm/comm.hpp"
 #include "comm/compute.hpp"
+#include "util/json.hpp"
 
 #include <iosfwd>
 #include <string>
@@ -46,5 +47,9 @@ class PointToPointReduce;
 void run_comm_bench(const CommBenchConfig& config, Comm& comm, Compute& compute, std::ostream& out,
                     const PointToPointReduce* reducer = nullptr);
 // --what gradient runs run_gradient_bench instead (its own JSON fields).
+
+// The rows rank 0 printed, from the ranks' whole output: every line that is a JSON object
+// (the MPI's and the simulator's own lines are skipped).
+std::vector<Json> read_bench_rows(const std::string& output);
 
 }  // namespace wulf

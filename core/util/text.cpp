@@ -59,4 +59,13 @@ std::vector<double> number_list(std::string_view text, const std::string& option
   return values;
 }
 
+std::vector<std::size_t> size_list(std::string_view text, const std::string& option) {
+  const std::vector<long long> values = whole_list(text, option);
+  return std::vector<std::size_t>(values.begin(), values.end());
+}
+
+bool one_of(std::string_view value, std::initializer_list<std::string_view> choices) {
+  return std::find(choices.begin(), choices.end(), value) != choices.end();
+}
+
 }  // namespace wulf
