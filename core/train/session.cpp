@@ -14,28 +14,21 @@ namespace wulf {
 
 std::vector<TrainConfig> sweep_configs(const TrainConfig& base, const std::string& sweep) {
   std::vector<TrainConfig> out{base};
-  std::stringstream items(sweep);
-  std::string item;
-  while (std::getline(items, item, ';')) {
-    if (item.find_first_not_of(' ') == std::string::npos) continue;
+  for (const std::string& item : split_list(sweep, ';')) {
+    if (item.empty()) continue;
     const auto eq = item.find('=');
     if (eq == std::string::npos) throw InputError("--sweep: '" + item + "' is not key=value,value,...");
     const std::string key = trim(item.substr(0, eq));
     if (key != "eta" && key != "alpha" && key != "block" && key != "seed")
       throw InputError("--sweep: unknown key '" + key + "' (expected eta, alpha, block or seed)");
-    std::vector<double> values;
-    std::stringstream list(item.substr(eq + 1));
-    std::string text;
-    while (std::getline(list, text, ',')) {
-      const std::optional<double> number = parse_number(text);
-      if (!number) throw InputError("--sweep " + key + ": '" + text + "' is not a number");
-      const double v = *number;
-      if ((key == "block" || key == "seed") && (v < (key == "block" ? 1 : 0) || v != std::floor(v)))
-        throw InputError("--sweep " + key + ": '" + text + "' must be a whole number" +
-                         (key == "block" ? " >= 1" : " >= 0"));
-      values.push_back(v);
-    }
-    if (values.empty()) throw InputError("--sweep " + key + ": no values");
+    // block and seed are counts: whole numbers, at least 1 and 0.
+    const std::vector<double> values =
+        key == "eta" || key == "alpha"
+            ? number_list(item.substr(eq + 1), "sweep " + key)
+            : [&] {
+                const std::vector<long long> whole = whole_list(item.substr(eq + 1), "sweep " + key, key == "block" ? 1 : 0);
+                return std::vector<double>(whole.begin(), whole.end());
+              }();
     std::vector<TrainConfig> next;
     for (const TrainConfig& c : out)
       for (double v : values) {

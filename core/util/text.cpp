@@ -25,11 +25,11 @@ std::optional<double> parse_number(std::string_view text) {
   return v;
 }
 
-std::vector<std::string> split_list(std::string_view text) {
+std::vector<std::string> split_list(std::string_view text, char separator) {
   std::vector<std::string> items;
   std::size_t start = 0;
   while (start <= text.size() && !text.empty()) {
-    const std::size_t end = std::min(text.find(',', start), text.size());
+    const std::size_t end = std::min(text.find(separator, start), text.size());
     items.push_back(trim(text.substr(start, end - start)));
     start = end + 1;
   }

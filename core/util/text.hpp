@@ -15,8 +15,9 @@ std::string trim(std::string_view s);
 // The finite number that all of text (blanks around it allowed) spells, or nothing.
 std::optional<double> parse_number(std::string_view text);
 
-// The items of a comma-separated option value, each trimmed: "4, 16,64" -> {"4", "16", "64"}.
-std::vector<std::string> split_list(std::string_view text);
+// The items of a comma-separated option value, each trimmed: "4, 16,64" -> {"4", "16", "64"}
+// (another separator for lists of lists: "eta=0.5,1.5;alpha=0.9" split at ';').
+std::vector<std::string> split_list(std::string_view text, char separator = ',');
 // A list of whole numbers, each at least `least`. Throws InputError naming --option for an
 // item that is not one ("--np: 'x' is not a whole number >= 1") and for an empty list.
 std::vector<long long> whole_list(std::string_view text, const std::string& option, long long least = 1);
