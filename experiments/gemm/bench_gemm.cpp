@@ -22,9 +22,9 @@
 #include <wulf/build_info.hpp>
 
 #include <benchmark/benchmark.h>
+#include <fmt/ostream.h>
 
 #include <algorithm>
-#include <iomanip>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -182,13 +182,11 @@ void SummaryReporter::ReportRuns(const std::vector<Run>& runs) {
 void SummaryReporter::Finalize() {
   ConsoleReporter::Finalize();
   std::ostream& out = GetOutputStream();
-  out << std::fixed << "\nsummary: float, one core, Eigen " << wulf::build::eigen_version << " (" << wulf::simd_in_use()
-      << "), " << wulf::build::compiler << " " << wulf::build::cxx_flags << "; each line the best repetition\n";
-  out << std::left << std::setw(22) << "what" << std::right << std::setw(10) << "GFlop/s" << std::setw(9) << "on CPU"
-      << "\n";
+  fmt::print(out, "\nsummary: float, one core, Eigen {} ({}), {} {}; each line the best repetition\n",
+             wulf::build::eigen_version, wulf::simd_in_use(), wulf::build::compiler, wulf::build::cxx_flags);
+  fmt::print(out, "{:<22}{:>10}{:>9}\n", "what", "GFlop/s", "on CPU");
   auto row = [&](const std::string& label, const Best& b) {
-    out << std::left << std::setw(22) << label << std::right << std::setprecision(1) << std::setw(10)
-        << rate(b, "GFlop/s") << std::setprecision(0) << std::setw(8) << 100 * b.on_cpu << "%\n";
+    fmt::print(out, "{:<22}{:>10.1f}{:>8.0f}%\n", label, rate(b, "GFlop/s"), 100 * b.on_cpu);
   };
   const Best peak = best("fma_peak/");
   if (peak.seconds > 0)
@@ -201,16 +199,15 @@ void SummaryReporter::Finalize() {
     sgemm = std::max(sgemm, rate(b, "GFlop/s"));
   }
   if (sgemm > 0) {
-    out << "reference SGEMM: the best of these, " << std::setprecision(1) << sgemm << " GFlop/s";
-    if (peak.seconds > 0) out << " (" << std::setprecision(0) << 100 * sgemm / rate(peak, "GFlop/s") << "% of the peak)";
+    fmt::print(out, "reference SGEMM: the best of these, {:.1f} GFlop/s", sgemm);
+    if (peak.seconds > 0) fmt::print(out, " ({:.0f}% of the peak)", 100 * sgemm / rate(peak, "GFlop/s"));
     out << "\n";
   }
   out << "\ngradient = forward + backward of a block, no update. 6w: flops counted as kernel_flops,\n"
          "6 per weight per pattern; products: the flops of its matrix products. In products: the\n"
          "time of those products alone over the gradient's time.\n";
-  out << std::left << std::setw(8) << "net" << std::right << std::setw(7) << "batch" << std::setw(12) << "GFlop/s 6w"
-      << std::setw(9) << "x SGEMM" << std::setw(18) << "GFlop/s products" << std::setw(9) << "x SGEMM"
-      << std::setw(13) << "in products" << std::setw(9) << "on CPU" << "\n";
+  fmt::print(out, "{:<8}{:>7}{:>12}{:>9}{:>18}{:>9}{:>13}{:>9}\n", "net", "batch", "GFlop/s 6w", "x SGEMM",
+             "GFlop/s products", "x SGEMM", "in products", "on CPU");
   double worst6 = 0, worst_products = 0;  // JOCR
   for (const auto& [net, list] : batches)
     for (int b : list) {
@@ -219,27 +216,21 @@ void SummaryReporter::Finalize() {
       if (g.seconds <= 0) continue;
       // Ratios to SGEMM only when it ran (a --benchmark_filter may leave it out).
       const double r6 = sgemm > 0 ? rate(g, "GFlop/s") / sgemm : 0, rp = sgemm > 0 ? rate(g, "GEMM GFlop/s") / sgemm : 0;
-      auto ratio = [&](double r) -> std::ostream& {
-        return r > 0 ? out << std::setprecision(2) << std::setw(9) << r : out << std::setw(9) << "-";
-      };
-      out << std::left << std::setw(8) << net << std::right << std::setw(7) << b << std::setprecision(1)
-          << std::setw(12) << rate(g, "GFlop/s");
-      ratio(r6) << std::setprecision(1) << std::setw(18) << rate(g, "GEMM GFlop/s");
-      ratio(rp) << std::setprecision(0);
-      if (p.seconds > 0)
-        out << std::setw(12) << 100 * p.seconds / g.seconds << "%";
-      else
-        out << std::setw(13) << "-";
-      out << std::setw(8) << 100 * g.on_cpu << "%\n";
+      auto ratio = [](double r) { return r > 0 ? fmt::format("{:>9.2f}", r) : fmt::format("{:>9}", "-"); };
+      const std::string in_products =
+          p.seconds > 0 ? fmt::format("{:>12.0f}%", 100 * p.seconds / g.seconds) : fmt::format("{:>13}", "-");
+      fmt::print(out, "{:<8}{:>7}{:>12.1f}{}{:>18.1f}{}{}{:>8.0f}%\n", net, b, rate(g, "GFlop/s"), ratio(r6),
+                 rate(g, "GEMM GFlop/s"), ratio(rp), in_products, 100 * g.on_cpu);
       if (net == "jocr") {
         worst6 = worst6 == 0 ? r6 : std::min(worst6, r6);
         worst_products = worst_products == 0 ? rp : std::min(worst_products, rp);
       }
     }
   if (worst6 > 0)
-    out << "target: the JOCR gradient >= 70% of SGEMM at every batch: worst " << std::setprecision(0) << 100 * worst6
-        << "% counting 6w (" << 100 * worst_products << "% counting its products) -> "
-        << (worst6 >= 0.7 ? "met" : "NOT met") << "\n";
+    fmt::print(out,
+               "target: the JOCR gradient >= 70% of SGEMM at every batch: worst {:.0f}% counting 6w "
+               "({:.0f}% counting its products) -> {}\n",
+               100 * worst6, 100 * worst_products, worst6 >= 0.7 ? "met" : "NOT met");
 }
 
 }  // namespace

@@ -16,10 +16,10 @@
 
 #include <benchmark/benchmark.h>
 #include <floatfann.h>
+#include <fmt/ostream.h>
 
 #include <cstdlib>
 #include <cstring>
-#include <iomanip>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -114,20 +114,18 @@ class SummaryReporter : public benchmark::ConsoleReporter {
     ConsoleReporter::Finalize();
     auto& out = GetOutputStream();
     const auto peer = rates_.find("fann/incremental");
-    out << "\nsummary: 784-64-64-10 on " << g_patterns << " MNIST patterns, one core\n";
-    out << std::left << std::setw(28) << "what" << std::right << std::setw(16) << "patterns/s" << std::setw(14)
-        << "x FANN incr." << "\n";
+    fmt::print(out, "\nsummary: 784-64-64-10 on {} MNIST patterns, one core\n", g_patterns);
+    fmt::print(out, "{:<28}{:>16}{:>14}\n", "what", "patterns/s", "x FANN incr.");
     for (const auto& [name, rate] : rates_) {
-      out << std::left << std::setw(28) << name << std::right << std::setw(16) << std::fixed << std::setprecision(0)
-          << rate;
-      if (peer != rates_.end()) out << std::setw(13) << std::setprecision(2) << rate / peer->second << "x";
+      fmt::print(out, "{:<28}{:>16.0f}", name, rate);
+      if (peer != rates_.end()) fmt::print(out, "{:>13.2f}x", rate / peer->second);
       out << "\n";
     }
     const auto target = rates_.find("wulf/float/256");
     if (peer != rates_.end() && target != rates_.end()) {
       const double ratio = target->second / peer->second;
-      out << "target: wulf float at block 256 >= 10x FANN incremental: " << std::setprecision(1) << ratio << "x -> "
-          << (ratio >= 10 ? "met" : "NOT met") << "\n";
+      fmt::print(out, "target: wulf float at block 256 >= 10x FANN incremental: {:.1f}x -> {}\n", ratio,
+                 ratio >= 10 ? "met" : "NOT met");
     }
   }
 
