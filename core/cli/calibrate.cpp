@@ -145,17 +145,16 @@ int calibrate_command(const std::vector<std::string>& args, std::ostream& out, s
   }
   const Json record = read_json_file(record_path);
   std::filesystem::remove(record_path);
-  const Json& ph = record.at("phases");
-  const Json& cfg = record.at("config");
+  auto field = [&](const std::string& pointer) { return json_field<double>(record, pointer, record_path); };
   // Without a test set, wulf checks the error on the whole training set after every
   // iteration: that pass is the model's m test patterns, m = n.
-  const double n = cfg.at("train_patterns").number();
-  const double m = cfg.at("test_patterns").number() > 0 ? cfg.at("test_patterns").number() : n;
-  const double w = cfg.at("parameters").number(), b = cfg.at("block").number();
-  const double its = record.at("final").at("iterations").number();
+  const double n = field("/config/train_patterns");
+  const double m = field("/config/test_patterns") > 0 ? field("/config/test_patterns") : n;
+  const double w = field("/config/parameters"), b = field("/config/block");
+  const double its = field("/final/iterations");
   auto per = [&](const char* seconds, const char* count) {
-    const double c = ph.at(count).number();
-    return c > 0 ? ph.at(seconds).number() / c : 0.0;
+    const double c = field(std::string("/phases/") + count);
+    return c > 0 ? field(std::string("/phases/") + seconds) / c : 0.0;
   };
   const double Tf = per("forward_s", "forward_patterns"), Tb = per("backward_s", "backward_patterns");
   const double Tu = per("update_s", "updates");
@@ -165,7 +164,7 @@ int calibrate_command(const std::vector<std::string>& args, std::ostream& out, s
   // the training forward pass in blocks of b: the model's m (Tf + Ts) is then still the test
   // pass's time (clamping Ts at 0 over-predicted every iteration by up to 14%).
   const double Ts = per("test_s", "test_patterns") - Tf;
-  const double iteration = record.at("final").at("time_s").number() / its;
+  const double iteration = field("/final/time_s") / its;
   // To: what one iteration took beyond eq. (3)'s terms (gathering, shuffling, bookkeeping).
   const double counted = (n + m) * Tf + n * Tb + n / b * (Tu + Tm) + m * Ts;
   const double To = std::max(0.0, iteration - counted);
@@ -191,9 +190,9 @@ int calibrate_command(const std::vector<std::string>& args, std::ostream& out, s
     std::string line;
     while (std::getline(lines, line)) {
       if (line.empty() || line.front() != '{') continue;
-      Json row = Json::parse(line);
-      xs.push_back(row.at("size").number() * std::ceil(std::log2(static_cast<double>(p))));
-      ts.push_back(row.at("time_s").number());
+      Json row = parse_json(line, "the allreduce benchmark's output");
+      xs.push_back(row.at("size").get<double>() * std::ceil(std::log2(static_cast<double>(p))));
+      ts.push_back(row.at("time_s").get<double>());
       points.push_back(std::move(row));
     }
   }
@@ -209,9 +208,9 @@ int calibrate_command(const std::vector<std::string>& args, std::ostream& out, s
       << std::setw(6) << "p" << std::setw(10) << "w" << std::setw(14) << "measured" << std::setw(14) << "fit"
       << std::setw(12) << "residual\n";
   for (std::size_t i = 0; i < points.size(); ++i)
-    out << std::setw(6) << points[i].at("np").number() << std::setw(10) << points[i].at("size").number() << std::setw(11)
-        << ts[i] * 1e6 << " us" << std::setw(11) << (ts[i] - fit.residuals[i]) * 1e6 << " us" << std::setw(10)
-        << std::showpos << 100 * fit.residuals[i] / ts[i] << std::noshowpos << " %\n";
+    out << std::setw(6) << points[i].at("np").get<double>() << std::setw(10) << points[i].at("size").get<double>()
+        << std::setw(11) << ts[i] * 1e6 << " us" << std::setw(11) << (ts[i] - fit.residuals[i]) * 1e6 << " us"
+        << std::setw(10) << std::showpos << 100 * fit.residuals[i] / ts[i] << std::noshowpos << " %\n";
 
   // 3. The profile.
   {
@@ -222,7 +221,8 @@ int calibrate_command(const std::vector<std::string>& args, std::ostream& out, s
       << "# Tm is 0: wulf's momentum step keeps dw and updates w in one pass, counted in Tu.\n"
       << "Tf_ms = " << Tf * 1e3 << "\nTb_ms = " << Tb * 1e3 << "\nTu_ms = " << Tu * 1e3 << "\nTm_ms = " << Tm * 1e3
       << "\nTs_ms = " << Ts * 1e3 << "\nTo_ms = " << To * 1e3 << "\nTi_us = " << Ti * 1e6 << "\nTw_us = " << Tw * 1e6
-      << "\nn = " << n << "\nm = " << m << "\nw = " << w << "\nproblem = " << cfg.at("problem").string()
+      << "\nn = " << n << "\nm = " << m << "\nw = " << w
+      << "\nproblem = " << json_field<std::string>(record, "/config/problem", record_path)
       << "\nprecision = " << vm["precision"].as<std::string>() << "\n";
     write_file_atomically(profile_path, p.str());
   }

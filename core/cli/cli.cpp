@@ -665,7 +665,7 @@ int run_sessions(TrainJob& job, Comm& comm, Compute& compute, std::ostream& out)
     fin["sessions"] = table.size();
     fin["parameters"] = job.spec.parameter_count();
     record["final"] = std::move(fin);
-    write_file_atomically(job.out_path, record.dump() + "\n");
+    write_file_atomically(job.out_path, record_text(record) + "\n");
     out << "record: " << job.out_path << "\n";
   }
   return exit_ok;
@@ -765,7 +765,7 @@ int run_train(TrainJob& job, Comm& comm, Compute& compute, std::ostream& out, st
     record["final"]["weights_file"] = job.weights_path;
     record["final"]["weights_iteration"] = result.weights_iteration;
   }
-  if (!job.out_path.empty()) write_file_atomically(job.out_path, record.dump() + "\n");
+  if (!job.out_path.empty()) write_file_atomically(job.out_path, record_text(record) + "\n");
 
   if (!compute.numerics()) {
     out << "stopped: " << result.reason_detail << "; " << std::setprecision(6) << result.seconds
@@ -964,7 +964,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       return args.empty() ? exit_input : exit_ok;
     }
     if (args[0] == "--version") {
-      out << "wulf " << build::version << "\n" << versions_json().dump() << "\n";
+      out << "wulf " << build::version << "\n" << record_text(versions_json()) << "\n";
       return exit_ok;
     }
     const std::vector<std::string> rest(args.begin() + 1, args.end());

@@ -140,7 +140,7 @@ int model_command(const std::vector<std::string>& args, std::ostream& out, std::
     k["Tf_s"] = c.Tf, k["Tb_s"] = c.Tb, k["Tu_s"] = c.Tu, k["Tm_s"] = c.Tm, k["Ts_s"] = c.Ts, k["To_s"] = c.To;
     k["Ti_s"] = c.Ti, k["Tw_s"] = c.Tw, k["Ta_s"] = c.Ta, k["n"] = c.n, k["m"] = c.m, k["w"] = c.w;
     record["grid"] = std::move(grid);
-    write_file_atomically(vm["out"].as<std::string>(), record.dump() + "\n");
+    write_file_atomically(vm["out"].as<std::string>(), record_text(record) + "\n");
     out << "record: " << vm["out"].as<std::string>() << "\n";
   }
   return exit_ok;

@@ -43,11 +43,11 @@ std::string human_time(double seconds) {
 }
 
 void print_zone(std::ostream& out, const Json& zone, int depth) {
-  out << std::string(static_cast<std::size_t>(2 * depth + 2), ' ') << zone.at("name").string();
-  const double hosts = zone.at("hosts").number();
+  out << std::string(static_cast<std::size_t>(2 * depth + 2), ' ') << zone.at("name").get<std::string>();
+  const double hosts = zone.at("hosts").get<double>();
   if (hosts > 0) out << " (" << hosts << " hosts)";
   out << "\n";
-  for (const Json& child : zone.at("zones").array_items()) print_zone(out, child, depth + 1);
+  for (const Json& child : zone.at("zones")) print_zone(out, child, depth + 1);
 }
 
 int info_command(const std::vector<std::string>& args, std::ostream& out) {
@@ -64,13 +64,13 @@ int info_command(const std::vector<std::string>& args, std::ostream& out) {
   if (vm.count("out")) check_writable(vm["out"].as<std::string>(), "--out");
 
   Json info = platform_info(file);
-  const auto& hosts = info.at("hosts").array_items();
-  const auto& links = info.at("links").array_items();
+  const auto& hosts = info.at("hosts");
+  const auto& links = info.at("links");
   double cores = 0;
   std::map<std::pair<double, double>, int> kinds;  // (cores, speed) -> hosts
   for (const Json& h : hosts) {
-    cores += h.at("cores").number();
-    kinds[{h.at("cores").number(), h.at("speed_flops").number()}] += 1;
+    cores += h.at("cores").get<double>();
+    kinds[{h.at("cores").get<double>(), h.at("speed_flops").get<double>()}] += 1;
   }
   out << "platform " << file << ": " << hosts.size() << " hosts, " << cores << " cores, " << links.size()
       << " links\n";
@@ -79,20 +79,21 @@ int info_command(const std::vector<std::string>& args, std::ostream& out) {
     out << "  " << std::setw(5) << count << " x " << kind.first << " core" << (kind.first == 1 ? "" : "s") << " at "
         << std::setprecision(4) << kind.second / 1e9 << " Gflop/s\n";
   for (std::size_t i = 0; i < hosts.size() && i < 6; ++i)
-    out << "  " << hosts[i].at("name").string() << " (zone " << hosts[i].at("zone").string() << ")\n";
+    out << "  " << hosts[i].at("name").get<std::string>() << " (zone " << hosts[i].at("zone").get<std::string>()
+        << ")\n";
   if (hosts.size() > 6) out << "  ... " << hosts.size() - 6 << " more\n";
   std::map<std::pair<double, double>, int> link_kinds;  // (bandwidth, latency) -> links
-  for (const Json& l : links) link_kinds[{l.at("bandwidth_Bps").number(), l.at("latency_s").number()}] += 1;
+  for (const Json& l : links) link_kinds[{l.at("bandwidth_Bps").get<double>(), l.at("latency_s").get<double>()}] += 1;
   out << "links (bandwidth, latency):\n";
   for (const auto& [kind, count] : link_kinds)
     out << "  " << std::setw(5) << count << " x " << human_rate(kind.first) << ", " << human_time(kind.second) << "\n";
   out << "zones:\n";
   print_zone(out, info.at("zone"), 0);
   out << "routes:\n";
-  for (const Json& r : info.at("routes").array_items())
-    out << "  " << r.at("from").string() << " -> " << r.at("to").string() << ": " << r.at("links").array_items().size()
-        << " links, latency " << human_time(r.at("latency_s").number()) << ", bottleneck "
-        << human_rate(r.at("bottleneck_Bps").number()) << "\n";
+  for (const Json& r : info.at("routes"))
+    out << "  " << r.at("from").get<std::string>() << " -> " << r.at("to").get<std::string>() << ": "
+        << r.at("links").size() << " links, latency " << human_time(r.at("latency_s").get<double>()) << ", bottleneck "
+        << human_rate(r.at("bottleneck_Bps").get<double>()) << "\n";
   if (vm.count("out")) {
     Json record = Json::object();
     record["wulf_record"] = 1;
@@ -100,7 +101,7 @@ int info_command(const std::vector<std::string>& args, std::ostream& out) {
     record["config"]["platform"] = file;
     record["config"]["versions"] = versions_json();
     record["platform"] = std::move(info);
-    write_file_atomically(vm["out"].as<std::string>(), record.dump() + "\n");
+    write_file_atomically(vm["out"].as<std::string>(), record_text(record) + "\n");
     out << "record: " << vm["out"].as<std::string>() << "\n";
   }
   return exit_ok;
@@ -223,7 +224,7 @@ int bench_command(const std::vector<std::string>& args, std::ostream& out, std::
     std::istringstream lines(o.output);
     std::string line;
     while (std::getline(lines, line))
-      if (!line.empty() && line.front() == '{') rows.push_back(Json::parse(line));
+      if (!line.empty() && line.front() == '{') rows.push_back(parse_json(line, "the " + what + " run's output"));
     return rows;
   };
 
@@ -232,7 +233,7 @@ int bench_command(const std::vector<std::string>& args, std::ostream& out, std::
   Json& config = record["config"];
   config["command"] = "platform bench";
   config["platform"] = file;
-  config["pingpong_hosts"] = Json::Array{Json(pair[0].name), Json(pair[1].name)};
+  config["pingpong_hosts"] = Json::array({pair[0].name, pair[1].name});
   config["type"] = type;
   config["repeat"] = repeat;
   config["collective_algorithm"] = "allreduce:" + vm["allreduce"].as<std::string>() + ", reduce:" +
@@ -249,15 +250,16 @@ int bench_command(const std::vector<std::string>& args, std::ostream& out, std::
     Json pingpong = Json::array();
     const std::vector<Json> pp = measure(pair, 2, "pingpong", sizes);
     for (const Json& row : pp) {
-      const double t = row.at("time_s").number(), bytes = row.at("bytes").number();
+      const double t = row.at("time_s").get<double>(), bytes = row.at("bytes").get<double>();
       out << std::setw(12) << bytes << std::setw(14) << human_time(t) << std::setw(18) << human_rate(bytes / t) << "\n";
       pingpong.push_back(row);
     }
     // Latency: the smallest message's time; bandwidth: the largest's bytes over its time
     // beyond that latency (with one size, that size's rate).
-    const double latency = pp.front().at("time_s").number();
-    const double beyond = pp.size() > 1 ? pp.back().at("time_s").number() - latency : pp.back().at("time_s").number();
-    const double bandwidth = pp.back().at("bytes").number() / std::max(1e-30, beyond);
+    const double latency = pp.front().at("time_s").get<double>();
+    const double beyond =
+        pp.size() > 1 ? pp.back().at("time_s").get<double>() - latency : pp.back().at("time_s").get<double>();
+    const double bandwidth = pp.back().at("bytes").get<double>() / std::max(1e-30, beyond);
     out << "latency " << human_time(latency) << ", bandwidth " << human_rate(bandwidth) << "\n";
     record["pingpong"] = std::move(pingpong);
     record["summary"]["latency_s"] = latency;
@@ -275,14 +277,14 @@ int bench_command(const std::vector<std::string>& args, std::ostream& out, std::
         continue;
       }
       for (const Json& row : measure(hosts, np, what, elements)) {
-        out << std::setw(11) << what << std::setw(6) << np << std::setw(10) << row.at("size").number() << std::setw(14)
-            << human_time(row.at("time_s").number()) << "\n";
+        out << std::setw(11) << what << std::setw(6) << np << std::setw(10) << row.at("size").get<double>()
+            << std::setw(14) << human_time(row.at("time_s").get<double>()) << "\n";
         rows.push_back(row);
       }
     }
   record["collectives"] = std::move(rows);
   if (vm.count("out")) {
-    write_file_atomically(vm["out"].as<std::string>(), record.dump() + "\n");
+    write_file_atomically(vm["out"].as<std::string>(), record_text(record) + "\n");
     out << "record: " << vm["out"].as<std::string>() << "\n";
   }
   return exit_ok;

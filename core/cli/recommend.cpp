@@ -443,8 +443,10 @@ int recommend_command(const std::vector<std::string>& args, std::ostream& out, s
         // Without a test set, training with arithmetic checks the error on the whole
         // training set after every iteration; without arithmetic only --eval-train charges it.
         if (problem.test_total == 0) a.insert(a.end(), {"--eval-train", "on"});
-        const Json r = train_record(a, scratch.file("time-" + std::to_string(j) + ".json"), timing_wall[j]);
-        iteration_s[j] = r.at("final").at("time_s").number() / r.at("final").at("iterations").number();
+        const std::string path = scratch.file("time-" + std::to_string(j) + ".json");
+        const Json r = train_record(a, path, timing_wall[j]);
+        iteration_s[j] =
+            json_field<double>(r, "/final/time_s", path) / json_field<double>(r, "/final/iterations", path);
       });
     run_phase(tasks);
   }
@@ -469,7 +471,8 @@ int recommend_command(const std::vector<std::string>& args, std::ostream& out, s
         a.insert(a.end(), own.begin(), own.end());
         a.insert(a.end(), {"--engine", "seq", "--epochs", epochs});
         double wall = 0;
-        convergence[k] = outcome_of_record(train_record(a, scratch.file("conv-" + std::to_string(k) + ".json"), wall));
+        const std::string path = scratch.file("conv-" + std::to_string(k) + ".json");
+        convergence[k] = outcome_of_record(train_record(a, path, wall), path);
         convergence[k].wall_s = wall;
       });
     run_phase(tasks);
@@ -546,7 +549,8 @@ int recommend_command(const std::vector<std::string>& args, std::ostream& out, s
           a.insert(a.end(), {"--max-seconds", shortest(confirmed_best)});
         }
         double wall = 0;
-        c.confirmed = outcome_of_record(train_record(a, scratch.file("final-" + std::to_string(f) + ".json"), wall));
+        const std::string path = scratch.file("final-" + std::to_string(f) + ".json");
+        c.confirmed = outcome_of_record(train_record(a, path, wall), path);
         c.confirmed->wall_s = wall;
         if (c.confirmed->reached && (confirmed_best == 0 || c.confirmed->time_s < confirmed_best))
           confirmed_best = c.confirmed->time_s;
@@ -708,7 +712,7 @@ int recommend_command(const std::vector<std::string>& args, std::ostream& out, s
       << fixed(convergence_s, 1) << " s), confirmation " << fixed(finalists.empty() ? 0.0 : confirmation_s, 1)
       << " s, total " << fixed(total_s, 1) << " s\n";
   if (vm.count("out")) {
-    write_file_atomically(vm["out"].as<std::string>(), record.dump() + "\n");
+    write_file_atomically(vm["out"].as<std::string>(), record_text(record) + "\n");
     out << "record: " << vm["out"].as<std::string>() << "\n";
   }
   (void)err;

@@ -49,8 +49,8 @@ double median(std::vector<double> values) {
   return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
-double per_iteration(const Json& record) {
-  return record.at("final").at("time_s").number() / record.at("final").at("iterations").number();
+double per_iteration(const Json& record, const std::string& path) {
+  return json_field<double>(record, "/final/time_s", path) / json_field<double>(record, "/final/iterations", path);
 }
 
 }  // namespace
@@ -155,8 +155,8 @@ int validate_command(const std::vector<std::string>& args, std::ostream& out, st
             sim.insert(sim.end(), {"--engine", "sim", "--platform", file("machine.xml"), "--compute", "calibrated",
                                    "--profile", file("profile")});
             if (p > cores) sim.insert(sim.end(), {"--grow", std::to_string(p)});
-            cell.measured.push_back(per_iteration(run_for_record(real, file("real.json"), err)));
-            cell.sim.push_back(per_iteration(run_for_record(sim, file("sim.json"), err)));
+            cell.measured.push_back(per_iteration(run_for_record(real, file("real.json"), err), file("real.json")));
+            cell.sim.push_back(per_iteration(run_for_record(sim, file("sim.json"), err), file("sim.json")));
             cell.model.push_back(p == 1 ? model_sequential(sequential, static_cast<double>(b))
                                         : model_parallel(c, static_cast<int>(p), static_cast<double>(b)));
           }
@@ -201,14 +201,14 @@ int validate_command(const std::vector<std::string>& args, std::ostream& out, st
       << std::setw(14) << "problem" << std::setw(4) << "p" << std::setw(7) << "b" << std::setw(13) << "measured"
       << std::setw(13) << "model" << std::setw(9) << "error" << std::setw(13) << "simulated" << std::setw(9) << "error"
       << "\n";
-  for (const Json& r : rows.array_items())
-    out << std::setw(14) << r.at("problem").string() << std::setw(4) << static_cast<long long>(r.at("p").number())
-        << std::setw(7) << static_cast<long long>(r.at("b").number()) << std::fixed << std::setprecision(3) << std::setw(10) << 1e3 * r.at("measured_s").number()
-        << " ms" << std::setw(10) << 1e3 * r.at("model_s").number() << " ms" << std::showpos << std::setprecision(1)
-        << std::setw(8) << 100 * r.at("model_error").number() << "%" << std::noshowpos << std::setprecision(3)
-        << std::setw(10) << 1e3 * r.at("sim_s").number() << " ms" << std::showpos << std::setprecision(1) << std::setw(8)
-        << 100 * r.at("sim_error").number() << "%" << std::noshowpos << std::defaultfloat
-        << (r.at("oversubscribed").boolean() ? "  (oversubscribed)" : "") << "\n";
+  for (const Json& r : rows)
+    out << std::setw(14) << r.at("problem").get<std::string>() << std::setw(4) << static_cast<long long>(r.at("p").get<double>())
+        << std::setw(7) << static_cast<long long>(r.at("b").get<double>()) << std::fixed << std::setprecision(3) << std::setw(10) << 1e3 * r.at("measured_s").get<double>()
+        << " ms" << std::setw(10) << 1e3 * r.at("model_s").get<double>() << " ms" << std::showpos << std::setprecision(1)
+        << std::setw(8) << 100 * r.at("model_error").get<double>() << "%" << std::noshowpos << std::setprecision(3)
+        << std::setw(10) << 1e3 * r.at("sim_s").get<double>() << " ms" << std::showpos << std::setprecision(1) << std::setw(8)
+        << 100 * r.at("sim_error").get<double>() << "%" << std::noshowpos << std::defaultfloat
+        << (r.at("oversubscribed").get<bool>() ? "  (oversubscribed)" : "") << "\n";
   const double mae_model = count ? sum_model / count : NAN, mae_sim = count ? sum_sim / count : NAN;
   if (count)
     out << std::fixed << std::setprecision(1) << "mean absolute error over the " << count
@@ -231,7 +231,7 @@ int validate_command(const std::vector<std::string>& args, std::ostream& out, st
       record["mean_absolute_error"]["model"] = mae_model;
       record["mean_absolute_error"]["sim"] = mae_sim;
     }
-    write_file_atomically(vm["out"].as<std::string>(), record.dump() + "\n");
+    write_file_atomically(vm["out"].as<std::string>(), record_text(record) + "\n");
     out << "record: " << vm["out"].as<std::string>() << "\n";
   }
   return exit_ok;

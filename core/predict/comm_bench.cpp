@@ -4,11 +4,11 @@
 #include "data/dataset.hpp"
 #include "comm/staged_reduce.hpp"
 #include "predict/gradient_bench.hpp"
+#include "util/json.hpp"
 #include "util/text.hpp"
 
 #include <algorithm>
 #include <array>
-#include <cstdio>
 #include <ostream>
 #include <sstream>
 #include <stdexcept>
@@ -128,8 +128,13 @@ bool check_reduce(std::size_t n, int root, Comm& comm, std::ostream& out) {
       if (data[i] != static_cast<T>(p * (p + 1) / 2 * static_cast<int>(i % 13 + 1))) wrong[0] += 1;
   comm.bcast(std::span<double>(wrong), root);
   if (q == 0)
-    out << "{\"check\": \"reduce\", \"np\": " << p << ", \"size\": " << n << ", \"root\": " << root
-        << ", \"wrong\": " << wrong[0] << ", \"ok\": " << (wrong[0] == 0 ? "true" : "false") << "}" << std::endl;
+    out << json_line({{"check", "reduce"},
+                      {"np", p},
+                      {"size", n},
+                      {"root", root},
+                      {"wrong", static_cast<long long>(wrong[0])},
+                      {"ok", wrong[0] == 0}})
+        << std::endl;
   return wrong[0] == 0;
 }
 
@@ -171,16 +176,9 @@ void run_comm_bench(const CommBenchConfig& c, Comm& comm, Compute& compute, std:
                           : time_collective<float>(c.what, size, c.repeat, comm, compute, reducer, stages);
     }
     if (q == 0) {
-      char line[256];
-      std::snprintf(line, sizeof line, "{\"what\": \"%s\", \"np\": %d, \"size\": %zu, \"bytes\": %zu, \"time_s\": %.17g",
-                    c.what.c_str(), p, size, bytes, seconds);
-      out << line;
-      if (reducer && c.what == "reduce" && !reducer->falls_back() && c.reduce == "four-stage") {
-        std::snprintf(line, sizeof line, ", \"stages_s\": [%.17g, %.17g, %.17g, %.17g]", stages[0], stages[1],
-                      stages[2], stages[3]);
-        out << line;
-      }
-      out << "}" << std::endl;
+      Json row = {{"what", c.what}, {"np", p}, {"size", size}, {"bytes", bytes}, {"time_s", seconds}};
+      if (reducer && c.what == "reduce" && !reducer->falls_back() && c.reduce == "four-stage") row["stages_s"] = stages;
+      out << json_line(row) << std::endl;
     }
   }
 }
