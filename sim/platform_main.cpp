@@ -17,6 +17,8 @@
 #include <simgrid/s4u/NetZone.hpp>
 #include <xbt/config.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -26,14 +28,8 @@
 
 namespace {
 
-std::string quoted(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
+// Keys stay in the order they are set (nlohmann's json sorts them).
+using Json = nlohmann::ordered_json;
 
 const char* policy(simgrid::s4u::Link::SharingPolicy p) {
   using P = simgrid::s4u::Link::SharingPolicy;
@@ -47,68 +43,50 @@ const char* policy(simgrid::s4u::Link::SharingPolicy p) {
   return "?";
 }
 
-void zone_json(const simgrid::s4u::NetZone* z, std::string& out) {
-  out += "{\"name\": " + quoted(z->get_cname()) + ", \"hosts\": " + std::to_string(z->get_all_hosts().size()) +
-         ", \"properties\": {";
+Json zone_json(const simgrid::s4u::NetZone* z) {
+  Json out = {{"name", z->get_name()}, {"hosts", z->get_all_hosts().size()}, {"properties", Json::object()}};
   // The zone's <prop> elements, e.g. wulf:cost-usd (seed 002's price/performance).
-  if (const auto* props = z->get_properties()) {
-    bool first_prop = true;
-    for (const auto& [key, value] : *props) {
-      out += (first_prop ? "" : ", ") + quoted(key) + ": " + quoted(value);
-      first_prop = false;
-    }
-  }
-  out += "}, \"zones\": [";
-  bool first = true;
-  for (const simgrid::s4u::NetZone* c : z->get_children()) {
-    if (!first) out += ", ";
-    first = false;
-    zone_json(c, out);
-  }
-  out += "]}";
+  if (const auto* props = z->get_properties())
+    for (const auto& [key, value] : *props) out["properties"][key] = value;
+  out["zones"] = Json::array();
+  for (const simgrid::s4u::NetZone* c : z->get_children()) out["zones"].push_back(zone_json(c));
+  return out;
 }
 
 void info(const simgrid::s4u::Engine& e) {
-  std::string out = "{\"hosts\": [";
+  Json out = {{"hosts", Json::array()}, {"links", Json::array()}};
   const std::vector<simgrid::s4u::Host*> hosts = e.get_all_hosts();
-  for (std::size_t i = 0; i < hosts.size(); ++i) {
-    const simgrid::s4u::Host* h = hosts[i];
-    out += (i ? ", " : "") + std::string("{\"name\": ") + quoted(h->get_cname()) +
-           ", \"cores\": " + std::to_string(h->get_core_count()) + ", \"speed_flops\": " +
-           std::to_string(h->get_speed()) + ", \"zone\": " + quoted(h->get_englobing_zone()->get_cname()) + "}";
-  }
-  out += "], \"links\": [";
-  const std::vector<simgrid::s4u::Link*> links = e.get_all_links();
-  for (std::size_t i = 0; i < links.size(); ++i) {
-    const simgrid::s4u::Link* l = links[i];
-    char num[96];
-    std::snprintf(num, sizeof num, "\"bandwidth_Bps\": %.17g, \"latency_s\": %.17g", l->get_bandwidth(),
-                  l->get_latency());
-    out += (i ? ", " : "") + std::string("{\"name\": ") + quoted(l->get_cname()) + ", " + num +
-           ", \"sharing\": \"" + policy(l->get_sharing_policy()) + "\"}";
-  }
-  out += "], \"zone\": ";
-  zone_json(e.get_netzone_root(), out);
+  for (const simgrid::s4u::Host* h : hosts)
+    out["hosts"].push_back({{"name", h->get_name()},
+                            {"cores", h->get_core_count()},
+                            {"speed_flops", h->get_speed()},
+                            {"zone", h->get_englobing_zone()->get_name()}});
+  for (const simgrid::s4u::Link* l : e.get_all_links())
+    out["links"].push_back({{"name", l->get_name()},
+                            {"bandwidth_Bps", l->get_bandwidth()},
+                            {"latency_s", l->get_latency()},
+                            {"sharing", policy(l->get_sharing_policy())}});
+  out["zone"] = zone_json(e.get_netzone_root());
   // The route between the first host and each of the next few: links and latency.
-  out += ", \"routes\": [";
+  out["routes"] = Json::array();
   for (std::size_t i = 1; i < hosts.size() && i < 4; ++i) {
     std::vector<simgrid::s4u::Link*> path;
     double latency = 0;
     hosts[0]->route_to(hosts[i], path, &latency);
     double bottleneck = INFINITY;
-    out += (i > 1 ? ", " : "") + std::string("{\"from\": ") + quoted(hosts[0]->get_cname()) +
-           ", \"to\": " + quoted(hosts[i]->get_cname()) + ", \"links\": [";
-    for (std::size_t k = 0; k < path.size(); ++k) {
-      out += (k ? ", " : "") + quoted(path[k]->get_cname());
-      bottleneck = std::min(bottleneck, path[k]->get_bandwidth());
+    Json links = Json::array();
+    for (const simgrid::s4u::Link* l : path) {
+      links.push_back(l->get_name());
+      bottleneck = std::min(bottleneck, l->get_bandwidth());
     }
-    char num[96];
-    std::snprintf(num, sizeof num, "], \"latency_s\": %.17g, \"bottleneck_Bps\": %.17g}", latency,
-                  path.empty() ? 0.0 : bottleneck);
-    out += num;
+    out["routes"].push_back({{"from", hosts[0]->get_name()},
+                             {"to", hosts[i]->get_name()},
+                             {"links", std::move(links)},
+                             {"latency_s", latency},
+                             {"bottleneck_Bps", path.empty() ? 0.0 : bottleneck}});
   }
-  out += "]}";
-  std::printf("%s\n", out.c_str());
+  // Names come from the user's file: bytes that are not UTF-8 are written as U+FFFD.
+  std::printf("%s\n", out.dump(-1, ' ', false, Json::error_handler_t::replace).c_str());
 }
 
 }  // namespace

@@ -343,17 +343,17 @@ const std::vector<std::string> small_cg = with(cg_base, {"--hidden", "16", "--ep
 
 // Every history entry's key of two records agree within a relative tolerance (0: exactly).
 void expect_same_history(const Json& a, const Json& b, const char* key, double tolerance) {
-  const auto& ha = a.at("history").array_items();
-  const auto& hb = b.at("history").array_items();
+  const auto& ha = a.at("history");
+  const auto& hb = b.at("history");
   ASSERT_EQ(ha.size(), hb.size());
   for (std::size_t i = 0; i < ha.size(); ++i) {
-    ASSERT_EQ(ha[i].find(key) == nullptr, hb[i].find(key) == nullptr) << key << " in iteration " << i;
-    if (!ha[i].find(key)) continue;  // a note of the strategy: not in iteration 0
+    ASSERT_EQ(ha[i].contains(key), hb[i].contains(key)) << key << " in iteration " << i;
+    if (!ha[i].contains(key)) continue;  // a note of the strategy: not in iteration 0
     if (ha[i].at(key).is_null() || hb[i].at(key).is_null()) {
       EXPECT_EQ(ha[i].at(key).is_null(), hb[i].at(key).is_null()) << key << " in iteration " << i;
       continue;
     }
-    const double x = ha[i].at(key).number(), y = hb[i].at(key).number();
+    const double x = ha[i].at(key).get<double>(), y = hb[i].at(key).get<double>();
     if (tolerance == 0)
       EXPECT_EQ(x, y) << key << " in iteration " << i;
     else
@@ -361,7 +361,7 @@ void expect_same_history(const Json& a, const Json& b, const char* key, double t
   }
 }
 
-double stat(const Json& r, const std::string& key) { return r.at("final").at("strategy").at(key).number(); }
+double stat(const Json& r, const std::string& key) { return r.at("final").at("strategy").at(key).get<double>(); }
 
 TEST(cg_cli, help_names_every_cg_option_with_its_default) {
   const Outcome o = wulf({"train", "--help"});
@@ -406,14 +406,14 @@ TEST(cg_cli, weights_out_holds_the_final_weights_of_any_strategy) {
   EXPECT_EQ(w.status, "max_iterations");
   EXPECT_EQ(w.iteration, 3);
   ASSERT_EQ(w.values.size(), 33u);
-  EXPECT_EQ(r.at("final").at("weights_file").string(), file);
+  EXPECT_EQ(r.at("final").at("weights_file").get<std::string>(), file);
   // The weights reproduce the record's final test error.
   NetSpec spec{{2, 8, 1}, {Activation::sigmoid, Activation::sigmoid}, Loss::mse, true};
   Mlp<float> net(spec);
   for (std::size_t i = 0; i < w.values.size(); ++i) net.parameters()[i] = static_cast<float>(w.values[i]);
   ProblemOptions po;
   const Problem p = make_problem("function", po);
-  EXPECT_DOUBLE_EQ(evaluate(net, p.test).rmse, r.at("final").at("test_rmse").number());
+  EXPECT_DOUBLE_EQ(evaluate(net, p.test).rmse, r.at("final").at("test_rmse").get<double>());
   // A file that is not one, or is cut short, is refused with its name.
   const std::string bad = dir.write("bad.txt", "hello\n");
   EXPECT_TRUE(contains(testing_support::input_error([&] { read_weights(bad); }), "not a wulf weights file"));
@@ -425,13 +425,13 @@ TEST(cg_cli, a_flat_direction_stops_training_with_the_record_and_the_last_good_w
   TempDir dir("wulf_test_cg");
   // The slope f'(0) of each iteration's direction, from a run without a flat tolerance.
   const Json free_run = record(dir, "free", small_cg);
-  const auto& h = free_run.at("history").array_items();
+  const auto& h = free_run.at("history");
   // The first iteration k >= 2 whose |f'(0)| is below every earlier one: a tolerance
   // between the two stops the run in iteration k and no earlier.
   int k = 0;
-  double earlier = std::abs(h.at(1).at("slope").number()), tolerance = 0;
+  double earlier = std::abs(h.at(1).at("slope").get<double>()), tolerance = 0;
   for (std::size_t i = 2; i < h.size() && k == 0; ++i) {
-    const double s = std::abs(h[i].at("slope").number());
+    const double s = std::abs(h[i].at("slope").get<double>());
     if (s < earlier) k = static_cast<int>(i), tolerance = std::sqrt(s * earlier);
     earlier = std::min(earlier, s);
   }
@@ -441,12 +441,12 @@ TEST(cg_cli, a_flat_direction_stops_training_with_the_record_and_the_last_good_w
   tol << tolerance;
   const std::string weights = dir.file("flat.txt");
   const Json flat = record(dir, "flat", with(small_cg, {"--cg-flat", tol.str(), "--weights-out", weights}), exit_diverged);
-  EXPECT_EQ(flat.at("final").at("status").string(), "line_search_failed");
-  const std::string why = flat.at("final").at("reason").string();
+  EXPECT_EQ(flat.at("final").at("status").get<std::string>(), "line_search_failed");
+  const std::string why = flat.at("final").at("reason").get<std::string>();
   EXPECT_TRUE(contains(why, "iteration " + std::to_string(k))) << why;
   EXPECT_TRUE(contains(why, "flat")) << why;
-  EXPECT_EQ(flat.at("history").array_items().size(), static_cast<std::size_t>(k + 1));
-  EXPECT_EQ(flat.at("final").at("weights_iteration").number(), k - 1);
+  EXPECT_EQ(flat.at("history").size(), static_cast<std::size_t>(k + 1));
+  EXPECT_EQ(flat.at("final").at("weights_iteration").get<double>(), k - 1);
   // The last good weights are those after iteration k - 1: a run of k - 1 iterations ends there.
   const std::string good = dir.file("good.txt");
   std::vector<std::string> shorter = small_cg;
@@ -467,9 +467,11 @@ TEST(cg_cli, a_gradient_that_is_not_finite_stops_training_with_the_weights_saved
                          "--output-activation", "linear", "--init-range", "0.5", "--epochs", "5", "--cg-step", "1e30",
                          "--weights-out", weights},
                         exit_diverged);
-  EXPECT_EQ(r.at("final").at("status").string(), "gradient_not_finite");
-  EXPECT_TRUE(contains(r.at("final").at("reason").string(), "not finite")) << r.at("final").at("reason").string();
-  EXPECT_TRUE(contains(r.at("final").at("reason").string(), "iteration 1")) << r.at("final").at("reason").string();
+  EXPECT_EQ(r.at("final").at("status").get<std::string>(), "gradient_not_finite");
+  EXPECT_TRUE(contains(r.at("final").at("reason").get<std::string>(), "not finite"))
+      << r.at("final").at("reason").get<std::string>();
+  EXPECT_TRUE(contains(r.at("final").at("reason").get<std::string>(), "iteration 1"))
+      << r.at("final").at("reason").get<std::string>();
   // Nothing good came after the start: the file holds the initial weights, bit for bit.
   NetSpec spec{{2, 4, 1}, {Activation::linear, Activation::linear}, Loss::mse, true};
   Mlp<float> net(spec);
@@ -486,9 +488,9 @@ TEST(cg_cli, a_gradient_that_is_not_finite_stops_training_with_the_weights_saved
                            {"--problem", "fann:" + data, "--strategy", "cg", "--hidden", "3", "--activation", "linear",
                             "--output-activation", "linear", "--epochs", "5"},
                            exit_diverged);
-  EXPECT_EQ(huge.at("final").at("status").string(), "gradient_not_finite");
-  EXPECT_TRUE(contains(huge.at("final").at("reason").string(), "error or the gradient is not finite"))
-      << huge.at("final").at("reason").string();
+  EXPECT_EQ(huge.at("final").at("status").get<std::string>(), "gradient_not_finite");
+  EXPECT_TRUE(contains(huge.at("final").at("reason").get<std::string>(), "error or the gradient is not finite"))
+      << huge.at("final").at("reason").get<std::string>();
 }
 
 // ---- the engines ------------------------------------------------------------------------
@@ -513,19 +515,20 @@ TEST(cg_engines, two_and_four_ranks_follow_the_sequential_trajectory) {
   const Json sim2 = record(dir, "sim2", with(engine_cg, {"--engine", "sim", "--np", "2", "--platform", toy4}));
   const Json sim4 = record(dir, "sim4", with(engine_cg, {"--engine", "sim", "--np", "4", "--platform", toy4}));
   for (const Json* r : {&real2, &sim2, &sim4}) {
-    SCOPED_TRACE(r->at("config").at("engine").string() + " " + std::to_string(int(r->at("config").at("np").number())));
+    SCOPED_TRACE(r->at("config").at("engine").get<std::string>() + " " +
+                 std::to_string(int(r->at("config").at("np").get<double>())));
     expect_same_history(seq, *r, "test_error", 1e-9);
     expect_same_history(seq, *r, "train_error", 1e-9);
     expect_same_history(seq, *r, "step", 1e-9);
-    EXPECT_EQ(r->at("config").at("cg").at("refinements").number(), 2);
+    EXPECT_EQ(r->at("config").at("cg").at("refinements").get<double>(), 2);
   }
   // Two ranks add the same two numbers on either engine: the same bits.
   expect_same_history(real2, sim2, "test_error", 0);
   // The master-worker pattern: per iteration one broadcast of d and a few of [command, s],
   // reduces of the gradient and of scalars; every rank in every collective.
-  const auto& ranks = sim4.at("phases").at("ranks").array_items();
+  const auto& ranks = sim4.at("phases").at("ranks");
   ASSERT_EQ(ranks.size(), 4u);
-  for (const auto& q : ranks) EXPECT_EQ(q.at("comm_calls").number(), ranks[0].at("comm_calls").number());
+  for (const auto& q : ranks) EXPECT_EQ(q.at("comm_calls").get<double>(), ranks[0].at("comm_calls").get<double>());
 }
 
 TEST(cg_engines, load_balancing_over_every_pattern_follows_the_sequential_trajectory) {
@@ -535,9 +538,9 @@ TEST(cg_engines, load_balancing_over_every_pattern_follows_the_sequential_trajec
   const Json seq = record(dir, "seq", engine_cg);
   const Json lb = record(dir, "lb", with(engine_cg, {"--engine", "real", "--np", "3", "--load-balance", "1", "--chunk", "16"}));
   expect_same_history(seq, lb, "test_error", 1e-9);
-  const auto& ranks = lb.at("phases").at("ranks").array_items();
-  EXPECT_EQ(ranks.at(0).at("backward_patterns").number(), 0);  // the master computes nothing
-  EXPECT_GT(ranks.at(1).at("polls").number(), 0);
+  const auto& ranks = lb.at("phases").at("ranks");
+  EXPECT_EQ(ranks.at(0).at("backward_patterns").get<double>(), 0);  // the master computes nothing
+  EXPECT_GT(ranks.at(1).at("polls").get<double>(), 0);
   EXPECT_EQ(stat(lb, "passes_stopped_early"), 0);
   EXPECT_EQ(stat(lb, "mean_patterns_per_gradient_pass"), 1024);
 }
@@ -553,33 +556,35 @@ TEST(cg_engines, load_balancing_stops_each_pass_within_a_chunk_and_cuts_the_idle
       with(cg_base, {"--engine", "sim", "--np", "4", "--platform", toy4_slow, "--epochs", "3", "--chunk", "32"});
   const Json all = record(dir, "all", with(sim, {"--load-balance", "1"}));
   const Json part = record(dir, "part", with(sim, {"--load-balance", "0.7"}));
-  EXPECT_EQ(part.at("final").at("status").string(), "max_iterations");
-  EXPECT_LT(part.at("history").array_items().back().at("train_error").number(),
-            part.at("history").array_items().at(1).at("train_error").number());
+  EXPECT_EQ(part.at("final").at("status").get<std::string>(), "max_iterations");
+  EXPECT_LT(part.at("history").back().at("train_error").get<double>(),
+            part.at("history").at(1).at("train_error").get<double>());
   const double passes = stat(part, "gradient_passes") + stat(part, "line_search_probes");
   EXPECT_EQ(stat(part, "passes_stopped_early"), passes);
   EXPECT_EQ(stat(part, "target_patterns_per_pass"), 717);  // ceil(0.7 * 1024)
   // A pass ends with the poll after the target is reached: at most one chunk per worker more.
   EXPECT_GE(stat(part, "mean_patterns_per_gradient_pass"), 717);
   EXPECT_LT(stat(part, "mean_patterns_per_gradient_pass"), 717 + 3 * 32);
-  const auto& r_all = all.at("phases").at("ranks").array_items();
-  const auto& r_part = part.at("phases").at("ranks").array_items();
+  const auto& r_all = all.at("phases").at("ranks");
+  const auto& r_part = part.at("phases").at("ranks");
   // The slow worker gets through fewer patterns than a fast one.
-  EXPECT_LT(r_part.at(3).at("backward_patterns").number(), 0.5 * r_part.at(1).at("backward_patterns").number());
+  EXPECT_LT(r_part.at(3).at("backward_patterns").get<double>(),
+            0.5 * r_part.at(1).at("backward_patterns").get<double>());
   for (int q : {1, 2}) {
     SCOPED_TRACE("rank " + std::to_string(q));
-    const double idle_all = r_all.at(q).at("idle_s").number() / passes;
-    const double idle_part = r_part.at(q).at("idle_s").number() / passes;
+    const double idle_all = r_all.at(q).at("idle_s").get<double>() / passes;
+    const double idle_part = r_part.at(q).at("idle_s").get<double>() / passes;
     EXPECT_LT(idle_part, 0.5 * idle_all);
     // Per pass, a fast worker waits in the collectives for at most one chunk of the slow
     // host (32 patterns at 6 w flops on 0.25 Gflop/s) and its last poll (under 1 ms) more
     // than the slow worker, which arrives last and only transfers.
-    const double w = all.at("final").at("parameters").number();
+    const double w = all.at("final").at("parameters").get<double>();
     const double chunk_on_slow = 32 * 6 * w / 0.25e9;
-    const double waited = (r_part.at(q).at("comm_s").number() - r_part.at(3).at("comm_s").number()) / passes;
+    const double waited = (r_part.at(q).at("comm_s").get<double>() - r_part.at(3).at("comm_s").get<double>()) / passes;
     EXPECT_LT(waited, chunk_on_slow + 1e-3);
-    EXPECT_GT((r_all.at(q).at("comm_s").number() + r_all.at(q).at("poll_s").number() -
-               r_all.at(3).at("comm_s").number() - r_all.at(3).at("poll_s").number()) / passes,
+    EXPECT_GT((r_all.at(q).at("comm_s").get<double>() + r_all.at(q).at("poll_s").get<double>() -
+               r_all.at(3).at("comm_s").get<double>() - r_all.at(3).at("poll_s").get<double>()) /
+                  passes,
               3 * chunk_on_slow);
   }
 }

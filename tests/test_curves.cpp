@@ -40,14 +40,14 @@ Json train(const TempDir& dir, const std::string& name, std::vector<std::string>
 
 // history is iterations 0, 1, ..., final.iterations, in order, with time from 0 on and
 // never going back; with `strict`, time grows in every iteration (simulation charges each).
-void expect_complete_curve(const Json::Array& history, int iterations, bool strict, const std::string& what) {
+void expect_complete_curve(const Json& history, int iterations, bool strict, const std::string& what) {
   SCOPED_TRACE(what);
   ASSERT_EQ(history.size(), static_cast<std::size_t>(iterations) + 1);
   double last = 0;
   for (std::size_t i = 0; i < history.size(); ++i) {
     const Json& h = history[i];
-    EXPECT_EQ(h.at("iteration").number(), static_cast<double>(i));
-    const double t = h.at("time_s").number();
+    EXPECT_EQ(h.at("iteration").get<double>(), static_cast<double>(i));
+    const double t = h.at("time_s").get<double>();
     if (i == 0) {
       EXPECT_EQ(t, 0.0);
     } else if (strict) {
@@ -56,19 +56,19 @@ void expect_complete_curve(const Json::Array& history, int iterations, bool stri
     EXPECT_GE(t, last) << "iteration " << i;
     last = t;
     for (const char* key : {"train_error", "test_error"}) {
-      ASSERT_TRUE(h.find(key) && h.at(key).is_number()) << key << " missing in iteration " << i;
-      EXPECT_TRUE(std::isfinite(h.at(key).number())) << key << " in iteration " << i;
+      ASSERT_TRUE(h.contains(key) && h.at(key).is_number()) << key << " missing in iteration " << i;
+      EXPECT_TRUE(std::isfinite(h.at(key).get<double>())) << key << " in iteration " << i;
     }
   }
 }
 
 void expect_complete_record(const Json& r, bool strict, const std::string& what) {
-  const int iterations = static_cast<int>(r.at("final").at("iterations").number());
+  const int iterations = static_cast<int>(r.at("final").at("iterations").get<double>());
   EXPECT_EQ(iterations, 4) << what;
-  const auto& history = r.at("history").array_items();
+  const auto& history = r.at("history");
   expect_complete_curve(history, iterations, strict, what);
   ASSERT_FALSE(history.empty());
-  EXPECT_GE(r.at("final").at("time_s").number(), history.back().at("time_s").number()) << what;
+  EXPECT_GE(r.at("final").at("time_s").get<double>(), history.back().at("time_s").get<double>()) << what;
 }
 
 TEST(curves, are_complete_and_monotone_in_time_sequentially_and_in_simulation_for_each_strategy) {
@@ -85,23 +85,23 @@ TEST(curves, every_session_of_a_sweep_has_its_own_complete_curve) {
   TempDir dir("wulf_test_curves");
   const Json r = train(dir, "sweep", {"--epochs", "3", "--engine", "sim", "--np", "2", "--platform", toy4,
                                       "--strategy", "session", "--sweep", "eta=0.5,0.9,1.2"});
-  const auto& sessions = r.at("sessions").array_items();
+  const auto& sessions = r.at("sessions");
   ASSERT_EQ(sessions.size(), 3u);
   for (const Json& s : sessions) {
-    expect_complete_curve(s.at("history").array_items(), 3, true, "session " + std::to_string(s.at("index").number()));
+    expect_complete_curve(s.at("history"), 3, true, "session " + std::to_string(s.at("index").get<double>()));
     // The curve ends where the session's own summary does.
-    EXPECT_EQ(s.at("history").array_items().back().at("time_s").number(), s.at("time_s").number());
+    EXPECT_EQ(s.at("history").back().at("time_s").get<double>(), s.at("time_s").get<double>());
   }
   // Sessions differ in eta, so their curves do.
-  EXPECT_NE(sessions[0].at("history").array_items().back().at("test_error").number(),
-            sessions[2].at("history").array_items().back().at("test_error").number());
+  EXPECT_NE(sessions[0].at("history").back().at("test_error").get<double>(),
+            sessions[2].at("history").back().at("test_error").get<double>());
 }
 
 TEST(curves, history_every_keeps_every_nth_iteration_and_the_last) {
   TempDir dir("wulf_test_curves");
   const Json r = train(dir, "thin", {"--epochs", "7", "--history-every", "3"});
   std::vector<double> kept;
-  for (const Json& h : r.at("history").array_items()) kept.push_back(h.at("iteration").number());
+  for (const Json& h : r.at("history")) kept.push_back(h.at("iteration").get<double>());
   EXPECT_EQ(kept, (std::vector<double>{0, 3, 6, 7}));
 }
 
@@ -112,38 +112,38 @@ void expect_stops_at_first_iteration_at_or_below(const TempDir& dir, const std::
   std::vector<std::string> args{"--epochs", "12", "--eta", "0.5"};
   args.insert(args.end(), engine.begin(), engine.end());
   const Json free_run = train(dir, name + "-free", args);
-  const auto& h = free_run.at("history").array_items();
+  const auto& h = free_run.at("history");
   ASSERT_EQ(h.size(), 13u);
   // The target: the error of iteration 8; the first iteration at or below it may be earlier.
-  const double target = h[8].at("test_error").number();
+  const double target = h[8].at("test_error").get<double>();
   int first = 0;
   for (int i = 1; i <= 8; ++i)
-    if (h[static_cast<std::size_t>(i)].at("test_error").number() <= target) {
+    if (h[static_cast<std::size_t>(i)].at("test_error").get<double>() <= target) {
       first = i;
       break;
     }
   ASSERT_GT(first, 0);
   // A run that is not improving at all would make this test trivial.
-  ASSERT_LT(target, h[0].at("test_error").number());
+  ASSERT_LT(target, h[0].at("test_error").get<double>());
   // The target exactly as recorded (%.17g round-trips a double; std::to_string would round).
   char exact[40];
   std::snprintf(exact, sizeof exact, "%.17g", target);
   std::vector<std::string> with_target = args;
   with_target.insert(with_target.end(), {"--target-error", exact});
   const Json stopped = train(dir, name + "-target", with_target);
-  EXPECT_EQ(stopped.at("final").at("status").string(), "target_reached");
-  EXPECT_EQ(stopped.at("final").at("iterations").number(), first);
-  const auto& hs = stopped.at("history").array_items();
+  EXPECT_EQ(stopped.at("final").at("status").get<std::string>(), "target_reached");
+  EXPECT_EQ(stopped.at("final").at("iterations").get<double>(), first);
+  const auto& hs = stopped.at("history");
   ASSERT_EQ(hs.size(), static_cast<std::size_t>(first) + 1);
   // Same seed, same run up to the stop: the same errors, and in simulation the same times.
   for (std::size_t i = 0; i < hs.size(); ++i) {
-    EXPECT_EQ(hs[i].at("test_error").number(), h[i].at("test_error").number()) << i;
+    EXPECT_EQ(hs[i].at("test_error").get<double>(), h[i].at("test_error").get<double>()) << i;
     if (simulated) {
-      EXPECT_EQ(hs[i].at("time_s").number(), h[i].at("time_s").number()) << i;
+      EXPECT_EQ(hs[i].at("time_s").get<double>(), h[i].at("time_s").get<double>()) << i;
     }
   }
-  EXPECT_LE(hs.back().at("test_error").number(), target);
-  for (std::size_t i = 1; i + 1 < hs.size(); ++i) EXPECT_GT(hs[i].at("test_error").number(), target) << i;
+  EXPECT_LE(hs.back().at("test_error").get<double>(), target);
+  for (std::size_t i = 1; i + 1 < hs.size(); ++i) EXPECT_GT(hs[i].at("test_error").get<double>(), target) << i;
 }
 
 TEST(curves, a_target_error_stops_at_the_first_iteration_at_or_below_it) {
@@ -163,19 +163,19 @@ TEST(curves, a_target_never_reached_says_the_best_error_and_when) {
   ASSERT_EQ(o.code, exit_ok) << o.err;
   const Json r = read_json_file(dir.file("never.json"));
   const Json& fin = r.at("final");
-  EXPECT_EQ(fin.at("status").string(), "max_iterations");
+  EXPECT_EQ(fin.at("status").get<std::string>(), "max_iterations");
   // The best of iterations 1..6, from the history, is what the record and the message name.
-  const auto& h = r.at("history").array_items();
+  const auto& h = r.at("history");
   std::size_t best = 1;
   for (std::size_t i = 2; i < h.size(); ++i)
-    if (h[i].at("test_error").number() < h[best].at("test_error").number()) best = i;
+    if (h[i].at("test_error").get<double>() < h[best].at("test_error").get<double>()) best = i;
   const Json& b = fin.at("best");
-  EXPECT_EQ(b.at("check").string(), "test");
-  EXPECT_EQ(b.at("iteration").number(), static_cast<double>(best));
-  EXPECT_EQ(b.at("error").number(), h[best].at("test_error").number());
-  EXPECT_EQ(b.at("time_s").number(), h[best].at("time_s").number());
-  EXPECT_GT(b.at("time_s").number(), 0.0);
-  const std::string reason = fin.at("reason").string();
+  EXPECT_EQ(b.at("check").get<std::string>(), "test");
+  EXPECT_EQ(b.at("iteration").get<double>(), static_cast<double>(best));
+  EXPECT_EQ(b.at("error").get<double>(), h[best].at("test_error").get<double>());
+  EXPECT_EQ(b.at("time_s").get<double>(), h[best].at("time_s").get<double>());
+  EXPECT_GT(b.at("time_s").get<double>(), 0.0);
+  const std::string reason = fin.at("reason").get<std::string>();
   EXPECT_TRUE(contains(reason, "ran all 6 iterations without reaching the target error 0")) << reason;
   EXPECT_TRUE(contains(reason, "in iteration " + std::to_string(best) + ", at ")) << reason;
   EXPECT_TRUE(contains(o.out, "stopped: " + reason)) << o.out;  // what the run printed
@@ -187,10 +187,11 @@ TEST(curves, a_time_limit_with_a_target_not_reached_says_so_too) {
   const Json r = train(dir, "limit", {"--epochs", "50", "--target-error", "0", "--max-seconds", "0.002", "--engine",
                                       "sim", "--np", "2", "--platform", toy4});
   const Json& fin = r.at("final");
-  EXPECT_EQ(fin.at("status").string(), "time_limit");
-  EXPECT_LT(fin.at("iterations").number(), 50);
-  EXPECT_GE(fin.at("time_s").number(), 0.002);
-  EXPECT_TRUE(contains(fin.at("reason").string(), "without reaching the target error 0 (best ")) << fin.at("reason").string();
+  EXPECT_EQ(fin.at("status").get<std::string>(), "time_limit");
+  EXPECT_LT(fin.at("iterations").get<double>(), 50);
+  EXPECT_GE(fin.at("time_s").get<double>(), 0.002);
+  EXPECT_TRUE(contains(fin.at("reason").get<std::string>(), "without reaching the target error 0 (best "))
+      << fin.at("reason").get<std::string>();
 }
 
 }  // namespace

@@ -72,19 +72,19 @@ TEST(gradient_bench, one_rank_prints_a_line_per_batch) {
   std::istringstream lines(out.str());
   std::string line;
   std::vector<Json> rows;
-  while (std::getline(lines, line)) rows.push_back(Json::parse(line));
+  while (std::getline(lines, line)) rows.push_back(parse_json(line, "the bench"));
   ASSERT_EQ(rows.size(), 2u);
   const Json& r = rows[1];
-  EXPECT_EQ(r.at("what").string(), "gradient");
-  EXPECT_EQ(r.at("np").number(), 1);
-  EXPECT_EQ(r.at("patterns").number(), 10);
-  EXPECT_DOUBLE_EQ(r.at("flops").number(), 10 * 6.0 * 55050);
-  EXPECT_GT(r.at("gradient_s").number(), 0);
-  EXPECT_GE(r.at("with_reduce_s").number(), r.at("gradient_s").number());
-  EXPECT_GT(r.at("sgemm_gflops_per_core").number(), 0);
-  EXPECT_NEAR(r.at("ratio_to_sgemm").number(),
-              r.at("gflops_per_core").number() / r.at("sgemm_gflops_per_core").number(), 1e-3);
-  EXPECT_GT(r.at("gradient_on_cpu").number(), 0);
+  EXPECT_EQ(r.at("what").get<std::string>(), "gradient");
+  EXPECT_EQ(r.at("np").get<double>(), 1);
+  EXPECT_EQ(r.at("patterns").get<double>(), 10);
+  EXPECT_DOUBLE_EQ(r.at("flops").get<double>(), 10 * 6.0 * 55050);
+  EXPECT_GT(r.at("gradient_s").get<double>(), 0);
+  EXPECT_GE(r.at("with_reduce_s").get<double>(), r.at("gradient_s").get<double>());
+  EXPECT_GT(r.at("sgemm_gflops_per_core").get<double>(), 0);
+  EXPECT_NEAR(r.at("ratio_to_sgemm").get<double>(),
+              r.at("gflops_per_core").get<double>() / r.at("sgemm_gflops_per_core").get<double>(), 1e-3);
+  EXPECT_GT(r.at("gradient_on_cpu").get<double>(), 0);
 }
 
 TEST(gradient_bench, the_simulator_and_empty_shares_are_refused) {

@@ -74,11 +74,11 @@ TEST(model, the_command_prints_the_tables_and_writes_the_grid) {
   EXPECT_TRUE(contains(out.str(), "speedup, eq. (7)")) << out.str();
   EXPECT_TRUE(contains(out.str(), "Ti 365.868 us")) << out.str();
   const Json r = read_json_file(dir.file("m.json"));
-  const auto& grid = r.at("grid").array_items();
+  const auto& grid = r.at("grid");
   ASSERT_EQ(grid.size(), 4u);
   for (const Json& e : grid)
-    for (const char* key : {"p", "b", "time_s", "speedup", "efficiency"}) EXPECT_TRUE(e.find(key)) << key;
-  EXPECT_NEAR(grid[0].at("speedup").number(), 0.57, 0.01);
+    for (const char* key : {"p", "b", "time_s", "speedup", "efficiency"}) EXPECT_TRUE(e.contains(key)) << key;
+  EXPECT_NEAR(grid[0].at("speedup").get<double>(), 0.57, 0.01);
 }
 
 TEST(model, calibrate_writes_a_profile_and_a_platform_that_wulf_reads_back) {
@@ -118,21 +118,21 @@ TEST(model, validate_runs_end_to_end_on_two_ranks_and_reports_its_errors) {
       << err.str();
   EXPECT_TRUE(contains(out.str(), "mean absolute error")) << out.str();
   const Json r = read_json_file(dir.file("v.json"));
-  ASSERT_EQ(r.at("rows").array_items().size(), 2u);
-  for (const Json& row : r.at("rows").array_items())
+  ASSERT_EQ(r.at("rows").size(), 2u);
+  for (const Json& row : r.at("rows"))
     for (const char* key : {"measured_s", "model_s", "sim_s", "model_error", "sim_error"}) {
-      ASSERT_TRUE(row.find(key)) << key;
-      EXPECT_TRUE(std::isfinite(row.at(key).number())) << key;
+      ASSERT_TRUE(row.contains(key)) << key;
+      EXPECT_TRUE(std::isfinite(row.at(key).get<double>())) << key;
     }
-  for (const Json& row : r.at("rows").array_items())
+  for (const Json& row : r.at("rows"))
     for (const char* key : {"measured_s", "model_s", "sim_s"}) {
       // Each row is the median of its two rounds: their mean.
-      const auto& rounds = row.at("rounds").at(key).array_items();
+      const auto& rounds = row.at("rounds").at(key);
       ASSERT_EQ(rounds.size(), 2u) << key;
-      EXPECT_NEAR(row.at(key).number(), (rounds[0].number() + rounds[1].number()) / 2, 1e-12) << key;
+      EXPECT_NEAR(row.at(key).get<double>(), (rounds[0].get<double>() + rounds[1].get<double>()) / 2, 1e-12) << key;
     }
-  EXPECT_EQ(r.at("mean_absolute_error").at("rows").number(), 2);
-  EXPECT_GT(r.at("rows").array_items()[0].at("measured_s").number(), 0.0);
+  EXPECT_EQ(r.at("mean_absolute_error").at("rows").get<double>(), 2);
+  EXPECT_GT(r.at("rows")[0].at("measured_s").get<double>(), 0.0);
 }
 
 TEST(model, study_reproduces_table_vii_by_model_and_simulation_and_writes_its_record) {
@@ -143,18 +143,18 @@ TEST(model, study_reproduces_table_vii_by_model_and_simulation_and_writes_its_re
   ASSERT_EQ(run_cli({"study", "--out", dir.file("s.json")}, out, err), exit_ok) << err.str();
   EXPECT_TRUE(contains(out.str(), "this machine")) << out.str();
   const Json r = read_json_file(dir.file("s.json"));
-  EXPECT_EQ(r.at("config").at("command").string(), "study");
-  const auto& bat = r.at("bat_cave").array_items();
+  EXPECT_EQ(r.at("config").at("command").get<std::string>(), "study");
+  const auto& bat = r.at("bat_cave");
   ASSERT_EQ(bat.size(), 12u);
   for (const Json& e : bat) {
-    EXPECT_NEAR(e.at("model").number(), e.at("paper").number(), 0.07) << e.dump();
-    EXPECT_NEAR(e.at("simulation").number(), e.at("model").number(), 0.02) << e.dump();
+    EXPECT_NEAR(e.at("model").get<double>(), e.at("paper").get<double>(), 0.07) << e.dump();
+    EXPECT_NEAR(e.at("simulation").get<double>(), e.at("model").get<double>(), 0.02) << e.dump();
   }
-  const auto& here = r.at("this_machine").array_items();
+  const auto& here = r.at("this_machine");
   ASSERT_EQ(here.size(), 12u);
   for (const Json& e : here) {
-    EXPECT_GT(e.at("model").number(), 0.0) << e.dump();
-    EXPECT_GT(e.at("Tw_s").number(), 0.0) << e.dump();
+    EXPECT_GT(e.at("model").get<double>(), 0.0) << e.dump();
+    EXPECT_GT(e.at("Tw_s").get<double>(), 0.0) << e.dump();
   }
   std::ostringstream bout, berr;
   EXPECT_EQ(run_cli({"study", "--out", "/nonexistent-folder/s.json"}, bout, berr), exit_input);

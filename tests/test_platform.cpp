@@ -30,13 +30,40 @@ TEST(platform, info_reports_what_simgrid_loaded) {
   EXPECT_TRUE(contains(o.out, "4 hosts, 4 cores")) << o.out;
   EXPECT_TRUE(contains(o.out, "100 Mbit/s, 50 us")) << o.out;
   const Json r = read_json_file(dir.file("info.json"));
-  const auto& hosts = r.at("platform").at("hosts").array_items();
+  const auto& hosts = r.at("platform").at("hosts");
   ASSERT_EQ(hosts.size(), 4u);
-  EXPECT_EQ(hosts[0].at("speed_flops").number(), 1e9);
+  EXPECT_EQ(hosts[0].at("speed_flops").get<double>(), 1e9);
   // toy-0 -> toy-1: up link, backbone, down link: 50 + 10 + 50 us.
-  const auto& route = r.at("platform").at("routes").array_items().at(0);
-  EXPECT_EQ(route.at("links").array_items().size(), 3u);
-  EXPECT_NEAR(route.at("latency_s").number(), 110e-6, 1e-12);
+  const auto& route = r.at("platform").at("routes").at(0);
+  EXPECT_EQ(route.at("links").size(), 3u);
+  EXPECT_NEAR(route.at("latency_s").get<double>(), 110e-6, 1e-12);
+}
+
+// Names come from the user's file: a quote, a backslash or a control character in one is
+// escaped in wulf-platform's JSON, and reaches the summary and the record unchanged.
+TEST(platform, info_reads_names_with_quotes_backslashes_and_tabs) {
+  testing_support::TempDir dir("wulf_test_platform");
+  const std::string file = dir.write("odd.xml", R"(<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <zone id="z&quot;1\" routing="Full">
+    <prop id="wulf:note" value="a &quot;quoted\&#9;note"/>
+    <host id="a&quot;b\c" speed="1Gf"/>
+    <host id="tab&#9;d" speed="1Gf"/>
+    <link id="l&quot;\" bandwidth="125MBps" latency="50us"/>
+    <route src="a&quot;b\c" dst="tab&#9;d"><link_ctn id="l&quot;\"/></route>
+  </zone>
+</platform>
+)");
+  const Outcome o = wulf({"platform", "info", file, "--out", dir.file("info.json")});
+  ASSERT_EQ(o.code, exit_ok) << o.err;
+  EXPECT_TRUE(contains(o.out, "a\"b\\c (zone z\"1\\)")) << o.out;
+  EXPECT_TRUE(contains(o.out, "a\"b\\c -> tab\td: 1 links")) << o.out;
+  const Json r = read_json_file(dir.file("info.json"));
+  const Json& platform = r.at("platform");
+  EXPECT_EQ(platform.at("hosts").at(1).at("name").get<std::string>(), "tab\td");
+  EXPECT_EQ(platform.at("links").at(0).at("name").get<std::string>(), "l\"\\");
+  EXPECT_EQ(platform.at("zone").at("properties").at("wulf:note").get<std::string>(), "a \"quoted\\\tnote");
 }
 
 TEST(platform, every_simgrid_topology_is_read_and_measured) {
@@ -63,20 +90,19 @@ TEST(platform, bench_measures_latency_bandwidth_and_collectives_deterministicall
     return read_json_file(dir.file(name));
   };
   const Json a = with_out("a.json"), b = with_out("b.json");
-  const auto& pp = a.at("pingpong").array_items();
+  const auto& pp = a.at("pingpong");
   ASSERT_EQ(pp.size(), 2u);
-  EXPECT_LT(pp[0].at("time_s").number(), pp[1].at("time_s").number());
+  EXPECT_LT(pp[0].at("time_s").get<double>(), pp[1].at("time_s").get<double>());
   // A 1 MB message over a 100 Mbit/s link: about 84 ms one way, whatever SMPI's factors.
-  EXPECT_GT(pp[1].at("time_s").number(), 0.08);
-  EXPECT_LT(pp[1].at("time_s").number(), 0.12);
-  const double bw = a.at("summary").at("bandwidth_Bps").number();
+  EXPECT_GT(pp[1].at("time_s").get<double>(), 0.08);
+  EXPECT_LT(pp[1].at("time_s").get<double>(), 0.12);
+  const double bw = a.at("summary").at("bandwidth_Bps").get<double>();
   EXPECT_GT(bw, 0.8 * 12.5e6);
   EXPECT_LE(bw, 12.5e6);
   // 3 collectives x 2 rank counts x 2 sizes.
-  EXPECT_EQ(a.at("collectives").array_items().size(), 12u);
+  EXPECT_EQ(a.at("collectives").size(), 12u);
   for (std::size_t i = 0; i < 12; ++i)
-    EXPECT_EQ(a.at("collectives").array_items()[i].at("time_s").number(),
-              b.at("collectives").array_items()[i].at("time_s").number());
+    EXPECT_EQ(a.at("collectives")[i].at("time_s").get<double>(), b.at("collectives")[i].at("time_s").get<double>());
 }
 
 TEST(platform, a_malformed_file_a_route_to_nowhere_or_too_few_cores_stop_the_run) {

@@ -187,28 +187,28 @@ TEST(recommend, the_choice_rerun_reaches_the_target_in_the_predicted_time_and_it
   const Json& choice = rec.at("choice");
   const Json& reference = rec.at("reference");
   ASSERT_FALSE(reference.is_null());
-  EXPECT_EQ(reference.at("p").number(), 1);
+  EXPECT_EQ(reference.at("p").get<double>(), 1);
   // Here 4 ranks at b = 4 win (the allreduce of 148 weights is small beside 4 patterns'
   // 0.63 ms of compute): the test covers a parallel choice, not only the sequential one.
-  EXPECT_EQ(choice.at("p").number(), 4) << r.out;
-  EXPECT_EQ(choice.at("strategy").string(), "block");
-  EXPECT_GT(choice.at("speedup").number(), 1.0);
+  EXPECT_EQ(choice.at("p").get<double>(), 4) << r.out;
+  EXPECT_EQ(choice.at("strategy").get<std::string>(), "block");
+  EXPECT_GT(choice.at("speedup").get<double>(), 1.0);
   // Its speed-up is the sequential reference's confirmed time over its own.
-  const double ref_s = reference.at("confirmed").at("time_s").number();
-  EXPECT_DOUBLE_EQ(choice.at("speedup").number(), ref_s / choice.at("time_s").number());
+  const double ref_s = reference.at("confirmed").at("time_s").get<double>();
+  EXPECT_DOUBLE_EQ(choice.at("speedup").get<double>(), ref_s / choice.at("time_s").get<double>());
   // Nothing confirmed reached the target sooner, and no sequential candidate was estimated
   // faster than the reference.
-  for (const Json& c : rec.at("candidates").array_items()) {
-    if (!c.at("confirmed").is_null() && c.at("confirmed").at("reached").boolean()) {
-      EXPECT_GE(c.at("confirmed").at("time_s").number(), choice.at("time_s").number());
+  for (const Json& c : rec.at("candidates")) {
+    if (!c.at("confirmed").is_null() && c.at("confirmed").at("reached").get<bool>()) {
+      EXPECT_GE(c.at("confirmed").at("time_s").get<double>(), choice.at("time_s").get<double>());
     }
-    if (c.at("p").number() == 1 && c.at("screening").at("reached").boolean()) {
-      EXPECT_GE(c.at("screening").at("time_s").number(), reference.at("screening").at("time_s").number());
+    if (c.at("p").get<double>() == 1 && c.at("screening").at("reached").get<bool>()) {
+      EXPECT_GE(c.at("screening").at("time_s").get<double>(), reference.at("screening").at("time_s").get<double>());
     }
   }
   // The sequential estimate is exact: the same arithmetic as the confirming simulation, and
   // the same time per iteration (up to rounding in the sum of iterations).
-  EXPECT_NEAR(reference.at("screening").at("time_s").number(), ref_s, 1e-9 * ref_s);
+  EXPECT_NEAR(reference.at("screening").at("time_s").get<double>(), ref_s, 1e-9 * ref_s);
 
   // Re-run both with wulf train, options rebuilt here from the record's fields.
   auto rerun = [&](const Json& c, const std::string& out) {
@@ -218,15 +218,15 @@ TEST(recommend, the_choice_rerun_reaches_the_target_in_the_predicted_time_and_it
                                    "--platform",
                                    toy4,
                                    "--np",
-                                   std::to_string(static_cast<int>(c.at("p").number())),
+                                   std::to_string(static_cast<int>(c.at("p").get<double>())),
                                    "--strategy",
-                                   c.at("p").number() == 1 ? "block" : c.at("strategy").string(),
+                                   c.at("p").get<double>() == 1 ? "block" : c.at("strategy").get<std::string>(),
                                    "--block",
-                                   std::to_string(static_cast<int>(c.at("b").number())),
+                                   std::to_string(static_cast<int>(c.at("b").get<double>())),
                                    "--eta",
-                                   shortest(c.at("eta").number()),
+                                   shortest(c.at("eta").get<double>()),
                                    "--alpha",
-                                   shortest(c.at("alpha").number()),
+                                   shortest(c.at("alpha").get<double>()),
                                    "--error",
                                    "class",
                                    "--epochs",
@@ -241,15 +241,15 @@ TEST(recommend, the_choice_rerun_reaches_the_target_in_the_predicted_time_and_it
   };
   // Simulated time is deterministic: the same iterations, the same seconds to 1e-9.
   const Json again = rerun(choice, dir.file("again.json"));
-  EXPECT_EQ(again.at("final").at("status").string(), "target_reached");
-  EXPECT_EQ(again.at("final").at("iterations").number(), choice.at("iterations").number());
-  EXPECT_NEAR(again.at("final").at("time_s").number(), choice.at("time_s").number(),
-              1e-9 * choice.at("time_s").number());
+  EXPECT_EQ(again.at("final").at("status").get<std::string>(), "target_reached");
+  EXPECT_EQ(again.at("final").at("iterations").get<double>(), choice.at("iterations").get<double>());
+  EXPECT_NEAR(again.at("final").at("time_s").get<double>(), choice.at("time_s").get<double>(),
+              1e-9 * choice.at("time_s").get<double>());
   const Json seq = rerun(reference, dir.file("seq.json"));
-  EXPECT_EQ(seq.at("final").at("status").string(), "target_reached");
-  EXPECT_NEAR(seq.at("final").at("time_s").number(), ref_s, 1e-9 * ref_s);
-  EXPECT_NEAR(seq.at("final").at("time_s").number() / again.at("final").at("time_s").number(),
-              choice.at("speedup").number(), 1e-9);
+  EXPECT_EQ(seq.at("final").at("status").get<std::string>(), "target_reached");
+  EXPECT_NEAR(seq.at("final").at("time_s").get<double>(), ref_s, 1e-9 * ref_s);
+  EXPECT_NEAR(seq.at("final").at("time_s").get<double>() / again.at("final").at("time_s").get<double>(),
+              choice.at("speedup").get<double>(), 1e-9);
 }
 
 TEST(recommend, a_target_never_reached_is_reported_with_the_best_error) {
@@ -262,12 +262,12 @@ TEST(recommend, a_target_never_reached_is_reported_with_the_best_error) {
   EXPECT_TRUE(contains(r.out, "no configuration reached class error <= 0.001 within 20 iterations")) << r.out;
   const Json rec = read_json_file(dir.file("rec.json"));
   EXPECT_TRUE(rec.at("choice").is_null());
-  const Json& conv = rec.at("convergence").array_items().at(0);
-  EXPECT_FALSE(conv.at("reached").boolean());
-  EXPECT_EQ(conv.at("status").string(), "max_iterations");
-  EXPECT_GT(conv.at("best_error").number(), 0.001);
-  EXPECT_GE(conv.at("best_iteration").number(), 1);
-  for (const Json& c : rec.at("candidates").array_items()) EXPECT_TRUE(c.at("confirmed").is_null());
+  const Json& conv = rec.at("convergence").at(0);
+  EXPECT_FALSE(conv.at("reached").get<bool>());
+  EXPECT_EQ(conv.at("status").get<std::string>(), "max_iterations");
+  EXPECT_GT(conv.at("best_error").get<double>(), 0.001);
+  EXPECT_GE(conv.at("best_iteration").get<double>(), 1);
+  for (const Json& c : rec.at("candidates")) EXPECT_TRUE(c.at("confirmed").is_null());
 }
 
 TEST(recommend, bad_input_is_refused_with_the_input_named_before_anything_runs) {

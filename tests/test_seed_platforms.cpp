@@ -30,7 +30,7 @@ Json run_json(std::vector<std::string> args, const testing_support::TempDir& dir
   std::ifstream in(dir.file(name));
   std::stringstream s;
   s << in.rdbuf();
-  return Json::parse(s.str());
+  return parse_json(s.str(), dir.file(name));
 }
 
 struct Shape {
@@ -43,9 +43,9 @@ Shape shape_of(const std::string& file) {
   testing_support::TempDir dir("wulf_test_seed_platforms");
   const Json info = run_json({"platform", "info", platform(file)}, dir, "info.json").at("platform");
   Shape s;
-  s.hosts = info.at("hosts").array_items().size();
-  for (const Json& h : info.at("hosts").array_items()) s.cores += h.at("cores").number();
-  for (const Json& l : info.at("links").array_items()) s.link_rates[l.at("bandwidth_Bps").number()] += 1;
+  s.hosts = info.at("hosts").size();
+  for (const Json& h : info.at("hosts")) s.cores += h.at("cores").get<double>();
+  for (const Json& l : info.at("links")) s.link_rates[l.at("bandwidth_Bps").get<double>()] += 1;
   return s;
 }
 
@@ -96,13 +96,13 @@ void expect_table_v(const std::string& file, double ti, double tw, const std::st
                                 "--elements", "4096,16768,54912", "--np", nps, "--repeat", "1", "--no-pingpong"};
   args.insert(args.end(), extra.begin(), extra.end());
   const Json r = run_json(args, dir, "bench.json");
-  const auto& rows = r.at("collectives").array_items();
+  const auto& rows = r.at("collectives");
   const auto rank_counts = static_cast<std::size_t>(std::count(nps.begin(), nps.end(), ',') + 1);
   EXPECT_EQ(rows.size(), 3 * rank_counts);  // every (p, w) point measured
   for (const Json& row : rows) {
-    const double p = row.at("np").number(), w = row.at("size").number();
+    const double p = row.at("np").get<double>(), w = row.at("size").get<double>();
     const double paper = tw * w * std::ceil(std::log2(p)) + ti;
-    EXPECT_NEAR(row.at("time_s").number(), paper, 0.10 * paper) << file << ": p " << p << ", w " << w;
+    EXPECT_NEAR(row.at("time_s").get<double>(), paper, 0.10 * paper) << file << ": p " << p << ", w " << w;
   }
 }
 
@@ -121,24 +121,24 @@ Json bunyip_reduce(const std::string& file, const std::string& reduce) {
   const Json r = run_json({"platform", "bench", platform(file), "--collectives", "reduce", "--reduce", reduce, "--type",
                            "float", "--elements", "1729440", "--np", "194", "--repeat", "1", "--no-pingpong"},
                           dir, "bench.json");
-  return r.at("collectives").array_items().at(0);
+  return r.at("collectives").at(0);
 }
 
 TEST(seed_platforms, bunyip_library_reduce_is_within_20_percent_of_8_5_seconds) {
-  EXPECT_NEAR(bunyip_reduce("bunyip.xml", "binomial").at("time_s").number(), 8.5, 0.2 * 8.5);  // seed 002 5.1
+  EXPECT_NEAR(bunyip_reduce("bunyip.xml", "binomial").at("time_s").get<double>(), 8.5, 0.2 * 8.5);  // seed 002 5.1
 }
 
 TEST(seed_platforms, bunyip_four_stage_reduce_is_within_20_percent_of_4_9_seconds) {
   // On bunyip-p2p.xml: the network as seed 002's own reduce saw it (stages 1-3 calibrate it;
   // stage 4 and the total are predicted). Seed 002 5.2: 0.18 / 0.66 / 0.9 / 3.16 s, 4.9 s.
   const Json row = bunyip_reduce("bunyip-p2p.xml", "four-stage");
-  EXPECT_NEAR(row.at("time_s").number(), 4.9, 0.2 * 4.9);
-  const auto& ends = row.at("stages_s").array_items();
+  EXPECT_NEAR(row.at("time_s").get<double>(), 4.9, 0.2 * 4.9);
+  const auto& ends = row.at("stages_s");
   ASSERT_EQ(ends.size(), 4u);
-  EXPECT_NEAR(ends[0].number(), 0.18, 0.02);                    // calibrated: shared memory
-  EXPECT_NEAR(ends[1].number() - ends[0].number(), 0.66, 0.02); // calibrated: one NIC
-  EXPECT_NEAR(ends[2].number() - ends[1].number(), 0.9, 0.05);  // calibrated: 185 Mbit/s into a node
-  EXPECT_NEAR(ends[3].number(), row.at("time_s").number(), 0.01);  // the bench adds its barrier
+  EXPECT_NEAR(ends[0].get<double>(), 0.18, 0.02);                            // calibrated: shared memory
+  EXPECT_NEAR(ends[1].get<double>() - ends[0].get<double>(), 0.66, 0.02);    // calibrated: one NIC
+  EXPECT_NEAR(ends[2].get<double>() - ends[1].get<double>(), 0.9, 0.05);     // calibrated: 185 Mbit/s into a node
+  EXPECT_NEAR(ends[3].get<double>(), row.at("time_s").get<double>(), 0.01);  // the bench adds its barrier
 }
 
 TEST(seed_platforms, price_performance_of_seed_002_is_92_4_cents_per_mflops) {
@@ -164,21 +164,21 @@ TEST(seed_platforms, bunyip_training_rate_counts_every_ranks_passes_and_the_plat
   const Json r = run_json(args, dir, "cg.json");
   const Json& perf = r.at("performance");
   const Json& cg = r.at("final").at("strategy");
-  const double passes = cg.at("gradient_passes").number() + cg.at("line_search_probes").number();
+  const double passes = cg.at("gradient_passes").get<double>() + cg.at("line_search_probes").get<double>();
   EXPECT_GE(passes, 2);
-  EXPECT_DOUBLE_EQ(perf.at("flops").number(), passes * 4096 * 6 * 48000.0);
-  const double rate = perf.at("flops").number() / r.at("final").at("time_s").number();
-  EXPECT_NEAR(perf.at("gflops").number(), rate * 1e-9, 1e-9 * rate * 1e-9);
-  EXPECT_LT(perf.at("mflops_per_rank").number(), 1090);
-  EXPECT_GT(perf.at("mflops_per_rank").number(), 500);
-  EXPECT_EQ(perf.at("machine_cost_usd").number(), 150913);  // the platform's wulf:cost-usd
-  EXPECT_NEAR(perf.at("cents_per_mflops").number(), 100 * 150913 / (rate * 1e-6), 1e-9 * 150913 / (rate * 1e-6));
+  EXPECT_DOUBLE_EQ(perf.at("flops").get<double>(), passes * 4096 * 6 * 48000.0);
+  const double rate = perf.at("flops").get<double>() / r.at("final").at("time_s").get<double>();
+  EXPECT_NEAR(perf.at("gflops").get<double>(), rate * 1e-9, 1e-9 * rate * 1e-9);
+  EXPECT_LT(perf.at("mflops_per_rank").get<double>(), 1090);
+  EXPECT_GT(perf.at("mflops_per_rank").get<double>(), 500);
+  EXPECT_EQ(perf.at("machine_cost_usd").get<double>(), 150913);  // the platform's wulf:cost-usd
+  EXPECT_NEAR(perf.at("cents_per_mflops").get<double>(), 100 * 150913 / (rate * 1e-6), 1e-9 * 150913 / (rate * 1e-6));
   // --machine-cost wins over the platform's.
   std::vector<std::string> priced = args;
   priced.insert(priced.end(), {"--machine-cost", "1000"});
   const Json q = run_json(priced, dir, "priced.json");
-  EXPECT_EQ(q.at("performance").at("machine_cost_usd").number(), 1000);
-  EXPECT_EQ(q.at("config").at("machine_cost_usd").number(), 1000);
+  EXPECT_EQ(q.at("performance").at("machine_cost_usd").get<double>(), 1000);
+  EXPECT_EQ(q.at("config").at("machine_cost_usd").get<double>(), 1000);
 }
 
 TEST(seed_platforms, a_machine_cost_that_is_not_a_positive_number_is_refused) {
@@ -214,8 +214,8 @@ TEST(seed_platforms, one_rank_per_host_puts_the_fifth_rank_on_sorgans_ethernet) 
                              "5", "--platform", platform("sorgan.xml"), "--numerics", "off", "--epochs", "1",
                              "--ranks-per-host", per_host, "--quiet"},
                             dir, "rph" + per_host + ".json");
-    EXPECT_EQ(r.at("config").at("ranks_per_host").number(), std::stod(per_host));
-    return r.at("phases").at("ranks").array_items().at(4).at("comm_s").number();
+    EXPECT_EQ(r.at("config").at("ranks_per_host").get<double>(), std::stod(per_host));
+    return r.at("phases").at("ranks").at(4).at("comm_s").get<double>();
   };
   const double packed = comm_of_rank_4("0"), spread = comm_of_rank_4("1");
   EXPECT_GT(spread, 10 * packed) << "packed " << packed << " s, spread " << spread << " s";

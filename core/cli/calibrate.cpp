@@ -151,19 +151,18 @@ Phases measure_phases(const CalibrateJob& job, std::ostream& out, std::ostream& 
     throw InputError("the instrumented training run failed (code " + std::to_string(train_code) + ")");
   }
   const Json record = read_json_file(record_file.path());
-  const Json& ph = record.at("phases");
-  const Json& cfg = record.at("config");
+  auto field = [&](const std::string& pointer) { return json_field<double>(record, pointer, record_file.path()); };
   Phases f;
   // Without a test set, wulf checks the error on the whole training set after every
   // iteration: that pass is the model's m test patterns, m = n.
-  f.n = cfg.at("train_patterns").number();
-  f.m = cfg.at("test_patterns").number() > 0 ? cfg.at("test_patterns").number() : f.n;
-  f.w = cfg.at("parameters").number(), f.b = cfg.at("block").number();
-  f.problem = cfg.at("problem").string();
-  const double its = record.at("final").at("iterations").number();
+  f.n = field("/config/train_patterns");
+  f.m = field("/config/test_patterns") > 0 ? field("/config/test_patterns") : f.n;
+  f.w = field("/config/parameters"), f.b = field("/config/block");
+  f.problem = json_field<std::string>(record, "/config/problem", record_file.path());
+  const double its = field("/final/iterations");
   auto per = [&](const char* seconds, const char* count) {
-    const double c = ph.at(count).number();
-    return c > 0 ? ph.at(seconds).number() / c : 0.0;
+    const double c = field(std::string("/phases/") + count);
+    return c > 0 ? field(std::string("/phases/") + seconds) / c : 0.0;
   };
   f.Tf = per("forward_s", "forward_patterns"), f.Tb = per("backward_s", "backward_patterns");
   f.Tu = per("update_s", "updates");
@@ -173,7 +172,7 @@ Phases measure_phases(const CalibrateJob& job, std::ostream& out, std::ostream& 
   // the training forward pass in blocks of b: the model's m (Tf + Ts) is then still the test
   // pass's time (clamping Ts at 0 over-predicted every iteration by up to 14%).
   f.Ts = per("test_s", "test_patterns") - f.Tf;
-  const double iteration = record.at("final").at("time_s").number() / its;
+  const double iteration = field("/final/time_s") / its;
   // To: what one iteration took beyond eq. (3)'s terms (gathering, shuffling, bookkeeping).
   const double counted = (f.n + f.m) * f.Tf + f.n * f.Tb + f.n / f.b * (f.Tu + f.Tm) + f.m * f.Ts;
   f.To = std::max(0.0, iteration - counted);
@@ -206,9 +205,9 @@ AllreduceFit measure_allreduce(const CalibrateJob& job, double w, std::ostream& 
                            "--repeat", std::to_string(job.repeat)});
     const RanksOutcome o = run_ranks(cmd, false, true);
     if (o.code != 0) throw InputError("the allreduce benchmark under mpirun failed: " + o.failure);
-    for (Json& row : read_bench_rows(o.output)) {
-      a.xs.push_back(row.at("size").number() * std::ceil(std::log2(static_cast<double>(p))));
-      a.ts.push_back(row.at("time_s").number());
+    for (Json& row : read_bench_rows(o.output, "the allreduce benchmark's output")) {
+      a.xs.push_back(row.at("size").get<double>() * std::ceil(std::log2(static_cast<double>(p))));
+      a.ts.push_back(row.at("time_s").get<double>());
       a.points.push_back(std::move(row));
     }
   }
@@ -227,8 +226,8 @@ void print_calibration(std::ostream& out, const CalibrateJob& job, const Phases&
   fmt::print(out, "  Tw {:g} us per 8-byte value, Ti {:g} us\n", a.Tw * 1e6, a.Ti * 1e6);
   fmt::print(out, "{:>6}{:>10}{:>14}{:>14}{:>11}\n", "p", "w", "measured", "fit", "residual");
   for (std::size_t i = 0; i < a.points.size(); ++i)
-    fmt::print(out, "{:>6g}{:>10g}{:>11g} us{:>11g} us{:>+10g} %\n", a.points[i].at("np").number(),
-               a.points[i].at("size").number(), a.ts[i] * 1e6, (a.ts[i] - a.fit.residuals[i]) * 1e6,
+    fmt::print(out, "{:>6g}{:>10g}{:>11g} us{:>11g} us{:>+10g} %\n", a.points[i].at("np").get<double>(),
+               a.points[i].at("size").get<double>(), a.ts[i] * 1e6, (a.ts[i] - a.fit.residuals[i]) * 1e6,
                100 * a.fit.residuals[i] / a.ts[i]);
 }
 

@@ -41,7 +41,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       return args.empty() ? exit_input : exit_ok;
     }
     if (args[0] == "--version") {
-      out << "wulf " << build::version << "\n" << versions_json().dump() << "\n";
+      out << "wulf " << build::version << "\n" << record_text(versions_json()) << "\n";
       return exit_ok;
     }
     const std::vector<std::string> rest(args.begin() + 1, args.end());

@@ -166,7 +166,7 @@ int model_command(const std::vector<std::string>& args, std::ostream& out, std::
     k["Tf_s"] = c.Tf, k["Tb_s"] = c.Tb, k["Tu_s"] = c.Tu, k["Tm_s"] = c.Tm, k["Ts_s"] = c.Ts, k["To_s"] = c.To;
     k["Ti_s"] = c.Ti, k["Tw_s"] = c.Tw, k["Ta_s"] = c.Ta, k["n"] = c.n, k["m"] = c.m, k["w"] = c.w;
     record["grid"] = model_grid(job);
-    write_file_atomically(job.out, record.dump() + "\n");
+    write_file_atomically(job.out, record_text(record) + "\n");
     out << "record: " << job.out << "\n";
   }
   return exit_ok;

@@ -38,11 +38,11 @@ std::string human_time(double seconds) {
 }
 
 void print_zone(std::ostream& out, const Json& zone, int depth) {
-  out << std::string(static_cast<std::size_t>(2 * depth + 2), ' ') << zone.at("name").string();
-  const double hosts = zone.at("hosts").number();
+  out << std::string(static_cast<std::size_t>(2 * depth + 2), ' ') << zone.at("name").get<std::string>();
+  const double hosts = zone.at("hosts").get<double>();
   if (hosts > 0) fmt::print(out, " ({:g} hosts)", hosts);
   out << "\n";
-  for (const Json& child : zone.at("zones").array_items()) print_zone(out, child, depth + 1);
+  for (const Json& child : zone.at("zones")) print_zone(out, child, depth + 1);
 }
 
 int info_command(const std::vector<std::string>& args, std::ostream& out) {
@@ -59,13 +59,13 @@ int info_command(const std::vector<std::string>& args, std::ostream& out) {
   if (vm.count("out")) check_writable(vm["out"].as<std::string>(), "--out");
 
   Json info = platform_info(file);
-  const auto& hosts = info.at("hosts").array_items();
-  const auto& links = info.at("links").array_items();
+  const auto& hosts = info.at("hosts");
+  const auto& links = info.at("links");
   double cores = 0;
   std::map<std::pair<double, double>, int> kinds;  // (cores, speed) -> hosts
   for (const Json& h : hosts) {
-    cores += h.at("cores").number();
-    kinds[{h.at("cores").number(), h.at("speed_flops").number()}] += 1;
+    cores += h.at("cores").get<double>();
+    kinds[{h.at("cores").get<double>(), h.at("speed_flops").get<double>()}] += 1;
   }
   out << "platform " << file << ": " << hosts.size() << " hosts, " << cores << " cores, " << links.size()
       << " links\n";
@@ -74,20 +74,21 @@ int info_command(const std::vector<std::string>& args, std::ostream& out) {
     fmt::print(out, "  {:>5} x {:g} core{} at {:.4g} Gflop/s\n", count, kind.first, kind.first == 1 ? "" : "s",
                kind.second / 1e9);
   for (std::size_t i = 0; i < hosts.size() && i < 6; ++i)
-    out << "  " << hosts[i].at("name").string() << " (zone " << hosts[i].at("zone").string() << ")\n";
+    out << "  " << hosts[i].at("name").get<std::string>() << " (zone " << hosts[i].at("zone").get<std::string>()
+        << ")\n";
   if (hosts.size() > 6) out << "  ... " << hosts.size() - 6 << " more\n";
   std::map<std::pair<double, double>, int> link_kinds;  // (bandwidth, latency) -> links
-  for (const Json& l : links) link_kinds[{l.at("bandwidth_Bps").number(), l.at("latency_s").number()}] += 1;
+  for (const Json& l : links) link_kinds[{l.at("bandwidth_Bps").get<double>(), l.at("latency_s").get<double>()}] += 1;
   out << "links (bandwidth, latency):\n";
   for (const auto& [kind, count] : link_kinds)
     fmt::print(out, "  {:>5} x {}, {}\n", count, human_rate(kind.first), human_time(kind.second));
   out << "zones:\n";
   print_zone(out, info.at("zone"), 0);
   out << "routes:\n";
-  for (const Json& r : info.at("routes").array_items())
-    out << "  " << r.at("from").string() << " -> " << r.at("to").string() << ": " << r.at("links").array_items().size()
-        << " links, latency " << human_time(r.at("latency_s").number()) << ", bottleneck "
-        << human_rate(r.at("bottleneck_Bps").number()) << "\n";
+  for (const Json& r : info.at("routes"))
+    out << "  " << r.at("from").get<std::string>() << " -> " << r.at("to").get<std::string>() << ": "
+        << r.at("links").size() << " links, latency " << human_time(r.at("latency_s").get<double>()) << ", bottleneck "
+        << human_rate(r.at("bottleneck_Bps").get<double>()) << "\n";
   if (vm.count("out")) {
     Json record = Json::object();
     record["wulf_record"] = 1;
@@ -95,7 +96,7 @@ int info_command(const std::vector<std::string>& args, std::ostream& out) {
     record["config"]["platform"] = file;
     record["config"]["versions"] = versions_json();
     record["platform"] = std::move(info);
-    write_file_atomically(vm["out"].as<std::string>(), record.dump() + "\n");
+    write_file_atomically(vm["out"].as<std::string>(), record_text(record) + "\n");
     out << "record: " << vm["out"].as<std::string>() << "\n";
   }
   return exit_ok;
@@ -196,7 +197,7 @@ std::vector<Json> measure(const BenchJob& job, const std::vector<PlatformHost>& 
   }
   const RanksOutcome o = run_ranks(cmd, true, true);
   if (o.code != 0) throw InputError("platform " + job.file + ": the " + what + " run failed: " + o.failure);
-  return read_bench_rows(o.output);
+  return read_bench_rows(o.output, "the " + what + " run's output");
 }
 
 // The record's config: the platform, the pair, the algorithms and the what-ifs.
@@ -204,7 +205,7 @@ Json bench_config(const BenchJob& job, const std::vector<PlatformHost>& pair) {
   Json config = Json::object();
   config["command"] = "platform bench";
   config["platform"] = job.file;
-  config["pingpong_hosts"] = Json::Array{Json(pair[0].name), Json(pair[1].name)};
+  config["pingpong_hosts"] = Json::array({pair[0].name, pair[1].name});
   config["type"] = job.type;
   config["repeat"] = job.repeat;
   config["collective_algorithm"] = "allreduce:" + job.allreduce + ", reduce:" + job.reduce;
@@ -222,15 +223,15 @@ void bench_pingpong(const BenchJob& job, const std::vector<PlatformHost>& pair, 
   Json pingpong = Json::array();
   const std::vector<Json> pp = measure(job, pair, 2, "pingpong", job.sizes);
   for (const Json& row : pp) {
-    const double t = row.at("time_s").number(), bytes = row.at("bytes").number();
+    const double t = row.at("time_s").get<double>(), bytes = row.at("bytes").get<double>();
     fmt::print(out, "{:>12g}{:>14}{:>18}\n", bytes, human_time(t), human_rate(bytes / t));
     pingpong.push_back(row);
   }
   // Latency: the smallest message's time; bandwidth: the largest's bytes over its time
   // beyond that latency (with one size, that size's rate).
-  const double latency = pp.front().at("time_s").number();
-  const double beyond = pp.size() > 1 ? pp.back().at("time_s").number() - latency : pp.back().at("time_s").number();
-  const double bandwidth = pp.back().at("bytes").number() / std::max(1e-30, beyond);
+  const double latency = pp.front().at("time_s").get<double>();
+  const double beyond = pp.size() > 1 ? pp.back().at("time_s").get<double>() - latency : pp.back().at("time_s").get<double>();
+  const double bandwidth = pp.back().at("bytes").get<double>() / std::max(1e-30, beyond);
   out << "latency " << human_time(latency) << ", bandwidth " << human_rate(bandwidth) << "\n";
   record["pingpong"] = std::move(pingpong);
   record["summary"]["latency_s"] = latency;
@@ -250,8 +251,8 @@ Json bench_collectives(const BenchJob& job, const std::vector<PlatformHost>& hos
         continue;
       }
       for (const Json& row : measure(job, hosts, np, what, job.elements)) {
-        fmt::print(out, "{:>11}{:>6}{:>10g}{:>14}\n", what, np, row.at("size").number(),
-                   human_time(row.at("time_s").number()));
+        fmt::print(out, "{:>11}{:>6}{:>10g}{:>14}\n", what, np, row.at("size").get<double>(),
+                   human_time(row.at("time_s").get<double>()));
         rows.push_back(row);
       }
     }
@@ -299,7 +300,7 @@ int bench_command(const std::vector<std::string>& args, std::ostream& out, std::
   if (job.pingpong) bench_pingpong(job, pair, out, record);
   record["collectives"] = bench_collectives(job, hosts, total_cores, out, err);
   if (!job.out.empty()) {
-    write_file_atomically(job.out, record.dump() + "\n");
+    write_file_atomically(job.out, record_text(record) + "\n");
     out << "record: " << job.out << "\n";
   }
   return exit_ok;

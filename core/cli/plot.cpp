@@ -31,9 +31,13 @@ struct PlotInput {
   std::string path, problem, metric;
 };
 
-std::string string_or(const Json& object, const std::string& key, const std::string& fallback) {
-  const Json* v = object.find(key);
-  return v && !v->is_null() ? v->string() : fallback;
+// object's key as a string, or fallback where it is missing or null; of another type, an
+// InputError naming path and key.
+std::string string_or(const Json& object, const std::string& key, const std::string& fallback,
+                      const std::string& path) {
+  const auto v = object.find(key);
+  if (v == object.end() || v->is_null()) return fallback;
+  return read_fields(path + ": " + key, [&] { return v->get<std::string>(); });
 }
 
 PlotInput read_input(const std::string& path) {
@@ -41,18 +45,17 @@ PlotInput read_input(const std::string& path) {
   if (!fs::exists(path)) throw InputError(path + ": no such file");
   if (fs::is_directory(path)) throw InputError(path + ": a folder, not a result record");
   const Json record = read_json_file(path);
-  const Json* mark = record.is_object() ? record.find("wulf_record") : nullptr;
-  const Json* config = record.is_object() ? record.find("config") : nullptr;
-  if (!mark || !config || !config->is_object())
+  if (!record.is_object() || !record.contains("wulf_record") || !record.contains("config") ||
+      !record.at("config").is_object())
     throw InputError(path + ": not a wulf result record (JSON without wulf_record and config)");
-  const std::string command = string_or(*config, "command", "");
+  const Json& config = record.at("config");
+  const std::string command = string_or(config, "command", "", path);
   if (command != "train")
     throw InputError(path + ": a record of `wulf " + (command.empty() ? "?" : command) +
                      "`, not of `wulf train`: it holds no training curve");
-  const Json* history = record.find("history");
-  if (!history || !history->is_array())
+  if (!record.contains("history") || !record.at("history").is_array())
     throw InputError(path + ": a wulf train record without a history (cut short?)");
-  return {path, string_or(*config, "problem", "?"), string_or(*config, "error_metric", "?")};
+  return {path, string_or(config, "problem", "?", path), string_or(config, "error_metric", "?", path)};
 }
 
 // "a.json (function), b.json (encoder)": each file with what tells it apart.

@@ -486,8 +486,10 @@ double screen_iteration_times(const Request& r, std::vector<Candidate>& candidat
       // training set after every iteration; without arithmetic only --eval-train charges it.
       if (r.problem.test_total == 0) a.insert(a.end(), {"--eval-train", "on"});
       double wall = 0;
-      const Json record = train_record(a, scratch.file("time-" + std::to_string(j) + ".json"), wall);
-      iteration_s[j] = record.at("final").at("time_s").number() / record.at("final").at("iterations").number();
+      const std::string path = scratch.file("time-" + std::to_string(j) + ".json");
+      const Json record = train_record(a, path, wall);
+      iteration_s[j] =
+          json_field<double>(record, "/final/time_s", path) / json_field<double>(record, "/final/iterations", path);
     });
   run_phase(tasks, r.jobs, out);
   set_iteration_times(candidates, plan, iteration_s);
@@ -520,7 +522,8 @@ Convergence screen_convergence(const Request& r, const std::vector<LearningPoint
       a.insert(a.end(), own.begin(), own.end());
       a.insert(a.end(), {"--engine", "seq", "--epochs", r.epochs()});
       double wall = 0;
-      result.runs[k] = outcome_of_record(train_record(a, scratch.file("conv-" + std::to_string(k) + ".json"), wall));
+      const std::string path = scratch.file("conv-" + std::to_string(k) + ".json");
+      result.runs[k] = outcome_of_record(train_record(a, path, wall), path);
       result.runs[k].wall_s = wall;
     });
   run_phase(tasks, r.jobs, out);
@@ -591,7 +594,8 @@ Confirmation confirm(const Request& r, std::vector<Candidate>& candidates, const
     std::vector<std::string> a = r.confirm_args(c);
     if (c.bound_s > 0) a.insert(a.end(), {"--max-seconds", shortest(c.bound_s)});
     double wall = 0;
-    RunOutcome o = outcome_of_record(train_record(a, scratch.file("final-" + std::to_string(f) + ".json"), wall));
+    const std::string path = scratch.file("final-" + std::to_string(f) + ".json");
+    RunOutcome o = outcome_of_record(train_record(a, path, wall), path);
     o.wall_s = wall;
     return o;
   };
@@ -830,7 +834,7 @@ int recommend_command(const std::vector<std::string>& args, std::ostream& out, s
       "wall time: screening {:.1f} s (timing {:.1f} s, convergence {:.1f} s), confirmation {:.1f} s, total {:.1f} s\n",
       wall.screening_s, wall.timing_s, wall.convergence_s, wall.confirmation_s, wall.total_s);
   if (r.out) {
-    write_file_atomically(*r.out, record.dump() + "\n");
+    write_file_atomically(*r.out, record_text(record) + "\n");
     out << "record: " << *r.out << "\n";
   }
   (void)err;

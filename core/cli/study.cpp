@@ -40,7 +40,7 @@ double simulated_iteration(int p, int b, const std::string& tmp) {
                                "--numerics",         "off",       "--allreduce", "rdb",  "--quiet", "--out", tmp};
   std::string out, err;
   if (run_program_captured(cmd, out, err) != 0) throw InputError("wulf study: a simulation failed: " + err);
-  return read_json_file(tmp).at("history").array_items().at(1).at("time_s").number();
+  return json_field<double>(read_json_file(tmp), "/history/1/time_s", tmp);
 }
 
 // results/study-YYYYMMDD-HHMMSS.json (UTC), in a results/ folder it creates; never an
@@ -168,7 +168,7 @@ int study_command(const std::vector<std::string>& args, std::ostream& out, std::
              here[0].Ti * 1e6, here[0].Tw * 1e9);
   out << "More: wulf model, wulf validate, wulf train --engine real|sim, wulf platform info|bench;\n"
       << "experiments/README.md lists every table and figure reproduced.\n";
-  write_file_atomically(record_path, record.dump() + "\n");
+  write_file_atomically(record_path, record_text(record) + "\n");
   out << "record: " << record_path << "\n";
   return exit_ok;
 }

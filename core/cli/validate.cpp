@@ -47,8 +47,8 @@ double median(std::vector<double> values) {
   return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
-double per_iteration(const Json& record) {
-  return record.at("final").at("time_s").number() / record.at("final").at("iterations").number();
+double per_iteration(const Json& record, const std::string& path) {
+  return json_field<double>(record, "/final/time_s", path) / json_field<double>(record, "/final/iterations", path);
 }
 
 // wulf validate's options, checked: the table's rows and how each is measured.
@@ -138,8 +138,8 @@ void measure_cell(const ValidateJob& job, const TempDir& dir, const ModelConstan
   sim.insert(sim.end(), {"--engine", "sim", "--platform", dir.file("machine.xml"), "--compute", "calibrated",
                          "--profile", dir.file("profile")});
   if (p > job.cores) sim.insert(sim.end(), {"--grow", std::to_string(p)});
-  cell.measured.push_back(per_iteration(run_for_record(real, dir.file("real.json"), err)));
-  cell.sim.push_back(per_iteration(run_for_record(sim, dir.file("sim.json"), err)));
+  cell.measured.push_back(per_iteration(run_for_record(real, dir.file("real.json"), err), dir.file("real.json")));
+  cell.sim.push_back(per_iteration(run_for_record(sim, dir.file("sim.json"), err), dir.file("sim.json")));
   cell.model.push_back(p == 1 ? model_sequential(sequential, static_cast<double>(b))
                               : model_parallel(c, static_cast<int>(p), static_cast<double>(b)));
 }
@@ -214,12 +214,12 @@ void print_table(std::ostream& out, const Json& rows, long long cores) {
   out << "\none iteration on this machine (" << cores << " cores): predicted against measured\n";
   fmt::print(out, "{:>14}{:>4}{:>7}{:>13}{:>13}{:>9}{:>13}{:>9}\n", "problem", "p", "b", "measured", "model", "error",
              "simulated", "error");
-  for (const Json& r : rows.array_items())
+  for (const Json& r : rows)
     fmt::print(out, "{:>14}{:>4}{:>7}{:>10.3f} ms{:>10.3f} ms{:>+8.1f}%{:>10.3f} ms{:>+8.1f}%{}\n",
-               r.at("problem").string(), static_cast<long long>(r.at("p").number()),
-               static_cast<long long>(r.at("b").number()), 1e3 * r.at("measured_s").number(),
-               1e3 * r.at("model_s").number(), 100 * r.at("model_error").number(), 1e3 * r.at("sim_s").number(),
-               100 * r.at("sim_error").number(), r.at("oversubscribed").boolean() ? "  (oversubscribed)" : "");
+               r.at("problem").get<std::string>(), static_cast<long long>(r.at("p").get<double>()),
+               static_cast<long long>(r.at("b").get<double>()), 1e3 * r.at("measured_s").get<double>(),
+               1e3 * r.at("model_s").get<double>(), 100 * r.at("model_error").get<double>(), 1e3 * r.at("sim_s").get<double>(),
+               100 * r.at("sim_error").get<double>(), r.at("oversubscribed").get<bool>() ? "  (oversubscribed)" : "");
 }
 
 }  // namespace
@@ -270,7 +270,7 @@ int validate_command(const std::vector<std::string>& args, std::ostream& out, st
       record["mean_absolute_error"]["model"] = mae_model;
       record["mean_absolute_error"]["sim"] = mae_sim;
     }
-    write_file_atomically(job.out, record.dump() + "\n");
+    write_file_atomically(job.out, record_text(record) + "\n");
     out << "record: " << job.out << "\n";
   }
   return exit_ok;

@@ -92,15 +92,17 @@ std::string reduce_layout_of(const std::vector<PlatformHost>& hosts, int np) {
   return "fan-in=" + std::to_string(std::max(1, fan_in)) + ",places=" + places;
 }
 
-Json platform_info(const std::string& file) { return Json::parse(platform_helper("info", file)); }
+Json platform_info(const std::string& file) {
+  return parse_json(platform_helper("info", file), "wulf-platform info " + file);
+}
 
 namespace {
 
 const Json* zone_property(const Json& zone, const std::string& key) {
-  if (const Json* props = zone.find("properties"))
-    if (const Json* v = props->find(key)) return v;
-  if (const Json* children = zone.find("zones"))
-    for (const Json& child : children->array_items())
+  if (const auto props = zone.find("properties"); props != zone.end())
+    if (const auto v = props->find(key); v != props->end()) return &*v;
+  if (const auto children = zone.find("zones"); children != zone.end())
+    for (const Json& child : *children)
       if (const Json* v = zone_property(child, key)) return v;
   return nullptr;
 }
@@ -111,9 +113,10 @@ double platform_cost_usd(const std::string& file) {
   const Json info = platform_info(file);
   const Json* v = zone_property(info.at("zone"), "wulf:cost-usd");
   if (!v) return 0;
-  const auto cost = parse_number(v->string());
+  const auto cost = parse_number(v->get<std::string>());
   if (!cost || !(*cost > 0) || !std::isfinite(*cost))
-    throw InputError("platform " + file + ": wulf:cost-usd '" + v->string() + "' is not a positive number of USD");
+    throw InputError("platform " + file + ": wulf:cost-usd '" + v->get<std::string>() +
+                     "' is not a positive number of USD");
   return *cost;
 }
 

@@ -150,7 +150,7 @@ int run_sessions(TrainJob& job, Comm& comm, Compute& compute, std::ostream& out)
                s.config.alpha, s.config.block, s.config.seed, s.iterations, s.seconds, s.train_error, s.test_error,
                s.status);
   if (!job.out_path.empty()) {
-    write_file_atomically(job.out_path, sessions_record(job, table, per_rank).dump() + "\n");
+    write_file_atomically(job.out_path, record_text(sessions_record(job, table, per_rank)) + "\n");
     out << "record: " << job.out_path << "\n";
   }
   return exit_ok;
@@ -174,7 +174,7 @@ int finish(const TrainJob& job, const Mlp<T>& net, const TrainResult& result, co
     record["final"]["weights_file"] = job.weights_path;
     record["final"]["weights_iteration"] = result.weights_iteration;
   }
-  if (!job.out_path.empty()) write_file_atomically(job.out_path, record.dump() + "\n");
+  if (!job.out_path.empty()) write_file_atomically(job.out_path, record_text(record) + "\n");
 
   if (!numerics) {
     fmt::print(out, "stopped: {}; {:g} s simulated, {:g} s per iteration (numerics off: no errors)\n",

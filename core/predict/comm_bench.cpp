@@ -4,6 +4,7 @@
 #include "data/dataset.hpp"
 #include "comm/staged_reduce.hpp"
 #include "predict/gradient_bench.hpp"
+#include "util/json.hpp"
 #include "util/text.hpp"
 
 #include <boost/program_options.hpp>
@@ -146,8 +147,13 @@ bool check_reduce(std::size_t n, int root, Comm& comm, std::ostream& out) {
       if (data[i] != static_cast<T>(p * (p + 1) / 2 * static_cast<int>(i % 13 + 1))) wrong[0] += 1;
   comm.bcast(std::span<double>(wrong), root);
   if (q == 0)
-    out << "{\"check\": \"reduce\", \"np\": " << p << ", \"size\": " << n << ", \"root\": " << root
-        << ", \"wrong\": " << wrong[0] << ", \"ok\": " << (wrong[0] == 0 ? "true" : "false") << "}" << std::endl;
+    out << json_line({{"check", "reduce"},
+                      {"np", p},
+                      {"size", n},
+                      {"root", root},
+                      {"wrong", static_cast<long long>(wrong[0])},
+                      {"ok", wrong[0] == 0}})
+        << std::endl;
   return wrong[0] == 0;
 }
 
@@ -189,26 +195,19 @@ void run_comm_bench(const CommBenchConfig& c, Comm& comm, Compute& compute, std:
                           : time_collective<float>(c.what, size, c.repeat, comm, compute, reducer, stages);
     }
     if (q == 0) {
-      char line[256];
-      std::snprintf(line, sizeof line, "{\"what\": \"%s\", \"np\": %d, \"size\": %zu, \"bytes\": %zu, \"time_s\": %.17g",
-                    c.what.c_str(), p, size, bytes, seconds);
-      out << line;
-      if (reducer && c.what == "reduce" && !reducer->falls_back() && c.reduce == "four-stage") {
-        std::snprintf(line, sizeof line, ", \"stages_s\": [%.17g, %.17g, %.17g, %.17g]", stages[0], stages[1],
-                      stages[2], stages[3]);
-        out << line;
-      }
-      out << "}" << std::endl;
+      Json row = {{"what", c.what}, {"np", p}, {"size", size}, {"bytes", bytes}, {"time_s", seconds}};
+      if (reducer && c.what == "reduce" && !reducer->falls_back() && c.reduce == "four-stage") row["stages_s"] = stages;
+      out << json_line(row) << std::endl;
     }
   }
 }
 
-std::vector<Json> read_bench_rows(const std::string& output) {
+std::vector<Json> read_bench_rows(const std::string& output, const std::string& source) {
   std::vector<Json> rows;
   std::istringstream lines(output);
   std::string line;
   while (std::getline(lines, line))
-    if (!line.empty() && line.front() == '{') rows.push_back(Json::parse(line));
+    if (!line.empty() && line.front() == '{') rows.push_back(parse_json(line, source));
   return rows;
 }
 

@@ -49,7 +49,7 @@ void run_comm_bench(const CommBenchConfig& config, Comm& comm, Compute& compute,
 // --what gradient runs run_gradient_bench instead (its own JSON fields).
 
 // The rows rank 0 printed, from the ranks' whole output: every line that is a JSON object
-// (the MPI's and the simulator's own lines are skipped).
-std::vector<Json> read_bench_rows(const std::string& output);
+// (the MPI's and the simulator's own lines are skipped); source names the run in errors.
+std::vector<Json> read_bench_rows(const std::string& output, const std::string& source);
 
 }  // namespace wulf

@@ -4,17 +4,20 @@
 #include "comm/compute.hpp"
 #include "data/dataset.hpp"
 #include "train/partition.hpp"
+#include "util/json.hpp"
 
 #include <wulf/build_info.hpp>
 
 #include <algorithm>
 #include <array>
 #include <chrono>
-#include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <functional>
+#include <iomanip>
 #include <limits>
 #include <ostream>
+#include <sstream>
 
 namespace wulf {
 
@@ -155,6 +158,19 @@ GradientTimes time_gradient_rounds(GradientWorkload& work, int repeat, Comm& com
   return best;
 }
 
+// x rounded as printf's %.<digits>g (significant) or %.<places>f (decimals) writes it: the
+// row keeps only the digits that rates and times, which vary from run to run, can vouch for.
+double significant(double x, int digits) {
+  std::ostringstream s;
+  s << std::setprecision(digits) << x;
+  return std::strtod(s.str().c_str(), nullptr);
+}
+double decimals(double x, int places) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(places) << x;
+  return std::strtod(s.str().c_str(), nullptr);
+}
+
 }  // namespace
 
 void run_gradient_bench(const GradientBenchConfig& c, Comm& comm, bool simulated, std::ostream& out) {
@@ -175,19 +191,28 @@ void run_gradient_bench(const GradientBenchConfig& c, Comm& comm, bool simulated
     if (q != 0) continue;
     const double flops = gradient_flops(spec, batch), rate = flops / t.gradient_s;
     const double gemm_rate = gradient_gemm_flops(spec, batch) / t.gradient_s;
-    char line[1024];
-    std::snprintf(line, sizeof line,
-                  "{\"what\": \"gradient\", \"net\": \"%s\", \"np\": %d, \"patterns\": %zu, \"patterns_per_rank\": %zu, "
-                  "\"flops\": %.17g, \"gemm_flops\": %.17g, \"gradient_s\": %.9g, \"with_reduce_s\": %.9g, "
-                  "\"gflops\": %.6g, \"gflops_with_reduce\": %.6g, \"gflops_per_core\": %.6g, "
-                  "\"gemm_gflops_per_core\": %.6g, \"sgemm_n\": %d, \"sgemm_gflops_per_core\": %.6g, "
-                  "\"ratio_to_sgemm\": %.4f, \"gemm_ratio_to_sgemm\": %.4f, \"gradient_on_cpu\": %.3f, "
-                  "\"sgemm_on_cpu\": %.3f, \"simd\": \"%s\", \"flags\": \"%s\"}",
-                  c.net.c_str(), p, batch, share_of(batch, p, 0).count, flops, gradient_gemm_flops(spec, batch),
-                  t.gradient_s, t.total_s, rate * 1e-9, flops / t.total_s * 1e-9, rate / p * 1e-9, gemm_rate / p * 1e-9,
-                  c.sgemm_n, sgemm.flops_per_s * 1e-9, rate / p / sgemm.flops_per_s, gemm_rate / p / sgemm.flops_per_s,
-                  t.on_cpu, sgemm.on_cpu, simd_in_use().c_str(), build::cxx_flags);
-    out << line << std::endl;
+    const Json row = {{"what", "gradient"},
+                      {"net", c.net},
+                      {"np", p},
+                      {"patterns", batch},
+                      {"patterns_per_rank", share_of(batch, p, 0).count},
+                      {"flops", flops},
+                      {"gemm_flops", gradient_gemm_flops(spec, batch)},
+                      {"gradient_s", significant(t.gradient_s, 9)},
+                      {"with_reduce_s", significant(t.total_s, 9)},
+                      {"gflops", significant(rate * 1e-9, 6)},
+                      {"gflops_with_reduce", significant(flops / t.total_s * 1e-9, 6)},
+                      {"gflops_per_core", significant(rate / p * 1e-9, 6)},
+                      {"gemm_gflops_per_core", significant(gemm_rate / p * 1e-9, 6)},
+                      {"sgemm_n", c.sgemm_n},
+                      {"sgemm_gflops_per_core", significant(sgemm.flops_per_s * 1e-9, 6)},
+                      {"ratio_to_sgemm", decimals(rate / p / sgemm.flops_per_s, 4)},
+                      {"gemm_ratio_to_sgemm", decimals(gemm_rate / p / sgemm.flops_per_s, 4)},
+                      {"gradient_on_cpu", decimals(t.on_cpu, 3)},
+                      {"sgemm_on_cpu", decimals(sgemm.on_cpu, 3)},
+                      {"simd", simd_in_use()},
+                      {"flags", build::cxx_flags}};
+    out << json_line(row) << std::endl;
   }
 }
 

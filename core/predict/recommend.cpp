@@ -11,8 +11,8 @@ namespace {
 
 // The check error of one history entry (null where it was not measured).
 double check_error(const Json& entry, bool has_test) {
-  const Json* e = entry.find(has_test ? "test_error" : "train_error");
-  return e && e->is_number() ? e->number() : std::numeric_limits<double>::quiet_NaN();
+  const auto e = entry.find(has_test ? "test_error" : "train_error");
+  return e != entry.end() && e->is_number() ? e->get<double>() : std::numeric_limits<double>::quiet_NaN();
 }
 
 // Faster first; at equal times fewer processors, then the earlier candidate.
@@ -35,22 +35,24 @@ long fastest(const std::vector<Candidate>& candidates, bool sequential_only) {
 
 }  // namespace
 
-RunOutcome outcome_of_record(const Json& record) {
-  RunOutcome o;
-  const Json& fin = record.at("final");
-  o.status = fin.at("status").string();
-  o.reached = o.status == "target_reached";
-  if (const Json* it = fin.find("iterations"); it && it->is_number()) o.iterations = static_cast<int>(it->number());
-  if (const Json* t = fin.find("time_s"); t && t->is_number()) o.time_s = t->number();
-  const bool has_test = record.at("config").at("test_patterns").number() > 0;
-  for (const Json& entry : record.at("history").array_items()) {
-    const int iteration = static_cast<int>(entry.at("iteration").number());
-    const double e = check_error(entry, has_test);
-    if (iteration == 0 || !std::isfinite(e)) continue;
-    o.final_error = e;
-    if (!(e >= o.best_error)) o.best_error = e, o.best_iteration = iteration;
-  }
-  return o;
+RunOutcome outcome_of_record(const Json& record, const std::string& source) {
+  return read_fields(source, [&] {
+    RunOutcome o;
+    const Json& fin = record.at("final");
+    o.status = fin.at("status").get<std::string>();
+    o.reached = o.status == "target_reached";
+    if (const auto it = fin.find("iterations"); it != fin.end() && it->is_number()) o.iterations = it->get<int>();
+    if (const auto t = fin.find("time_s"); t != fin.end() && t->is_number()) o.time_s = t->get<double>();
+    const bool has_test = record.at("config").at("test_patterns").get<double>() > 0;
+    for (const Json& entry : record.at("history")) {
+      const int iteration = entry.at("iteration").get<int>();
+      const double e = check_error(entry, has_test);
+      if (iteration == 0 || !std::isfinite(e)) continue;
+      o.final_error = e;
+      if (!(e >= o.best_error)) o.best_error = e, o.best_iteration = iteration;
+    }
+    return o;
+  });
 }
 
 std::string_view to_string(ConvergenceBasis b) {

@@ -60,8 +60,9 @@ struct RunOutcome {
 };
 
 // The check error is the test error, or the training error where there is no test set
-// (wulf train's --target-error rule).
-RunOutcome outcome_of_record(const Json& record);
+// (wulf train's --target-error rule). A field missing from the record, or of another type,
+// is an InputError naming source, the record's file.
+RunOutcome outcome_of_record(const Json& record, const std::string& source);
 
 // Where a candidate's iterations to the target come from.
 enum class ConvergenceBasis {

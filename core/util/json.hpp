@@ -1,72 +1,63 @@
-// A small JSON value and writer for result records. (Boost 1.74, the version Debian 12
-// ships, has no Boost.JSON, and property_tree writes every number as a string.)
+// JSON for result records and the files and program output wulf reads: nlohmann's JSON
+// with the keys kept in the order they were set, and the few things wulf adds to it (a
+// depth limit, the layout of record files, and errors that name the file at fault).
 #pragma once
 
 #include "util/errors.hpp"
 
-#include <cstdint>
-#include <map>
-#include <ostream>
+#include <nlohmann/json.hpp>
+
 #include <string>
-#include <utility>
-#include <variant>
-#include <vector>
 
 namespace wulf {
 
-class Json {
- public:
-  using Array = std::vector<Json>;
-  using Object = std::vector<std::pair<std::string, Json>>;  // keeps insertion order
+using Json = nlohmann::ordered_json;
 
-  Json() : v_(nullptr) {}
-  Json(std::nullptr_t) : v_(nullptr) {}
-  Json(bool b) : v_(b) {}
-  Json(int i) : v_(static_cast<std::int64_t>(i)) {}
-  Json(long i) : v_(static_cast<std::int64_t>(i)) {}
-  Json(long long i) : v_(static_cast<std::int64_t>(i)) {}
-  Json(unsigned i) : v_(static_cast<std::int64_t>(i)) {}
-  Json(unsigned long i) : v_(static_cast<std::int64_t>(i)) {}
-  Json(unsigned long long i) : v_(static_cast<std::int64_t>(i)) {}
-  Json(double d) : v_(d) {}  // NaN and infinities are written as null
-  Json(const char* s) : v_(std::string(s)) {}
-  Json(std::string s) : v_(std::move(s)) {}
-  Json(std::string_view s) : v_(std::string(s)) {}
-  Json(Array a) : v_(std::move(a)) {}
+// The deepest nesting wulf reads. Its records are a few levels deep; refusing deeper text
+// while it is parsed keeps a file of 200 000 '[' from reaching code that recurses level by
+// level (record_text, and whatever walks a record) and would overflow the stack.
+inline constexpr int json_max_depth = 100;
 
-  static Json object() { Json j; j.v_ = Object{}; return j; }
-  static Json array() { Json j; j.v_ = Array{}; return j; }
-
-  // Object access: adds the key if missing (the value must be an object).
-  Json& operator[](const std::string& key);
-  // Array append (the value must be an array).
-  void push_back(Json value);
-
-  void write(std::ostream& out, int indent = 2) const;
-  std::string dump(int indent = 2) const;
-
-  // Reads JSON text (a result record); throws InputError with the offset of a fault.
-  static Json parse(const std::string& text);
-  bool is_null() const { return std::holds_alternative<std::nullptr_t>(v_); }
-  bool is_number() const { return std::holds_alternative<double>(v_) || std::holds_alternative<std::int64_t>(v_); }
-  bool is_object() const { return std::holds_alternative<Object>(v_); }
-  bool is_array() const { return std::holds_alternative<Array>(v_); }
-  // Reading: throw InputError when the value is not of the kind asked for.
-  double number() const;
-  const std::string& string() const;
-  bool boolean() const;
-  const Array& array_items() const;
-  const Object& object_items() const;
-  const Json& at(const std::string& key) const;  // throws if missing
-  const Json* find(const std::string& key) const; // nullptr if missing
-
- private:
-  void write(std::ostream& out, int indent, int depth) const;
-  std::variant<std::nullptr_t, bool, std::int64_t, double, std::string, Array, Object> v_;
-};
+// Parses JSON text that came from source (a file name, or the program that printed it).
+// Text that is not JSON, or is nested deeper than json_max_depth, is an InputError naming
+// source and where the fault is.
+Json parse_json(const std::string& text, const std::string& source);
 
 // Parses the JSON file at path (a result record). Throws InputError naming the path when it
-// cannot be read or is not JSON.
+// cannot be read, is not JSON or is nested too deep.
 Json read_json_file(const std::string& path);
+
+// The text of a record file: two spaces of indent per level, one key per line, and arrays
+// of plain values (numbers, strings) on one line. Doubles are written in the fewest digits
+// that read back to the same double, whole ones below 1e17 as integers (2, not 2.0); NaN
+// and infinities are written as null, and bytes of a string that are not UTF-8 as U+FFFD:
+// writing a record never fails.
+std::string record_text(const Json& j);
+
+// The same on one line, `{"key": value, "other": value}`: a row of a benchmark's output.
+std::string json_line(const Json& j);
+
+// What a JSON exception says, without the library's "[json.exception.type_error.302] ".
+std::string json_reason(const Json::exception& e);
+
+// Runs read, which takes fields from a JSON document that came from source (a file the
+// user gave, a record of a run wulf started, a program's output). A missing field or a
+// field of another type is the input's fault, not wulf's: the library's exception becomes
+// an InputError naming source ("r.json: key 'final' not found").
+template <class Read>
+auto read_fields(const std::string& source, Read&& read) -> decltype(read()) {
+  try {
+    return read();
+  } catch (const Json::exception& e) {
+    throw InputError(source + ": " + json_reason(e));
+  }
+}
+
+// The value at pointer (e.g. "/final/time_s") of doc, a document that came from source, as
+// a T; missing, or of another type: an InputError naming source and pointer.
+template <class T>
+T json_field(const Json& doc, const std::string& pointer, const std::string& source) {
+  return read_fields(source + ": " + pointer, [&] { return doc.at(Json::json_pointer(pointer)).get<T>(); });
+}
 
 }  // namespace wulf
