@@ -321,7 +321,7 @@ TEST(engines, measured_mode_charges_the_kernels_wall_time_scaled) {
 TEST(engines, wulf_started_inside_a_users_mpirun_becomes_its_ranks) {
   testing_support::TempDir dir("wulf_test_engines");
   const MpiSessionDir session;  // a user's mpirun, but apart from concurrent tests' (engine/launch.hpp)
-  std::vector<std::string> cmd{find_program("mpirun"), "-np", "2", "--mca", "orte_tmpdir_base", session.path()};
+  std::vector<std::string> cmd{find_program("mpirun"), "-np", "2", "--mca", "orte_tmpdir_base", session.str()};
   if (::geteuid() == 0) cmd.push_back("--allow-run-as-root");
   cmd.insert(cmd.end(), {std::string(WULF_BINARY_DIR) + "/wulf", "train", "--problem", "function", "--epochs", "3",
                          "--block", "16", "--engine", "real", "--np", "2", "--quiet", "--out", dir.file("inside.json")});

@@ -120,42 +120,29 @@ double platform_cost_usd(const std::string& file) {
   return *cost;
 }
 
-GrownPlatform::GrownPlatform(const std::string& file, long long hosts) {
+GrownPlatform::GrownPlatform(const std::string& file, long long hosts) : TempFile("platform", "") {
   if (hosts < 1 || hosts > 100000) throw InputError("--grow: " + std::to_string(hosts) + " hosts is out of 1..100000");
-  char name[] = "/tmp/wulf-platform-XXXXXX";
-  const int fd = ::mkstemp(name);
-  if (fd < 0) throw InputError("cannot create a platform file in /tmp");
-  ::close(fd);
-  path_ = name;
   std::string text, errors;
   std::error_code ec;
   if (!std::filesystem::is_regular_file(file, ec)) throw InputError("platform " + file + ": no such file");
-  if (run_program_captured({wulf_program("wulf-platform"), "grow", file, std::to_string(hosts), path_}, text, errors) != 0) {
+  if (run_program_captured({wulf_program("wulf-platform"), "grow", file, std::to_string(hosts), path()}, text, errors) !=
+      0) {
     while (!errors.empty() && errors.back() == '\n') errors.pop_back();
-    std::filesystem::remove(path_, ec);
     throw InputError("platform " + file + ": " + errors);
   }
 }
 
-GrownPlatform::~GrownPlatform() {
-  std::error_code ec;
-  std::filesystem::remove(path_, ec);
+namespace {
+
+std::string hostfile_text(const std::vector<PlatformHost>& hosts) {
+  std::string text;
+  for (const auto& h : hosts) text += h.name + ":" + std::to_string(h.cores) + "\n";
+  return text;
 }
 
-Hostfile::Hostfile(const std::vector<PlatformHost>& hosts) {
-  char name[] = "/tmp/wulf-hostfile-XXXXXX";
-  const int fd = ::mkstemp(name);
-  if (fd < 0) throw InputError("cannot create a hostfile in /tmp");
-  ::close(fd);
-  path_ = name;
-  std::ofstream out(path_);
-  for (const auto& h : hosts) out << h.name << ":" << h.cores << "\n";
-}
+}  // namespace
 
-Hostfile::~Hostfile() {
-  std::error_code ec;
-  std::filesystem::remove(path_, ec);
-}
+Hostfile::Hostfile(const std::vector<PlatformHost>& hosts) : TempFile("hostfile", hostfile_text(hosts)) {}
 
 std::vector<std::string> smpirun_command(const std::string& platform, const Hostfile& hosts, int np,
                                          const std::vector<std::string>& extra_cfg, const std::string& program) {
@@ -171,22 +158,11 @@ std::vector<std::string> smpirun_command(const std::string& platform, const Host
   return cmd;
 }
 
-MpiSessionDir::MpiSessionDir() {
-  char name[] = "/tmp/wulf-mpi-XXXXXX";
-  if (!::mkdtemp(name)) throw InputError(std::string("cannot create a folder in /tmp for mpirun: ") + std::strerror(errno));
-  path_ = name;
-}
-
-MpiSessionDir::~MpiSessionDir() {
-  std::error_code ec;
-  std::filesystem::remove_all(path_, ec);
-}
-
 std::vector<std::string> mpirun_command(int np, const std::string& oversubscribe, const Collectives& c,
                                         const std::string& program, const MpiSessionDir& session) {
   const std::string mpirun = find_program("mpirun");
   if (mpirun.empty()) throw InputError("--engine real: mpirun is not on PATH (install openmpi-bin)");
-  std::vector<std::string> cmd{mpirun, "-np", std::to_string(np), "--mca", "orte_tmpdir_base", session.path()};
+  std::vector<std::string> cmd{mpirun, "-np", std::to_string(np), "--mca", "orte_tmpdir_base", session.str()};
   if (::geteuid() == 0) cmd.push_back("--allow-run-as-root");
   const bool over = oversubscribe == "on" ||
                     (oversubscribe == "auto" && np > static_cast<int>(std::thread::hardware_concurrency()));

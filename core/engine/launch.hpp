@@ -4,6 +4,7 @@
 #pragma once
 
 #include "util/errors.hpp"
+#include "util/files.hpp"
 #include "util/json.hpp"
 
 #include <string>
@@ -47,29 +48,15 @@ Json platform_info(const std::string& file);
 // The what-if of a platform with more hosts: its one homogeneous cluster rewritten with
 // `hosts` hosts in a file in /tmp, removed with the object. Throws InputError naming the
 // file when the platform is not such a cluster.
-class GrownPlatform {
+class GrownPlatform : public TempFile {
  public:
   GrownPlatform(const std::string& file, long long hosts);
-  ~GrownPlatform();
-  GrownPlatform(const GrownPlatform&) = delete;
-  GrownPlatform& operator=(const GrownPlatform&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
 };
 
 // A hostfile in /tmp with one "name:cores" line per host, removed with the object.
-class Hostfile {
+class Hostfile : public TempFile {
  public:
   explicit Hostfile(const std::vector<PlatformHost>& hosts);
-  ~Hostfile();
-  Hostfile(const Hostfile&) = delete;
-  Hostfile& operator=(const Hostfile&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
 };
 
 // smpirun's arguments for np ranks of program on a platform: only wulf charges compute
@@ -89,16 +76,9 @@ struct Collectives {
 // that start at the same moment can both try to create it; the loser fails in orte_init
 // ("mkdir ... File exists"). With a folder each, concurrent runs (ctest -j, two users'
 // studies) never meet there.
-class MpiSessionDir {
+class MpiSessionDir : public TempDir {
  public:
-  MpiSessionDir();
-  ~MpiSessionDir();
-  MpiSessionDir(const MpiSessionDir&) = delete;
-  MpiSessionDir& operator=(const MpiSessionDir&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
+  MpiSessionDir() : TempDir("mpi") {}
 };
 
 // mpirun's arguments for np ranks of program on this machine: as root with Open MPI's
