@@ -6,6 +6,8 @@
 #include "util/errors.hpp"
 #include "data/dataset.hpp"
 #include "engine/launch.hpp"
+#include "job/train_options.hpp"
+#include "util/options.hpp"
 #include "comm/staged_reduce.hpp"
 #include "util/json.hpp"
 #include "util/files.hpp"
@@ -130,15 +132,11 @@ BenchJob read_bench_job(const po::variables_map& vm) {
   job.elements = size_list(vm["elements"].as<std::string>(), "elements");
   job.collectives = split_list(vm["collectives"].as<std::string>());
   for (const auto& c : job.collectives)
-    if (!one_of(c, {"allreduce", "reduce", "allgather"}))
+    if (!is_one_of(c, {"allreduce", "reduce", "allgather"}))
       throw InputError("--collectives: unknown collective '" + c + "' (expected allreduce, reduce or allgather)");
   job.type = vm["type"].as<std::string>();
-  if (!one_of(job.type, {"double", "float"})) throw InputError("--type: '" + job.type + "' (expected double or float)");
   job.allreduce = vm["allreduce"].as<std::string>();  // SMPI's own names: SMPI checks them
   job.reduce = vm["reduce"].as<std::string>();
-  if (!one_of(job.reduce, {"default", "binomial"}) && !is_point_to_point_reduce(job.reduce))
-    throw InputError("--reduce: unknown algorithm '" + job.reduce +
-                     "' (expected default, binomial, wulf-binomial or four-stage)");
   job.repeat = vm["repeat"].as<long long>();
   if (job.repeat < 1) throw InputError("--repeat: must be at least 1");
   if (vm.count("out")) {
@@ -269,9 +267,10 @@ int bench_command(const std::vector<std::string>& args, std::ostream& out, std::
       ("np", po::value<std::string>()->default_value("2,4,8,16"), "ranks of the collectives (those above the cores are skipped)")
       ("collectives", po::value<std::string>()->default_value("allreduce,reduce,allgather"), "which: allreduce, reduce, allgather")
       ("elements", po::value<std::string>()->default_value("4096,16768,54912"), "values per rank in the collectives")
-      ("type", po::value<std::string>()->default_value("double"), "value type: double|float")
+      ("type", one_of({"double", "float"}, "--type: '{}' (expected double or float)")->default_value("double"),
+       "value type: double|float")
       ("allreduce", po::value<std::string>()->default_value("default"), "SMPI's allreduce algorithm (e.g. rdb)")
-      ("reduce", po::value<std::string>()->default_value("default"),
+      ("reduce", reduce_value()->default_value("default"),
        "reduce algorithm: SMPI's (default, binomial) or wulf's own (wulf-binomial, four-stage: seed 002's, its "
        "layout from the platform's host properties)")
       ("repeat", po::value<long long>()->default_value(3), "calls per measurement (the mean is reported)")

@@ -9,6 +9,7 @@
 #include "data/dataset.hpp"
 #include "engine/launch.hpp"
 #include "util/json.hpp"
+#include "util/options.hpp"
 #include "util/files.hpp"
 #include "data/problems.hpp"
 #include "predict/recommend.hpp"
@@ -174,7 +175,7 @@ po::options_description recommend_options() {
       "the fastest sequential one")("max-epochs", po::value<long long>(),
                                     "most iterations of any run (default: the problem's)")(
       "seed", po::value<long long>()->default_value(1), "seed of every run (data, weights, pattern order)")(
-      "prune", po::value<std::string>()->default_value("on"),
+      "prune", one_of({"on", "off"}, "--prune: '{}' is neither on nor off")->default_value("on"),
       "on: a finalist's simulation stops once it is slower than the best one confirmed before it")(
       "jobs", po::value<long long>()->default_value(1), "runs at once (each is a program of its own)")(
       "show", po::value<long long>()->default_value(10), "screening estimates printed")(
@@ -185,9 +186,13 @@ po::options_description recommend_options() {
       "compute", po::value<std::string>()->default_value("flops"),
       "how simulated compute is charged: flops|calibrated")("profile", po::value<std::string>(),
                                                             "the calibration profile of --compute calibrated")(
-      "allreduce", po::value<std::string>()->default_value("default"), "allreduce algorithm: default|rdb|redbcast")(
-      "precision", po::value<std::string>()->default_value("float"), "arithmetic: float|double")(
-      "bias", po::value<std::string>()->default_value("on"), "bias weights: on|off")(
+      "allreduce",
+      one_of({"default", "rdb", "redbcast"}, "--allreduce: unknown algorithm '{}' (expected default, rdb or redbcast)")
+          ->default_value("default"),
+      "allreduce algorithm: default|rdb|redbcast")(
+      "precision", one_of({"float", "double"}, "--precision: '{}' (expected float or double)")->default_value("float"),
+      "arithmetic: float|double")(
+      "bias", one_of({"on", "off"}, "--bias: '{}' is neither on nor off")->default_value("on"), "bias weights: on|off")(
       "momentum", po::value<std::string>(), "momentum rule: classic|damped (default: the problem's)")(
       "block-step", po::value<std::string>(),
       "a block's update: sum|mean of its patterns' updates (default: the problem's)")(
@@ -346,10 +351,7 @@ void parse_limits(const po::variables_map& vm, Request& r) {
   if (r.jobs < 1 || r.jobs > 256) throw InputError("--jobs: must be in 1..256");
   r.show = vm["show"].as<long long>();
   if (r.show < 0) throw InputError("--show: must not be negative");
-  const std::string prune_text = vm["prune"].as<std::string>();
-  if (prune_text != "on" && prune_text != "off")
-    throw InputError("--prune: '" + prune_text + "' is neither on nor off");
-  r.prune = prune_text == "on";
+  r.prune = vm["prune"].as<std::string>() == "on";
 }
 
 // The training options passed on to the runs, checked here so that no run refuses them;
@@ -369,13 +371,6 @@ ErrorMetric check_training_options(const po::variables_map& vm, const Problem& p
     if (mode != ComputeMode::calibrated) throw InputError("--profile is for --compute calibrated");
     read_profile(vm["profile"].as<std::string>());
   }
-  const std::string allreduce = vm["allreduce"].as<std::string>();
-  if (allreduce != "default" && allreduce != "rdb" && allreduce != "redbcast")
-    throw InputError("--allreduce: unknown algorithm '" + allreduce + "' (expected default, rdb or redbcast)");
-  const std::string precision = vm["precision"].as<std::string>(), bias = vm["bias"].as<std::string>();
-  if (precision != "float" && precision != "double")
-    throw InputError("--precision: '" + precision + "' (expected float or double)");
-  if (bias != "on" && bias != "off") throw InputError("--bias: '" + bias + "' is neither on nor off");
   if (vm.count("momentum")) parse_momentum_rule(vm["momentum"].as<std::string>());
   if (vm.count("block-step")) parse_block_step(vm["block-step"].as<std::string>());
   for (const char* scale : {"bw-scale", "lat-scale", "speed-scale"}) {

@@ -87,9 +87,7 @@ po::options_description engine_options() {
        "ppt: k, the error estimate covers each rank's last k n / np patterns")
       ("threads", po::value<long long>()->default_value(1), "root: threads inside each rank")
       ("sweep", po::value<std::string>(), "session: e.g. \"eta=0.5,1.5;alpha=0.5,0.9;block=4,16\"")
-      ("reduce", one_of({"default", "binomial", "wulf-binomial", "four-stage"},
-                        "--reduce: unknown algorithm '{}' (expected default, binomial, wulf-binomial or four-stage)")
-                     ->default_value("default"),
+      ("reduce", reduce_value()->default_value("default"),
        "reduce algorithm: default, binomial (the library reduce of seed 002's LAM), wulf-binomial (the same tree "
        "from wulf's own point-to-point messages), four-stage (seed 002's topology-aware reduce; needs a layout)")
       ("reduce-layout", po::value<std::string>(),
@@ -207,6 +205,11 @@ constexpr OptionScope option_scopes[] = {
 };
 
 }  // namespace
+
+po::typed_value<std::string>* reduce_value() {
+  return one_of({"default", "binomial", "wulf-binomial", "four-stage"},
+                "--reduce: unknown algorithm '{}' (expected default, binomial, wulf-binomial or four-stage)");
+}
 
 po::options_description train_options() {
   po::options_description general("general", line_length, description_column);

@@ -15,6 +15,10 @@ namespace wulf {
 // Boost default; their help says "the problem's" and ProblemDefaults fills them in.
 boost::program_options::options_description train_options();
 
+// The value of --reduce, which `wulf train` and `wulf platform bench` share: default,
+// binomial (the library's), wulf-binomial or four-stage (wulf's own); others are refused.
+boost::program_options::typed_value<std::string>* reduce_value();
+
 // args, and under them the lines of a --config file (the command line wins).
 boost::program_options::variables_map parse_train(const std::vector<std::string>& args,
                                                   const boost::program_options::options_description& options);

@@ -85,7 +85,7 @@ CommBenchConfig parse_comm_bench(const std::vector<std::string>& args) {
   if (given("sgemm"))
     c.sgemm_n = static_cast<int>(number("sgemm", [](double v) { return v >= 1 && v <= 16384 && v == std::floor(v); },
                                         "must be a whole number in 1..16384"));
-  if (!one_of(c.what, {"pingpong", "allreduce", "reduce", "allgather", "gradient"}))
+  if (!is_one_of(c.what, {"pingpong", "allreduce", "reduce", "allgather", "gradient"}))
     throw InputError("bench: --what must be pingpong, allreduce, reduce, allgather or gradient");
   if (c.what == "gradient") gradient_bench_net(c.net);  // refuses an unknown net here
   if (c.sizes.empty()) throw InputError("bench: no --sizes");

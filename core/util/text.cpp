@@ -64,7 +64,7 @@ std::vector<std::size_t> size_list(std::string_view text, const std::string& opt
   return std::vector<std::size_t>(values.begin(), values.end());
 }
 
-bool one_of(std::string_view value, std::initializer_list<std::string_view> choices) {
+bool is_one_of(std::string_view value, std::initializer_list<std::string_view> choices) {
   return std::find(choices.begin(), choices.end(), value) != choices.end();
 }
 

@@ -28,6 +28,6 @@ std::vector<double> number_list(std::string_view text, const std::string& option
 // whole_list's numbers as counts and sizes (ranks, elements, bytes): same checks, same messages.
 std::vector<std::size_t> size_list(std::string_view text, const std::string& option);
 // Whether value is one of choices: the check of an option that takes one of a few words.
-bool one_of(std::string_view value, std::initializer_list<std::string_view> choices);
+bool is_one_of(std::string_view value, std::initializer_list<std::string_view> choices);
 
 }  // namespace wulf
