@@ -252,16 +252,14 @@ std::vector<std::string> candidate_args(const Candidate& c) {
 }
 
 Json outcome_json(const RunOutcome& o) {
-  Json j = Json::object();
-  j["status"] = o.status;
-  j["reached"] = o.reached;
-  j["iterations"] = o.iterations;
-  j["time_s"] = o.time_s;
-  j["final_error"] = o.final_error;
-  j["best_error"] = o.best_error;
-  j["best_iteration"] = o.best_iteration;
-  j["wall_s"] = o.wall_s;
-  return j;
+  return {{"status", o.status},
+          {"reached", o.reached},
+          {"iterations", o.iterations},
+          {"time_s", o.time_s},
+          {"final_error", o.final_error},
+          {"best_error", o.best_error},
+          {"best_iteration", o.best_iteration},
+          {"wall_s", o.wall_s}};
 }
 
 Json candidate_json(const Candidate& c, double estimate_reference_s, double confirmed_reference_s) {

@@ -21,11 +21,7 @@ Json versions_json() {
 }
 
 Json evaluation_json(const Evaluation& e) {
-  Json j = Json::object();
-  j["patterns"] = e.patterns;
-  j["mse"] = e.mse;
-  j["rmse"] = e.rmse;
-  j["loss"] = e.loss;
+  Json j = {{"patterns", e.patterns}, {"mse", e.mse}, {"rmse", e.rmse}, {"loss", e.loss}};
   if (e.classifier) {
     j["class_errors"] = e.class_errors;
     j["accuracy"] = e.accuracy();
@@ -73,20 +69,18 @@ std::vector<PhaseTimes> gather_phases(Comm& comm, const PhaseTimes& mine) {
 }
 
 Json phases_json(const PhaseTimes& p) {
-  Json ph = Json::object();
-  ph["forward_s"] = p.forward;
-  ph["backward_s"] = p.backward;
-  ph["update_s"] = p.update;
-  ph["test_s"] = p.test;
-  ph["comm_s"] = p.comm;
-  ph["forward_patterns"] = p.forward_patterns;
-  ph["backward_patterns"] = p.backward_patterns;
-  ph["updates"] = p.updates;
-  ph["test_patterns"] = p.test_patterns;
-  ph["comm_calls"] = p.comm_calls;
-  ph["poll_s"] = p.poll;
-  ph["polls"] = p.polls;
-  return ph;
+  return {{"forward_s", p.forward},
+          {"backward_s", p.backward},
+          {"update_s", p.update},
+          {"test_s", p.test},
+          {"comm_s", p.comm},
+          {"forward_patterns", p.forward_patterns},
+          {"backward_patterns", p.backward_patterns},
+          {"updates", p.updates},
+          {"test_patterns", p.test_patterns},
+          {"comm_calls", p.comm_calls},
+          {"poll_s", p.poll},
+          {"polls", p.polls}};
 }
 
 Performance training_performance(const std::vector<PhaseTimes>& per_rank, std::size_t weights, double seconds,
