@@ -1,4 +1,4 @@
-// The batch gradient measured against the machine's own SGEMM (issue 6, item 5): seed 002
+// The batch gradient measured against the machine's own SGEMM. Seed 002
 // trains its JOCR net with an SGEMM-bound gradient, so wulf's float gradient should run
 // near the rate of the matrix product it is made of. The pieces here are shared by
 // build/wulf_bench_gemm (one core, Google Benchmark) and by the rank programs'

@@ -1,4 +1,4 @@
-// The search behind `wulf recommend` (issue 7; seed 001 names it as future work): which
+// The search behind `wulf recommend` (seed 001 names it as future work): which
 // strategy, number of processors p and block size b (and learning rate eta, momentum alpha,
 // averaging interval a) reach a target error soonest on a platform.
 //
