@@ -42,6 +42,23 @@ int ranks_ended(const RanksOutcome& outcome, const char* runner, std::ostream& e
   return outcome.code;
 }
 
+// args with every --name VALUE and --name=VALUE taken out and --name value put at the end
+// (there it also wins over a --config file's line).
+std::vector<std::string> with_option(const std::vector<std::string>& args, const std::string& name,
+                                     const std::string& value) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == name) {
+      ++i;  // and its value
+      continue;
+    }
+    if (args[i].rfind(name + "=", 0) == 0) continue;
+    out.push_back(args[i]);
+  }
+  out.insert(out.end(), {name, value});
+  return out;
+}
+
 // Starts the ranks under mpirun with the same arguments and waits for them.
 int launch_real(const TrainJob& job, const std::vector<std::string>& args, std::ostream& err) {
   const std::string program = wulf_program("wulf-rank-real");
@@ -81,7 +98,14 @@ int launch_sim(const TrainJob& job, const std::vector<std::string>& args, std::o
   if (library_reduce(job.reduce) != "default") cfg.push_back("smpi/reduce:" + library_reduce(job.reduce));
   if (job.bcast != "default") cfg.push_back("smpi/bcast:binomial_tree");  // SMPI's name for it
   std::vector<std::string> cmd = smpirun_command(platform, hostfile, job.np, cfg, wulf_program("wulf-rank-sim"));
-  cmd.insert(cmd.end(), args.begin(), args.end());
+  // The ranks run inside SimGrid's smpimain, which tells them nothing of where wulf is
+  // installed: they get the profile's file as the front end found it, not its name.
+  if (job.compute.mode == ComputeMode::calibrated) {
+    const std::vector<std::string> ranks_args = with_option(args, "--profile", job.compute.profile.name);
+    cmd.insert(cmd.end(), ranks_args.begin(), ranks_args.end());
+  } else {
+    cmd.insert(cmd.end(), args.begin(), args.end());
+  }
   // The platform's price, unless given, for the record's price/performance.
   if (job.machine_cost_usd == 0)
     if (const double cost = platform_cost_usd(platform); cost > 0)

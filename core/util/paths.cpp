@@ -17,22 +17,13 @@ namespace {
 namespace fs = std::filesystem;
 
 // The file of the wulf program this code runs in, symbolic links resolved (so a link to
-// bin/wulf elsewhere on PATH still finds the installed tree). That is the running
-// executable, but for wulf-rank-sim: a shared object that SimGrid's smpimain loads (through
-// a private copy, so not even the loaded file names it), given as smpimain's first argument
-// by smpirun.
+// bin/wulf elsewhere on PATH still finds the installed tree). The ranks of a simulation run
+// inside SimGrid's smpimain, which is not wulf's: they look nothing up here, the front end
+// hands them every file by its path (cli/train.cpp).
 fs::path program_file() {
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (ec) return fs::path(".") / "unknown";
-  if (exe.filename() == "smpimain") {
-    std::ifstream cmdline("/proc/self/cmdline", std::ios::binary);
-    std::string runner, program;
-    if (std::getline(cmdline, runner, '\0') && std::getline(cmdline, program, '\0')) {
-      const fs::path file = fs::weakly_canonical(program, ec);
-      if (!ec) return file;
-    }
-  }
   return exe;
 }
 
