@@ -4,13 +4,15 @@
 # not change behaviour (issue 13's restructuring).
 #
 #   experiments/records-same/run.sh BUILD OUTDIR
-set -euo pipefail
-build="$(cd "$1" && pwd)"; out="$2"; mkdir -p "$out"; out="$(cd "$out" && pwd)"
-src="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-toy4="$src/tests/platforms/toy4.xml"
+# shellcheck source=experiments/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../common.sh" "$@"
+[ $# -eq 2 ] || { echo "usage: $0 BUILD OUTDIR" >&2; exit 2; }
+build="$(cd "$build" && pwd)"; wulf="$build/wulf"
+out="$2"; mkdir -p "$out"; out="$(cd "$out" && pwd)"
+src="$root"
+toy4="$test_platforms/toy4.xml"
 echo "$src" >"$out/source.txt"  # paths in the records start with it
-w() { "$build/wulf" "$@" >"$out/$name.txt" 2>&1 || echo "$name: exit $?" >>"$out/exits.txt"; }
+w() { "$wulf" "$@" >"$out/$name.txt" 2>&1 || echo "$name: exit $?" >>"$out/exits.txt"; }
 
 # Sequential and real runs: wall-clock times differ from run to run, the rest must not.
 name=seq-encoder w train --problem encoder --epochs 5 --out "$out/seq-encoder.json" -q
