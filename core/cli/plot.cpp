@@ -7,6 +7,7 @@
 #include "util/errors.hpp"
 #include "data/dataset.hpp"
 #include "util/json.hpp"
+#include "util/options.hpp"
 #include "util/files.hpp"
 #include "util/process.hpp"
 #include "util/paths.hpp"
@@ -77,10 +78,11 @@ int plot_command(const std::vector<std::string>& args, std::ostream& out, std::o
   options.add_options()
       ("help,h", "print this help")
       ("out", po::value<std::string>(), "the image to write: F.png (or .pdf, .svg)")
-      ("x", po::value<std::string>()->default_value("time"),
+      ("x", one_of({"time", "iterations"}, "--x: '{}' (expected time or iterations)")->default_value("time"),
        "the horizontal axis: time (time_s: simulated on sim, wall on seq and real) or iterations")
       ("log-time", "a logarithmic horizontal axis (iteration 0, at 0, is left out)")
-      ("error", po::value<std::string>()->default_value("test"),
+      ("error",
+       one_of({"test", "train", "test-count"}, "--error: '{}' (expected test, train or test-count)")->default_value("test"),
        "what is drawn: test (test_error), train (train_error), test-count (wrong test patterns, classifiers)")
       ("log-error", "a logarithmic vertical axis")
       ("labels", po::value<std::vector<std::string>>()->multitoken(),
@@ -110,9 +112,6 @@ int plot_command(const std::vector<std::string>& args, std::ostream& out, std::o
     throw InputError("--out " + image + ": the image must end in .png, .pdf or .svg");
   check_writable(image, "--out");
   const std::string x = vm["x"].as<std::string>(), error = vm["error"].as<std::string>();
-  if (x != "time" && x != "iterations") throw InputError("--x: '" + x + "' (expected time or iterations)");
-  if (error != "test" && error != "train" && error != "test-count")
-    throw InputError("--error: '" + error + "' (expected test, train or test-count)");
 
   const auto records = vm["records"].as<std::vector<std::string>>();
   std::vector<PlotInput> inputs;
