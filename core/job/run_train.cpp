@@ -83,31 +83,26 @@ void print_rate(std::ostream& out, const Performance& rate, int ranks, double ma
 
 // A session's row of the record: its settings, its result and its curve.
 Json session_json(const SessionOutcome& s) {
-  Json e = Json::object();
-  e["index"] = s.index;
-  e["rank"] = s.rank;
-  e["eta"] = s.config.eta;
-  e["alpha"] = s.config.alpha;
-  e["block"] = s.config.block;
-  e["seed"] = s.config.seed;
-  e["iterations"] = s.iterations;
-  e["time_s"] = s.seconds;
-  e["status"] = s.status;
-  e["train_error"] = s.train_error;
-  e["test_error"] = s.test_error;
-  e["test_accuracy"] = s.test_accuracy;
   Json history = Json::array();  // the session's curve, as a run's history (NaN: null)
   for (const auto& h : s.history) {
-    Json entry = Json::object();
-    entry["iteration"] = static_cast<long long>(h[0]);
-    entry["time_s"] = h[1];
-    entry["train_error"] = h[2];
-    entry["test_error"] = h[3];
+    Json entry = {{"iteration", static_cast<long long>(h[0])}, {"time_s", h[1]}, {"train_error", h[2]},
+                  {"test_error", h[3]}};
     if (!std::isnan(h[4])) entry["test_accuracy"] = h[4];
     history.push_back(std::move(entry));
   }
-  e["history"] = std::move(history);
-  return e;
+  return {{"index", s.index},
+          {"rank", s.rank},
+          {"eta", s.config.eta},
+          {"alpha", s.config.alpha},
+          {"block", s.config.block},
+          {"seed", s.config.seed},
+          {"iterations", s.iterations},
+          {"time_s", s.seconds},
+          {"status", s.status},
+          {"train_error", s.train_error},
+          {"test_error", s.test_error},
+          {"test_accuracy", s.test_accuracy},
+          {"history", std::move(history)}};
 }
 
 // The session strategy's record: one row per session, and every rank's phase times.
