@@ -1,5 +1,6 @@
 #include "comm/compute.hpp"
 #include "util/errors.hpp"
+#include "util/names.hpp"
 
 #include "data/dataset.hpp"
 #include "util/paths.hpp"
@@ -13,31 +14,25 @@
 
 namespace wulf {
 
-std::string_view to_string(Phase p) {
-  switch (p) {
-    case Phase::forward: return "forward";
-    case Phase::backward: return "backward";
-    case Phase::update: return "update";
-    case Phase::test: return "test";
-    case Phase::other: return "other";
-  }
-  return "?";
-}
+namespace {
+
+constexpr Named<Phase> phase_names[] = {{Phase::forward, "forward"}, {Phase::backward, "backward"},
+                                        {Phase::update, "update"},   {Phase::test, "test"},
+                                        {Phase::other, "other"}};
+// The modes --compute takes; wall is the real engine's, never asked for.
+constexpr Named<ComputeMode> compute_mode_names[] = {
+    {ComputeMode::flops, "flops"}, {ComputeMode::calibrated, "calibrated"}, {ComputeMode::measured, "measured"}};
+
+}  // namespace
+
+std::string_view to_string(Phase p) { return name_of(p, phase_names); }
 
 std::string_view to_string(ComputeMode m) {
-  switch (m) {
-    case ComputeMode::wall: return "wall";
-    case ComputeMode::flops: return "flops";
-    case ComputeMode::calibrated: return "calibrated";
-    case ComputeMode::measured: return "measured";
-  }
-  return "?";
+  return m == ComputeMode::wall ? "wall" : name_of(m, compute_mode_names);
 }
 
 ComputeMode parse_compute_mode(std::string_view name) {
-  for (ComputeMode m : {ComputeMode::flops, ComputeMode::calibrated, ComputeMode::measured})
-    if (name == to_string(m)) return m;
-  throw InputError("--compute: unknown mode '" + std::string(name) + "' (expected flops, calibrated or measured)");
+  return parse_named(name, compute_mode_names, "compute", "mode");
 }
 
 Profile read_profile(const std::string& name) {

@@ -1,5 +1,6 @@
 #include "data/problems.hpp"
 #include "util/errors.hpp"
+#include "util/names.hpp"
 
 #include "data/chars.hpp"
 #include "data/fann_format.hpp"
@@ -14,36 +15,28 @@
 
 namespace wulf {
 
-std::string_view to_string(Learning l) {
-  switch (l) {
-    case Learning::pattern: return "pattern";
-    case Learning::block: return "block";
-    case Learning::epoch: return "epoch";
-  }
-  return "?";
-}
+namespace {
 
-Learning parse_learning(std::string_view name) {
-  for (Learning l : {Learning::pattern, Learning::block, Learning::epoch})
-    if (name == to_string(l)) return l;
-  throw InputError("--learning: unknown mode '" + std::string(name) + "' (expected pattern, block or epoch)");
-}
+constexpr Named<Learning> learning_names[] = {
+    {Learning::pattern, "pattern"}, {Learning::block, "block"}, {Learning::epoch, "epoch"}};
+constexpr Named<MomentumRule> momentum_names[] = {{MomentumRule::classic, "classic"}, {MomentumRule::damped, "damped"}};
+constexpr Named<BlockStep> block_step_names[] = {{BlockStep::sum, "sum"}, {BlockStep::mean, "mean"}};
 
-std::string_view to_string(MomentumRule r) { return r == MomentumRule::classic ? "classic" : "damped"; }
+}  // namespace
+
+std::string_view to_string(Learning l) { return name_of(l, learning_names); }
+
+Learning parse_learning(std::string_view name) { return parse_named(name, learning_names, "learning", "mode"); }
+
+std::string_view to_string(MomentumRule r) { return name_of(r, momentum_names); }
 
 MomentumRule parse_momentum_rule(std::string_view name) {
-  if (name == "classic") return MomentumRule::classic;
-  if (name == "damped") return MomentumRule::damped;
-  throw InputError("--momentum: unknown rule '" + std::string(name) + "' (expected classic or damped)");
+  return parse_named(name, momentum_names, "momentum", "rule");
 }
 
-std::string_view to_string(BlockStep s) { return s == BlockStep::sum ? "sum" : "mean"; }
+std::string_view to_string(BlockStep s) { return name_of(s, block_step_names); }
 
-BlockStep parse_block_step(std::string_view name) {
-  if (name == "sum") return BlockStep::sum;
-  if (name == "mean") return BlockStep::mean;
-  throw InputError("--block-step: unknown rule '" + std::string(name) + "' (expected sum or mean)");
-}
+BlockStep parse_block_step(std::string_view name) { return parse_named(name, block_step_names, "block-step", "rule"); }
 
 double seed000_function(double x, double y) {
   using std::numbers::inv_pi;

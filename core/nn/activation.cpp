@@ -1,5 +1,6 @@
 #include "nn/activation.hpp"
 #include "util/errors.hpp"
+#include "util/names.hpp"
 
 #include "data/dataset.hpp"
 
@@ -7,23 +8,21 @@
 
 namespace wulf {
 
-std::string_view to_string(Activation a) {
-  switch (a) {
-    case Activation::sigmoid: return "sigmoid";
-    case Activation::tanh: return "tanh";
-    case Activation::linear: return "linear";
-    case Activation::softmax: return "softmax";
-  }
-  return "?";
-}
+namespace {
+
+constexpr Named<Activation> activation_names[] = {{Activation::sigmoid, "sigmoid"},
+                                                  {Activation::tanh, "tanh"},
+                                                  {Activation::linear, "linear"},
+                                                  {Activation::softmax, "softmax"}};
+
+}  // namespace
+
+std::string_view to_string(Activation a) { return name_of(a, activation_names); }
 
 std::string_view to_string(Loss l) { return l == Loss::mse ? "mse" : "ce"; }
 
 Activation parse_activation(std::string_view name, std::string_view option) {
-  for (Activation a : {Activation::sigmoid, Activation::tanh, Activation::linear, Activation::softmax})
-    if (name == to_string(a)) return a;
-  throw InputError("--" + std::string(option) + ": unknown activation '" + std::string(name) +
-                   "' (expected sigmoid, tanh, linear or softmax)");
+  return parse_named(name, activation_names, option, "activation");
 }
 
 Loss parse_loss(std::string_view name, std::string_view option) {

@@ -1,5 +1,6 @@
 #include "train/trainer.hpp"
 #include "util/errors.hpp"
+#include "util/names.hpp"
 
 #include "train/partition.hpp"
 #include "train/run.hpp"
@@ -10,54 +11,34 @@
 
 namespace wulf {
 
-std::string_view to_string(ErrorMetric m) {
-  switch (m) {
-    case ErrorMetric::rmse: return "rmse";
-    case ErrorMetric::mse: return "mse";
-    case ErrorMetric::loss: return "loss";
-    case ErrorMetric::classification: return "class";
-  }
-  return "?";
-}
+namespace {
 
-ErrorMetric parse_error_metric(std::string_view name) {
-  for (ErrorMetric m : {ErrorMetric::rmse, ErrorMetric::mse, ErrorMetric::loss, ErrorMetric::classification})
-    if (name == to_string(m)) return m;
-  throw InputError("--error: unknown metric '" + std::string(name) + "' (expected rmse, mse, loss or class)");
-}
+constexpr Named<ErrorMetric> metric_names[] = {{ErrorMetric::rmse, "rmse"},
+                                               {ErrorMetric::mse, "mse"},
+                                               {ErrorMetric::loss, "loss"},
+                                               {ErrorMetric::classification, "class"}};
+constexpr Named<Strategy> strategy_names[] = {{Strategy::block, "block"},     {Strategy::average, "average"},
+                                              {Strategy::ppt, "ppt"},         {Strategy::scatter, "scatter"},
+                                              {Strategy::root, "root"},       {Strategy::session, "session"},
+                                              {Strategy::cg, "cg"}};
+constexpr Named<StopReason> stop_reason_names[] = {{StopReason::max_iterations, "max_iterations"},
+                                                   {StopReason::target_reached, "target_reached"},
+                                                   {StopReason::time_limit, "time_limit"},
+                                                   {StopReason::diverged, "diverged"},
+                                                   {StopReason::line_search_failed, "line_search_failed"},
+                                                   {StopReason::gradient_not_finite, "gradient_not_finite"}};
 
-std::string_view to_string(Strategy s) {
-  switch (s) {
-    case Strategy::block: return "block";
-    case Strategy::average: return "average";
-    case Strategy::ppt: return "ppt";
-    case Strategy::scatter: return "scatter";
-    case Strategy::root: return "root";
-    case Strategy::session: return "session";
-    case Strategy::cg: return "cg";
-  }
-  return "?";
-}
+}  // namespace
 
-Strategy parse_strategy(std::string_view name) {
-  for (Strategy s : {Strategy::block, Strategy::average, Strategy::ppt, Strategy::scatter, Strategy::root,
-                     Strategy::session, Strategy::cg})
-    if (name == to_string(s)) return s;
-  throw InputError("--strategy: unknown strategy '" + std::string(name) +
-                   "' (expected block, average, ppt, scatter, root, session or cg)");
-}
+std::string_view to_string(ErrorMetric m) { return name_of(m, metric_names); }
 
-std::string_view to_string(StopReason r) {
-  switch (r) {
-    case StopReason::max_iterations: return "max_iterations";
-    case StopReason::target_reached: return "target_reached";
-    case StopReason::time_limit: return "time_limit";
-    case StopReason::diverged: return "diverged";
-    case StopReason::line_search_failed: return "line_search_failed";
-    case StopReason::gradient_not_finite: return "gradient_not_finite";
-  }
-  return "?";
-}
+ErrorMetric parse_error_metric(std::string_view name) { return parse_named(name, metric_names, "error", "metric"); }
+
+std::string_view to_string(Strategy s) { return name_of(s, strategy_names); }
+
+Strategy parse_strategy(std::string_view name) { return parse_named(name, strategy_names, "strategy", "strategy"); }
+
+std::string_view to_string(StopReason r) { return name_of(r, stop_reason_names); }
 
 bool stopped_on_fault(StopReason r) {
   return r == StopReason::diverged || r == StopReason::line_search_failed || r == StopReason::gradient_not_finite;
