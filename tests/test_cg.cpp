@@ -22,19 +22,26 @@
 namespace wulf {
 namespace {
 
-using testing_support::contains;
-using testing_support::Outcome;
-using testing_support::TempDir;
-using testing_support::wulf;
+using namespace testing_support;
 
-const std::string toy4 = std::string(WULF_TEST_PLATFORMS) + "/toy4.xml";
-const std::string toy4_slow = std::string(WULF_TEST_PLATFORMS) + "/toy4-slow.xml";
+const std::string toy4_slow = test_platform("toy4-slow.xml");
 
 CgConfig search_config(int refinements, int max_expansions = 30) {
-  CgConfig c;
-  c.refinements = refinements;
-  c.max_expansions = max_expansions;
-  return c;
+  return CgConfig{.max_expansions = max_expansions, .refinements = refinements};
+}
+
+// What a successful line search is expected to have found.
+struct Found {
+  double step, within, lower, upper;
+  int expansions, probes;
+};
+void expect_found(const LineSearchResult& r, const Found& e) {
+  ASSERT_EQ(r.status, LineSearchStatus::ok) << r.detail;
+  EXPECT_NEAR(r.step, e.step, e.within);
+  EXPECT_EQ(r.lower, e.lower);
+  EXPECT_EQ(r.upper, e.upper);
+  EXPECT_EQ(r.expansions, e.expansions);
+  EXPECT_EQ(r.probes, e.probes);
 }
 
 // ---- the line search on functions of one variable ------------------------------------
@@ -44,26 +51,16 @@ TEST(line_search, a_quadratic_is_exact_after_one_interpolation) {
   // the bracket is [2, 4] and the secant of the linear f' hits 3 exactly.
   int calls = 0;
   const SlopeFn slope = [&](double s) { return ++calls, 4 * (s - 3); };
-  const LineSearchResult r = line_search(slope(0), 1.0, slope, search_config(1));
-  ASSERT_EQ(r.status, LineSearchStatus::ok) << r.detail;
-  EXPECT_NEAR(r.step, 3.0, 1e-15);
-  EXPECT_EQ(r.lower, 2.0);
-  EXPECT_EQ(r.upper, 4.0);
-  EXPECT_EQ(r.expansions, 2);
-  EXPECT_EQ(r.probes, 3);
+  expect_found(line_search(slope(0), 1.0, slope, search_config(1)),
+               {.step = 3.0, .within = 1e-15, .lower = 2.0, .upper = 4.0, .expansions = 2, .probes = 3});
   EXPECT_EQ(calls, 4);  // f'(0) above, and the three probes
 }
 
 TEST(line_search, halves_when_the_first_step_is_already_past_the_minimum) {
   // From s0 = 100 the probes 100, 50, 25, 12.5, 6.25, 3.125 all rise; 1.5625 falls.
   const SlopeFn slope = [](double s) { return 4 * (s - 3); };
-  const LineSearchResult r = line_search(-12, 100.0, slope, search_config(1));
-  ASSERT_EQ(r.status, LineSearchStatus::ok) << r.detail;
-  EXPECT_NEAR(r.step, 3.0, 1e-14);
-  EXPECT_EQ(r.lower, 1.5625);
-  EXPECT_EQ(r.upper, 3.125);
-  EXPECT_EQ(r.expansions, 6);
-  EXPECT_EQ(r.probes, 7);
+  expect_found(line_search(-12, 100.0, slope, search_config(1)),
+               {.step = 3.0, .within = 1e-14, .lower = 1.5625, .upper = 3.125, .expansions = 6, .probes = 7});
 }
 
 TEST(line_search, doubles_a_tiny_first_step_until_the_slope_turns) {
@@ -323,62 +320,22 @@ TEST(cg_strategy, trains_a_tanh_net_and_notes_every_line_search) {
 
 // ---- wulf train --strategy cg -------------------------------------------------------------
 
-Json record(const TempDir& dir, const std::string& name, std::vector<std::string> args, int expect = exit_ok) {
-  args.insert(args.begin(), {"train", "--quiet", "--out", dir.file(name + ".json")});
-  const Outcome o = wulf(args);
-  EXPECT_EQ(o.code, expect) << name << ": " << o.out << o.err;
-  return read_json_file(dir.file(name + ".json"));
-}
-
-std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
-
 // Seed 002's net: tanh hidden units, the mean squared error (here with a linear output).
 const std::vector<std::string> cg_base{"--problem", "function", "--strategy", "cg", "--activation", "tanh",
                                        "--output-activation", "linear"};
 // --epochs last: a test shortens the run by changing it.
 const std::vector<std::string> small_cg = with(cg_base, {"--hidden", "16", "--epochs", "6"});
 
-// Every history entry's key of two records agree within a relative tolerance (0: exactly).
-void expect_same_history(const Json& a, const Json& b, const char* key, double tolerance) {
-  const auto& ha = a.at("history");
-  const auto& hb = b.at("history");
-  ASSERT_EQ(ha.size(), hb.size());
-  for (std::size_t i = 0; i < ha.size(); ++i) {
-    ASSERT_EQ(ha[i].contains(key), hb[i].contains(key)) << key << " in iteration " << i;
-    if (!ha[i].contains(key)) continue;  // a note of the strategy: not in iteration 0
-    if (ha[i].at(key).is_null() || hb[i].at(key).is_null()) {
-      EXPECT_EQ(ha[i].at(key).is_null(), hb[i].at(key).is_null()) << key << " in iteration " << i;
-      continue;
-    }
-    const double x = ha[i].at(key).get<double>(), y = hb[i].at(key).get<double>();
-    if (tolerance == 0)
-      EXPECT_EQ(x, y) << key << " in iteration " << i;
-    else
-      EXPECT_NEAR(x, y, tolerance * std::abs(x)) << key << " in iteration " << i;
-  }
-}
-
 double stat(const Json& r, const std::string& key) { return r.at("final").at("strategy").at(key).get<double>(); }
 
 TEST(cg_cli, help_names_every_cg_option_with_its_default) {
-  const Outcome o = wulf({"train", "--help"});
-  ASSERT_EQ(o.code, exit_ok);
-  for (const char* part : {"cg (master-worker", "--cg-step arg (=1)", "--cg-expansions arg (=30)",
-                           "--cg-refinements arg (=2)", "--cg-flat arg (=0)", "--load-balance arg (=0)",
-                           "--chunk arg (=64)", "--weights-out"})
-    EXPECT_TRUE(contains(o.out, part)) << part;
+  expect_success({"train", "--help"},
+                 {"cg (master-worker", "--cg-step arg (=1)", "--cg-expansions arg (=30)", "--cg-refinements arg (=2)",
+                  "--cg-flat arg (=0)", "--load-balance arg (=0)", "--chunk arg (=64)", "--weights-out"});
 }
 
 TEST(cg_cli, refuses_settings_that_cannot_work_before_any_rank_starts) {
-  auto refused = [](std::vector<std::string> args, const std::vector<std::string>& parts) {
-    args.insert(args.begin(), "train");
-    const Outcome o = wulf(args);
-    EXPECT_EQ(o.code, exit_input) << o.out << o.err;
-    for (const auto& p : parts) EXPECT_TRUE(contains(o.err, p)) << "'" << p << "' not in: " << o.err;
-  };
+  const auto refused = expect_train_refused;
   const std::vector<std::string> cg{"--problem", "encoder:8", "--strategy", "cg"};
   refused(with(cg, {"--load-balance", "0.5"}), {"--load-balance", "at least 2 ranks", "--np 1"});
   refused(with(cg, {"--load-balance", "0.5", "--engine", "sim", "--np", "1", "--platform", toy4}),
@@ -396,9 +353,10 @@ TEST(cg_cli, refuses_settings_that_cannot_work_before_any_rank_starts) {
 }
 
 TEST(cg_cli, weights_out_holds_the_final_weights_of_any_strategy) {
-  TempDir dir("wulf_test_cg");
+  TestDir dir;
   const std::string file = dir.file("w.txt");
-  const Json r = record(dir, "block", {"--problem", "function", "--hidden", "8", "--epochs", "3", "--weights-out", file});
+  const Json r =
+      train_record(dir, "block", {"--problem", "function", "--hidden", "8", "--epochs", "3", "--weights-out", file});
   const WeightsFile w = read_weights(file);
   EXPECT_EQ(w.net, "2-8-1 sigmoid/sigmoid mse bias");
   EXPECT_EQ(w.layers, (std::vector<int>{2, 8, 1}));
@@ -416,15 +374,15 @@ TEST(cg_cli, weights_out_holds_the_final_weights_of_any_strategy) {
   EXPECT_DOUBLE_EQ(evaluate(net, p.test).rmse, r.at("final").at("test_rmse").get<double>());
   // A file that is not one, or is cut short, is refused with its name.
   const std::string bad = dir.write("bad.txt", "hello\n");
-  EXPECT_TRUE(contains(testing_support::input_error([&] { read_weights(bad); }), "not a wulf weights file"));
+  EXPECT_TRUE(contains(input_error([&] { read_weights(bad); }), "not a wulf weights file"));
   const std::string cut = dir.write("cut.txt", "wulf-weights 1\nparameters 3\nvalues\n1\n2\n");
-  EXPECT_TRUE(contains(testing_support::input_error([&] { read_weights(cut); }), "2 values, the header says 3"));
+  EXPECT_TRUE(contains(input_error([&] { read_weights(cut); }), "2 values, the header says 3"));
 }
 
 TEST(cg_cli, a_flat_direction_stops_training_with_the_record_and_the_last_good_weights) {
-  TempDir dir("wulf_test_cg");
+  TestDir dir;
   // The slope f'(0) of each iteration's direction, from a run without a flat tolerance.
-  const Json free_run = record(dir, "free", small_cg);
+  const Json free_run = train_record(dir, "free", small_cg);
   const auto& h = free_run.at("history");
   // The first iteration k >= 2 whose |f'(0)| is below every earlier one: a tolerance
   // between the two stops the run in iteration k and no earlier.
@@ -440,18 +398,16 @@ TEST(cg_cli, a_flat_direction_stops_training_with_the_record_and_the_last_good_w
   tol.precision(17);
   tol << tolerance;
   const std::string weights = dir.file("flat.txt");
-  const Json flat = record(dir, "flat", with(small_cg, {"--cg-flat", tol.str(), "--weights-out", weights}), exit_diverged);
-  EXPECT_EQ(flat.at("final").at("status").get<std::string>(), "line_search_failed");
-  const std::string why = flat.at("final").at("reason").get<std::string>();
-  EXPECT_TRUE(contains(why, "iteration " + std::to_string(k))) << why;
-  EXPECT_TRUE(contains(why, "flat")) << why;
+  const Json flat =
+      train_record(dir, "flat", with(small_cg, {"--cg-flat", tol.str(), "--weights-out", weights}), exit_diverged);
+  expect_stopped(flat, "line_search_failed", {"iteration " + std::to_string(k), "flat"});
   EXPECT_EQ(flat.at("history").size(), static_cast<std::size_t>(k + 1));
   EXPECT_EQ(flat.at("final").at("weights_iteration").get<double>(), k - 1);
   // The last good weights are those after iteration k - 1: a run of k - 1 iterations ends there.
   const std::string good = dir.file("good.txt");
   std::vector<std::string> shorter = small_cg;
   shorter.back() = std::to_string(k - 1);  // --epochs
-  record(dir, "good", with(shorter, {"--weights-out", good}));
+  train_record(dir, "good", with(shorter, {"--weights-out", good}));
   const WeightsFile a = read_weights(weights), b = read_weights(good);
   EXPECT_EQ(a.status, "line_search_failed");
   EXPECT_EQ(a.iteration, k - 1);
@@ -460,18 +416,14 @@ TEST(cg_cli, a_flat_direction_stops_training_with_the_record_and_the_last_good_w
 
 TEST(cg_cli, a_gradient_that_is_not_finite_stops_training_with_the_weights_saved) {
   // A linear net in float: the first probe, 1e30 along d, overflows the error and its slope.
-  TempDir dir("wulf_test_cg");
+  TestDir dir;
   const std::string weights = dir.file("w.txt");
-  const Json r = record(dir, "nan",
-                        {"--problem", "function", "--strategy", "cg", "--hidden", "4", "--activation", "linear",
-                         "--output-activation", "linear", "--init-range", "0.5", "--epochs", "5", "--cg-step", "1e30",
-                         "--weights-out", weights},
-                        exit_diverged);
-  EXPECT_EQ(r.at("final").at("status").get<std::string>(), "gradient_not_finite");
-  EXPECT_TRUE(contains(r.at("final").at("reason").get<std::string>(), "not finite"))
-      << r.at("final").at("reason").get<std::string>();
-  EXPECT_TRUE(contains(r.at("final").at("reason").get<std::string>(), "iteration 1"))
-      << r.at("final").at("reason").get<std::string>();
+  const Json r = train_record(
+      dir, "nan",
+      {"--problem", "function", "--strategy", "cg", "--hidden", "4", "--activation", "linear", "--output-activation",
+       "linear", "--init-range", "0.5", "--epochs", "5", "--cg-step", "1e30", "--weights-out", weights},
+      exit_diverged);
+  expect_stopped(r, "gradient_not_finite", {"not finite", "iteration 1"});
   // Nothing good came after the start: the file holds the initial weights, bit for bit.
   NetSpec spec{{2, 4, 1}, {Activation::linear, Activation::linear}, Loss::mse, true};
   Mlp<float> net(spec);
@@ -484,13 +436,11 @@ TEST(cg_cli, a_gradient_that_is_not_finite_stops_training_with_the_weights_saved
   for (std::size_t i = 0; i < w.values.size(); ++i) EXPECT_EQ(static_cast<float>(w.values[i]), net.parameters()[i]) << i;
   // The same fault in the very first gradient: inputs so large that the error overflows.
   const std::string data = dir.write("huge.data", "4 2 1\n1e30 1\n1\n1 1e30\n-1\n0.5 0.5\n1\n0.2 0.1\n-1\n");
-  const Json huge = record(dir, "huge",
-                           {"--problem", "fann:" + data, "--strategy", "cg", "--hidden", "3", "--activation", "linear",
-                            "--output-activation", "linear", "--epochs", "5"},
-                           exit_diverged);
-  EXPECT_EQ(huge.at("final").at("status").get<std::string>(), "gradient_not_finite");
-  EXPECT_TRUE(contains(huge.at("final").at("reason").get<std::string>(), "error or the gradient is not finite"))
-      << huge.at("final").at("reason").get<std::string>();
+  const Json huge = train_record(dir, "huge",
+                                 {"--problem", "fann:" + data, "--strategy", "cg", "--hidden", "3", "--activation",
+                                  "linear", "--output-activation", "linear", "--epochs", "5"},
+                                 exit_diverged);
+  expect_stopped(huge, "gradient_not_finite", {"error or the gradient is not finite"});
 }
 
 // ---- the engines ------------------------------------------------------------------------
@@ -500,26 +450,26 @@ TEST(cg_cli, a_gradient_that_is_not_finite_stops_training_with_the_weights_saved
 const std::vector<std::string> engine_cg = with(small_cg, {"--precision", "double"});
 
 TEST(cg_engines, one_rank_under_mpirun_is_the_sequential_run_bit_for_bit) {
-  TempDir dir("wulf_test_cg");
-  const Json seq = record(dir, "seq", engine_cg);
-  const Json one = record(dir, "real1", with(engine_cg, {"--engine", "real", "--np", "1"}));
+  TestDir dir;
+  const Json seq = train_record(dir, "seq", engine_cg);
+  const Json one = train_record(dir, "real1", with(engine_cg, {"--engine", "real", "--np", "1"}));
   expect_same_history(seq, one, "test_error", 0);
   expect_same_history(seq, one, "train_error", 0);
-  expect_same_history(seq, one, "step", 0);
+  expect_same_history(seq, one, "step", 0, 1);  // a note of CG's: not in iteration 0
 }
 
 TEST(cg_engines, two_and_four_ranks_follow_the_sequential_trajectory) {
-  TempDir dir("wulf_test_cg");
-  const Json seq = record(dir, "seq", engine_cg);
-  const Json real2 = record(dir, "real2", with(engine_cg, {"--engine", "real", "--np", "2"}));
-  const Json sim2 = record(dir, "sim2", with(engine_cg, {"--engine", "sim", "--np", "2", "--platform", toy4}));
-  const Json sim4 = record(dir, "sim4", with(engine_cg, {"--engine", "sim", "--np", "4", "--platform", toy4}));
+  TestDir dir;
+  const Json seq = train_record(dir, "seq", engine_cg);
+  const Json real2 = train_record(dir, "real2", with(engine_cg, {"--engine", "real", "--np", "2"}));
+  const Json sim2 = train_record(dir, "sim2", with(engine_cg, {"--engine", "sim", "--np", "2", "--platform", toy4}));
+  const Json sim4 = train_record(dir, "sim4", with(engine_cg, {"--engine", "sim", "--np", "4", "--platform", toy4}));
   for (const Json* r : {&real2, &sim2, &sim4}) {
     SCOPED_TRACE(r->at("config").at("engine").get<std::string>() + " " +
                  std::to_string(int(r->at("config").at("np").get<double>())));
     expect_same_history(seq, *r, "test_error", 1e-9);
     expect_same_history(seq, *r, "train_error", 1e-9);
-    expect_same_history(seq, *r, "step", 1e-9);
+    expect_same_history(seq, *r, "step", 1e-9, 1);
     EXPECT_EQ(r->at("config").at("cg").at("refinements").get<double>(), 2);
   }
   // Two ranks add the same two numbers on either engine: the same bits.
@@ -534,9 +484,10 @@ TEST(cg_engines, two_and_four_ranks_follow_the_sequential_trajectory) {
 TEST(cg_engines, load_balancing_over_every_pattern_follows_the_sequential_trajectory) {
   // --load-balance 1: rank 0 only polls and the two workers take all patterns in chunks of
   // 16, so every pass sums the same patterns as the sequential run.
-  TempDir dir("wulf_test_cg");
-  const Json seq = record(dir, "seq", engine_cg);
-  const Json lb = record(dir, "lb", with(engine_cg, {"--engine", "real", "--np", "3", "--load-balance", "1", "--chunk", "16"}));
+  TestDir dir;
+  const Json seq = train_record(dir, "seq", engine_cg);
+  const Json lb = train_record(
+      dir, "lb", with(engine_cg, {"--engine", "real", "--np", "3", "--load-balance", "1", "--chunk", "16"}));
   expect_same_history(seq, lb, "test_error", 1e-9);
   const auto& ranks = lb.at("phases").at("ranks");
   EXPECT_EQ(ranks.at(0).at("backward_patterns").get<double>(), 0);  // the master computes nothing
@@ -549,13 +500,13 @@ TEST(cg_engines, load_balancing_stops_each_pass_within_a_chunk_and_cuts_the_idle
   // toy4-slow: toy-3 has a quarter of the others' speed. Without load balancing the two fast
   // workers wait for it in every pass; stopping at 70% of the patterns, they wait at most a
   // chunk of the slow host's work.
-  TempDir dir("wulf_test_cg");
+  TestDir dir;
   // The problem's 2-128-128-1 net (w = 17 025): a chunk of 32 patterns costs 3.3 ms on a
   // fast host and 13 ms on the slow one, against polls of about 0.3 ms.
   const std::vector<std::string> sim =
       with(cg_base, {"--engine", "sim", "--np", "4", "--platform", toy4_slow, "--epochs", "3", "--chunk", "32"});
-  const Json all = record(dir, "all", with(sim, {"--load-balance", "1"}));
-  const Json part = record(dir, "part", with(sim, {"--load-balance", "0.7"}));
+  const Json all = train_record(dir, "all", with(sim, {"--load-balance", "1"}));
+  const Json part = train_record(dir, "part", with(sim, {"--load-balance", "0.7"}));
   EXPECT_EQ(part.at("final").at("status").get<std::string>(), "max_iterations");
   EXPECT_LT(part.at("history").back().at("train_error").get<double>(),
             part.at("history").at(1).at("train_error").get<double>());

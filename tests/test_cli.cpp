@@ -2,6 +2,7 @@
 // input gets one clear message, naming the input, and a non-zero exit before training.
 #include "cli/cli.hpp"
 #include "util/errors.hpp"
+#include "util/files.hpp"
 
 #include <gtest/gtest.h>
 
@@ -9,52 +10,30 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 namespace wulf {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct CliRun {
-  int code;
-  std::string out, err;
-};
-
-CliRun wulf(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  const int code = run_cli(args, out, err);
-  return {code, out.str(), err.str()};
-}
-
-std::string mnist_dir() {
-  const char* env = std::getenv("WULF_MNIST_DIR");
-  return env && *env ? env : WULF_TEST_MNIST_DIR;
-}
+using namespace testing_support;
 
 class cli : public ::testing::Test {
  protected:
   std::string path(const std::string& name) const { return dir_.file(name); }
   std::string write(const std::string& name, const std::string& text) const { return dir_.write(name, text); }
-  // Expects an input error (exit 2) whose message holds every one of the fragments.
+  // Expects an input error (exit 2) whose message holds every one of the fragments, before training.
   void expect_refused(const std::vector<std::string>& args, const std::vector<std::string>& fragments) {
-    const CliRun r = wulf(args);
-    EXPECT_EQ(r.code, exit_input) << r.err;
-    for (const auto& f : fragments) EXPECT_NE(r.err.find(f), std::string::npos) << "'" << f << "' not in: " << r.err;
+    const Outcome r = testing_support::expect_refused(args, fragments);
     EXPECT_EQ(r.out.find("iter "), std::string::npos) << "training started: " << r.out;
   }
-  testing_support::TempDir dir_{"wulf_test_cli"};
+  TestDir dir_;
 };
 
 TEST_F(cli, trains_and_writes_a_complete_record) {
   const std::string out = path("r.json");
-  const CliRun r = wulf({"train", "--problem", "encoder:8", "--epochs", "3", "--block", "2", "--out", out});
-  ASSERT_EQ(r.code, exit_ok) << r.err;
-  EXPECT_NE(r.out.find("iter     3"), std::string::npos) << r.out;
-  std::ifstream in(out);
-  std::stringstream s;
-  s << in.rdbuf();
-  const std::string j = s.str();
+  expect_success({"train", "--problem", "encoder:8", "--epochs", "3", "--block", "2", "--out", out}, {"iter     3"});
+  const std::string j = read_text_file(out, "the record");
   for (const char* key : {"\"config\"", "\"history\"", "\"final\"", "\"phases\"", "\"versions\"", "\"parameters\": 59",
                           "\"engine\": \"seq\"", "\"block\": 2", "\"block_step\": \"mean\"", "\"time_s\"", "\"train_error\"", "\"forward_s\"",
                           "\"backward_s\"", "\"update_s\"", "\"test_s\"", "\"eigen\"", "\"status\": \"max_iterations\""})
@@ -62,19 +41,14 @@ TEST_F(cli, trains_and_writes_a_complete_record) {
 }
 
 TEST_F(cli, help_lists_every_option_with_its_default) {
-  const CliRun r = wulf({"train", "--help"});
-  EXPECT_EQ(r.code, exit_ok);
-  for (const char* opt : {"--problem arg (=digits)", "--precision arg (=float)", "--bias arg (=on)",
-                          "--seed arg (=1)", "--block", "--eta", "--alpha", "--epochs", "--target-error", "--out",
-                          "--config", "--engine arg (=seq)", "encoder[:N]", "fann:PATH"})
-    EXPECT_NE(r.out.find(opt), std::string::npos) << opt;
+  expect_success({"train", "--help"}, {"--problem arg (=digits)", "--precision arg (=float)", "--bias arg (=on)",
+                                       "--seed arg (=1)", "--block", "--eta", "--alpha", "--epochs", "--target-error",
+                                       "--out", "--config", "--engine arg (=seq)", "encoder[:N]", "fann:PATH"});
 }
 
 TEST_F(cli, options_can_come_from_a_config_file_and_the_command_line_wins) {
   const std::string cfg = write("run.cfg", "problem = encoder:8\nepochs = 2\nblock = 4\n");
-  const CliRun r = wulf({"train", "--config", cfg, "--epochs", "1", "--quiet"});
-  ASSERT_EQ(r.code, exit_ok) << r.err;
-  EXPECT_NE(r.out.find("ran all 1 iterations"), std::string::npos) << r.out;
+  expect_success({"train", "--config", cfg, "--epochs", "1", "--quiet"}, {"ran all 1 iterations"});
   const std::string bad = write("bad.cfg", "problemm = encoder:8\n");
   expect_refused({"train", "--config", bad}, {bad, "problemm"});
   expect_refused({"train", "--config", path("none.cfg")}, {"none.cfg", "cannot open"});
@@ -137,16 +111,13 @@ TEST_F(cli, a_fann_file_whose_counts_disagree_with_its_header_is_named) {
 
 TEST_F(cli, diverging_training_stops_with_a_message_and_keeps_the_record) {
   const std::string out = path("div.json");
-  const CliRun r = wulf({"train", "--problem", "function", "--hidden", "16", "--activation", "linear",
-                      "--output-activation", "linear", "--eta", "10000", "--block", "4", "--epochs", "20",
-                      "--init-range", "1", "--out", out});
+  const Outcome r =
+      wulf({"train", "--problem", "function", "--hidden", "16", "--activation", "linear", "--output-activation",
+            "linear", "--eta", "10000", "--block", "4", "--epochs", "20", "--init-range", "1", "--out", out});
   EXPECT_EQ(r.code, exit_diverged) << r.out << r.err;
   EXPECT_NE(r.err.find("diverged"), std::string::npos) << r.err;
-  EXPECT_TRUE(fs::exists(out));
-  std::ifstream in(out);
-  std::stringstream s;
-  s << in.rdbuf();
-  EXPECT_NE(s.str().find("\"status\": \"diverged\""), std::string::npos);
+  ASSERT_TRUE(fs::exists(out));
+  EXPECT_NE(read_text_file(out, "the record").find("\"status\": \"diverged\""), std::string::npos);
 }
 
 TEST_F(cli, an_unwritable_record_path_is_refused_before_training) {
@@ -156,10 +127,7 @@ TEST_F(cli, an_unwritable_record_path_is_refused_before_training) {
 TEST_F(cli, a_failed_run_never_leaves_a_half_written_record) {
   const std::string out = write("keep.json", "{\"old\": true}\n");
   expect_refused({"train", "--problem", "encoder:8", "--block", "0", "--out", out}, {"--block"});
-  std::ifstream in(out);
-  std::stringstream s;
-  s << in.rdbuf();
-  EXPECT_EQ(s.str(), "{\"old\": true}\n");
+  EXPECT_EQ(read_text_file(out, "the record"), "{\"old\": true}\n");
 }
 
 }  // namespace

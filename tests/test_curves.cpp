@@ -18,24 +18,15 @@
 namespace wulf {
 namespace {
 
-using testing_support::contains;
-using testing_support::Outcome;
-using testing_support::TempDir;
-using testing_support::wulf;
-
-const std::string toy4 = std::string(WULF_TEST_PLATFORMS) + "/toy4.xml";
+using namespace testing_support;
 
 // A small regression problem whose runs take milliseconds: 64 training, 16 test points.
 const std::vector<std::string> small{"--problem", "function", "--train-size", "64", "--test-size", "16",
                                      "--hidden", "8,8", "--block", "8"};
 
-Json train(const TempDir& dir, const std::string& name, std::vector<std::string> args) {
-  std::vector<std::string> all{"train", "--quiet", "--out", dir.file(name + ".json")};
-  all.insert(all.end(), small.begin(), small.end());
-  all.insert(all.end(), args.begin(), args.end());
-  const Outcome o = wulf(all);
-  EXPECT_EQ(o.code, exit_ok) << name << ": " << o.err;
-  return read_json_file(dir.file(name + ".json"));
+// The small problem trained with these options into DIR/NAME.json: the record.
+Json train(const TestDir& dir, const std::string& name, const std::vector<std::string>& args) {
+  return train_record(dir, name, with(small, args));
 }
 
 // history is iterations 0, 1, ..., final.iterations, in order, with time from 0 on and
@@ -72,7 +63,7 @@ void expect_complete_record(const Json& r, bool strict, const std::string& what)
 }
 
 TEST(curves, are_complete_and_monotone_in_time_sequentially_and_in_simulation_for_each_strategy) {
-  TempDir dir("wulf_test_curves");
+  TestDir dir;
   expect_complete_record(train(dir, "seq", {"--epochs", "4"}), false, "seq");
   for (const char* strategy : {"block", "average", "ppt", "scatter", "root", "cg"}) {
     const Json r = train(dir, strategy,
@@ -82,7 +73,7 @@ TEST(curves, are_complete_and_monotone_in_time_sequentially_and_in_simulation_fo
 }
 
 TEST(curves, every_session_of_a_sweep_has_its_own_complete_curve) {
-  TempDir dir("wulf_test_curves");
+  TestDir dir;
   const Json r = train(dir, "sweep", {"--epochs", "3", "--engine", "sim", "--np", "2", "--platform", toy4,
                                       "--strategy", "session", "--sweep", "eta=0.5,0.9,1.2"});
   const auto& sessions = r.at("sessions");
@@ -98,7 +89,7 @@ TEST(curves, every_session_of_a_sweep_has_its_own_complete_curve) {
 }
 
 TEST(curves, history_every_keeps_every_nth_iteration_and_the_last) {
-  TempDir dir("wulf_test_curves");
+  TestDir dir;
   const Json r = train(dir, "thin", {"--epochs", "7", "--history-every", "3"});
   std::vector<double> kept;
   for (const Json& h : r.at("history")) kept.push_back(h.at("iteration").get<double>());
@@ -106,11 +97,10 @@ TEST(curves, history_every_keeps_every_nth_iteration_and_the_last) {
 }
 
 // Runs with a target, stopping at the first iteration whose check error is <= it.
-void expect_stops_at_first_iteration_at_or_below(const TempDir& dir, const std::string& name,
+void expect_stops_at_first_iteration_at_or_below(const TestDir& dir, const std::string& name,
                                                  const std::vector<std::string>& engine, bool simulated) {
   SCOPED_TRACE(name);
-  std::vector<std::string> args{"--epochs", "12", "--eta", "0.5"};
-  args.insert(args.end(), engine.begin(), engine.end());
+  const std::vector<std::string> args = with({"--epochs", "12", "--eta", "0.5"}, engine);
   const Json free_run = train(dir, name + "-free", args);
   const auto& h = free_run.at("history");
   ASSERT_EQ(h.size(), 13u);
@@ -128,9 +118,7 @@ void expect_stops_at_first_iteration_at_or_below(const TempDir& dir, const std::
   // The target exactly as recorded (%.17g round-trips a double; std::to_string would round).
   char exact[40];
   std::snprintf(exact, sizeof exact, "%.17g", target);
-  std::vector<std::string> with_target = args;
-  with_target.insert(with_target.end(), {"--target-error", exact});
-  const Json stopped = train(dir, name + "-target", with_target);
+  const Json stopped = train(dir, name + "-target", with(args, {"--target-error", exact}));
   EXPECT_EQ(stopped.at("final").at("status").get<std::string>(), "target_reached");
   EXPECT_EQ(stopped.at("final").at("iterations").get<double>(), first);
   const auto& hs = stopped.at("history");
@@ -147,7 +135,7 @@ void expect_stops_at_first_iteration_at_or_below(const TempDir& dir, const std::
 }
 
 TEST(curves, a_target_error_stops_at_the_first_iteration_at_or_below_it) {
-  TempDir dir("wulf_test_curves");
+  TestDir dir;
   expect_stops_at_first_iteration_at_or_below(dir, "seq", {}, false);
   expect_stops_at_first_iteration_at_or_below(dir, "sim-average",
                                               {"--engine", "sim", "--np", "2", "--platform", toy4, "--strategy",
@@ -156,11 +144,10 @@ TEST(curves, a_target_error_stops_at_the_first_iteration_at_or_below_it) {
 }
 
 TEST(curves, a_target_never_reached_says_the_best_error_and_when) {
-  TempDir dir("wulf_test_curves");
-  const Outcome o = wulf({"train", "--problem", "function", "--train-size", "64", "--test-size", "16", "--hidden",
-                          "8,8", "--block", "8", "--epochs", "6", "--target-error", "0", "--out",
-                          dir.file("never.json")});
-  ASSERT_EQ(o.code, exit_ok) << o.err;
+  TestDir dir;
+  // Not --quiet: the run's message is checked too.
+  const Outcome o =
+      expect_success(with({"train", "--epochs", "6", "--target-error", "0", "--out", dir.file("never.json")}, small));
   const Json r = read_json_file(dir.file("never.json"));
   const Json& fin = r.at("final");
   EXPECT_EQ(fin.at("status").get<std::string>(), "max_iterations");
@@ -182,16 +169,13 @@ TEST(curves, a_target_never_reached_says_the_best_error_and_when) {
 }
 
 TEST(curves, a_time_limit_with_a_target_not_reached_says_so_too) {
-  TempDir dir("wulf_test_curves");
+  TestDir dir;
   // On toy4 an iteration of this net takes well under a simulated second: 0.002 s stops it early.
   const Json r = train(dir, "limit", {"--epochs", "50", "--target-error", "0", "--max-seconds", "0.002", "--engine",
                                       "sim", "--np", "2", "--platform", toy4});
-  const Json& fin = r.at("final");
-  EXPECT_EQ(fin.at("status").get<std::string>(), "time_limit");
-  EXPECT_LT(fin.at("iterations").get<double>(), 50);
-  EXPECT_GE(fin.at("time_s").get<double>(), 0.002);
-  EXPECT_TRUE(contains(fin.at("reason").get<std::string>(), "without reaching the target error 0 (best "))
-      << fin.at("reason").get<std::string>();
+  expect_stopped(r, "time_limit", {"without reaching the target error 0 (best "});
+  EXPECT_LT(r.at("final").at("iterations").get<double>(), 50);
+  EXPECT_GE(r.at("final").at("time_s").get<double>(), 0.002);
 }
 
 }  // namespace

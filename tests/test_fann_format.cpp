@@ -21,23 +21,13 @@ namespace fs = std::filesystem;
 #error "WULF_FANN_DATASETS must name the folder of FANN's example data sets"
 #endif
 
-struct TempDir : wulf::testing_support::TempDir {
-  TempDir() : wulf::testing_support::TempDir("wulf_test_fann") {}
-};
+using namespace wulf::testing_support;
 
-void write_text(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
-
-using wulf::testing_support::contains;
-using wulf::testing_support::input_error;
-
-// The message read_fann gives for a file holding text.
-std::string read_error(const std::string& text) {
-  TempDir dir;
-  const std::string path = dir.file("bad.data");
-  write_text(path, text);
-  const std::string msg = input_error([&] { wulf::read_fann(path); });
-  EXPECT_TRUE(contains(msg, path)) << msg;
-  return msg;
+// read_fann refuses a file holding text, naming the file and every one of the parts.
+void expect_read_error(const std::string& text, const std::vector<std::string>& parts) {
+  TestDir dir;
+  const std::string path = dir.write("bad.data", text);
+  expect_input_error([&] { wulf::read_fann(path); }, with({path}, parts));
 }
 
 TEST(fann_format, reads_parity8_with_targets_equal_to_input_parity) {
@@ -62,7 +52,7 @@ TEST(fann_format, reads_parity8_with_targets_equal_to_input_parity) {
 }
 
 TEST(fann_format, write_then_read_gives_the_same_floats) {
-  TempDir dir;
+  TestDir dir;
   wulf::Dataset d;
   d.inputs.resize(3, 4);
   d.inputs << 0.1f, -2.5f, 1e-7f, 3.0f,        //
@@ -91,9 +81,8 @@ TEST(fann_format, write_then_read_gives_the_same_floats) {
 }
 
 TEST(fann_format, write_replaces_an_existing_file) {
-  TempDir dir;
-  const std::string path = dir.file("over.data");
-  write_text(path, "old contents that are not FANN data");
+  TestDir dir;
+  const std::string path = dir.write("over.data", "old contents that are not FANN data");
   wulf::Dataset d;
   d.inputs = wulf::DataMatrix::Constant(2, 1, 0.5f);
   d.targets = wulf::DataMatrix::Constant(1, 1, -1.0f);
@@ -102,7 +91,7 @@ TEST(fann_format, write_replaces_an_existing_file) {
 }
 
 TEST(fann_format, write_refuses_sets_it_could_not_read_back) {
-  TempDir dir;
+  TestDir dir;
   wulf::Dataset empty;
   empty.inputs.resize(2, 0);
   empty.targets.resize(1, 0);
@@ -120,14 +109,12 @@ TEST(fann_format, write_into_a_missing_folder_names_the_file) {
   d.inputs = wulf::DataMatrix::Zero(1, 1);
   d.targets = wulf::DataMatrix::Zero(1, 1);
   const std::string path = "/nonexistent/wulf/out.data";
-  const std::string msg = input_error([&] { wulf::write_fann(path, d); });
-  EXPECT_TRUE(contains(msg, path)) << msg;
+  expect_input_error([&] { wulf::write_fann(path, d); }, {path});
 }
 
 TEST(fann_format, accepts_any_whitespace_signs_and_exponents) {
-  TempDir dir;
-  const std::string path = dir.file("loose.data");
-  write_text(path, "2 2 1\r\n+1 -2.5e1\r\n\t.5\n\n3E-2   4\n-0\n");
+  TestDir dir;
+  const std::string path = dir.write("loose.data", "2 2 1\r\n+1 -2.5e1\r\n\t.5\n\n3E-2   4\n-0\n");
   const wulf::Dataset d = wulf::read_fann(path);
   ASSERT_EQ(d.size(), 2u);
   EXPECT_EQ(d.inputs(0, 0), 1.0f);
@@ -140,55 +127,41 @@ TEST(fann_format, accepts_any_whitespace_signs_and_exponents) {
 
 TEST(fann_format, missing_file_says_cannot_open) {
   const std::string path = "/nonexistent/wulf/parity8.train";
-  const std::string msg = input_error([&] { wulf::read_fann(path); });
-  EXPECT_TRUE(contains(msg, path)) << msg;
-  EXPECT_TRUE(contains(msg, "cannot open")) << msg;
+  expect_input_error([&] { wulf::read_fann(path); }, {path, "cannot open"});
 }
 
 TEST(fann_format, fewer_numbers_than_the_header_promises) {
-  const std::string msg = read_error("3 2 1\n1 2\n3\n4 5\n6\n7 8\n");
-  EXPECT_TRUE(contains(msg, "3 patterns x (2 inputs + 1 outputs) = 9 numbers")) << msg;
-  EXPECT_TRUE(contains(msg, "only 8")) << msg;
+  expect_read_error("3 2 1\n1 2\n3\n4 5\n6\n7 8\n", {"3 patterns x (2 inputs + 1 outputs) = 9 numbers", "only 8"});
 }
 
 TEST(fann_format, more_numbers_than_the_header_promises) {
-  const std::string msg = read_error("2 2 1\n1 2\n3\n4 5\n6\n7 8\n9\n");
-  EXPECT_TRUE(contains(msg, "= 6 numbers")) << msg;
-  EXPECT_TRUE(contains(msg, "holds 9")) << msg;
-  EXPECT_TRUE(contains(msg, "more")) << msg;
+  expect_read_error("2 2 1\n1 2\n3\n4 5\n6\n7 8\n9\n", {"= 6 numbers", "holds 9", "more"});
 }
 
 TEST(fann_format, a_token_that_is_not_a_number_names_its_line) {
-  const std::string msg = read_error("2 2 1\n1 2\n3\n4 x5\n6\n");
-  EXPECT_TRUE(contains(msg, "line 4")) << msg;
-  EXPECT_TRUE(contains(msg, "'x5'")) << msg;
-  EXPECT_TRUE(contains(msg, "not a number")) << msg;
+  expect_read_error("2 2 1\n1 2\n3\n4 x5\n6\n", {"line 4", "'x5'", "not a number"});
   // Trailing junk after a number is no number either.
-  EXPECT_TRUE(contains(read_error("1 1 1\n0.5abc\n1\n"), "'0.5abc'"));
-  EXPECT_TRUE(contains(read_error("1 1 1\n1,5\n1\n"), "not a number"));
+  expect_read_error("1 1 1\n0.5abc\n1\n", {"'0.5abc'"});
+  expect_read_error("1 1 1\n1,5\n1\n", {"not a number"});
 }
 
 TEST(fann_format, non_finite_values_are_rejected_with_their_line) {
-  for (const char* bad : {"nan", "inf", "-inf", "1e39", "1e999"}) {
-    const std::string msg = read_error(std::string("1 2 1\n0 0\n\n") + bad + "\n");
-    EXPECT_TRUE(contains(msg, "line 4")) << msg;
-    EXPECT_TRUE(contains(msg, "finite")) << msg;
-  }
+  for (const char* bad : {"nan", "inf", "-inf", "1e39", "1e999"})
+    expect_read_error(std::string("1 2 1\n0 0\n\n") + bad + "\n", {"line 4", "finite"});
 }
 
 TEST(fann_format, bad_headers_are_rejected) {
-  EXPECT_TRUE(contains(read_error(""), "header"));
-  EXPECT_TRUE(contains(read_error("\n1 1\n"), "header"));
-  EXPECT_TRUE(contains(read_error("2 2\n1 2\n3 4\n"), "header"));
-  EXPECT_TRUE(contains(read_error("-1 2 1\n"), "'-1'"));
-  EXPECT_TRUE(contains(read_error("2.5 2 1\n"), "'2.5'"));
-  EXPECT_TRUE(contains(read_error("two 2 1\n"), "'two'"));
-  EXPECT_TRUE(contains(read_error("1 1 1 1\n1 1\n"), "more"));
+  expect_read_error("", {"header"});
+  expect_read_error("\n1 1\n", {"header"});
+  expect_read_error("2 2\n1 2\n3 4\n", {"header"});
+  expect_read_error("-1 2 1\n", {"'-1'"});
+  expect_read_error("2.5 2 1\n", {"'2.5'"});
+  expect_read_error("two 2 1\n", {"'two'"});
+  expect_read_error("1 1 1 1\n1 1\n", {"more"});
 }
 
 TEST(fann_format, zero_counts_are_rejected) {
-  for (const char* header : {"0 2 1\n", "2 0 1\n1\n1\n", "2 1 0\n1\n1\n"})
-    EXPECT_TRUE(contains(read_error(header), "zero")) << header;
+  for (const char* header : {"0 2 1\n", "2 0 1\n1\n1\n", "2 1 0\n1\n1\n"}) expect_read_error(header, {"zero"});
 }
 
 }  // namespace

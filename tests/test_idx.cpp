@@ -20,15 +20,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The folder of the four MNIST files: $WULF_MNIST_DIR, else the one the build was told about.
-std::string mnist_dir() {
-  if (const char* env = std::getenv("WULF_MNIST_DIR"); env && *env) return env;
-#ifdef WULF_TEST_MNIST_DIR
-  return WULF_TEST_MNIST_DIR;
-#else
-  return "";
-#endif
-}
+using namespace wulf::testing_support;
 
 std::string mnist(const std::string& name) { return mnist_dir() + "/" + name; }
 
@@ -38,10 +30,6 @@ std::string mnist(const std::string& name) { return mnist_dir() + "/" + name; }
   do {                                                                                   \
     if (mnist_dir().empty()) GTEST_SKIP() << "no WULF_MNIST_DIR or WULF_TEST_MNIST_DIR"; \
   } while (0)
-
-struct TempDir : wulf::testing_support::TempDir {
-  TempDir() : wulf::testing_support::TempDir("wulf_test_idx") {}
-};
 
 std::vector<char> read_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -53,24 +41,23 @@ void write_bytes(const std::string& path, const std::vector<char>& bytes) {
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
-using wulf::testing_support::contains;
-using wulf::testing_support::input_error;
+// The labels of the MNIST file `name`, expected to be `count` and to begin with `first`.
+std::vector<int> expect_labels(const std::string& name, std::size_t count, const std::vector<int>& first) {
+  const std::vector<int> labels = wulf::read_idx_labels(mnist(name));
+  EXPECT_EQ(labels.size(), count);
+  const std::size_t n = std::min(labels.size(), first.size());
+  EXPECT_EQ(std::vector<int>(labels.begin(), labels.begin() + static_cast<std::ptrdiff_t>(n)), first);
+  return labels;
+}
 
 TEST(idx, reads_first_mnist_train_labels) {
   REQUIRE_MNIST();
-  const std::vector<int> labels = wulf::read_idx_labels(mnist("train-labels-idx1-ubyte"));
-  ASSERT_EQ(labels.size(), 60000u);
-  const std::vector<int> first(labels.begin(), labels.begin() + 10);
-  EXPECT_EQ(first, (std::vector<int>{5, 0, 4, 1, 9, 2, 1, 3, 1, 4}));
+  expect_labels("train-labels-idx1-ubyte", 60000, {5, 0, 4, 1, 9, 2, 1, 3, 1, 4});
 }
 
 TEST(idx, reads_first_mnist_test_labels) {
   REQUIRE_MNIST();
-  const std::vector<int> labels = wulf::read_idx_labels(mnist("t10k-labels-idx1-ubyte"));
-  ASSERT_EQ(labels.size(), 10000u);
-  const std::vector<int> first(labels.begin(), labels.begin() + 10);
-  EXPECT_EQ(first, (std::vector<int>{7, 2, 1, 0, 4, 1, 4, 9, 5, 9}));
-  for (int l : labels) {
+  for (int l : expect_labels("t10k-labels-idx1-ubyte", 10000, {7, 2, 1, 0, 4, 1, 4, 9, 5, 9})) {
     EXPECT_GE(l, 0);
     EXPECT_LE(l, 9);
   }
@@ -131,82 +118,66 @@ TEST(idx, max_count_limits_images_and_labels) {
 
 TEST(idx, missing_file_names_the_path) {
   const std::string path = "/nonexistent/wulf/train-images-idx3-ubyte";
-  const std::string msg = input_error([&] { wulf::read_idx_images(path); });
-  EXPECT_TRUE(contains(msg, path)) << msg;
-  EXPECT_TRUE(contains(msg, "cannot open")) << msg;
-  const std::string msg2 = input_error([&] { wulf::read_idx_labels(path); });
-  EXPECT_TRUE(contains(msg2, "cannot open")) << msg2;
+  expect_input_error([&] { wulf::read_idx_images(path); }, {path, "cannot open"});
+  expect_input_error([&] { wulf::read_idx_labels(path); }, {"cannot open"});
+}
+
+// The first `size` bytes of the MNIST file `name`, written to a file in dir: its path.
+std::string cut_copy(const TestDir& dir, const std::string& name, std::size_t size) {
+  std::vector<char> bytes = read_bytes(mnist(name));
+  bytes.resize(size);
+  const std::string path = dir.file("cut-" + name);
+  write_bytes(path, bytes);
+  return path;
 }
 
 TEST(idx, truncated_image_file_says_what_the_header_promised) {
   REQUIRE_MNIST();
-  TempDir dir;
-  std::vector<char> bytes = read_bytes(mnist("t10k-images-idx3-ubyte"));
-  bytes.resize(16 + 784 * 10 + 100);
-  const std::string path = dir.file("cut-images");
-  write_bytes(path, bytes);
-  const std::string msg = input_error([&] { wulf::read_idx_images(path); });
-  EXPECT_TRUE(contains(msg, path)) << msg;
-  EXPECT_TRUE(contains(msg, "truncated")) << msg;
-  EXPECT_TRUE(contains(msg, "10000 images of 28 x 28 bytes = 7840000 bytes")) << msg;
-  EXPECT_TRUE(contains(msg, "only 7940")) << msg;
+  TestDir dir;
+  const std::string path = cut_copy(dir, "t10k-images-idx3-ubyte", 16 + 784 * 10 + 100);
+  expect_input_error([&] { wulf::read_idx_images(path); },
+                     {path, "truncated", "10000 images of 28 x 28 bytes = 7840000 bytes", "only 7940"});
   // The whole promise is checked, even when fewer images are asked for.
-  EXPECT_TRUE(contains(input_error([&] { wulf::read_idx_images(path, 1); }), "truncated"));
+  expect_input_error([&] { wulf::read_idx_images(path, 1); }, {"truncated"});
 }
 
 TEST(idx, truncated_label_file_and_short_header_are_reported) {
   REQUIRE_MNIST();
-  TempDir dir;
-  std::vector<char> bytes = read_bytes(mnist("t10k-labels-idx1-ubyte"));
-  bytes.resize(8 + 9999);
-  const std::string path = dir.file("cut-labels");
-  write_bytes(path, bytes);
-  const std::string msg = input_error([&] { wulf::read_idx_labels(path); });
-  EXPECT_TRUE(contains(msg, path)) << msg;
-  EXPECT_TRUE(contains(msg, "truncated")) << msg;
-  EXPECT_TRUE(contains(msg, "only 9999")) << msg;
-
-  bytes.resize(6);  // the magic, then half of the count
-  write_bytes(path, bytes);
-  EXPECT_TRUE(contains(input_error([&] { wulf::read_idx_labels(path); }), "truncated"));
-  bytes.resize(0);
-  write_bytes(path, bytes);
-  EXPECT_TRUE(contains(input_error([&] { wulf::read_idx_labels(path); }), "truncated"));
+  TestDir dir;
+  const std::string path = cut_copy(dir, "t10k-labels-idx1-ubyte", 8 + 9999);
+  expect_input_error([&] { wulf::read_idx_labels(path); }, {path, "truncated", "only 9999"});
+  cut_copy(dir, "t10k-labels-idx1-ubyte", 6);  // the magic, then half of the count
+  expect_input_error([&] { wulf::read_idx_labels(path); }, {"truncated"});
+  cut_copy(dir, "t10k-labels-idx1-ubyte", 0);
+  expect_input_error([&] { wulf::read_idx_labels(path); }, {"truncated"});
 }
 
 TEST(idx, wrong_magic_says_expected_and_found) {
   REQUIRE_MNIST();
   // A label file read as images, and an image file read as labels.
   const std::string labels = mnist("t10k-labels-idx1-ubyte");
-  const std::string msg = input_error([&] { wulf::read_idx_images(labels); });
-  EXPECT_TRUE(contains(msg, labels)) << msg;
-  EXPECT_TRUE(contains(msg, "magic")) << msg;
-  EXPECT_TRUE(contains(msg, "0x00000803")) << msg;
-  EXPECT_TRUE(contains(msg, "0x00000801")) << msg;
+  expect_input_error([&] { wulf::read_idx_images(labels); }, {labels, "magic", "0x00000803", "0x00000801"});
   const std::string images = mnist("t10k-images-idx3-ubyte");
-  const std::string msg2 = input_error([&] { wulf::read_idx_labels(images); });
-  EXPECT_TRUE(contains(msg2, "expected 0x00000801, found 0x00000803")) << msg2;
+  expect_input_error([&] { wulf::read_idx_labels(images); }, {"expected 0x00000801, found 0x00000803"});
 }
 
 TEST(idx, zero_dimensions_are_rejected) {
-  TempDir dir;
+  TestDir dir;
   const std::string path = dir.file("empty-images");
   // Magic 0x803, then 5 images of 0 x 28.
   write_bytes(path, {0, 0, 8, 3, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0, 28});
-  const std::string msg = input_error([&] { wulf::read_idx_images(path); });
-  EXPECT_TRUE(contains(msg, path)) << msg;
-  EXPECT_TRUE(contains(msg, "zero")) << msg;
+  expect_input_error([&] { wulf::read_idx_images(path); }, {path, "zero"});
 }
 
 TEST(idx, labels_outside_0_to_9_are_kept_as_read) {
-  TempDir dir;
+  TestDir dir;
   const std::string path = dir.file("labels");
   write_bytes(path, {0, 0, 8, 1, 0, 0, 0, 3, 7, 42, static_cast<char>(255)});
   EXPECT_EQ(wulf::read_idx_labels(path), (std::vector<int>{7, 42, 255}));
 }
 
 TEST(idx, reads_a_small_handmade_image_file) {
-  TempDir dir;
+  TestDir dir;
   const std::string path = dir.file("images");
   // Two images of 2 rows x 3 columns; the size bytes are big-endian.
   const std::vector<char> header = {0, 0, 8, 3, 0, 0, 0, 2, 0, 0, 0, 2, 0, 0, 0, 3};

@@ -13,14 +13,11 @@
 
 #include <cmath>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 namespace wulf {
 namespace {
 
-using testing_support::contains;
-using testing_support::input_error;
+using namespace testing_support;
 
 TEST(json, records_keep_key_order_and_plain_arrays_on_one_line) {
   Json j = Json::object();
@@ -63,7 +60,7 @@ TEST(json, a_string_that_is_not_utf8_is_written_with_a_replacement_character) {
 }
 
 TEST(json, a_record_reads_back_as_it_was_written) {
-  testing_support::TempDir dir("wulf_test_json");
+  TestDir dir;
   Json record = {{"wulf_record", 1}, {"config", {{"command", "train"}, {"eta", 0.35}}}};
   record["history"] = Json::array({Json{{"iteration", 0}, {"train_error", nullptr}}});
   const std::string path = dir.write("r.json", record_text(record) + "\n");
@@ -74,7 +71,7 @@ TEST(json, a_record_reads_back_as_it_was_written) {
 }
 
 TEST(json, nesting_far_deeper_than_a_record_is_refused_before_it_is_built) {
-  testing_support::TempDir dir("wulf_test_json");
+  TestDir dir;
   // Unclosed, and closed: neither is built, so nothing recurses 200 000 levels deep.
   for (const std::string& tail : {std::string(), std::string(200000, ']')}) {
     const std::string path = dir.write("deep.json", std::string(200000, '[') + tail);
@@ -89,7 +86,7 @@ TEST(json, nesting_far_deeper_than_a_record_is_refused_before_it_is_built) {
 }
 
 TEST(json, text_that_is_not_json_is_refused_with_where) {
-  testing_support::TempDir dir("wulf_test_json");
+  TestDir dir;
   const std::string path = dir.write("bad.json", "{\"a\": 1,\n \"b\": tru}\n");
   const std::string message = input_error([&] { read_json_file(path); });
   EXPECT_TRUE(contains(message, path + ": not a JSON record: parse error at line 2, column")) << message;
@@ -107,18 +104,13 @@ TEST(json, a_missing_field_or_one_of_another_type_is_an_input_error_naming_the_f
 }
 
 TEST(json, atomic_write_replaces_the_file_whole) {
-  const auto dir = std::filesystem::temp_directory_path() / "wulf_test_json";
-  std::filesystem::create_directories(dir);
-  const std::string path = (dir / "r.json").string();
+  const TestDir dir;
+  const std::string path = dir.file("r.json");
   write_file_atomically(path, "first\n");
   write_file_atomically(path, "second\n");
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  EXPECT_EQ(s.str(), "second\n");
-  for (const auto& e : std::filesystem::directory_iterator(dir))
+  EXPECT_EQ(read_text_file(path, "the record"), "second\n");
+  for (const auto& e : std::filesystem::directory_iterator(dir.path()))
     EXPECT_EQ(e.path().filename(), "r.json") << "a temporary file was left: " << e.path();
-  std::filesystem::remove_all(dir);
 }
 
 TEST(json, unwritable_places_are_refused_before_anything_runs) {

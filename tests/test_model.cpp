@@ -16,7 +16,7 @@
 namespace wulf {
 namespace {
 
-using testing_support::contains;
+using namespace testing_support;
 
 // Round numbers so that every equation can be checked by hand.
 ModelConstants simple() {
@@ -64,15 +64,10 @@ TEST(model, reproduces_table_vii_within_5_percent) {
 }
 
 TEST(model, the_command_prints_the_tables_and_writes_the_grid) {
-  testing_support::TempDir dir("wulf_test_model");
-  std::ostringstream out, err;
-  ASSERT_EQ(run_cli({"model", "--profile", "batcave-function", "--np", "2,4", "--block", "16,128", "--out",
-                     dir.file("m.json")},
-                    out, err),
-            exit_ok)
-      << err.str();
-  EXPECT_TRUE(contains(out.str(), "speedup, eq. (7)")) << out.str();
-  EXPECT_TRUE(contains(out.str(), "Ti 365.868 us")) << out.str();
+  TestDir dir;
+  expect_success(
+      {"model", "--profile", "batcave-function", "--np", "2,4", "--block", "16,128", "--out", dir.file("m.json")},
+      {"speedup, eq. (7)", "Ti 365.868 us"});
   const Json r = read_json_file(dir.file("m.json"));
   const auto& grid = r.at("grid");
   ASSERT_EQ(grid.size(), 4u);
@@ -82,16 +77,11 @@ TEST(model, the_command_prints_the_tables_and_writes_the_grid) {
 }
 
 TEST(model, calibrate_writes_a_profile_and_a_platform_that_wulf_reads_back) {
-  testing_support::TempDir dir("wulf_test_model");
-  std::ostringstream out, err;
-  ASSERT_EQ(run_cli({"calibrate", "--problem", "encoder:16", "--block", "4", "--iterations", "2", "--np", "2",
-                     "--elements", "1024,8192", "--repeat", "3", "--profile-out", dir.file("p.profile"),
-                     "--platform-out", dir.file("m.xml"), "--machine", "testbox"},
-                    out, err),
-            exit_ok)
-      << err.str();
-  EXPECT_TRUE(contains(out.str(), "least squares over 2 points")) << out.str();
-  EXPECT_TRUE(contains(out.str(), "residual")) << out.str();
+  TestDir dir;
+  expect_success({"calibrate", "--problem", "encoder:16", "--block", "4", "--iterations", "2", "--np", "2",
+                  "--elements", "1024,8192", "--repeat", "3", "--profile-out", dir.file("p.profile"), "--platform-out",
+                  dir.file("m.xml"), "--machine", "testbox"},
+                 {"least squares over 2 points", "residual"});
   const Profile p = read_profile(dir.file("p.profile"));
   EXPECT_GT(p.Tf, 0.0);
   EXPECT_GT(p.Tb, 0.0);
@@ -99,24 +89,16 @@ TEST(model, calibrate_writes_a_profile_and_a_platform_that_wulf_reads_back) {
   EXPECT_EQ(p.w, 16 * 4 * 2);  // encoder 16-4-16 without bias
   EXPECT_TRUE(p.has_ti_tw);
   // The model and the simulator take both files.
-  std::ostringstream mout, merr;
-  EXPECT_EQ(run_cli({"model", "--profile", dir.file("p.profile"), "--np", "2", "--block", "4"}, mout, merr), exit_ok)
-      << merr.str();
-  std::ostringstream iout, ierr;
-  EXPECT_EQ(run_cli({"platform", "info", dir.file("m.xml")}, iout, ierr), exit_ok) << ierr.str();
-  EXPECT_TRUE(contains(iout.str(), "testbox-0")) << iout.str();
+  expect_success({"model", "--profile", dir.file("p.profile"), "--np", "2", "--block", "4"});
+  expect_success({"platform", "info", dir.file("m.xml")}, {"testbox-0"});
 }
 
 TEST(model, validate_runs_end_to_end_on_two_ranks_and_reports_its_errors) {
   // Asserts that it runs and reports, not that a busy 2-core machine hits 5%.
-  testing_support::TempDir dir("wulf_test_model");
-  std::ostringstream out, err;
-  ASSERT_EQ(run_cli({"validate", "--problems", "encoder:16", "--np", "1,2", "--block", "8", "--iterations", "5", "--repeat",
-                     "2", "--out", dir.file("v.json")},
-                    out, err),
-            exit_ok)
-      << err.str();
-  EXPECT_TRUE(contains(out.str(), "mean absolute error")) << out.str();
+  TestDir dir;
+  expect_success({"validate", "--problems", "encoder:16", "--np", "1,2", "--block", "8", "--iterations", "5",
+                  "--repeat", "2", "--out", dir.file("v.json")},
+                 {"mean absolute error"});
   const Json r = read_json_file(dir.file("v.json"));
   ASSERT_EQ(r.at("rows").size(), 2u);
   for (const Json& row : r.at("rows"))
@@ -138,10 +120,8 @@ TEST(model, validate_runs_end_to_end_on_two_ranks_and_reports_its_errors) {
 TEST(model, study_reproduces_table_vii_by_model_and_simulation_and_writes_its_record) {
   // The main job. Tolerances: the model within 0.07 of Table VII (it prints two decimals and
   // rounded its constants; the largest gap is 0.06 at p = 8, b = 128), the simulation within 0.02 of the model.
-  testing_support::TempDir dir("wulf_test_model");
-  std::ostringstream out, err;
-  ASSERT_EQ(run_cli({"study", "--out", dir.file("s.json")}, out, err), exit_ok) << err.str();
-  EXPECT_TRUE(contains(out.str(), "this machine")) << out.str();
+  TestDir dir;
+  expect_success({"study", "--out", dir.file("s.json")}, {"this machine"});
   const Json r = read_json_file(dir.file("s.json"));
   EXPECT_EQ(r.at("config").at("command").get<std::string>(), "study");
   const auto& bat = r.at("bat_cave");
@@ -156,28 +136,20 @@ TEST(model, study_reproduces_table_vii_by_model_and_simulation_and_writes_its_re
     EXPECT_GT(e.at("model").get<double>(), 0.0) << e.dump();
     EXPECT_GT(e.at("Tw_s").get<double>(), 0.0) << e.dump();
   }
-  std::ostringstream bout, berr;
-  EXPECT_EQ(run_cli({"study", "--out", "/nonexistent-folder/s.json"}, bout, berr), exit_input);
-  EXPECT_TRUE(contains(berr.str(), "/nonexistent-folder")) << berr.str();
+  expect_refused({"study", "--out", "/nonexistent-folder/s.json"}, {"/nonexistent-folder"});
 }
 
 TEST(model, bad_input_is_refused_with_the_reason) {
-  testing_support::TempDir dir("wulf_test_model");
-  auto refused = [](std::vector<std::string> args) {
-    std::ostringstream out, err;
-    EXPECT_EQ(run_cli(args, out, err), exit_input) << out.str();
-    return err.str();
-  };
-  EXPECT_TRUE(contains(refused({"model", "--profile", "batcave-function", "--np", "8", "--block", "4"}), "b >= p"));
-  EXPECT_TRUE(contains(refused({"model", "--profile", "batcave-function", "--average-interval", "300"}), "Ta_ms"));
+  TestDir dir;
+  expect_refused({"model", "--profile", "batcave-function", "--np", "8", "--block", "4"}, {"b >= p"});
+  expect_refused({"model", "--profile", "batcave-function", "--average-interval", "300"}, {"Ta_ms"});
   const std::string bare = dir.write("bare.profile", "Tf_ms=1\nTb_ms=1\nTu_ms=1\nTm_ms=1\nTs_ms=1\nTo_ms=1\n");
-  EXPECT_TRUE(contains(refused({"model", "--profile", bare}), "Ti_us and Tw_us"));
-  EXPECT_TRUE(contains(refused({"model"}), "--profile"));
-  EXPECT_TRUE(contains(refused({"model", "--profile", "batcave-function", "--np", "two"}), "--np"));
+  expect_refused({"model", "--profile", bare}, {"Ti_us and Tw_us"});
+  expect_refused({"model"}, {"--profile"});
+  expect_refused({"model", "--profile", "batcave-function", "--np", "two"}, {"--np"});
   // One rank count and one size: a single point cannot fit a line.
-  EXPECT_TRUE(contains(refused({"calibrate", "--problem", "encoder:8", "--np", "2", "--elements", "1024"}),
-                       "fewer than two points"));
-  EXPECT_TRUE(contains(refused({"calibrate", "--problem", "encoder:8", "--np", "1"}), "p >= 2"));
+  expect_refused({"calibrate", "--problem", "encoder:8", "--np", "2", "--elements", "1024"}, {"fewer than two points"});
+  expect_refused({"calibrate", "--problem", "encoder:8", "--np", "1"}, {"p >= 2"});
 }
 
 }  // namespace

@@ -16,19 +16,13 @@
 namespace wulf {
 namespace {
 
-using testing_support::contains;
+using namespace testing_support;
 
-std::string platform(const std::string& name) { return std::string(WULF_TEST_PLATFORMS) + "/" + name; }
-
-using testing_support::Outcome;
-using testing_support::wulf;
+std::string platform(const std::string& name) { return test_platform(name); }
 
 TEST(platform, info_reports_what_simgrid_loaded) {
-  testing_support::TempDir dir("wulf_test_platform");
-  const Outcome o = wulf({"platform", "info", platform("toy4.xml"), "--out", dir.file("info.json")});
-  ASSERT_EQ(o.code, exit_ok) << o.err;
-  EXPECT_TRUE(contains(o.out, "4 hosts, 4 cores")) << o.out;
-  EXPECT_TRUE(contains(o.out, "100 Mbit/s, 50 us")) << o.out;
+  TestDir dir;
+  expect_success({"platform", "info", toy4, "--out", dir.file("info.json")}, {"4 hosts, 4 cores", "100 Mbit/s, 50 us"});
   const Json r = read_json_file(dir.file("info.json"));
   const auto& hosts = r.at("platform").at("hosts");
   ASSERT_EQ(hosts.size(), 4u);
@@ -42,7 +36,7 @@ TEST(platform, info_reports_what_simgrid_loaded) {
 // Names come from the user's file: a quote, a backslash or a control character in one is
 // escaped in wulf-platform's JSON, and reaches the summary and the record unchanged.
 TEST(platform, info_reads_names_with_quotes_backslashes_and_tabs) {
-  testing_support::TempDir dir("wulf_test_platform");
+  TestDir dir;
   const std::string file = dir.write("odd.xml", R"(<?xml version='1.0'?>
 <!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
 <platform version="4.1">
@@ -55,10 +49,8 @@ TEST(platform, info_reads_names_with_quotes_backslashes_and_tabs) {
   </zone>
 </platform>
 )");
-  const Outcome o = wulf({"platform", "info", file, "--out", dir.file("info.json")});
-  ASSERT_EQ(o.code, exit_ok) << o.err;
-  EXPECT_TRUE(contains(o.out, "a\"b\\c (zone z\"1\\)")) << o.out;
-  EXPECT_TRUE(contains(o.out, "a\"b\\c -> tab\td: 1 links")) << o.out;
+  expect_success({"platform", "info", file, "--out", dir.file("info.json")},
+                 {"a\"b\\c (zone z\"1\\)", "a\"b\\c -> tab\td: 1 links"});
   const Json r = read_json_file(dir.file("info.json"));
   const Json& platform = r.at("platform");
   EXPECT_EQ(platform.at("hosts").at(1).at("name").get<std::string>(), "tab\td");
@@ -69,27 +61,18 @@ TEST(platform, info_reads_names_with_quotes_backslashes_and_tabs) {
 TEST(platform, every_simgrid_topology_is_read_and_measured) {
   for (const char* file : {"fattree.xml", "torus.xml", "dragonfly.xml", "routed.xml", "flat64.xml"}) {
     SCOPED_TRACE(file);
-    const Outcome info = wulf({"platform", "info", platform(file)});
-    ASSERT_EQ(info.code, exit_ok) << info.err;
-    const Outcome bench = wulf({"platform", "bench", platform(file), "--np", "2", "--elements", "1024",
-                                "--collectives", "allreduce", "--sizes", "8,65536"});
-    ASSERT_EQ(bench.code, exit_ok) << bench.err;
-    EXPECT_TRUE(contains(bench.out, "allreduce")) << bench.out;
+    expect_success({"platform", "info", platform(file)});
+    expect_success({"platform", "bench", platform(file), "--np", "2", "--elements", "1024", "--collectives",
+                    "allreduce", "--sizes", "8,65536"},
+                   {"allreduce"});
   }
 }
 
 TEST(platform, bench_measures_latency_bandwidth_and_collectives_deterministically) {
-  testing_support::TempDir dir("wulf_test_platform");
-  const std::vector<std::string> args{"platform", "bench", platform("toy4.xml"), "--np", "2,4", "--elements",
-                                      "1024,8192", "--sizes", "8,1048576"};
-  auto with_out = [&](const std::string& name) {
-    std::vector<std::string> a = args;
-    a.insert(a.end(), {"--out", dir.file(name)});
-    const Outcome o = wulf(a);
-    EXPECT_EQ(o.code, exit_ok) << o.err;
-    return read_json_file(dir.file(name));
-  };
-  const Json a = with_out("a.json"), b = with_out("b.json");
+  TestDir dir;
+  const std::vector<std::string> args{"platform",   "bench",     toy4,      "--np",     "2,4",
+                                      "--elements", "1024,8192", "--sizes", "8,1048576"};
+  const Json a = record_of(dir, "a", args), b = record_of(dir, "b", args);
   const auto& pp = a.at("pingpong");
   ASSERT_EQ(pp.size(), 2u);
   EXPECT_LT(pp[0].at("time_s").get<double>(), pp[1].at("time_s").get<double>());
@@ -106,63 +89,38 @@ TEST(platform, bench_measures_latency_bandwidth_and_collectives_deterministicall
 }
 
 TEST(platform, a_malformed_file_a_route_to_nowhere_or_too_few_cores_stop_the_run) {
-  testing_support::TempDir dir("wulf_test_platform");
+  TestDir dir;
   const std::string bad = dir.write("bad.xml", "<?xml version='1.0'?>\n<platform version=\"4.1\"><zone id='z'");
-  const Outcome malformed = wulf({"platform", "info", bad});
-  EXPECT_EQ(malformed.code, exit_input);
-  EXPECT_TRUE(contains(malformed.err, bad)) << malformed.err;
-  EXPECT_TRUE(contains(malformed.err, "SimGrid cannot load it")) << malformed.err;
+  expect_refused({"platform", "info", bad}, {bad, "SimGrid cannot load it"});
 
-  const Outcome nowhere = wulf({"train", "--problem", "encoder:8", "--block", "4", "--engine", "sim", "--np", "3",
-                                "--platform", platform("no-route.xml")});
-  EXPECT_EQ(nowhere.code, exit_input);
-  EXPECT_TRUE(contains(nowhere.err, "no-route.xml")) << nowhere.err;
-  EXPECT_TRUE(contains(nowhere.err, "no route from host 'a' to host 'c'")) << nowhere.err;
+  expect_train_refused({"--problem", "encoder:8", "--block", "4", "--engine", "sim", "--np", "3", "--platform",
+                        platform("no-route.xml")},
+                       {"no-route.xml", "no route from host 'a' to host 'c'"});
   // Two ranks use only a and b, which reach each other.
-  EXPECT_EQ(wulf({"train", "--problem", "encoder:8", "--block", "4", "--epochs", "1", "--engine", "sim", "--np", "2",
-                  "--platform", platform("no-route.xml"), "--quiet"})
-                .code,
-            exit_ok);
+  expect_success({"train", "--problem", "encoder:8", "--block", "4", "--epochs", "1", "--engine", "sim", "--np", "2",
+                  "--platform", platform("no-route.xml"), "--quiet"});
 
-  const Outcome few = wulf({"platform", "bench", platform("toy4.xml"), "--hosts", "toy-0,nobody"});
-  EXPECT_EQ(few.code, exit_input);
-  EXPECT_TRUE(contains(few.err, "no host 'nobody'")) << few.err;
+  expect_refused({"platform", "bench", toy4, "--hosts", "toy-0,nobody"}, {"no host 'nobody'"});
 }
 
 TEST(platform, a_profile_that_lacks_a_phase_is_named) {
-  testing_support::TempDir dir("wulf_test_platform");
+  TestDir dir;
   const std::string profile = dir.write("short.profile", "Tf_ms = 0.2\nTb_ms = 0.4\nTu_ms = 0.07\nTs_ms = 0.001\nTo_ms = 30\n");
-  try {
-    read_profile(profile);
-    FAIL() << "a profile without Tm_ms was accepted";
-  } catch (const InputError& e) {
-    EXPECT_TRUE(contains(e.what(), profile)) << e.what();
-    EXPECT_TRUE(contains(e.what(), "Tm_ms")) << e.what();
-  }
-  const Outcome o = wulf({"train", "--problem", "function", "--engine", "sim", "--platform", platform("toy4.xml"),
-                          "--compute", "calibrated", "--profile", profile});
-  EXPECT_EQ(o.code, exit_input);
-  EXPECT_TRUE(contains(o.err, "Tm_ms")) << o.err;
+  expect_input_error([&] { read_profile(profile); }, {profile, "Tm_ms"}, "a profile without Tm_ms was accepted");
+  expect_train_refused(
+      {"--problem", "function", "--engine", "sim", "--platform", toy4, "--compute", "calibrated", "--profile", profile},
+      {"Tm_ms"});
 }
 
 TEST(platform, a_profile_may_make_a_test_pattern_cheaper_than_a_forward_pass_but_not_free) {
-  testing_support::TempDir dir("wulf_test_platform");
+  TestDir dir;
   const std::string base = "Tf_ms = 0.2\nTb_ms = 0.4\nTu_ms = 0.07\nTm_ms = 0\nTo_ms = 30\n";
   EXPECT_DOUBLE_EQ(read_profile(dir.write("ok.profile", base + "Ts_ms = -0.05\n")).Ts, -0.05e-3);
   const std::string bad = dir.write("bad.profile", base + "Ts_ms = -0.3\n");
-  try {
-    read_profile(bad);
-    FAIL() << "Tf + Ts < 0 was accepted";
-  } catch (const InputError& e) {
-    EXPECT_TRUE(contains(e.what(), bad)) << e.what();
-    EXPECT_TRUE(contains(e.what(), "Tf_ms + Ts_ms")) << e.what();
-  }
-  try {
-    read_profile(dir.write("neg.profile", "Tf_ms = -0.2\nTb_ms = 0.4\nTu_ms = 0.07\nTm_ms = 0\nTs_ms = 0\nTo_ms = 30\n"));
-    FAIL() << "a negative Tf was accepted";
-  } catch (const InputError& e) {
-    EXPECT_TRUE(contains(e.what(), "-0.2")) << e.what();
-  }
+  expect_input_error([&] { read_profile(bad); }, {bad, "Tf_ms + Ts_ms"}, "Tf + Ts < 0 was accepted");
+  const std::string negative =
+      dir.write("neg.profile", "Tf_ms = -0.2\nTb_ms = 0.4\nTu_ms = 0.07\nTm_ms = 0\nTs_ms = 0\nTo_ms = 30\n");
+  expect_input_error([&] { read_profile(negative); }, {"-0.2"}, "a negative Tf was accepted");
 }
 
 }  // namespace

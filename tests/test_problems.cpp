@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "test_support.hpp"
+
 #include <cmath>
 #include <numbers>
 #include <string>
@@ -12,10 +14,18 @@
 namespace wulf {
 namespace {
 
-ProblemOptions mnist_options() {
+// The first `train` and `test` patterns of a problem's sets.
+ProblemOptions sized(std::size_t train, std::size_t test) {
   ProblemOptions o;
-  const char* env = std::getenv("WULF_MNIST_DIR");
-  o.mnist_dir = env && *env ? env : WULF_TEST_MNIST_DIR;
+  o.train_size = train;
+  o.test_size = test;
+  return o;
+}
+
+// The same of MNIST's sets.
+ProblemOptions mnist_options(std::size_t train, std::size_t test) {
+  ProblemOptions o = sized(train, test);
+  o.mnist_dir = testing_support::mnist_dir();
   return o;
 }
 
@@ -97,9 +107,7 @@ TEST(problems, fann_files_get_class_labels_when_their_targets_are_classes) {
 }
 
 TEST(problems, digits_are_mnist_with_seed000s_net) {
-  ProblemOptions o = mnist_options();
-  o.train_size = 500;
-  o.test_size = 100;
+  const ProblemOptions o = mnist_options(500, 100);
   const Problem p = make_problem("digits", o);
   EXPECT_EQ(p.name, "digits:28x28");
   EXPECT_EQ(p.train.size(), 500u);
@@ -115,9 +123,7 @@ TEST(problems, digits_are_mnist_with_seed000s_net) {
 }
 
 TEST(problems, resized_digits_follow_seeds_003_and_004) {
-  ProblemOptions o = mnist_options();
-  o.train_size = 50;
-  o.test_size = 10;
+  const ProblemOptions o = mnist_options(50, 10);
   const Problem small = make_problem("digits:20x20", o);
   EXPECT_EQ(small.train.n_inputs(), 400);
   EXPECT_EQ(small.defaults.hidden, std::vector<int>{25});
@@ -132,9 +138,7 @@ TEST(problems, resized_digits_follow_seeds_003_and_004) {
 }
 
 TEST(problems, chars_have_seed002s_shape) {
-  ProblemOptions o;
-  o.train_size = 300;
-  o.test_size = 60;
+  const ProblemOptions o = sized(300, 60);
   const Problem p = make_problem("chars:30", o);
   EXPECT_EQ(p.train.n_inputs(), 400);
   EXPECT_EQ(p.train.n_outputs(), 30);
@@ -148,9 +152,7 @@ TEST(problems, chars_have_seed002s_shape) {
 TEST(problems, chars_training_and_test_sets_share_their_glyphs) {
   // Nearest class mean of the training set classifies the test set: it could not if the two
   // sets were drawn from different prototypes (chance is 1 in 10).
-  ProblemOptions o;
-  o.train_size = 200;
-  o.test_size = 100;
+  const ProblemOptions o = sized(200, 100);
   const Problem p = make_problem("chars:10", o);
   DataMatrix means = DataMatrix::Zero(400, 10);
   for (std::size_t j = 0; j < p.train.size(); ++j)

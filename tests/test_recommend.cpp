@@ -20,10 +20,9 @@
 namespace wulf {
 namespace {
 
-using testing_support::contains;
+using namespace testing_support;
 
-const std::string toy4 = std::string(WULF_TEST_PLATFORMS) + "/toy4.xml";
-const std::string profile = std::string(WULF_TEST_PLATFORMS) + "/example.profile";
+const std::string profile = test_platform("example.profile");
 
 SearchSpace small_space() {
   SearchSpace s;
@@ -171,17 +170,14 @@ TEST(recommend, each_finalist_is_bounded_by_the_fastest_time_confirmed_before_it
 TEST(recommend, the_choice_rerun_reaches_the_target_in_the_predicted_time_and_its_speedup_is_the_references) {
   // encoder:16 on 4 simulated hosts with seed 000's Bat Cave phase times (the example
   // profile): blocks of 4 and 8 on 1, 2, 4 ranks, every pattern right (class error 0).
-  testing_support::TempDir dir("wulf_test_recommend");
+  TestDir dir;
   const std::vector<std::string> common{"--problem", "encoder:16", "--target-error", "0.001",
                                         "--compute", "calibrated", "--profile",      profile};
   std::vector<std::string> args{
       "recommend",    "--platform", toy4,          "--np", "1,2,4", "--blocks",          "4,8",
       "--max-epochs", "3000",       "--finalists", "2",    "--out", dir.file("rec.json")};
   args.insert(args.end(), common.begin(), common.end());
-  const auto r = testing_support::wulf(args);
-  ASSERT_EQ(r.code, exit_ok) << r.err << r.out;
-  EXPECT_TRUE(contains(r.out, "recommended: ")) << r.out;
-  EXPECT_TRUE(contains(r.out, "wall time: screening ")) << r.out;
+  const Outcome r = expect_success(args, {"recommended: ", "wall time: screening "});
   const Json rec = read_json_file(dir.file("rec.json"));
   ASSERT_FALSE(rec.at("choice").is_null()) << r.out;
   const Json& choice = rec.at("choice");
@@ -211,41 +207,26 @@ TEST(recommend, the_choice_rerun_reaches_the_target_in_the_predicted_time_and_it
   EXPECT_NEAR(reference.at("screening").at("time_s").get<double>(), ref_s, 1e-9 * ref_s);
 
   // Re-run both with wulf train, options rebuilt here from the record's fields.
-  auto rerun = [&](const Json& c, const std::string& out) {
-    std::vector<std::string> train{"train",
-                                   "--engine",
-                                   "sim",
-                                   "--platform",
-                                   toy4,
-                                   "--np",
-                                   std::to_string(static_cast<int>(c.at("p").get<double>())),
-                                   "--strategy",
-                                   c.at("p").get<double>() == 1 ? "block" : c.at("strategy").get<std::string>(),
-                                   "--block",
-                                   std::to_string(static_cast<int>(c.at("b").get<double>())),
-                                   "--eta",
-                                   shortest(c.at("eta").get<double>()),
-                                   "--alpha",
-                                   shortest(c.at("alpha").get<double>()),
-                                   "--error",
-                                   "class",
-                                   "--epochs",
-                                   "3000",
-                                   "--quiet",
-                                   "--out",
-                                   out};
-    train.insert(train.end(), common.begin(), common.end());
-    const auto t = testing_support::wulf(train);
-    EXPECT_EQ(t.code, exit_ok) << t.err;
-    return read_json_file(out);
+  auto rerun = [&](const Json& c, const std::string& name) {
+    const int p = static_cast<int>(c.at("p").get<double>());
+    const std::vector<std::string> options{"--engine",   "sim",
+                                           "--platform", toy4,
+                                           "--np",       std::to_string(p),
+                                           "--strategy", p == 1 ? "block" : c.at("strategy").get<std::string>(),
+                                           "--block",    std::to_string(static_cast<int>(c.at("b").get<double>())),
+                                           "--eta",      shortest(c.at("eta").get<double>()),
+                                           "--alpha",    shortest(c.at("alpha").get<double>()),
+                                           "--error",    "class",
+                                           "--epochs",   "3000"};
+    return train_record(dir, name, with(options, common));
   };
   // Simulated time is deterministic: the same iterations, the same seconds to 1e-9.
-  const Json again = rerun(choice, dir.file("again.json"));
+  const Json again = rerun(choice, "again");
   EXPECT_EQ(again.at("final").at("status").get<std::string>(), "target_reached");
   EXPECT_EQ(again.at("final").at("iterations").get<double>(), choice.at("iterations").get<double>());
   EXPECT_NEAR(again.at("final").at("time_s").get<double>(), choice.at("time_s").get<double>(),
               1e-9 * choice.at("time_s").get<double>());
-  const Json seq = rerun(reference, dir.file("seq.json"));
+  const Json seq = rerun(reference, "seq");
   EXPECT_EQ(seq.at("final").at("status").get<std::string>(), "target_reached");
   EXPECT_NEAR(seq.at("final").at("time_s").get<double>(), ref_s, 1e-9 * ref_s);
   EXPECT_NEAR(seq.at("final").at("time_s").get<double>() / again.at("final").at("time_s").get<double>(),
@@ -253,13 +234,11 @@ TEST(recommend, the_choice_rerun_reaches_the_target_in_the_predicted_time_and_it
 }
 
 TEST(recommend, a_target_never_reached_is_reported_with_the_best_error) {
-  testing_support::TempDir dir("wulf_test_recommend");
-  const auto r =
-      testing_support::wulf({"recommend", "--platform", toy4, "--problem", "encoder:16", "--target-error", "0.001",
-                             "--np", "1,2", "--blocks", "4", "--max-epochs", "20", "--out", dir.file("rec.json")});
-  ASSERT_EQ(r.code, exit_ok) << r.err;
-  EXPECT_TRUE(contains(r.out, "never: not within 20 iterations (best ")) << r.out;
-  EXPECT_TRUE(contains(r.out, "no configuration reached class error <= 0.001 within 20 iterations")) << r.out;
+  TestDir dir;
+  expect_success(
+      {"recommend", "--platform", toy4, "--problem", "encoder:16", "--target-error", "0.001", "--np", "1,2", "--blocks",
+       "4", "--max-epochs", "20", "--out", dir.file("rec.json")},
+      {"never: not within 20 iterations (best ", "no configuration reached class error <= 0.001 within 20 iterations"});
   const Json rec = read_json_file(dir.file("rec.json"));
   EXPECT_TRUE(rec.at("choice").is_null());
   const Json& conv = rec.at("convergence").at(0);
@@ -271,7 +250,7 @@ TEST(recommend, a_target_never_reached_is_reported_with_the_best_error) {
 }
 
 TEST(recommend, bad_input_is_refused_with_the_input_named_before_anything_runs) {
-  testing_support::TempDir dir("wulf_test_recommend");
+  TestDir dir;
   const std::string out = dir.file("rec.json");
   using Options = std::vector<std::pair<std::string, std::string>>;
   // A good command with the case's options replacing or added to its own.
@@ -306,9 +285,8 @@ TEST(recommend, bad_input_is_refused_with_the_input_named_before_anything_runs) 
       {{{"--problem", "function"}, {"--error", "class"}}, "--error class: the targets of function are not classes"},
   };
   for (const auto& [changes, message] : cases) {
-    const auto r = testing_support::wulf(command(changes));
-    EXPECT_EQ(r.code, exit_input) << message << "\n" << r.out;
-    EXPECT_TRUE(contains(r.err, message)) << "expected '" << message << "' in: " << r.err;
+    SCOPED_TRACE(message);
+    const auto r = expect_refused(command(changes), {message});
     EXPECT_FALSE(contains(r.out, "screening")) << r.out;  // nothing ran
     EXPECT_FALSE(std::filesystem::exists(out));
   }
@@ -317,9 +295,7 @@ TEST(recommend, bad_input_is_refused_with_the_input_named_before_anything_runs) 
     std::vector<std::string> args = command({});
     const auto at = std::find(args.begin(), args.end(), std::string(missing));
     args.erase(at, at + 2);
-    const auto r = testing_support::wulf(args);
-    EXPECT_EQ(r.code, exit_input);
-    EXPECT_TRUE(contains(r.err, std::string(missing) + " is required")) << r.err;
+    expect_refused(args, {std::string(missing) + " is required"});
   }
 }
 

@@ -16,9 +16,14 @@
 namespace wulf {
 namespace {
 
-using testing_support::contains;
+using namespace testing_support;
 
-std::string platform(const std::string& name) { return std::string(WULF_PLATFORMS_DIR) + "/" + name; }
+// Each rank's (group, node).
+std::vector<std::pair<int, int>> places(const ReduceLayout& l) {
+  std::vector<std::pair<int, int>> p;
+  for (const auto& r : l.ranks) p.emplace_back(r.group, r.node);
+  return p;
+}
 
 // The check lines the ranks print: one per size, every one ok.
 void expect_checks_ok(const RanksOutcome& o, std::size_t lines, const std::string& what) {
@@ -46,28 +51,16 @@ TEST(reduce, layout_regular_form_places_outside_ranks_then_groups_nodes_cpus) {
   const ReduceLayout l = ReduceLayout::parse("groups=2,nodes=2,cpus=2,outside=1,fan-in=3", 6);
   ASSERT_EQ(l.ranks.size(), 6u);
   EXPECT_EQ(l.fan_in, 3);
-  EXPECT_EQ(l.ranks[0].group, -1);
-  EXPECT_EQ(l.ranks[1].group, 0);
-  EXPECT_EQ(l.ranks[1].node, 0);
-  EXPECT_EQ(l.ranks[2].group, 0);
-  EXPECT_EQ(l.ranks[2].node, 0);
-  EXPECT_EQ(l.ranks[3].group, 0);
-  EXPECT_EQ(l.ranks[3].node, 1);
-  EXPECT_EQ(l.ranks[5].group, 1);
-  EXPECT_EQ(l.ranks[5].node, 0);
+  // Rank 0 outside the groups, then group 0's nodes 0 and 1, then group 1's node 0.
+  EXPECT_EQ(places(l), (std::vector<std::pair<int, int>>{{-1, 0}, {0, 0}, {0, 0}, {0, 1}, {0, 1}, {1, 0}}));
   // The explicit form says the same.
   const ReduceLayout e = ReduceLayout::parse(l.to_string(), 6);
   EXPECT_EQ(e.to_string(), l.to_string());
 }
 
 TEST(reduce, layout_that_holds_fewer_ranks_than_np_or_is_malformed_is_refused) {
-  try {
-    ReduceLayout::parse("groups=2,nodes=2,cpus=2", 9);
-    FAIL() << "9 ranks in a layout of 8";
-  } catch (const InputError& e) {
-    EXPECT_TRUE(contains(e.what(), "--reduce-layout")) << e.what();
-    EXPECT_TRUE(contains(e.what(), "8 ranks")) << e.what();
-  }
+  expect_input_error([] { ReduceLayout::parse("groups=2,nodes=2,cpus=2", 9); }, {"--reduce-layout", "8 ranks"},
+                     "9 ranks in a layout of 8 were accepted");
   EXPECT_THROW(ReduceLayout::parse("groups=2,nodes=2", 4), InputError);           // no cpus
   EXPECT_THROW(ReduceLayout::parse("groups=2,nodes=x,cpus=1", 4), InputError);    // not a number
   EXPECT_THROW(ReduceLayout::parse("groups=2,nodes=2,cpus=1,wires=3", 4), InputError);
@@ -75,29 +68,22 @@ TEST(reduce, layout_that_holds_fewer_ranks_than_np_or_is_malformed_is_refused) {
 }
 
 TEST(reduce, train_refuses_a_layout_that_does_not_hold_the_ranks_before_any_rank_starts) {
-  const testing_support::Outcome o =
-      testing_support::wulf({"train", "--problem", "encoder:8", "--engine", "real", "--np", "5", "--strategy", "root",
-                             "--reduce", "four-stage", "--reduce-layout", "groups=2,nodes=2,cpus=1"});
-  EXPECT_EQ(o.code, exit_input);
-  EXPECT_TRUE(contains(o.err, "--reduce-layout: it places 4 ranks, but --np is 5")) << o.err;
-  const testing_support::Outcome wrong =
-      testing_support::wulf({"train", "--problem", "encoder:8", "--reduce-layout", "groups=2,nodes=2,cpus=1"});
-  EXPECT_EQ(wrong.code, exit_input);
-  EXPECT_TRUE(contains(wrong.err, "--reduce-layout is for --reduce four-stage")) << wrong.err;
+  expect_train_refused({"--problem", "encoder:8", "--engine", "real", "--np", "5", "--strategy", "root", "--reduce",
+                        "four-stage", "--reduce-layout", "groups=2,nodes=2,cpus=1"},
+                       {"--reduce-layout: it places 4 ranks, but --np is 5"});
+  expect_train_refused({"--problem", "encoder:8", "--reduce-layout", "groups=2,nodes=2,cpus=1"},
+                       {"--reduce-layout is for --reduce four-stage"});
 }
 
 TEST(reduce, a_training_run_with_the_four_stage_reduce_matches_the_library_reduce) {
   // Root updates with a reduce to rank 0: double sums in another order, equal to 1e-12.
-  testing_support::TempDir dir("wulf_test_reduce");
+  TestDir dir;
   std::vector<Json> records;
-  for (const std::string reduce : {"default", "four-stage"}) {
-    const testing_support::Outcome o = testing_support::wulf(
-        {"train", "--problem", "encoder:8", "--epochs", "5", "--block", "8", "--precision", "double", "--engine", "sim",
-         "--platform", platform("bunyip.xml"), "--np", "6", "--strategy", "root", "--reduce", reduce, "--quiet",
-         "--out", dir.file(reduce + ".json")});
-    ASSERT_EQ(o.code, exit_ok) << o.err;
-    records.push_back(read_json_file(dir.file(reduce + ".json")));
-  }
+  for (const std::string reduce : {"default", "four-stage"})
+    records.push_back(train_record(
+        dir, reduce,
+        {"--problem", "encoder:8", "--epochs", "5", "--block", "8", "--precision", "double", "--engine", "sim",
+         "--platform", wulf_platform("bunyip.xml"), "--np", "6", "--strategy", "root", "--reduce", reduce}));
   const auto& a = records[0].at("history");
   const auto& b = records[1].at("history");
   ASSERT_EQ(a.size(), b.size());
@@ -111,11 +97,8 @@ TEST(reduce, layout_from_the_platform_follows_the_hosts_group_properties) {
                                   {"b0", 2, 1e9, "B", 0, 3}, {"server", 2, 1e9, "", -1, 0}};
   const ReduceLayout l = ReduceLayout::parse(reduce_layout_of(hosts, 7), 7);
   EXPECT_EQ(l.fan_in, 3);
-  EXPECT_EQ(l.ranks[0].group, 0);
-  EXPECT_EQ(l.ranks[1].node, 0);
-  EXPECT_EQ(l.ranks[2].node, 1);
-  EXPECT_EQ(l.ranks[4].group, 1);
-  EXPECT_EQ(l.ranks[6].group, -1);
+  // Group A's two nodes, then group B's, then the server outside the groups (node: its host's index).
+  EXPECT_EQ(places(l), (std::vector<std::pair<int, int>>{{0, 0}, {0, 0}, {0, 1}, {0, 1}, {1, 0}, {1, 0}, {-1, 3}}));
   // A platform without groups gives no layout: the library reduce.
   EXPECT_EQ(reduce_layout_of({{"h0", 1, 1e9, "", -1, 0}, {"h1", 1, 1e9, "", -1, 0}}, 2), "");
 }
@@ -145,7 +128,7 @@ TEST(reduce, wulf_reduces_give_the_exact_sum_under_mpirun_for_full_and_partial_l
 
 TEST(reduce, wulf_reduces_give_the_exact_sum_under_smpirun_on_bunyip) {
   // All 194 ranks of seed 002's reduce, and 51 ranks: group A, one node of B and a CPU.
-  const std::string file = platform("bunyip.xml");
+  const std::string file = wulf_platform("bunyip.xml");
   const std::vector<PlatformHost> hosts = platform_hosts(file);
   const Hostfile hostfile(hosts);
   for (int np : {194, 51})

@@ -20,18 +20,7 @@
 namespace wulf {
 namespace {
 
-std::string platform(const std::string& name) { return std::string(WULF_PLATFORMS_DIR) + "/" + name; }
-
-Json run_json(std::vector<std::string> args, const testing_support::TempDir& dir, const std::string& name) {
-  args.insert(args.end(), {"--out", dir.file(name)});
-  std::ostringstream out, err;
-  const int code = run_cli(args, out, err);
-  EXPECT_EQ(code, exit_ok) << err.str();
-  std::ifstream in(dir.file(name));
-  std::stringstream s;
-  s << in.rdbuf();
-  return parse_json(s.str(), dir.file(name));
-}
+using namespace testing_support;
 
 struct Shape {
   std::size_t hosts = 0;
@@ -40,8 +29,8 @@ struct Shape {
 };
 
 Shape shape_of(const std::string& file) {
-  testing_support::TempDir dir("wulf_test_seed_platforms");
-  const Json info = run_json({"platform", "info", platform(file)}, dir, "info.json").at("platform");
+  TestDir dir;
+  const Json info = record_of(dir, "info", {"platform", "info", wulf_platform(file)}).at("platform");
   Shape s;
   s.hosts = info.at("hosts").size();
   for (const Json& h : info.at("hosts")) s.cores += h.at("cores").get<double>();
@@ -49,20 +38,25 @@ Shape shape_of(const std::string& file) {
   return s;
 }
 
+// file has `hosts` hosts of one core each, a switch of switch_rate bytes/s and host links
+// (up and down) of host_rate.
+void expect_one_switch_cluster(const std::string& file, std::size_t hosts, double switch_rate, double host_rate) {
+  SCOPED_TRACE(file);
+  const Shape s = shape_of(file);
+  EXPECT_EQ(s.hosts, hosts);
+  EXPECT_EQ(s.cores, static_cast<double>(hosts));
+  EXPECT_EQ(s.link_rates.at(switch_rate), 1);
+  EXPECT_EQ(s.link_rates.at(host_rate), static_cast<int>(2 * hosts));
+}
+
 TEST(seed_platforms, batcave_has_8_single_cpu_hosts_on_fast_ethernet) {
-  const Shape s = shape_of("batcave.xml");
-  EXPECT_EQ(s.hosts, 8u);  // seed 000 Table I
-  EXPECT_EQ(s.cores, 8);
-  EXPECT_EQ(s.link_rates.at(12.5e6), 1);   // the 100 Mbit/s switch
-  EXPECT_EQ(s.link_rates.at(10.6e6), 16);  // host links up and down, calibrated (Table V)
+  // Seed 000 Table I; the 100 Mbit/s switch, host links calibrated to Table V.
+  expect_one_switch_cluster("batcave.xml", 8, 12.5e6, 10.6e6);
 }
 
 TEST(seed_platforms, messner_has_22_hosts_limited_by_their_motherboards) {
-  const Shape s = shape_of("messner.xml");
-  EXPECT_EQ(s.hosts, 22u);  // seed 000 Table I
-  EXPECT_EQ(s.cores, 22);
-  EXPECT_EQ(s.link_rates.at(125e6), 1);    // the 1 Gbit/s switch
-  EXPECT_EQ(s.link_rates.at(36.8e6), 44);  // about 4x Bat Cave's rate (Table V), calibrated
+  // Seed 000 Table I; the 1 Gbit/s switch, host links at about 4x Bat Cave's rate (Table V), calibrated.
+  expect_one_switch_cluster("messner.xml", 22, 125e6, 36.8e6);
 }
 
 TEST(seed_platforms, ppt_dt42_and_sorgan_have_their_papers_nodes_and_networks) {
@@ -90,12 +84,13 @@ TEST(seed_platforms, bunyip_has_its_tetrahedron_of_nodes_nics_and_switches) {
 
 // Seed 000 Table V: Tr(p) = Tw w ceil(log2 p) + Ti, microseconds; tolerance 10%.
 void expect_table_v(const std::string& file, double ti, double tw, const std::string& nps,
-                    std::vector<std::string> extra = {}) {
-  testing_support::TempDir dir("wulf_test_seed_platforms");
-  std::vector<std::string> args{"platform", "bench", platform(file), "--collectives", "allreduce", "--allreduce", "rdb",
-                                "--elements", "4096,16768,54912", "--np", nps, "--repeat", "1", "--no-pingpong"};
-  args.insert(args.end(), extra.begin(), extra.end());
-  const Json r = run_json(args, dir, "bench.json");
+                    const std::vector<std::string>& extra = {}) {
+  TestDir dir;
+  const Json r =
+      record_of(dir, "bench",
+                with({"platform", "bench", wulf_platform(file), "--collectives", "allreduce", "--allreduce", "rdb",
+                      "--elements", "4096,16768,54912", "--np", nps, "--repeat", "1", "--no-pingpong"},
+                     extra));
   const auto& rows = r.at("collectives");
   const auto rank_counts = static_cast<std::size_t>(std::count(nps.begin(), nps.end(), ',') + 1);
   EXPECT_EQ(rows.size(), 3 * rank_counts);  // every (p, w) point measured
@@ -117,10 +112,11 @@ TEST(seed_platforms, messner_allreduce_is_within_10_percent_of_table_v) {
 
 // Seed 002's reduce: 1 729 440 floats over 194 processes of a Bunyip platform; the bench row.
 Json bunyip_reduce(const std::string& file, const std::string& reduce) {
-  testing_support::TempDir dir("wulf_test_seed_platforms");
-  const Json r = run_json({"platform", "bench", platform(file), "--collectives", "reduce", "--reduce", reduce, "--type",
-                           "float", "--elements", "1729440", "--np", "194", "--repeat", "1", "--no-pingpong"},
-                          dir, "bench.json");
+  TestDir dir;
+  const Json r =
+      record_of(dir, "bench",
+                {"platform", "bench", wulf_platform(file), "--collectives", "reduce", "--reduce", reduce, "--type",
+                 "float", "--elements", "1729440", "--np", "194", "--repeat", "1", "--no-pingpong"});
   return r.at("collectives").at(0);
 }
 
@@ -156,12 +152,18 @@ TEST(seed_platforms, bunyip_training_rate_counts_every_ranks_passes_and_the_plat
   // Fig. 8's small net on 8 CPUs, batch CG: each line-search probe and gradient pass is a
   // forward (2w) and backward (4w) pass over all 4 096 patterns; the rate divides them by the
   // simulated time, which also holds the reduces, so it is below 8 x 1 090 MFlop/s.
-  testing_support::TempDir dir("wulf_test_seed_platforms");
-  const std::vector<std::string> args{"train", "--problem", "chars:200", "--hidden", "80", "--train-size", "4096",
-                                      "--bias", "off", "--engine", "sim", "--np", "8", "--platform",
-                                      platform("bunyip-p2p.xml"), "--strategy", "cg", "--numerics", "off",
-                                      "--epochs", "1", "--quiet"};
-  const Json r = run_json(args, dir, "cg.json");
+  TestDir dir;
+  const std::vector<std::string> args{"--problem",    "chars:200",
+                                      "--hidden",     "80",
+                                      "--train-size", "4096",
+                                      "--bias",       "off",
+                                      "--engine",     "sim",
+                                      "--np",         "8",
+                                      "--platform",   wulf_platform("bunyip-p2p.xml"),
+                                      "--strategy",   "cg",
+                                      "--numerics",   "off",
+                                      "--epochs",     "1"};
+  const Json r = train_record(dir, "cg", args);
   const Json& perf = r.at("performance");
   const Json& cg = r.at("final").at("strategy");
   const double passes = cg.at("gradient_passes").get<double>() + cg.at("line_search_probes").get<double>();
@@ -174,20 +176,15 @@ TEST(seed_platforms, bunyip_training_rate_counts_every_ranks_passes_and_the_plat
   EXPECT_EQ(perf.at("machine_cost_usd").get<double>(), 150913);  // the platform's wulf:cost-usd
   EXPECT_NEAR(perf.at("cents_per_mflops").get<double>(), 100 * 150913 / (rate * 1e-6), 1e-9 * 150913 / (rate * 1e-6));
   // --machine-cost wins over the platform's.
-  std::vector<std::string> priced = args;
-  priced.insert(priced.end(), {"--machine-cost", "1000"});
-  const Json q = run_json(priced, dir, "priced.json");
+  const Json q = train_record(dir, "priced", with(args, {"--machine-cost", "1000"}));
   EXPECT_EQ(q.at("performance").at("machine_cost_usd").get<double>(), 1000);
   EXPECT_EQ(q.at("config").at("machine_cost_usd").get<double>(), 1000);
 }
 
 TEST(seed_platforms, a_machine_cost_that_is_not_a_positive_number_is_refused) {
   for (const std::string cost : {"0", "-5", "nan"}) {
-    std::ostringstream out, err;
-    EXPECT_EQ(run_cli({"train", "--problem", "encoder:8", "--epochs", "1", "--machine-cost", cost}, out, err),
-              exit_input)
-        << cost;
-    EXPECT_NE(err.str().find("--machine-cost"), std::string::npos) << err.str();
+    SCOPED_TRACE(cost);
+    expect_train_refused({"--problem", "encoder:8", "--epochs", "1", "--machine-cost", cost}, {"--machine-cost"});
   }
 }
 
@@ -208,30 +205,25 @@ TEST(seed_platforms, profiles_of_tables_ii_and_iii_are_found_by_name) {
 TEST(seed_platforms, one_rank_per_host_puts_the_fifth_rank_on_sorgans_ethernet) {
   // Sorgan's hosts have 16 cores: 5 ranks fill sorgan-0 and talk through its loopback;
   // with --ranks-per-host 1 rank 4 is on sorgan-4, whose only route is Gigabit Ethernet.
-  testing_support::TempDir dir("wulf_test_seed_platforms");
+  TestDir dir;
   auto comm_of_rank_4 = [&](const std::string& per_host) {
-    const Json r = run_json({"train", "--problem", "digits:20x20", "--strategy", "root", "--engine", "sim", "--np",
-                             "5", "--platform", platform("sorgan.xml"), "--numerics", "off", "--epochs", "1",
-                             "--ranks-per-host", per_host, "--quiet"},
-                            dir, "rph" + per_host + ".json");
+    const Json r =
+        train_record(dir, "rph" + per_host,
+                     {"--problem", "digits:20x20", "--strategy", "root", "--engine", "sim", "--np", "5", "--platform",
+                      wulf_platform("sorgan.xml"), "--numerics", "off", "--epochs", "1", "--ranks-per-host", per_host});
     EXPECT_EQ(r.at("config").at("ranks_per_host").get<double>(), std::stod(per_host));
     return r.at("phases").at("ranks").at(4).at("comm_s").get<double>();
   };
   const double packed = comm_of_rank_4("0"), spread = comm_of_rank_4("1");
   EXPECT_GT(spread, 10 * packed) << "packed " << packed << " s, spread " << spread << " s";
-  std::ostringstream out, err;  // 11 ranks, one per host, do not fit 10 hosts
-  EXPECT_EQ(run_cli({"train", "--problem", "function", "--block", "64", "--engine", "sim", "--np", "11", "--platform",
-                     platform("sorgan.xml"), "--ranks-per-host", "1"},
-                    out, err),
-            exit_input);
-  EXPECT_TRUE(testing_support::contains(err.str(), "--ranks-per-host 1")) << err.str();
+  // 11 ranks, one per host, do not fit 10 hosts.
+  expect_train_refused({"--problem", "function", "--block", "64", "--engine", "sim", "--np", "11", "--platform",
+                        wulf_platform("sorgan.xml"), "--ranks-per-host", "1"},
+                       {"--ranks-per-host 1"});
 }
 
 TEST(seed_platforms, grow_refuses_a_platform_that_is_not_one_cluster) {
-  std::ostringstream out, err;
-  const int code = run_cli({"platform", "bench", platform("sorgan.xml"), "--grow", "20", "--np", "2"}, out, err);
-  EXPECT_EQ(code, exit_input);
-  EXPECT_TRUE(testing_support::contains(err.str(), "sorgan.xml")) << err.str();
+  expect_refused({"platform", "bench", wulf_platform("sorgan.xml"), "--grow", "20", "--np", "2"}, {"sorgan.xml"});
 }
 
 }  // namespace

@@ -1,19 +1,22 @@
-// Helpers shared by the test files.
+// Helpers shared by the test files: `wulf` run in this process, scratch folders, the
+// platforms and data the tests read, and the checks that several files make. A test file
+// takes them all with `using namespace testing_support;` (names here clash with none in
+// wulf, which is why the scratch folder is TestDir and not TempDir).
 #pragma once
 
-#include "util/errors.hpp"
 #include "cli/cli.hpp"
-#include "data/dataset.hpp"
+#include "util/errors.hpp"
+#include "util/files.hpp"
 #include "util/json.hpp"
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <sstream>
-#include <vector>
-#include <fstream>
 #include <string>
-#include <unistd.h>
+#include <vector>
 
 namespace wulf::testing_support {
 
@@ -28,48 +31,148 @@ inline Outcome wulf(const std::vector<std::string>& args) {
   return {code, out.str(), err.str()};
 }
 
-// A scratch folder of one test's own, removed with its contents when the test ends. The
-// process id and the test's name keep tests that ctest runs in parallel processes apart.
-class TempDir {
- public:
-  explicit TempDir(const std::string& prefix = "wulf_test")
-      : path_(std::filesystem::temp_directory_path() /
-              (prefix + "_" + std::to_string(::getpid()) + "_" +
-               ::testing::UnitTest::GetInstance()->current_test_info()->name())) {
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
+inline bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
-  const std::filesystem::path& path() const { return path_; }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
+// a, then b: the options of a run built from a common part and its own.
+inline std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+// A scratch folder of one test's own, removed with its contents when the test ends. mkdtemp
+// (util/files.hpp) keeps tests that ctest runs in parallel apart; the test's name in the
+// folder's name only says whose a folder left behind by a crash is.
+class TestDir : public TempDir {
+ public:
+  TestDir() : TempDir(current_test()) {}
+
   // Writes text to the named file in the folder and returns its path.
   std::string write(const std::string& name, const std::string& text) const {
-    std::ofstream(file(name)) << text;
+    write_file_atomically(file(name), text);
     return file(name);
   }
 
  private:
-  std::filesystem::path path_;
+  static std::string current_test() {
+    const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();
+    if (!test) return "test";
+    std::string name = std::string("test-") + test->test_suite_name() + "." + test->name();
+    std::replace(name.begin(), name.end(), '/', '_');  // parameterised tests' names
+    return name;
+  }
 };
 
-// The message of the InputError that f throws, or "" (and a test failure) if it throws none.
+// The platforms of the tests (tests/platforms) and wulf's own (platforms/).
+inline std::string test_platform(const std::string& name) { return std::string(WULF_TEST_PLATFORMS) + "/" + name; }
+inline std::string wulf_platform(const std::string& name) { return std::string(WULF_PLATFORMS_DIR) + "/" + name; }
+// Four hosts of one core: the platform of most simulated runs in the tests.
+inline const std::string toy4 = test_platform("toy4.xml");
+
+// The folder of the four MNIST files: $WULF_MNIST_DIR, else the one the build was told about
+// ("" when neither names one).
+inline std::string mnist_dir() {
+  if (const char* env = std::getenv("WULF_MNIST_DIR"); env && *env) return env;
+#ifdef WULF_TEST_MNIST_DIR
+  return WULF_TEST_MNIST_DIR;
+#else
+  return "";
+#endif
+}
+
+// Runs `wulf ARGS --out DIR/NAME.json`, expects it to end with exit code `expect` and returns
+// the record it wrote.
+inline Json record_of(const TestDir& dir, const std::string& name, std::vector<std::string> args,
+                      int expect = exit_ok) {
+  const std::string path = dir.file(name + ".json");
+  args.insert(args.end(), {"--out", path});
+  const Outcome o = wulf(args);
+  EXPECT_EQ(o.code, expect) << name << ": " << o.out << o.err;
+  return read_json_file(path);
+}
+
+// Trains with these options (`wulf train --quiet ARGS`) into DIR/NAME.json and returns the record.
+inline Json train_record(const TestDir& dir, const std::string& name, const std::vector<std::string>& args,
+                         int expect = exit_ok) {
+  return record_of(dir, name, with({"train", "--quiet"}, args), expect);
+}
+
+// Runs `wulf ARGS` and expects it to succeed (exit 0), printing every one of the parts;
+// returns what it did for further checks.
+inline Outcome expect_success(const std::vector<std::string>& args, const std::vector<std::string>& printed = {}) {
+  Outcome o = wulf(args);
+  EXPECT_EQ(o.code, exit_ok) << o.err;
+  for (const auto& p : printed) EXPECT_TRUE(contains(o.out, p)) << "'" << p << "' not in: " << o.out;
+  return o;
+}
+
+// o is a refusal of bad input (exit 2) whose message holds every one of the fragments.
+inline void expect_refusal(const Outcome& o, const std::vector<std::string>& fragments) {
+  EXPECT_EQ(o.code, exit_input) << o.out << o.err;
+  for (const auto& f : fragments) EXPECT_TRUE(contains(o.err, f)) << "'" << f << "' not in: " << o.err;
+}
+// Runs `wulf ARGS` and expects it refused so; returns what it did for further checks.
+inline Outcome expect_refused(const std::vector<std::string>& args, const std::vector<std::string>& fragments) {
+  Outcome o = wulf(args);
+  expect_refusal(o, fragments);
+  return o;
+}
+// The same for `wulf train ARGS`.
+inline Outcome expect_train_refused(const std::vector<std::string>& args, const std::vector<std::string>& fragments) {
+  return expect_refused(with({"train"}, args), fragments);
+}
+
+// Record r's run stopped with this status, for a reason that names every one of the parts.
+inline void expect_stopped(const Json& r, const std::string& status, const std::vector<std::string>& parts) {
+  const Json& fin = r.at("final");
+  EXPECT_EQ(fin.at("status").get<std::string>(), status);
+  const std::string reason = fin.at("reason").get<std::string>();
+  for (const auto& p : parts) EXPECT_TRUE(contains(reason, p)) << "'" << p << "' not in: " << reason;
+}
+
+// The key of every history entry of records a and b agrees: exactly with tolerance 0, else
+// within tolerance relative to a's value; null (not measured, as in iteration 0) in both or
+// in neither. Entries before `first` carry the key in neither record (a strategy's note,
+// absent from iteration 0), the others in both.
+inline void expect_same_history(const Json& a, const Json& b, const std::string& key, double tolerance = 0,
+                                std::size_t first = 0) {
+  const auto& ha = a.at("history");
+  const auto& hb = b.at("history");
+  ASSERT_EQ(ha.size(), hb.size());
+  for (std::size_t i = 0; i < ha.size(); ++i) {
+    const bool expected = i >= first;
+    ASSERT_EQ(ha[i].contains(key), expected) << key << " in iteration " << i;
+    ASSERT_EQ(hb[i].contains(key), expected) << key << " in iteration " << i;
+    if (!expected) continue;
+    if (ha[i].at(key).is_null() || hb[i].at(key).is_null()) {
+      EXPECT_EQ(ha[i].at(key).is_null(), hb[i].at(key).is_null()) << key << " in iteration " << i;
+      continue;
+    }
+    const double x = ha[i].at(key).get<double>(), y = hb[i].at(key).get<double>();
+    if (tolerance == 0)
+      EXPECT_EQ(x, y) << key << " differs in iteration " << i;
+    else
+      EXPECT_NEAR(x, y, tolerance * std::abs(x)) << key << " in iteration " << i;
+  }
+}
+
+// The message of the InputError that f throws, or "" and a test failure (saying if_none)
+// when it throws none.
 template <class F>
-std::string input_error(F f) {
+std::string input_error(F f, const std::string& if_none = "no InputError thrown") {
   try {
     f();
   } catch (const InputError& e) {
     return e.what();
   }
-  ADD_FAILURE() << "no InputError thrown";
+  ADD_FAILURE() << if_none;
   return "";
 }
-
-inline bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+// f throws an InputError whose message names every one of the parts.
+template <class F>
+void expect_input_error(F f, const std::vector<std::string>& parts,
+                        const std::string& if_none = "no InputError thrown") {
+  const std::string message = input_error(f, if_none);
+  for (const auto& p : parts) EXPECT_TRUE(contains(message, p)) << "'" << p << "' not in: " << message;
+}
 
 }  // namespace wulf::testing_support

@@ -268,7 +268,7 @@ TEST(stop_rule, the_time_and_iteration_limits_quote_the_best_error) {
 
 TEST(trainer, validate_refuses_bad_settings_with_the_option_named) {
   const Dataset d = make_parity_set(3);
-  auto message = [&](TrainConfig c) {
+  auto message = [&](const TrainConfig& c) {
     try {
       validate(c, d.size(), d.has_labels());
     } catch (const InputError& e) {
@@ -276,30 +276,17 @@ TEST(trainer, validate_refuses_bad_settings_with_the_option_named) {
     }
     return std::string("accepted");
   };
-  TrainConfig base;
-  base.block = 4;
-  TrainConfig c = base;
-  c.block = 9;
-  EXPECT_NE(message(c).find("larger than the training set (8 patterns)"), std::string::npos) << message(c);
-  c.block = 0;
-  EXPECT_NE(message(c).find("--block"), std::string::npos);
-  c = base;
-  c.eta = -1;
-  EXPECT_NE(message(c).find("--eta"), std::string::npos);
-  c = base;
-  c.eta = std::nan("");
-  EXPECT_NE(message(c).find("--eta"), std::string::npos);
-  c = base;
-  c.alpha = 1.0;
-  EXPECT_NE(message(c).find("--alpha"), std::string::npos);
-  c = base;
-  c.max_iterations = 0;
-  EXPECT_NE(message(c).find("--epochs"), std::string::npos);
-  c = base;
-  c.target_error = -0.5;
-  EXPECT_NE(message(c).find("--target-error"), std::string::npos);
-  c = base;
-  EXPECT_EQ(message(c), "accepted");
+  // A good configuration (block 4) with one setting changed, and what the message names.
+  const std::vector<std::pair<TrainConfig, std::string>> cases{
+      {{.block = 9}, "larger than the training set (8 patterns)"},
+      {{.block = 0}, "--block"},
+      {{.block = 4, .eta = -1}, "--eta"},
+      {{.block = 4, .eta = std::nan("")}, "--eta"},
+      {{.block = 4, .alpha = 1.0}, "--alpha"},
+      {{.block = 4, .max_iterations = 0}, "--epochs"},
+      {{.block = 4, .target_error = -0.5}, "--target-error"}};
+  for (const auto& [c, part] : cases) EXPECT_NE(message(c).find(part), std::string::npos) << message(c);
+  EXPECT_EQ(message({.block = 4}), "accepted");
 }
 
 TEST(trainer, learns_three_bit_parity_by_pattern) {
