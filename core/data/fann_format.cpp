@@ -1,5 +1,8 @@
 #include "data/fann_format.hpp"
 #include "util/errors.hpp"
+#include "util/files.hpp"
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cctype>
@@ -161,24 +164,19 @@ void write_fann(const std::string& path, const Dataset& d) {
   if (!d.inputs.allFinite() || !d.targets.allFinite())
     fail(path, "cannot write a set holding a non-finite value (it could not be read)");
 
-  const std::string tmp = path + ".tmp";
-  std::FILE* f = std::fopen(tmp.c_str(), "w");
-  if (!f) fail(path, "cannot open '" + tmp + "' for writing");
-  bool ok = std::fprintf(f, "%zu %d %d\n", d.size(), d.n_inputs(), d.n_outputs()) > 0;
-  auto write_column = [&](const DataMatrix& m, Eigen::Index p) {
-    for (Eigen::Index i = 0; i < m.rows() && ok; ++i)
-      ok = std::fprintf(f, i + 1 < m.rows() ? "%.9g " : "%.9g\n", static_cast<double>(m(i, p))) > 0;
-  };
-  for (Eigen::Index p = 0; p < d.inputs.cols() && ok; ++p) {
-    write_column(d.inputs, p);
-    write_column(d.targets, p);
-  }
-  ok = (std::fclose(f) == 0) && ok;
-  std::error_code ec;
-  if (ok) std::filesystem::rename(tmp, path, ec);
-  if (!ok || ec) {
-    std::filesystem::remove(tmp, ec);
-    fail(path, "cannot write (disk full or no permission?)");
+  // One line of inputs and one of targets per pattern; 9 significant digits read back to
+  // the same float.
+  fmt::memory_buffer text;
+  fmt::format_to(std::back_inserter(text), "{} {} {}\n", d.size(), d.n_inputs(), d.n_outputs());
+  for (Eigen::Index p = 0; p < d.inputs.cols(); ++p)
+    for (const DataMatrix* m : {&d.inputs, &d.targets})
+      for (Eigen::Index i = 0; i < m->rows(); ++i)
+        fmt::format_to(std::back_inserter(text), "{:.9g}{}", static_cast<double>((*m)(i, p)),
+                       i + 1 < m->rows() ? ' ' : '\n');
+  try {
+    write_file_atomically(path, fmt::to_string(text));
+  } catch (const InputError& e) {
+    fail(path, e.what());
   }
 }
 

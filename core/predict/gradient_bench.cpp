@@ -6,6 +6,8 @@
 #include "train/partition.hpp"
 #include "util/json.hpp"
 
+#include <fmt/format.h>
+
 #include <wulf/build_info.hpp>
 
 #include <algorithm>
@@ -160,16 +162,8 @@ GradientTimes time_gradient_rounds(GradientWorkload& work, int repeat, Comm& com
 
 // x rounded as printf's %.<digits>g (significant) or %.<places>f (decimals) writes it: the
 // row keeps only the digits that rates and times, which vary from run to run, can vouch for.
-double significant(double x, int digits) {
-  std::ostringstream s;
-  s << std::setprecision(digits) << x;
-  return std::strtod(s.str().c_str(), nullptr);
-}
-double decimals(double x, int places) {
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(places) << x;
-  return std::strtod(s.str().c_str(), nullptr);
-}
+double significant(double x, int digits) { return std::strtod(fmt::format("{:.{}g}", x, digits).c_str(), nullptr); }
+double decimals(double x, int places) { return std::strtod(fmt::format("{:.{}f}", x, places).c_str(), nullptr); }
 
 }  // namespace
 
