@@ -106,6 +106,36 @@ TEST(problems, fann_files_get_class_labels_when_their_targets_are_classes) {
   EXPECT_FALSE(make_problem("fann:" + std::string(WULF_FANN_DATASETS) + "/abelone.train", {}).train.has_labels());
 }
 
+// A classifier's test pattern whose targets are no class (all outputs 0) would count as
+// right: "0 of 3 wrong, 100%". It is refused before training, naming the file and line.
+TEST(problems, a_classifiers_test_pattern_that_is_no_class_is_refused_with_its_line) {
+  const testing_support::TestDir dir;
+  const std::string train = dir.write("train.data", "4 2 3\n0 0\n1 0 0\n0 1\n0 1 0\n1 0\n0 0 1\n1 1\n1 0 0\n");
+  ProblemOptions o;
+  o.test_data = dir.write("test.data", "3 2 3\n0 0\n1 0 0\n0 1\n0 0 0\n1 0\n0 0 1\n");
+  try {
+    make_problem("fann:" + train, o);
+    FAIL() << "a test pattern with all targets 0 was taken for a class";
+  } catch (const InputError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find(o.test_data + ": line 5: test pattern 2 has targets 0 0 0"), std::string::npos) << m;
+    EXPECT_NE(m.find("one output at 1, the others at 0"), std::string::npos) << m;
+  }
+  // One output: a test target that is neither of the training set's two values.
+  const std::string train1 = dir.write("train1.data", "2 1 1\n0\n0\n1\n1\n");
+  o.test_data = dir.write("test1.data", "2 1 1\n0\n0\n1\n0.5\n");
+  try {
+    make_problem("fann:" + train1, o);
+    FAIL() << "a test target of 0.5 was taken for a class";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("line 5: test pattern 2 has targets 0.5"), std::string::npos) << e.what();
+  }
+  // Test patterns that are classes get the training set's labels.
+  o.test_data = dir.write("test2.data", "2 2 3\n0 0\n0 0 1\n0 1\n1 0 0\n");
+  const Problem p = make_problem("fann:" + train, o);
+  EXPECT_EQ(p.test.labels, (std::vector<int>{2, 0}));
+}
+
 TEST(problems, digits_are_mnist_with_seed000s_net) {
   const ProblemOptions o = mnist_options(500, 100);
   const Problem p = make_problem("digits", o);

@@ -110,7 +110,7 @@ void read_header(const std::string& path, std::string_view text, std::uint64_t c
 
 }  // namespace
 
-Dataset read_fann(const std::string& path) {
+Dataset read_fann(const std::string& path, std::vector<int>* target_lines) {
   const std::string text = read_text(path);
   std::uint64_t counts[3];
   read_header(path, text, counts);
@@ -147,6 +147,7 @@ Dataset read_fann(const std::string& path) {
       if (!parse_number(t, v)) bad_token(t, tokens.line(), "is not a number");
       const auto f = static_cast<float>(v);
       if (!std::isfinite(f)) bad_token(t, tokens.line(), "is not a finite single-precision number");
+      if (k == n_in && target_lines) target_lines->push_back(tokens.line());
       if (k < n_in)
         d.inputs(static_cast<Eigen::Index>(k), p) = f;
       else

@@ -7,6 +7,7 @@
 #include "data/dataset.hpp"
 
 #include <string>
+#include <vector>
 
 namespace wulf {
 
@@ -14,7 +15,9 @@ namespace wulf {
 // InputError naming the file for: a file that cannot be opened; a header that is not three
 // non-negative integers; a zero count; a token that is not a finite float (with its line);
 // more or fewer numbers than the header promises.
-Dataset read_fann(const std::string& path);
+// target_lines, if given, gets the line of each pattern's first target (for messages about
+// a pattern's targets).
+Dataset read_fann(const std::string& path, std::vector<int>* target_lines = nullptr);
 
 // Writes inputs on one line and outputs on the next with %.9g, which round-trips any float.
 // The file appears whole or not at all (written to path + ".tmp", then renamed). Throws

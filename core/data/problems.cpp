@@ -8,10 +8,13 @@
 #include "data/image.hpp"
 #include "train/partition.hpp"
 
+#include <fmt/format.h>
+
 #include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <numbers>
+#include <optional>
 
 namespace wulf {
 
@@ -96,39 +99,77 @@ int parse_int(std::string_view text, std::string_view what) {
   return v;
 }
 
-// Gives a single-output or one-of-k set its class labels when its targets are classes:
+// The two target values of a classifier's code: the lowest and the highest target.
+struct ClassCode {
+  float lo = 0, hi = 0;
+};
+
+// Pattern j's class in code: a single output at hi is class 1, at lo class 0; several
+// outputs are one-of-k, exactly one at hi and the others at lo. Nothing when the targets
+// are no class of the code (a regression target, a row of all lo, two at hi).
+std::optional<int> class_of(const Dataset& d, Eigen::Index j, ClassCode code) {
+  if (d.n_outputs() == 1) {
+    const float v = d.targets(0, j);
+    if (v != code.lo && v != code.hi) return std::nullopt;
+    return v == code.hi ? 1 : 0;
+  }
+  int hot = -1;
+  for (Eigen::Index i = 0; i < d.targets.rows(); ++i) {
+    const float v = d.targets(i, j);
+    if (v == code.hi && hot < 0) {
+      hot = static_cast<int>(i);
+    } else if (v != code.lo) {
+      return std::nullopt;
+    }
+  }
+  if (hot < 0) return std::nullopt;
+  return hot;
+}
+
+// Gives a single-output or one-of-k set its class labels when all its targets are classes:
 // FANN files carry no labels, but parity or one-of-k targets are plainly classes.
 void derive_labels(Dataset& d) {
   if (d.has_labels() || d.empty()) return;
+  const ClassCode code{d.targets.minCoeff(), d.targets.maxCoeff()};
+  if (!(code.lo < code.hi)) return;
   std::vector<int> labels(d.size());
-  if (d.n_outputs() == 1) {
-    const float lo = d.targets.minCoeff(), hi = d.targets.maxCoeff();
-    if (!(lo < hi)) return;
-    for (Eigen::Index j = 0; j < d.targets.cols(); ++j) {
-      const float v = d.targets(0, j);
-      if (v != lo && v != hi) return;  // more than two values: a regression target
-      labels[static_cast<std::size_t>(j)] = v == hi;
-    }
-    d.decision_threshold = 0.5f * (lo + hi);
-  } else {
-    const float lo = d.targets.minCoeff(), hi = d.targets.maxCoeff();
-    if (!(lo < hi)) return;
-    for (Eigen::Index j = 0; j < d.targets.cols(); ++j) {
-      int hot = -1;
-      for (Eigen::Index i = 0; i < d.targets.rows(); ++i) {
-        const float v = d.targets(i, j);
-        if (v == hi) {
-          if (hot >= 0) return;
-          hot = static_cast<int>(i);
-        } else if (v != lo) {
-          return;
-        }
-      }
-      if (hot < 0) return;
-      labels[static_cast<std::size_t>(j)] = hot;
-    }
+  for (Eigen::Index j = 0; j < d.targets.cols(); ++j) {
+    const std::optional<int> c = class_of(d, j, code);
+    if (!c) return;  // a regression set
+    labels[static_cast<std::size_t>(j)] = *c;
   }
+  if (d.n_outputs() == 1) d.decision_threshold = 0.5f * (code.lo + code.hi);
   d.labels = std::move(labels);
+}
+
+// The test set of a classifier, labelled in the training set's code, so that a test pattern
+// is right or wrong as a training pattern would be. A test pattern that is no class of that
+// code (all outputs at 0, say) is refused, naming its line (target_lines, from read_fann):
+// counted as right it would report a false accuracy, and it could not be counted as wrong
+// either, having no class to get wrong.
+void label_like_training(const Dataset& train, Dataset& test, const std::string& path,
+                         const std::vector<int>& target_lines) {
+  if (test.empty()) return;
+  const ClassCode code{train.targets.minCoeff(), train.targets.maxCoeff()};
+  std::vector<int> labels(test.size());
+  for (Eigen::Index j = 0; j < test.targets.cols(); ++j) {
+    const std::optional<int> c = class_of(test, j, code);
+    if (!c) {
+      std::string targets;
+      for (Eigen::Index i = 0; i < test.targets.rows(); ++i)
+        targets += (i ? " " : "") + fmt::format("{:g}", test.targets(i, j));
+      const std::string which = train.n_outputs() == 1 ? fmt::format("{:g} or {:g}", code.lo, code.hi)
+                                                       : fmt::format("one output at {:g}, the others at {:g}",
+                                                                     code.hi, code.lo);
+      throw InputError(fmt::format(
+          "--test-data {}: line {}: test pattern {} has targets {}, which are no class of the training set "
+          "(its targets are classes: {}); a classifier's test patterns must be classes too",
+          path, target_lines[static_cast<std::size_t>(j)], j + 1, targets, which));
+    }
+    labels[static_cast<std::size_t>(j)] = *c;
+  }
+  test.labels = std::move(labels);
+  test.decision_threshold = train.decision_threshold;
 }
 
 void apply_sizes(Problem& p, const ProblemOptions& o) {
@@ -298,15 +339,16 @@ Problem make_fann(std::string_view path, const ProblemOptions& o) {
   p.name = "fann:" + std::string(path);
   p.description = "FANN data file " + std::string(path);
   p.train = read_fann(std::string(path));
+  std::vector<int> test_target_lines;
   if (!o.test_data.empty()) {
-    p.test = read_fann(o.test_data);
+    p.test = read_fann(o.test_data, &test_target_lines);
     if (p.test.n_inputs() != p.train.n_inputs() || p.test.n_outputs() != p.train.n_outputs())
       throw InputError("--test-data " + o.test_data + ": " + std::to_string(p.test.n_inputs()) + " inputs and " +
                        std::to_string(p.test.n_outputs()) + " outputs, but the training file has " +
                        std::to_string(p.train.n_inputs()) + " and " + std::to_string(p.train.n_outputs()));
   }
   derive_labels(p.train);
-  if (p.train.has_labels()) derive_labels(p.test);
+  if (p.train.has_labels()) label_like_training(p.train, p.test, o.test_data, test_target_lines);
   // Targets below zero call for a symmetric output; FANN's own defaults otherwise
   // (learning rate 0.7, incremental training).
   const bool symmetric = p.train.targets.minCoeff() < 0;
