@@ -477,9 +477,6 @@ double screen_iteration_times(const Request& r, std::vector<Candidate>& candidat
       // Every iteration charges the same simulated time (compute charges depend on counts,
       // not values), so one iteration gives the time per iteration.
       a.insert(a.end(), {"--numerics", "off", "--epochs", "1"});
-      // Without a test set, training with arithmetic checks the error on the whole
-      // training set after every iteration; without arithmetic only --eval-train charges it.
-      if (r.problem.test_total == 0) a.insert(a.end(), {"--eval-train", "on"});
       double wall = 0;
       const std::string path = scratch.file("time-" + std::to_string(j) + ".json");
       const Json record = train_record(a, path, wall);

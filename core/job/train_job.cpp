@@ -113,6 +113,10 @@ void resolve_compute(const po::variables_map& vm, TrainJob& job) {
   }
   if (compute.mode == ComputeMode::measured && !compute.numerics)
     throw InputError("--compute measured times the arithmetic, which --numerics off skips");
+  // Each session is a whole training run on one rank's copy of the data, which a time-only
+  // run does not load.
+  if (job.strategy == Strategy::session && !compute.numerics)
+    throw InputError("--numerics off: --strategy session trains whole nets and needs the arithmetic");
 }
 
 // The record and the weights file, checked writable before any work is done.

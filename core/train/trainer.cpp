@@ -296,11 +296,14 @@ void Run<T>::restore_good_weights() {
 template <class T>
 void Run<T>::run_test(IterationRecord& r) {
   if (sizes.test > 0) r.test = evaluate_all(test, local_count(test, sizes.test));
-  // Without a test set the training set is the check set, evaluated exactly; without the
-  // arithmetic (--numerics off) there are no errors to check, and seed 000's iteration
-  // (eq. 3) has no such pass, so it is not charged.
-  if (config.eval_train || (sizes.test == 0 && numerics))
-    r.train = evaluate_all(train, local_count(train, sizes.train));
+  // Without a test set the training set is the check set, evaluated exactly. Without the
+  // arithmetic (--numerics off) there are no errors to check, but the pass is charged all
+  // the same: a time-only run must take the time the real one takes.
+  if (config.eval_train || sizes.test == 0) r.train = evaluate_all(train, local_count(train, sizes.train));
+  if (!numerics) {  // charged, but no arithmetic, no errors
+    r.test.reset(), r.train.reset();
+    return;
+  }
   if (r.train) r.train_error = r.train->error(config.metric);
 }
 
@@ -314,7 +317,6 @@ template <class T>
 IterationRecord Run<T>::untrained() {
   IterationRecord r0;
   run_test(r0);
-  if (!numerics) r0.test.reset(), r0.train.reset();
   // Its training error too, exactly (later iterations' is the running error of the pass),
   // so that a curve of train_error starts at iteration 0 as test_error's does. Like the
   // rest of iteration 0 it is outside the clock, and it is kept out of the phase times:
@@ -349,7 +351,6 @@ std::optional<Stop> Run<T>::iteration(int it, const std::function<ErrorSums(int 
   }
   run_test(rec);
   rec.time_s = comm.now() - start;
-  if (!numerics) rec.test.reset(), rec.train.reset();  // no arithmetic, no errors
   report(result, rec);
   std::optional<Stop> stop = rule.after_check(rec, requested_);
   if (!stop || !stopped_on_fault(stop->reason)) keep_good_weights(it);
@@ -390,9 +391,12 @@ void Run<T>::finish(TrainResult& result, double start, const std::optional<BestE
   }
   result.weights_iteration = stopped_on_fault(result.reason) ? good_iteration_ : result.history.back().iteration;
   // After a fault the history holds the errors up to the last good weights; no final pass.
-  if (!stopped_on_fault(result.reason) && numerics) {
+  // Without the arithmetic the final pass is charged (its phase times and collectives are
+  // the real run's) and its errors, which are none, are not kept.
+  if (!stopped_on_fault(result.reason)) {
     result.final_train = evaluate_all(train, local_count(train, sizes.train));
     if (sizes.test > 0) result.final_test = evaluate_all(test, local_count(test, sizes.test));
+    if (!numerics) result.final_train = Evaluation{}, result.final_test.reset();
   }
   result.phases = phases;
 }

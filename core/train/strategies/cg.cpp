@@ -24,7 +24,8 @@
 // broadcasts [stop, 0, reason] instead of [accept, s]: every rank goes back to w0 and asks
 // Run to stop, and Run puts the last good weights back (wulf train exits with 3).
 // Without the arithmetic (--numerics off, time only) there is nothing to search with: each
-// line search is charged as --cg-refinements probes at the previous step.
+// line search is charged as --cg-refinements probes at the previous step, which is the
+// real run's time when its search brackets the minimum at the first probe.
 //
 // Load balancing (--load-balance FRACTION --chunk C, seed 002 section 6.2): rank 0 is a
 // pure master that holds no data and computes nothing; ranks 1..p-1 share the data. In
@@ -129,8 +130,10 @@ class CgTrainer {
     Control done{static_cast<double>(Command::accept), step_, 0};
     run_.note("patterns", patterns);
     if (!run_.numerics) {
-      // No values to search with: the time of a line search that brackets at its first
-      // probe and interpolates `refinements` times.
+      // No values to search with: the direction's time as with them, and the time of a line
+      // search that brackets at its first probe and interpolates `refinements` times (a
+      // real search may probe more: the one place where a time-only cg run can differ).
+      run_.kernel(Phase::update, 1, 8.0 * static_cast<double>(run_.weights), [] {});
       for (int i = 0; i < cg_.refinements; ++i) probe_slope(step_, i == 0);
       probes_ += cg_.refinements;
       announce(done);
