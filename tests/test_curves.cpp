@@ -178,5 +178,35 @@ TEST(curves, a_time_limit_with_a_target_not_reached_says_so_too) {
   EXPECT_GE(r.at("final").at("time_s").get<double>(), 0.002);
 }
 
+// The record's contract (../shared/DESIGN.md): final holds the error fields a history entry
+// holds, with the final pass's values; a run without the arithmetic has none, so they are
+// null, never a 0 that reads as a perfect net.
+TEST(curves, final_holds_the_error_fields_of_the_history) {
+  TestDir dir;
+  // A classifier with a test set (every field) and one without (the training set's only).
+  const Json digits = train_record(dir, "digits", {"--problem", "digits:20x20", "--train-size", "300", "--test-size",
+                                                   "100", "--epochs", "2", "--block", "50"});
+  const Json parity = train_record(dir, "parity", {"--problem", "parity", "--epochs", "2"});
+  for (const Json* record : {&digits, &parity}) {
+    const Json& last = record->at("history").back();
+    const Json& fin = record->at("final");
+    for (const char* key : {"train_error", "train_rmse", "train_class_errors", "train_accuracy", "test_error",
+                            "test_rmse", "test_loss", "test_class_errors", "test_accuracy"})
+      if (last.contains(key) || std::string(key).rfind("train_", 0) == 0) {
+        ASSERT_TRUE(fin.contains(key)) << key;
+        EXPECT_TRUE(fin.at(key).is_number()) << key;
+      }
+  }
+  const Json& d = digits.at("final");
+  EXPECT_EQ(d.at("test_error"), d.at("test").at("class_errors").get<double>() / 100.0);  // --error class
+  EXPECT_EQ(d.at("test_class_errors"), d.at("test").at("class_errors"));
+  EXPECT_EQ(d.at("train_rmse"), d.at("train").at("rmse"));
+  const Json off = train_record(dir, "off", {"--problem", "parity", "--epochs", "2", "--block", "16", "--engine", "sim", "--np", "2",
+                                             "--platform", toy4, "--numerics", "off"});
+  EXPECT_TRUE(off.at("final").at("train_error").is_null());
+  EXPECT_TRUE(off.at("final").at("train_rmse").is_null());
+  EXPECT_FALSE(off.at("final").contains("train"));
+}
+
 }  // namespace
 }  // namespace wulf

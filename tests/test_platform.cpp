@@ -86,6 +86,11 @@ TEST(platform, bench_measures_latency_bandwidth_and_collectives_deterministicall
   EXPECT_EQ(a.at("collectives").size(), 12u);
   for (std::size_t i = 0; i < 12; ++i)
     EXPECT_EQ(a.at("collectives")[i].at("time_s").get<double>(), b.at("collectives")[i].at("time_s").get<double>());
+  // The record says how each time is taken, as --help does.
+  EXPECT_NE(a.at("config").at("measured_as").at("collectives").get<std::string>().find("last rank"), std::string::npos);
+  EXPECT_NE(a.at("config").at("measured_as").at("pingpong").get<std::string>().find("half the round trip"),
+            std::string::npos);
+  EXPECT_NE(wulf({"platform", "bench", "--help"}).out.find("the last rank's finish"), std::string::npos);
 }
 
 TEST(platform, a_malformed_file_a_route_to_nowhere_or_too_few_cores_stop_the_run) {

@@ -206,6 +206,9 @@ Json bench_config(const BenchJob& job, const std::vector<PlatformHost>& pair) {
   config["pingpong_hosts"] = Json::array({pair[0].name, pair[1].name});
   config["type"] = job.type;
   config["repeat"] = job.repeat;
+  config["measured_as"] = {
+      {"pingpong", "half the round trip, the mean over the calls"},
+      {"collectives", "from a barrier to the last rank's finish, the mean over the calls"}};
   config["collective_algorithm"] = "allreduce:" + job.allreduce + ", reduce:" + job.reduce;
   config["what_if"]["bw_scale"] = job.bw_scale;
   config["what_if"]["lat_scale"] = job.lat_scale;
@@ -273,7 +276,9 @@ int bench_command(const std::vector<std::string>& args, std::ostream& out, std::
       ("reduce", reduce_value()->default_value("default"),
        "reduce algorithm: SMPI's (default, binomial) or wulf's own (wulf-binomial, four-stage: seed 002's, its "
        "layout from the platform's host properties)")
-      ("repeat", po::value<long long>()->default_value(3), "calls per measurement (the mean is reported)")
+      ("repeat", po::value<long long>()->default_value(3),
+       "calls per measurement: a collective's time is the mean over the calls of the last rank's finish "
+       "(every call starts after a barrier); a ping-pong's is half the mean round trip")
       ("no-pingpong", "measure only the collectives")
       ("bw-scale", po::value<double>()->default_value(1.0), "what-if: every link's bandwidth times this")
       ("lat-scale", po::value<double>()->default_value(1.0), "what-if: every link's latency times this")

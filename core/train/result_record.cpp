@@ -109,6 +109,36 @@ Json performance_json(const Performance& p, std::size_t ranks, double machine_co
   return j;
 }
 
+namespace {
+
+// The final pass's errors under the names a history entry gives them (train_error and
+// test_error in the run's metric, then the sets spelled out), and each set whole. A run
+// without the arithmetic has no errors: null, never a 0 that reads as a perfect net.
+void add_final_errors(Json& fin, const TrainResult& r, ErrorMetric metric) {
+  const Evaluation& train = r.final_train;
+  const bool evaluated = train.patterns > 0;  // every evaluated training set has patterns
+  const auto value = [&](double v) { return evaluated ? Json(v) : Json(nullptr); };
+  if (evaluated) fin["train"] = evaluation_json(train);
+  fin["train_error"] = value(train.error(metric));
+  fin["train_rmse"] = value(train.rmse);
+  if (evaluated && train.classifier) {
+    fin["train_class_errors"] = train.class_errors;
+    fin["train_accuracy"] = train.accuracy();
+  }
+  if (!r.final_test) return;
+  const Evaluation& test = *r.final_test;
+  fin["test"] = evaluation_json(test);
+  fin["test_error"] = test.error(metric);
+  fin["test_rmse"] = test.rmse;
+  fin["test_loss"] = test.loss;
+  if (test.classifier) {
+    fin["test_class_errors"] = test.class_errors;
+    fin["test_accuracy"] = test.accuracy();
+  }
+}
+
+}  // namespace
+
 void add_train_result(Json& record, const TrainResult& r, std::size_t parameters, ErrorMetric metric,
                       const std::vector<PhaseTimes>& per_rank) {
   Json history = Json::array();
@@ -159,16 +189,7 @@ void add_train_result(Json& record, const TrainResult& r, std::size_t parameters
     fin["strategy"] = std::move(stats);
   }
   // After a fault there was no final pass: the history holds the errors up to the last good weights.
-  if (!stopped_on_fault(r.reason)) {
-    fin["train"] = evaluation_json(r.final_train);
-    fin["train_rmse"] = r.final_train.rmse;
-    if (r.final_train.classifier) fin["train_accuracy"] = r.final_train.accuracy();
-    if (r.final_test) {
-      fin["test"] = evaluation_json(*r.final_test);
-      fin["test_rmse"] = r.final_test->rmse;
-      if (r.final_test->classifier) fin["test_accuracy"] = r.final_test->accuracy();
-    }
-  }
+  if (!stopped_on_fault(r.reason)) add_final_errors(fin, r, metric);
   record["final"] = std::move(fin);
 
   const PhaseTimes& p = r.phases;
