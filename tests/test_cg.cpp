@@ -379,6 +379,29 @@ TEST(cg_cli, weights_out_holds_the_final_weights_of_any_strategy) {
   EXPECT_TRUE(contains(input_error([&] { read_weights(cut); }), "2 values, the header says 3"));
 }
 
+// --weights-in starts from a file --weights-out wrote, and --epochs 0 only evaluates: saved,
+// loaded and evaluated, the errors are the trained run's final ones, bit for bit; on the
+// simulator every rank starts from the file too; a file of another net is refused.
+TEST(cg_cli, weights_saved_and_loaded_give_the_same_errors_bit_for_bit) {
+  TestDir dir;
+  const std::string file = dir.file("w.txt");
+  const std::vector<std::string> net{"--problem", "function", "--hidden", "8", "--train-size", "200", "--test-size", "50"};
+  const Json trained = train_record(dir, "trained", with(net, {"--epochs", "3", "--block", "8", "--weights-out", file}));
+  const Json loaded = train_record(dir, "loaded", with(net, {"--epochs", "0", "--weights-in", file}));
+  const Json sim = train_record(dir, "sim", with(net, {"--epochs", "0", "--weights-in", file, "--block", "8", "--engine",
+                                                       "sim", "--np", "2", "--platform", toy4}));
+  for (const char* set : {"train", "test"}) {
+    EXPECT_EQ(loaded.at("final").at(set), trained.at("final").at(set)) << set;
+    EXPECT_NEAR(sim.at("final").at(set).at("rmse").get<double>(),
+                trained.at("final").at(set).at("rmse").get<double>(), 1e-6) << set;  // sums over 2 ranks
+  }
+  EXPECT_EQ(loaded.at("final").at("iterations"), 0);
+  EXPECT_EQ(loaded.at("history").size(), 1u);
+  EXPECT_EQ(loaded.at("config").at("weights_in").get<std::string>(), file);
+  expect_train_refused({"--problem", "function", "--hidden", "9", "--weights-in", file}, {file, "2-8-1", "2-9-1"});
+  expect_train_refused(with(net, {"--weights-in", dir.file("none.txt")}), {"none.txt"});
+}
+
 TEST(cg_cli, a_flat_direction_stops_training_with_the_record_and_the_last_good_weights) {
   TestDir dir;
   // The slope f'(0) of each iteration's direction, from a run without a flat tolerance.

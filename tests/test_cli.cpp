@@ -67,7 +67,7 @@ TEST_F(cli, unknown_problem_option_or_command_is_refused) {
 TEST_F(cli, zero_or_negative_sizes_are_refused) {
   expect_refused({"train", "--problem", "encoder:8", "--block", "0"}, {"--block", "at least 1"});
   expect_refused({"train", "--problem", "encoder:8", "--block", "-3"}, {"--block", "-3"});
-  expect_refused({"train", "--problem", "encoder:8", "--epochs", "0"}, {"--epochs"});
+  expect_refused({"train", "--problem", "encoder:8", "--epochs", "-1"}, {"--epochs"});
   expect_refused({"train", "--problem", "encoder:8", "--hidden", "0"}, {"--hidden", "0"});
   expect_refused({"train", "--problem", "encoder:8", "--hidden", "8,-2"}, {"--hidden", "-2"});
   expect_refused({"train", "--problem", "function", "--train-size", "-1"}, {"--train-size"});

@@ -283,7 +283,7 @@ TEST(trainer, validate_refuses_bad_settings_with_the_option_named) {
       {{.block = 4, .eta = -1}, "--eta"},
       {{.block = 4, .eta = std::nan("")}, "--eta"},
       {{.block = 4, .alpha = 1.0}, "--alpha"},
-      {{.block = 4, .max_iterations = 0}, "--epochs"},
+      {{.block = 4, .max_iterations = -1}, "--epochs"},
       {{.block = 4, .target_error = -0.5}, "--target-error"}};
   for (const auto& [c, part] : cases) EXPECT_NE(message(c).find(part), std::string::npos) << message(c);
   EXPECT_EQ(message({.block = 4}), "accepted");

@@ -10,6 +10,7 @@
 #include "util/json.hpp"
 #include "util/random.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
@@ -208,6 +209,11 @@ int train(TrainJob& job, Comm& comm, Compute& compute, std::ostream& out, std::o
   // Every rank draws the same weights from the same seed: seed 000 initialises on one
   // processor and distributes them, which ends in the same state.
   if (compute.numerics()) net.init_uniform(job.config.init_range, weights_rng);
+  // --weights-in: every rank starts from the file's values instead (exact in the file's
+  // precision; a double file read into a float net is rounded once).
+  if (!job.initial_weights.empty())
+    std::transform(job.initial_weights.begin(), job.initial_weights.end(), net.parameters().begin(),
+                   [](double v) { return static_cast<T>(v); });
   if (!job.quiet && lead) print_plan(out, job, net.parameter_count(), comm.size());
   const ProgressFn progress = [&](const IterationRecord& r) {
     if (!job.quiet) print_progress(out, r, job.config.metric);

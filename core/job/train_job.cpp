@@ -4,6 +4,7 @@
 #include "train/result_record.hpp"
 #include "train/session.hpp"
 #include "util/errors.hpp"
+#include "nn/weights_file.hpp"
 #include "util/files.hpp"
 
 #include <wulf/build_info.hpp>
@@ -138,6 +139,25 @@ void resolve_output(const po::variables_map& vm, TrainJob& job) {
     job.weights_path = vm["weights-out"].as<std::string>();
     check_writable(job.weights_path, "--weights-out");
   }
+}
+
+// --weights-in: the file's values, checked to be a net of this run's shape (layer sizes,
+// activations, loss, bias) before any rank starts; every rank reads the same file.
+void resolve_weights_in(const po::variables_map& vm, TrainJob& job) {
+  if (!vm.count("weights-in")) return;
+  const std::string where = "--weights-in " + vm["weights-in"].as<std::string>() + ": ";
+  if (job.strategy == Strategy::session)
+    throw InputError(where + "--strategy session trains one net per point of the sweep, each from its own seed");
+  if (!job.compute.numerics) throw InputError(where + "--numerics off computes with no weights");
+  job.weights_in = vm["weights-in"].as<std::string>();
+  const WeightsFile file = read_weights(job.weights_in);
+  if (file.net != job.spec.describe())
+    throw InputError(where + "holds a net " + file.net + ", this run's is " + job.spec.describe() +
+                     " (--hidden, --activation, --output-activation, --loss and --bias must match)");
+  if (file.values.size() != job.spec.parameter_count())
+    throw InputError(where + std::to_string(file.values.size()) + " values for a net of " +
+                     std::to_string(job.spec.parameter_count()) + " weights");
+  job.initial_weights = file.values;
 }
 
 // cg's settings, checked before the data is read and before any rank starts.
@@ -280,6 +300,7 @@ void add_engine_json(Json& j, const TrainJob& job) {
     j["cg"] = std::move(g);
   }
   j["weights_out"] = job.weights_path.empty() ? Json(nullptr) : Json(job.weights_path);
+  j["weights_in"] = job.weights_in.empty() ? Json(nullptr) : Json(job.weights_in);
   j["machine_cost_usd"] = job.machine_cost_usd > 0 ? Json(job.machine_cost_usd) : Json(nullptr);
   if (job.strategy == Strategy::session) j["sweep"] = job.sweep;
   j["platform"] = job.platform.empty() ? Json(nullptr) : Json(job.platform);
@@ -359,7 +380,8 @@ TrainJob resolve(const po::variables_map& vm, const RankPlace& place) {
   // Everything about the options that can be checked without the data is checked first
   // (the typed options were checked as they were read).
   const std::optional<std::size_t> block = vm.count("block") ? std::optional(positive(vm, "block")) : std::nullopt;
-  const std::optional<std::size_t> epochs = vm.count("epochs") ? std::optional(positive(vm, "epochs")) : std::nullopt;
+  const std::optional<std::size_t> epochs =
+      vm.count("epochs") ? std::optional(positive(vm, "epochs", true)) : std::nullopt;
   if (epochs && *epochs > 100'000'000) throw InputError("--epochs: too many");
 
   const ProblemOptions data = resolve_data(vm, place, job);
@@ -368,6 +390,7 @@ TrainJob resolve(const po::variables_map& vm, const RankPlace& place) {
   if (job.compute.mode == ComputeMode::calibrated)
     check_profile_fits(job.compute.profile, job.problem.name, job.spec, precision_name(job));
   resolve_training(vm, block, epochs, job);
+  resolve_weights_in(vm, job);
 
   job.config_json = Json::object();
   add_engine_json(job.config_json, job);

@@ -24,7 +24,9 @@ struct TrainJob {
   bool double_precision = false;
   bool quiet = false;
   std::string out_path;
-  std::string weights_path;
+  std::string weights_path;      // --weights-out
+  std::string weights_in;        // --weights-in, whose values are initial_weights
+  std::vector<double> initial_weights;
   Json config_json;  // the record's "config"
   double load_seconds = 0;
   // The engine: seq, real or sim, on np ranks.

@@ -61,7 +61,10 @@ po::options_description net_options() {
       ("bias", on_off("bias")->default_value(true, "on"), "bias weights: on|off (seed 000 counts none)")
       ("precision", one_of({"float", "double"}, "--precision: '{}' (expected float or double)")->default_value("float"),
        "arithmetic: float|double")
-      ("init-range", po::value<double>(), "initial weights uniform in [-r, r]; 0: 1/sqrt(fan-in) (default: the problem's)");
+      ("init-range", po::value<double>(), "initial weights uniform in [-r, r]; 0: 1/sqrt(fan-in) (default: the problem's)")
+      ("weights-in", po::value<std::string>(),
+       "start from the weights in FILE (as --weights-out writes them) instead of random ones; with --epochs 0 the "
+       "net is only evaluated");
   return net;
 }
 
@@ -152,7 +155,8 @@ po::options_description training_options() {
       ("alpha", po::value<double>(), "momentum in [0, 1) (default: the problem's)")
       ("momentum", parsed<MomentumRule>(parse_momentum_rule), "momentum rule: classic|damped (damped scales the step by 1 - alpha) (default: the problem's)")
       ("block-step", parsed<BlockStep>(parse_block_step), "a block's update: sum|mean of its patterns' updates (sum: eta is each pattern's step; mean: the block's) (default: the problem's)")
-      ("epochs", po::value<long long>(), "most iterations (passes over the training set) (default: the problem's)")
+      ("epochs", po::value<long long>(),
+       "most iterations (passes over the training set); 0: evaluate the net only (default: the problem's)")
       ("target-error", po::value<double>(), "stop when the test error (the training error where there is no test set) is <= E")
       ("error", parsed<ErrorMetric>(parse_error_metric), "what errors mean: rmse|mse|loss|class (default: class for classifiers, else rmse)")
       ("max-seconds", po::value<double>()->default_value(0.0), "stop after this much training time (0: no limit)")

@@ -120,7 +120,7 @@ void validate(const TrainConfig& c, std::size_t n, bool classifier, int ranks) {
                      std::to_string(ranks) + " ranks (b must be at least --np)");
   if (!(c.eta > 0) || !std::isfinite(c.eta)) throw InputError("--eta: must be a positive number");
   if (!(c.alpha >= 0 && c.alpha < 1)) throw InputError("--alpha: must be in [0, 1)");
-  if (c.max_iterations <= 0) throw InputError("--epochs: must be at least 1");
+  if (c.max_iterations < 0) throw InputError("--epochs: must not be negative");
   if (c.target_error && (!(*c.target_error >= 0) || !std::isfinite(*c.target_error)))
     throw InputError("--target-error: must be a non-negative number");
   if (!(c.max_seconds >= 0)) throw InputError("--max-seconds: must be non-negative");
@@ -374,6 +374,7 @@ TrainResult Run<T>::run(const std::function<ErrorSums(int iteration)>& iterate) 
     if (stopped_on_fault(stop->reason)) restore_good_weights();
     break;
   }
+  if (config.max_iterations == 0) result.reason_detail = "no iteration (--epochs 0): the net as it started, evaluated";
   finish(result, start, rule.best());
   return result;
 }
