@@ -11,6 +11,7 @@
 //   wulf-platform grow FILE.xml N OUT.xml
 //                                  writes the platform's one homogeneous cluster with N hosts
 //                                  (the what-if of more processors than the machine had)
+#include <simgrid/kernel/routing/NetPoint.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Link.hpp>
@@ -43,6 +44,27 @@ const char* policy(simgrid::s4u::Link::SharingPolicy p) {
   return "?";
 }
 
+// The hosts of zone z and of the zones in it, in the order the platform declares them: each
+// zone's own hosts in their order of creation (a cluster's radical, in order), then its
+// zones' in theirs. SimGrid's Engine::get_all_hosts() sorts by name instead (ft-0, ft-1,
+// ft-10, ...), which would put ranks on hosts the file does not put side by side.
+void add_declared_hosts(const simgrid::s4u::NetZone* z, std::vector<simgrid::s4u::Host*>& out) {
+  std::vector<simgrid::s4u::Host*> own;
+  for (simgrid::s4u::Host* h : z->get_all_hosts())
+    if (h->get_englobing_zone() == z) own.push_back(h);
+  std::sort(own.begin(), own.end(), [](const simgrid::s4u::Host* a, const simgrid::s4u::Host* b) {
+    return a->get_netpoint()->id() < b->get_netpoint()->id();
+  });
+  out.insert(out.end(), own.begin(), own.end());
+  for (const simgrid::s4u::NetZone* c : z->get_children()) add_declared_hosts(c, out);
+}
+
+std::vector<simgrid::s4u::Host*> declared_hosts(const simgrid::s4u::Engine& e) {
+  std::vector<simgrid::s4u::Host*> hosts;
+  add_declared_hosts(e.get_netzone_root(), hosts);
+  return hosts;
+}
+
 Json zone_json(const simgrid::s4u::NetZone* z) {
   Json out = {{"name", z->get_name()}, {"hosts", z->get_all_hosts().size()}, {"properties", Json::object()}};
   // The zone's <prop> elements, e.g. wulf:cost-usd (seed 002's price/performance).
@@ -55,7 +77,7 @@ Json zone_json(const simgrid::s4u::NetZone* z) {
 
 void info(const simgrid::s4u::Engine& e) {
   Json out = {{"hosts", Json::array()}, {"links", Json::array()}};
-  const std::vector<simgrid::s4u::Host*> hosts = e.get_all_hosts();
+  const std::vector<simgrid::s4u::Host*> hosts = declared_hosts(e);
   for (const simgrid::s4u::Host* h : hosts)
     out["hosts"].push_back({{"name", h->get_name()},
                             {"cores", h->get_core_count()},
@@ -94,7 +116,7 @@ void info(const simgrid::s4u::Engine& e) {
 // Exits 2 naming the first pair of the first k hosts with no route between them (a Full
 // zone without a <route> for a pair gives an empty route, which SimGrid does not refuse).
 int check_routes(const simgrid::s4u::Engine& e, std::size_t k) {
-  const std::vector<simgrid::s4u::Host*> hosts = e.get_all_hosts();
+  const std::vector<simgrid::s4u::Host*> hosts = declared_hosts(e);
   k = std::min(k, hosts.size());
   for (std::size_t i = 0; i < k; ++i)
     for (std::size_t j = 0; j < k; ++j) {
@@ -198,7 +220,7 @@ int main(int argc, char** argv) {
       const char* v = h->get_property(key);
       return std::string(v && *v ? v : "-");
     };
-    for (const simgrid::s4u::Host* h : engine.get_all_hosts())
+    for (const simgrid::s4u::Host* h : declared_hosts(engine))
       std::printf("%s %d %.17g %s %s %s\n", h->get_cname(), h->get_core_count(), h->get_speed(),
                   prop(h, "wulf:group").c_str(), prop(h, "wulf:node").c_str(), prop(h, "wulf:nics").c_str());
     return 0;

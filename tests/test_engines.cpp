@@ -120,6 +120,24 @@ TEST(engines, numerics_off_charges_the_same_time_without_the_arithmetic) {
     }
 }
 
+// Ranks go on the platform's hosts in the order the file declares them (a fat tree's ft-0,
+// ft-1, ft-2, ..., not the name order ft-0, ft-1, ft-10), and every record names the host of
+// each rank, on every engine.
+TEST(engines, ranks_fill_hosts_in_the_platforms_order_and_the_record_names_them) {
+  TestDir dir;
+  const std::vector<std::string> problem{"--problem", "encoder:16", "--epochs", "1", "--block", "8"};
+  const Json sim = run(dir, "sim", {"--engine", "sim", "--np", "4", "--platform", test_platform("fattree.xml")}, problem);
+  EXPECT_EQ(sim.at("hosts"), Json::array({"ft-0", "ft-1", "ft-2", "ft-3"}));
+  const Json real = run(dir, "real", {"--engine", "real", "--np", "2"}, problem);
+  const Json seq = run(dir, "seq", {}, problem);
+  ASSERT_EQ(seq.at("hosts").size(), 1u);
+  EXPECT_FALSE(seq.at("hosts")[0].get<std::string>().empty());
+  EXPECT_EQ(real.at("hosts"), Json::array({seq.at("hosts")[0], seq.at("hosts")[0]}));  // this machine, twice
+  // wulf platform info lists the first hosts in that order too: ft-0 .. ft-5, no ft-10.
+  const Outcome info = expect_success({"platform", "info", test_platform("fattree.xml")}, {"  ft-5 ("});
+  EXPECT_FALSE(contains(info.out, "  ft-10 (")) << info.out;
+}
+
 TEST(engines, every_strategy_gives_the_same_errors_under_mpirun_and_smpirun) {
   TestDir dir;
   const std::vector<std::vector<std::string>> strategies{{"--strategy", "average", "--average-interval", "64"},

@@ -1,5 +1,6 @@
 #include "comm/comm.hpp"
 
+#include <unistd.h>
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -40,6 +41,12 @@ void SerialComm::abort(const std::string& message, int code) {
   if (clock_) clock_->abort(message, code);
   std::cerr << "wulf: " << message << std::endl;
   std::exit(code);
+}
+
+std::vector<std::string> SerialComm::hosts() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return {"unknown"};
+  return {name};
 }
 
 }  // namespace wulf

@@ -62,6 +62,10 @@ class Comm {
   static constexpr int no_color = -1;
   virtual std::unique_ptr<Comm> split(int color, int key) = 0;
 
+  // The host each rank runs on, in rank order, at rank 0 (elsewhere empty): a collective.
+  // MPI's processor name: the machine under mpirun, the platform's host under smpirun.
+  virtual std::vector<std::string> hosts() = 0;
+
   // Ends every rank: the message names this rank; never returns.
   [[noreturn]] virtual void abort(const std::string& message, int code) = 0;
 };
@@ -112,6 +116,7 @@ class SerialComm final : public Comm {
     if (!d.empty()) alone();
   }
   std::unique_ptr<Comm> split(int color, int) override;
+  std::vector<std::string> hosts() override;  // this machine's name
   [[noreturn]] void abort(const std::string& message, int code) override;
 
  private:

@@ -125,6 +125,7 @@ class ReduceComm final : public Comm {
   void recv_all(std::span<const std::span<float>> d, std::span<const int> s) override { inner_.recv_all(d, s); }
   void recv_all(std::span<const std::span<double>> d, std::span<const int> s) override { inner_.recv_all(d, s); }
   std::unique_ptr<Comm> split(int color, int key) override { return inner_.split(color, key); }
+  std::vector<std::string> hosts() override { return inner_.hosts(); }
   [[noreturn]] void abort(const std::string& message, int code) override {
     inner_.abort(message, code);
     std::terminate();  // not reached: abort does not return

@@ -138,6 +138,7 @@ int run_sessions(TrainJob& job, Comm& comm, Compute& compute, std::ostream& out)
   const std::vector<SessionOutcome> table =
       train_sessions<T>(job.spec, job.problem.train, job.problem.test, job.sessions, comm, compute, phases);
   const std::vector<PhaseTimes> per_rank = gather_phases(comm, phases);
+  const std::vector<std::string> hosts = comm.hosts();
   if (comm.rank() != 0) return exit_ok;
   fmt::print(out, "sessions of the sweep, {} ranks (errors in {}):\n", comm.size(), to_string(job.config.metric));
   fmt::print(out, "    #  rank      eta    alpha  block   seed   iter     time_s  {:>11}{:>11}  status\n", "train", "test");
@@ -146,7 +147,9 @@ int run_sessions(TrainJob& job, Comm& comm, Compute& compute, std::ostream& out)
                s.config.alpha, s.config.block, s.config.seed, s.iterations, s.seconds, s.train_error, s.test_error,
                s.status);
   if (!job.out_path.empty()) {
-    write_file_atomically(job.out_path, record_text(sessions_record(job, table, per_rank)) + "\n");
+    Json record = sessions_record(job, table, per_rank);
+    record["hosts"] = hosts;
+    write_file_atomically(job.out_path, record_text(record) + "\n");
     out << "record: " << job.out_path << "\n";
   }
   return exit_ok;
@@ -155,7 +158,8 @@ int run_sessions(TrainJob& job, Comm& comm, Compute& compute, std::ostream& out)
 // Rank 0's end of a run: the record and the weights file written, the result printed.
 template <class T>
 int finish(const TrainJob& job, const Mlp<T>& net, const TrainResult& result, const std::vector<PhaseTimes>& per_rank,
-           int ranks, bool numerics, std::ostream& out, std::ostream& err) {
+           const std::vector<std::string>& hosts, bool numerics, std::ostream& out, std::ostream& err) {
+  const int ranks = static_cast<int>(per_rank.size());
   Json record = Json::object();
   record["wulf_record"] = 1;
   record["config"] = job.config_json;
@@ -163,6 +167,7 @@ int finish(const TrainJob& job, const Mlp<T>& net, const TrainResult& result, co
   const Performance rate =
       training_performance(per_rank, net.parameter_count(), result.seconds, job.machine_cost_usd);
   record["performance"] = performance_json(rate, per_rank.size(), job.machine_cost_usd);
+  record["hosts"] = hosts;  // rank r's at r
   if (!job.weights_path.empty()) {
     // The net holds the final weights, or after a fault the last good ones (Run).
     write_file_atomically(job.weights_path,
@@ -175,7 +180,7 @@ int finish(const TrainJob& job, const Mlp<T>& net, const TrainResult& result, co
   if (!numerics) {
     fmt::print(out, "stopped: {}; {:g} s simulated, {:g} s per iteration (numerics off: no errors)\n",
                result.reason_detail, result.seconds,
-               result.seconds / static_cast<double>(result.history.back().iteration));
+               result.seconds / std::max(1.0, static_cast<double>(result.history.back().iteration)));
     print_rate(out, rate, ranks, job.machine_cost_usd);
     if (!job.out_path.empty()) out << "record: " << job.out_path << "\n";
     return exit_ok;
@@ -227,8 +232,9 @@ int train(TrainJob& job, Comm& comm, Compute& compute, std::ostream& out, std::o
 
   // Every rank's phase times to rank 0, for the record.
   const std::vector<PhaseTimes> per_rank = gather_phases(comm, result.phases);
+  const std::vector<std::string> hosts = comm.hosts();
   if (!lead) return stopped_on_fault(result.reason) ? exit_diverged : exit_ok;
-  return finish(job, net, result, per_rank, comm.size(), compute.numerics(), out, err);
+  return finish(job, net, result, per_rank, hosts, compute.numerics(), out, err);
 }
 
 }  // namespace

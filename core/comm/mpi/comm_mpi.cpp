@@ -4,6 +4,7 @@
 
 #include <mpi.h>
 
+#include <cstring>
 #include <iostream>
 #include <limits>
 #include <memory>
@@ -70,6 +71,19 @@ class MpiComm final : public Comm {
   int recv(std::span<double> d, int source) override { return recv_(d, source); }
   void recv_all(std::span<const std::span<float>> d, std::span<const int> s) override { recv_all_(d, s); }
   void recv_all(std::span<const std::span<double>> d, std::span<const int> s) override { recv_all_(d, s); }
+  std::vector<std::string> hosts() override {
+    char mine[MPI_MAX_PROCESSOR_NAME] = {};
+    int length = 0;
+    MPI_Get_processor_name(mine, &length);
+    std::vector<char> all(rank_ == 0 ? static_cast<std::size_t>(size_) * MPI_MAX_PROCESSOR_NAME : 0);
+    MPI_Gather(mine, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, comm_);
+    std::vector<std::string> names;
+    for (int r = 0; rank_ == 0 && r < size_; ++r) {
+      const char* name = all.data() + static_cast<std::size_t>(r) * MPI_MAX_PROCESSOR_NAME;
+      names.emplace_back(name, strnlen(name, MPI_MAX_PROCESSOR_NAME));
+    }
+    return names;
+  }
   std::unique_ptr<Comm> split(int color, int key) override {
     MPI_Comm part = MPI_COMM_NULL;
     MPI_Comm_split(comm_, color == no_color ? MPI_UNDEFINED : color, key, &part);
