@@ -115,8 +115,7 @@ void info(const simgrid::s4u::Engine& e) {
 
 // Exits 2 naming the first pair of the first k hosts with no route between them (a Full
 // zone without a <route> for a pair gives an empty route, which SimGrid does not refuse).
-int check_routes(const simgrid::s4u::Engine& e, std::size_t k) {
-  const std::vector<simgrid::s4u::Host*> hosts = declared_hosts(e);
+int check_routes(const std::vector<simgrid::s4u::Host*>& hosts, std::size_t k) {
   k = std::min(k, hosts.size());
   for (std::size_t i = 0; i < k; ++i)
     for (std::size_t j = 0; j < k; ++j) {
@@ -213,7 +212,30 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (verb == "grow") return grow(engine, std::stoul(argv[3]), argv[4]);
-    if (argc == 4 && check_routes(engine, std::stoul(argv[3])) != 0) return 2;
+    // hosts FILE K: the first K hosts must reach each other; hosts FILE a,b,...: these
+    // (an explicit placement, --hosts) must exist and reach each other.
+    if (argc == 4) {
+      const std::string which = argv[3];
+      std::vector<simgrid::s4u::Host*> chosen;
+      if (which.find_first_not_of("0123456789") == std::string::npos) {
+        chosen = declared_hosts(engine);
+        chosen.resize(std::min(chosen.size(), static_cast<std::size_t>(std::stoul(which))));
+      } else {
+        std::size_t start = 0;
+        while (start <= which.size()) {
+          const std::size_t end = std::min(which.find(',', start), which.size());
+          const std::string name = which.substr(start, end - start);
+          simgrid::s4u::Host* h = engine.host_by_name_or_null(name);
+          if (!h) {
+            std::fprintf(stderr, "--hosts: the platform has no host '%s'\n", name.c_str());
+            return 2;
+          }
+          if (std::find(chosen.begin(), chosen.end(), h) == chosen.end()) chosen.push_back(h);
+          start = end + 1;
+        }
+      }
+      if (check_routes(chosen, chosen.size()) != 0) return 2;
+    }
     // The properties seed 002's four-stage reduce reads: the host's group of nodes, its
     // index in the group and its NICs ("-" where the platform does not say).
     auto prop = [](const simgrid::s4u::Host* h, const char* key) {

@@ -133,6 +133,23 @@ TEST(engines, ranks_fill_hosts_in_the_platforms_order_and_the_record_names_them)
   ASSERT_EQ(seq.at("hosts").size(), 1u);
   EXPECT_FALSE(seq.at("hosts")[0].get<std::string>().empty());
   EXPECT_EQ(real.at("hosts"), Json::array({seq.at("hosts")[0], seq.at("hosts")[0]}));  // this machine, twice
+  // --hosts places each rank itself, from a list or a file, and is checked against the platform.
+  const Json placed = run(dir, "placed",
+                          {"--engine", "sim", "--np", "3", "--platform", test_platform("fattree.xml"), "--hosts",
+                           "ft-10,ft-3,ft-7"},
+                          problem);
+  EXPECT_EQ(placed.at("hosts"), Json::array({"ft-10", "ft-3", "ft-7"}));
+  EXPECT_EQ(placed.at("config").at("placement"), "--hosts");
+  const std::string list = dir.write("hosts.txt", "ft-5\n# a comment\n\nft-9\n");
+  const Json from_file =
+      run(dir, "file", {"--engine", "sim", "--np", "2", "--platform", test_platform("fattree.xml"), "--hosts", list},
+          problem);
+  EXPECT_EQ(from_file.at("hosts"), Json::array({"ft-5", "ft-9"}));
+  const std::vector<std::string> sim2{"train", "--problem", "encoder:16", "--block", "8", "--engine", "sim",
+                                      "--np",  "2",       "--platform", test_platform("fattree.xml")};
+  expect_refused(with(sim2, {"--hosts", "ft-1,nobody"}), {"no host 'nobody'"});
+  expect_refused(with(sim2, {"--hosts", "ft-1"}), {"1 hosts for --np 2"});
+  expect_refused(with(sim2, {"--hosts", "ft-1,ft-1"}), {"2 ranks on host ft-1, which has 1 core"});
   // wulf platform info lists the first hosts in that order too: ft-0 .. ft-5, no ft-10.
   const Outcome info = expect_success({"platform", "info", test_platform("fattree.xml")}, {"  ft-5 ("});
   EXPECT_FALSE(contains(info.out, "  ft-10 (")) << info.out;

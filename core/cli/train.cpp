@@ -85,7 +85,9 @@ int launch_sim(const TrainJob& job, const std::vector<std::string>& args, std::o
   std::unique_ptr<GrownPlatform> grown;
   if (job.grow > 0) grown = std::make_unique<GrownPlatform>(job.platform, job.grow);
   const std::string platform = grown ? grown->path() : job.platform;
-  const std::vector<PlatformHost> hosts = platform_hosts(platform, job.np, job.ranks_per_host);
+  const std::vector<PlatformHost> hosts = job.rank_hosts.empty()
+                                              ? platform_hosts(platform, job.np, job.ranks_per_host)
+                                              : placed_hosts(platform, job.rank_hosts);
   long long cores = 0;
   for (const auto& h : hosts) cores += h.cores;
   if (job.np > cores)

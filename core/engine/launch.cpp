@@ -11,6 +11,7 @@
 #include <cstring>
 #include <cerrno>
 #include <filesystem>
+#include <algorithm>
 #include <map>
 #include <fstream>
 #include <sstream>
@@ -63,6 +64,26 @@ std::vector<PlatformHost> platform_hosts(const std::string& file, long long rank
     platform_helper("hosts", file, std::to_string(used));
   }
   return hosts;
+}
+
+std::vector<PlatformHost> placed_hosts(const std::string& file, const std::vector<std::string>& names) {
+  std::string list;
+  for (const std::string& n : names) list += (list.empty() ? "" : ",") + n;
+  platform_helper("hosts", file, list);  // every name a host, and each pair routed
+  const std::vector<PlatformHost> all = platform_hosts(file);
+  std::map<std::string, int> ranks_on;
+  std::vector<PlatformHost> placed;
+  for (const std::string& n : names) {
+    const auto h = std::find_if(all.begin(), all.end(), [&](const PlatformHost& p) { return p.name == n; });
+    if (h == all.end()) throw InputError("--hosts: the platform " + file + " has no host '" + n + "'");
+    if (++ranks_on[n] > h->cores)
+      throw InputError("--hosts: " + std::to_string(ranks_on[n]) + " ranks on host " + n + ", which has " +
+                       std::to_string(h->cores) + (h->cores == 1 ? " core" : " cores"));
+    PlatformHost one = *h;
+    one.cores = 1;
+    placed.push_back(one);
+  }
+  return placed;
 }
 
 std::string reduce_layout_of(const std::vector<PlatformHost>& hosts, int np) {

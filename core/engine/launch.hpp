@@ -33,6 +33,11 @@ struct PlatformHost {
 // puts at most that many ranks on a host (each host's cores are capped to it), so that np
 // ranks spread over np hosts with 1 instead of filling the first host's cores.
 std::vector<PlatformHost> platform_hosts(const std::string& file, long long ranks = 0, long long ranks_per_host = 0);
+// An explicit placement (--hosts): rank r on names[r]. One entry per rank, in rank order,
+// each of one core, so that a hostfile of them puts every rank where it was asked. Throws
+// InputError naming the file for a host it lacks, two hosts with no route between them, or
+// more ranks on a host than it has cores.
+std::vector<PlatformHost> placed_hosts(const std::string& file, const std::vector<std::string>& names);
 // The four-stage reduce's layout (ReduceLayout's explicit form) of np ranks filling hosts
 // in order, each host's cores: one node per host, its group and node index from the host
 // properties, the fan-in the fewest NICs of a grouped host. Empty when no host used has a

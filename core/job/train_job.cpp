@@ -4,10 +4,13 @@
 #include "train/result_record.hpp"
 #include "train/session.hpp"
 #include "util/errors.hpp"
+#include "util/text.hpp"
 #include "nn/weights_file.hpp"
 #include "util/files.hpp"
 
 #include <wulf/build_info.hpp>
+
+#include <filesystem>
 
 #include <algorithm>
 #include <chrono>
@@ -80,6 +83,29 @@ void resolve_engine(const po::variables_map& vm, TrainJob& job) {
   }
 }
 
+// --hosts: a file of one host name per line (blank lines and # comments skipped), else a
+// list; one host per rank. The names are checked against the platform when it is read.
+std::vector<std::string> rank_hosts(const std::string& text, const TrainJob& job) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(text, ec)) {
+    for (const std::string& line : split_list(read_text_file(text, "--hosts"), '\n')) {
+      const std::string name = trim(line.substr(0, line.find('#')));
+      if (!name.empty()) names.push_back(name);
+    }
+  } else {
+    names = split_list(text);
+  }
+  for (const std::string& name : names)
+    if (name.empty() || name.find_first_of(" \t,") != std::string::npos)
+      throw InputError("--hosts " + text + ": '" + name + "' is not a host name");
+  if (names.size() != static_cast<std::size_t>(job.np))
+    throw InputError("--hosts " + text + ": " + std::to_string(names.size()) + " hosts for --np " +
+                     std::to_string(job.np) + " (one host per rank)");
+  if (job.ranks_per_host > 0) throw InputError("--hosts places every rank itself: drop --ranks-per-host");
+  return names;
+}
+
 // The arithmetic (precision, numerics) and, under sim, how its time is charged and the
 // platform's what-if.
 void resolve_compute(const po::variables_map& vm, TrainJob& job) {
@@ -101,6 +127,10 @@ void resolve_compute(const po::variables_map& vm, TrainJob& job) {
   if (job.grow < 0) throw InputError("--grow: must not be negative");
   job.ranks_per_host = vm["ranks-per-host"].as<long long>();
   if (job.ranks_per_host < 0) throw InputError("--ranks-per-host: must not be negative");
+  if (vm.count("hosts")) job.rank_hosts = rank_hosts(vm["hosts"].as<std::string>(), job);
+  if (!job.rank_hosts.empty() && job.reduce == "four-stage" && !job.has_reduce_layout)
+    throw InputError("--hosts with --reduce four-stage needs --reduce-layout (the layout read from the platform "
+                     "follows its own host order)");
   if (job.engine != "sim") {
     if (!compute.numerics) throw InputError("--numerics off: only --engine sim can skip the arithmetic");
     return;
@@ -324,6 +354,7 @@ void add_engine_json(Json& j, const TrainJob& job) {
     what_if["grow"] = job.grow;
     j["what_if"] = std::move(what_if);
     j["ranks_per_host"] = job.ranks_per_host;
+    j["placement"] = job.rank_hosts.empty() ? "the platform's hosts in order" : "--hosts";
   }
 }
 

@@ -115,6 +115,9 @@ po::options_description engine_options() {
       ("speed-scale", po::value<double>()->default_value(1.0), "sim what-if: every host's speed times this")
       ("grow", po::value<long long>()->default_value(0),
        "sim what-if: the platform's one homogeneous cluster with this many hosts (0: as it is)")
+      ("hosts", po::value<std::string>(),
+       "sim: the host of each rank, in rank order: a list (a,b,a,b) or a file of one host name per line "
+       "(default: the platform's hosts in the order it declares them, each filled to its cores)")
       ("ranks-per-host", po::value<long long>()->default_value(0),
        "sim: at most this many ranks on a host, e.g. 1 for one rank per node of multi-core hosts (0: fill "
        "each host's cores in order)")
@@ -200,6 +203,7 @@ constexpr OptionScope option_scopes[] = {
     {"speed-scale", "--engine sim"},
     {"grow", "--engine sim"},
     {"ranks-per-host", "--engine sim"},
+    {"hosts", "--engine sim"},
     {"cg-step", "--strategy cg"},
     {"cg-expansions", "--strategy cg"},
     {"cg-refinements", "--strategy cg"},
