@@ -24,6 +24,7 @@
 #include <cmath>
 #include <cstdio>
 #include <exception>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -75,6 +76,65 @@ Json zone_json(const simgrid::s4u::NetZone* z) {
   return out;
 }
 
+// One route's summary: its links, latency and narrowest link. No links and no latency is
+// no route at all (a Full zone that lacks one), the slowest there is.
+struct Route {
+  std::vector<simgrid::s4u::Link*> links;
+  double latency = 0;
+  const simgrid::s4u::Link* bottleneck = nullptr;
+  double bandwidth() const { return bottleneck ? bottleneck->get_bandwidth() : latency == 0 ? 0.0 : INFINITY; }
+};
+
+Route route(simgrid::s4u::Host* from, simgrid::s4u::Host* to) {
+  Route r;
+  from->route_to(to, r.links, &r.latency);
+  for (const simgrid::s4u::Link* l : r.links)
+    if (!r.bottleneck || l->get_bandwidth() < r.bottleneck->get_bandwidth()) r.bottleneck = l;
+  return r;
+}
+
+// For every pair of zones that hold hosts (a zone with itself too), the slowest route
+// between a host of one and a host of the other: the narrowest bottleneck, then the longest
+// latency. So a slow link between two zones shows, wherever it is. Platforms of up to 1 024
+// hosts are checked pair by pair; larger ones from every k-th host, k chosen for about a
+// million routes ("routes_from_every" in each entry says which).
+Json slowest_routes(const std::vector<simgrid::s4u::Host*>& hosts) {
+  const std::size_t n = hosts.size();
+  const std::size_t stride = n <= 1024 ? 1 : (n + 1023) / 1024;
+  std::map<std::pair<std::string, std::string>, std::pair<std::pair<std::size_t, std::size_t>, Route>> slowest;
+  std::vector<std::pair<std::string, std::string>> order;  // zone pairs as first met
+  for (std::size_t i = 0; i < n; i += stride)
+    for (std::size_t j = 0; j < n; ++j) {
+      if (i == j) continue;
+      const auto key = std::make_pair(hosts[i]->get_englobing_zone()->get_name(), hosts[j]->get_englobing_zone()->get_name());
+      Route r = route(hosts[i], hosts[j]);
+      auto found = slowest.find(key);
+      if (found == slowest.end()) {
+        order.push_back(key);
+        slowest.emplace(key, std::make_pair(std::make_pair(i, j), std::move(r)));
+      } else if (r.bandwidth() < found->second.second.bandwidth() ||
+                 (r.bandwidth() == found->second.second.bandwidth() && r.latency > found->second.second.latency)) {
+        found->second = std::make_pair(std::make_pair(i, j), std::move(r));
+      }
+    }
+  Json out = Json::array();
+  for (const auto& key : order) {
+    const auto& [pair, r] = slowest.at(key);
+    Json links = Json::array();
+    for (const simgrid::s4u::Link* l : r.links) links.push_back(l->get_name());
+    out.push_back({{"from_zone", key.first},
+                   {"to_zone", key.second},
+                   {"from", hosts[pair.first]->get_name()},
+                   {"to", hosts[pair.second]->get_name()},
+                   {"links", std::move(links)},
+                   {"latency_s", r.latency},
+                   {"bottleneck_Bps", r.bandwidth() == INFINITY ? 0.0 : r.bandwidth()},
+                   {"bottleneck_link", r.bottleneck ? Json(r.bottleneck->get_name()) : Json(nullptr)},
+                   {"routes_from_every", stride}});
+  }
+  return out;
+}
+
 void info(const simgrid::s4u::Engine& e) {
   Json out = {{"hosts", Json::array()}, {"links", Json::array()}};
   const std::vector<simgrid::s4u::Host*> hosts = declared_hosts(e);
@@ -83,30 +143,15 @@ void info(const simgrid::s4u::Engine& e) {
                             {"cores", h->get_core_count()},
                             {"speed_flops", h->get_speed()},
                             {"zone", h->get_englobing_zone()->get_name()}});
+  // The platform's own links; SimGrid's internal ones (__loopback__) are not the user's.
   for (const simgrid::s4u::Link* l : e.get_all_links())
-    out["links"].push_back({{"name", l->get_name()},
-                            {"bandwidth_Bps", l->get_bandwidth()},
-                            {"latency_s", l->get_latency()},
-                            {"sharing", policy(l->get_sharing_policy())}});
+    if (l->get_name().rfind("__", 0) != 0)
+      out["links"].push_back({{"name", l->get_name()},
+                              {"bandwidth_Bps", l->get_bandwidth()},
+                              {"latency_s", l->get_latency()},
+                              {"sharing", policy(l->get_sharing_policy())}});
   out["zone"] = zone_json(e.get_netzone_root());
-  // The route between the first host and each of the next few: links and latency.
-  out["routes"] = Json::array();
-  for (std::size_t i = 1; i < hosts.size() && i < 4; ++i) {
-    std::vector<simgrid::s4u::Link*> path;
-    double latency = 0;
-    hosts[0]->route_to(hosts[i], path, &latency);
-    double bottleneck = INFINITY;
-    Json links = Json::array();
-    for (const simgrid::s4u::Link* l : path) {
-      links.push_back(l->get_name());
-      bottleneck = std::min(bottleneck, l->get_bandwidth());
-    }
-    out["routes"].push_back({{"from", hosts[0]->get_name()},
-                             {"to", hosts[i]->get_name()},
-                             {"links", std::move(links)},
-                             {"latency_s", latency},
-                             {"bottleneck_Bps", path.empty() ? 0.0 : bottleneck}});
-  }
+  out["routes"] = slowest_routes(hosts);
   // Names come from the user's file: bytes that are not UTF-8 are written as U+FFFD.
   std::printf("%s\n", out.dump(-1, ' ', false, Json::error_handler_t::replace).c_str());
 }

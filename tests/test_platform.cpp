@@ -33,6 +33,38 @@ TEST(platform, info_reports_what_simgrid_loaded) {
   EXPECT_NEAR(route.at("latency_s").get<double>(), 110e-6, 1e-12);
 }
 
+// The whole network: for every pair of zones, the slowest route between them with its
+// bottleneck link named, wherever it is; SimGrid's own __loopback__ is no platform link.
+TEST(platform, info_names_the_slowest_route_between_every_pair_of_zones) {
+  TestDir dir;
+  // Two clusters of three hosts; their backbones meet through a 1 MB/s link, far slower
+  // than anything inside either.
+  const std::string file = dir.write("two.xml", R"(<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <zone id="world" routing="Full">
+    <cluster id="left" prefix="l-" suffix="" radical="0-2" speed="1Gf" bw="125MBps" lat="50us"/>
+    <cluster id="right" prefix="r-" suffix="" radical="0-2" speed="1Gf" bw="125MBps" lat="50us"/>
+    <link id="narrow" bandwidth="1MBps" latency="1ms"/>
+    <zoneRoute src="left" dst="right" gw_src="l-left_router" gw_dst="r-right_router">
+      <link_ctn id="narrow"/>
+    </zoneRoute>
+  </zone>
+</platform>
+)");
+  expect_success({"platform", "info", file, "--out", dir.file("info.json")},
+                 {"left -> right: l-0 -> r-0: ", "bottleneck 8 Mbit/s (narrow)"});
+  const Json p = read_json_file(dir.file("info.json")).at("platform");
+  for (const Json& l : p.at("links")) EXPECT_NE(l.at("name").get<std::string>(), "__loopback__");
+  ASSERT_EQ(p.at("routes").size(), 4u);  // left-left, left-right, right-left, right-right
+  for (const Json& r : p.at("routes")) {
+    const bool across = r.at("from_zone") != r.at("to_zone");
+    EXPECT_EQ(r.at("bottleneck_link") == "narrow", across) << r;
+    EXPECT_EQ(r.at("bottleneck_Bps").get<double>(), across ? 1e6 : 125e6) << r;
+  }
+  expect_success({"platform", "info", platform("no-route.xml")}, {"a -> c: no route"});
+}
+
 // Names come from the user's file: a quote, a backslash or a control character in one is
 // escaped in wulf-platform's JSON, and reaches the summary and the record unchanged.
 TEST(platform, info_reads_names_with_quotes_backslashes_and_tabs) {

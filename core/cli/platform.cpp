@@ -86,11 +86,18 @@ int info_command(const std::vector<std::string>& args, std::ostream& out) {
     fmt::print(out, "  {:>5} x {}, {}\n", count, human_rate(kind.first), human_time(kind.second));
   out << "zones:\n";
   print_zone(out, info.at("zone"), 0);
-  out << "routes:\n";
-  for (const Json& r : info.at("routes"))
-    out << "  " << r.at("from").get<std::string>() << " -> " << r.at("to").get<std::string>() << ": "
-        << r.at("links").size() << " links, latency " << human_time(r.at("latency_s").get<double>()) << ", bottleneck "
-        << human_rate(r.at("bottleneck_Bps").get<double>()) << "\n";
+  out << "slowest route between each pair of zones:\n";
+  for (const Json& r : info.at("routes")) {
+    out << "  " << r.at("from_zone").get<std::string>() << " -> " << r.at("to_zone").get<std::string>() << ": "
+        << r.at("from").get<std::string>() << " -> " << r.at("to").get<std::string>() << ": ";
+    if (r.at("bottleneck_link").is_null()) {
+      out << "no route\n";
+      continue;
+    }
+    out << r.at("links").size() << " links, latency " << human_time(r.at("latency_s").get<double>()) << ", bottleneck "
+        << human_rate(r.at("bottleneck_Bps").get<double>()) << " (" << r.at("bottleneck_link").get<std::string>()
+        << ")\n";
+  }
   if (vm.count("out")) {
     Json record = Json::object();
     record["wulf_record"] = 1;
