@@ -176,6 +176,21 @@ int check_routes(const std::vector<simgrid::s4u::Host*>& hosts, std::size_t k) {
   return 0;
 }
 
+// What zone id is, when not a flat cluster, from the names SimGrid 3.32 gives its links (its zone
+// types are not visible outside the library): a fat tree's are link_from_<level>_..., a
+// torus's <id>_link_from_<a>_to_<b>, a dragonfly's ..._link_in_group_... and
+// local_link_from_router_...; a flat cluster's <id>_link_<n>.
+std::string topology_of(const simgrid::s4u::Engine& e, const std::string& id) {
+  for (const simgrid::s4u::Link* l : e.get_all_links()) {
+    const std::string& name = l->get_name();
+    if (name.find("_link_in_group_") != std::string::npos || name.rfind("local_link_from_router_", 0) == 0)
+      return "cluster " + id + " is a dragonfly (topology=\"DRAGONFLY\")";
+    if (name.rfind(id + "_link_from_", 0) == 0) return "cluster " + id + " is a torus (topology=\"TORUS\")";
+    if (name.rfind("link_from_", 0) == 0) return "cluster " + id + " is a fat tree (topology=\"FAT_TREE\")";
+  }
+  return "zone " + id + " is not a <cluster> (it has no host links named " + id + "_link_0)";
+}
+
 // The cluster of a platform made of one <cluster> (hosts alike, one zone), rewritten with n
 // hosts from what SimGrid loaded: speed, cores, host links, backbone, properties, the
 // SMPI factors. Exits 2 naming what makes the platform no such cluster.
@@ -203,7 +218,11 @@ int grow(const simgrid::s4u::Engine& e, unsigned long n, const std::string& out_
   const simgrid::s4u::Link* up = split_up ? split_up : e.link_by_name_or_null(id + "_link_0");
   const simgrid::s4u::Link* backbone = e.link_by_name_or_null(id + "_backbone");
   if (!up) {
-    std::fprintf(stderr, "--grow: zone %s has no cluster host links (%s_link_0)\n", id.c_str(), id.c_str());
+    std::fprintf(stderr,
+                 "--grow: %s; --grow rewrites only a flat cluster (one <cluster> of like hosts, each "
+                 "with its own link, and a backbone or none): for more hosts, change the platform file (a fat "
+                 "tree's, torus's or dragonfly's topo_parameters fix its host count)\n",
+                 topology_of(e, id).c_str());
     return 2;
   }
   std::FILE* f = std::fopen(out_path.c_str(), "w");

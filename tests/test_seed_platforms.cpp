@@ -226,5 +226,15 @@ TEST(seed_platforms, grow_refuses_a_platform_that_is_not_one_cluster) {
   expect_refused({"platform", "bench", wulf_platform("sorgan.xml"), "--grow", "20", "--np", "2"}, {"sorgan.xml"});
 }
 
+// A fat tree, torus or dragonfly has the host count its topo_parameters give: --grow names
+// the topology and says what it grows instead of an error about link names.
+TEST(seed_platforms, grow_names_the_topology_it_cannot_grow) {
+  for (const auto& [file, topology] : {std::pair{"fattree.xml", "a fat tree (topology=\"FAT_TREE\")"},
+                                       std::pair{"torus.xml", "a torus (topology=\"TORUS\")"},
+                                       std::pair{"dragonfly.xml", "a dragonfly (topology=\"DRAGONFLY\")"}})
+    expect_refused({"platform", "bench", test_platform(file), "--grow", "32", "--np", "2"},
+                   {file, topology, "--grow rewrites only a flat cluster", "topo_parameters"});
+}
+
 }  // namespace
 }  // namespace wulf
