@@ -64,6 +64,21 @@ TEST_F(cli, unknown_problem_option_or_command_is_refused) {
   expect_refused({"train", "--problem", "encoder:8", "--block-step", "total"}, {"--block-step", "total", "sum or mean"});
 }
 
+// Regression targets no output of the net can reach (near 1 000 under a sigmoid) train to a
+// useless error: said before training, and not for an output that can reach them. The record
+// names what wulf trains FANN data with, which is not FANN's own default.
+TEST_F(cli, targets_outside_the_output_range_are_warned_of_before_training) {
+  const std::string data = write("big.data", "4 1 1\n0\n1000\n1\n990\n2\n1010\n3\n1000\n");
+  const std::vector<std::string> run{"train", "--problem", "fann:" + data, "--epochs", "1", "--quiet", "--out", path("r.json")};
+  const Outcome warned = expect_success(run);
+  EXPECT_TRUE(contains(warned.err, "warning: the training targets of fann:" + data + " lie in [990, 1010], outside [0, 1]"))
+      << warned.err;
+  const Outcome linear = expect_success(with(run, {"--output-activation", "linear"}));
+  EXPECT_FALSE(contains(linear.err, "warning")) << linear.err;
+  const std::string source = read_json_file(path("r.json")).at("config").at("defaults_from").get<std::string>();
+  EXPECT_TRUE(contains(source, "RPROP")) << source;
+}
+
 TEST_F(cli, zero_or_negative_sizes_are_refused) {
   expect_refused({"train", "--problem", "encoder:8", "--block", "0"}, {"--block", "at least 1"});
   expect_refused({"train", "--problem", "encoder:8", "--block", "-3"}, {"--block", "-3"});

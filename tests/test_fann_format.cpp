@@ -160,6 +160,23 @@ TEST(fann_format, bad_headers_are_rejected) {
   expect_read_error("1 1 1 1\n1 1\n", {"more"});
 }
 
+// FANN's reader takes the header as the file's first three numbers (fscanf): after blank
+// lines, split over lines, or sharing a line with the first pattern. wulf reads them alike,
+// and a pattern's error still names its line.
+TEST(fann_format, reads_the_header_as_fann_does) {
+  TestDir dir;
+  for (const char* text : {"2 1 1\n0\n1\n1\n0\n", "\n\n2 1 1\n0\n1\n1\n0\n", "2\n1\n1\n0\n1\n1\n0\n",
+                           "2 1 1 0\n1\n1\n0\n", "2 1 1 0 1 1 0"}) {
+    const wulf::Dataset d = wulf::read_fann(dir.write("h.data", text));
+    ASSERT_EQ(d.size(), 2u) << text;
+    EXPECT_EQ(d.inputs(0, 0), 0.0f) << text;
+    EXPECT_EQ(d.targets(0, 0), 1.0f) << text;
+    EXPECT_EQ(d.inputs(0, 1), 1.0f) << text;
+    EXPECT_EQ(d.targets(0, 1), 0.0f) << text;
+  }
+  expect_read_error("\n2\n1 1\n0\nx\n1\n0\n", {"line 5", "'x'"});
+}
+
 TEST(fann_format, zero_counts_are_rejected) {
   for (const char* header : {"0 2 1\n", "2 0 1\n1\n1\n", "2 1 0\n1\n1\n"}) expect_read_error(header, {"zero"});
 }

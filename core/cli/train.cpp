@@ -130,6 +130,7 @@ int train_command(const std::vector<std::string>& args, std::ostream& out, std::
     return exit_ok;
   }
   TrainJob job = resolve(vm, RankPlace{});
+  for (const std::string& w : job.warnings) err << "wulf train: warning: " << w << "\n";
   if (job.engine == "real") return launch_real(job, args, err);
   if (job.engine == "sim") return launch_sim(job, args, err);
   SerialComm comm;

@@ -84,21 +84,17 @@ bool parse_number(std::string_view token, double& value) {
   return true;
 }
 
-// Reads the header, which must be the first line and hold exactly three counts.
-void read_header(const std::string& path, std::string_view text, std::uint64_t counts[3]) {
-  const std::string_view first = text.substr(0, text.find('\n'));
-  Tokens header(first);
-  const char* usage =
-      "the header (line 1) must be three non-negative integers "
-      "\"num_patterns num_inputs num_outputs\"";
+// Reads the header: the file's first three numbers, "num_patterns num_inputs num_outputs".
+// As FANN's own reader does (fscanf), it may start after blank lines, be split over lines,
+// and share its last line with the first pattern's numbers.
+void read_header(const std::string& path, Tokens& tokens, std::uint64_t counts[3]) {
+  const char* usage = "the header must be three non-negative integers \"num_patterns num_inputs num_outputs\"";
   for (int i = 0; i < 3; ++i) {
-    const std::string_view t = header.next();
-    if (t.empty()) fail(path, std::string(usage) + ", but it has only " + std::to_string(i));
+    const std::string_view t = tokens.next();
+    if (t.empty()) fail(path, std::string(usage) + ", but the file holds only " + std::to_string(i) + " numbers");
     if (!parse_count(t, counts[i]))
-      fail(path, std::string(usage) + ", but holds '" + std::string(t) + "'");
+      fail(path, "line " + std::to_string(tokens.line()) + ": " + usage + ", but holds '" + std::string(t) + "'");
   }
-  if (const std::string_view extra = header.next(); !extra.empty())
-    fail(path, std::string(usage) + ", but holds more: '" + std::string(extra) + "'");
   if (counts[0] == 0 || counts[1] == 0 || counts[2] == 0)
     fail(path, "the header says " + std::to_string(counts[0]) + " patterns of " +
                    std::to_string(counts[1]) + " inputs and " + std::to_string(counts[2]) +
@@ -112,17 +108,15 @@ void read_header(const std::string& path, std::string_view text, std::uint64_t c
 
 Dataset read_fann(const std::string& path, std::vector<int>* target_lines) {
   const std::string text = read_text(path);
+  Tokens tokens(text);
   std::uint64_t counts[3];
-  read_header(path, text, counts);
+  read_header(path, tokens, counts);
   const std::uint64_t n = counts[0], n_in = counts[1], n_out = counts[2];
   // Each count is below 2^31, so the product fits in 64 bits.
   const std::uint64_t promised = n * (n_in + n_out);
-  const std::string_view body =
-      std::string_view(text).substr(std::min(text.find('\n'), text.size()));
-
   // Counting first decides the size fault before anything is allocated (a header promising
   // billions of numbers must not allocate gigabytes only to find ten).
-  Tokens counter(body);
+  Tokens counter = tokens;
   std::uint64_t held = 0;
   while (!counter.next().empty()) ++held;
   if (held != promised)
@@ -135,8 +129,6 @@ Dataset read_fann(const std::string& path, std::vector<int>* target_lines) {
   Dataset d;
   d.inputs.resize(static_cast<Eigen::Index>(n_in), static_cast<Eigen::Index>(n));
   d.targets.resize(static_cast<Eigen::Index>(n_out), static_cast<Eigen::Index>(n));
-  // The body starts with the header's newline, so its line numbers are the file's.
-  Tokens tokens(body);
   auto bad_token = [&](std::string_view t, int line, const char* what) {
     fail(path, "line " + std::to_string(line) + ": '" + std::string(t) + "' " + what);
   };

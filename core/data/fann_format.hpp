@@ -1,6 +1,7 @@
-// FANN's plain-text data format, as read by fann_read_train_from_file: a header line
+// FANN's plain-text data format, as read by fann_read_train_from_file: a header
 // "num_patterns num_inputs num_outputs", then for each pattern its inputs and its outputs
-// (FANN puts them on two lines; any whitespace separates numbers here).
+// (FANN writes the header on a line of its own and each pattern on two; like FANN's reader,
+// any whitespace separates numbers here, the header's included).
 #pragma once
 
 #include "util/errors.hpp"

@@ -349,11 +349,22 @@ Problem make_fann(std::string_view path, const ProblemOptions& o) {
   }
   derive_labels(p.train);
   if (p.train.has_labels()) label_like_training(p.train, p.test, o.test_data, test_target_lines);
-  // Targets below zero call for a symmetric output; FANN's own defaults otherwise
-  // (learning rate 0.7, incremental training).
+  // Targets below zero call for a symmetric output. The rest is what wulf does with FANN
+  // data, not FANN 2.2's own default, which is RPROP with the tanh error function.
   const bool symmetric = p.train.targets.minCoeff() < 0;
-  p.defaults = {{16}, Activation::sigmoid, symmetric ? Activation::tanh : Activation::sigmoid,
-                Loss::mse, 0.7, 0.0, Learning::pattern, MomentumRule::classic, 1, 1000, "FANN defaults"};
+  p.defaults = {{16},
+                Activation::sigmoid,
+                symmetric ? Activation::tanh : Activation::sigmoid,
+                Loss::mse,
+                0.7,
+                0.0,
+                Learning::pattern,
+                MomentumRule::classic,
+                1,
+                1000,
+                "wulf's for FANN data: 16 hidden sigmoid units, backpropagation by pattern at FANN's learning "
+                "rate 0.7, no momentum, 1000 epochs (FANN 2.2's own default is RPROP with the tanh error "
+                "function)"};
   return p;
 }
 

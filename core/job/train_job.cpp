@@ -10,6 +10,8 @@
 
 #include <wulf/build_info.hpp>
 
+#include <fmt/format.h>
+
 #include <filesystem>
 
 #include <algorithm>
@@ -250,6 +252,21 @@ ProblemOptions resolve_data(const po::variables_map& vm, const RankPlace& place,
 }
 
 // The net: the options, and the problem's defaults where they say nothing.
+// A regression set whose targets lie outside the output activation's range (targets near
+// 1 000 under a sigmoid) trains to an error no weights can lower: said before training.
+void warn_of_unreachable_targets(TrainJob& job) {
+  const Problem& p = job.problem;
+  const Activation out = job.spec.activations.back();
+  if (p.classifier || p.train.empty() || (out != Activation::sigmoid && out != Activation::tanh)) return;
+  const double lo = out == Activation::sigmoid ? 0.0 : -1.0, hi = 1.0;
+  const double t_lo = p.train.targets.minCoeff(), t_hi = p.train.targets.maxCoeff();
+  if (t_lo >= lo && t_hi <= hi) return;
+  job.warnings.push_back(fmt::format(
+      "the training targets of {} lie in [{:g}, {:g}], outside [{:g}, {:g}], the range of the {} output: the net "
+      "cannot reach them (scale the targets, or --output-activation linear)",
+      p.name, t_lo, t_hi, lo, hi, to_string(out)));
+}
+
 NetSpec net_spec(const po::variables_map& vm, const Problem& p) {
   const ProblemDefaults& d = p.defaults;
   NetSpec spec;
@@ -418,6 +435,7 @@ TrainJob resolve(const po::variables_map& vm, const RankPlace& place) {
   const ProblemOptions data = resolve_data(vm, place, job);
   job.config.seed = data.seed;
   job.spec = net_spec(vm, job.problem);
+  warn_of_unreachable_targets(job);
   if (job.compute.mode == ComputeMode::calibrated)
     check_profile_fits(job.compute.profile, job.problem.name, job.spec, precision_name(job));
   resolve_training(vm, block, epochs, job);

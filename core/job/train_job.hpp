@@ -45,6 +45,9 @@ struct TrainJob {
   std::vector<TrainConfig> sessions;  // session: the sweep
   long long grow = 0;                 // sim what-if: hosts of the grown cluster (0: none)
   long long ranks_per_host = 0;       // sim: most ranks on one host (0: its cores)
+  // Things the user should know before training that do not stop it (the front end prints
+  // them): targets the output activation cannot reach, say.
+  std::vector<std::string> warnings;
   std::vector<std::string> rank_hosts;  // sim --hosts: rank r's host at r (empty: the platform's order)
   double machine_cost_usd = 0;        // price/performance (0: none; sim: the platform's)
 };
