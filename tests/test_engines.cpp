@@ -340,6 +340,30 @@ TEST(engines, wulf_started_inside_a_users_mpirun_becomes_its_ranks) {
   expect_same_history(inside, launched, "test_rmse");
 }
 
+// `mpirun -np 2 wulf train ...` as MPI users type it, with no --engine: wulf becomes the two
+// ranks (one record, np 2), not two separate trainings writing one record; an engine that
+// cannot be the launcher's ranks is refused with what to type.
+TEST(engines, wulf_under_a_users_mpirun_without_engine_becomes_its_ranks_or_says_what_to_type) {
+  TestDir dir;
+  const MpiSessionDir session;
+  std::vector<std::string> mpirun{find_program("mpirun"), "-np", "2", "--oversubscribe", "--mca", "orte_tmpdir_base",
+                                  session.str()};
+  if (::geteuid() == 0) mpirun.push_back("--allow-run-as-root");
+  std::vector<std::string> cmd = mpirun;
+  cmd.insert(cmd.end(), {std::string(WULF_BINARY_DIR) + "/wulf", "train", "--problem", "encoder:8", "--epochs", "2",
+                         "--block", "4", "--quiet", "--out", dir.file("plain.json")});
+  std::string out, err;
+  ASSERT_EQ(run_program_captured(cmd, out, err), 0) << err;
+  const Json r = read_json_file(dir.file("plain.json"));
+  EXPECT_EQ(r.at("config").at("engine"), "real");
+  EXPECT_EQ(r.at("config").at("np"), 2);
+  EXPECT_EQ(r.at("hosts").size(), 2u);
+  cmd = mpirun;
+  cmd.insert(cmd.end(), {std::string(WULF_BINARY_DIR) + "/wulf", "train", "--problem", "encoder:8", "--engine", "seq"});
+  EXPECT_NE(run_program_captured(cmd, out, err), 0);
+  EXPECT_TRUE(contains(err, "started by an MPI launcher as one of 2 processes: --engine seq")) << err;
+}
+
 class engines_bad_input : public ::testing::Test {
  protected:
   TestDir dir_;

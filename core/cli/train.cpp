@@ -10,6 +10,7 @@
 #include "job/train_job.hpp"
 #include "job/train_options.hpp"
 #include "util/errors.hpp"
+#include "util/text.hpp"
 
 #include <fmt/format.h>
 
@@ -19,6 +20,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <ostream>
 
 #include <unistd.h>
@@ -59,11 +61,47 @@ std::vector<std::string> with_option(const std::vector<std::string>& args, const
   return out;
 }
 
+// How many processes the MPI launcher that started this one (a user's mpirun or mpiexec,
+// Slurm's srun) started: 0 when none did, -1 when one did but does not say how many.
+long long launcher_size() {
+  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"})
+    if (const char* v = std::getenv(var); v && *v) {
+      const std::optional<double> n = parse_number(v);
+      return n && *n >= 1 ? static_cast<long long>(*n) : -1;
+    }
+  return std::getenv("PMIX_RANK") ? -1 : 0;
+}
+
+// wulf train started by an MPI launcher as one of its processes: without --engine it becomes
+// the launcher's ranks (--engine real, --np the launcher's size), as --engine real does; an
+// engine that would run one training per process, or start a launcher of its own, is
+// refused with what to type. Returns the arguments to go on with.
+std::vector<std::string> under_a_launcher(std::vector<std::string> args, const po::variables_map& vm) {
+  const long long size = launcher_size();
+  if (size == 0) return args;
+  const std::string engine = vm["engine"].as<std::string>();
+  const std::string started =
+      size > 0 ? "wulf train was started by an MPI launcher as one of " + std::to_string(size) + " processes"
+               : "wulf train was started by an MPI launcher (PMIX_RANK is set)";
+  if (!vm["engine"].defaulted() && engine != "real")
+    throw InputError(started + ": --engine " + engine +
+                     (engine == "sim" ? " starts smpirun itself; run it without mpirun or srun"
+                                      : " would run one whole training in each process, all writing one record; "
+                                        "drop --engine (or give --engine real) to become the launcher's ranks, "
+                                        "or run wulf without mpirun or srun"));
+  if (vm["engine"].defaulted()) args.insert(args.end(), {"--engine", "real"});
+  if (vm["np"].defaulted()) {
+    if (size < 0) throw InputError(started + ", which does not say how many: give --np N");
+    args.insert(args.end(), {"--np", std::to_string(size)});
+  }
+  return args;
+}
+
 // Starts the ranks under mpirun with the same arguments and waits for them.
 int launch_real(const TrainJob& job, const std::vector<std::string>& args, std::ostream& err) {
   const std::string program = wulf_program("wulf-rank-real");
-  // Already inside an mpirun the user started: become the rank program.
-  if (std::getenv("OMPI_COMM_WORLD_SIZE")) {
+  // Already started by the user's MPI launcher: become the rank program.
+  if (launcher_size() != 0) {
     std::vector<std::string> argv{program};
     argv.insert(argv.end(), args.begin(), args.end());
     std::vector<char*> c_argv;
@@ -122,13 +160,15 @@ int launch_sim(const TrainJob& job, const std::vector<std::string>& args, std::o
 
 }  // namespace
 
-int train_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+int train_command(const std::vector<std::string>& given, std::ostream& out, std::ostream& err) {
   const po::options_description options = train_options();
-  const po::variables_map vm = parse_train(args, options);
+  po::variables_map vm = parse_train(given, options);
   if (vm.count("help")) {
     out << options << "\n" << problems_help();
     return exit_ok;
   }
+  const std::vector<std::string> args = under_a_launcher(given, vm);
+  if (args.size() != given.size()) vm = parse_train(args, options);
   TrainJob job = resolve(vm, RankPlace{});
   for (const std::string& w : job.warnings) err << "wulf train: warning: " << w << "\n";
   if (job.engine == "real") return launch_real(job, args, err);
