@@ -364,6 +364,27 @@ TEST(engines, wulf_under_a_users_mpirun_without_engine_becomes_its_ranks_or_says
   EXPECT_TRUE(contains(err, "started by an MPI launcher as one of 2 processes: --engine seq")) << err;
 }
 
+// wulf's own mpirun can span machines: --hostfile and --mpirun-args reach it (a hostfile of
+// this machine and a transport choice here), the record keeps both, and both are refused
+// where they mean nothing or the file is not there.
+TEST(engines, real_engine_takes_a_hostfile_and_mpirun_arguments) {
+  TestDir dir;
+  const std::string hostfile = dir.write("hosts", "localhost slots=2\n");
+  const Json r = run(dir, "spanned",
+                     {"--engine", "real", "--np", "2", "--hostfile", hostfile, "--mpirun-args", "--mca btl self,vader"},
+                     {"--problem", "encoder:8", "--epochs", "1", "--block", "4"});
+  EXPECT_EQ(r.at("config").at("hostfile"), hostfile);
+  EXPECT_EQ(r.at("config").at("mpirun_args"), Json::array({"--mca", "btl", "self,vader"}));
+  EXPECT_EQ(r.at("hosts").size(), 2u);
+  // An argument mpirun refuses fails the run, with mpirun's code.
+  const Outcome bad = wulf({"train", "--problem", "encoder:8", "--epochs", "1", "--block", "4", "--engine", "real",
+                            "--np", "2", "--mpirun-args", "--no-such-mpirun-flag"});
+  EXPECT_NE(bad.code, exit_ok);
+  expect_train_refused({"--problem", "encoder:8", "--engine", "real", "--np", "2", "--hostfile", dir.file("none")},
+                       {"--hostfile", "none"});
+  expect_train_refused({"--problem", "encoder:8", "--hostfile", hostfile}, {"--hostfile is for --engine real"});
+}
+
 class engines_bad_input : public ::testing::Test {
  protected:
   TestDir dir_;

@@ -111,8 +111,9 @@ int launch_real(const TrainJob& job, const std::vector<std::string>& args, std::
     throw InputError("cannot start " + program + ": " + std::strerror(errno));
   }
   const MpiSessionDir session;
-  std::vector<std::string> cmd =
-      mpirun_command(job.np, job.oversubscribe, {job.allreduce, library_reduce(job.reduce), job.bcast}, program, session);
+  std::vector<std::string> cmd = mpirun_command(job.np, job.oversubscribe,
+                                                {job.allreduce, library_reduce(job.reduce), job.bcast}, program,
+                                                session, job.hostfile, job.mpirun_args);
   cmd.insert(cmd.end(), args.begin(), args.end());
   return ranks_ended(run_ranks(cmd, false, false), "mpirun", err);
 }

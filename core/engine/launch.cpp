@@ -181,12 +181,19 @@ std::vector<std::string> smpirun_command(const std::string& platform, const Host
 
 std::vector<std::string> mpirun_command(int np, const std::string& oversubscribe, const Collectives& c,
                                         const std::string& program, const MpiSessionDir& session) {
+  return mpirun_command(np, oversubscribe, c, program, session, "", {});
+}
+
+std::vector<std::string> mpirun_command(int np, const std::string& oversubscribe, const Collectives& c,
+                                        const std::string& program, const MpiSessionDir& session,
+                                        const std::string& hostfile, const std::vector<std::string>& extra) {
   const std::string mpirun = find_program("mpirun");
   if (mpirun.empty()) throw InputError("--engine real: mpirun is not on PATH (install openmpi-bin)");
   std::vector<std::string> cmd{mpirun, "-np", std::to_string(np), "--mca", "orte_tmpdir_base", session.str()};
   if (::geteuid() == 0) cmd.push_back("--allow-run-as-root");
-  const bool over = oversubscribe == "on" ||
-                    (oversubscribe == "auto" && np > static_cast<int>(std::thread::hardware_concurrency()));
+  if (!hostfile.empty()) cmd.insert(cmd.end(), {"--hostfile", hostfile});
+  const bool over = oversubscribe == "on" || (oversubscribe == "auto" && hostfile.empty() &&
+                                              np > static_cast<int>(std::thread::hardware_concurrency()));
   if (over) cmd.push_back("--oversubscribe");
   // Open MPI's tuned collectives: allreduce 2 reduce + bcast, 3 recursive doubling;
   // reduce 5 binomial; bcast 6 binomial.
@@ -196,6 +203,7 @@ std::vector<std::string> mpirun_command(int np, const std::string& oversubscribe
     cmd.insert(cmd.end(), {"--mca", "coll_tuned_allreduce_algorithm", c.allreduce == "rdb" ? "3" : "2"});
   if (c.reduce != "default") cmd.insert(cmd.end(), {"--mca", "coll_tuned_reduce_algorithm", "5"});
   if (c.bcast != "default") cmd.insert(cmd.end(), {"--mca", "coll_tuned_bcast_algorithm", "6"});
+  cmd.insert(cmd.end(), extra.begin(), extra.end());
   cmd.push_back(program);
   return cmd;
 }

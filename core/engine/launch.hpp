@@ -91,6 +91,11 @@ class MpiSessionDir : public TempDir {
 // tuned collectives set to the algorithms asked for, its session directory in session.
 std::vector<std::string> mpirun_command(int np, const std::string& oversubscribe, const Collectives& collectives,
                                         const std::string& program, const MpiSessionDir& session);
+// The same, spanning the machines of an Open MPI hostfile (empty: this machine), with more
+// arguments of the user's for mpirun; "auto" oversubscribes only without a hostfile.
+std::vector<std::string> mpirun_command(int np, const std::string& oversubscribe, const Collectives& collectives,
+                                        const std::string& program, const MpiSessionDir& session,
+                                        const std::string& hostfile, const std::vector<std::string>& extra);
 
 struct RanksOutcome {
   int code = 0;          // the exit code of the whole run (2 input, 3 diverged, ...)

@@ -79,6 +79,13 @@ void resolve_engine(const po::variables_map& vm, TrainJob& job) {
   job.bcast = vm["bcast"].as<std::string>();
   job.oversubscribe = vm["oversubscribe"].as<std::string>();
   check_option_scopes(vm, job.engine, job.strategy, job.reduce);
+  if (vm.count("hostfile")) {
+    job.hostfile = vm["hostfile"].as<std::string>();
+    read_text_file(job.hostfile, "--hostfile");  // there and readable, before mpirun is started
+  }
+  if (vm.count("mpirun-args"))
+    for (const std::string& word : split_list(vm["mpirun-args"].as<std::string>(), ' '))
+      if (!word.empty()) job.mpirun_args.push_back(word);
   if (vm.count("reduce-layout")) {
     job.reduce_layout = ReduceLayout::parse(vm["reduce-layout"].as<std::string>(), job.np);
     job.has_reduce_layout = true;
@@ -351,6 +358,10 @@ void add_engine_json(Json& j, const TrainJob& job) {
   j["machine_cost_usd"] = job.machine_cost_usd > 0 ? Json(job.machine_cost_usd) : Json(nullptr);
   if (job.strategy == Strategy::session) j["sweep"] = job.sweep;
   j["platform"] = job.platform.empty() ? Json(nullptr) : Json(job.platform);
+  if (job.engine == "real") {
+    j["hostfile"] = job.hostfile.empty() ? Json(nullptr) : Json(job.hostfile);
+    j["mpirun_args"] = job.mpirun_args;
+  }
   j["collective_algorithm"] = job.engine == "seq" ? Json(nullptr)
                                                   : Json("allreduce:" + job.allreduce + ", reduce:" + job.reduce +
                                                          ", bcast:" + job.bcast);

@@ -48,6 +48,8 @@ struct TrainJob {
   // Things the user should know before training that do not stop it (the front end prints
   // them): targets the output activation cannot reach, say.
   std::vector<std::string> warnings;
+  std::string hostfile;                    // real --hostfile (empty: this machine)
+  std::vector<std::string> mpirun_args;    // real --mpirun-args, word by word
   std::vector<std::string> rank_hosts;  // sim --hosts: rank r's host at r (empty: the platform's order)
   double machine_cost_usd = 0;        // price/performance (0: none; sim: the platform's)
 };

@@ -125,7 +125,10 @@ po::options_description engine_options() {
        "sim: off skips the arithmetic and only charges time: on|off")
       ("oversubscribe", one_of({"auto", "on", "off"}, "--oversubscribe: '{}' (expected auto, on or off)")
                             ->default_value("auto"),
-       "real: let mpirun put more ranks than cores on this machine: auto|on|off");
+       "real: let mpirun put more ranks than cores on this machine: auto|on|off (auto: off with --hostfile)")
+      ("hostfile", po::value<std::string>(), "real: Open MPI's hostfile for wulf's own mpirun, to span machines")
+      ("mpirun-args", po::value<std::string>(),
+       "real: more arguments for wulf's own mpirun, split at blanks (no quoting), e.g. \"--mca btl tcp,self\"");
   return parallel;
 }
 
@@ -204,6 +207,8 @@ constexpr OptionScope option_scopes[] = {
     {"grow", "--engine sim"},
     {"ranks-per-host", "--engine sim"},
     {"hosts", "--engine sim"},
+    {"hostfile", "--engine real"},
+    {"mpirun-args", "--engine real"},
     {"cg-step", "--strategy cg"},
     {"cg-expansions", "--strategy cg"},
     {"cg-refinements", "--strategy cg"},
