@@ -9,6 +9,7 @@
 #include "data/dataset.hpp"
 #include "engine/launch.hpp"
 #include "util/json.hpp"
+#include "job/train_options.hpp"
 #include "util/options.hpp"
 #include "util/files.hpp"
 #include "util/process.hpp"
@@ -72,9 +73,9 @@ po::options_description calibrate_options() {
       ("block", po::value<long long>()->default_value(16), "block size of the instrumented iterations")
       ("iterations", po::value<long long>()->default_value(20),
        "instrumented iterations (seed 000 used a few of its long ones; ours take milliseconds)")
-      ("precision", one_of({"float", "double"}, "--precision: '{}' (expected float or double)")->default_value("double"),
+      ("precision", precision_value()->default_value("double"),
        "float|double (Table V's w are doubles)")
-      ("bias", one_of({"on", "off"}, "--bias: '{}' is neither on nor off")->default_value("off"),
+      ("bias", on_off_word("bias")->default_value("off"),
        "bias weights: on|off (seed 000 counts none)")
       ("train-size", po::value<long long>()->default_value(0), "use only the first N training patterns (0: all)")
       ("test-size", po::value<long long>()->default_value(0), "use only the first N test patterns (0: all)")

@@ -9,6 +9,7 @@
 #include "data/dataset.hpp"
 #include "engine/launch.hpp"
 #include "util/json.hpp"
+#include "job/train_options.hpp"
 #include "util/options.hpp"
 #include "util/files.hpp"
 #include "data/problems.hpp"
@@ -175,7 +176,7 @@ po::options_description recommend_options() {
       "the fastest sequential one")("max-epochs", po::value<long long>(),
                                     "most iterations of any run (default: the problem's)")(
       "seed", po::value<long long>()->default_value(1), "seed of every run (data, weights, pattern order)")(
-      "prune", one_of({"on", "off"}, "--prune: '{}' is neither on nor off")->default_value("on"),
+      "prune", on_off_word("prune")->default_value("on"),
       "on: a finalist's simulation stops once it is slower than the best one confirmed before it")(
       "jobs", po::value<long long>()->default_value(1), "runs at once (each is a program of its own)")(
       "show", po::value<long long>()->default_value(10), "screening estimates printed")(
@@ -186,13 +187,9 @@ po::options_description recommend_options() {
       "compute", po::value<std::string>()->default_value("flops"),
       "how simulated compute is charged: flops|calibrated")("profile", po::value<std::string>(),
                                                             "the calibration profile of --compute calibrated")(
-      "allreduce",
-      one_of({"default", "rdb", "redbcast"}, "--allreduce: unknown algorithm '{}' (expected default, rdb or redbcast)")
-          ->default_value("default"),
-      "allreduce algorithm: default|rdb|redbcast")(
-      "precision", one_of({"float", "double"}, "--precision: '{}' (expected float or double)")->default_value("float"),
-      "arithmetic: float|double")(
-      "bias", one_of({"on", "off"}, "--bias: '{}' is neither on nor off")->default_value("on"), "bias weights: on|off")(
+      "allreduce", allreduce_value()->default_value("default"), "allreduce algorithm: default|rdb|redbcast")(
+      "precision", precision_value()->default_value("float"), "arithmetic: float|double")(
+      "bias", on_off_word("bias")->default_value("on"), "bias weights: on|off")(
       "momentum", po::value<std::string>(), "momentum rule: classic|damped (default: the problem's)")(
       "block-step", po::value<std::string>(),
       "a block's update: sum|mean of its patterns' updates (default: the problem's)")(

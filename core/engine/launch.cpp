@@ -39,23 +39,27 @@ std::string platform_helper(const std::string& verb, const std::string& file, co
   return text;
 }
 
+// The hosts in `wulf-platform hosts` output: "name cores speed group node nics" per line.
+std::vector<PlatformHost> parse_hosts(const std::string& file, const std::string& text) {
+  std::vector<PlatformHost> hosts;
+  std::istringstream lines(text);
+  PlatformHost h;
+  std::string group, node, nics;
+  while (lines >> h.name >> h.cores >> h.speed >> group >> node >> nics) {
+    h.group = group == "-" ? "" : group;
+    const auto n = parse_number(node), k = parse_number(nics);
+    h.node = n && *n >= 0 ? static_cast<int>(*n) : -1;
+    h.nics = k && *k >= 1 ? static_cast<int>(*k) : 0;
+    hosts.push_back(h);
+  }
+  if (hosts.empty()) throw InputError("platform " + file + ": it has no hosts");
+  return hosts;
+}
+
 }  // namespace
 
 std::vector<PlatformHost> platform_hosts(const std::string& file, long long ranks, long long ranks_per_host) {
-  std::vector<PlatformHost> hosts;
-  {
-    std::istringstream lines(platform_helper("hosts", file));
-    PlatformHost h;
-    std::string group, node, nics;
-    while (lines >> h.name >> h.cores >> h.speed >> group >> node >> nics) {
-      h.group = group == "-" ? "" : group;
-      const auto n = parse_number(node), k = parse_number(nics);
-      h.node = n && *n >= 0 ? static_cast<int>(*n) : -1;
-      h.nics = k && *k >= 1 ? static_cast<int>(*k) : 0;
-      hosts.push_back(h);
-    }
-  }
-  if (hosts.empty()) throw InputError("platform " + file + ": it has no hosts");
+  std::vector<PlatformHost> hosts = parse_hosts(file, platform_helper("hosts", file));
   if (ranks_per_host > 0)
     for (auto& h : hosts) h.cores = static_cast<int>(std::min<long long>(h.cores, ranks_per_host));
   if (ranks > 0) {  // the hosts the ranks fill, in hostfile order, must reach each other
@@ -69,8 +73,8 @@ std::vector<PlatformHost> platform_hosts(const std::string& file, long long rank
 std::vector<PlatformHost> placed_hosts(const std::string& file, const std::vector<std::string>& names) {
   std::string list;
   for (const std::string& n : names) list += (list.empty() ? "" : ",") + n;
-  platform_helper("hosts", file, list);  // every name a host, and each pair routed
-  const std::vector<PlatformHost> all = platform_hosts(file);
+  // Every name a host and each pair routed, checked by the run that lists the hosts.
+  const std::vector<PlatformHost> all = parse_hosts(file, platform_helper("hosts", file, list));
   std::map<std::string, int> ranks_on;
   std::vector<PlatformHost> placed;
   for (const std::string& n : names) {

@@ -59,7 +59,7 @@ po::options_description net_options() {
       ("loss", parsed<Loss>([](const std::string& name) { return parse_loss(name, "loss"); }),
        "loss: mse|ce (default: the problem's)")
       ("bias", on_off("bias")->default_value(true, "on"), "bias weights: on|off (seed 000 counts none)")
-      ("precision", one_of({"float", "double"}, "--precision: '{}' (expected float or double)")->default_value("float"),
+      ("precision", precision_value()->default_value("float"),
        "arithmetic: float|double")
       ("init-range", po::value<double>(), "initial weights uniform in [-r, r]; 0: 1/sqrt(fan-in) (default: the problem's)")
       ("weights-in", po::value<std::string>(),
@@ -99,9 +99,7 @@ po::options_description engine_options() {
       ("bcast", one_of({"default", "binomial"}, "--bcast: unknown algorithm '{}' (expected default or binomial)")
                     ->default_value("default"),
        "broadcast algorithm: default, binomial")
-      ("allreduce", one_of({"default", "rdb", "redbcast"},
-                           "--allreduce: unknown algorithm '{}' (expected default, rdb or redbcast)")
-                        ->default_value("default"),
+      ("allreduce", allreduce_value()->default_value("default"),
        "allreduce algorithm: default (the MPI's own choice), rdb (recursive doubling, seed 000), "
        "redbcast (reduce then broadcast)")
       ("platform", po::value<std::string>(), "sim: the SimGrid platform file (XML)")
@@ -218,6 +216,14 @@ constexpr OptionScope option_scopes[] = {
 };
 
 }  // namespace
+
+po::typed_value<std::string>* precision_value() {
+  return one_of({"float", "double"}, "--precision: '{}' (expected float or double)");
+}
+
+po::typed_value<std::string>* allreduce_value() {
+  return one_of({"default", "rdb", "redbcast"}, "--allreduce: unknown algorithm '{}' (expected default, rdb or redbcast)");
+}
 
 po::typed_value<std::string>* reduce_value() {
   return one_of({"default", "binomial", "wulf-binomial", "four-stage"},

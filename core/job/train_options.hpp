@@ -18,6 +18,10 @@ boost::program_options::options_description train_options();
 // The value of --reduce, which `wulf train` and `wulf platform bench` share: default,
 // binomial (the library's), wulf-binomial or four-stage (wulf's own); others are refused.
 boost::program_options::typed_value<std::string>* reduce_value();
+// --precision (float or double) and --allreduce (default, rdb or redbcast), which the
+// commands that start training runs share with `wulf train`.
+boost::program_options::typed_value<std::string>* precision_value();
+boost::program_options::typed_value<std::string>* allreduce_value();
 
 // args, and under them the lines of a --config file (the command line wins).
 boost::program_options::variables_map parse_train(const std::vector<std::string>& args,

@@ -69,10 +69,15 @@ inline ParsedValue<std::string>* one_of(const std::vector<std::string>& names, s
 }
 
 // on|off, and yes|no, true|false, 1|0: "--option: 'text' is neither on nor off" for others.
-inline ParsedValue<bool>* on_off(const std::string& option) {
-  return one_of<bool>({{"on", true}, {"yes", true}, {"true", true}, {"1", true},
-                       {"off", false}, {"no", false}, {"false", false}, {"0", false}},
-                      "--" + option + ": '{}' is neither on nor off");
+template <class T>
+ParsedValue<T>* on_off_as(const std::string& option, T on, T off) {
+  return one_of<T>({{"on", on}, {"yes", on}, {"true", on}, {"1", on}, {"off", off}, {"no", off}, {"false", off}, {"0", off}},
+                   "--" + option + ": '{}' is neither on nor off");
+}
+inline ParsedValue<bool>* on_off(const std::string& option) { return on_off_as<bool>(option, true, false); }
+// The same read as the word "on" or "off", for an option handed on to `wulf train`.
+inline ParsedValue<std::string>* on_off_word(const std::string& option) {
+  return on_off_as<std::string>(option, "on", "off");
 }
 
 }  // namespace wulf
