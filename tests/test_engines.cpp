@@ -203,6 +203,34 @@ TEST(engines, one_rank_of_average_scatter_and_root_is_the_sequential_run) {
   }
 }
 
+// RPROP on every engine and every strategy that has it: the gradient of the whole set,
+// summed over 2 ranks, is the sequential one to rounding, and RPROP follows only its signs,
+// so the errors agree with the sequential run's to 1e-9 (double) and mpirun's with
+// smpirun's to the bit (two ranks add the same two numbers).
+TEST(engines, rprop_runs_on_every_engine_with_block_scatter_and_root) {
+  TestDir dir;
+  const std::vector<std::string> rprop{"--problem", "function", "--epochs", "8", "--learning", "rprop",
+                                       "--precision", "double"};
+  const Json seq = run(dir, "seq", {}, rprop);
+  EXPECT_EQ(seq.at("config").at("learning").get<std::string>(), "rprop");
+  EXPECT_EQ(seq.at("config").at("rprop").at("increase").get<double>(), 1.2);
+  EXPECT_EQ(seq.at("config").at("block").get<long long>(), seq.at("config").at("train_patterns").get<long long>());
+  for (const char* s : {"block", "scatter", "root"}) {
+    SCOPED_TRACE(s);
+    const Json real = run(dir, std::string("real-") + s, {"--engine", "real", "--np", "2", "--strategy", s}, rprop);
+    const Json sim = run(dir, std::string("sim-") + s,
+                         {"--engine", "sim", "--np", "2", "--platform", toy4, "--strategy", s}, rprop);
+    expect_same_history(seq, real, "test_rmse", 1e-9);
+    expect_same_history(real, sim, "test_rmse");
+    expect_same_history(real, sim, "train_error");
+  }
+  // The strategies without it, and the options RPROP has no use for, are refused.
+  expect_train_refused(with(rprop, {"--strategy", "average"}), {"--learning rprop", "average"});
+  expect_train_refused(with(rprop, {"--eta", "0.3"}), {"--eta", "--learning rprop"});
+  expect_train_refused(with(function_problem, {"--rprop-increase", "1.3"}), {"--rprop-increase", "--learning rprop"});
+  expect_train_refused(with(rprop, {"--rprop-decrease", "1.5"}), {"--rprop-decrease", "(0, 1)"});
+}
+
 TEST(engines, ppt_stops_at_the_same_round_on_both_engines) {
   TestDir dir;
   const std::vector<std::string> parity{"--problem", "parity:4", "--strategy", "ppt", "--local-epoch", "4",

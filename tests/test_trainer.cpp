@@ -74,6 +74,93 @@ TEST(trainer, momentum_step_matches_the_update_rule_by_hand) {
   EXPECT_EQ(one.phases.forward_patterns, 4u);
 }
 
+// RPROP (rprop.hpp) on hand-set gradients of three weights, FANN 2.2's defaults: every
+// step by hand.
+TEST(trainer, rprop_steps_follow_the_gradients_signs_as_fann_takes_them) {
+  Mlp<double> net{NetSpec{{1, 3}, {Activation::linear}, Loss::mse, false}};
+  auto w = net.parameters();
+  auto g = net.gradients();
+  w[0] = 0, w[1] = 1499.9, w[2] = 0;
+  RpropConfig c;
+  RpropStep<double> step(net, c);
+  auto apply = [&](double g0, double g1, double g2) {
+    g[0] = g0, g[1] = g1, g[2] = g2;
+    step.apply();
+  };
+  // First update: every step is delta_zero 0.1 grown by 1.2 (no previous gradient).
+  apply(4.0, -1e-9, 0.0);
+  EXPECT_NEAR(w[0], -0.12, 1e-15);       // g > 0: down
+  EXPECT_DOUBLE_EQ(w[1], 1500.0);         // g < 0: up, clipped at 1500
+  EXPECT_NEAR(w[2], 0.12, 1e-15);         // g = 0 goes up, as in FANN
+  apply(0.5, -2.0, 0.0);                   // the same signs: 0.144, whatever the size of g
+  EXPECT_NEAR(w[0], -0.264, 1e-15);
+  apply(-3.0, -2.0, 0.0);                  // w0's sign changes: step halves to 0.072, and
+  EXPECT_NEAR(w[0], -0.192, 1e-15);       // w0 still moves up (FANN's iRprop-)
+  apply(-3.0, -2.0, 0.0);                  // after a change, the gradient counts as 0:
+  EXPECT_NEAR(w[0], -0.192 + 0.0864, 1e-15);  // 0.072 * 1.2 = 0.0864, up with g < 0
+  EXPECT_DOUBLE_EQ(w[1], 1500.0);
+  // Steps stop at delta_max, and never start from below FANN's floor of 1e-4.
+  Mlp<double> small{NetSpec{{1, 1}, {Activation::linear}, Loss::mse, false}};
+  small.parameters()[0] = 0;
+  RpropStep<double> floored(small, RpropConfig{.delta_max = 0.15, .delta_zero = 1e-9});
+  small.gradients()[0] = -1;
+  floored.apply();
+  EXPECT_NEAR(small.parameters()[0], 1.2e-4, 1e-15);
+  RpropStep<double> capped(small, RpropConfig{.delta_max = 0.15, .delta_zero = 0.14});
+  capped.apply();
+  EXPECT_NEAR(small.parameters()[0], 1.2e-4 + 0.15, 1e-15);
+}
+
+// f throws an InputError whose message holds every one of parts.
+template <class F>
+void expect_refused(F f, const std::vector<std::string>& parts) {
+  try {
+    f();
+    ADD_FAILURE() << "no InputError";
+  } catch (const InputError& e) {
+    for (const std::string& p : parts) EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
+  }
+}
+
+TEST(trainer, rprop_is_refused_where_it_has_no_meaning) {
+  const TrainConfig rprop{.learning = Learning::rprop};
+  for (Strategy s : {Strategy::average, Strategy::ppt, Strategy::cg}) {
+    TrainConfig c = rprop;
+    c.strategy = s;
+    expect_refused([&] { validate(c, 100, false); }, {"--learning rprop", std::string(to_string(s))});
+  }
+  for (Strategy s : {Strategy::block, Strategy::scatter, Strategy::root}) {
+    TrainConfig c = rprop;
+    c.strategy = s;
+    EXPECT_NO_THROW(validate(c, 100, false, 4));
+  }
+  TrainConfig bad = rprop;
+  bad.rprop.increase = 0.9;
+  expect_refused([&] { validate(bad, 100, false); }, {"--rprop-increase"});
+  bad = rprop;
+  bad.rprop.delta_max = -1;
+  expect_refused([&] { validate(bad, 100, false); }, {"--rprop-delta-max"});
+  bad = rprop;
+  bad.rprop.decrease = 1;
+  expect_refused([&] { validate(bad, 100, false); }, {"--rprop-decrease"});
+}
+
+// RPROP's steps, up to 50, drive sigmoid units deep into saturation, where the exact
+// derivative a (1 - a) is all but 0 and a wrong output stops learning: from this start the
+// 8-3-8 encoder keeps 2 of 8 patterns wrong after 300 passes. FANN's derivative, at a
+// clipped to [0.01, 0.99], keeps them learning: every pattern right. One update per pass.
+TEST(trainer, rprop_learns_the_encoder_with_fanns_sigmoid_derivative) {
+  const Dataset d = make_encoder_set(8);
+  const TrainConfig c{.learning = Learning::rprop, .max_iterations = 300, .metric = ErrorMetric::classification};
+  NetSpec spec{{8, 3, 8}, {Activation::sigmoid, Activation::sigmoid}, Loss::mse, true};
+  const Trained exact = train_net(spec, d, Dataset{}, c, 4);
+  EXPECT_EQ(exact.result.final_train.class_errors, 2u);
+  spec.clip_sigmoid_derivative = true;
+  const Trained clipped = train_net(spec, d, Dataset{}, c, 4);
+  EXPECT_EQ(clipped.result.final_train.class_errors, 0u);
+  EXPECT_EQ(clipped.result.phases.updates, static_cast<std::size_t>(clipped.result.history.back().iteration));
+}
+
 // The weights of an 8-3-8 encoder after 3 iterations from one start, alpha 0.75.
 std::vector<double> encoder8_weights(TrainConfig c) {
   const Dataset d = make_encoder_set(8);

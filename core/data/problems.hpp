@@ -23,7 +23,8 @@
 
 namespace wulf {
 
-enum class Learning { pattern, block, epoch };
+// rprop: batch learning (an update per pass, as epoch) with the RPROP step (train/rprop.hpp).
+enum class Learning { pattern, block, epoch, rprop };
 std::string_view to_string(Learning l);
 Learning parse_learning(std::string_view name);  // throws InputError
 

@@ -286,6 +286,7 @@ NetSpec net_spec(const po::variables_map& vm, const Problem& p) {
   spec.activations.push_back(given<Activation>(vm, "output-activation").value_or(d.output_activation));
   spec.loss = given<Loss>(vm, "loss").value_or(d.loss);
   spec.bias = vm["bias"].as<bool>();
+  spec.clip_sigmoid_derivative = vm["sigmoid-derivative"].as<std::string>() == "fann";
   spec.validate();
   return spec;
 }
@@ -300,8 +301,16 @@ void resolve_training(const po::variables_map& vm, std::optional<std::size_t> bl
   TrainConfig& c = job.config;
   const std::optional<Learning> learning = given<Learning>(vm, "learning");
   c.learning = learning.value_or(d.learning);
+  if (c.learning == Learning::rprop)  // RPROP's steps are its own: these would say nothing
+    for (const char* option : {"eta", "alpha", "momentum", "block-step", "block"})
+      if (vm.count(option))
+        throw InputError(fmt::format("--{} has no part in --learning rprop (an update per epoch, whose steps follow "
+                                     "only the gradient's signs; see --rprop-*)",
+                                     option));
   c.block = block.value_or(d.block == 0 ? p.train_total : d.block);
   if (block && c.learning != Learning::block && !learning) c.learning = Learning::block;
+  c.rprop = {vm["rprop-increase"].as<double>(), vm["rprop-decrease"].as<double>(), vm["rprop-delta-min"].as<double>(),
+             vm["rprop-delta-max"].as<double>(), vm["rprop-delta-zero"].as<double>()};
   c.eta = given<double>(vm, "eta").value_or(d.eta);
   c.alpha = given<double>(vm, "alpha").value_or(d.alpha);
   c.momentum = given<MomentumRule>(vm, "momentum").value_or(d.momentum);
@@ -405,10 +414,15 @@ void add_training_json(Json& j, const TrainJob& job, const ProblemOptions& data)
   j["activations"] = std::move(acts);
   j["loss"] = to_string(job.spec.loss);
   j["bias"] = job.spec.bias;
+  j["sigmoid_derivative"] = job.spec.clip_sigmoid_derivative ? "fann" : "exact";
   j["parameters"] = job.spec.parameter_count();
   j["precision"] = precision_name(job);
   j["learning"] = to_string(c.learning);
-  j["block"] = c.learning == Learning::pattern ? 1 : c.learning == Learning::epoch ? p.train_total : c.block;
+  j["block"] = block_size(c, p.train_total);
+  if (c.learning == Learning::rprop)
+    j["rprop"] = {{"variant", "iRprop- as FANN 2.2"},         {"increase", c.rprop.increase},
+                  {"decrease", c.rprop.decrease},             {"delta_min", c.rprop.delta_min},
+                  {"delta_max", c.rprop.delta_max},           {"delta_zero", c.rprop.delta_zero}};
   j["eta"] = c.eta;
   j["alpha"] = c.alpha;
   j["momentum"] = to_string(c.momentum);

@@ -59,6 +59,9 @@ po::options_description net_options() {
       ("loss", parsed<Loss>([](const std::string& name) { return parse_loss(name, "loss"); }),
        "loss: mse|ce (default: the problem's)")
       ("bias", on_off("bias")->default_value(true, "on"), "bias weights: on|off (seed 000 counts none)")
+      ("sigmoid-derivative", one_of({"exact", "fann"}, "--sigmoid-derivative: '{}' (expected exact or fann)")->default_value("exact"),
+       "in training, the sigmoid's derivative a (1 - a): exact, or fann: at a clipped to [0.01, 0.99] as FANN 2.2 "
+       "takes it, which keeps saturated units learning")
       ("precision", precision_value()->default_value("float"),
        "arithmetic: float|double")
       ("init-range", po::value<double>(), "initial weights uniform in [-r, r]; 0: 1/sqrt(fan-in) (default: the problem's)")
@@ -150,10 +153,23 @@ po::options_description cg_options() {
   return cg;
 }
 
+// RPROP's parameters (train/rprop.hpp), FANN 2.2's defaults.
+po::options_description rprop_options() {
+  po::options_description rprop("RPROP (--learning rprop)", line_length, description_column);
+  rprop.add_options()
+      ("rprop-increase", po::value<double>()->default_value(1.2, "1.2"), "a weight's step grows by this factor while its gradient keeps its sign")
+      ("rprop-decrease", po::value<double>()->default_value(0.5, "0.5"), "and shrinks by this one when the sign changes")
+      ("rprop-delta-min", po::value<double>()->default_value(0.0, "0"), "smallest step")
+      ("rprop-delta-max", po::value<double>()->default_value(50.0, "50"), "largest step")
+      ("rprop-delta-zero", po::value<double>()->default_value(0.1, "0.1"), "every weight's step before the first update");
+  return rprop;
+}
+
 po::options_description training_options() {
   po::options_description training("training", line_length, description_column);
   training.add_options()
-      ("learning", parsed<Learning>(parse_learning), "update after each: pattern|block|epoch (default: the problem's)")
+      ("learning", parsed<Learning>(parse_learning), "update after each: pattern|block|epoch, or rprop: an RPROP update after each epoch (FANN 2.2's "
+       "iRprop-; --strategy block, scatter or root) (default: the problem's)")
       ("block", po::value<long long>(), "patterns per update with --learning block (default: the problem's)")
       ("eta", po::value<double>(), "learning rate (default: the problem's)")
       ("alpha", po::value<double>(), "momentum in [0, 1) (default: the problem's)")
@@ -213,6 +229,11 @@ constexpr OptionScope option_scopes[] = {
     {"cg-flat", "--strategy cg"},
     {"load-balance", "--strategy cg"},
     {"chunk", "--strategy cg"},
+    {"rprop-increase", "--learning rprop"},
+    {"rprop-decrease", "--learning rprop"},
+    {"rprop-delta-min", "--learning rprop"},
+    {"rprop-delta-max", "--learning rprop"},
+    {"rprop-delta-zero", "--learning rprop"},
 };
 
 }  // namespace
@@ -237,7 +258,7 @@ po::options_description train_options() {
       ("config", po::value<std::string>(), "read options from FILE (lines of key = value; the command line wins)");
   po::options_description all("wulf train --problem NAME [options]", line_length, description_column);
   all.add(general).add(problem_options()).add(net_options()).add(engine_options()).add(cg_options());
-  all.add(training_options()).add(output_options());
+  all.add(training_options()).add(rprop_options()).add(output_options());
   return all;
 }
 
@@ -260,8 +281,9 @@ po::variables_map parse_train(const std::vector<std::string>& args, const po::op
 
 void check_option_scopes(const po::variables_map& vm, const std::string& engine, Strategy strategy,
                          const std::string& reduce) {
+  const std::string learning = vm.count("learning") ? std::string(to_string(vm["learning"].as<Learning>())) : "";
   const std::string chosen[] = {"--engine " + engine, "--strategy " + std::string(to_string(strategy)),
-                                "--reduce " + reduce};
+                                "--reduce " + reduce, "--learning " + learning};
   for (const OptionScope& s : option_scopes)
     if (vm.count(s.option) && !vm[s.option].defaulted() &&
         std::find(std::begin(chosen), std::end(chosen), s.scope) == std::end(chosen))

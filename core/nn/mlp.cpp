@@ -69,12 +69,21 @@ void activate(Activation a, M& z) {
 // da may be an unevaluated expression (the output layer passes y - t, so the error is never
 // stored: one pass over the largest matrix instead of two) and dz may be da itself (hidden
 // layers work in place): every case reads da(i, j) only to write dz(i, j), and softmax
-// takes its column sums before it writes.
+// takes its column sums before it writes. With clip (--sigmoid-derivative fann) the
+// sigmoid's derivative is taken at a clipped to [0.01, 0.99], as FANN 2.2 takes it: a
+// saturated unit keeps a derivative of at least 0.0099 and goes on learning.
 template <class DA, class M>
-void activation_backward(Activation f, const M& a, const DA& da, M& dz) {
+void activation_backward(Activation f, const M& a, const DA& da, M& dz, bool clip) {
   using T = typename M::Scalar;
   switch (f) {
-    case Activation::sigmoid: dz = (da.array() * a.array() * (T(1) - a.array())).matrix(); break;
+    case Activation::sigmoid:
+      if (clip) {
+        const auto c = a.array().max(T(0.01f)).min(T(0.99f));  // FANN clips in float
+        dz = (da.array() * c * (T(1) - c)).matrix();
+      } else {
+        dz = (da.array() * a.array() * (T(1) - a.array())).matrix();
+      }
+      break;
     case Activation::tanh: dz = (da.array() * (T(1) - a.array().square())).matrix(); break;
     case Activation::linear: dz = da; break;
     case Activation::softmax: {
@@ -162,7 +171,7 @@ T Mlp<T>::backward(const Matrix& targets, bool accumulate) {
   if (spec_.loss == Loss::cross_entropy)
     d_out = y - targets;
   else
-    activation_backward(out, y, y - targets, d_out);
+    activation_backward(out, y, y - targets, d_out, spec_.clip_sigmoid_derivative);
 
   for (int l = n; l >= 1; --l) {
     const Matrix& a_prev = l == 1 ? *input_ : acts_[l - 2];
@@ -192,7 +201,7 @@ T Mlp<T>::backward(const Matrix& targets, bool accumulate) {
         d_prev.col(0).noalias() = weights(l).transpose() * delta.col(0);
       else
         d_prev.noalias() = weights(l).transpose() * delta;
-      activation_backward(spec_.activations[l - 2], acts_[l - 2], d_prev, d_prev);
+      activation_backward(spec_.activations[l - 2], acts_[l - 2], d_prev, d_prev, spec_.clip_sigmoid_derivative);
     }
   }
   return loss_sum(spec_.loss, out, y, targets);

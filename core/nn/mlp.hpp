@@ -27,6 +27,10 @@ struct NetSpec {
   std::vector<Activation> activations;  // of layers 1..L
   Loss loss = Loss::mse;
   bool bias = true;
+  // The sigmoid's derivative a (1 - a) at a clipped to [0.01, 0.99], as FANN 2.2 computes
+  // it (--sigmoid-derivative fann); false: exact. Training only: the forward pass and the
+  // weights are the same either way.
+  bool clip_sigmoid_derivative = false;
 
   int n_layers() const { return static_cast<int>(sizes.size()) - 1; }
   // Weights and biases of all layers: sum of n_l * n_{l-1} (+ n_l with bias).

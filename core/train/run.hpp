@@ -55,8 +55,6 @@ struct BlockPlan {
   int ranks;
 };
 
-// Patterns per update: 1 (by pattern), n (by epoch) or the block size.
-std::size_t block_size(const TrainConfig& config, std::size_t n);
 // 0, 1, ..., n - 1: the first pattern order, before any shuffle.
 std::vector<std::size_t> identity_order(std::size_t n);
 // The stream of rank's pattern orders: rank 0's is the sequential run's.

@@ -114,7 +114,7 @@ void validate(const TrainConfig& c, std::size_t n, bool classifier, int ranks) {
       throw InputError("--block: " + std::to_string(c.block) + " is larger than the training set (" +
                        std::to_string(n) + " patterns)");
   }
-  const std::size_t b = c.learning == Learning::pattern ? 1 : c.learning == Learning::epoch ? n : c.block;
+  const std::size_t b = block_size(c, n);
   if (b < static_cast<std::size_t>(ranks))
     throw InputError("--block: " + std::to_string(b) + " patterns per update cannot be shared by " +
                      std::to_string(ranks) + " ranks (b must be at least --np)");
@@ -129,6 +129,13 @@ void validate(const TrainConfig& c, std::size_t n, bool classifier, int ranks) {
   if (c.metric == ErrorMetric::classification && !classifier)
     throw InputError("--error class: this problem's targets are not classes");
   if (c.strategy == Strategy::cg) validate_cg(c.cg);
+  if (c.learning == Learning::rprop) {
+    if (c.strategy != Strategy::block && c.strategy != Strategy::scatter && c.strategy != Strategy::root)
+      throw InputError("--learning rprop: --strategy " + std::string(to_string(c.strategy)) +
+                       " has no RPROP; it runs with --strategy block, scatter or root (one update from the "
+                       "gradient of the whole training set, the same on every rank)");
+    validate(c.rprop);
+  }
 }
 
 void validate_cg(const CgConfig& cg) {
@@ -165,6 +172,18 @@ void MomentumStep<T>::apply(std::size_t block_patterns) {
   const T scale = sum_ ? eta_ : eta_ / static_cast<T>(block_patterns);
   step_ = alpha_ * step_ - scale * g;
   w += step_;
+}
+
+template <class T>
+WeightUpdate<T>::WeightUpdate(Mlp<T>& net, const TrainConfig& config)
+    : momentum_(net, config.eta, config.alpha, config.momentum, config.block_step) {
+  if (config.learning == Learning::rprop) rprop_.emplace(net, config.rprop);
+}
+
+template <class T>
+void WeightUpdate<T>::apply(std::size_t block_patterns) {
+  if (rprop_) return rprop_->apply();
+  momentum_.apply(block_patterns);
 }
 
 template <class T>
@@ -425,7 +444,13 @@ std::size_t BlockPlan::total(std::size_t k) const {
 }
 
 std::size_t block_size(const TrainConfig& config, std::size_t n) {
-  return config.learning == Learning::pattern ? 1 : config.learning == Learning::epoch ? n : config.block;
+  switch (config.learning) {
+    case Learning::pattern: return 1;
+    case Learning::block: return config.block;
+    case Learning::epoch:
+    case Learning::rprop: return n;
+  }
+  return config.block;
 }
 
 std::vector<std::size_t> identity_order(std::size_t n) {
@@ -476,6 +501,8 @@ TrainResult train(Mlp<T>& net, const Dataset& train, const Dataset& test, const 
 
 template class MomentumStep<float>;
 template class MomentumStep<double>;
+template class WeightUpdate<float>;
+template class WeightUpdate<double>;
 template Evaluation train_pass<float>(Mlp<float>&, MomentumStep<float>&, const Dataset&,
                                       const std::vector<std::size_t>&, std::size_t, PhaseTimes&);
 template Evaluation train_pass<double>(Mlp<double>&, MomentumStep<double>&, const Dataset&,

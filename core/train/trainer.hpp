@@ -37,6 +37,7 @@
 #include "data/dataset.hpp"
 #include "nn/mlp.hpp"
 #include "data/problems.hpp"
+#include "train/rprop.hpp"
 
 #include <array>
 #include <cstddef>
@@ -66,6 +67,7 @@ struct TrainConfig {
   MomentumRule momentum = MomentumRule::classic;
   BlockStep block_step = BlockStep::mean;
   std::size_t block = 16;        // patterns per update with Learning::block
+  RpropConfig rprop{};           // the RPROP step's parameters with Learning::rprop
   double eta = 0.1;
   double alpha = 0.0;
   int max_iterations = 100;
@@ -193,12 +195,28 @@ class MomentumStep {
   typename Mlp<T>::Vector step_;  // dw(t-1)
 };
 
+// The update that ends a block: the momentum step, or with --learning rprop the RPROP
+// step (rprop.hpp), whose blocks are the whole training set.
+template <class T>
+class WeightUpdate {
+ public:
+  WeightUpdate(Mlp<T>& net, const TrainConfig& config);
+  void apply(std::size_t block_patterns);
+
+ private:
+  MomentumStep<T> momentum_;
+  std::optional<RpropStep<T>> rprop_;
+};
+
 // One sequential pass over data in the given pattern order, an update after every b
 // patterns (the last block may be shorter). Adds to phases; returns the errors seen during
 // the pass (each pattern measured before the update its block makes).
 template <class T>
 Evaluation train_pass(Mlp<T>& net, MomentumStep<T>& step, const Dataset& data,
                       const std::vector<std::size_t>& order, std::size_t b, PhaseTimes& phases);
+
+// Patterns per update: 1 (by pattern), n (by epoch and RPROP) or the block size.
+std::size_t block_size(const TrainConfig& config, std::size_t n);
 
 // Checks the configuration against the (global) training-set size; throws InputError
 // naming the fault. ranks: b must be at least the number of ranks.

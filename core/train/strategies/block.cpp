@@ -14,7 +14,7 @@ TrainResult train_block(Mlp<T>& net, const Dataset& train, const Dataset& test, 
   const BlockPlan plan(sizes.train, block_size(config, sizes.train), comm.size(), comm.rank());
   Rng order_rng = pattern_order_rng(config, comm.rank());
   std::vector<std::size_t> order = identity_order(plan.n_local);
-  MomentumStep<T> step(net, config.eta, config.alpha, config.momentum, config.block_step);
+  WeightUpdate<T> step(net, config);
 
   return run.run([&](int) {
     if (config.shuffle) order_rng.shuffle(order);

@@ -30,7 +30,7 @@ TrainResult train_root(Mlp<T>& net, const Dataset& train, const Dataset& test, c
   const BlockPlan plan(sizes.train, block_size(config, sizes.train), p, q);
   Rng order_rng = pattern_order_rng(config, q);
   std::vector<std::size_t> order = identity_order(plan.n_local);
-  MomentumStep<T> step(net, config.eta, config.alpha, config.momentum, config.block_step);
+  WeightUpdate<T> step(net, config);
 
   // Each thread beyond the first works on a net of its own (same spec, its own buffers).
   std::vector<std::unique_ptr<Mlp<T>>> copies;

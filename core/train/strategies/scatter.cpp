@@ -72,7 +72,7 @@ TrainResult train_scatter(Mlp<T>& net, const Dataset& whole_train, const Dataset
   const BlockPlan plan(sizes.train, block_size(config, sizes.train), p, q);
   Rng order_rng = pattern_order_rng(config, q);
   std::vector<std::size_t> order = identity_order(plan.n_local);
-  MomentumStep<T> step(net, config.eta, config.alpha, config.momentum, config.block_step);
+  WeightUpdate<T> step(net, config);
   const std::size_t w = run.weights;
   std::vector<T> gathered(q == 0 ? w * static_cast<std::size_t>(p) : 0);
   double iterations_s = 0;
