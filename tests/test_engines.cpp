@@ -11,6 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include "test_support.hpp"
 
 #include <cstdlib>
@@ -118,6 +120,24 @@ TEST(engines, numerics_off_charges_the_same_time_without_the_arithmetic) {
       EXPECT_TRUE(h_off.back().at("train_error").is_null()) << name;
       EXPECT_FALSE(off.at("config").at("numerics").get<bool>());
     }
+  // cg's line search probes as often as the values need, which a time-only run cannot know:
+  // given the real run's mean (--cg-probes) it charges the same probes and takes the same
+  // time; on its default, the fewest a search takes (--cg-refinements), it takes less.
+  for (const char* problem : {"function", "encoder"}) {
+    const std::string name = std::string(problem) + "-cg";
+    const std::vector<std::string> args{"--problem", problem, "--epochs", "4", "--strategy", "cg"};
+    const Json on = run(dir, name + "-on", sim, args);
+    const Json& stats = on.at("final").at("strategy");
+    const double mean = stats.at("line_search_probes").get<double>() / stats.at("gradient_passes").get<double>();
+    ASSERT_GT(mean, 2.0) << name;  // more than the fewest: the default must fall short
+    const Json off = run(dir, name + "-off", with(sim, {"--numerics", "off", "--cg-probes", fmt::format("{}", mean)}), args);
+    const Json fewest = run(dir, name + "-fewest", with(sim, {"--numerics", "off"}), args);
+    const double t_on = on.at("final").at("time_s").get<double>();
+    EXPECT_NEAR(off.at("final").at("time_s").get<double>(), t_on, 1e-9 * t_on) << name;
+    EXPECT_EQ(off.at("final").at("strategy").at("line_search_probes"), stats.at("line_search_probes")) << name;
+    EXPECT_LT(fewest.at("final").at("time_s").get<double>(), t_on) << name;
+  }
+  expect_train_refused(with(function_problem, {"--strategy", "cg", "--cg-probes", "5"}), {"--cg-probes", "--numerics off"});
 }
 
 // Ranks go on the platform's hosts in the order the file declares them (a fat tree's ft-0,

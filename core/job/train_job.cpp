@@ -206,6 +206,11 @@ CgConfig resolve_cg(const po::variables_map& vm, const TrainJob& job) {
   cg.max_expansions = static_cast<int>(std::clamp(vm["cg-expansions"].as<long long>(), -1LL, 1001LL));
   cg.refinements = static_cast<int>(std::clamp(vm["cg-refinements"].as<long long>(), 0LL, 1001LL));
   cg.flat_tolerance = vm["cg-flat"].as<double>();
+  if (vm.count("cg-probes")) {
+    if (job.compute.numerics)
+      throw InputError("--cg-probes is for --numerics off (a run with the arithmetic probes as its search needs)");
+    cg.time_only_probes = vm["cg-probes"].as<double>();
+  }
   cg.load_balance = vm["load-balance"].as<double>();
   const long long chunk = vm["chunk"].as<long long>();
   cg.chunk = chunk > 0 ? static_cast<std::size_t>(chunk) : 0;
@@ -355,6 +360,8 @@ void add_engine_json(Json& j, const TrainJob& job) {
     g["initial_step"] = c.cg.initial_step;
     g["max_expansions"] = c.cg.max_expansions;
     g["refinements"] = c.cg.refinements;
+    if (!job.compute.numerics)
+      g["time_only_probes"] = c.cg.time_only_probes > 0 ? c.cg.time_only_probes : c.cg.refinements;
     g["flat_tolerance"] = c.cg.flat_tolerance;
     g["load_balance"] = c.cg.load_balance;
     g["chunk"] = c.cg.load_balance > 0 ? Json(c.cg.chunk) : Json(nullptr);

@@ -144,6 +144,9 @@ po::options_description cg_options() {
        "most doublings (or halvings) of the step in search of a sign change of f'")
       ("cg-refinements", po::value<long long>()->default_value(2),
        "quadratic interpolations in the bracket; all but the last are probed (>= 1)")
+      ("cg-probes", po::value<double>(),
+       "with --numerics off: mean line-search probes per iteration to charge, e.g. a real run's "
+       "line_search_probes / iterations (default: --cg-refinements, the fewest a search takes)")
       ("cg-flat", po::value<double>()->default_value(0.0),
        "|f'(0)| at or below this is a flat direction, which stops training (0: only an exact 0)")
       ("load-balance", po::value<double>()->default_value(0.0),
@@ -226,6 +229,7 @@ constexpr OptionScope option_scopes[] = {
     {"cg-step", "--strategy cg"},
     {"cg-expansions", "--strategy cg"},
     {"cg-refinements", "--strategy cg"},
+    {"cg-probes", "--strategy cg"},
     {"cg-flat", "--strategy cg"},
     {"load-balance", "--strategy cg"},
     {"chunk", "--strategy cg"},

@@ -40,6 +40,10 @@ struct CgConfig {
   int max_expansions = 30;      // doublings or halvings of s in search of a sign change of f'
   int refinements = 2;          // quadratic interpolations in the bracket (>= 1); all but the last are probed
   double flat_tolerance = 0.0;  // |f'(0)| <= this is a flat direction (0: only an exactly zero slope)
+  // --numerics off, where nothing can be searched: the mean line-search probes per
+  // iteration to charge (a real run's line_search_probes over its iterations). 0: the
+  // fewest a search takes, `refinements`.
+  double time_only_probes = 0.0;
   // Load balancing (seed 002 section 6.2): rank 0 only polls; the other ranks step through
   // their patterns `chunk` at a time and stop once this fraction of the training set has
   // been consumed over all of them. 0: off (every rank, rank 0 too, takes its whole share).

@@ -150,6 +150,9 @@ void validate_cg(const CgConfig& cg) {
   if (!(cg.load_balance >= 0 && cg.load_balance <= 1))
     throw InputError("--load-balance: the fraction of the training set per pass must be in (0, 1] (0: off)");
   if (cg.chunk == 0) throw InputError("--chunk: must be at least 1 pattern");
+  if (cg.time_only_probes != 0 && !(cg.time_only_probes >= cg.refinements && cg.time_only_probes <= 1e6))
+    throw InputError("--cg-probes: the mean probes per line search must be at least --cg-refinements (" +
+                     std::to_string(cg.refinements) + "), the fewest a search takes, and at most 1e6");
 }
 
 template <class T>

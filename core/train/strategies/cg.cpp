@@ -25,7 +25,9 @@
 // Run to stop, and Run puts the last good weights back (wulf train exits with 3).
 // Without the arithmetic (--numerics off, time only) there is nothing to search with: each
 // line search is charged as --cg-refinements probes at the previous step, which is the
-// real run's time when its search brackets the minimum at the first probe.
+// real run's time when its search brackets the minimum at the first probe. --cg-probes M
+// charges M probes per search on average instead (iteration i brings the total to
+// round(i M)): given a real run's mean, the time-only run takes that run's time.
 //
 // Load balancing (--load-balance FRACTION --chunk C, seed 002 section 6.2): rank 0 is a
 // pure master that holds no data and computes nothing; ranks 1..p-1 share the data. In
@@ -134,8 +136,10 @@ class CgTrainer {
       // search that brackets at its first probe and interpolates `refinements` times (a
       // real search may probe more: the one place where a time-only cg run can differ).
       run_.kernel(Phase::update, 1, 8.0 * static_cast<double>(run_.weights), [] {});
-      for (int i = 0; i < cg_.refinements; ++i) probe_slope(step_, i == 0);
-      probes_ += cg_.refinements;
+      const double mean = cg_.time_only_probes > 0 ? cg_.time_only_probes : cg_.refinements;
+      const double probes = std::round(it * mean) - probes_;
+      for (int i = 0; i < static_cast<int>(probes); ++i) probe_slope(step_, i == 0);
+      probes_ += probes;
       announce(done);
       return;
     }
