@@ -82,8 +82,11 @@ TEST(seed_platforms, bunyip_has_its_tetrahedron_of_nodes_nics_and_switches) {
   EXPECT_EQ(s.link_rates.at(475e6), 6);
 }
 
-// Seed 000 Table V: Tr(p) = Tw w ceil(log2 p) + Ti, microseconds; tolerance 10%.
-void expect_table_v(const std::string& file, double ti, double tw, const std::string& nps,
+// Seed 000 Table V: Tr(p) = Tw w ceil(log2 p) + Ti, microseconds. The platforms were fitted
+// to these lines, so the tolerance is what the fit achieves plus a little slack, not a
+// test of a prediction: Bat Cave's fit is within 0.62% of every point (p 2-8, and p 16 on
+// the grown platform), Messner's within 2.32% (its 4 096-double points; the others 0.54%).
+void expect_table_v(const std::string& file, double ti, double tw, const std::string& nps, double tolerance,
                     const std::vector<std::string>& extra = {}) {
   TestDir dir;
   const Json r =
@@ -97,17 +100,17 @@ void expect_table_v(const std::string& file, double ti, double tw, const std::st
   for (const Json& row : rows) {
     const double p = row.at("np").get<double>(), w = row.at("size").get<double>();
     const double paper = tw * w * std::ceil(std::log2(p)) + ti;
-    EXPECT_NEAR(row.at("time_s").get<double>(), paper, 0.10 * paper) << file << ": p " << p << ", w " << w;
+    EXPECT_NEAR(row.at("time_s").get<double>(), paper, tolerance * paper) << file << ": p " << p << ", w " << w;
   }
 }
 
-TEST(seed_platforms, batcave_allreduce_is_within_10_percent_of_table_v) {
-  expect_table_v("batcave.xml", 365.868e-6, 0.798e-6, "2,4,8");
-  expect_table_v("batcave.xml", 365.868e-6, 0.798e-6, "16", {"--grow", "16"});  // seed 000 predicts up to 32
+TEST(seed_platforms, batcave_allreduce_is_within_1_percent_of_table_v) {  // fit: 0.62%, slack 0.38 points
+  expect_table_v("batcave.xml", 365.868e-6, 0.798e-6, "2,4,8", 0.01);
+  expect_table_v("batcave.xml", 365.868e-6, 0.798e-6, "16", 0.01, {"--grow", "16"});  // seed 000 predicts up to 32
 }
 
-TEST(seed_platforms, messner_allreduce_is_within_10_percent_of_table_v) {
-  expect_table_v("messner.xml", 515.250e-6, 0.230e-6, "2,4,8,16");
+TEST(seed_platforms, messner_allreduce_is_within_3_percent_of_table_v) {  // fit: 2.32%, slack 0.68 points
+  expect_table_v("messner.xml", 515.250e-6, 0.230e-6, "2,4,8,16", 0.03);
 }
 
 // Seed 002's reduce: 1 729 440 floats over 194 processes of a Bunyip platform; the bench row.
@@ -120,21 +123,29 @@ Json bunyip_reduce(const std::string& file, const std::string& reduce) {
   return r.at("collectives").at(0);
 }
 
-TEST(seed_platforms, bunyip_library_reduce_is_within_20_percent_of_8_5_seconds) {
-  EXPECT_NEAR(bunyip_reduce("bunyip.xml", "binomial").at("time_s").get<double>(), 8.5, 0.2 * 8.5);  // seed 002 5.1
+// bunyip.xml's NIC rate was fitted to this reduce (seed 002 5.1: 8.5 s): the fit gives
+// 8.506 s, 0.07% off; tolerance 0.5%.
+TEST(seed_platforms, bunyip_library_reduce_is_within_half_a_percent_of_8_5_seconds) {
+  EXPECT_NEAR(bunyip_reduce("bunyip.xml", "binomial").at("time_s").get<double>(), 8.5, 0.005 * 8.5);
 }
 
-TEST(seed_platforms, bunyip_four_stage_reduce_is_within_20_percent_of_4_9_seconds) {
-  // On bunyip-p2p.xml: the network as seed 002's own reduce saw it (stages 1-3 calibrate it;
-  // stage 4 and the total are predicted). Seed 002 5.2: 0.18 / 0.66 / 0.9 / 3.16 s, 4.9 s.
+TEST(seed_platforms, bunyip_four_stage_reduce_fits_stages_1_to_3_and_predicts_the_rest) {
+  // On bunyip-p2p.xml: the network as seed 002's own reduce saw it. Seed 002 5.2: stages
+  // of 0.18 / 0.66 / 0.9 / 3.16 s, 4.9 s in all. Stages 1-3 calibrate the platform; the
+  // fit gives 0.1813 / 0.6607 / 0.9006 s (0.7%, 0.1%, 0.07% off): tolerances 1%, 0.5%, 0.5%.
   const Json row = bunyip_reduce("bunyip-p2p.xml", "four-stage");
-  EXPECT_NEAR(row.at("time_s").get<double>(), 4.9, 0.2 * 4.9);
   const auto& ends = row.at("stages_s");
   ASSERT_EQ(ends.size(), 4u);
-  EXPECT_NEAR(ends[0].get<double>(), 0.18, 0.02);                            // calibrated: shared memory
-  EXPECT_NEAR(ends[1].get<double>() - ends[0].get<double>(), 0.66, 0.02);    // calibrated: one NIC
-  EXPECT_NEAR(ends[2].get<double>() - ends[1].get<double>(), 0.9, 0.05);     // calibrated: 185 Mbit/s into a node
-  EXPECT_NEAR(ends[3].get<double>(), row.at("time_s").get<double>(), 0.01);  // the bench adds its barrier
+  EXPECT_NEAR(ends[0].get<double>(), 0.18, 0.01 * 0.18);                             // shared memory
+  EXPECT_NEAR(ends[1].get<double>() - ends[0].get<double>(), 0.66, 0.005 * 0.66);   // one NIC
+  EXPECT_NEAR(ends[2].get<double>() - ends[1].get<double>(), 0.9, 0.005 * 0.9);     // 185 Mbit/s into a node
+  EXPECT_NEAR(ends[3].get<double>(), row.at("time_s").get<double>(), 0.01);          // the bench adds its barrier
+  // Stage 4 and the total are predictions, not fits: 2.64 s against the paper's 3.16, so
+  // 4.386 s in all, 10.5% under 4.9 (experiments/bunyip-reduce says why). The test pins
+  // that known gap: between 9% and 12% under the paper.
+  const double total = row.at("time_s").get<double>();
+  EXPECT_GT(total, 0.88 * 4.9);
+  EXPECT_LT(total, 0.91 * 4.9);
 }
 
 TEST(seed_platforms, price_performance_of_seed_002_is_92_4_cents_per_mflops) {
