@@ -11,6 +11,10 @@
 //   wulf-platform grow FILE.xml N OUT.xml
 //                                  writes the platform's one homogeneous cluster with N hosts
 //                                  (the what-if of more processors than the machine had)
+//
+// Every verb first refuses, with exit 2 and one line on standard error, a platform SimGrid
+// cannot load (its own abort included) or loads although no machine is like it: no hosts, a
+// speed, bandwidth or latency no machine has (check_numbers).
 #include <simgrid/kernel/routing/NetPoint.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Host.hpp>
@@ -21,12 +25,20 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cerrno>
+#include <csignal>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <map>
 #include <string>
 #include <vector>
+
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace {
 
@@ -158,6 +170,62 @@ void info(const simgrid::s4u::Engine& e) {
 
 }  // namespace
 
+// The smallest numbers wulf takes from a platform. SimGrid loads a bandwidth of 1e-30 B/s,
+// a negative latency or a negative speed without a word, then either aborts the simulation
+// (zero, negative or NaN bandwidth, negative speed: smpirun exits 134) or simulates a machine
+// that cannot be (1e-30 B/s: a run of 1e30 seconds). Such a number is a unit left off or
+// mistyped ("10" for "10MBps", "us" for "s"), so it is refused, naming the host or link,
+// before any rank starts.
+constexpr double least_speed_flops = 1;   // no computer ever did less than 1 flop/s
+constexpr double least_bandwidth_Bps = 1; // nor a network link less than 1 byte/s
+constexpr double most_latency_s = 3600;   // nor took an hour to start a message
+
+std::string number_text(double x) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", x);
+  return text;
+}
+
+// What is wrong with host h's numbers, or "" when nothing is.
+std::string host_fault(const simgrid::s4u::Host* h) {
+  for (unsigned long p = 0; p < h->get_pstate_count(); ++p) {
+    const double speed = h->get_pstate_speed(p);
+    if (!(std::isfinite(speed) && speed >= least_speed_flops))
+      return "host '" + h->get_name() + "': speed " + number_text(speed) +
+             " flop/s; wulf takes a finite speed of at least 1 flop/s (a unit mistyped? e.g. speed=\"1Gf\")";
+  }
+  if (h->get_core_count() < 1)
+    return "host '" + h->get_name() + "': " + std::to_string(h->get_core_count()) + " cores; it needs at least one";
+  return "";
+}
+
+// What is wrong with link l's numbers, or "" when nothing is.
+std::string link_fault(const simgrid::s4u::Link* l) {
+  const double bw = l->get_bandwidth(), lat = l->get_latency();
+  if (!(std::isfinite(bw) && bw >= least_bandwidth_Bps))
+    return "link '" + l->get_name() + "': bandwidth " + number_text(bw) +
+           " bytes/s; wulf takes a finite bandwidth of at least 1 byte/s (a unit mistyped? e.g. bandwidth=\"125MBps\")";
+  if (!(std::isfinite(lat) && lat >= 0))
+    return "link '" + l->get_name() + "': latency " + number_text(lat) + " s; a latency cannot be negative";
+  if (lat > most_latency_s)
+    return "link '" + l->get_name() + "': latency " + number_text(lat) +
+           " s, more than an hour (a unit mistyped? e.g. latency=\"50us\")";
+  return "";
+}
+
+// Exits 2 naming the first fault of the platform's numbers: no hosts at all, or a host or
+// link whose numbers no machine has (see least_speed_flops).
+int check_numbers(const simgrid::s4u::Engine& e) {
+  const std::vector<simgrid::s4u::Host*> hosts = declared_hosts(e);
+  std::string fault = hosts.empty() ? "it has no hosts (no <host> and no <cluster>)" : "";
+  for (std::size_t i = 0; fault.empty() && i < hosts.size(); ++i) fault = host_fault(hosts[i]);
+  for (const simgrid::s4u::Link* l : e.get_all_links())
+    if (fault.empty()) fault = link_fault(l);
+  if (fault.empty()) return 0;
+  std::fprintf(stderr, "%s\n", fault.c_str());
+  return 2;
+}
+
 // Exits 2 naming the first pair of the first k hosts with no route between them (a Full
 // zone without a <route> for a pair gives an empty route, which SimGrid does not refuse).
 int check_routes(const std::vector<simgrid::s4u::Host*>& hosts, std::size_t k) {
@@ -189,6 +257,58 @@ std::string topology_of(const simgrid::s4u::Engine& e, const std::string& id) {
     if (name.rfind("link_from_", 0) == 0) return "cluster " + id + " is a fat tree (topology=\"FAT_TREE\")";
   }
   return "zone " + id + " is not a <cluster> (it has no host links named " + id + "_link_0)";
+}
+
+// s as the value of an XML attribute between double quotes: names come from the user's
+// file and may hold & < > " ' (SimGrid reads &amp; and &quot; in its own files), and a tab
+// or a line break, which a parser would turn into a space unless written as a reference.
+std::string attribute(const std::string& s) {
+  std::string out;
+  for (const char c : s) switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      case '\t': out += "&#9;"; break;
+      case '\n': out += "&#10;"; break;
+      case '\r': out += "&#13;"; break;
+      default: out += c;
+    }
+  return out;
+}
+
+// s inside an XML comment, which may not hold "--".
+std::string comment_text(const std::string& s) {
+  std::string out;
+  for (const char c : s) out += c == '-' && !out.empty() && out.back() == '-' ? std::string(" -") : std::string(1, c);
+  return out;
+}
+
+// x in 17 significant digits, which SimGrid reads back to the same double.
+std::string exact(double x) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.17g", x);
+  return text;
+}
+
+// Writes text to path, every step checked; on a failure (a full disk), says so, removes
+// what was written if path is a regular file (a half platform must not be loaded; a device
+// such as /dev/full stays) and returns false.
+bool write_whole(const std::string& path, const std::string& text) {
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (!f) {
+    std::fprintf(stderr, "--grow: cannot write %s: %s\n", path.c_str(), std::strerror(errno));
+    return false;
+  }
+  const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size() && std::fflush(f) == 0;
+  const int write_errno = errno;
+  const bool closed = std::fclose(f) == 0;
+  if (written && closed) return true;
+  std::fprintf(stderr, "--grow: writing %s failed: %s\n", path.c_str(), std::strerror(written ? errno : write_errno));
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) std::remove(path.c_str());
+  return false;
 }
 
 // The cluster of a platform made of one <cluster> (hosts alike, one zone), rewritten with n
@@ -225,40 +345,96 @@ int grow(const simgrid::s4u::Engine& e, unsigned long n, const std::string& out_
                  topology_of(e, id).c_str());
     return 2;
   }
-  std::FILE* f = std::fopen(out_path.c_str(), "w");
-  if (!f) {
-    std::fprintf(stderr, "--grow: cannot write %s\n", out_path.c_str());
-    return 2;
-  }
-  std::fprintf(f, "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n");
-  std::fprintf(f, "<!-- What-if, written by wulf-platform grow: cluster %s with %lu hosts instead of %zu,\n"
-                  "     every other number as SimGrid loaded it. -->\n<platform version=\"4.1\">\n  <config>\n",
-               id.c_str(), n, hosts.size());
+  std::string xml = "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n";
+  xml += "<!-- What-if, written by wulf-platform grow: cluster " + comment_text(id) + " with " + std::to_string(n) +
+         " hosts instead of " + std::to_string(hosts.size()) +
+         ",\n     every other number as SimGrid loaded it. -->\n<platform version=\"4.1\">\n  <config>\n";
   for (const char* key : {"smpi/bw-factor", "smpi/lat-factor"})
-    std::fprintf(f, "    <prop id=\"%s\" value=\"%s\"/>\n", key, simgrid::config::get_value<std::string>(key).c_str());
-  std::fprintf(f, "  </config>\n  <zone id=\"%s_whatif\" routing=\"Full\">\n", id.c_str());
-  std::fprintf(f,
-               "    <cluster id=\"%s\" prefix=\"%s\" suffix=\"%s\" radical=\"0-%lu\" speed=\"%.17gf\" core=\"%d\"\n"
-               "             bw=\"%.17gBps\" lat=\"%.17gs\" sharing_policy=\"%s\"",
-               id.c_str(), prefix.c_str(), suffix.c_str(), n - 1, hosts[0]->get_speed(), hosts[0]->get_core_count(),
-               up->get_bandwidth(), up->get_latency(), split_up ? "SPLITDUPLEX" : "SHARED");
+    xml += "    <prop id=\"" + std::string(key) + "\" value=\"" +
+           attribute(simgrid::config::get_value<std::string>(key)) + "\"/>\n";
+  xml += "  </config>\n  <zone id=\"" + attribute(id + "_whatif") + "\" routing=\"Full\">\n";
+  xml += "    <cluster id=\"" + attribute(id) + "\" prefix=\"" + attribute(prefix) + "\" suffix=\"" + attribute(suffix) +
+         "\" radical=\"0-" + std::to_string(n - 1) + "\" speed=\"" + exact(hosts[0]->get_speed()) + "f\" core=\"" +
+         std::to_string(hosts[0]->get_core_count()) + "\"\n             bw=\"" + exact(up->get_bandwidth()) +
+         "Bps\" lat=\"" + exact(up->get_latency()) + "s\" sharing_policy=\"" + (split_up ? "SPLITDUPLEX" : "SHARED") + "\"";
   if (backbone)
-    std::fprintf(f, " bb_bw=\"%.17gBps\" bb_lat=\"%.17gs\" bb_sharing_policy=\"%s\"", backbone->get_bandwidth(),
-                 backbone->get_latency(),
-                 backbone->get_sharing_policy() == simgrid::s4u::Link::SharingPolicy::FATPIPE ? "FATPIPE" : "SHARED");
-  std::fprintf(f, ">\n");
+    xml += " bb_bw=\"" + exact(backbone->get_bandwidth()) + "Bps\" bb_lat=\"" + exact(backbone->get_latency()) +
+           "s\" bb_sharing_policy=\"" +
+           (backbone->get_sharing_policy() == simgrid::s4u::Link::SharingPolicy::FATPIPE ? "FATPIPE" : "SHARED") + "\"";
+  xml += ">\n";
   if (const auto* props = zone->get_properties())
-    for (const auto& [key, value] : *props) {
-      std::string v;
-      for (char c : value) v += c == '"' ? std::string("&quot;") : c == '&' ? std::string("&amp;") : std::string(1, c);
-      std::fprintf(f, "      <prop id=\"%s\" value=\"%s\"/>\n", key.c_str(), v.c_str());
-    }
-  std::fprintf(f, "    </cluster>\n  </zone>\n</platform>\n");
-  std::fclose(f);
-  return 0;
+    for (const auto& [key, value] : *props)
+      xml += "      <prop id=\"" + attribute(key) + "\" value=\"" + attribute(value) + "\"/>\n";
+  xml += "    </cluster>\n  </zone>\n</platform>\n";
+  return write_whole(out_path, xml) ? 0 : 2;
 }
 
-int main(int argc, char** argv) {
+// SimGrid ends the process (abort) on some faults of a platform file, after logging a line
+// that says what is wrong and a backtrace: a host of core="0", for one. While the file is
+// loaded, standard error goes to a file in memory; should SimGrid abort, the handler writes
+// the first line it logged as wulf's message ("SimGrid cannot load it: Host a must have at
+// least one core, not 0.") and exits with 2, the exit of any other refusal.
+int real_stderr = -1;
+int captured_stderr = -1;
+
+extern "C" void refuse_on_abort(int) {
+  // Only calls safe in a signal handler: SimGrid aborts from its own code, but in any state.
+  static char text[1024];
+  const ssize_t n = ::pread(captured_stderr, text, sizeof text, 0);
+  ssize_t line = 0;
+  while (line < n && text[line] != '\n') ++line;
+  const char lead[] = "SimGrid cannot load it: ";
+  const char unsaid[] = "SimGrid stopped while loading it (abort)";
+  ssize_t done = ::write(real_stderr, lead, sizeof lead - 1);
+  done = line > 0 ? ::write(real_stderr, text, static_cast<std::size_t>(line)) : ::write(real_stderr, unsaid, sizeof unsaid - 1);
+  done = ::write(real_stderr, "\n", 1);
+  static_cast<void>(done);  // nothing is left to tell a failed write to
+  _exit(2);
+}
+
+// Loads the platform at path into e; SimGrid's aborts become a refusal (above), and what it
+// logs otherwise reaches standard error after loading.
+void load_platform(simgrid::s4u::Engine& e, const char* path) {
+  captured_stderr = ::memfd_create("wulf-platform-stderr", MFD_CLOEXEC);
+  real_stderr = ::dup(STDERR_FILENO);
+  if (captured_stderr < 0 || real_stderr < 0) {  // no capture: SimGrid's own words, then
+    e.load_platform(path);
+    return;
+  }
+  std::fflush(stderr);
+  ::dup2(captured_stderr, STDERR_FILENO);
+  std::signal(SIGABRT, refuse_on_abort);
+  auto restore = [&] {
+    std::fflush(stderr);
+    std::signal(SIGABRT, SIG_DFL);
+    ::dup2(real_stderr, STDERR_FILENO);
+    char text[4096];
+    for (off_t at = 0;;) {  // what SimGrid logged and did not abort on (a warning)
+      const ssize_t n = ::pread(captured_stderr, text, sizeof text, at);
+      if (n <= 0 || ::write(STDERR_FILENO, text, static_cast<std::size_t>(n)) < 0) break;
+      at += n;
+    }
+    ::close(captured_stderr);
+    ::close(real_stderr);
+  };
+  try {
+    e.load_platform(path);
+  } catch (...) {
+    restore();
+    throw;
+  }
+  restore();
+}
+
+// text as a whole number: digits only (a count of hosts), at most ULONG_MAX.
+bool whole_number(const std::string& text, unsigned long& n) {
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) return false;
+  errno = 0;
+  n = std::strtoul(text.c_str(), nullptr, 10);
+  return errno == 0;
+}
+
+int run(int argc, char** argv) {
   const std::string verb = argc >= 3 ? argv[1] : "";
   if ((verb != "hosts" && verb != "info" && verb != "grow") || argc > 5 || (verb == "info" && argc != 3) ||
       (verb == "grow" && argc != 5) || (verb == "hosts" && argc > 4)) {
@@ -266,24 +442,33 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    int sg_argc = 2;
+    int sg_argc = 3;
     char log[] = "--log=root.thres:critical";
-    char* sg_argv[] = {argv[0], log, nullptr};
+    char format[] = "--log=root.fmt:%m%n";  // the message alone, without time and source line
+    char* sg_argv[] = {argv[0], log, format, nullptr};
     simgrid::s4u::Engine engine(&sg_argc, sg_argv);
-    engine.load_platform(argv[2]);
+    load_platform(engine, argv[2]);
+    if (check_numbers(engine) != 0) return 2;
     if (verb == "info") {
       info(engine);
       return 0;
     }
-    if (verb == "grow") return grow(engine, std::stoul(argv[3]), argv[4]);
+    if (verb == "grow") {
+      unsigned long n = 0;
+      if (!whole_number(argv[3], n) || n == 0) {
+        std::fprintf(stderr, "--grow: '%s' is not a host count of at least 1\n", argv[3]);
+        return 2;
+      }
+      return grow(engine, n, argv[4]);
+    }
     // hosts FILE K: the first K hosts must reach each other; hosts FILE a,b,...: these
     // (an explicit placement, --hosts) must exist and reach each other.
     if (argc == 4) {
       const std::string which = argv[3];
       std::vector<simgrid::s4u::Host*> chosen;
-      if (which.find_first_not_of("0123456789") == std::string::npos) {
+      if (unsigned long k = 0; whole_number(which, k)) {
         chosen = declared_hosts(engine);
-        chosen.resize(std::min(chosen.size(), static_cast<std::size_t>(std::stoul(which))));
+        chosen.resize(std::min(chosen.size(), static_cast<std::size_t>(k)));
       } else {
         std::size_t start = 0;
         while (start <= which.size()) {
@@ -314,4 +499,15 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "SimGrid cannot load it: %s\n", e.what());
     return 2;
   }
+}
+
+int main(int argc, char** argv) {
+  const int code = run(argc, argv);
+  // What was printed reaches the reader whole, or the exit says it did not (a full disk, a
+  // closed pipe): wulf reads hosts and JSON from this output.
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    std::fprintf(stderr, "wulf-platform: writing its output failed: %s\n", std::strerror(errno));
+    return code == 0 ? 2 : code;
+  }
+  return code;
 }

@@ -563,5 +563,18 @@ TEST(cg_engines, load_balancing_stops_each_pass_within_a_chunk_and_cuts_the_idle
   }
 }
 
+// A weights file is user input: a parameter count of 4e15 is refused by the values the file
+// holds, not met with a request for 32 PB (once "out of memory", exit 1); a value line of
+// binary bytes is shown as plain text.
+TEST(cg_cli, a_weights_file_with_a_huge_count_or_binary_values_is_refused_naming_it) {
+  TestDir dir;
+  const std::string head = "wulf-weights 1\nnet 2-1 linear mse bias\nlayers 2 1\nprecision float\n";
+  const std::string huge = dir.write("huge.weights", head + "parameters 4000000000000000\nvalues\n1\n2\n3\n");
+  EXPECT_TRUE(contains(input_error([&] { read_weights(huge); }), huge + ": 3 values, the header says 4000000000000000"));
+  const std::string binary = dir.write("binary.weights", head + "parameters 3\nvalues\n1\n\x7f\xff\xfe\x01\n3\n");
+  const std::string message = input_error([&] { read_weights(binary); });
+  EXPECT_TRUE(contains(message, binary + ":8: '\\x7f\\xff\\xfe\\x01' is not a number")) << message;
+}
+
 }  // namespace
 }  // namespace wulf

@@ -145,5 +145,55 @@ TEST_F(cli, a_failed_run_never_leaves_a_half_written_record) {
   EXPECT_EQ(read_text_file(out, "the record"), "{\"old\": true}\n");
 }
 
+// Boost reads "[name]" as a section header, and a file of them alone (a JSON file of
+// brackets) would set nothing: the run would go on with the defaults as if all was well.
+TEST_F(cli, a_config_file_of_brackets_or_sections_is_refused_with_its_line) {
+  const std::string deep = write("deep.cfg", std::string(200000, '[') + std::string(200000, ']') + "\n");
+  expect_refused({"train", "--config", deep, "--problem", "encoder:8", "--epochs", "1"},
+                 {deep + ":1: '[[[[", "bytes)' is no line of key = value"});
+  const std::string section = write("section.cfg", "# a run\n\n  [run]\nepochs = 1\n");
+  expect_refused({"train", "--config", section, "--problem", "encoder:8"}, {section + ":3: '[run]'"});
+  // A line of bytes that are not text: named, in plain words.
+  const Outcome o = testing_support::expect_refused(
+      {"train", "--config", write("binary.cfg", "\x7f\x45\x4c\x46\x02\x01\xff\xfe\n"), "--problem", "encoder:8"},
+      {"binary.cfg"});
+  EXPECT_TRUE(plain_text(o.err.substr(0, o.err.find('\n')))) << o.err;
+}
+
+// A JSON file of 200 000 brackets given as a profile, to each command that reads one: the
+// profile's first line named, no crash.
+TEST_F(cli, a_deeply_nested_json_file_as_a_profile_is_refused) {
+  const std::string deep = write("deep.json", std::string(200000, '[') + std::string(200000, ']') + "\n");
+  expect_refused({"model", "--profile", deep}, {"--profile " + deep + ":1: expected 'key = value'"});
+  expect_refused({"train", "--problem", "function", "--engine", "sim", "--platform", toy4, "--compute", "calibrated",
+                  "--profile", deep},
+                 {"--profile " + deep + ":1: expected 'key = value'"});
+  expect_refused({"recommend", "--problem", "function", "--platform", toy4, "--compute", "calibrated", "--profile",
+                  deep, "--target-error", "0.1"},
+                 {"--profile " + deep + ":1: expected 'key = value'"});
+}
+
+// --out on a full disk: an error naming the file and the reason, exit 2, and the record that
+// was there stays byte for byte (the file size limit fails the write as a full disk does).
+TEST_F(cli, a_record_that_cannot_be_written_is_an_error_and_the_old_one_stays) {
+  const std::string full = full_device(dir_);
+  for (const auto& args : {std::vector<std::string>{"model", "--profile", "batcave-function"},
+                           std::vector<std::string>{"train", "--problem", "encoder:8", "--epochs", "1", "--quiet"}}) {
+    SCOPED_TRACE(args[0]);
+    testing_support::expect_refused(with(args, {"--out", full}), {full + ": writing failed: No space left on device"});
+    EXPECT_TRUE(fs::is_character_file(full));
+    const std::string old = write("old.json", "{\"wulf_record\": 1, \"old\": true}\n");
+    Outcome o;
+    {
+      const FileSizeLimit limit(200);
+      o = wulf(with(args, {"--out", old}));
+    }
+    expect_refusal(o, {old + ": writing failed", "left as it was"});
+    EXPECT_EQ(read_text_file(old, "the record"), "{\"wulf_record\": 1, \"old\": true}\n");
+  }
+  for (const auto& e : fs::directory_iterator(dir_.path()))
+    EXPECT_TRUE(e.path().filename() == "old.json" || e.path() == full) << "left behind: " << e.path();
+}
+
 }  // namespace
 }  // namespace wulf

@@ -181,4 +181,38 @@ TEST(fann_format, zero_counts_are_rejected) {
   for (const char* header : {"0 2 1\n", "2 0 1\n1\n1\n", "2 1 0\n1\n1\n"}) expect_read_error(header, {"zero"});
 }
 
+// A header of billions: a count beyond what wulf reads is named with its line; counts within
+// it are checked against the numbers the file holds before anything is allocated (2e9
+// patterns of 2e6 numbers would be 16 PB of floats).
+TEST(fann_format, huge_header_counts_are_refused_with_their_line_before_allocating) {
+  expect_read_error("4000000000 1000000 1000000\n1 2 3\n",
+                    {"line 1: the header's count of patterns, 4000000000, is more than wulf reads (2147483647)"});
+  expect_read_error("\n\n1\n1\n99999999999\n1 2\n", {"line 5", "count of outputs, 99999999999"});
+  expect_read_error("2000000000 1000000 1000000\n1 2 3\n",
+                    {"2000000000 patterns x (1000000 inputs + 1000000 outputs) = 4000000000000000 numbers",
+                     "only 3"});
+}
+
+// A file that is no text at all (binary garbage, a program, bytes that are not UTF-8): named
+// with the line, in a message of plain text however long the token; NaN in any spelling
+// is no finite number.
+TEST(fann_format, binary_garbage_and_nan_are_refused_in_plain_words) {
+  TestDir dir;
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {std::string("\x7f" "ELF\x02\x01\x01\x00\x00\x00", 10), "line 1: the header must be"},
+      {"1 1 1\n\xff\xfe\x01\x02\n1\n", "line 2: '\\xff\\xfe\\x01\\x02' is not a number"},
+      {"1 1 1\n0\n" + std::string(1 << 20, '\x80') + "\n", "... (1048576 bytes)' is not a number"},
+      {"1 2 1\n0 NaN\n1\n", "line 2: 'NaN' is not a finite"},
+      {"1 2 1\n0 -nan\n1\n", "line 2: '-nan' is not a finite"}};
+  for (const auto& [text, part] : cases) {
+    SCOPED_TRACE(part);
+    const std::string path = dir.write("bad.data", text);
+    const std::string message = input_error([&] { wulf::read_fann(path); });
+    EXPECT_TRUE(contains(message, path)) << message;
+    EXPECT_TRUE(contains(message, part)) << message;
+    EXPECT_TRUE(plain_text(message)) << message;
+    EXPECT_LT(message.size(), 400u);
+  }
+}
+
 }  // namespace

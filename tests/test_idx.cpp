@@ -169,6 +169,27 @@ TEST(idx, zero_dimensions_are_rejected) {
   expect_input_error([&] { wulf::read_idx_images(path); }, {path, "zero"});
 }
 
+// A header that claims 2^31 items (or 2^32 - 1) in a file of a few bytes: refused with the
+// file named and the promise spelt out, from the file's size, before anything is allocated
+// (2 GB of labels or 1.7 TB of images would be a bad_alloc, or a machine brought to a halt).
+TEST(idx, a_header_claiming_billions_of_items_is_refused_before_allocating) {
+  TestDir dir;
+  const std::string labels = dir.file("labels"), images = dir.file("images");
+  for (const char top : {char(0x80), char(0xff)}) {
+    const std::string count = top == char(0x80) ? "2147483648" : "4294967295";
+    SCOPED_TRACE(count);
+    const char low = top == char(0x80) ? 0 : char(0xff);
+    write_bytes(labels, {0, 0, 8, 1, top, low, low, low, 7, 1, 2});
+    write_bytes(images, {0, 0, 8, 3, top, low, low, low, 0, 0, 0, 28, 0, 0, 0, 28, 1, 2, 3});
+    for (const std::size_t first : {std::size_t{0}, std::size_t{2147483647}}) {
+      expect_input_error([&] { wulf::read_idx_labels(labels, SIZE_MAX, first); },
+                         {labels, "truncated: the header promises " + count + " labels of 1 byte", "only 3"});
+      expect_input_error([&] { wulf::read_idx_images(images, 1, first); },
+                         {images, "truncated: the header promises " + count + " images of 28 x 28 bytes", "only 3"});
+    }
+  }
+}
+
 TEST(idx, labels_outside_0_to_9_are_kept_as_read) {
   TestDir dir;
   const std::string path = dir.file("labels");

@@ -14,6 +14,8 @@
 #include <cmath>
 #include <filesystem>
 
+#include <unistd.h>
+
 namespace wulf {
 namespace {
 
@@ -93,6 +95,26 @@ TEST(json, text_that_is_not_json_is_refused_with_where) {
   EXPECT_TRUE(contains(input_error([&] { read_json_file(dir.file("missing.json")); }), "cannot be read"));
 }
 
+// A bad escape, bytes that are not UTF-8, and a bad escape at the end of a string of a
+// megabyte: each named with the file, in a message of one short line of plain text (the
+// library quotes the text it last read, which comes from the file).
+TEST(json, bad_escapes_and_bytes_that_are_not_utf8_are_refused_in_plain_words) {
+  TestDir dir;
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"escape.json", "{\"problem\": \"a\\qb\"}"},
+      {"latin1.json", "{\"problem\": \"caf\xe9\"}"},
+      {"binary.json", std::string("{\"a\": \"\x01\xff\xfe\x00\"}", 13)},
+      {"long.json", "{\"a\": \"" + std::string(1 << 20, 'x') + "\\q\"}"}};
+  for (const auto& [name, text] : cases) {
+    SCOPED_TRACE(name);
+    const std::string path = dir.write(name, text);
+    const std::string message = input_error([&] { read_json_file(path); });
+    EXPECT_TRUE(contains(message, path + ": not a JSON record: parse error at line 1")) << message;
+    EXPECT_TRUE(plain_text(message)) << message;
+    EXPECT_LT(message.size(), 600u);
+  }
+}
+
 TEST(json, a_missing_field_or_one_of_another_type_is_an_input_error_naming_the_file) {
   const Json record = {{"final", {{"time_s", "soon"}}}};
   EXPECT_EQ(input_error([&] { json_field<double>(record, "/final/iterations", "r.json"); }),
@@ -121,6 +143,46 @@ TEST(json, unwritable_places_are_refused_before_anything_runs) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("/nonexistent/folder"), std::string::npos) << e.what();
   }
+}
+
+// A write that fails part way (here: the file size limit, as a full disk) leaves the file
+// that was there byte for byte as it was, and nothing beside it.
+TEST(json, a_failed_write_leaves_the_file_that_was_there_as_it_was) {
+  const TestDir dir;
+  const std::string path = dir.write("r.json", "{\"old\": true}\n");
+  const std::string message = input_error([&] {
+    const FileSizeLimit limit(100);
+    write_file_atomically(path, std::string(10000, 'x'));
+  });
+  EXPECT_TRUE(contains(message, path + ": writing failed")) << message;
+  EXPECT_TRUE(contains(message, "left as it was")) << message;
+  EXPECT_EQ(read_text_file(path, "the record"), "{\"old\": true}\n");
+  for (const auto& e : std::filesystem::directory_iterator(dir.path()))
+    EXPECT_EQ(e.path().filename(), "r.json") << "a temporary file was left: " << e.path();
+}
+
+// A device at the path (/dev/full, /dev/stdout) is written in place, never replaced by a
+// rename; a full one is an error with the system's reason.
+TEST(json, a_full_device_is_an_error_and_stays_a_device) {
+  const TestDir dir;
+  const std::string full = full_device(dir);
+  const std::string message = input_error([&] { write_file_atomically(full, "{}\n"); });
+  EXPECT_TRUE(contains(message, full + ": writing failed: No space left on device")) << message;
+  EXPECT_TRUE(std::filesystem::is_character_file(full)) << full << " was replaced";
+}
+
+// The file written beside the record never has a name that exists: a link planted at a name
+// a writer might pick (the record's name, ".tmp.", this process's id: the name wulf used
+// before) is neither followed nor replaced.
+TEST(json, a_planted_link_beside_the_record_is_never_followed) {
+  const TestDir dir;
+  const std::string victim = dir.write("victim.txt", "keep me\n");
+  const std::string path = dir.file("r.json");
+  std::filesystem::create_symlink(victim, path + ".tmp." + std::to_string(::getpid()));
+  write_file_atomically(path, "{}\n");
+  EXPECT_EQ(read_text_file(victim, "the victim"), "keep me\n");
+  EXPECT_EQ(read_text_file(path, "the record"), "{}\n");
+  EXPECT_FALSE(std::filesystem::is_symlink(path));
 }
 
 }  // namespace

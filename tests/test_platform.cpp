@@ -5,11 +5,15 @@
 #include "comm/compute.hpp"
 #include "data/dataset.hpp"
 #include "util/json.hpp"
+#include "util/process.hpp"
+#include "engine/launch.hpp"
 
 #include <gtest/gtest.h>
 
 #include "test_support.hpp"
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -138,6 +142,64 @@ TEST(platform, a_malformed_file_a_route_to_nowhere_or_too_few_cores_stop_the_run
                   "--platform", platform("no-route.xml"), "--quiet"});
 
   expect_refused({"platform", "bench", toy4, "--hosts", "toy-0,nobody"}, {"no host 'nobody'"});
+}
+
+// Platforms SimGrid loads (or aborts on) but no machine is like: no hosts, a link of 1e-30
+// bytes/s (a message of 1e30 s), a negative latency, a host of no cores (SimGrid's loader
+// aborts with a backtrace). Each is refused before any rank starts, by every command that
+// reads a platform, in one line naming the file and the link or host.
+TEST(platform, impossible_platforms_are_refused_before_any_rank_starts) {
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"no-hosts.xml", "it has no hosts"},
+      {"tiny-bandwidth.xml", "link 'slow': bandwidth 1e-30 bytes/s; wulf takes a finite bandwidth of at least 1 byte/s"},
+      {"negative-latency.xml", "latency -1e-05 s; a latency cannot be negative"},
+      {"zero-cores.xml", "SimGrid cannot load it: Host a must have at least one core, not 0."}};
+  for (const auto& [name, why] : cases) {
+    SCOPED_TRACE(name);
+    const std::string file = platform(name);
+    const Outcome train = expect_train_refused(
+        {"--problem", "encoder:8", "--block", "4", "--epochs", "1", "--engine", "sim", "--np", "2", "--platform", file},
+        {"platform " + file + ": ", why});
+    EXPECT_EQ(std::count(train.err.begin(), train.err.end(), '\n'), 1) << "one line: " << train.err;
+    EXPECT_FALSE(contains(train.err, "smpirun")) << train.err;
+    expect_refused({"platform", "info", file}, {"platform " + file + ": ", why});
+    expect_refused({"platform", "bench", file, "--np", "2"}, {"platform " + file + ": ", why});
+  }
+  // The link named is one of the cluster's, whose lat="-10us" SimGrid gave every host link.
+  expect_refused({"platform", "info", platform("negative-latency.xml")}, {"link 'neg_link_"});
+}
+
+// --grow writes the cluster back as XML: an id, host names or a property holding & " < '
+// come back escaped, so that SimGrid reads the grown platform and the same names in it.
+TEST(platform, grow_writes_names_back_escaped) {
+  TestDir dir;
+  const std::string grown = dir.file("grown.xml");
+  std::string out, err;
+  ASSERT_EQ(run_program_captured({wulf_program("wulf-platform"), "grow", platform("odd-names.xml"), "4", grown}, out, err), 0)
+      << err;
+  ASSERT_EQ(run_program_captured({wulf_program("wulf-platform"), "hosts", grown}, out, err), 0) << err;
+  EXPECT_EQ(out.substr(0, out.find(' ')), "n&\"<-0's") << out;
+  EXPECT_TRUE(contains(out, "n&\"<-3's 1 1000000000")) << out;
+  std::string json;
+  ASSERT_EQ(run_program_captured({wulf_program("wulf-platform"), "info", grown}, json, err), 0) << err;
+  const Json info = parse_json(json, grown);
+  const Json& cluster = info.at("zone").at("zones").at(0);
+  EXPECT_EQ(cluster.at("name"), "c&\"x") << info;
+  EXPECT_EQ(cluster.at("properties").at("wulf:note"), "a & b") << info;
+  expect_success({"platform", "bench", platform("odd-names.xml"), "--grow", "4", "--np", "4", "--no-pingpong",
+                  "--collectives", "allreduce", "--elements", "1024"},
+                 {"allreduce     4"});
+}
+
+// Every write of the grown platform is checked: a full disk is an error saying so, not a
+// platform cut short that a run would then load.
+TEST(platform, grow_onto_a_full_disk_fails_with_the_reason) {
+  TestDir dir;
+  const std::string full = full_device(dir);
+  std::string out, err;
+  EXPECT_EQ(run_program_captured({wulf_program("wulf-platform"), "grow", toy4, "8", full}, out, err), 2);
+  EXPECT_TRUE(contains(err, "--grow: writing " + full + " failed: No space left on device")) << err;
+  EXPECT_TRUE(std::filesystem::is_character_file(full));
 }
 
 TEST(platform, a_profile_that_lacks_a_phase_is_named) {

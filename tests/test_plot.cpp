@@ -4,6 +4,8 @@
 #include "cli/cli.hpp"
 #include "util/errors.hpp"
 #include "util/json.hpp"
+#include "util/paths.hpp"
+#include "util/process.hpp"
 
 #include <wulf/build_info.hpp>
 
@@ -94,6 +96,52 @@ TEST_F(plot, refuses_a_record_without_the_errors_asked_for) {
   expect_refused({"plot", off, "--out", dir_.file("off.png")}, {off + ": it was run with --numerics off"});
   expect_refused({"plot", e, "--error", "train", "--out", dir_.file("e.png"), "--labels", "a", "b"},
                  {"2 labels for 1 curve"});
+}
+
+// Hostile records: 200 000 nested brackets (closed or not), a bad escape, bytes that are not
+// UTF-8. `wulf plot` refuses each before the drawing script starts, naming the file, with
+// exit 2 and no crash (nothing recurses 200 000 levels); this needs no Python.
+TEST(plot_input, hostile_records_are_refused_before_the_script_starts) {
+  TestDir dir;
+  const std::string deep = std::string(200000, '[');
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {dir.write("deep.json", deep + std::string(200000, ']')), "a JSON record nested deeper than 100 levels"},
+      {dir.write("open.json", deep), "a JSON record nested deeper than 100 levels"},
+      {dir.write("objects.json", [] {
+         std::string t;
+         for (int i = 0; i < 200000; ++i) t += "{\"a\":";
+         return t + "1" + std::string(200000, '}');
+       }()),
+       "a JSON record nested deeper than 100 levels"},
+      {dir.write("escape.json", "{\"wulf_record\": 1, \"config\": {\"problem\": \"a\\qb\"}}"), "not a JSON record"},
+      {dir.write("latin1.json", "{\"wulf_record\": 1, \"config\": {\"problem\": \"caf\xe9\"}}"), "not a JSON record"}};
+  for (const auto& [path, why] : cases) {
+    SCOPED_TRACE(path);
+    const Outcome o = expect_refused({"plot", path, "--out", dir.file("x.png")}, {path + ": " + why});
+    EXPECT_TRUE(plain_text(o.err.substr(0, o.err.find('\n')))) << o.err;
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir.file("x.png")));
+}
+
+// The drawing script run on its own (or on a file changed after `wulf plot` checked it):
+// nesting too deep for Python's json, bytes that are not UTF-8 and a bad escape end in a
+// message naming the file and exit 2, not in a RecursionError's traceback.
+TEST_F(plot, the_drawing_script_alone_refuses_what_it_cannot_read_with_a_message) {
+  const std::string python = std::getenv("WULF_PYTHON") && *std::getenv("WULF_PYTHON") ? std::getenv("WULF_PYTHON")
+                                                                                       : build::plot_python;
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {dir_.write("deep.json", std::string(200000, '[') + std::string(200000, ']')), "nested too deep"},
+      {dir_.write("latin1.json", "{\"config\": {\"problem\": \"caf\xe9\"}}"), "not UTF-8 text"},
+      {dir_.write("escape.json", "{\"config\": {\"problem\": \"a\\qb\"}}"), "not a JSON record"},
+      {dir_.write("list.json", "[1, 2]"), "not a wulf result record"}};
+  for (const auto& [path, why] : cases) {
+    SCOPED_TRACE(path);
+    std::string out, err;
+    const int code = run_program_captured({python, plot_script(), path, "--out", dir_.file("x.png")}, out, err);
+    EXPECT_EQ(code, 2) << err;
+    EXPECT_TRUE(contains(err, "wulf plot: error: " + path + ": " + why)) << err;
+    EXPECT_FALSE(contains(err, "Traceback")) << err;
+  }
 }
 
 }  // namespace

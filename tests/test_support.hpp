@@ -13,10 +13,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <csignal>
 #include <cstdlib>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 namespace wulf::testing_support {
 
@@ -173,6 +178,44 @@ void expect_input_error(F f, const std::vector<std::string>& parts,
                         const std::string& if_none = "no InputError thrown") {
   const std::string message = input_error(f, if_none);
   for (const auto& p : parts) EXPECT_TRUE(contains(message, p)) << "'" << p << "' not in: " << message;
+}
+
+// A device like /dev/full (every write to it fails: "No space left on device") in dir, so that
+// a test of a full disk never touches the machine's own /dev/full, whatever the code under
+// test does to the path; /dev/full itself where this process may not make devices (not root).
+inline std::string full_device(const TestDir& dir) {
+  const std::string path = dir.file("full");
+  if (::mknod(path.c_str(), S_IFCHR | 0666, makedev(1, 7)) == 0) return path;
+  return "/dev/full";
+}
+
+// While it lives, no file this process writes may grow beyond `bytes` (RLIMIT_FSIZE): a write
+// past it fails (EFBIG), as one on a full disk does. SIGXFSZ is ignored meanwhile, so that
+// the failure is an error the code under test sees rather than the end of the test.
+class FileSizeLimit {
+ public:
+  explicit FileSizeLimit(rlim_t bytes) {
+    ::getrlimit(RLIMIT_FSIZE, &old_);
+    rlimit limit = old_;
+    limit.rlim_cur = bytes;
+    ::setrlimit(RLIMIT_FSIZE, &limit);
+    old_handler_ = std::signal(SIGXFSZ, SIG_IGN);
+  }
+  ~FileSizeLimit() {
+    ::setrlimit(RLIMIT_FSIZE, &old_);
+    std::signal(SIGXFSZ, old_handler_);
+  }
+  FileSizeLimit(const FileSizeLimit&) = delete;
+  FileSizeLimit& operator=(const FileSizeLimit&) = delete;
+
+ private:
+  rlimit old_{};
+  void (*old_handler_)(int) = SIG_DFL;
+};
+
+// Every byte of text is printable ASCII: a message that shows what a file held stays plain text.
+inline bool plain_text(const std::string& text) {
+  return std::all_of(text.begin(), text.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
 }
 
 }  // namespace wulf::testing_support

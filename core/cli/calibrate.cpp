@@ -140,12 +140,15 @@ struct Phases {
 // The phases: the training code itself on one rank of the real engine (mpirun -np 1), as
 // the runs it predicts will be started, its phase timers on.
 Phases measure_phases(const CalibrateJob& job, std::ostream& out, std::ostream& err) {
-  const TempFile record_file("calibrate", "");
+  // The record goes to a folder of this run's own: write_file_atomically puts its file
+  // beside the record, which must not be the shared /tmp.
+  const TempDir scratch("calibrate");
+  const std::string record_path = scratch.file("record.json");
   const std::vector<std::string> train_args{
       wulf_program("wulf"), "train", "--engine", "real", "--np", "1", "--problem", job.problem,
       "--block", std::to_string(job.block), "--epochs", std::to_string(job.iterations),
       "--precision", job.precision, "--bias", job.bias, "--train-size", std::to_string(job.train_size),
-      "--test-size", std::to_string(job.test_size), "--quiet", "--out", record_file.path()};
+      "--test-size", std::to_string(job.test_size), "--quiet", "--out", record_path};
   out << "timing " << job.iterations << " iterations of " << job.problem << " on one rank under mpirun ..."
       << std::endl;
   std::string train_out, train_err;
@@ -154,15 +157,15 @@ Phases measure_phases(const CalibrateJob& job, std::ostream& out, std::ostream& 
     err << train_err;
     throw InputError("the instrumented training run failed (code " + std::to_string(train_code) + ")");
   }
-  const Json record = read_json_file(record_file.path());
-  auto field = [&](const std::string& pointer) { return json_field<double>(record, pointer, record_file.path()); };
+  const Json record = read_json_file(record_path);
+  auto field = [&](const std::string& pointer) { return json_field<double>(record, pointer, record_path); };
   Phases f;
   // Without a test set, wulf checks the error on the whole training set after every
   // iteration: that pass is the model's m test patterns, m = n.
   f.n = field("/config/train_patterns");
   f.m = field("/config/test_patterns") > 0 ? field("/config/test_patterns") : f.n;
   f.w = field("/config/parameters"), f.b = field("/config/block");
-  f.problem = json_field<std::string>(record, "/config/problem", record_file.path());
+  f.problem = json_field<std::string>(record, "/config/problem", record_path);
   const double its = field("/final/iterations");
   auto per = [&](const char* seconds, const char* count) {
     const double c = field(std::string("/phases/") + count);

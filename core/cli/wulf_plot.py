@@ -65,6 +65,22 @@ def default_label(config, mixed):
     return label
 
 
+def read_record(path):
+    """The record at path; a file that is no JSON text wulf could have written is a PlotError
+    naming it. `wulf plot` has checked every file already, but this script may be run on its
+    own, or a file may change in between: deep nesting (200 000 '[') would otherwise end in
+    Python's RecursionError, and bytes that are not UTF-8 in a message without the file."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except RecursionError:
+        raise PlotError(f"{path}: nested too deep to be a wulf record")
+    except UnicodeDecodeError as e:
+        raise PlotError(f"{path}: not UTF-8 text (byte {e.start}: {e.reason})")
+    except json.JSONDecodeError as e:
+        raise PlotError(f"{path}: not a JSON record: {e}")
+
+
 def curves_of(path, record, mixed):
     """[(label, ranks or None, history, where)] of one record."""
     config = record["config"]
@@ -150,8 +166,9 @@ def main(argv):
     x_key = "time_s" if a.x == "time" else "iteration"
     configs, engines, curves = [], [], []
     for path in a.records:
-        with open(path) as f:
-            record = json.load(f)
+        record = read_record(path)
+        if not isinstance(record, dict) or not isinstance(record.get("config"), dict):
+            raise PlotError(f"{path}: not a wulf result record (JSON without config)")
         config = record["config"]
         configs.append(config)
         engines.append(config.get("engine"))

@@ -1,6 +1,7 @@
 #include "data/fann_format.hpp"
 #include "util/errors.hpp"
 #include "util/files.hpp"
+#include "util/text.hpp"
 
 #include <fmt/format.h>
 
@@ -89,19 +90,25 @@ bool parse_number(std::string_view token, double& value) {
 // and share its last line with the first pattern's numbers.
 void read_header(const std::string& path, Tokens& tokens, std::uint64_t counts[3]) {
   const char* usage = "the header must be three non-negative integers \"num_patterns num_inputs num_outputs\"";
+  const char* names[3] = {"patterns", "inputs", "outputs"};
+  int lines[3] = {};
   for (int i = 0; i < 3; ++i) {
     const std::string_view t = tokens.next();
+    lines[i] = tokens.line();
     if (t.empty()) fail(path, std::string(usage) + ", but the file holds only " + std::to_string(i) + " numbers");
     if (!parse_count(t, counts[i]))
-      fail(path, "line " + std::to_string(tokens.line()) + ": " + usage + ", but holds '" + std::string(t) + "'");
+      fail(path, "line " + std::to_string(lines[i]) + ": " + usage + ", but holds '" + printable(t) + "'");
   }
   if (counts[0] == 0 || counts[1] == 0 || counts[2] == 0)
     fail(path, "the header says " + std::to_string(counts[0]) + " patterns of " +
                    std::to_string(counts[1]) + " inputs and " + std::to_string(counts[2]) +
                    " outputs; none may be zero");
+  // Each count indexes an Eigen matrix (int); refused here, before anything is allocated.
   constexpr auto max_index = static_cast<std::uint64_t>(std::numeric_limits<int>::max());
-  if (counts[0] > max_index || counts[1] > max_index || counts[2] > max_index)
-    fail(path, "the header's counts are too large");
+  for (int i = 0; i < 3; ++i)
+    if (counts[i] > max_index)
+      fail(path, "line " + std::to_string(lines[i]) + ": the header's count of " + names[i] + ", " +
+                     std::to_string(counts[i]) + ", is more than wulf reads (" + std::to_string(max_index) + ")");
 }
 
 }  // namespace
@@ -130,7 +137,7 @@ Dataset read_fann(const std::string& path, std::vector<int>* target_lines) {
   d.inputs.resize(static_cast<Eigen::Index>(n_in), static_cast<Eigen::Index>(n));
   d.targets.resize(static_cast<Eigen::Index>(n_out), static_cast<Eigen::Index>(n));
   auto bad_token = [&](std::string_view t, int line, const char* what) {
-    fail(path, "line " + std::to_string(line) + ": '" + std::string(t) + "' " + what);
+    fail(path, "line " + std::to_string(line) + ": '" + printable(t) + "' " + what);
   };
   for (Eigen::Index p = 0; p < static_cast<Eigen::Index>(n); ++p) {
     for (std::uint64_t k = 0; k < n_in + n_out; ++k) {

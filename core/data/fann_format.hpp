@@ -21,7 +21,7 @@ namespace wulf {
 Dataset read_fann(const std::string& path, std::vector<int>* target_lines = nullptr);
 
 // Writes inputs on one line and outputs on the next with %.9g, which round-trips any float.
-// The file appears whole or not at all (written to path + ".tmp", then renamed). Throws
+// The file appears whole or not at all (write_file_atomically). Throws
 // InputError if the file cannot be written or the set could not be read back (no patterns,
 // inputs or outputs, or a non-finite value).
 void write_fann(const std::string& path, const Dataset& d);

@@ -4,6 +4,7 @@
 #include "data/problems.hpp"
 #include "nn/activation.hpp"
 #include "util/errors.hpp"
+#include "util/files.hpp"
 #include "util/options.hpp"
 #include "util/text.hpp"
 
@@ -12,9 +13,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
 #include <iterator>
 #include <optional>
+#include <sstream>
 
 namespace po = boost::program_options;
 
@@ -266,17 +267,38 @@ po::options_description train_options() {
   return all;
 }
 
+namespace {
+
+// The text of a --config file. Boost reads a line "[name]" as the start of a section whose
+// options are "name.key", which wulf train has none of: a file of section headers alone (or
+// a JSON file of brackets) would set nothing and the run would go on with the defaults, so
+// such a line is refused, with its number.
+std::string config_text(const std::string& path) {
+  const std::string text = read_text_file(path, "--config");
+  std::size_t start = 0;
+  for (int line = 1; start <= text.size(); ++line) {
+    const std::size_t end = std::min(text.find('\n', start), text.size());
+    const std::string trimmed = trim(std::string_view(text).substr(start, end - start));
+    if (!trimmed.empty() && trimmed.front() == '[')
+      throw InputError("--config " + path + ":" + std::to_string(line) + ": '" + printable(trimmed) +
+                       "' is no line of key = value (wulf train's options without the --, e.g. eta = 0.5)");
+    start = end + 1;
+  }
+  return text;
+}
+
+}  // namespace
+
 po::variables_map parse_train(const std::vector<std::string>& args, const po::options_description& options) {
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(options).run(), vm);
   if (vm.count("config")) {
     const std::string path = vm["config"].as<std::string>();
-    std::ifstream file(path);
-    if (!file) throw InputError("--config " + path + ": cannot open it");
+    std::istringstream file(config_text(path));
     try {
       po::store(po::parse_config_file(file, options), vm);
     } catch (const po::error& e) {
-      throw InputError("--config " + path + ": " + e.what());
+      throw InputError("--config " + path + ": " + printable(e.what(), 300));  // e.what() quotes the file's line
     }
   }
   po::notify(vm);

@@ -1,5 +1,6 @@
 #include "nn/weights_file.hpp"
 #include "util/errors.hpp"
+#include "util/text.hpp"
 
 #include "data/dataset.hpp"
 
@@ -81,13 +82,14 @@ WeightsFile read_weights(const std::string& path) {
   }
   if (!magic) throw InputError("weights file " + path + ": it is empty");
   if (count < 0) throw InputError("weights file " + path + ": no 'parameters' line before 'values'");
-  w.values.reserve(static_cast<std::size_t>(count));
+  // No reserve(count): the count comes from the file, and one of 4e15 would ask for 32 PB
+  // before a value is read; the values read are checked against it below.
   while (std::getline(in, line)) {
     ++number;
     if (line.empty()) continue;
     double v = 0;
     const auto [end, ec] = std::from_chars(line.data(), line.data() + line.size(), v);
-    if (ec != std::errc() || end != line.data() + line.size()) throw fault(number, "'" + line + "' is not a number");
+    if (ec != std::errc() || end != line.data() + line.size()) throw fault(number, "'" + printable(line) + "' is not a number");
     w.values.push_back(v);
   }
   if (static_cast<long long>(w.values.size()) != count)

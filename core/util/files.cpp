@@ -4,11 +4,15 @@
 
 #include <cerrno>
 #include <cstring>
+#include <cstdio>
 #include <fstream>
+#include <random>
 #include <sstream>
+#include <utility>
 #include <vector>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace wulf {
@@ -34,6 +38,41 @@ bool write_all(int fd, const std::string& text) {
   return true;
 }
 
+// True when path is something other than a regular file or a folder: a device (/dev/full,
+// /dev/stdout), a pipe or a socket. Such a thing is written in place: replacing it by a
+// rename would put a regular file where the device was.
+bool is_special_file(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+}
+
+// A new file beside path, "<path>.tmp-<pid>-<random>", created with O_EXCL: it never reuses,
+// truncates or follows (a link planted at) a name that exists, even in a folder others can
+// write to. Mode 0666 less the umask, as a file the program created by name would have.
+std::pair<int, std::string> create_beside(const std::string& path) {
+  std::random_device random;
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    char suffix[32];
+    std::snprintf(suffix, sizeof suffix, ".tmp-%ld-%08x", static_cast<long>(::getpid()), random());
+    const std::string tmp = path + suffix;
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd >= 0) return {fd, tmp};
+    if (errno != EEXIST) throw InputError(path + ": cannot create a file beside it: " + std::strerror(errno));
+  }
+  throw InputError(path + ": cannot create a file beside it: every name tried exists");
+}
+
+// Writes text into the device or pipe at path (see is_special_file).
+void write_in_place(const std::string& path, const std::string& text) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) throw InputError(path + ": cannot open it for writing: " + std::strerror(errno));
+  const bool written = write_all(fd, text);
+  const int write_errno = errno;
+  const bool closed = ::close(fd) == 0;
+  if (!written || !closed)
+    throw InputError(path + ": writing failed: " + std::strerror(written ? errno : write_errno));
+}
+
 }  // namespace
 
 void check_writable(const std::string& path, const std::string& option) {
@@ -43,28 +82,31 @@ void check_writable(const std::string& path, const std::string& option) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) throw InputError(option + " " + path + ": folder " + dir.string() + " does not exist");
   if (fs::is_directory(p, ec)) throw InputError(option + " " + path + ": is a folder");
+  if (is_special_file(path)) {  // written in place: the device itself must take writes
+    if (::access(path.c_str(), W_OK) != 0) throw InputError(option + " " + path + ": is not writable");
+    return;
+  }
   if (::access(dir.c_str(), W_OK) != 0) throw InputError(option + " " + path + ": folder " + dir.string() + " is not writable");
 }
 
 void write_file_atomically(const std::string& path, const std::string& text) {
   check_writable(path, "output");
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw InputError(path + ": cannot create " + tmp);
-    out << text;
-    out.flush();
-    if (!out) {
-      out.close();
-      fs::remove(tmp);
-      throw InputError(path + ": writing failed (disk full?)");
-    }
+  if (is_special_file(path)) return write_in_place(path, text);
+  const auto [fd, tmp] = create_beside(path);
+  // Every write and the close are checked (a full disk may fail either); on a failure the
+  // file beside goes and path is left as it was.
+  const bool written = write_all(fd, text);
+  const int write_errno = errno;
+  const bool closed = ::close(fd) == 0;
+  if (!written || !closed) {
+    const std::string reason = std::strerror(written ? errno : write_errno);
+    ::unlink(tmp.c_str());
+    throw InputError(path + ": writing failed: " + reason + " (the file is left as it was)");
   }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    fs::remove(tmp);
-    throw InputError(path + ": cannot replace it: " + ec.message());
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string reason = std::strerror(errno);
+    ::unlink(tmp.c_str());
+    throw InputError(path + ": cannot replace it: " + reason + " (the file is left as it was)");
   }
 }
 

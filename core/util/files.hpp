@@ -7,12 +7,16 @@
 
 namespace wulf {
 
-// Writes text to path so that a reader never sees a half-written file: it goes to a
-// temporary file in the same folder first, then replaces path in one rename. Throws
-// InputError naming the path when the folder is missing or not writable.
+// Writes text to path so that a reader never sees a half-written file: it goes to a new
+// file of its own in the same folder first (created with O_EXCL, never a name that exists),
+// then replaces path in one rename. Every write is checked: when one fails (a full disk),
+// the new file is removed and a file already at path is left byte for byte as it was.
+// A device or pipe at path (/dev/stdout, /dev/full) is written in place, never replaced.
+// Throws InputError naming the path when the folder is missing or not writable, or a
+// write fails (with the system's reason: "No space left on device").
 void write_file_atomically(const std::string& path, const std::string& text);
-// Throws InputError unless a file could be written at path (folder exists, writable);
-// option names the input in the message ("--out").
+// Throws InputError unless a file could be written at path (folder exists, writable; for a
+// device or pipe, the thing itself writable); option names the input in the message ("--out").
 void check_writable(const std::string& path, const std::string& option);
 // The whole file at path; throws InputError naming what (e.g. "--config") and the path when
 // it cannot be read.

@@ -1,5 +1,7 @@
 #include "util/json.hpp"
 
+#include "util/text.hpp"
+
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -20,7 +22,9 @@ Json parse(const std::string& text, const std::string& source, const std::string
   try {
     return Json::parse(text, refuse_deep);
   } catch (const Json::parse_error& e) {
-    throw InputError(source + ": not " + kind + ": " + json_reason(e));
+    // The library's message ends with the token it last read, which comes from the file: it
+    // may be long (a string of a megabyte) or hold bytes that are not UTF-8.
+    throw InputError(source + ": not " + kind + ": " + printable(json_reason(e), 300));
   }
 }
 

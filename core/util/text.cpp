@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 
 namespace wulf {
@@ -66,6 +67,21 @@ std::vector<std::size_t> size_list(std::string_view text, const std::string& opt
 
 bool is_one_of(std::string_view value, std::initializer_list<std::string_view> choices) {
   return std::find(choices.begin(), choices.end(), value) != choices.end();
+}
+
+std::string printable(std::string_view text, std::size_t most) {
+  std::string out;
+  for (std::size_t i = 0; i < std::min(text.size(), most); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x20 && c < 0x7f) {
+      out += static_cast<char>(c);
+    } else {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", c);
+      out += hex;
+    }
+  }
+  return text.size() > most ? out + "... (" + std::to_string(text.size()) + " bytes)" : out;
 }
 
 }  // namespace wulf

@@ -30,4 +30,9 @@ std::vector<std::size_t> size_list(std::string_view text, const std::string& opt
 // Whether value is one of choices: the check of an option that takes one of a few words.
 bool is_one_of(std::string_view value, std::initializer_list<std::string_view> choices);
 
+// Text from a file, as a message shows it: at most `most` bytes (then "... (N bytes)"), and
+// every byte that is not printable ASCII as \xNN, so that binary garbage or bytes that are
+// not UTF-8 keep a message one short line of plain text.
+std::string printable(std::string_view text, std::size_t most = 40);
+
 }  // namespace wulf
