@@ -125,7 +125,7 @@ void data_parts(const TrainJob& job, const Shape& s, std::vector<MemoryPart>& pa
         shrink += " or fewer ranks (--np): every rank holds both sets";
         break;
       case DataLayout::workers:
-        each = (Shape::share(s.n, s.p - 1, false) + Shape::share(s.m, s.p - 1, false)) * s.pattern;
+        each = (std::ceil(s.n / std::max(1, s.p - 1)) + std::ceil(s.m / std::max(1, s.p - 1))) * s.pattern;
         first = s.p > 1 ? 0 : (s.n + s.m) * s.pattern;
         break;
       case DataLayout::root_only: break;
