@@ -494,6 +494,76 @@ TEST_F(engines_bad_input, a_profile_of_another_problem_precision_or_net) {
   expect_train_refused(with({"--problem", "encoder:8"}, bad), {bad, "half"});
 }
 
+// $WULF_MEMORY_LIMIT_BYTES for one scope (the memory estimate's machine), as it was afterwards.
+class MemoryLimit {
+ public:
+  explicit MemoryLimit(const std::string& bytes) {
+    if (const char* old = std::getenv(name)) saved_ = old, had_ = true;
+    ::setenv(name, bytes.c_str(), 1);
+  }
+  ~MemoryLimit() {
+    if (had_) ::setenv(name, saved_.c_str(), 1);
+    else ::unsetenv(name);
+  }
+  MemoryLimit(const MemoryLimit&) = delete;
+  MemoryLimit& operator=(const MemoryLimit&) = delete;
+
+ private:
+  static constexpr const char* name = "WULF_MEMORY_LIMIT_BYTES";
+  std::string saved_;
+  bool had_ = false;
+};
+
+TEST_F(engines_bad_input, ppt_on_jocr_at_196_simulated_ranks_is_refused_by_the_memory_estimate_before_any_rank_starts) {
+  // A machine of 64 GiB. The platform file does not exist: the refusal comes before anything
+  // reads it, and a wulf that did not refuse fails on it instead of starting 196 ranks that
+  // allgather 250 GiB.
+  const MemoryLimit limit(std::to_string(64LL << 30));
+  expect_train_refused({"--problem", "chars:3203", "--train-size", "163480", "--strategy", "ppt", "--engine", "sim",
+                        "--np", "196", "--platform", dir_.file("bunyip.xml"), "--numerics", "off"},
+                       {"memory estimate is 250.2 GiB", "smpirun process of 196 simulated ranks", "64.0 GiB",
+                        "WULF_MEMORY_LIMIT_BYTES", "PPT's allgather buffers", "249.3 GiB", "fewer ranks (--np)",
+                        "--strategy block", "--force"});
+}
+
+TEST_F(engines_bad_input, a_run_that_fits_runs_and_force_starts_one_the_estimate_refuses) {
+  const std::vector<std::string> seq{"--problem", "encoder:8", "--epochs", "1"};
+  // This machine's MemAvailable holds it; the record keeps the estimate.
+  const Json fits = train_record(dir_, "fits", seq);
+  const Json& estimate = fits.at("config").at("memory_estimate");
+  EXPECT_GT(estimate.at("machine_bytes").get<double>(), 1e6);
+  EXPECT_EQ(estimate.at("where").get<std::string>(), "this process");
+  const MemoryLimit tiny("1000");
+  expect_train_refused(seq, {"memory estimate", "more than the 1000 bytes", "WULF_MEMORY_LIMIT_BYTES", "--force"});
+  train_record(dir_, "forced", with(seq, {"--force"}));
+  // A simulated run's ranks do not check again: --force reaches them.
+  const std::vector<std::string> sim{"--problem", "encoder:8", "--epochs", "1", "--block", "4", "--engine", "sim",
+                                     "--np", "2", "--platform", toy4};
+  expect_train_refused(sim, {"memory estimate", "smpirun process of 2 simulated ranks"});
+  const Json forced = train_record(dir_, "sim-forced", with(sim, {"--force"}));
+  EXPECT_EQ(forced.at("config").at("memory_estimate").at("where").get<std::string>(),
+            "the smpirun process of 2 simulated ranks");
+}
+
+TEST_F(engines_bad_input, a_hidden_layer_of_100000000_units_is_refused_by_the_memory_estimate) {
+  const MemoryLimit limit(std::to_string(1LL << 40));  // a machine of 1 TiB
+  expect_train_refused({"--problem", "digits", "--train-size", "100", "--test-size", "100", "--hidden", "100000000"},
+                       {"memory estimate is", "TiB (this process)", "the net's parameters and gradients", "--hidden"});
+}
+
+TEST_F(engines_bad_input, counts_beyond_what_one_mpi_call_takes_are_refused_before_any_rank_starts) {
+  // Forced past the memory estimate, the counts still stop them (the platform does not exist:
+  // a wulf that did not refuse fails on it).
+  const std::string none = dir_.file("none.xml");
+  expect_train_refused({"--problem", "encoder:8", "--hidden", "200000000", "--engine", "sim", "--np", "2",
+                        "--block", "4", "--platform", none, "--numerics", "off", "--force"},
+                       {"the net's weights", "3400000008 values", "2147483647", "--hidden"});
+  expect_train_refused({"--problem", "chars:3203", "--train-size", "1000000", "--strategy", "scatter", "--engine",
+                        "sim", "--np", "4", "--platform", none, "--numerics", "off", "--force"},
+                       {"--strategy scatter: the scatter of 1000000 patterns x 3203 values", "3203000000 values",
+                        "2147483647", "--strategy block"});
+}
+
 TEST_F(engines_bad_input, mpirun_or_smpirun_missing_from_path) {
   const char* old = std::getenv("PATH");
   const std::string saved = old ? old : "";

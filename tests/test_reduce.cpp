@@ -67,6 +67,26 @@ TEST(reduce, layout_that_holds_fewer_ranks_than_np_or_is_malformed_is_refused) {
   EXPECT_THROW(ReduceLayout::parse("places=0:0/zero", 2), InputError);
 }
 
+TEST(reduce, a_layout_of_absurd_counts_is_refused_before_its_places_are_made) {
+  // 10 million places, more than a run may have ranks (--np's limit). Asserted first: a
+  // parse that made every place would take 8 bytes x 1e18 below.
+  const std::string ten_million = input_error([] { ReduceLayout::parse("groups=1000,nodes=1000,cpus=10", 4); });
+  ASSERT_TRUE(contains(ten_million, "--reduce-layout") && contains(ten_million, "1e+07 places") &&
+              contains(ten_million, "1000000"))
+      << ten_million;
+  expect_input_error([] { ReduceLayout::parse("groups=1000000,nodes=1000000,cpus=1000000,outside=3", 4); },
+                     {"--reduce-layout", "groups=1000000 x nodes=1000000 x cpus=1000000 + outside=3", "1e+18 places",
+                      "1000000 ranks"});
+  // Numbers beyond every integer type are refused without a cast (which would be undefined).
+  expect_input_error([] { ReduceLayout::parse("groups=1e300,nodes=1,cpus=1", 4); },
+                     {"--reduce-layout", "groups=1e300", "from 1 to 1000000"});
+  expect_input_error([] { ReduceLayout::parse("groups=1,nodes=1,cpus=1,fan-in=1e21", 1); }, {"fan-in=1e21"});
+  expect_input_error([] { ReduceLayout::parse("places=1e300:0/0:0", 2); }, {"place '1e300:0'"});
+  expect_input_error([] { ReduceLayout::parse("places=0:-1e300/0:0", 2); }, {"place '0:-1e300'"});
+  // A layout up to the limit is made only as far as the run's ranks.
+  EXPECT_EQ(ReduceLayout::parse("groups=1000,nodes=1000,cpus=1", 3).ranks.size(), 3u);
+}
+
 TEST(reduce, train_refuses_a_layout_that_does_not_hold_the_ranks_before_any_rank_starts) {
   expect_train_refused({"--problem", "encoder:8", "--engine", "real", "--np", "5", "--strategy", "root", "--reduce",
                         "four-stage", "--reduce-layout", "groups=2,nodes=2,cpus=1"},

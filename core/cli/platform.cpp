@@ -13,6 +13,7 @@
 #include "util/files.hpp"
 #include "train/result_record.hpp"
 #include "util/text.hpp"
+#include "job/memory_estimate.hpp"
 #include "predict/comm_bench.hpp"
 
 #include <boost/program_options.hpp>
@@ -126,6 +127,7 @@ struct BenchJob {
   bool pingpong = true;
   std::string out;                        // the record to write (empty: none)
   std::string program;                    // wulf-rank-sim
+  bool force = false;                     // run even where the memory estimate says it does not fit
 };
 
 // Checks the options, each with its own message, before anything runs; --grow's platform
@@ -160,7 +162,27 @@ BenchJob read_bench_job(const po::variables_map& vm) {
   if (vm.count("hosts")) job.hosts = split_list(vm["hosts"].as<std::string>());
   job.pingpong = !vm.count("no-pingpong");
   job.program = wulf_program("wulf-rank-sim");
+  job.force = vm.count("force") > 0;
   return job;
+}
+
+// Every smpirun the benchmark will start (np above the platform's cores is skipped), its
+// memory estimated against this machine's before the first one: an allgather's receive
+// buffers grow as elements x np on each of np ranks, all in one process.
+void check_bench_memory(const BenchJob& job, long long total_cores) {
+  const std::optional<MachineMemory> machine = machine_memory();
+  if (job.pingpong) {
+    const std::size_t largest = *std::max_element(job.sizes.begin(), job.sizes.end());
+    check_memory_fits(estimate_bench_memory("pingpong", 2, largest, 1, job.reduce), machine, job.force,
+                      fmt::format("wulf platform bench: the ping-pong of {} bytes", largest));
+  }
+  const std::size_t most = *std::max_element(job.elements.begin(), job.elements.end());
+  const std::size_t value = job.type == "float" ? 4 : 8;
+  for (const std::string& what : job.collectives)
+    for (const std::size_t np : job.nps)
+      if (static_cast<long long>(np) <= total_cores)
+        check_memory_fits(estimate_bench_memory(what, static_cast<int>(np), most, value, job.reduce), machine,
+                          job.force, fmt::format("wulf platform bench: the {} of {} values on {} ranks", what, most, np));
 }
 
 // The ping-pong pair: the hosts named, or the platform's first two; one core each.
@@ -291,7 +313,9 @@ int bench_command(const std::vector<std::string>& args, std::ostream& out, std::
       ("lat-scale", po::value<double>()->default_value(1.0), "what-if: every link's latency times this")
       ("grow", po::value<long long>()->default_value(0),
        "what-if: the platform's one homogeneous cluster with this many hosts (0: as it is)")
-      ("out", po::value<std::string>(), "write the measurements (JSON) to FILE");
+      ("out", po::value<std::string>(), "write the measurements (JSON) to FILE")
+      ("force", "run even where the memory estimate of a run exceeds this machine's memory (MemAvailable, or "
+                "$WULF_MEMORY_LIMIT_BYTES)");
   po::positional_options_description positional;
   positional.add("file", 1);
   po::variables_map vm;
@@ -303,6 +327,7 @@ int bench_command(const std::vector<std::string>& args, std::ostream& out, std::
   long long total_cores = 0;
   for (const auto& h : hosts) total_cores += h.cores;
   const std::vector<PlatformHost> pair = pingpong_pair(job, hosts);
+  check_bench_memory(job, total_cores);
 
   Json record = Json::object();
   record["wulf_record"] = 1;

@@ -1,13 +1,57 @@
 #include "comm/comm.hpp"
 
+#include "util/errors.hpp"
+
 #include <unistd.h>
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
 #include <stdexcept>
+#include <string>
 
 namespace wulf {
+
+int mpi_count(std::size_t n, std::string_view what, std::string_view remedy) {
+  if (n <= mpi_count_limit) return static_cast<int>(n);
+  throw InputError(std::string(what) + ": " + std::to_string(n) + " values, more than the " +
+                   std::to_string(mpi_count_limit) + " one MPI call can take (its counts are C ints); " +
+                   std::string(remedy) + " keeps it under");
+}
+
+void check_gathered(std::size_t send, std::size_t recv, int ranks, const char* call) {
+  if (recv / static_cast<std::size_t>(ranks) != send || recv % static_cast<std::size_t>(ranks) != 0)
+    throw std::length_error(std::string(call) + ": a receive buffer of " + std::to_string(recv) + " values for " +
+                            std::to_string(ranks) + " ranks of " + std::to_string(send) + " (it must hold ranks x send)");
+}
+
+void check_scattered(std::size_t send, std::size_t recv, int ranks, const char* call) {
+  if (send / static_cast<std::size_t>(ranks) != recv || send % static_cast<std::size_t>(ranks) != 0)
+    throw std::length_error(std::string(call) + ": a send buffer of " + std::to_string(send) + " values for " +
+                            std::to_string(ranks) + " ranks of " + std::to_string(recv) + " (it must hold ranks x recv)");
+}
+
+std::vector<int> scatterv_displacements(std::size_t send, std::span<const int> counts, std::size_t recv, int rank,
+                                        int ranks, bool root) {
+  if (counts.size() != static_cast<std::size_t>(ranks))
+    throw std::length_error("scatterv: " + std::to_string(counts.size()) + " counts for " + std::to_string(ranks) +
+                            " ranks");
+  std::vector<int> displs(counts.size(), 0);
+  std::size_t total = 0;
+  for (std::size_t r = 0; r < counts.size(); ++r) {
+    if (counts[r] < 0) throw std::length_error("scatterv: a negative count for rank " + std::to_string(r));
+    displs[r] = mpi_count(total, "scatterv: the displacement of rank " + std::to_string(r));
+    total += static_cast<std::size_t>(counts[r]);
+  }
+  mpi_count(total, "scatterv: the values of all ranks");
+  if (recv != static_cast<std::size_t>(counts[static_cast<std::size_t>(rank)]))
+    throw std::length_error("scatterv: a receive buffer of " + std::to_string(recv) + " values for a count of " +
+                            std::to_string(counts[static_cast<std::size_t>(rank)]));
+  if (root && send != total)
+    throw std::length_error("scatterv: a send buffer of " + std::to_string(send) + " values for counts adding up to " +
+                            std::to_string(total));
+  return displs;
+}
 
 double SerialComm::now() const {
   if (clock_) return clock_->now();
@@ -15,19 +59,28 @@ double SerialComm::now() const {
 }
 
 void SerialComm::allgather(std::span<const float> send, std::span<float> recv) {
+  check_gathered(send.size(), recv.size(), 1, "allgather");
   std::copy(send.begin(), send.end(), recv.begin());
 }
 void SerialComm::allgather(std::span<const double> send, std::span<double> recv) {
+  check_gathered(send.size(), recv.size(), 1, "allgather");
   std::copy(send.begin(), send.end(), recv.begin());
 }
 void SerialComm::gather(std::span<const double> send, std::span<double> recv, int) {
+  check_gathered(send.size(), recv.size(), 1, "gather");
   std::copy(send.begin(), send.end(), recv.begin());
 }
 void SerialComm::gather(std::span<const float> send, std::span<float> recv, int) {
+  check_gathered(send.size(), recv.size(), 1, "gather");
   std::copy(send.begin(), send.end(), recv.begin());
 }
 void SerialComm::scatter(std::span<const float> send, std::span<float> recv, int) {
-  std::copy(send.begin(), send.begin() + static_cast<std::ptrdiff_t>(recv.size()), recv.begin());
+  check_scattered(send.size(), recv.size(), 1, "scatter");
+  std::copy(send.begin(), send.end(), recv.begin());
+}
+void SerialComm::scatterv(std::span<const float> send, std::span<const int> counts, std::span<float> recv, int) {
+  scatterv_displacements(send.size(), counts, recv.size(), 0, 1, true);
+  std::copy(send.begin(), send.end(), recv.begin());
 }
 
 std::unique_ptr<Comm> SerialComm::split(int color, int) {

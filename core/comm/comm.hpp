@@ -11,9 +11,30 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace wulf {
+
+// The most values one MPI call takes: its counts and displacements are C ints.
+inline constexpr std::size_t mpi_count_limit = 2147483647;  // INT_MAX
+
+// n as the count of one MPI call (what: "MPI_Allreduce of the gradients"), or InputError
+// naming the count, the limit and what to change (remedy) where n does not fit an int.
+int mpi_count(std::size_t n, std::string_view what,
+              std::string_view remedy = "a smaller net (--hidden) or fewer patterns per rank (more ranks, "
+                                        "--train-size)");
+
+// The buffers of the gathering and scattering collectives against the ranks, checked by
+// every Comm before the call (a mismatch is a fault in the caller, never user input):
+// recv holds ranks x send values (allgather everywhere, gather at the root); a scatter's
+// send holds ranks x recv at the root. Throw std::length_error naming the call.
+void check_gathered(std::size_t send, std::size_t recv, int ranks, const char* call);
+void check_scattered(std::size_t send, std::size_t recv, int ranks, const char* call);
+// scatterv's: one count per rank, recv holds this rank's, the root's send holds their sum
+// (which, as the last displacement, must also fit MPI's int). Returns the displacements.
+std::vector<int> scatterv_displacements(std::size_t send, std::span<const int> counts, std::size_t recv, int rank,
+                                        int ranks, bool root);
 
 class Comm {
  public:
@@ -101,9 +122,7 @@ class SerialComm final : public Comm {
   void gather(std::span<const double> send, std::span<double> recv, int) override;
   void gather(std::span<const float> send, std::span<float> recv, int) override;
   void scatter(std::span<const float> send, std::span<float> recv, int) override;
-  void scatterv(std::span<const float> send, std::span<const int>, std::span<float> recv, int root) override {
-    scatter(send, recv, root);
-  }
+  void scatterv(std::span<const float> send, std::span<const int> counts, std::span<float> recv, int root) override;
   // One rank has nobody to talk to: point to point is a fault in the caller.
   void send(std::span<const float>, int) override { alone(); }
   void send(std::span<const double>, int) override { alone(); }

@@ -6,7 +6,10 @@
 
 #include <Eigen/Core>
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cmath>
 #include <set>
 #include <sstream>
 #include <utility>
@@ -25,11 +28,32 @@ std::vector<std::string> split_on(const std::string& text, char sep) {
   return out;
 }
 
+// The most ranks a layout may place: --np's own limit (train_job.cpp).
+constexpr double most_places = 1'000'000;
+
+// Whether v is a whole number in [least, most], tested without converting a double that
+// may lie outside every integer type (which would be undefined).
+bool whole_in(double v, double least, double most) {
+  return std::isfinite(v) && v >= least && v <= most && v == std::floor(v);
+}
+
 int whole_number(const std::string& key, const std::string& value, int least) {
   const auto v = parse_number(value);
-  if (!v || *v != static_cast<double>(static_cast<long long>(*v)) || *v < least || *v > 1e7)
-    throw InputError("--reduce-layout: " + key + "=" + value + " is not a whole number >= " + std::to_string(least));
+  if (!v || !whole_in(*v, least, most_places))
+    throw InputError("--reduce-layout: " + key + "=" + value + " is not a whole number from " + std::to_string(least) +
+                     " to " + std::to_string(static_cast<long long>(most_places)));
   return static_cast<int>(*v);
+}
+
+// The places of a regular layout, outside + groups x nodes x cpus, at most most_places:
+// an absurd layout is refused before a single place is made.
+void check_place_count(int groups, int nodes, int cpus, int outside) {
+  const double places = static_cast<double>(outside) + static_cast<double>(groups) * nodes * cpus;
+  if (places > most_places)
+    throw InputError(fmt::format("--reduce-layout: groups={} x nodes={} x cpus={}{} makes {:g} places, more than the "
+                                 "{:.0f} ranks a run may have (the limit of --np)",
+                                 groups, nodes, cpus, outside ? fmt::format(" + outside={}", outside) : "", places,
+                                 most_places));
 }
 
 }  // namespace
@@ -57,8 +81,9 @@ ReduceLayout ReduceLayout::parse(const std::string& text, int np) {
     for (const std::string& place : split_on(places, '/')) {
       const auto colon = place.find(':');
       const auto g = parse_number(place.substr(0, colon)), n = colon == std::string::npos ? std::nullopt : parse_number(place.substr(colon + 1));
-      if (!g || !n || *g < -1 || *n < 0 || *g != static_cast<int>(*g) || *n != static_cast<int>(*n))
-        throw InputError("--reduce-layout: place '" + place + "' is not GROUP:NODE (GROUP -1 for outside)");
+      if (!g || !n || !whole_in(*g, -1, most_places) || !whole_in(*n, 0, most_places))
+        throw InputError("--reduce-layout: place '" + place + "' is not GROUP:NODE (GROUP -1 for outside, both at "
+                         "most " + std::to_string(static_cast<long long>(most_places)) + ")");
       layout.ranks.push_back(Place{static_cast<int>(*g), static_cast<int>(*n)});
     }
   } else {
@@ -68,10 +93,13 @@ ReduceLayout ReduceLayout::parse(const std::string& text, int np) {
     const int groups = whole_number("groups", keys["groups"], 1), nodes = whole_number("nodes", keys["nodes"], 1);
     const int cpus = whole_number("cpus", keys["cpus"], 1);
     const int outside = keys.count("outside") ? whole_number("outside", keys["outside"], 0) : 0;
-    for (int r = 0; r < outside; ++r) layout.ranks.push_back(Place{-1, r / cpus});
-    for (int g = 0; g < groups; ++g)
-      for (int n = 0; n < nodes; ++n)
-        for (int c = 0; c < cpus; ++c) layout.ranks.push_back(Place{g, n});
+    check_place_count(groups, nodes, cpus, outside);
+    // Only the first np places are ever used: the others are not made.
+    const auto wanted = static_cast<std::size_t>(std::max(np, 0));
+    for (int r = 0; r < outside && layout.ranks.size() < wanted; ++r) layout.ranks.push_back(Place{-1, r / cpus});
+    for (int g = 0; g < groups && layout.ranks.size() < wanted; ++g)
+      for (int n = 0; n < nodes && layout.ranks.size() < wanted; ++n)
+        for (int c = 0; c < cpus && layout.ranks.size() < wanted; ++c) layout.ranks.push_back(Place{g, n});
   }
   if (static_cast<long long>(layout.ranks.size()) < np)
     throw InputError("--reduce-layout: it places " + std::to_string(layout.ranks.size()) + " ranks, but --np is " +

@@ -1,5 +1,6 @@
 #include "job/train_job.hpp"
 
+#include "job/memory_estimate.hpp"
 #include "job/train_options.hpp"
 #include "train/result_record.hpp"
 #include "train/session.hpp"
@@ -472,10 +473,16 @@ TrainJob resolve(const po::variables_map& vm, const RankPlace& place) {
     check_profile_fits(job.compute.profile, job.problem.name, job.spec, precision_name(job));
   resolve_training(vm, block, epochs, job);
   resolve_weights_in(vm, job);
+  // The memory the run needs, against this machine's, before any rank starts (the ranks
+  // themselves only record it); then the counts its collectives pass to MPI.
+  const MemoryEstimate memory = estimate_memory(job);
+  if (!place.in_rank_program) check_memory_fits(memory, machine_memory(), vm.count("force") > 0, "");
+  check_message_counts(job);
 
   job.config_json = Json::object();
   add_engine_json(job.config_json, job);
   add_training_json(job.config_json, job, data);
+  job.config_json["memory_estimate"] = memory.to_json();
   return job;
 }
 

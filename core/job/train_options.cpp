@@ -29,7 +29,8 @@ std::vector<int> parse_hidden(const std::string& text) {
   std::vector<int> sizes;
   if (text == "none" || text.empty()) return sizes;
   for (const long long size : whole_list(text, "hidden")) {
-    if (size > 1'000'000) throw InputError("--hidden: layer size " + std::to_string(size) + " is too large");
+    // Up to an int; a net too large for the memory is refused by the memory estimate.
+    if (size > 2147483647) throw InputError("--hidden: layer size " + std::to_string(size) + " is too large");
     sizes.push_back(static_cast<int>(size));
   }
   return sizes;
@@ -260,7 +261,9 @@ po::options_description train_options() {
   po::options_description general("general", line_length, description_column);
   general.add_options()
       ("help,h", "print this help")
-      ("config", po::value<std::string>(), "read options from FILE (lines of key = value; the command line wins)");
+      ("config", po::value<std::string>(), "read options from FILE (lines of key = value; the command line wins)")
+      ("force", "run even where the memory estimate exceeds this machine's memory (MemAvailable, or "
+                "$WULF_MEMORY_LIMIT_BYTES)");
   po::options_description all("wulf train --problem NAME [options]", line_length, description_column);
   all.add(general).add(problem_options()).add(net_options()).add(engine_options()).add(cg_options());
   all.add(training_options()).add(rprop_options()).add(output_options());

@@ -6,7 +6,6 @@
 
 #include <cstring>
 #include <iostream>
-#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <vector>
@@ -21,11 +20,8 @@ MPI_Datatype mpi_type<float>() { return MPI_FLOAT; }
 template <>
 MPI_Datatype mpi_type<double>() { return MPI_DOUBLE; }
 
-int count_of(std::size_t n) {
-  if (n > static_cast<std::size_t>(std::numeric_limits<int>::max()))
-    throw std::length_error("a message of more than 2^31 elements");
-  return static_cast<int>(n);
-}
+// The count of one call, named for the message where it exceeds MPI's int (comm.hpp).
+int count_of(std::size_t n, const char* call) { return mpi_count(n, call); }
 
 class MpiComm final : public Comm {
  public:
@@ -54,15 +50,16 @@ class MpiComm final : public Comm {
   void gather(std::span<const double> s, std::span<double> r, int root) override { gather_(s, r, root); }
   void gather(std::span<const float> s, std::span<float> r, int root) override { gather_(s, r, root); }
   void scatter(std::span<const float> s, std::span<float> r, int root) override {
-    MPI_Scatter(s.data(), count_of(r.size()), MPI_FLOAT, r.data(), count_of(r.size()), MPI_FLOAT, root,
-                comm_);
+    if (rank_ == root) check_scattered(s.size(), r.size(), size_, "MPI_Scatter");
+    const int n = count_of(r.size(), "MPI_Scatter");
+    MPI_Scatter(s.data(), n, MPI_FLOAT, r.data(), n, MPI_FLOAT, root, comm_);
   }
 
   void scatterv(std::span<const float> s, std::span<const int> counts, std::span<float> r, int root) override {
-    std::vector<int> displs(counts.size(), 0);
-    for (std::size_t i = 1; i < counts.size(); ++i) displs[i] = displs[i - 1] + counts[i - 1];
-    MPI_Scatterv(s.data(), counts.data(), displs.data(), MPI_FLOAT, r.data(), count_of(r.size()), MPI_FLOAT, root,
-                 comm_);
+    // The displacements are ints too: their sums are checked with the buffers.
+    const std::vector<int> displs = scatterv_displacements(s.size(), counts, r.size(), rank_, size_, rank_ == root);
+    MPI_Scatterv(s.data(), counts.data(), displs.data(), MPI_FLOAT, r.data(), count_of(r.size(), "MPI_Scatterv"),
+                 MPI_FLOAT, root, comm_);
   }
 
   void send(std::span<const float> d, int dest) override { send_(d, dest); }
@@ -103,12 +100,12 @@ class MpiComm final : public Comm {
  private:
   template <class T>
   void send_(std::span<const T> d, int dest) {
-    MPI_Send(d.data(), count_of(d.size()), mpi_type<T>(), dest, 0, comm_);
+    MPI_Send(d.data(), count_of(d.size(), "MPI_Send"), mpi_type<T>(), dest, 0, comm_);
   }
   template <class T>
   int recv_(std::span<T> d, int source) {
     MPI_Status status;
-    MPI_Recv(d.data(), count_of(d.size()), mpi_type<T>(), source == any_source ? MPI_ANY_SOURCE : source, 0, comm_,
+    MPI_Recv(d.data(), count_of(d.size(), "MPI_Recv"), mpi_type<T>(), source == any_source ? MPI_ANY_SOURCE : source, 0, comm_,
              &status);
     return status.MPI_SOURCE;
   }
@@ -116,33 +113,35 @@ class MpiComm final : public Comm {
   void recv_all_(std::span<const std::span<T>> d, std::span<const int> sources) {
     std::vector<MPI_Request> requests(d.size());
     for (std::size_t i = 0; i < d.size(); ++i)
-      MPI_Irecv(d[i].data(), count_of(d[i].size()), mpi_type<T>(), sources[i], 0, comm_, &requests[i]);
-    MPI_Waitall(count_of(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
+      MPI_Irecv(d[i].data(), count_of(d[i].size(), "MPI_Irecv"), mpi_type<T>(), sources[i], 0, comm_, &requests[i]);
+    MPI_Waitall(count_of(requests.size(), "MPI_Waitall"), requests.data(), MPI_STATUSES_IGNORE);
   }
   template <class T>
   void allreduce(std::span<T> d) {
-    MPI_Allreduce(MPI_IN_PLACE, d.data(), count_of(d.size()), mpi_type<T>(), MPI_SUM, comm_);
+    MPI_Allreduce(MPI_IN_PLACE, d.data(), count_of(d.size(), "MPI_Allreduce"), mpi_type<T>(), MPI_SUM, comm_);
   }
   template <class T>
   void reduce(std::span<T> d, int root) {
     if (rank_ == root)
-      MPI_Reduce(MPI_IN_PLACE, d.data(), count_of(d.size()), mpi_type<T>(), MPI_SUM, root, comm_);
+      MPI_Reduce(MPI_IN_PLACE, d.data(), count_of(d.size(), "MPI_Reduce"), mpi_type<T>(), MPI_SUM, root, comm_);
     else
-      MPI_Reduce(d.data(), nullptr, count_of(d.size()), mpi_type<T>(), MPI_SUM, root, comm_);
+      MPI_Reduce(d.data(), nullptr, count_of(d.size(), "MPI_Reduce"), mpi_type<T>(), MPI_SUM, root, comm_);
   }
   template <class T>
   void bcast_(std::span<T> d, int root) {
-    MPI_Bcast(d.data(), count_of(d.size()), mpi_type<T>(), root, comm_);
+    MPI_Bcast(d.data(), count_of(d.size(), "MPI_Bcast"), mpi_type<T>(), root, comm_);
   }
   template <class T>
   void allgather_(std::span<const T> s, std::span<T> r) {
-    MPI_Allgather(s.data(), count_of(s.size()), mpi_type<T>(), r.data(), count_of(s.size()), mpi_type<T>(),
-                  comm_);
+    check_gathered(s.size(), r.size(), size_, "MPI_Allgather");
+    const int n = count_of(s.size(), "MPI_Allgather");
+    MPI_Allgather(s.data(), n, mpi_type<T>(), r.data(), n, mpi_type<T>(), comm_);
   }
   template <class T>
   void gather_(std::span<const T> s, std::span<T> r, int root) {
-    MPI_Gather(s.data(), count_of(s.size()), mpi_type<T>(), r.data(), count_of(s.size()), mpi_type<T>(), root,
-               comm_);
+    if (rank_ == root) check_gathered(s.size(), r.size(), size_, "MPI_Gather");  // elsewhere recv is unused
+    const int n = count_of(s.size(), "MPI_Gather");
+    MPI_Gather(s.data(), n, mpi_type<T>(), r.data(), n, mpi_type<T>(), root, comm_);
   }
 
   MPI_Comm comm_;

@@ -50,6 +50,20 @@ class ErrorWindow {
   double sum_ = 0;
 };
 
+// The patterns [share.begin, share.begin + share.count) of whole (clipped to it), copied
+// without a copy of the whole set first: every rank holds the whole training set already.
+Dataset copy_share(const Dataset& whole, Share share) {
+  const std::size_t begin = std::min(share.begin, whole.size()), count = std::min(share.count, whole.size() - begin);
+  const auto first = static_cast<Eigen::Index>(begin), cols = static_cast<Eigen::Index>(count);
+  Dataset d;
+  d.inputs = whole.inputs.middleCols(first, cols);
+  d.targets = whole.targets.middleCols(first, cols);
+  if (whole.has_labels())
+    d.labels.assign(whole.labels.begin() + first, whole.labels.begin() + first + cols);
+  d.decision_threshold = whole.decision_threshold;
+  return d;
+}
+
 // PPT's rounds on one rank: whole is the whole training set, which every rank draws its
 // local epochs from; run's sets are this rank's shares, which the check passes evaluate.
 template <class T>
@@ -201,9 +215,7 @@ TrainResult train_ppt(Mlp<T>& net, const Dataset& train, const Dataset& test, co
                       const TrainConfig& config, Comm& comm, Compute& compute, const ProgressFn& progress) {
   // The whole training set is every rank's to draw from; the errors of the training set are
   // measured, like the test set's, on each rank's share.
-  Dataset train_share = train;
-  const Share share = share_of(sizes.train, comm.size(), comm.rank());
-  train_share.keep(share.begin, share.count);
+  const Dataset train_share = copy_share(train, share_of(sizes.train, comm.size(), comm.rank()));
   Run<T> run(net, train_share, test, sizes, config, comm, compute, progress);
   run.check_target = false;  // PPT's own rule: the piggybacked estimate, confirmed
   Ppt<T> ppt(run, train);

@@ -9,9 +9,18 @@
 #include "train/run.hpp"
 
 #include <numeric>
+#include <string>
 
 namespace wulf {
 namespace {
+
+constexpr const char* scatter_remedy =
+    "--strategy block (whose ranks read their own shares) or fewer patterns (--train-size, --test-size)";
+
+std::string scatter_what(std::size_t n, int per_pattern) {
+  return "--strategy scatter: the scatter of " + std::to_string(n) + " patterns x " + std::to_string(per_pattern) +
+         " values";
+}
 
 // Rank 0's whole set, shared out: every rank receives its share_of(n, p, r) patterns.
 Dataset scatter_set(const Dataset& whole, std::size_t n, int inputs, int outputs, bool classifier, Comm& comm) {
@@ -20,9 +29,13 @@ Dataset scatter_set(const Dataset& whole, std::size_t n, int inputs, int outputs
   Dataset d;
   d.inputs.resize(inputs, static_cast<Eigen::Index>(mine.count));
   d.targets.resize(outputs, static_cast<Eigen::Index>(mine.count));
+  // Every rank's count, and their sum (the last displacement), must fit MPI's int.
   auto counts = [&](int per_pattern) {
+    const auto per = static_cast<std::size_t>(per_pattern);
+    mpi_count(n * per, scatter_what(n, per_pattern), scatter_remedy);
     std::vector<int> c(static_cast<std::size_t>(p));
-    for (int r = 0; r < p; ++r) c[static_cast<std::size_t>(r)] = static_cast<int>(share_of(n, p, r).count) * per_pattern;
+    for (int r = 0; r < p; ++r)
+      c[static_cast<std::size_t>(r)] = mpi_count(share_of(n, p, r).count * per, scatter_what(n, per_pattern), scatter_remedy);
     return c;
   };
   const bool root = q == 0;

@@ -1,0 +1,98 @@
+// How much memory a run takes, estimated from its options before any rank starts, and the
+// check that refuses a run this machine cannot hold (`--force` runs it all the same).
+//
+// The estimate adds up the buffers each rank allocates (the net, the update's state, the
+// rank's data as its strategy's DataLayout gives it, the activations of one block or
+// evaluation chunk, the collectives' buffers) and the fixed cost of the processes they live
+// in. Where the ranks live decides what one machine holds:
+//   seq   the run is this process;
+//   sim   every simulated rank lives in the one smpirun process: the sum over the ranks,
+//         with --numerics off counting what is still allocated (PPT's allgather buffers,
+//         scatter's buffers, MPI's temporaries), but not the net, which the simulated ranks
+//         share (SMPI's shared malloc, one physical block however many ranks map it);
+//   real  one process per rank: all of them on this machine, or the count Open MPI gives a
+//         rank started by the user's launcher (OMPI_COMM_WORLD_LOCAL_SIZE); with --hostfile
+//         the ranks' hosts are not known here, and only one rank is checked against this
+//         machine.
+// Ranks of an smpirun take turns until they first block, so what a rank holds only for a
+// while (the data as it is loaded, an evaluation chunk) is counted once per process there;
+// under mpirun every rank process counts its own. The fixed costs were measured with
+// /usr/bin/time on a Release build (ARCHITECTURE.md, "Memory").
+#pragma once
+
+#include "job/train_job.hpp"
+#include "util/json.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace wulf {
+
+// One buffer of a run, or one kind of buffer, in bytes.
+struct MemoryPart {
+  enum class Kind {
+    held,     // on its rank for the run
+    passing,  // held a while (loading, evaluating): once per smpirun process, per rank process under mpirun
+    process,  // once per process, not per rank (the simulator itself)
+  };
+  std::string what;    // for people: "PPT's allgather buffers, (w + 1) x (p + 1) values per rank"
+  double first = 0;    // bytes on rank 0
+  double each = 0;     // bytes on every other rank
+  Kind kind = Kind::held;
+  std::string shrink;  // the options that shrink it, e.g. "fewer ranks (--np) or --strategy block"
+};
+
+struct MemoryEstimate {
+  std::vector<MemoryPart> parts;
+  int ranks = 1;          // in the run
+  int ranks_here = 1;     // of them on this machine
+  std::string where;      // what the machine holds, for people: "the smpirun process of 196 simulated ranks"
+  double per_rank_bytes = 0;  // the rank that needs most, its process's fixed cost apart
+  double process_bytes = 0;   // the largest process: the run (seq), smpirun (sim), one rank (real)
+  double machine_bytes = 0;   // everything this machine holds for the run (the front end included)
+  bool one_process = true;    // the ranks share one process (seq, sim): what passes is counted once
+
+  // A part's bytes in machine_bytes, and the part that weighs most there.
+  double weight(const MemoryPart& part) const;
+  const MemoryPart& biggest() const;
+  Json to_json() const;  // the record's config.memory_estimate
+};
+
+// Adds up parts for ranks ranks, ranks_here of them on this machine, sim: all in one process.
+void total_memory(MemoryEstimate& e, bool one_process);
+
+// The estimate of a resolved `wulf train` run.
+MemoryEstimate estimate_memory(const TrainJob& job);
+
+// The estimate of one smpirun of `wulf platform bench`: `what` (pingpong, allreduce, reduce,
+// allgather) on np ranks, elements values of value_bytes each per rank (pingpong: one
+// message of elements bytes); reduce names wulf's own reduce where it is one.
+MemoryEstimate estimate_bench_memory(const std::string& what, int np, std::size_t elements, std::size_t value_bytes,
+                                     const std::string& reduce);
+
+// The memory this machine can give a run: $WULF_MEMORY_LIMIT_BYTES where it is set (tests,
+// or a share of a machine that others use too), else MemAvailable of /proc/meminfo; none
+// where neither can be read (then nothing is checked). Throws InputError for a variable
+// that is not a positive number of bytes.
+struct MachineMemory {
+  double bytes = 0;
+  std::string source;  // "MemAvailable" or "WULF_MEMORY_LIMIT_BYTES"
+};
+std::optional<MachineMemory> machine_memory();
+
+// Throws InputError when the estimate exceeds the machine's memory, unless force. The
+// message names who (e.g. "wulf platform bench: the allgather of 54912 values on 196
+// ranks"; empty: the run), the estimate, the memory, the biggest part and what shrinks it.
+void check_memory_fits(const MemoryEstimate& e, const std::optional<MachineMemory>& machine, bool force,
+                       const std::string& who);
+
+// Bytes for people: "1.4 GiB", "512 KiB".
+std::string human_bytes(double bytes);
+
+// The counts that the run's collectives will pass to MPI (the parameters, PPT's allgather,
+// scatter's shares and their sum), each checked against MPI's int before any rank starts
+// (mpi_count, comm.hpp); nothing to check under --engine seq.
+void check_message_counts(const TrainJob& job);
+
+}  // namespace wulf
