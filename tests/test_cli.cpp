@@ -145,5 +145,29 @@ TEST_F(cli, a_failed_run_never_leaves_a_half_written_record) {
   EXPECT_EQ(read_text_file(out, "the record"), "{\"old\": true}\n");
 }
 
+TEST_F(cli, a_timeout_must_be_a_positive_number_of_seconds) {
+  for (const std::string bad : {"0", "-1", "soon", "nan", "inf"})
+    expect_refused({"train", "--problem", "encoder:8", "--timeout", bad},
+                   {"--timeout: '" + bad + "' is not a positive number of seconds"});
+  for (const std::string command : {"calibrate", "validate", "study", "recommend"})
+    expect_refused({command, "--timeout", "-1"}, {"--timeout: '-1' is not a positive number of seconds"});
+  expect_refused({"platform", "bench", toy4, "--timeout", "x"}, {"--timeout: 'x' is not a positive number"});
+}
+
+TEST_F(cli, a_sequential_run_past_its_timeout_ends_with_exit_4_and_no_record) {
+  const std::string out = path("r.json");
+  const Outcome r = wulf({"train", "--problem", "encoder:8", "--epochs", "100000000", "--quiet", "--timeout", "0.5",
+                          "--out", out});
+  EXPECT_EQ(r.code, exit_timeout) << r.out << r.err;
+  EXPECT_EQ(r.err, "wulf: timed out after 0.5 s\n");
+  EXPECT_FALSE(fs::exists(out));
+  // The limit was this run's: the next run has none.
+  expect_success({"train", "--problem", "encoder:8", "--epochs", "5", "--quiet"});
+}
+
+TEST_F(cli, train_help_lists_the_exit_codes) {
+  expect_success({"train", "--help"}, {"--timeout", "4 timed out (--timeout)", "130 SIGINT", "143"});
+}
+
 }  // namespace
 }  // namespace wulf

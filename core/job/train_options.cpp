@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <iterator>
 #include <optional>
@@ -129,7 +130,8 @@ po::options_description engine_options() {
        "real: let mpirun put more ranks than cores on this machine: auto|on|off (auto: off with --hostfile)")
       ("hostfile", po::value<std::string>(), "real: Open MPI's hostfile for wulf's own mpirun, to span machines")
       ("mpirun-args", po::value<std::string>(),
-       "real: more arguments for wulf's own mpirun, split at blanks (no quoting), e.g. \"--mca btl tcp,self\"");
+       "real: more arguments for wulf's own mpirun, split at blanks (no quoting), e.g. \"--mca btl tcp,self\"")
+      ("timeout", timeout_value(), (std::string(timeout_help) + "; seq: checked after each iteration").c_str());
   return parallel;
 }
 
@@ -254,6 +256,19 @@ po::typed_value<std::string>* reduce_value() {
   return one_of({"default", "binomial", "wulf-binomial", "four-stage"},
                 "--reduce: unknown algorithm '{}' (expected default, binomial, wulf-binomial or four-stage)");
 }
+
+po::typed_value<double>* timeout_value() {
+  return parsed<double>([](const std::string& text) {
+    const std::optional<double> s = parse_number(text);
+    if (!s || !(*s > 0) || !std::isfinite(*s))
+      throw InputError("--timeout: '" + text + "' is not a positive number of seconds");
+    return *s;
+  });
+}
+
+const char* const timeout_help =
+    "end a run that takes longer than this many seconds: its processes get SIGTERM, then SIGKILL 3 s later, "
+    "and wulf exits 4, saying 'timed out after N s' (default: no limit)";
 
 po::options_description train_options() {
   po::options_description general("general", line_length, description_column);
