@@ -161,6 +161,10 @@ TEST_F(cli, a_sequential_run_past_its_timeout_ends_with_exit_4_and_no_record) {
   EXPECT_EQ(r.code, exit_timeout) << r.out << r.err;
   EXPECT_EQ(r.err, "wulf: timed out after 0.5 s\n");
   EXPECT_FALSE(fs::exists(out));
+  const Outcome sweep = wulf({"train", "--problem", "encoder:8", "--strategy", "session", "--sweep", "eta=0.5,1.5",
+                              "--epochs", "100000000", "--quiet", "--timeout", "0.5"});
+  EXPECT_EQ(sweep.code, exit_timeout) << sweep.out << sweep.err;
+  EXPECT_EQ(sweep.err, "wulf: timed out after 0.5 s\n");
   // The limit was this run's: the next run has none.
   expect_success({"train", "--problem", "encoder:8", "--epochs", "5", "--quiet"});
 }

@@ -51,8 +51,8 @@ double platform_cost_usd(const std::string& file);
 Json platform_info(const std::string& file);
 
 // The what-if of a platform with more hosts: its one homogeneous cluster rewritten with
-// `hosts` hosts in a file in /tmp, removed with the object. Throws InputError naming the
-// file when the platform is not such a cluster.
+// `hosts` hosts in a file in $TMPDIR (default /tmp), removed with the object. Throws
+// InputError naming the file when the platform is not such a cluster.
 class GrownPlatform : public TempFile {
  public:
   GrownPlatform(const std::string& file, long long hosts);
