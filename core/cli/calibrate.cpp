@@ -87,7 +87,7 @@ po::options_description calibrate_options() {
       ("profile-out", po::value<std::string>(), "the profile to write (default: platforms/generated/<machine>-<problem>.profile)")
       ("platform-out", po::value<std::string>(), "the platform to write (default: platforms/generated/<machine>.xml)")
       ("machine", po::value<std::string>()->default_value("this-machine"), "the machine's name in the files it writes")
-      ("timeout", timeout_value(), (std::string("each run (the training run, each benchmark): ") + timeout_help).c_str());
+      ("timeout", timeout_value(), timeout_help("each run (the training run, each benchmark): ").c_str());
   return options;
 }
 

@@ -298,7 +298,7 @@ int bench_command(const std::vector<std::string>& args, std::ostream& out, std::
       ("lat-scale", po::value<double>()->default_value(1.0), "what-if: every link's latency times this")
       ("grow", po::value<long long>()->default_value(0),
        "what-if: the platform's one homogeneous cluster with this many hosts (0: as it is)")
-      ("timeout", timeout_value(), (std::string("each run (one smpirun): ") + timeout_help).c_str())
+      ("timeout", timeout_value(), timeout_help("each run (one smpirun): ").c_str())
       ("out", po::value<std::string>(), "write the measurements (JSON) to FILE");
   po::positional_options_description positional;
   positional.add("file", 1);

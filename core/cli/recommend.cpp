@@ -193,7 +193,7 @@ po::options_description recommend_options() {
       "bw-scale", po::value<double>()->default_value(1.0), "what-if: every link's bandwidth times this")(
       "lat-scale", po::value<double>()->default_value(1.0), "what-if: every link's latency times this")(
       "speed-scale", po::value<double>()->default_value(1.0), "what-if: every host's speed times this")(
-      "timeout", timeout_value(), (std::string("each run: ") + timeout_help).c_str());
+      "timeout", timeout_value(), timeout_help("each run: ").c_str());
   po::options_description options("wulf recommend --platform FILE.xml --problem NAME --target-error E [options]", 110,
                                   55);
   options.add(search).add(training);

@@ -141,7 +141,7 @@ int study_command(const std::vector<std::string>& args, std::ostream& out, std::
   options.add_options()
       ("help,h", "print this help")
       ("out", po::value<std::string>(), "write the record (JSON) to FILE (default: results/study-<UTC time>.json)")
-      ("timeout", timeout_value(), (std::string("each run (simulation, calibration): ") + timeout_help).c_str());
+      ("timeout", timeout_value(), timeout_help("each run (simulation, calibration): ").c_str());
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(options).run(), vm);
   if (vm.count("help")) return out << options << "\n", exit_ok;

@@ -37,11 +37,12 @@ std::string library_reduce(const std::string& reduce) {
   return is_point_to_point_reduce(reduce) ? "binomial" : reduce;
 }
 
-const char* const exit_codes_help =
+const std::string exit_codes_help = fmt::format(
     "exit codes: 0 done, 1 internal error, 2 bad input (nothing ran), 3 diverged or stopped on a fault (the\n"
-    "record says where), 4 timed out (--timeout), 128 + N ended by signal N: 129 SIGHUP, 130 SIGINT, 143\n"
-    "SIGTERM. On a signal or a timeout wulf ends its mpirun or smpirun and every rank (SIGTERM, SIGKILL 3 s\n"
-    "later), removes its temporary files and writes no record.\n";
+    "record says where), {} timed out (--timeout), 128 + N ended by signal N: 129 SIGHUP, 130 SIGINT, 143\n"
+    "SIGTERM. On a signal or a timeout wulf ends its mpirun or smpirun and every rank (SIGTERM, SIGKILL {:g} s\n"
+    "later), removes its temporary files and writes no record.\n",
+    static_cast<int>(exit_timeout), kGraceSeconds);
 
 // The ranks' exit code; a failure other than a fault in training is reported.
 int ranks_ended(const RanksOutcome& outcome, const char* runner, std::ostream& err) {

@@ -250,7 +250,7 @@ int validate_command(const std::vector<std::string>& args, std::ostream& out, st
       ("train-size", po::value<long long>(),
        "use only the first N training patterns (0: all; default: 4096 for digits problems, all for others)")
       ("machine", po::value<std::string>()->default_value("this-machine"), "name of this machine in the files written")
-      ("timeout", timeout_value(), (std::string("each run (calibration, training): ") + timeout_help).c_str())
+      ("timeout", timeout_value(), timeout_help("each run (calibration, training): ").c_str())
       ("out", po::value<std::string>(), "write the table (JSON) to FILE");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(options).run(), vm);

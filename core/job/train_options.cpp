@@ -5,6 +5,7 @@
 #include "nn/activation.hpp"
 #include "util/errors.hpp"
 #include "util/options.hpp"
+#include "util/process.hpp"
 #include "util/text.hpp"
 
 #include <wulf/build_info.hpp>
@@ -131,7 +132,7 @@ po::options_description engine_options() {
       ("hostfile", po::value<std::string>(), "real: Open MPI's hostfile for wulf's own mpirun, to span machines")
       ("mpirun-args", po::value<std::string>(),
        "real: more arguments for wulf's own mpirun, split at blanks (no quoting), e.g. \"--mca btl tcp,self\"")
-      ("timeout", timeout_value(), (std::string(timeout_help) + "; seq: checked after each iteration").c_str());
+      ("timeout", timeout_value(), (timeout_help("") + "; seq: checked after each iteration").c_str());
   return parallel;
 }
 
@@ -266,9 +267,11 @@ po::typed_value<double>* timeout_value() {
   });
 }
 
-const char* const timeout_help =
-    "end a run that takes longer than this many seconds: its processes get SIGTERM, then SIGKILL 3 s later, "
-    "and wulf exits 4, saying 'timed out after N s' (default: no limit)";
+std::string timeout_help(const std::string& what) {
+  return fmt::format("{}end a run that takes longer than this many seconds: its processes get SIGTERM, then SIGKILL "
+                     "{:g} s later, and wulf exits {}, saying 'timed out after N s' (default: no limit)",
+                     what, kGraceSeconds, static_cast<int>(exit_timeout));
+}
 
 po::options_description train_options() {
   po::options_description general("general", line_length, description_column);

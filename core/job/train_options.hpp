@@ -26,8 +26,8 @@ boost::program_options::typed_value<std::string>* allreduce_value();
 // --timeout SECONDS, which every command that starts runs takes: a positive number of
 // seconds; others are refused ("--timeout: 'x' is not a positive number of seconds").
 boost::program_options::typed_value<double>* timeout_value();
-// Its help line, the same for every command.
-extern const char* const timeout_help;
+// Its help line, the same for every command, after what (e.g. "each run: ").
+std::string timeout_help(const std::string& what);
 
 // args, and under them the lines of a --config file (the command line wins).
 boost::program_options::variables_map parse_train(const std::vector<std::string>& args,
