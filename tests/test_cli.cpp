@@ -195,5 +195,33 @@ TEST_F(cli, a_record_that_cannot_be_written_is_an_error_and_the_old_one_stays) {
     EXPECT_TRUE(e.path().filename() == "old.json" || e.path() == full) << "left behind: " << e.path();
 }
 
+TEST_F(cli, a_timeout_must_be_a_positive_number_of_seconds) {
+  for (const std::string bad : {"0", "-1", "soon", "nan", "inf"})
+    expect_refused({"train", "--problem", "encoder:8", "--timeout", bad},
+                   {"--timeout: '" + bad + "' is not a positive number of seconds"});
+  for (const std::string command : {"calibrate", "validate", "study", "recommend"})
+    expect_refused({command, "--timeout", "-1"}, {"--timeout: '-1' is not a positive number of seconds"});
+  expect_refused({"platform", "bench", toy4, "--timeout", "x"}, {"--timeout: 'x' is not a positive number"});
+}
+
+TEST_F(cli, a_sequential_run_past_its_timeout_ends_with_exit_4_and_no_record) {
+  const std::string out = path("r.json");
+  const Outcome r = wulf({"train", "--problem", "encoder:8", "--epochs", "100000000", "--quiet", "--timeout", "0.5",
+                          "--out", out});
+  EXPECT_EQ(r.code, exit_timeout) << r.out << r.err;
+  EXPECT_EQ(r.err, "wulf: timed out after 0.5 s\n");
+  EXPECT_FALSE(fs::exists(out));
+  const Outcome sweep = wulf({"train", "--problem", "encoder:8", "--strategy", "session", "--sweep", "eta=0.5,1.5",
+                              "--epochs", "100000000", "--quiet", "--timeout", "0.5"});
+  EXPECT_EQ(sweep.code, exit_timeout) << sweep.out << sweep.err;
+  EXPECT_EQ(sweep.err, "wulf: timed out after 0.5 s\n");
+  // The limit was this run's: the next run has none.
+  expect_success({"train", "--problem", "encoder:8", "--epochs", "5", "--quiet"});
+}
+
+TEST_F(cli, train_help_lists_the_exit_codes) {
+  expect_success({"train", "--help"}, {"--timeout", "4 timed out (--timeout)", "130 SIGINT", "143"});
+}
+
 }  // namespace
 }  // namespace wulf

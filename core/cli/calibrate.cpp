@@ -63,6 +63,7 @@ struct CalibrateJob {
   bool around = false;                // elements: w/2, w and 2w of the problem's net
   std::vector<std::size_t> elements;  // the benchmark's sizes, unless around
   std::string profile_path, platform_path;
+  double timeout = 0;                 // --timeout of each run (0: none)
 };
 
 po::options_description calibrate_options() {
@@ -85,7 +86,8 @@ po::options_description calibrate_options() {
       ("repeat", po::value<long long>()->default_value(20), "allreduce calls per point (the mean is used)")
       ("profile-out", po::value<std::string>(), "the profile to write (default: platforms/generated/<machine>-<problem>.profile)")
       ("platform-out", po::value<std::string>(), "the platform to write (default: platforms/generated/<machine>.xml)")
-      ("machine", po::value<std::string>()->default_value("this-machine"), "the machine's name in the files it writes");
+      ("machine", po::value<std::string>()->default_value("this-machine"), "the machine's name in the files it writes")
+      ("timeout", timeout_value(), timeout_help("each run (the training run, each benchmark): ").c_str());
   return options;
 }
 
@@ -103,6 +105,7 @@ CalibrateJob read_calibrate_job(const po::variables_map& vm) {
   job.elements =
       job.around ? std::vector<std::size_t>{1, 2, 4} : size_list(vm["elements"].as<std::string>(), "elements");
   job.iterations = vm["iterations"].as<long long>(), job.repeat = vm["repeat"].as<long long>();
+  if (vm.count("timeout")) job.timeout = vm["timeout"].as<double>();
   if (job.iterations < 1) throw InputError("--iterations: must be at least 1");
   if (job.repeat < 1) throw InputError("--repeat: must be at least 1");
   std::vector<double> xs;
@@ -144,18 +147,22 @@ Phases measure_phases(const CalibrateJob& job, std::ostream& out, std::ostream& 
   // beside the record, which must not be the shared /tmp.
   const TempDir scratch("calibrate");
   const std::string record_path = scratch.file("record.json");
-  const std::vector<std::string> train_args{
+  std::vector<std::string> train_args{
       wulf_program("wulf"), "train", "--engine", "real", "--np", "1", "--problem", job.problem,
       "--block", std::to_string(job.block), "--epochs", std::to_string(job.iterations),
       "--precision", job.precision, "--bias", job.bias, "--train-size", std::to_string(job.train_size),
       "--test-size", std::to_string(job.test_size), "--quiet", "--out", record_path};
   out << "timing " << job.iterations << " iterations of " << job.problem << " on one rank under mpirun ..."
       << std::endl;
-  std::string train_out, train_err;
-  const int train_code = run_program_captured(train_args, train_out, train_err);
-  if (train_code != exit_ok) {
-    err << train_err;
-    throw InputError("the instrumented training run failed (code " + std::to_string(train_code) + ")");
+  if (job.timeout > 0) train_args.insert(train_args.end(), {"--timeout", fmt::format("{}", job.timeout)});
+  ChildOptions options;
+  options.capture = true;
+  options.grace_s = kWulfGraceSeconds;  // a wulf: it ends its own mpirun first
+  const ChildResult train = run_child(train_args, options);
+  if (train.code == exit_timeout) throw TimedOut{"the instrumented training run " + wulf_last_message(train.err)};
+  if (train.code != exit_ok) {
+    err << train.err;
+    throw InputError("the instrumented training run failed (code " + std::to_string(train.code) + ")");
   }
   const Json record = read_json_file(record_path);
   auto field = [&](const std::string& pointer) { return json_field<double>(record, pointer, record_path); };
@@ -210,7 +217,12 @@ AllreduceFit measure_allreduce(const CalibrateJob& job, double w, std::ostream& 
                                                   wulf_program("wulf-rank-real"), session);
     cmd.insert(cmd.end(), {"bench", "--what", "allreduce", "--sizes", fmt::format("{}", fmt::join(elements, ",")),
                            "--repeat", std::to_string(job.repeat)});
-    const RanksOutcome o = run_ranks(cmd, false, true);
+    RanksOutcome o;
+    try {
+      o = run_ranks(cmd, false, true, job.timeout);
+    } catch (const TimedOut& e) {
+      throw TimedOut{"the allreduce benchmark on " + std::to_string(p) + " ranks under mpirun " + e.message};
+    }
     if (o.code != 0) throw InputError("the allreduce benchmark under mpirun failed: " + o.failure);
     for (Json& row : read_bench_rows(o.output, "the allreduce benchmark's output")) {
       a.xs.push_back(row.at("size").get<double>() * std::ceil(std::log2(static_cast<double>(p))));

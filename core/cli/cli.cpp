@@ -55,6 +55,12 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     if (args[0] == "plot") return plot_command(rest, out, err);
     err << "wulf: unknown command '" << args[0] << "'\n" << usage;
     return exit_input;
+  } catch (const Interrupted& e) {  // its children ended, its temporary files gone with the stack
+    err << "wulf: " << e.message << "\n";
+    return 128 + e.signal;
+  } catch (const TimedOut& e) {
+    err << "wulf: " << e.message << "\n";
+    return exit_timeout;
   } catch (const InputError& e) {
     err << "wulf: error: " << e.what() << "\n";
     return exit_input;

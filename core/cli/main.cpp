@@ -1,7 +1,16 @@
 #include "cli/cli.hpp"
+#include "util/process.hpp"
 
 #include <iostream>
 
 int main(int argc, char** argv) {
-  return wulf::run_cli(std::vector<std::string>(argv + 1, argv + argc), std::cout, std::cerr);
+  // SIGINT, SIGTERM and SIGHUP end wulf's children and unwind wulf (util/process.hpp).
+  wulf::install_signal_handlers();
+  const int code = wulf::run_cli(std::vector<std::string>(argv + 1, argv + argc), std::cout, std::cerr);
+  // A signal that came while wulf ran no child and reached no check ends it all the same.
+  if (const int s = wulf::pending_signal(); s != 0 && code != 128 + s) {
+    std::cerr << "wulf: interrupted (" << wulf::signal_name(s) << ")\n";
+    return 128 + s;
+  }
+  return code;
 }

@@ -123,6 +123,7 @@ struct BenchJob {
   std::string allreduce, reduce;          // the collectives' algorithms
   long long repeat = 0, grow = 0;
   double bw_scale = 0, lat_scale = 0;
+  double timeout = 0;                     // --timeout of each run (0: none)
   std::optional<std::vector<std::string>> hosts;  // the ping-pong pair's names (none: the first two)
   bool pingpong = true;
   std::string out;                        // the record to write (empty: none)
@@ -154,6 +155,7 @@ BenchJob read_bench_job(const po::variables_map& vm) {
   }
   job.bw_scale = vm["bw-scale"].as<double>();
   job.lat_scale = vm["lat-scale"].as<double>();
+  if (vm.count("timeout")) job.timeout = vm["timeout"].as<double>();
   if (!(job.bw_scale > 0) || !(job.lat_scale > 0)) throw InputError("--bw-scale and --lat-scale must be positive");
   job.grow = vm["grow"].as<long long>();
   if (job.grow < 0) throw InputError("--grow: must not be negative");
@@ -222,7 +224,12 @@ std::vector<Json> measure(const BenchJob& job, const std::vector<PlatformHost>& 
     const std::string layout = job.reduce == "four-stage" ? reduce_layout_of(on, static_cast<int>(np)) : "";
     if (!layout.empty()) cmd.insert(cmd.end(), {"--reduce-layout", layout});
   }
-  const RanksOutcome o = run_ranks(cmd, true, true);
+  RanksOutcome o;
+  try {
+    o = run_ranks(cmd, true, true, job.timeout);
+  } catch (const TimedOut& e) {
+    throw TimedOut{"platform " + job.file + ": the " + what + " run " + e.message};
+  }
   if (o.code != 0) throw InputError("platform " + job.file + ": the " + what + " run failed: " + o.failure);
   return read_bench_rows(o.output, "the " + what + " run's output");
 }
@@ -313,6 +320,7 @@ int bench_command(const std::vector<std::string>& args, std::ostream& out, std::
       ("lat-scale", po::value<double>()->default_value(1.0), "what-if: every link's latency times this")
       ("grow", po::value<long long>()->default_value(0),
        "what-if: the platform's one homogeneous cluster with this many hosts (0: as it is)")
+      ("timeout", timeout_value(), timeout_help("each run (one smpirun): ").c_str())
       ("out", po::value<std::string>(), "write the measurements (JSON) to FILE")
       ("force", "run even where the memory estimate of a run exceeds this machine's memory (MemAvailable, or "
                 "$WULF_MEMORY_LIMIT_BYTES)");

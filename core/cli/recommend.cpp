@@ -78,14 +78,7 @@ void run_phase(const std::vector<std::function<void()>>& tasks, long long jobs, 
 }
 
 // The last line wulf printed on its error stream, its message, without "wulf: error: ".
-std::string last_line(std::string text) {
-  while (!text.empty() && text.back() == '\n') text.pop_back();
-  const std::size_t nl = text.rfind('\n');
-  std::string line = nl == std::string::npos ? text : text.substr(nl + 1);
-  for (const std::string prefix : {"wulf: error: ", "wulf: "})
-    if (line.rfind(prefix, 0) == 0) return line.substr(prefix.size());
-  return line;
-}
+std::string last_line(const std::string& text) { return wulf_last_message(text); }
 
 // One `wulf train` run; a run that ends with a record (finished, or stopped on a fault with
 // exit 3) returns it. A refusal (exit 2) is an input error naming the run; anything else
@@ -96,6 +89,7 @@ Json train_record(const std::vector<std::string>& args, const std::string& path,
   wall_s = seconds_since(t0);
   if (run.code == exit_input)
     throw InputError("wulf train refused a run of the search: " + last_line(run.err) + " (" + run.command + ")");
+  if (run.code == exit_timeout) throw TimedOut{"a run of the search " + last_line(run.err) + " (" + run.command + ")"};
   if (run.code != exit_ok && run.code != exit_diverged)
     throw std::runtime_error("a run of the search failed (code " + std::to_string(run.code) +
                              "): " + last_line(run.err) + " (" + run.command + ")");
@@ -198,7 +192,8 @@ po::options_description recommend_options() {
       "data-dir", po::value<std::string>(), "folder of the MNIST IDX files")(
       "bw-scale", po::value<double>()->default_value(1.0), "what-if: every link's bandwidth times this")(
       "lat-scale", po::value<double>()->default_value(1.0), "what-if: every link's latency times this")(
-      "speed-scale", po::value<double>()->default_value(1.0), "what-if: every host's speed times this");
+      "speed-scale", po::value<double>()->default_value(1.0), "what-if: every host's speed times this")(
+      "timeout", timeout_value(), timeout_help("each run: ").c_str());
   po::options_description options("wulf recommend --platform FILE.xml --problem NAME --target-error E [options]", 110,
                                   55);
   options.add(search).add(training);
@@ -396,6 +391,7 @@ void set_run_options(const po::variables_map& vm, Request& r) {
   for (const char* key : {"train-size", "test-size"})
     if (!vm[key].defaulted())
       r.common.insert(r.common.end(), {"--" + std::string(key), std::to_string(vm[key].as<long long>())});
+  if (vm.count("timeout")) r.common.insert(r.common.end(), {"--timeout", shortest(vm["timeout"].as<double>())});
   r.sim_args = {"--engine", "sim", "--platform", r.platform};
   for (const char* key : {"compute", "profile"})
     if (vm.count(key) && !vm[key].defaulted())

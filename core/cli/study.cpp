@@ -6,6 +6,7 @@
 #include "util/errors.hpp"
 #include "data/dataset.hpp"
 #include "engine/launch.hpp"
+#include "job/train_options.hpp"
 #include "util/json.hpp"
 #include "util/files.hpp"
 #include "util/process.hpp"
@@ -30,16 +31,28 @@ constexpr int kBlocks[] = {16, 32, 64, 128};
 // Seed 000, Table VII: predicted speedups, function example, Bat Cave.
 constexpr double kTableVII[3][4] = {{0.57, 0.87, 1.20, 1.48}, {0.36, 0.64, 1.09, 1.67}, {0.26, 0.48, 0.88, 1.54}};
 
+// A run of wulf itself (args after the program), each under --timeout when given (its
+// seconds, else empty); its output when it succeeded. what names it in errors.
+std::string run_wulf(std::vector<std::string> args, const std::string& timeout, const std::string& what) {
+  args.insert(args.begin(), wulf_program("wulf"));
+  if (!timeout.empty()) args.insert(args.end(), {"--timeout", timeout});
+  ChildOptions options;
+  options.capture = true;
+  options.grace_s = kWulfGraceSeconds;  // it ends its own ranks first
+  const ChildResult run = run_child(args, options);
+  if (run.code == exit_timeout) throw TimedOut{"wulf study: " + what + ": " + wulf_last_message(run.err)};
+  if (run.code != exit_ok) throw InputError("wulf study: " + what + " failed: " + run.err);
+  return run.out;
+}
+
 // One simulated iteration of the function example on Bat Cave (Table II's phase times).
-double simulated_iteration(int p, int b, const std::string& tmp) {
+double simulated_iteration(int p, int b, const std::string& tmp, const std::string& timeout) {
   const std::string platform = platforms_dir() + "/batcave.xml";
-  std::vector<std::string> cmd{wulf_program("wulf"), "train",     "--problem", "function", "--bias", "off",
-                               "--precision",        "double",    "--block",   std::to_string(b),    "--epochs", "1",
-                               "--engine",           "sim",       "--np",      std::to_string(p),    "--platform",
-                               platform,             "--compute", "calibrated", "--profile", "batcave-function",
-                               "--numerics",         "off",       "--allreduce", "rdb",  "--quiet", "--out", tmp};
-  std::string out, err;
-  if (run_program_captured(cmd, out, err) != 0) throw InputError("wulf study: a simulation failed: " + err);
+  run_wulf({"train", "--problem", "function", "--bias", "off", "--precision", "double", "--block", std::to_string(b),
+            "--epochs", "1", "--engine", "sim", "--np", std::to_string(p), "--platform", platform, "--compute",
+            "calibrated", "--profile", "batcave-function", "--numerics", "off", "--allreduce", "rdb", "--quiet", "--out",
+            tmp},
+           timeout, "a simulation");
   return json_field<double>(read_json_file(tmp), "/history/1/time_s", tmp);
 }
 
@@ -59,11 +72,11 @@ std::string default_record_path() {
 
 // Seed 000's Table VII beside wulf's model and simulator: the table printed, its cells for
 // the record. tmp is the simulations' record file.
-Json bat_cave_table(std::ostream& out, const std::string& tmp) {
+Json bat_cave_table(std::ostream& out, const std::string& tmp, const std::string& timeout) {
   const ModelConstants bat = model_constants(read_profile("batcave-function"));
   Json bat_grid = Json::array();
   double seq[4];
-  for (int j = 0; j < 4; ++j) seq[j] = simulated_iteration(1, kBlocks[j], tmp);
+  for (int j = 0; j < 4; ++j) seq[j] = simulated_iteration(1, kBlocks[j], tmp, timeout);
   out << "speedup of one iteration, Bat Cave: paper / model / simulation\n";
   fmt::print(out, "{:>4}", "p");
   for (int b : kBlocks) fmt::print(out, "{:>20}", "b = " + std::to_string(b));
@@ -71,7 +84,7 @@ Json bat_cave_table(std::ostream& out, const std::string& tmp) {
   for (int i = 0; i < 3; ++i) {
     fmt::print(out, "{:>4}", kProcs[i]);
     for (int j = 0; j < 4; ++j) {
-      const double sim = seq[j] / simulated_iteration(kProcs[i], kBlocks[j], tmp);
+      const double sim = seq[j] / simulated_iteration(kProcs[i], kBlocks[j], tmp, timeout);
       const std::string cell =
           fmt::format("{:.2f} / {:.2f} / {:.2f}", kTableVII[i][j], model_speedup(bat, kProcs[i], kBlocks[j]), sim);
       fmt::print(out, "{:>20}", cell);
@@ -86,15 +99,12 @@ Json bat_cave_table(std::ostream& out, const std::string& tmp) {
 }
 
 // This machine's constants (wulf calibrate) at each block size of the table.
-std::vector<ModelConstants> calibrate_here(const TempDir& dir) {
+std::vector<ModelConstants> calibrate_here(const TempDir& dir, const std::string& timeout) {
   std::vector<ModelConstants> here;
   for (int b : kBlocks) {
-    std::string cal_out, cal_err;
-    const std::vector<std::string> cmd{wulf_program("wulf"), "calibrate", "--problem", "function", "--block",
-                                       std::to_string(b), "--np", "2", "--profile-out", dir.file("p"),
-                                       "--platform-out", dir.file("m.xml")};
-    if (run_program_captured(cmd, cal_out, cal_err) != 0)
-      throw InputError("wulf study: calibrating this machine failed: " + cal_err);
+    run_wulf({"calibrate", "--problem", "function", "--block", std::to_string(b), "--np", "2", "--profile-out",
+              dir.file("p"), "--platform-out", dir.file("m.xml")},
+             timeout, "calibrating this machine");
     here.push_back(model_constants(read_profile(dir.file("p"))));
   }
   return here;
@@ -130,10 +140,12 @@ int study_command(const std::vector<std::string>& args, std::ostream& out, std::
                                   "wulf's simulator, then the same grid predicted for this machine", 110, 55);
   options.add_options()
       ("help,h", "print this help")
-      ("out", po::value<std::string>(), "write the record (JSON) to FILE (default: results/study-<UTC time>.json)");
+      ("out", po::value<std::string>(), "write the record (JSON) to FILE (default: results/study-<UTC time>.json)")
+      ("timeout", timeout_value(), timeout_help("each run (simulation, calibration): ").c_str());
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(options).run(), vm);
   if (vm.count("help")) return out << options << "\n", exit_ok;
+  const std::string timeout = vm.count("timeout") ? fmt::format("{}", vm["timeout"].as<double>()) : "";
   std::string record_path;
   if (vm.count("out")) {
     record_path = vm["out"].as<std::string>();
@@ -153,7 +165,7 @@ int study_command(const std::vector<std::string>& args, std::ostream& out, std::
          "its function example (a 2-128-128-1 net, 1 024 patterns) on Bat Cave, 8 PIII nodes on\n"
          "100 Mbit Ethernet, from measured constants (its Tables II and V). wulf does it twice: with\n"
          "the paper's equation (7), and by simulating the cluster (platforms/batcave.xml) in SimGrid.\n\n";
-  record["bat_cave"] = bat_cave_table(out, dir.file("r.json"));
+  record["bat_cave"] = bat_cave_table(out, dir.file("r.json"), timeout);
   out << "Below 1, more processors are slower than one: the allreduce of 16 768 weights after\n"
          "every block costs more than the work it shares out, until the blocks are large.\n\n";
 
@@ -161,7 +173,7 @@ int study_command(const std::vector<std::string>& args, std::ostream& out, std::
          "(wulf calibrate: the phases on one core, the allreduce over mpirun on 2 ranks; p = 4, 8\n"
          "extrapolate eq. (4) beyond the cores this machine has):\n"
       << std::flush;
-  const std::vector<ModelConstants> here = calibrate_here(dir);
+  const std::vector<ModelConstants> here = calibrate_here(dir, timeout);
   record["this_machine"] = this_machine_table(out, here);
   fmt::print(out,
              "(allreduce here: Ti {:.3g} us, Tw {:.3g} ns per weight, against Bat Cave's 365.868 us and 798 ns)\n\n",

@@ -10,6 +10,7 @@
 #include "job/train_job.hpp"
 #include "job/train_options.hpp"
 #include "util/errors.hpp"
+#include "util/process.hpp"
 #include "util/text.hpp"
 
 #include <fmt/format.h>
@@ -35,6 +36,13 @@ namespace {
 std::string library_reduce(const std::string& reduce) {
   return is_point_to_point_reduce(reduce) ? "binomial" : reduce;
 }
+
+const std::string exit_codes_help = fmt::format(
+    "exit codes: 0 done, 1 internal error, 2 bad input (nothing ran), 3 diverged or stopped on a fault (the\n"
+    "record says where), {} timed out (--timeout), 128 + N ended by signal N: 129 SIGHUP, 130 SIGINT, 143\n"
+    "SIGTERM. On a signal or a timeout wulf ends its mpirun or smpirun and every rank (SIGTERM, SIGKILL {:g} s\n"
+    "later), removes its temporary files and writes no record.\n",
+    static_cast<int>(exit_timeout), kGraceSeconds);
 
 // The ranks' exit code; a failure other than a fault in training is reported.
 int ranks_ended(const RanksOutcome& outcome, const char* runner, std::ostream& err) {
@@ -165,13 +173,15 @@ int train_command(const std::vector<std::string>& given, std::ostream& out, std:
   const po::options_description options = train_options();
   po::variables_map vm = parse_train(given, options);
   if (vm.count("help")) {
-    out << options << "\n" << problems_help();
+    out << options << "\n" << problems_help() << "\n" << exit_codes_help;
     return exit_ok;
   }
   const std::vector<std::string> args = under_a_launcher(given, vm);
   if (args.size() != given.size()) vm = parse_train(args, options);
   TrainJob job = resolve(vm, RankPlace{});
   for (const std::string& w : job.warnings) err << "wulf train: warning: " << w << "\n";
+  // From here on, the whole run: the ranks' start, their training, and their end.
+  const TimeLimit limit(vm.count("timeout") ? vm["timeout"].as<double>() : 0);
   if (job.engine == "real") return launch_real(job, args, err);
   if (job.engine == "sim") return launch_sim(job, args, err);
   SerialComm comm;

@@ -6,6 +6,7 @@
 #include "util/errors.hpp"
 #include "data/dataset.hpp"
 #include "engine/launch.hpp"
+#include "job/train_options.hpp"
 #include "util/json.hpp"
 #include "util/files.hpp"
 #include "util/process.hpp"
@@ -33,6 +34,7 @@ namespace {
 // returns the record.
 Json run_for_record(const std::vector<std::string>& args, const std::string& path, std::ostream& err) {
   const WulfRun run = run_wulf_for_record(args, path);
+  if (run.code == exit_timeout) throw TimedOut{"wulf validate: '" + run.command + "' " + wulf_last_message(run.err)};
   if (run.code != exit_ok) {
     err << run.err;
     throw InputError("wulf validate: '" + run.command + "' failed (code " +
@@ -60,6 +62,7 @@ struct ValidateJob {
   std::string machine;
   std::string out;        // the record to write (empty: none)
   long long cores = 0;    // this machine's
+  std::vector<std::string> timeout;  // "--timeout" and its seconds for each run, or nothing
 };
 
 ValidateJob read_validate_job(const po::variables_map& vm) {
@@ -77,6 +80,7 @@ ValidateJob read_validate_job(const po::variables_map& vm) {
   if (job.repeat < 1) throw InputError("--repeat: must be at least 1");
   if (vm.count("train-size")) job.train_size = vm["train-size"].as<long long>();
   job.machine = vm["machine"].as<std::string>();
+  if (vm.count("timeout")) job.timeout = {"--timeout", fmt::format("{}", vm["timeout"].as<double>())};
   job.cores = std::max(1u, std::thread::hardware_concurrency());
   const long long most = *std::max_element(job.nps.begin(), job.nps.end());
   for (long long b : job.blocks)
@@ -102,11 +106,16 @@ ModelConstants calibrated(const ValidateJob& job, const TempDir& dir, const std:
   std::string fit_np = "2";
   for (long long p : job.nps)
     if (p > 2 && p <= job.cores) fit_np += "," + std::to_string(p);
-  const std::vector<std::string> cal{"calibrate", "--problem", problem, "--block", std::to_string(local_block),
-                                     "--iterations", std::to_string(job.iterations), "--np", fit_np,
-                                     "--train-size", train_size_of(job, problem), "--profile-out", dir.file("profile"),
-                                     "--platform-out", dir.file("machine.xml"), "--machine", job.machine};
-  if (run_cli(cal, cal_out, cal_err) != exit_ok) {
+  std::vector<std::string> cal{"calibrate", "--problem", problem, "--block", std::to_string(local_block),
+                               "--iterations", std::to_string(job.iterations), "--np", fit_np,
+                               "--train-size", train_size_of(job, problem), "--profile-out", dir.file("profile"),
+                               "--platform-out", dir.file("machine.xml"), "--machine", job.machine};
+  cal.insert(cal.end(), job.timeout.begin(), job.timeout.end());
+  const int code = run_cli(cal, cal_out, cal_err);
+  check_interrupt();  // a signal ended calibrate's runs: it ends validate too
+  if (code == exit_timeout)
+    throw TimedOut{"wulf validate: calibrating " + problem + ": " + wulf_last_message(cal_err.str())};
+  if (code != exit_ok) {
     err << cal_err.str();
     throw InputError("wulf validate: calibrating " + problem + " failed");
   }
@@ -132,6 +141,7 @@ void measure_cell(const ValidateJob& job, const TempDir& dir, const ModelConstan
                                         "--train-size", train_size_of(job, problem), "--quiet", "--allreduce", "rdb",
                                         "--np", std::to_string(p)};
   std::vector<std::string> real = common, sim = common;
+  for (auto* run : {&real, &sim}) run->insert(run->end(), job.timeout.begin(), job.timeout.end());
   real.insert(real.end(), {"--engine", "real"});
   // With the arithmetic on, so that a problem without a test set also makes its exact
   // pass over the training set, as the measured run does.
@@ -240,6 +250,7 @@ int validate_command(const std::vector<std::string>& args, std::ostream& out, st
       ("train-size", po::value<long long>(),
        "use only the first N training patterns (0: all; default: 4096 for digits problems, all for others)")
       ("machine", po::value<std::string>()->default_value("this-machine"), "name of this machine in the files written")
+      ("timeout", timeout_value(), timeout_help("each run (calibration, training): ").c_str())
       ("out", po::value<std::string>(), "write the table (JSON) to FILE");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(options).run(), vm);

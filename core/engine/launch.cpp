@@ -13,7 +13,9 @@
 #include <filesystem>
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -159,9 +161,12 @@ GrownPlatform::GrownPlatform(const std::string& file, long long hosts) : TempFil
 
 namespace {
 
+// One line per core, as smpirun would unroll "name:cores" itself, into a file of its own in
+// the current folder, which it leaves there when a run fails or is killed.
 std::string hostfile_text(const std::vector<PlatformHost>& hosts) {
   std::string text;
-  for (const auto& h : hosts) text += h.name + ":" + std::to_string(h.cores) + "\n";
+  for (const auto& h : hosts)
+    for (int c = 0; c < h.cores; ++c) text += h.name + "\n";
   return text;
 }
 
@@ -219,76 +224,169 @@ WulfRun run_wulf_for_record(std::vector<std::string> args, const std::string& pa
   args.insert(args.end(), {"--out", path});
   std::vector<std::string> cmd{wulf_program("wulf")};
   cmd.insert(cmd.end(), args.begin(), args.end());
-  run.code = run_program_captured(cmd, run.out, run.err);
+  ChildOptions options;
+  options.capture = true;
+  options.grace_s = kWulfGraceSeconds;  // it ends its own ranks first
+  ChildResult child = run_child(cmd, options);
+  run.code = child.code, run.out = std::move(child.out), run.err = std::move(child.err);
   return run;
 }
 
-void report_rank_status(int code, int rank, const std::string& message) {
+std::string wulf_last_message(std::string text) {
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  const std::size_t nl = text.rfind('\n');
+  std::string line = nl == std::string::npos ? text : text.substr(nl + 1);
+  for (const std::string prefix : {"wulf: error: ", "wulf: "})
+    if (line.rfind(prefix, 0) == 0) return line.substr(prefix.size());
+  return line;
+}
+
+namespace {
+
+// Appends one line to the front end's status file (WULF_STATUS_FILE), which the front end
+// made: opened without O_CREAT and without following a link, so that nothing else can be
+// put in its place. Appends of one short line do not interleave.
+void append_status_line(std::string line) {
   const char* path = std::getenv("WULF_STATUS_FILE");
   if (!path || !*path) return;
-  std::string line = std::to_string(code) + " " + std::to_string(rank) + " " + message;
   for (char& c : line)
     if (c == '\n') c = ' ';
   line += '\n';
-  // Appends of one short line do not interleave.
-  const int fd = ::open(path, O_WRONLY | O_CREAT | O_APPEND, 0600);
+  const int fd = ::open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) return;
   [[maybe_unused]] const ssize_t written = ::write(fd, line.data(), line.size());
   ::close(fd);
 }
 
-RanksOutcome run_ranks(const std::vector<std::string>& cmd, bool simulation, bool capture_output) {
-  char status_name[] = "/tmp/wulf-status-XXXXXX";
-  const int status_fd = ::mkstemp(status_name);
-  if (status_fd < 0) throw InputError("cannot create a status file in /tmp");
-  ::close(status_fd);
-  const std::string status_file = status_name;
-  std::filesystem::remove(status_file);
-  ::setenv("WULF_STATUS_FILE", status_file.c_str(), 1);
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "?";
+  return name;
+}
+
+}  // namespace
+
+void report_rank_status(int code, int rank, const std::string& message) {
+  append_status_line(std::to_string(code) + " " + std::to_string(rank) + " " + message);
+}
+
+void report_rank_started(int rank) {
+  append_status_line("started " + std::to_string(rank) + " " + std::to_string(::getpid()) + " " + host_name());
+}
+
+namespace {
+
+// What the ranks wrote to the status file.
+struct RanksStatus {
+  std::map<int, std::pair<long long, std::string>> started;  // rank -> its pid and host
+  int reported = -1;    // the first failure's code, else 0 for rank 0's end, -1 for nothing
+  std::string failure;  // "rank 3: error: ..." of the first rank that failed
+};
+
+RanksStatus read_status(const std::string& path) {
+  RanksStatus status;
+  std::ifstream file(path);
+  std::string line;
+  while (std::getline(file, line)) {  // "started rank pid host" or "code rank message"
+    std::istringstream fields(line);
+    if (line.rfind("started ", 0) == 0) {
+      std::string word, host;
+      int rank = 0;
+      long long pid = 0;
+      if (fields >> word >> rank >> pid >> host) status.started[rank] = {pid, host};
+      continue;
+    }
+    int c = 0, r = 0;
+    if (!(fields >> c >> r)) continue;
+    if (c != 0 && status.reported <= 0) {
+      status.reported = c;
+      std::string message;
+      std::getline(fields, message);
+      status.failure = "rank " + std::to_string(r) + ":" + message;
+    } else if (status.reported < 0) {
+      status.reported = c;
+    }
+  }
+  return status;
+}
+
+std::string rank_list(const std::vector<int>& ranks) {
+  std::string text = ranks.size() == 1 ? "rank " : "ranks ";
+  for (std::size_t i = 0; i < ranks.size(); ++i) text += (i ? ", " : "") + std::to_string(ranks[i]);
+  return text;
+}
+
+// The ranks on this machine whose process is stopped (SIGSTOP, a debugger), by their pids in
+// the status file: "rank 1 (pid 4242) is stopped". Empty when none is.
+std::string stopped_ranks(const std::string& status_file) {
+  const RanksStatus status = read_status(status_file);
+  const std::string here = host_name();
+  std::map<long long, std::vector<int>> ranks_of;  // under smpirun all ranks share one process
+  for (const auto& [rank, where] : status.started)
+    if (where.second == here) ranks_of[where.first].push_back(rank);
+  std::string text;
+  for (const auto& [pid, ranks] : ranks_of) {
+    const char state = process_state(static_cast<int>(pid));
+    if (state != 'T' && state != 't') continue;
+    text += (text.empty() ? "" : "; ") + rank_list(ranks) + " (pid " + std::to_string(pid) + ") " +
+            (ranks.size() == 1 ? "is" : "are") + " stopped";
+  }
+  return text;
+}
+
+// A rank that mpirun saw killed by a signal, from its report on its standard error
+// ("process rank 1 with PID 0 on node vm exited on signal 9 (Killed)"; Open MPI 4.1 gives
+// no pid there, the status file does): "rank 1 (pid 4242) was killed by SIGKILL".
+std::string killed_rank(const std::string& mpirun_err, const RanksStatus& status) {
+  static const std::regex report(R"(process rank (\d+) with PID \d+ on node \S+ exited on signal (\d+))");
+  std::smatch m;
+  if (!std::regex_search(mpirun_err, m, report)) return "";
+  const int rank = std::stoi(m[1]), signal = std::stoi(m[2]);
+  const auto it = status.started.find(rank);
+  const std::string pid = it == status.started.end() ? "" : " (pid " + std::to_string(it->second.first) + ")";
+  return "rank " + std::to_string(rank) + pid + " was killed by " + signal_name(signal);
+}
+
+}  // namespace
+
+RanksOutcome run_ranks(const std::vector<std::string>& cmd, bool simulation, bool capture_output, double timeout_s) {
+  // The ranks append to a file this process made (mode 0600, in $TMPDIR), which goes with
+  // the object however this function ends.
+  const TempFile status_file("status", "");
+  ChildOptions options;
+  options.capture = capture_output;
+  options.keep_err = !capture_output && !simulation;  // mpirun's word on a rank it saw killed
+  options.timeout_s = timeout_s;
+  options.env.push_back("WULF_STATUS_FILE=" + status_file.path());
+  // smpirun's files (SimGrid's copies of the rank program, one per rank, which it removes
+  // only when it ends well) go in a folder of this run's, which goes with the object.
+  std::optional<TempDir> smpi_files;
+  if (simulation) options.env.push_back("TMPDIR=" + smpi_files.emplace("smpi").str());
   // All simulated ranks live in one process, and SMPI's collectives allocate and free
   // message-sized buffers on every call: with glibc's default thresholds each one is a
   // fresh mmap and its page faults (a third of the wall time of 16 digits ranks). Keeping
   // them on the heap halves that cost; the simulated times do not change.
-  const bool set_tunables = simulation && !std::getenv("GLIBC_TUNABLES");
-  if (set_tunables)
-    ::setenv("GLIBC_TUNABLES", "glibc.malloc.mmap_threshold=268435456:glibc.malloc.trim_threshold=1073741824", 1);
+  if (simulation && !std::getenv("GLIBC_TUNABLES"))
+    options.env.push_back(
+        "GLIBC_TUNABLES=glibc.malloc.mmap_threshold=268435456:glibc.malloc.trim_threshold=1073741824");
+  options.on_timeout = [&] { return stopped_ranks(status_file.path()); };
   RanksOutcome outcome;
-  int code = 0;
+  ChildResult child;
   try {
-    std::string errors;
-    code = capture_output ? run_program_captured(cmd, outcome.output, errors) : run_program(cmd);
-    if (capture_output && code != 0 && outcome.failure.empty()) outcome.failure = errors;
-  } catch (const std::exception& e) {
-    ::unsetenv("WULF_STATUS_FILE");
-    if (set_tunables) ::unsetenv("GLIBC_TUNABLES");
+    child = run_child(cmd, options);
+  } catch (const std::exception& e) {  // it could not be started (Interrupted and TimedOut pass)
     throw InputError(e.what());
   }
-  ::unsetenv("WULF_STATUS_FILE");
-  if (set_tunables) ::unsetenv("GLIBC_TUNABLES");
-
-  std::ifstream status(status_file);
-  int reported = -1;
-  std::string line;
-  while (std::getline(status, line)) {  // "code rank message", one line per rank that ended
-    std::istringstream fields(line);
-    int c = 0, r = 0;
-    if (!(fields >> c >> r)) continue;
-    if (c != 0 && reported <= 0) {
-      reported = c;
-      std::string message;
-      std::getline(fields, message);
-      outcome.failure = "rank " + std::to_string(r) + ":" + message;
-    } else if (reported < 0) {
-      reported = c;
-    }
-  }
-  status.close();
-  std::filesystem::remove(status_file);
-  if (code == 0 && reported < 0) {
+  outcome.output = std::move(child.out);
+  const RanksStatus status = read_status(status_file.path());
+  outcome.failure = status.failure;
+  if (outcome.failure.empty() && child.code != 0) outcome.failure = killed_rank(child.err, status);
+  if (outcome.failure.empty() && capture_output && child.code != 0) outcome.failure = child.err;
+  if (child.code == 0 && status.reported < 0) {
     outcome.code = 1;
     outcome.failure = "the run ended without a result: a rank ended before it finished";
   } else {
-    outcome.code = code == 0 ? reported : code;
+    outcome.code = child.code == 0 ? status.reported : child.code;
   }
   return outcome;
 }

@@ -51,14 +51,15 @@ double platform_cost_usd(const std::string& file);
 Json platform_info(const std::string& file);
 
 // The what-if of a platform with more hosts: its one homogeneous cluster rewritten with
-// `hosts` hosts in a file in /tmp, removed with the object. Throws InputError naming the
-// file when the platform is not such a cluster.
+// `hosts` hosts in a file in $TMPDIR (default /tmp), removed with the object. Throws
+// InputError naming the file when the platform is not such a cluster.
 class GrownPlatform : public TempFile {
  public:
   GrownPlatform(const std::string& file, long long hosts);
 };
 
-// A hostfile in /tmp with one "name:cores" line per host, removed with the object.
+// A hostfile for smpirun in $TMPDIR (default /tmp): a host's name on one line per core it
+// lends the ranks, removed with the object.
 class Hostfile : public TempFile {
  public:
   explicit Hostfile(const std::vector<PlatformHost>& hosts);
@@ -105,8 +106,12 @@ struct RanksOutcome {
 
 // Runs cmd (mpirun or smpirun and the rank program) and waits; the ranks write how they
 // ended to a status file (report_rank_status), so an aborted simulation (smpirun exits 0)
-// or a rank killed from outside (no status) is told apart from success.
-RanksOutcome run_ranks(const std::vector<std::string>& cmd, bool simulation, bool capture_output);
+// or a rank killed from outside (no status) is told apart from success. The failure names
+// the rank: the one that reported it, or (mpirun, output not captured) the one mpirun saw
+// killed by a signal. timeout_s > 0 ends the run after that long (util/process.hpp) and
+// throws TimedOut, naming the ranks on this machine that are stopped; so does the time
+// limit of a TimeLimit.
+RanksOutcome run_ranks(const std::vector<std::string>& cmd, bool simulation, bool capture_output, double timeout_s = 0);
 
 // `wulf ARGS --out path` run as a program of its own (wulf's commands that start training
 // runs: validate, recommend), its output and its ranks' output captured.
@@ -116,9 +121,16 @@ struct WulfRun {
   std::string command;  // "wulf ARGS" (without --out), for messages
 };
 WulfRun run_wulf_for_record(std::vector<std::string> args, const std::string& path);
+// The last line a wulf run printed on its error stream, without "wulf: error: " or "wulf: ":
+// its message ("timed out after 5 s; ended mpirun's process group 4242").
+std::string wulf_last_message(std::string err);
 
 // Inside a rank: one line "code rank message" into the front end's status file
-// (WULF_STATUS_FILE), from rank 0 when it finishes and from any rank that fails.
+// (WULF_STATUS_FILE), from rank 0 when it finishes and from any rank that fails. The file
+// must exist (the front end made it); nothing is written otherwise.
 void report_rank_status(int code, int rank, const std::string& message);
+// Inside a rank, as it starts: "started rank pid host" into the same file, so that the
+// front end can name a rank that stops or is killed from outside.
+void report_rank_started(int rank);
 
 }  // namespace wulf

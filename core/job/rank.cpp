@@ -18,6 +18,7 @@ namespace wulf {
 
 int run_rank_bench(const std::vector<std::string>& args, Comm& comm, const ComputeFactory& make_compute,
                    std::ostream& out, std::ostream& err) {
+  report_rank_started(comm.rank());
   std::string message;
   try {
     const CommBenchConfig bench = parse_comm_bench(args);
@@ -49,6 +50,7 @@ int run_rank(const std::vector<std::string>& args, Comm& comm, const ComputeFact
              std::ostream& out, std::ostream& err) {
   // Every rank checks the same options the front end checked; a fault found only here (a
   // file that vanished, memory) ends all ranks with this rank named, never a hang.
+  report_rank_started(comm.rank());
   std::string message;
   int code = exit_ok;
   try {

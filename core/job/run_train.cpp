@@ -8,6 +8,7 @@
 #include "util/errors.hpp"
 #include "util/files.hpp"
 #include "util/json.hpp"
+#include "util/process.hpp"
 #include "util/random.hpp"
 
 #include <algorithm>
@@ -222,6 +223,7 @@ int train(TrainJob& job, Comm& comm, Compute& compute, std::ostream& out, std::o
   if (!job.quiet && lead) print_plan(out, job, net.parameter_count(), comm.size());
   const ProgressFn progress = [&](const IterationRecord& r) {
     if (!job.quiet) print_progress(out, r, job.config.metric);
+    check_interrupt();  // --engine seq: a signal or --timeout ends the run here (a no-op in ranks)
   };
 
   const Problem& p = job.problem;

@@ -6,6 +6,7 @@
 #include "util/errors.hpp"
 #include "util/files.hpp"
 #include "util/options.hpp"
+#include "util/process.hpp"
 #include "util/text.hpp"
 
 #include <wulf/build_info.hpp>
@@ -13,6 +14,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <fstream>
 #include <iterator>
 #include <optional>
 #include <sstream>
@@ -131,7 +134,8 @@ po::options_description engine_options() {
        "real: let mpirun put more ranks than cores on this machine: auto|on|off (auto: off with --hostfile)")
       ("hostfile", po::value<std::string>(), "real: Open MPI's hostfile for wulf's own mpirun, to span machines")
       ("mpirun-args", po::value<std::string>(),
-       "real: more arguments for wulf's own mpirun, split at blanks (no quoting), e.g. \"--mca btl tcp,self\"");
+       "real: more arguments for wulf's own mpirun, split at blanks (no quoting), e.g. \"--mca btl tcp,self\"")
+      ("timeout", timeout_value(), (timeout_help("") + "; seq: checked after each iteration").c_str());
   return parallel;
 }
 
@@ -255,6 +259,21 @@ po::typed_value<std::string>* allreduce_value() {
 po::typed_value<std::string>* reduce_value() {
   return one_of({"default", "binomial", "wulf-binomial", "four-stage"},
                 "--reduce: unknown algorithm '{}' (expected default, binomial, wulf-binomial or four-stage)");
+}
+
+po::typed_value<double>* timeout_value() {
+  return parsed<double>([](const std::string& text) {
+    const std::optional<double> s = parse_number(text);
+    if (!s || !(*s > 0) || !std::isfinite(*s))
+      throw InputError("--timeout: '" + text + "' is not a positive number of seconds");
+    return *s;
+  });
+}
+
+std::string timeout_help(const std::string& what) {
+  return fmt::format("{}end a run that takes longer than this many seconds: its processes get SIGTERM, then SIGKILL "
+                     "{:g} s later, and wulf exits {}, saying 'timed out after N s' (default: no limit)",
+                     what, kGraceSeconds, static_cast<int>(exit_timeout));
 }
 
 po::options_description train_options() {

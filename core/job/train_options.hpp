@@ -23,6 +23,12 @@ boost::program_options::typed_value<std::string>* reduce_value();
 boost::program_options::typed_value<std::string>* precision_value();
 boost::program_options::typed_value<std::string>* allreduce_value();
 
+// --timeout SECONDS, which every command that starts runs takes: a positive number of
+// seconds; others are refused ("--timeout: 'x' is not a positive number of seconds").
+boost::program_options::typed_value<double>* timeout_value();
+// Its help line, the same for every command, after what (e.g. "each run: ").
+std::string timeout_help(const std::string& what);
+
 // args, and under them the lines of a --config file (the command line wins).
 boost::program_options::variables_map parse_train(const std::vector<std::string>& args,
                                                   const boost::program_options::options_description& options);

@@ -2,6 +2,7 @@
 #include "util/errors.hpp"
 
 #include "train/run.hpp"
+#include "util/process.hpp"
 #include "util/text.hpp"
 
 #include <algorithm>
@@ -73,7 +74,9 @@ std::vector<SessionOutcome> train_sessions(const NetSpec& spec, const Dataset& t
     Rng init_rng(c.seed);
     Rng weights_rng = init_rng.split(3);
     net.init_uniform(c.init_range, weights_rng);
-    const TrainResult r = train_block(net, train, test, sizes, c, local, compute);
+    // --engine seq: a signal or --timeout ends the sweep after an iteration (a no-op in ranks).
+    const TrainResult r = train_block(net, train, test, sizes, c, local, compute,
+                                      [](const IterationRecord&) { check_interrupt(); });
     double* f = mine.data() + slot * fields;
     f[0] = static_cast<double>(i);
     f[1] = r.history.empty() ? 0 : r.history.back().iteration;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <stdexcept>
+#include <string>
 
 namespace wulf {
 
@@ -19,6 +20,23 @@ enum ExitCode : int {
   exit_internal = 1,  // a bug or the machine (out of memory, ...)
   exit_input = 2,     // bad options, files or data: nothing was run
   exit_diverged = 3,  // training diverged or stopped on a fault (stopped_on_fault); the record says where
+  exit_timeout = 4,   // a run went past --timeout: its processes were ended, it left no record
+  // A signal that ended wulf gives 128 + the signal: 129 SIGHUP, 130 SIGINT, 143 SIGTERM.
+};
+
+// Thrown when a signal (SIGINT, SIGTERM, SIGHUP) asked wulf to stop, after the children it
+// waited for were ended (util/process.hpp). Not a std::exception, so that no handler of
+// errors on the way takes it for one: it reaches the command's top with the stack unwound
+// (every temporary file removed), and wulf exits 128 + signal with the message.
+struct Interrupted {
+  int signal = 0;
+  std::string message;  // "interrupted (SIGTERM): ended mpirun's process group 4242"
+};
+
+// Thrown when a run went past its time limit (--timeout), after its processes were ended;
+// wulf exits exit_timeout with the message. Not a std::exception, as Interrupted.
+struct TimedOut {
+  std::string message;  // "timed out after 5 s (--timeout): ..."
 };
 
 }  // namespace wulf

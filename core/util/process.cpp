@@ -1,14 +1,28 @@
 #include "util/process.hpp"
 
+#include "util/errors.hpp"
+
+#include <fmt/format.h>
+
 #include <algorithm>
-#include <stdexcept>
+#include <atomic>
 #include <cerrno>
+#include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
 
 #include <fcntl.h>
 #include <poll.h>
 #include <spawn.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -32,6 +46,192 @@ std::string find_program(const std::string& program) {
 
 namespace {
 
+using Clock = std::chrono::steady_clock;
+
+// ---- Signals: the handler only records the signal and wakes the waits (a self-pipe that
+// is never drained, so that every wait, in every thread, sees it readable from then on).
+
+std::atomic<int> pending{0};
+int wake_fds[2] = {-1, -1};
+// The process groups of the children being waited for, for a second signal to kill.
+constexpr std::size_t kGroupSlots = 64;
+std::atomic<pid_t> child_groups[kGroupSlots];
+
+void on_signal(int signal) {
+  const int saved_errno = errno;
+  int none = 0;
+  if (!pending.compare_exchange_strong(none, signal)) {
+    // A second signal: whoever sent it will not wait for the grace.
+    for (auto& group : child_groups)
+      if (const pid_t g = group.load(); g > 0) ::kill(-g, SIGKILL);
+    ::signal(signal, SIG_DFL);
+    ::raise(signal);  // delivered as the handler returns
+  }
+  if (wake_fds[1] >= 0) {
+    const char byte = 1;
+    [[maybe_unused]] const ssize_t n = ::write(wake_fds[1], &byte, 1);
+  }
+  errno = saved_errno;
+}
+
+// A child's process group in child_groups while it is waited for.
+class GroupSlot {
+ public:
+  explicit GroupSlot(pid_t group) {
+    for (auto& s : child_groups) {
+      pid_t empty = 0;
+      if (s.compare_exchange_strong(empty, group)) {
+        slot_ = &s;
+        return;
+      }
+    }
+  }
+  ~GroupSlot() {
+    if (slot_) slot_->store(0);
+  }
+  GroupSlot(const GroupSlot&) = delete;
+  GroupSlot& operator=(const GroupSlot&) = delete;
+
+ private:
+  std::atomic<pid_t>* slot_ = nullptr;
+};
+
+// ---- The time limit of TimeLimit (set once, before any thread starts children).
+
+std::optional<Clock::time_point> limit_end;
+double limit_seconds = 0;
+
+std::string seconds_text(double s) { return fmt::format("{:g} s", s); }
+Clock::duration after(double seconds) {
+  return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+}
+
+// ---- Processes as /proc shows them.
+
+struct Proc {
+  pid_t pid = 0, ppid = 0, pgrp = 0, sid = 0;
+  char state = '?';
+  unsigned long long start = 0;  // clock ticks after boot: tells a pid's processes apart
+};
+
+std::optional<Proc> read_proc(pid_t pid) {
+  std::ifstream file("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(file, line)) return std::nullopt;
+  const std::size_t close = line.rfind(')');  // the name may hold blanks and parentheses
+  if (close == std::string::npos || close + 2 > line.size()) return std::nullopt;
+  std::istringstream fields(line.substr(close + 2));
+  Proc p;
+  p.pid = pid;
+  fields >> p.state >> p.ppid >> p.pgrp >> p.sid;
+  std::string skipped;
+  for (int field = 7; field < 22; ++field) fields >> skipped;  // tty_nr .. itrealvalue
+  fields >> p.start;
+  if (!fields) return std::nullopt;
+  return p;
+}
+
+std::vector<Proc> all_processes() {
+  std::vector<Proc> procs;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it("/proc", ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.empty() || !std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      continue;
+    if (const auto p = read_proc(static_cast<pid_t>(std::stol(name)))) procs.push_back(*p);
+  }
+  return procs;
+}
+
+// The processes of one child: its process group, the processes below it (which may have
+// left the group: mpirun puts each rank in a group of its own) and those seen before, which
+// stay its own after the child is gone (an orphaned rank).
+class Family {
+ public:
+  explicit Family(pid_t leader) : leader_(leader) {}
+
+  // The family's processes alive now (zombies are dead), remembered for later calls.
+  std::vector<Proc> live() {
+    const std::vector<Proc> all = all_processes();
+    std::multimap<pid_t, const Proc*> children;
+    std::map<pid_t, const Proc*> by_pid;
+    for (const Proc& p : all) children.emplace(p.ppid, &p), by_pid[p.pid] = &p;
+    std::map<pid_t, Proc> found;
+    auto take = [&](const Proc& p) {
+      if (p.state != 'Z' && p.pid != ::getpid()) found.emplace(p.pid, p);
+    };
+    for (const Proc& p : all)
+      if (p.pgrp == leader_) take(p);
+    std::vector<pid_t> below{leader_};
+    while (!below.empty()) {
+      const pid_t parent = below.back();
+      below.pop_back();
+      for (auto [it, end] = children.equal_range(parent); it != end; ++it) {
+        take(*it->second);
+        below.push_back(it->second->pid);
+      }
+    }
+    for (const Proc& k : known_)
+      if (const auto it = by_pid.find(k.pid); it != by_pid.end() && it->second->start == k.start) take(*it->second);
+    known_.clear();
+    for (const auto& [pid, p] : found) known_.push_back(p);
+    return known_;
+  }
+
+ private:
+  pid_t leader_;
+  std::vector<Proc> known_;
+};
+
+// Sends signal to each of procs, and to the leader's group.
+void send_all(pid_t leader, const std::vector<Proc>& procs, int signal) {
+  ::kill(-leader, signal);
+  for (const Proc& p : procs)
+    if (p.pgrp != leader) ::kill(p.pid, signal);
+}
+
+// Waits up to seconds for the family to have no live process; true if it has none.
+bool family_gone(Family& family, double seconds) {
+  const auto end = Clock::now() + after(seconds);
+  while (true) {
+    if (family.live().empty()) return true;
+    if (Clock::now() >= end) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+// Ends a child's family: SIGTERM to its group (mpirun then ends its ranks itself) and
+// SIGCONT to every process (a stopped one cannot take SIGTERM), then after the grace
+// SIGKILL to what is left. The leader is not reaped here: its zombie keeps its process
+// group's id from being reused. Returns " (SIGKILL after N s)" when that was needed.
+std::string end_family(pid_t leader, Family& family, double grace) {
+  const std::vector<Proc> live = family.live();
+  ::kill(-leader, SIGTERM);
+  send_all(leader, live, SIGCONT);
+  if (family_gone(family, grace)) return "";
+  send_all(leader, family.live(), SIGKILL);
+  family_gone(family, 2);
+  return " (SIGKILL after " + seconds_text(grace) + ")";
+}
+
+// True once pid has ended; it is left to reap (waitid's WNOWAIT).
+bool has_ended(pid_t pid) {
+  siginfo_t info{};
+  if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0) return errno == ECHILD;
+  return info.si_pid == pid;
+}
+
+int reap(pid_t pid) {
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) return 1;
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 1;
+}
+
+// ---- Starting a child.
+
 std::vector<char*> c_args(const std::vector<std::string>& argv) {
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -39,67 +239,234 @@ std::vector<char*> c_args(const std::vector<std::string>& argv) {
   return args;
 }
 
-int wait_for(pid_t pid) {
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) throw std::runtime_error("waitpid failed");
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return 1;
+// This process's environment with overrides ("NAME=value") put in.
+std::vector<std::string> environment_with(const std::vector<std::string>& overrides) {
+  std::vector<std::string> env;
+  for (char** e = environ; e && *e; ++e) {
+    const std::string entry = *e;
+    const std::string name = entry.substr(0, entry.find('=') + 1);
+    if (std::none_of(overrides.begin(), overrides.end(), [&](const std::string& o) { return o.rfind(name, 0) == 0; }))
+      env.push_back(entry);
+  }
+  env.insert(env.end(), overrides.begin(), overrides.end());
+  return env;
+}
+
+struct Pipe {
+  int read = -1, write = -1;
+  void open() {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("cannot create a pipe");
+    read = fds[0], write = fds[1];
+  }
+  void close_write() {
+    if (write >= 0) ::close(write), write = -1;
+  }
+  void close_read() {
+    if (read >= 0) ::close(read), read = -1;
+  }
+  ~Pipe() { close_write(), close_read(); }
+};
+
+// Spawns argv in a process group of its own, standard input /dev/null, the signals wulf
+// handles at their defaults, its output into the pipes that are open.
+pid_t spawn(const std::vector<std::string>& argv, const ChildOptions& options, const Pipe& out, const Pipe& err) {
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  posix_spawnattr_setpgroup(&attr, 0);
+  sigset_t defaults, none;
+  sigemptyset(&defaults);
+  for (int s : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) sigaddset(&defaults, s);
+  sigemptyset(&none);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  if (out.write >= 0) posix_spawn_file_actions_adddup2(&actions, out.write, 1);
+  if (err.write >= 0) posix_spawn_file_actions_adddup2(&actions, err.write, 2);
+  std::vector<char*> args = c_args(argv);
+  const std::vector<std::string> env_text = environment_with(options.env);
+  std::vector<char*> env = c_args(env_text);
+  pid_t pid = 0;
+  const int e = ::posix_spawnp(&pid, args[0], &actions, &attr, args.data(), env.data());
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  if (e != 0) throw std::runtime_error("cannot start " + argv[0] + ": " + std::strerror(e));
+  return pid;
+}
+
+// Reads what is there from a pipe into sink; closes it at its end. keep: the most of sink
+// kept (its tail); echo: also written to this process's standard error.
+void drain(Pipe& pipe, std::string& sink, std::size_t keep, bool echo) {
+  char buf[65536];
+  const ssize_t got = ::read(pipe.read, buf, sizeof buf);
+  if (got < 0 && (errno == EINTR || errno == EAGAIN)) return;
+  if (got <= 0) return pipe.close_read();
+  if (echo) {
+    [[maybe_unused]] const ssize_t n = ::write(2, buf, static_cast<std::size_t>(got));
+  }
+  sink.append(buf, static_cast<std::size_t>(got));
+  if (sink.size() > keep) sink.erase(0, sink.size() - keep);
+}
+
+// A descriptor that becomes readable when process pid ends (pidfd_open); -1 on kernels
+// before 5.3, where the wait looks every 50 ms instead.
+struct ProcessFd {
+  explicit ProcessFd(pid_t pid) : fd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0))) {}
+  ~ProcessFd() {
+    if (fd >= 0) ::close(fd);
+  }
+  ProcessFd(const ProcessFd&) = delete;
+  ProcessFd& operator=(const ProcessFd&) = delete;
+  const int fd;
+};
+
+std::string program_name(const std::string& path) { return std::filesystem::path(path).filename().string(); }
+
+// The end of a child's wait: when it must be ended, and what for.
+struct Deadline {
+  std::optional<Clock::time_point> end;
+  double seconds = 0;
+};
+
+Deadline deadline_of(const ChildOptions& options) {
+  Deadline d;
+  if (options.timeout_s > 0) {
+    d.end = Clock::now() + after(options.timeout_s);
+    d.seconds = options.timeout_s;
+  }
+  if (limit_end && (!d.end || *limit_end < *d.end)) {
+    d.end = limit_end;
+    d.seconds = limit_seconds;
+  }
+  return d;
+}
+
+// Milliseconds poll may sleep: until the deadline, at most a second (the family is looked
+// at once a second, so that a rank orphaned by its mpirun is still known to be the run's).
+int poll_ms(const Deadline& d, bool exit_seen_by_poll) {
+  long long ms = exit_seen_by_poll ? 1000 : 50;
+  if (d.end) {
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(*d.end - Clock::now()).count();
+    ms = std::clamp<long long>(left, 0, ms);
+  }
+  return static_cast<int>(ms);
 }
 
 }  // namespace
 
-int run_program(const std::vector<std::string>& argv) {
-  std::vector<char*> args = c_args(argv);
-  pid_t pid = 0;
-  if (const int e = ::posix_spawnp(&pid, args[0], nullptr, nullptr, args.data(), environ); e != 0)
-    throw std::runtime_error("cannot start " + argv[0] + ": " + std::strerror(e));
-  return wait_for(pid);
+ChildResult run_child(const std::vector<std::string>& argv, const ChildOptions& options) {
+  check_interrupt();  // asked to stop before it started: it is not started
+  const Deadline deadline = deadline_of(options);
+  Pipe out, err;
+  if (options.capture) out.open();
+  if (options.capture || options.keep_err) err.open();
+  const pid_t pid = spawn(argv, options, out, err);
+  out.close_write(), err.close_write();
+  const GroupSlot slot(pid);
+  const ProcessFd pidfd(pid);
+  Family family(pid);
+  ChildResult result;
+  const std::size_t keep = options.capture ? std::string::npos : 64 * 1024;
+  const std::string ended = program_name(argv[0]) + "'s process group " + std::to_string(pid);
+  bool exited = false;
+  auto last_look = Clock::now();
+  while (true) {
+    pollfd fds[4];
+    nfds_t n = 0;
+    if (wake_fds[0] >= 0) fds[n++] = {wake_fds[0], POLLIN, 0};
+    if (pidfd.fd >= 0 && !exited) fds[n++] = {pidfd.fd, POLLIN, 0};
+    const nfds_t first_pipe = n;
+    if (out.read >= 0) fds[n++] = {out.read, POLLIN, 0};
+    if (err.read >= 0) fds[n++] = {err.read, POLLIN, 0};
+    ::poll(fds, n, poll_ms(deadline, pidfd.fd >= 0 || exited));
+    for (nfds_t i = first_pipe; i < n; ++i)
+      if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) {
+        Pipe& p = fds[i].fd == out.read ? out : err;
+        drain(p, &p == &out ? result.out : result.err, keep, &p == &err && options.keep_err);
+      }
+    if (!exited && has_ended(pid)) {
+      exited = true;
+      // What it left behind in its group or below it is the run's too.
+      if (!family.live().empty()) end_family(pid, family, options.grace_s);
+      last_look = Clock::now();
+    }
+    if (exited && (out.read < 0 && err.read < 0)) break;  // it ended before a signal or its time
+    if (const int s = pending.load()) {
+      const std::string how = end_family(pid, family, options.grace_s);
+      reap(pid);
+      throw Interrupted{s, "interrupted (" + signal_name(s) + "): ended " + ended + how};
+    }
+    if (deadline.end && Clock::now() >= *deadline.end) {
+      const std::string what = options.on_timeout ? options.on_timeout() : "";
+      const std::string how = end_family(pid, family, options.grace_s);
+      reap(pid);
+      throw TimedOut{"timed out after " + seconds_text(deadline.seconds) + (what.empty() ? "" : ": " + what) +
+                     "; ended " + ended + how};
+    }
+    if (!exited && Clock::now() - last_look > std::chrono::seconds(1)) {
+      family.live();  // remembered: a rank orphaned by its mpirun is still the run's
+      last_look = Clock::now();
+    } else if (exited && Clock::now() - last_look > std::chrono::seconds(2)) {
+      out.close_read(), err.close_read();  // held open by a process that is not the run's
+    }
+  }
+  result.code = reap(pid);
+  return result;
 }
 
+int run_program(const std::vector<std::string>& argv) { return run_child(argv).code; }
+
 int run_program_captured(const std::vector<std::string>& argv, std::string& out, std::string& err) {
-  int out_pipe[2], err_pipe[2];
-  if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0)
-    throw std::runtime_error("cannot create a pipe");
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, err_pipe[1], 2);
-  std::vector<char*> args = c_args(argv);
-  pid_t pid = 0;
-  const int e = ::posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  ::close(out_pipe[1]);
-  ::close(err_pipe[1]);
-  if (e != 0) {
-    ::close(out_pipe[0]);
-    ::close(err_pipe[0]);
-    throw std::runtime_error("cannot start " + argv[0] + ": " + std::strerror(e));
+  ChildOptions options;
+  options.capture = true;
+  ChildResult r = run_child(argv, options);
+  out = std::move(r.out), err = std::move(r.err);
+  return r.code;
+}
+
+void install_signal_handlers() {
+  if (wake_fds[0] < 0 && ::pipe2(wake_fds, O_CLOEXEC | O_NONBLOCK) != 0) wake_fds[0] = wake_fds[1] = -1;
+  struct sigaction action {};
+  action.sa_handler = on_signal;
+  action.sa_flags = SA_RESTART;
+  sigemptyset(&action.sa_mask);
+  for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&action.sa_mask, s);
+  for (int s : {SIGINT, SIGTERM, SIGHUP}) {
+    struct sigaction old {};
+    if (::sigaction(s, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;  // nohup, a shell's & job
+    ::sigaction(s, &action, nullptr);
   }
-  // Read both pipes until they close, so a child that fills one cannot block.
-  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
-  std::string* sinks[2] = {&out, &err};
-  int open_pipes = 2;
-  char buf[4096];
-  while (open_pipes > 0) {
-    if (::poll(fds, 2, -1) < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
-    for (int i = 0; i < 2; ++i) {
-      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      const ssize_t got = ::read(fds[i].fd, buf, sizeof buf);
-      if (got > 0) {
-        sinks[i]->append(buf, static_cast<std::size_t>(got));
-      } else {
-        ::close(fds[i].fd);
-        fds[i].fd = -1;
-        --open_pipes;
-      }
-    }
-  }
-  return wait_for(pid);
+}
+
+char process_state(int pid) {
+  const auto p = read_proc(static_cast<pid_t>(pid));
+  return p && p->sid == ::getsid(0) ? p->state : '?';
+}
+
+int pending_signal() { return pending.load(); }
+
+std::string signal_name(int signal) {
+  const char* abbrev = ::sigabbrev_np(signal);
+  return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(signal);
+}
+
+TimeLimit::TimeLimit(double seconds) {
+  limit_seconds = seconds > 0 ? seconds : 0;
+  limit_end.reset();
+  if (seconds > 0) limit_end = Clock::now() + after(seconds);
+}
+
+TimeLimit::~TimeLimit() {
+  limit_end.reset();
+  limit_seconds = 0;
+}
+
+void check_interrupt() {
+  if (const int s = pending.load()) throw Interrupted{s, "interrupted (" + signal_name(s) + ")"};
+  if (limit_end && Clock::now() >= *limit_end) throw TimedOut{"timed out after " + seconds_text(limit_seconds)};
 }
 
 }  // namespace wulf

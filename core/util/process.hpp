@@ -1,20 +1,86 @@
-// Starting other programs: mpirun, smpirun and wulf's own helpers.
+// Starting other programs: mpirun, smpirun and wulf's own helpers, and ending them.
+//
+// Every child runs in a process group of its own, so that wulf, not the terminal, decides
+// when it ends. When a signal (SIGINT, SIGTERM, SIGHUP) asks wulf to stop, or a child runs
+// past its time limit, wulf ends the child's process group and the processes below the
+// child that left it (mpirun puts each rank in a group of its own): SIGTERM first, SIGKILL
+// after a grace period. It then throws Interrupted or TimedOut (util/errors.hpp) instead of
+// exiting, so that the stack unwinds and every temporary file and folder goes with the
+// object that made it.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
 namespace wulf {
 
+// Seconds between SIGTERM and SIGKILL when wulf ends a child's processes: long enough for
+// mpirun to end its ranks and remove its session files, short enough not to keep a user
+// who pressed Ctrl-C waiting.
+inline constexpr double kGraceSeconds = 3;
+// The grace for a child that is wulf itself: it ends its own children first (within
+// kGraceSeconds of its SIGTERM), and must not be killed while it does.
+inline constexpr double kWulfGraceSeconds = 2 * kGraceSeconds + 2;
+
 // The full path of program found on PATH (or program itself if it holds a '/' and is
 // executable); empty if there is none.
 std::string find_program(const std::string& program);
 
-// Runs argv[0] with argv and waits for it. Returns its exit code; a program killed by a
-// signal returns 128 + the signal. Throws std::runtime_error if it cannot be started.
-int run_program(const std::vector<std::string>& argv);
+// How a child runs.
+struct ChildOptions {
+  bool capture = false;    // its standard output and error into ChildResult instead of shown
+  bool keep_err = false;   // (not capture) its standard error shown as it comes and also kept
+  double timeout_s = 0;    // > 0: ended after this many seconds, then TimedOut is thrown
+  double grace_s = kGraceSeconds;
+  std::vector<std::string> env;  // "NAME=value" set for the child only
+  // Asked when the child timed out, before its processes are ended: what to say of them
+  // (e.g. which rank is stopped), added to TimedOut's message.
+  std::function<std::string()> on_timeout;
+};
 
+struct ChildResult {
+  int code = 0;         // the exit code; a program killed by a signal gives 128 + the signal
+  std::string out, err; // what it printed, when captured (err: the last 64 KiB when kept)
+};
+
+// Runs argv[0] (found on PATH) with argv, its standard input /dev/null, and waits for it.
+// Throws std::runtime_error if it cannot be started; Interrupted if a signal came (before
+// the start, or while it ran: its processes are ended first); TimedOut if it ran past
+// options.timeout_s or the time limit of set_time_limit.
+ChildResult run_child(const std::vector<std::string>& argv, const ChildOptions& options = {});
+
+// run_child with its output shown; returns the exit code.
+int run_program(const std::vector<std::string>& argv);
 // The same, with its standard output and error captured instead of shown.
 int run_program_captured(const std::vector<std::string>& argv, std::string& out, std::string& err);
+
+// The state /proc gives process pid (R running, S sleeping, T stopped, Z zombie, ...); '?'
+// when there is no such process in this process's session.
+char process_state(int pid);
+
+// The wulf program's handlers of SIGINT, SIGTERM and SIGHUP (each one not ignored when wulf
+// started, so that nohup still works): the first such signal wakes every wait for a child,
+// which ends the child's processes and throws Interrupted; with no child running, the next
+// check_interrupt() throws it. A second signal does not wait for the grace: it kills the
+// children's groups and ends wulf at once.
+void install_signal_handlers();
+// The signal that asked wulf to stop, 0 when none did.
+int pending_signal();
+// "SIGTERM" for SIGTERM.
+std::string signal_name(int signal);
+// A time limit for all of this process's work from now on (--timeout of wulf train), in
+// seconds (0: none), while the object lives. Waits for children and check_interrupt()
+// honour it.
+class TimeLimit {
+ public:
+  explicit TimeLimit(double seconds);
+  ~TimeLimit();
+  TimeLimit(const TimeLimit&) = delete;
+  TimeLimit& operator=(const TimeLimit&) = delete;
+};
+// Throws Interrupted if a signal asked wulf to stop, TimedOut if the time limit passed.
+// Long work done in this process (each iteration of a --engine seq run) calls it.
+void check_interrupt();
 
 }  // namespace wulf

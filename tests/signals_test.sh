@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# SIGTERM, SIGINT and SIGHUP sent to wulf in the middle of a run, on each engine, end every
+# process of the run (mpirun or smpirun and the ranks) and every temporary file of it; wulf
+# says so in one line and exits 128 + the signal.
+#   signals_test.sh BUILD_DIR PLATFORM
+set -u
+build=$1
+platform=$(realpath "$2")  # wulf runs in a folder of its own
+tmp=$(mktemp -d)
+sessions=""
+trap 'for s in $sessions; do end_session $s; done; rm -rf "$tmp"' EXIT
+fail() { echo "FAILED: $*"; exit 1; }
+source "$(dirname "$0")/run_checks.sh"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+declare -A code_of=([INT]=130 [TERM]=143 [HUP]=129)
+declare -A runner_of=([real]=mpirun [sim]=smpirun)
+
+# interrupt ENGINE SIGNAL: a long run on ENGINE, SIGNAL once it trains, then the checks.
+interrupt() {
+  local engine=$1 signal=$2 dir="$tmp/$1-$2"
+  case $engine in
+    seq) start_wulf "$dir" train --problem function --epochs 100000000 ;;
+    real) start_wulf "$dir" train --problem encoder:8 --epochs 100000000 --quiet --engine real --np 2 ;;
+    sim) start_wulf "$dir" train --problem encoder:8 --epochs 100000000 --quiet --engine sim --np 2 \
+           --platform "$platform" ;;
+  esac
+  if [ "$engine" = seq ]; then  # training: its first iteration is printed
+    for _ in $(seq 600); do grep -q "^iter" "$dir/out" && break; sleep 0.1; done
+    grep -q "^iter" "$dir/out" || fail "$engine: no iteration in 60 s: $(cat "$dir/err")"
+  else
+    wait_started "$dir" 2
+  fi
+  kill -"$signal" "$wulf"
+  wait_ended
+  [ "$code" -eq "${code_of[$signal]}" ] || fail "$engine SIG$signal: wulf exited $code: $(cat "$dir/err")"
+  local said="wulf: interrupted (SIG$signal)"
+  [ "$engine" = seq ] || said="$said: ended ${runner_of[$engine]}'s process group "
+  grep -qF "$said" "$dir/err" || fail "$engine SIG$signal: no '$said' in: $(cat "$dir/err")"
+  expect_nothing_left "$dir"
+  echo "$engine SIG$signal: exit $code, $(grep -F "wulf: interrupted" "$dir/err"); nothing left"
+}
+
+interrupt seq TERM
+interrupt seq INT
+interrupt real TERM
+interrupt real INT
+interrupt real HUP
+interrupt sim TERM
+interrupt sim INT
+echo "7 passed, 0 failed"

@@ -1,0 +1,226 @@
+// Children are wulf's to end: each runs in a process group of its own, and a child that runs
+// past its time limit is ended with everything it started (its group, and what left the
+// group below it), SIGTERM first, SIGKILL after the grace, even when it is stopped or
+// ignores SIGTERM. The ranks' status file is the front end's own: ranks never create it.
+// (Signals sent to the wulf program are tested end to end in tests/signals_test.sh.)
+#include "engine/launch.hpp"
+#include "util/errors.hpp"
+#include "util/process.hpp"
+
+#include <gtest/gtest.h>
+
+#include "test_support.hpp"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <unistd.h>
+
+namespace wulf {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace testing_support;
+
+// A child that must be ended: every test's children sleep far longer than their limit.
+ChildOptions limited(double timeout_s) {
+  ChildOptions o;
+  o.capture = true;
+  o.timeout_s = timeout_s;
+  o.grace_s = 0.5;
+  return o;
+}
+
+// The message of the TimedOut that run_child throws; fails the test if it throws none.
+std::string timed_out_message(const std::vector<std::string>& argv, const ChildOptions& options) {
+  try {
+    run_child(argv, options);
+  } catch (const TimedOut& e) {
+    return e.message;
+  }
+  ADD_FAILURE() << argv.back() << ": no TimedOut";
+  return "";
+}
+
+// The pid a child wrote to file.
+int pid_in(const std::string& file) {
+  std::ifstream in(file);
+  int pid = 0;
+  in >> pid;
+  return pid;
+}
+
+// A process of this session that has ended: gone, or a zombie nobody reaps (this
+// machine's init may not).
+bool ended(int pid) {
+  const char state = process_state(pid);
+  return state == '?' || state == 'Z';
+}
+
+TEST(process, a_child_runs_in_a_process_group_of_its_own_with_no_input) {
+  std::string out, err;
+  // $$ is the shell's pid; field 5 of /proc/$$/stat its process group; cat reads stdin.
+  ASSERT_EQ(run_program_captured({"sh", "-c", "echo $$ $(cut -d' ' -f5 /proc/$$/stat); cat"}, out, err), 0) << err;
+  std::istringstream fields(out);
+  int pid = 0, group = 0;
+  fields >> pid >> group;
+  EXPECT_EQ(group, pid) << out;
+  EXPECT_NE(group, ::getpgrp());
+}
+
+TEST(process, a_child_gets_its_own_environment_and_keeps_its_error_stream) {
+  ChildOptions o;
+  o.capture = true;
+  o.env = {"WULF_TEST_VALUE=42", "HOME=/elsewhere"};
+  const ChildResult r = run_child({"sh", "-c", "echo $WULF_TEST_VALUE $HOME; echo oops >&2; exit 3"}, o);
+  EXPECT_EQ(r.code, 3);
+  EXPECT_EQ(r.out, "42 /elsewhere\n");
+  EXPECT_EQ(r.err, "oops\n");
+  EXPECT_EQ(std::getenv("WULF_TEST_VALUE"), nullptr);  // this process's environment is untouched
+  ChildOptions kept;
+  kept.keep_err = true;
+  EXPECT_EQ(run_child({"sh", "-c", "echo shown and kept >&2"}, kept).err, "shown and kept\n");
+}
+
+TEST(process, a_child_killed_by_a_signal_gives_128_plus_the_signal) {
+  EXPECT_EQ(run_program({"sh", "-c", "kill -KILL $$"}), 137);
+}
+
+TEST(process, a_child_past_its_time_limit_is_ended_with_its_whole_group) {
+  const TestDir dir;
+  const std::string pid_file = dir.file("pid");
+  const std::string message =
+      timed_out_message({"sh", "-c", "sleep 60 & echo $! > " + pid_file + "; wait"}, limited(0.3));
+  EXPECT_TRUE(contains(message, "timed out after 0.3 s; ended sh's process group ")) << message;
+  EXPECT_FALSE(contains(message, "SIGKILL")) << message;
+  const int sleeper = pid_in(pid_file);
+  ASSERT_GT(sleeper, 0);
+  EXPECT_TRUE(ended(sleeper)) << "the child's background sleep " << sleeper << " is " << process_state(sleeper);
+}
+
+TEST(process, what_left_the_childs_group_is_ended_too) {
+  // mpirun puts each rank in a process group of its own: such a process is still the child's.
+  const TestDir dir;
+  const std::string pid_file = dir.file("pid");
+  timed_out_message({"sh", "-c", "setsid sleep 60 & echo $! > " + pid_file + "; wait"}, limited(0.3));
+  const int sleeper = pid_in(pid_file);
+  ASSERT_GT(sleeper, 0);
+  // It left this session too (setsid): look at it directly.
+  std::ifstream stat("/proc/" + std::to_string(sleeper) + "/stat");
+  std::string line;
+  std::getline(stat, line);
+  const std::size_t close = line.rfind(')');
+  EXPECT_TRUE(line.empty() || (close != std::string::npos && line.substr(close + 2, 1) == "Z")) << line;
+}
+
+TEST(process, a_child_that_ignores_sigterm_gets_sigkill_after_the_grace) {
+  const std::string message = timed_out_message({"sh", "-c", "trap '' TERM; sleep 60; sleep 60"}, limited(0.3));
+  EXPECT_TRUE(contains(message, "(SIGKILL after 0.5 s)")) << message;
+}
+
+TEST(process, a_stopped_child_is_ended_and_what_it_is_said_to_be_is_in_the_message) {
+  ChildOptions o = limited(0.3);
+  o.on_timeout = [] { return std::string("the child is stopped"); };
+  const std::string message = timed_out_message({"sh", "-c", "kill -STOP $$; sleep 60"}, o);
+  EXPECT_TRUE(contains(message, "timed out after 0.3 s: the child is stopped; ended sh's process group")) << message;
+}
+
+TEST(process, what_a_child_leaves_behind_in_its_group_is_ended_when_it_exits) {
+  const TestDir dir;
+  const std::string pid_file = dir.file("pid");
+  std::string out, err;
+  // sh exits at once; its sleep stays in its group, holding no pipe.
+  ASSERT_EQ(run_program_captured({"sh", "-c", "sleep 60 >/dev/null 2>&1 & echo $! > " + pid_file}, out, err), 0);
+  const int sleeper = pid_in(pid_file);
+  ASSERT_GT(sleeper, 0);
+  EXPECT_TRUE(ended(sleeper)) << "the sleep " << sleeper << " left behind is " << process_state(sleeper);
+}
+
+TEST(process, a_time_limit_bounds_every_child_and_the_work_in_between) {
+  {
+    const TimeLimit limit(0.3);
+    ChildOptions o;
+    o.grace_s = 0.5;
+    try {
+      run_child({"sleep", "60"}, o);
+      ADD_FAILURE() << "no TimedOut";
+    } catch (const TimedOut& e) {
+      EXPECT_TRUE(contains(e.message, "timed out after 0.3 s; ended sleep's process group")) << e.message;
+    }
+    try {
+      check_interrupt();
+      ADD_FAILURE() << "no TimedOut";
+    } catch (const TimedOut& e) {
+      EXPECT_EQ(e.message, "timed out after 0.3 s");
+    }
+  }
+  check_interrupt();  // the limit went with its object
+  EXPECT_EQ(run_program({"true"}), 0);
+}
+
+TEST(process, a_program_that_is_not_there_cannot_be_started) {
+  EXPECT_THROW(run_program({"/no/such/program"}), std::runtime_error);
+}
+
+TEST(process, signals_have_their_names) {
+  EXPECT_EQ(signal_name(SIGTERM), "SIGTERM");
+  EXPECT_EQ(signal_name(SIGINT), "SIGINT");
+  EXPECT_EQ(signal_name(SIGHUP), "SIGHUP");
+}
+
+// The status file's protocol (engine/launch.hpp).
+class status_file : public ::testing::Test {
+ protected:
+  void TearDown() override { ::unsetenv("WULF_STATUS_FILE"); }
+  TestDir dir_;
+};
+
+TEST_F(status_file, a_rank_appends_to_the_front_ends_file_and_never_creates_one) {
+  const std::string missing = dir_.file("missing");
+  ::setenv("WULF_STATUS_FILE", missing.c_str(), 1);
+  report_rank_status(0, 0, "finished");
+  EXPECT_FALSE(fs::exists(missing));
+  const std::string made = dir_.write("status", "");
+  ::setenv("WULF_STATUS_FILE", made.c_str(), 1);
+  report_rank_started(1);
+  report_rank_status(2, 1, "error: one\ntwo");
+  const std::string text = read_text_file(made, "status");
+  EXPECT_EQ(text.rfind("started 1 " + std::to_string(::getpid()) + " ", 0), 0u) << text;
+  EXPECT_TRUE(contains(text, "\n2 1 error: one two\n")) << text;
+}
+
+TEST_F(status_file, a_link_put_in_its_place_is_not_followed) {
+  const std::string target = dir_.write("target", "mine\n");
+  const std::string link = dir_.file("status");
+  fs::create_symlink(target, link);
+  ::setenv("WULF_STATUS_FILE", link.c_str(), 1);
+  report_rank_status(0, 0, "finished");
+  EXPECT_EQ(read_text_file(target, "target"), "mine\n");
+}
+
+PlatformHost host(const std::string& name, int cores) {
+  PlatformHost h;
+  h.name = name, h.cores = cores;
+  return h;
+}
+
+TEST(hostfile, one_line_per_core_so_smpirun_writes_no_file_of_its_own) {
+  const Hostfile file({host("a", 2), host("b", 1)});
+  EXPECT_EQ(read_text_file(file.path(), "hostfile"), "a\na\nb\n");
+}
+
+TEST(hostfile, it_is_made_in_tmpdir) {
+  const TestDir dir;
+  const char* old = std::getenv("TMPDIR");
+  const std::string saved = old ? old : "";
+  ::setenv("TMPDIR", dir.str().c_str(), 1);
+  const std::string path = Hostfile({host("a", 1)}).path();
+  old ? ::setenv("TMPDIR", saved.c_str(), 1) : ::unsetenv("TMPDIR");
+  EXPECT_EQ(fs::path(path).parent_path(), dir.path()) << path;
+  EXPECT_FALSE(fs::exists(path));  // and removed with the object
+}
+
+}  // namespace
+}  // namespace wulf
