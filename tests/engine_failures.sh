@@ -2,13 +2,8 @@
 # A rank that dies ends the whole run, with the rank named by wulf itself, and never hangs.
 #   engine_failures.sh BUILD_DIR PLATFORM
 set -u
-build=$1
-platform=$(realpath "$2")  # wulf runs in a folder of its own
-tmp=$(mktemp -d)
-sessions=""
-trap 'for s in $sessions; do end_session $s; done; rm -rf "$tmp"' EXIT
-fail() { echo "FAILED: $*"; exit 1; }
 source "$(dirname "$0")/run_checks.sh"
+setup_test "$1" "$2"
 
 # 1. Under mpirun: kill one rank of a long run from outside. The rank is found by the pid
 # it reported into the run's status file, and is checked to be a process of the run's own

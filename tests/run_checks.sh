@@ -3,6 +3,21 @@
 # so its pid is the session's id, and every process it starts stays in that session.
 # Never by a name across the machine.
 
+# The start every test script shares: $build and $platform (made absolute: wulf runs in a
+# folder of its own) from its two arguments, a scratch folder $tmp, Open MPI's consent to
+# run as root, and on exit every session the script started ended and $tmp removed.
+# shellcheck disable=SC2034  # the variables are the sourcing script's
+setup_test() {
+  build=$1
+  platform=$(realpath "$2")
+  tmp=$(mktemp -d)
+  sessions=""
+  trap 'for s in $sessions; do end_session $s; done; rm -rf "$tmp"' EXIT
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+}
+
+fail() { echo "FAILED: $*"; exit 1; }
+
 # The live processes of session $1 (zombies are dead; this machine's init may not reap
 # them): one "pid state name" line each.
 session_processes() {

@@ -4,14 +4,8 @@
 # says so in one line and exits 128 + the signal.
 #   signals_test.sh BUILD_DIR PLATFORM
 set -u
-build=$1
-platform=$(realpath "$2")  # wulf runs in a folder of its own
-tmp=$(mktemp -d)
-sessions=""
-trap 'for s in $sessions; do end_session $s; done; rm -rf "$tmp"' EXIT
-fail() { echo "FAILED: $*"; exit 1; }
 source "$(dirname "$0")/run_checks.sh"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+setup_test "$1" "$2"
 
 declare -A code_of=([INT]=130 [TERM]=143 [HUP]=129)
 declare -A runner_of=([real]=mpirun [sim]=smpirun)

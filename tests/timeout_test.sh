@@ -4,14 +4,8 @@
 # and the grace; under mpirun a rank stopped with SIGSTOP is named.
 #   timeout_test.sh BUILD_DIR PLATFORM
 set -u
-build=$1
-platform=$(realpath "$2")  # wulf runs in a folder of its own
-tmp=$(mktemp -d)
-sessions=""
-trap 'for s in $sessions; do end_session $s; done; rm -rf "$tmp"' EXIT
-fail() { echo "FAILED: $*"; exit 1; }
 source "$(dirname "$0")/run_checks.sh"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+setup_test "$1" "$2"
 grace=3         # kGraceSeconds, util/process.hpp
 slack=10        # starting wulf and its runner on a busy machine
 exit_timeout=4  # util/errors.hpp
