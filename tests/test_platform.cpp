@@ -234,6 +234,15 @@ TEST(platform, a_profile_that_lacks_a_phase_is_named) {
       {"Tm_ms"});
 }
 
+// A profile line of bytes that are not text is named in plain words, not echoed raw.
+TEST(platform, a_profile_of_binary_values_is_refused_in_plain_words) {
+  TestDir dir;
+  const std::string profile = dir.write("bin.profile", std::string("Tf_ms = \x7f\x45\xff\xfe") + std::string(500, 'x') + "\n");
+  const std::string message = input_error([&] { read_profile(profile); });
+  EXPECT_TRUE(contains(message, profile + ":1: '\\x7fE\\xff\\xfe")) << message;
+  EXPECT_LT(message.size(), profile.size() + 120) << message;  // cut, not the 500 bytes
+}
+
 TEST(platform, a_profile_may_make_a_test_pattern_cheaper_than_a_forward_pass_but_not_free) {
   TestDir dir;
   const std::string base = "Tf_ms = 0.2\nTb_ms = 0.4\nTu_ms = 0.07\nTm_ms = 0\nTo_ms = 30\n";

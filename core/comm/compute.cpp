@@ -54,7 +54,7 @@ Profile read_profile(const std::string& name) {
     if (key == "problem" || key == "precision") {
       if (text.empty()) throw InputError("--profile " + path + ":" + std::to_string(number) + ": " + key + " is empty");
       if (key == "precision" && text != "float" && text != "double")
-        throw InputError("--profile " + path + ":" + std::to_string(number) + ": precision '" + text +
+        throw InputError("--profile " + path + ":" + std::to_string(number) + ": precision '" + printable(text) +
                          "' is neither float nor double");
       words[key] = text;
       continue;
@@ -63,7 +63,7 @@ Profile read_profile(const std::string& name) {
     // Ts alone may be negative: a test pattern then costs less than a training forward pass
     // (wulf tests the whole set in one batch); Tf + Ts is checked below.
     if (!v || (*v < 0 && key != "Ts_ms"))
-      throw InputError("--profile " + path + ":" + std::to_string(number) + ": '" + text +
+      throw InputError("--profile " + path + ":" + std::to_string(number) + ": '" + printable(text) +
                        "' is not a non-negative number");
     values[key] = *v;
   }
@@ -89,7 +89,7 @@ Profile read_profile(const std::string& name) {
       *target.first = it->second * target.second;
       values.erase(it);
     }
-  if (!values.empty()) throw InputError("--profile " + path + ": unknown key '" + values.begin()->first + "'");
+  if (!values.empty()) throw InputError("--profile " + path + ": unknown key '" + printable(values.begin()->first) + "'");
   if (p.Tf + p.Ts < 0)
     throw InputError("--profile " + path + ": Tf_ms + Ts_ms is negative (a test pattern would take no time)");
   return p;
