@@ -204,13 +204,19 @@ TEST_F(cli, a_timeout_must_be_a_positive_number_of_seconds) {
   expect_refused({"platform", "bench", toy4, "--timeout", "x"}, {"--timeout: 'x' is not a positive number"});
 }
 
-TEST_F(cli, a_sequential_run_past_its_timeout_ends_with_exit_4_and_no_record) {
+// The record says why: the run's config, no history, "ended": timed_out and the message.
+TEST_F(cli, a_sequential_run_past_its_timeout_ends_with_exit_4_and_a_record_that_says_so) {
   const std::string out = path("r.json");
   const Outcome r = wulf({"train", "--problem", "encoder:8", "--epochs", "100000000", "--quiet", "--timeout", "0.5",
                           "--out", out});
   EXPECT_EQ(r.code, exit_timeout) << r.out << r.err;
   EXPECT_EQ(r.err, "wulf: timed out after 0.5 s\n");
-  EXPECT_FALSE(fs::exists(out));
+  const Json record = read_json_file(out);
+  EXPECT_EQ(record.at("ended").at("status").get<std::string>(), "timed_out");
+  EXPECT_EQ(record.at("ended").at("message").get<std::string>(), "timed out after 0.5 s");
+  EXPECT_EQ(record.at("config").at("problem").get<std::string>(), "encoder:8");
+  EXPECT_TRUE(record.at("history").empty());
+  expect_refused({"plot", out, "--out", path("r.png")}, {out, "ended before it finished (timed_out: timed out after 0.5 s)"});
   const Outcome sweep = wulf({"train", "--problem", "encoder:8", "--strategy", "session", "--sweep", "eta=0.5,1.5",
                               "--epochs", "100000000", "--quiet", "--timeout", "0.5"});
   EXPECT_EQ(sweep.code, exit_timeout) << sweep.out << sweep.err;

@@ -56,6 +56,10 @@ PlotInput read_input(const std::string& path) {
                      "`, not of `wulf train`: it holds no training curve");
   if (!record.contains("history") || !record.at("history").is_array())
     throw InputError(path + ": a wulf train record without a history (cut short?)");
+  if (const auto ended = record.find("ended"); ended != record.end() && ended->is_object())
+    throw InputError(path + ": the run was ended before it finished (" +
+                     string_or(*ended, "status", "?", path) + ": " + string_or(*ended, "message", "", path) +
+                     "): its record holds no training curve");
   return {path, string_or(config, "problem", "?", path), string_or(config, "error_metric", "?", path)};
 }
 

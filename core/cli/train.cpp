@@ -10,6 +10,8 @@
 #include "job/train_job.hpp"
 #include "job/train_options.hpp"
 #include "util/errors.hpp"
+#include "util/files.hpp"
+#include "util/json.hpp"
 #include "util/process.hpp"
 #include "util/text.hpp"
 
@@ -41,7 +43,8 @@ const std::string exit_codes_help = fmt::format(
     "exit codes: 0 done, 1 internal error, 2 bad input (nothing ran), 3 diverged or stopped on a fault (the\n"
     "record says where), {} timed out (--timeout), 128 + N ended by signal N: 129 SIGHUP, 130 SIGINT, 143\n"
     "SIGTERM. On a signal or a timeout wulf ends its mpirun or smpirun and every rank (SIGTERM, SIGKILL {:g} s\n"
-    "later), removes its temporary files and writes no record.\n",
+    "later), removes its temporary files, and writes to --out a record of the config, no history and\n"
+    "\"ended\": {{\"status\": \"timed_out\" or \"interrupted\", \"message\"}}.\n",
     static_cast<int>(exit_timeout), kGraceSeconds);
 
 // The ranks' exit code; a failure other than a fault in training is reported.
@@ -167,6 +170,27 @@ int launch_sim(const TrainJob& job, const std::vector<std::string>& args, std::o
   return ranks_ended(run_ranks(cmd, true, false), "smpirun", err);
 }
 
+// A run that --timeout or a signal ended has no result, but --out still gets a record: the
+// run's config, an empty history, and how it ended ("ended": {"status", "message"}), so that
+// a sweep of runs keeps a file for each and says which ran out of time.
+void write_ended_record(const TrainJob& job, const std::string& status, const std::string& message) {
+  if (job.out_path.empty()) return;
+  Json record = Json::object();
+  record["wulf_record"] = 1;
+  record["config"] = job.config_json;
+  record["history"] = Json::array();
+  record["ended"] = {{"status", status}, {"message", message}};
+  write_file_atomically(job.out_path, record_text(record));
+}
+
+int launch(TrainJob& job, const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  if (job.engine == "real") return launch_real(job, args, err);
+  if (job.engine == "sim") return launch_sim(job, args, err);
+  SerialComm comm;
+  const std::unique_ptr<Compute> compute = make_wall_compute();
+  return run_train(job, comm, *compute, out, err);
+}
+
 }  // namespace
 
 int train_command(const std::vector<std::string>& given, std::ostream& out, std::ostream& err) {
@@ -182,11 +206,15 @@ int train_command(const std::vector<std::string>& given, std::ostream& out, std:
   for (const std::string& w : job.warnings) err << "wulf train: warning: " << w << "\n";
   // From here on, the whole run: the ranks' start, their training, and their end.
   const TimeLimit limit(vm.count("timeout") ? vm["timeout"].as<double>() : 0);
-  if (job.engine == "real") return launch_real(job, args, err);
-  if (job.engine == "sim") return launch_sim(job, args, err);
-  SerialComm comm;
-  const std::unique_ptr<Compute> compute = make_wall_compute();
-  return run_train(job, comm, *compute, out, err);
+  try {
+    return launch(job, args, out, err);
+  } catch (const TimedOut& e) {
+    write_ended_record(job, "timed_out", e.message);
+    throw;
+  } catch (const Interrupted& e) {
+    write_ended_record(job, "interrupted", e.message);
+    throw;
+  }
 }
 
 }  // namespace wulf
