@@ -494,26 +494,6 @@ TEST_F(engines_bad_input, a_profile_of_another_problem_precision_or_net) {
   expect_train_refused(with({"--problem", "encoder:8"}, bad), {bad, "half"});
 }
 
-// $WULF_MEMORY_LIMIT_BYTES for one scope (the memory estimate's machine), as it was afterwards.
-class MemoryLimit {
- public:
-  explicit MemoryLimit(const std::string& bytes) {
-    if (const char* old = std::getenv(name)) saved_ = old, had_ = true;
-    ::setenv(name, bytes.c_str(), 1);
-  }
-  ~MemoryLimit() {
-    if (had_) ::setenv(name, saved_.c_str(), 1);
-    else ::unsetenv(name);
-  }
-  MemoryLimit(const MemoryLimit&) = delete;
-  MemoryLimit& operator=(const MemoryLimit&) = delete;
-
- private:
-  static constexpr const char* name = "WULF_MEMORY_LIMIT_BYTES";
-  std::string saved_;
-  bool had_ = false;
-};
-
 TEST_F(engines_bad_input, ppt_on_jocr_at_196_simulated_ranks_is_refused_by_the_memory_estimate_before_any_rank_starts) {
   // A machine of 64 GiB. The platform file does not exist: the refusal comes before anything
   // reads it, and a wulf that did not refuse fails on it instead of starting 196 ranks that

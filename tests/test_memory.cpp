@@ -24,26 +24,6 @@ namespace {
 
 using namespace testing_support;
 
-// $WULF_MEMORY_LIMIT_BYTES set for one scope (unset: nullopt), as it was afterwards.
-class MemoryLimit {
- public:
-  explicit MemoryLimit(const std::optional<std::string>& value) {
-    if (const char* old = std::getenv(name)) saved_ = old;
-    if (value) ::setenv(name, value->c_str(), 1);
-    else ::unsetenv(name);
-  }
-  ~MemoryLimit() {
-    if (saved_) ::setenv(name, saved_->c_str(), 1);
-    else ::unsetenv(name);
-  }
-  MemoryLimit(const MemoryLimit&) = delete;
-  MemoryLimit& operator=(const MemoryLimit&) = delete;
-
- private:
-  static constexpr const char* name = "WULF_MEMORY_LIMIT_BYTES";
-  std::optional<std::string> saved_;
-};
-
 // The front end's job of `wulf train ARGS` (nothing is started).
 TrainJob job_of(const std::vector<std::string>& args) {
   const auto options = train_options();

@@ -204,19 +204,20 @@ TEST(platform, grow_onto_a_full_disk_fails_with_the_reason) {
 
 TEST(platform, bench_refuses_collectives_the_memory_cannot_hold_unless_forced) {
   // A machine of 256 MiB: an allgather of 1 000 000 floats on 16 ranks holds 16 x 16 x 4 MB.
-  const char* old = std::getenv("WULF_MEMORY_LIMIT_BYTES");
-  const std::string saved = old ? old : "";
-  ::setenv("WULF_MEMORY_LIMIT_BYTES", std::to_string(256 << 20).c_str(), 1);
-  const Outcome big = wulf({"platform", "bench", test_platform("flat64.xml"), "--no-pingpong", "--np", "16",
-                            "--elements", "1000000", "--type", "float", "--collectives", "allgather", "--repeat", "1"});
-  const Outcome pingpong = wulf({"platform", "bench", toy4, "--sizes", "300000000", "--np", "2", "--elements", "8"});
   const std::vector<std::string> small{"platform", "bench", toy4, "--no-pingpong", "--np", "2", "--elements", "16",
                                        "--collectives", "allgather", "--repeat", "1"};
-  ::setenv("WULF_MEMORY_LIMIT_BYTES", "1000", 1);
-  const Outcome refused = wulf(small);
-  const Outcome forced = wulf(with(small, {"--force"}));
-  if (old) ::setenv("WULF_MEMORY_LIMIT_BYTES", saved.c_str(), 1);
-  else ::unsetenv("WULF_MEMORY_LIMIT_BYTES");
+  Outcome big, pingpong, refused, forced;
+  {
+    const MemoryLimit machine(std::to_string(256 << 20));
+    big = wulf({"platform", "bench", test_platform("flat64.xml"), "--no-pingpong", "--np", "16", "--elements",
+                "1000000", "--type", "float", "--collectives", "allgather", "--repeat", "1"});
+    pingpong = wulf({"platform", "bench", toy4, "--sizes", "300000000", "--np", "2", "--elements", "8"});
+  }
+  {
+    const MemoryLimit tiny("1000");
+    refused = wulf(small);
+    forced = wulf(with(small, {"--force"}));
+  }
   expect_refusal(big, {"the allgather of 1000000 values on 16 ranks", "256.0 MiB", "allgather's receive buffer",
                        "--elements", "--np", "--force"});
   expect_refusal(pingpong, {"the ping-pong of 300000000 bytes", "--sizes"});

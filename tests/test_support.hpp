@@ -15,6 +15,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstdlib>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -188,6 +189,27 @@ inline std::string full_device(const TestDir& dir) {
   if (::mknod(path.c_str(), S_IFCHR | 0666, makedev(1, 7)) == 0) return path;
   return "/dev/full";
 }
+
+// $WULF_MEMORY_LIMIT_BYTES (the machine's memory to the estimate) set for one scope, or
+// unset with nullopt; as it was afterwards.
+class MemoryLimit {
+ public:
+  explicit MemoryLimit(const std::optional<std::string>& value) {
+    if (const char* old = std::getenv(name)) saved_ = old;
+    if (value) ::setenv(name, value->c_str(), 1);
+    else ::unsetenv(name);
+  }
+  ~MemoryLimit() {
+    if (saved_) ::setenv(name, saved_->c_str(), 1);
+    else ::unsetenv(name);
+  }
+  MemoryLimit(const MemoryLimit&) = delete;
+  MemoryLimit& operator=(const MemoryLimit&) = delete;
+
+ private:
+  static constexpr const char* name = "WULF_MEMORY_LIMIT_BYTES";
+  std::optional<std::string> saved_;
+};
 
 // While it lives, no file this process writes may grow beyond `bytes` (RLIMIT_FSIZE): a write
 // past it fails (EFBIG), as one on a full disk does. SIGXFSZ is ignored meanwhile, so that
