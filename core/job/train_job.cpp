@@ -142,10 +142,11 @@ void resolve_compute(const po::variables_map& vm, TrainJob& job) {
     throw InputError("--hosts with --reduce four-stage needs --reduce-layout (the layout read from the platform "
                      "follows its own host order)");
   if (job.engine != "sim") {
+    if (vm.count("compute")) throw InputError("--compute is for --engine sim");
     if (!compute.numerics) throw InputError("--numerics off: only --engine sim can skip the arithmetic");
     return;
   }
-  compute.mode = vm["compute"].as<ComputeMode>();
+  compute.mode = vm.count("compute") ? vm["compute"].as<ComputeMode>() : ComputeMode::flops;
   if (!vm.count("platform")) throw InputError("--engine sim needs --platform FILE.xml");
   job.platform = vm["platform"].as<std::string>();
   if (compute.mode == ComputeMode::calibrated) {

@@ -79,10 +79,12 @@ po::options_description net_options() {
 po::options_description engine_options() {
   po::options_description parallel("engine", line_length, description_column);
   parallel.add_options()
-      ("engine", one_of({"seq", "real", "sim"}, "--engine: unknown engine '{}' (expected seq, real or sim)")
+      ("engine", one_of({"seq", "real", "sim", "testbed"},
+                        "--engine: unknown engine '{}' (expected seq, real, sim or testbed)")
                      ->default_value("seq"),
-       "where it runs: seq (this process), real (mpirun), sim (smpirun on --platform)")
-      ("np", po::value<long long>()->default_value(1), "ranks (real, sim)")
+       "where it runs: seq (this process), real (mpirun), sim (smpirun on --platform), testbed (mpirun over "
+       "an emulated cluster of --platform's hosts and links on this machine, as root)")
+      ("np", po::value<long long>()->default_value(1), "ranks (real, sim, testbed)")
       ("strategy", parsed<Strategy>(parse_strategy)->default_value(Strategy::block, "block"),
        "parallel strategy: block (training-set parallelism, seed 000), average (weight averaging, seed 000), "
        "ppt (pattern parallel training, seed 001), scatter (scatter/gather, seed 003), root (threads and a "
@@ -110,28 +112,33 @@ po::options_description engine_options() {
       ("allreduce", allreduce_value()->default_value("default"),
        "allreduce algorithm: default (the MPI's own choice), rdb (recursive doubling, seed 000), "
        "redbcast (reduce then broadcast)")
-      ("platform", po::value<std::string>(), "sim: the SimGrid platform file (XML)")
-      ("compute", parsed<ComputeMode>(parse_compute_mode)->default_value(ComputeMode::flops, "flops"),
-       "sim: how compute time is charged: flops|calibrated|measured")
-      ("profile", po::value<std::string>(), "sim: the calibration profile of --compute calibrated")
+      ("platform", po::value<std::string>(), "sim, testbed: the SimGrid platform file (XML)")
+      ("compute", parsed<ComputeMode>(parse_compute_mode),
+       "how compute time is charged: sim flops (default)|calibrated|measured; testbed flops (default)|"
+       "calibrated, each kernel padded with sleep to its charge times --dilation; real wall (default)|calibrated")
+      ("profile", po::value<std::string>(), "sim, testbed, real: the calibration profile of --compute calibrated")
+      ("dilation", po::value<double>(),
+       "testbed: time dilation D, every link's bandwidth over D and every charged compute time times D, times "
+       "reported over D (default: 10 per 8 ranks on 2 cores and 800 Mbit/s of links, more where the ranks or the "
+       "links' sum are larger; README)")
       ("measured-scale", po::value<double>()->default_value(1.0),
        "sim: --compute measured charges the kernel's time here times this")
-      ("bw-scale", po::value<double>()->default_value(1.0), "sim what-if: every link's bandwidth times this")
+      ("bw-scale", po::value<double>()->default_value(1.0), "sim, testbed what-if: every link's bandwidth times this")
       ("lat-scale", po::value<double>()->default_value(1.0), "sim what-if: every link's latency times this")
-      ("speed-scale", po::value<double>()->default_value(1.0), "sim what-if: every host's speed times this")
+      ("speed-scale", po::value<double>()->default_value(1.0), "sim, testbed what-if: every host's speed times this")
       ("grow", po::value<long long>()->default_value(0),
        "sim what-if: the platform's one homogeneous cluster with this many hosts (0: as it is)")
       ("hosts", po::value<std::string>(),
-       "sim: the host of each rank, in rank order: a list (a,b,a,b) or a file of one host name per line "
+       "sim, testbed: the host of each rank, in rank order: a list (a,b,a,b) or a file of one host name per line "
        "(default: the platform's hosts in the order it declares them, each filled to its cores)")
       ("ranks-per-host", po::value<long long>()->default_value(0),
-       "sim: at most this many ranks on a host, e.g. 1 for one rank per node of multi-core hosts (0: fill "
+       "sim, testbed: at most this many ranks on a host, e.g. 1 for one rank per node of multi-core hosts (0: fill "
        "each host's cores in order)")
       ("numerics", on_off("numerics")->default_value(true, "on"),
-       "sim: off skips the arithmetic and only charges time: on|off")
+       "sim, testbed (and real with --compute calibrated): off skips the arithmetic and only charges time: on|off")
       ("oversubscribe", one_of({"auto", "on", "off"}, "--oversubscribe: '{}' (expected auto, on or off)")
                             ->default_value("auto"),
-       "real: let mpirun put more ranks than cores on this machine: auto|on|off (auto: off with --hostfile)")
+       "real, testbed: let mpirun put more ranks than cores on this machine: auto|on|off (auto: off with --hostfile)")
       ("hostfile", po::value<std::string>(), "real: Open MPI's hostfile for wulf's own mpirun, to span machines")
       ("mpirun-args", po::value<std::string>(),
        "real: more arguments for wulf's own mpirun, split at blanks (no quoting), e.g. \"--mca btl tcp,self\"")
@@ -217,19 +224,19 @@ po::options_description output_options() {
 struct OptionScope {
   const char* option;
   const char* scope;  // the choice that reads it, as the command line writes it
+  const char* also = nullptr;  // and another choice that reads it too (nullptr: none)
 };
 constexpr OptionScope option_scopes[] = {
     {"reduce-layout", "--reduce four-stage"},
-    {"compute", "--engine sim"},
-    {"platform", "--engine sim"},
-    {"profile", "--engine sim"},
+    {"platform", "--engine sim", "--engine testbed"},
+    {"dilation", "--engine testbed"},
     {"measured-scale", "--engine sim"},
-    {"bw-scale", "--engine sim"},
+    {"bw-scale", "--engine sim", "--engine testbed"},
     {"lat-scale", "--engine sim"},
-    {"speed-scale", "--engine sim"},
-    {"grow", "--engine sim"},
-    {"ranks-per-host", "--engine sim"},
-    {"hosts", "--engine sim"},
+    {"speed-scale", "--engine sim", "--engine testbed"},
+    {"grow", "--engine sim", "--engine testbed"},
+    {"ranks-per-host", "--engine sim", "--engine testbed"},
+    {"hosts", "--engine sim", "--engine testbed"},
     {"hostfile", "--engine real"},
     {"mpirun-args", "--engine real"},
     {"cg-step", "--strategy cg"},
@@ -332,10 +339,13 @@ void check_option_scopes(const po::variables_map& vm, const std::string& engine,
   const std::string learning = vm.count("learning") ? std::string(to_string(vm["learning"].as<Learning>())) : "";
   const std::string chosen[] = {"--engine " + engine, "--strategy " + std::string(to_string(strategy)),
                                 "--reduce " + reduce, "--learning " + learning};
+  const auto is_chosen = [&](const char* scope) {
+    return scope && std::find(std::begin(chosen), std::end(chosen), scope) != std::end(chosen);
+  };
   for (const OptionScope& s : option_scopes)
-    if (vm.count(s.option) && !vm[s.option].defaulted() &&
-        std::find(std::begin(chosen), std::end(chosen), s.scope) == std::end(chosen))
-      throw InputError(fmt::format("--{} is for {}", s.option, s.scope));
+    if (vm.count(s.option) && !vm[s.option].defaulted() && !is_chosen(s.scope) && !is_chosen(s.also))
+      throw InputError(s.also ? fmt::format("--{} is for {} or {}", s.option, s.scope, s.also)
+                              : fmt::format("--{} is for {}", s.option, s.scope));
 }
 
 }  // namespace wulf
