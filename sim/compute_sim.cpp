@@ -52,23 +52,14 @@ class SimCompute final : public Compute {
     switch (config_.mode) {
       case ComputeMode::wall: break;
       case ComputeMode::flops:
-        // flops / the speed of this rank's host in the platform file (times --speed-scale).
-        if (flops > 0) smpi_execute_flops(flops / config_.speed_scale);
+        // flops / the speed of this rank's host in the platform file (times --speed-scale):
+        // SimGrid divides by the speed itself (charged_seconds' rule, to the bit).
+        if (flops > 0) smpi_execute_flops(charged_flops(config_, flops));
         break;
-      case ComputeMode::calibrated: {
-        const Profile& p = config_.profile;
-        const double n = static_cast<double>(patterns);
-        double seconds = 0;
-        switch (phase) {
-          case Phase::forward: seconds = p.Tf * n; break;
-          case Phase::backward: seconds = p.Tb * n; break;
-          case Phase::update: seconds = p.Tu + (config_.ranks == 1 ? p.Tm : 0); break;  // per update
-          case Phase::test: seconds = p.Ts * n + p.Tf * n; break;  // a test pattern is a forward pass + its error
-          case Phase::other: break;
-        }
-        if (seconds > 0) execute_seconds(seconds / config_.speed_scale);
+      case ComputeMode::calibrated:
+        if (const double seconds = charged_seconds(config_, phase, patterns, flops, 0); seconds > 0)
+          execute_seconds(seconds);
         break;
-      }
       case ComputeMode::measured: {
         const double here = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
         if (here > 0) execute_seconds(here * config_.measured_scale / config_.speed_scale);

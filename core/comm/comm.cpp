@@ -5,6 +5,7 @@
 #include <unistd.h>
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <iostream>
 #include <stdexcept>
@@ -53,9 +54,19 @@ std::vector<int> scatterv_displacements(std::size_t send, std::span<const int> c
   return displs;
 }
 
+double checked_dilation(double d) {
+  if (!(d > 0) || !std::isfinite(d)) throw std::invalid_argument("time dilation " + std::to_string(d) + " is not a positive number");
+  return d;
+}
+
 double SerialComm::now() const {
   if (clock_) return clock_->now();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count() / dilation_;
+}
+
+void SerialComm::set_time_dilation(double d) {
+  if (clock_) clock_->set_time_dilation(d);
+  else dilation_ = checked_dilation(d);
 }
 
 void SerialComm::allgather(std::span<const float> send, std::span<float> recv) {
@@ -85,7 +96,10 @@ void SerialComm::scatterv(std::span<const float> send, std::span<const int> coun
 
 std::unique_ptr<Comm> SerialComm::split(int color, int) {
   if (color == no_color) return nullptr;
-  return clock_ ? std::make_unique<SerialComm>(*clock_) : std::make_unique<SerialComm>();
+  if (clock_) return std::make_unique<SerialComm>(*clock_);
+  auto part = std::make_unique<SerialComm>();
+  part->dilation_ = dilation_;
+  return part;
 }
 
 void SerialComm::alone() { throw std::logic_error("point-to-point message on a communicator of one rank"); }

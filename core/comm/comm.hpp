@@ -4,7 +4,8 @@
 // the one source that includes <mpi.h>; it is compiled once against OpenMPI (wulf-rank-real)
 // and once against SimGrid's SMPI (wulf-rank-sim). now() is MPI_Wtime: the wall clock under
 // mpirun, the simulated clock under smpirun, so every time a strategy measures is in the
-// engine's own time.
+// engine's own time. On the testbed (issue 16) the wall clock runs D times slower than the
+// platform's (set_time_dilation), and now() reads platform seconds: wall seconds over D.
 #pragma once
 
 #include <cstddef>
@@ -42,6 +43,10 @@ class Comm {
   virtual int rank() const = 0;
   virtual int size() const = 0;
   virtual double now() const = 0;
+  // From now on now() reads the wall (or steady) clock over d: the testbed's time dilation,
+  // wall seconds per platform second (1: the clock as it is). Communicators that split()
+  // makes afterwards inherit it. Throws std::invalid_argument unless d is finite and > 0.
+  virtual void set_time_dilation(double d) = 0;
 
   virtual void barrier() = 0;
   // In place: every rank ends with the element-wise sum over all ranks.
@@ -110,6 +115,8 @@ class SerialComm final : public Comm {
   int rank() const override { return 0; }
   int size() const override { return 1; }
   double now() const override;
+  // With a clock_, that clock's: it is the run's communicator, whose dilation it sets.
+  void set_time_dilation(double d) override;
   void barrier() override {}
   void allreduce_sum(std::span<float>) override {}
   void allreduce_sum(std::span<double>) override {}
@@ -141,6 +148,10 @@ class SerialComm final : public Comm {
  private:
   [[noreturn]] static void alone();
   Comm* clock_ = nullptr;
+  double dilation_ = 1.0;
 };
+
+// d as a time dilation, or std::invalid_argument (a fault in the caller: the options were checked).
+double checked_dilation(double d);
 
 }  // namespace wulf

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <stdexcept>
 #include <sstream>
 
 namespace wulf {
@@ -19,17 +20,17 @@ namespace {
 constexpr Named<Phase> phase_names[] = {{Phase::forward, "forward"}, {Phase::backward, "backward"},
                                         {Phase::update, "update"},   {Phase::test, "test"},
                                         {Phase::other, "other"}};
-// The modes --compute takes; wall is the real engine's, never asked for.
-constexpr Named<ComputeMode> compute_mode_names[] = {
-    {ComputeMode::flops, "flops"}, {ComputeMode::calibrated, "calibrated"}, {ComputeMode::measured, "measured"}};
+// The modes --compute takes (which engine takes which: job/train_job.cpp).
+constexpr Named<ComputeMode> compute_mode_names[] = {{ComputeMode::flops, "flops"},
+                                                     {ComputeMode::calibrated, "calibrated"},
+                                                     {ComputeMode::measured, "measured"},
+                                                     {ComputeMode::wall, "wall"}};
 
 }  // namespace
 
 std::string_view to_string(Phase p) { return name_of(p, phase_names); }
 
-std::string_view to_string(ComputeMode m) {
-  return m == ComputeMode::wall ? "wall" : name_of(m, compute_mode_names);
-}
+std::string_view to_string(ComputeMode m) { return name_of(m, compute_mode_names); }
 
 ComputeMode parse_compute_mode(std::string_view name) {
   return parse_named(name, compute_mode_names, "compute", "mode");
@@ -108,6 +109,51 @@ class WallCompute final : public Compute {
 }  // namespace
 
 std::unique_ptr<Compute> make_wall_compute() { return std::make_unique<WallCompute>(); }
+
+double charged_flops(const ComputeConfig& config, double flops) { return flops / config.speed_scale; }
+
+double charged_seconds(const ComputeConfig& config, Phase phase, std::size_t patterns, double flops,
+                       double host_speed) {
+  if (config.mode == ComputeMode::flops) return flops > 0 ? charged_flops(config, flops) / host_speed : 0;
+  if (config.mode != ComputeMode::calibrated) return 0;
+  const Profile& p = config.profile;
+  const double n = static_cast<double>(patterns);
+  double seconds = 0;
+  switch (phase) {
+    case Phase::forward: seconds = p.Tf * n; break;
+    case Phase::backward: seconds = p.Tb * n; break;
+    case Phase::update: seconds = p.Tu + (config.ranks == 1 ? p.Tm : 0); break;  // per update
+    case Phase::test: seconds = p.Ts * n + p.Tf * n; break;  // a test pattern is a forward pass + its error
+    case Phase::other: break;
+  }
+  return seconds > 0 ? seconds / config.speed_scale : 0;
+}
+
+std::string_view ComputeLedger::name(std::size_t line) {
+  if (line < iteration) return to_string(static_cast<Phase>(line));
+  return line == iteration ? "iteration_overhead" : "collective_overhead";
+}
+
+std::array<double, ComputeLedger::values> ComputeLedger::flat() const {
+  std::array<double, values> v{};
+  for (std::size_t i = 0; i < size; ++i) {
+    const BudgetLine& l = lines[i];
+    const double row[] = {static_cast<double>(l.kernels), l.real_s, l.charged_s, static_cast<double>(l.overruns),
+                          l.worst_ratio};
+    std::copy(std::begin(row), std::end(row), v.begin() + static_cast<std::ptrdiff_t>(5 * i));
+  }
+  return v;
+}
+
+ComputeLedger ComputeLedger::from_flat(std::span<const double> v) {
+  if (v.size() != values) throw std::length_error("ComputeLedger::from_flat: " + std::to_string(v.size()) + " values");
+  ComputeLedger ledger;
+  for (std::size_t i = 0; i < size; ++i) {
+    const double* row = v.data() + 5 * i;
+    ledger.lines[i] = {static_cast<long long>(row[0]), row[1], row[2], static_cast<long long>(row[3]), row[4]};
+  }
+  return ledger;
+}
 
 double kernel_flops(Phase phase, std::size_t weights, std::size_t patterns) {
   const double w = static_cast<double>(weights), n = static_cast<double>(patterns);

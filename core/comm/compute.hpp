@@ -1,21 +1,28 @@
 // How compute time is charged: the second seam between the strategies and the engines.
 //
 // A strategy brackets every kernel (forward, backward, update, test) with begin() and
-// charge(). Under mpirun (wulf-rank-real) both do nothing: the wall clock already ran.
-// Under smpirun (wulf-rank-sim) SMPI's own benchmarking is off
-// (smpi/simulate-computation:no), so a kernel takes no simulated time until charge() adds
-// it, in one of three ways (--compute):
+// charge(), and charges To per iteration (charge_iteration) and a platform's fixed cost per
+// collective (charge_collective). What a kernel costs (--compute) is one of:
+//   wall        nothing charged: the wall clock already ran (seq, and real by default);
 //   flops       the kernel's flop count over the host's speed in the platform file;
 //   calibrated  per-pattern phase times from a profile (seed 000's Tables II/III);
-//   measured    the kernel's wall time here, times --measured-scale.
+//   measured    the kernel's wall time here, times --measured-scale (sim only).
+// charged_seconds() gives flops' and calibrated's platform seconds, one rule for both engines.
+// Under smpirun (wulf-rank-sim) SMPI's own benchmarking is off
+// (smpi/simulate-computation:no), so a kernel takes no simulated time until charge() adds it.
+// Under mpirun (wulf-rank-real: --engine real and testbed) flops and calibrated pad: charge()
+// sleeps until the kernel has taken its charge times the time dilation D in wall seconds
+// (testbed; D = 1 on real), and keeps a ledger of real against charged seconds.
 // With --numerics off the arithmetic is skipped and only time is charged.
 #pragma once
 
 #include "util/errors.hpp"
 #include "comm/comm.hpp"
 
+#include <array>
 #include <cstddef>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -59,6 +66,46 @@ struct ComputeConfig {
   double speed_scale = 1.0;
   double measured_scale = 1.0;
   Profile profile;  // for calibrated
+  // Testbed (issue 16): wall seconds per platform second. Charged times are padded to this
+  // many wall seconds each, and Comm::now() reads wall time over it. 1 on every other engine;
+  // 0 in the testbed's front end until it chooses one (the ranks always get --dilation).
+  double dilation = 1.0;
+  // Testbed, --compute flops: this rank's host's speed in flop/s in the platform file
+  // (0: unknown). Under smpirun SimGrid knows it; under mpirun the front end passes it.
+  double host_speed = 0;
+  // Testbed: the platform's wulf:collective_overhead for this rank's host, in seconds.
+  double collective_overhead_s = 0;
+};
+
+// The platform seconds a kernel is charged under flops or calibrated (0 under wall and
+// measured, which have no rule ahead of the arithmetic): the one rule of both engines.
+// flops: flops / speed_scale / host_speed; calibrated: the profile's per-pattern times
+// (test: Tf + Ts per pattern; update: Tu, + Tm with one rank) over speed_scale.
+double charged_seconds(const ComputeConfig& config, Phase phase, std::size_t patterns, double flops,
+                       double host_speed);
+// flops' numerator: the kernel's flops over --speed-scale (the simulator executes these).
+double charged_flops(const ComputeConfig& config, double flops);
+
+// What a padding engine (real, testbed) spent on one kind of charge: the real seconds of the
+// arithmetic (begin() to charge()) beside the platform seconds charged for it.
+struct BudgetLine {
+  long long kernels = 0;
+  double real_s = 0;     // wall seconds of the arithmetic, before any sleep
+  double charged_s = 0;  // platform seconds charged (times the dilation: the budget in wall seconds)
+  long long overruns = 0;  // kernels whose arithmetic took longer than their budget (no sleep)
+  double worst_ratio = 0;  // the largest real seconds over budget wall seconds of a kernel
+};
+// One rank's ledger: a line per phase (forward, backward, update, test, other), then the
+// per-iteration overhead (To) and the collectives' fixed cost.
+struct ComputeLedger {
+  static constexpr std::size_t size = 7;
+  static constexpr std::size_t iteration = 5, collective = 6;  // the lines after the phases
+  static std::string_view name(std::size_t line);
+  std::array<BudgetLine, size> lines{};
+  // As 5 numbers a line, and back: what Comm::gather carries to rank 0.
+  static constexpr std::size_t values = 5 * size;
+  std::array<double, values> flat() const;
+  static ComputeLedger from_flat(std::span<const double> v);
 };
 
 class Compute {
@@ -85,6 +132,10 @@ class Compute {
   // Whether the engine's clock is simulated (smpirun), so that wall-clock measurements of
   // this machine (the gradient benchmark) mean nothing in it.
   virtual bool simulated() const { return false; }
+  // Whether charge() pads the kernels with sleep to their charge (real and testbed under
+  // flops or calibrated), and what it spent: the record's compute budget.
+  virtual bool pads() const { return false; }
+  virtual ComputeLedger ledger() const { return {}; }
 
  protected:
   explicit Compute(ComputeConfig c) : config_(std::move(c)) {}

@@ -103,6 +103,7 @@ class ReduceComm final : public Comm {
   int rank() const override { return inner_.rank(); }
   int size() const override { return inner_.size(); }
   double now() const override { return inner_.now(); }
+  void set_time_dilation(double d) override { inner_.set_time_dilation(d); }
   void barrier() override { inner_.barrier(); }
   void allreduce_sum(std::span<float> d) override { inner_.allreduce_sum(d); }
   void allreduce_sum(std::span<double> d) override { inner_.allreduce_sum(d); }

@@ -53,9 +53,11 @@ void print_plan(std::ostream& out, const TrainJob& job, std::size_t weights, int
   if (job.engine == "seq") return;
   fmt::print(out, "  engine {}, {} ranks, strategy {}, allreduce {}", job.engine, ranks, to_string(job.strategy),
              job.allreduce);
-  if (job.engine == "sim")
-    fmt::print(out, ", platform {}, compute {}{}", job.platform, to_string(job.compute.mode),
-               job.compute.numerics ? "" : ", numerics off");
+  if (job.engine == "sim" || job.engine == "testbed")
+    fmt::print(out, ", platform {}", job.platform);
+  if (job.engine != "real" || job.compute.mode != ComputeMode::wall)
+    fmt::print(out, ", compute {}{}", to_string(job.compute.mode), job.compute.numerics ? "" : ", numerics off");
+  if (job.engine == "testbed") fmt::print(out, ", dilation {:g}", job.compute.dilation);
   out << "\n";
 }
 
@@ -134,11 +136,13 @@ Json sessions_record(const TrainJob& job, const std::vector<SessionOutcome>& tab
 
 // The session strategy: the sweep's runs over the ranks, one table on rank 0.
 template <class T>
-int run_sessions(TrainJob& job, Comm& comm, Compute& compute, std::ostream& out) {
+int run_sessions(TrainJob& job, Comm& comm, Compute& compute, std::ostream& out, std::ostream& err) {
   PhaseTimes phases;
   const std::vector<SessionOutcome> table =
       train_sessions<T>(job.spec, job.problem.train, job.problem.test, job.sessions, comm, compute, phases);
   const std::vector<PhaseTimes> per_rank = gather_phases(comm, phases);
+  const std::vector<ComputeLedger> ledgers = compute.pads() ? gather_ledgers(comm, compute.ledger())
+                                                            : std::vector<ComputeLedger>{};
   const std::vector<std::string> hosts = comm.hosts();
   if (comm.rank() != 0) return exit_ok;
   fmt::print(out, "sessions of the sweep, {} ranks (errors in {}):\n", comm.size(), to_string(job.config.metric));
@@ -147,9 +151,13 @@ int run_sessions(TrainJob& job, Comm& comm, Compute& compute, std::ostream& out)
     fmt::print(out, "{:5}{:6}{:9g}{:9g}{:7}{:7}{:7}{:11.5g}  {:11.5g}{:11.5g}  {}\n", s.index, s.rank, s.config.eta,
                s.config.alpha, s.config.block, s.config.seed, s.iterations, s.seconds, s.train_error, s.test_error,
                s.status);
+  Json record = sessions_record(job, table, per_rank);
+  record["hosts"] = hosts;
+  if (!ledgers.empty())
+    if (const std::string warning = add_compute_budget(record, ledgers, job.compute.dilation, job.engine);
+        !warning.empty())
+      err << warning << "\n";
   if (!job.out_path.empty()) {
-    Json record = sessions_record(job, table, per_rank);
-    record["hosts"] = hosts;
     write_file_atomically(job.out_path, record_text(record) + "\n");
     out << "record: " << job.out_path << "\n";
   }
@@ -159,7 +167,8 @@ int run_sessions(TrainJob& job, Comm& comm, Compute& compute, std::ostream& out)
 // Rank 0's end of a run: the record and the weights file written, the result printed.
 template <class T>
 int finish(const TrainJob& job, const Mlp<T>& net, const TrainResult& result, const std::vector<PhaseTimes>& per_rank,
-           const std::vector<std::string>& hosts, bool numerics, std::ostream& out, std::ostream& err) {
+           const std::vector<ComputeLedger>& ledgers, const std::vector<std::string>& hosts, bool numerics,
+           std::ostream& out, std::ostream& err) {
   const int ranks = static_cast<int>(per_rank.size());
   Json record = Json::object();
   record["wulf_record"] = 1;
@@ -169,6 +178,11 @@ int finish(const TrainJob& job, const Mlp<T>& net, const TrainResult& result, co
       training_performance(per_rank, net.parameter_count(), result.seconds, job.machine_cost_usd);
   record["performance"] = performance_json(rate, per_rank.size(), job.machine_cost_usd);
   record["hosts"] = hosts;  // rank r's at r
+  // Padded kernels (real, testbed): what each really took beside its charge.
+  if (!ledgers.empty())
+    if (const std::string warning = add_compute_budget(record, ledgers, job.compute.dilation, job.engine);
+        !warning.empty())
+      err << warning << "\n";
   if (!job.weights_path.empty()) {
     // The net holds the final weights, or after a fault the last good ones (Run).
     write_file_atomically(job.weights_path,
@@ -179,8 +193,9 @@ int finish(const TrainJob& job, const Mlp<T>& net, const TrainResult& result, co
   if (!job.out_path.empty()) write_file_atomically(job.out_path, record_text(record) + "\n");
 
   if (!numerics) {
-    fmt::print(out, "stopped: {}; {:g} s simulated, {:g} s per iteration (numerics off: no errors)\n",
-               result.reason_detail, result.seconds,
+    const char* clock = job.engine == "sim" ? "simulated" : job.engine == "testbed" ? "of platform time" : "of padded time";
+    fmt::print(out, "stopped: {}; {:g} s {}, {:g} s per iteration (numerics off: no errors)\n",
+               result.reason_detail, result.seconds, clock,
                result.seconds / std::max(1.0, static_cast<double>(result.history.back().iteration)));
     print_rate(out, rate, ranks, job.machine_cost_usd);
     if (!job.out_path.empty()) out << "record: " << job.out_path << "\n";
@@ -207,6 +222,9 @@ int finish(const TrainJob& job, const Mlp<T>& net, const TrainResult& result, co
 template <class T>
 int train(TrainJob& job, Comm& comm, Compute& compute, std::ostream& out, std::ostream& err) {
   const bool lead = comm.rank() == 0;
+  // The testbed's clock reads platform seconds (wall over the dilation; 1 elsewhere), before
+  // anything is timed, so that the history, the phases and the final time are the platform's.
+  comm.set_time_dilation(compute.config().dilation);
   // --numerics off: parameters and gradients in memory all simulated ranks share.
   void* shared = compute.shared_storage(2 * job.spec.parameter_count() * sizeof(T));
   Mlp<T> net(job.spec, static_cast<T*>(shared));
@@ -228,15 +246,17 @@ int train(TrainJob& job, Comm& comm, Compute& compute, std::ostream& out, std::o
 
   const Problem& p = job.problem;
   compute.prepare(comm);  // sim: the what-if scales of the links
-  if (job.strategy == Strategy::session) return run_sessions<T>(job, comm, compute, out);
+  if (job.strategy == Strategy::session) return run_sessions<T>(job, comm, compute, out, err);
   const TrainResult result = train_strategy(net, p.train, p.test, GlobalSizes{p.train_total, p.test_total, p.classifier},
                                             job.config, comm, compute, progress);
 
-  // Every rank's phase times to rank 0, for the record.
+  // Every rank's phase times (and padded kernels' ledgers) to rank 0, for the record.
   const std::vector<PhaseTimes> per_rank = gather_phases(comm, result.phases);
+  const std::vector<ComputeLedger> ledgers = compute.pads() ? gather_ledgers(comm, compute.ledger())
+                                                            : std::vector<ComputeLedger>{};
   const std::vector<std::string> hosts = comm.hosts();
   if (!lead) return stopped_on_fault(result.reason) ? exit_diverged : exit_ok;
-  return finish(job, net, result, per_rank, hosts, compute.numerics(), out, err);
+  return finish(job, net, result, per_rank, ledgers, hosts, compute.numerics(), out, err);
 }
 
 }  // namespace

@@ -116,6 +116,58 @@ std::vector<std::string> rank_hosts(const std::string& text, const TrainJob& job
   return names;
 }
 
+// --engine real: the wall clock (wall), or each kernel padded with sleep to its profile's
+// time (calibrated), which may skip the arithmetic. The hosts' speeds are a platform's.
+void resolve_real_compute(const po::variables_map& vm, ComputeConfig& compute) {
+  compute.mode = vm.count("compute") ? vm["compute"].as<ComputeMode>() : ComputeMode::wall;
+  if (compute.mode == ComputeMode::flops)
+    throw InputError("--compute flops on --engine real: the hosts' speeds are the platform's: use --engine testbed "
+                     "--platform FILE");
+  if (compute.mode == ComputeMode::measured)
+    throw InputError("--compute measured on --engine real: the wall clock already measures the arithmetic; measured "
+                     "is for --engine sim");
+  if (!compute.numerics && compute.mode != ComputeMode::calibrated)
+    throw InputError("--numerics off on --engine real needs --compute calibrated --profile FILE (each kernel then "
+                     "sleeps its profile's time instead of computing)");
+}
+
+// --engine sim: a simulated kernel takes no time until charged (default: flops).
+void resolve_sim_compute(const po::variables_map& vm, TrainJob& job) {
+  ComputeConfig& compute = job.compute;
+  compute.mode = vm.count("compute") ? vm["compute"].as<ComputeMode>() : ComputeMode::flops;
+  if (compute.mode == ComputeMode::wall)
+    throw InputError("--compute wall on --engine sim: the simulated clock does not see this machine's wall clock, so "
+                     "the kernels would take no time; use flops, calibrated or measured");
+  if (!vm.count("platform")) throw InputError("--engine sim needs --platform FILE.xml");
+  job.platform = vm["platform"].as<std::string>();
+  if (compute.mode == ComputeMode::measured && !compute.numerics)
+    throw InputError("--compute measured times the arithmetic, which --numerics off skips");
+}
+
+// --engine testbed: every kernel is padded with sleep to its charge (flops, the default, or
+// calibrated) times the time dilation. Without --dilation the front end chooses it
+// (dilation 0 until then); the ranks are always given one.
+void resolve_testbed_compute(const po::variables_map& vm, TrainJob& job) {
+  ComputeConfig& compute = job.compute;
+  if (!vm.count("platform")) throw InputError("--engine testbed needs --platform FILE.xml");
+  job.platform = vm["platform"].as<std::string>();
+  compute.mode = vm.count("compute") ? vm["compute"].as<ComputeMode>() : ComputeMode::flops;
+  if (compute.mode == ComputeMode::measured)
+    throw InputError("--compute measured on --engine testbed: a testbed kernel is padded to a time known ahead; use "
+                     "flops (the platform's host speeds) or calibrated");
+  if (compute.mode == ComputeMode::wall)
+    throw InputError("--compute wall on --engine testbed: the kernels would take this machine's time, not the "
+                     "platform's hosts'; use flops (the platform's host speeds) or calibrated");
+  compute.dilation = 0;
+  if (vm.count("dilation")) {
+    const double d = vm["dilation"].as<double>();
+    if (!std::isfinite(d) || !(d >= 1))
+      throw InputError(fmt::format("--dilation: {:g} must be a finite number of at least 1 (wall seconds per "
+                                   "platform second)", d));
+    compute.dilation = d;
+  }
+}
+
 // The arithmetic (precision, numerics) and, under sim, how its time is charged and the
 // platform's what-if.
 void resolve_compute(const po::variables_map& vm, TrainJob& job) {
@@ -141,20 +193,20 @@ void resolve_compute(const po::variables_map& vm, TrainJob& job) {
   if (!job.rank_hosts.empty() && job.reduce == "four-stage" && !job.has_reduce_layout)
     throw InputError("--hosts with --reduce four-stage needs --reduce-layout (the layout read from the platform "
                      "follows its own host order)");
-  if (job.engine != "sim") {
-    if (vm.count("compute")) throw InputError("--compute is for --engine sim");
-    if (!compute.numerics) throw InputError("--numerics off: only --engine sim can skip the arithmetic");
+  if (vm.count("profile") && !(vm.count("compute") && vm["compute"].as<ComputeMode>() == ComputeMode::calibrated))
+    throw InputError("--profile is for --compute calibrated");
+  if (job.engine == "seq") {
+    if (vm.count("compute")) throw InputError("--compute is for --engine sim, testbed or real");
+    if (!compute.numerics) throw InputError("--numerics off: --engine seq runs the arithmetic (it charges no time)");
     return;
   }
-  compute.mode = vm.count("compute") ? vm["compute"].as<ComputeMode>() : ComputeMode::flops;
-  if (!vm.count("platform")) throw InputError("--engine sim needs --platform FILE.xml");
-  job.platform = vm["platform"].as<std::string>();
+  if (job.engine == "real") resolve_real_compute(vm, compute);
+  else if (job.engine == "testbed") resolve_testbed_compute(vm, job);
+  else resolve_sim_compute(vm, job);
   if (compute.mode == ComputeMode::calibrated) {
     if (!vm.count("profile")) throw InputError("--compute calibrated needs --profile FILE");
     compute.profile = read_profile(vm["profile"].as<std::string>());
   }
-  if (compute.mode == ComputeMode::measured && !compute.numerics)
-    throw InputError("--compute measured times the arithmetic, which --numerics off skips");
   // Each session is a whole training run on one rank's copy of the data, which a time-only
   // run does not load.
   if (job.strategy == Strategy::session && !compute.numerics)
@@ -392,10 +444,12 @@ void add_engine_json(Json& j, const TrainJob& job) {
   j["numerics"] = job.compute.numerics;
   if (job.compute.mode == ComputeMode::calibrated) j["profile"] = job.compute.profile.name;
   if (job.compute.mode == ComputeMode::measured) j["measured_scale"] = job.compute.measured_scale;
-  if (job.engine == "sim") {
+  if (job.engine == "testbed")
+    j["dilation"] = job.compute.dilation > 0 ? Json(job.compute.dilation) : Json(nullptr);  // null: not chosen yet
+  if (job.engine == "sim" || job.engine == "testbed") {
     Json what_if = Json::object();
     what_if["bw_scale"] = job.compute.bw_scale;
-    what_if["lat_scale"] = job.compute.lat_scale;
+    if (job.engine == "sim") what_if["lat_scale"] = job.compute.lat_scale;
     what_if["speed_scale"] = job.compute.speed_scale;
     what_if["grow"] = job.grow;
     j["what_if"] = std::move(what_if);

@@ -4,6 +4,8 @@
 
 #include <wulf/build_info.hpp>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 namespace wulf {
@@ -222,6 +224,70 @@ void add_train_result(Json& record, const TrainResult& r, std::size_t parameters
   }
   ph["ranks"] = std::move(ranks);
   record["phases"] = std::move(ph);
+}
+
+std::vector<ComputeLedger> gather_ledgers(Comm& comm, const ComputeLedger& mine) {
+  const auto flat = mine.flat();
+  std::vector<double> all(flat.size() * static_cast<std::size_t>(comm.size()));
+  comm.gather(std::span<const double>(flat), std::span<double>(all), 0);
+  std::vector<ComputeLedger> out;
+  if (comm.rank() != 0) return out;
+  for (int r = 0; r < comm.size(); ++r)
+    out.push_back(ComputeLedger::from_flat(std::span<const double>(all).subspan(flat.size() * static_cast<std::size_t>(r), flat.size())));
+  return out;
+}
+
+BudgetSummary summarize_budget(const std::vector<ComputeLedger>& per_rank) {
+  BudgetSummary s;
+  for (std::size_t r = 0; r < per_rank.size(); ++r)
+    for (std::size_t i = 0; i < ComputeLedger::size; ++i) {
+      const BudgetLine& line = per_rank[r].lines[i];
+      s.kernels += line.kernels;
+      s.overruns += line.overruns;
+      if (line.worst_ratio > s.worst_ratio)
+        s.worst_ratio = line.worst_ratio, s.worst_rank = static_cast<int>(r), s.worst_what = ComputeLedger::name(i);
+    }
+  return s;
+}
+
+Json ledger_json(const ComputeLedger& ledger, double dilation) {
+  Json j = Json::object();
+  double real = 0, charged = 0;
+  long long overruns = 0;
+  for (std::size_t i = 0; i < ComputeLedger::size; ++i) {
+    const BudgetLine& line = ledger.lines[i];
+    j[std::string(ComputeLedger::name(i))] = {{"kernels", line.kernels},         {"real_s", line.real_s},
+                                              {"charged_s", line.charged_s},     {"charged_wall_s", line.charged_s * dilation},
+                                              {"overruns", line.overruns},       {"worst_ratio", line.worst_ratio}};
+    real += line.real_s, charged += line.charged_s, overruns += line.overruns;
+  }
+  j["real_s"] = real;
+  j["charged_s"] = charged;
+  j["overruns"] = overruns;
+  return j;
+}
+
+std::string add_compute_budget(Json& record, const std::vector<ComputeLedger>& per_rank, double dilation,
+                               const std::string& engine) {
+  Json& ranks = record["phases"]["ranks"];
+  for (std::size_t r = 0; r < per_rank.size() && r < ranks.size(); ++r)
+    ranks[r]["compute_budget"] = ledger_json(per_rank[r], dilation);
+  const BudgetSummary s = summarize_budget(per_rank);
+  record["compute_budget"] = {
+      {"dilation", dilation},
+      {"padding", "each kernel sleeps until it has taken its charge x dilation in wall seconds"},
+      {"kernels", s.kernels},
+      {"overruns", s.overruns},
+      {"worst", {{"what", s.worst_what.empty() ? Json(nullptr) : Json(s.worst_what)}, {"rank", s.worst_rank},
+                 {"ratio", s.worst_ratio}}}};
+  record["dilation_too_small"] = s.overruns > 0;
+  if (s.overruns == 0) return "";
+  const std::string cause = engine == "testbed" ? fmt::format("the dilation {:g} is too small for this machine's arithmetic",
+                                                       dilation)
+                                         : "the profile's times are shorter than this machine's arithmetic";
+  return fmt::format("wulf train: warning: {} of {} kernels took longer than their budget (worst: {} on rank {}, "
+                     "{:.1f} times it): {}",
+                     s.overruns, s.kernels, s.worst_what, s.worst_rank, s.worst_ratio, cause);
 }
 
 }  // namespace wulf

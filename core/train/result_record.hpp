@@ -4,10 +4,12 @@
 
 #include "util/json.hpp"
 #include "comm/comm.hpp"
+#include "comm/compute.hpp"
 #include "train/trainer.hpp"
 
 #include <array>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace wulf {
@@ -39,5 +41,29 @@ Json performance_json(const Performance& p, std::size_t ranks, double machine_co
 Json phases_json(const PhaseTimes& p);
 // Every rank's phase times, gathered at rank 0 (empty elsewhere): a collective.
 std::vector<PhaseTimes> gather_phases(Comm& comm, const PhaseTimes& mine);
+
+// Every rank's compute ledger (Compute::ledger), gathered at rank 0 (empty elsewhere): a
+// collective, for runs whose kernels are padded (Compute::pads).
+std::vector<ComputeLedger> gather_ledgers(Comm& comm, const ComputeLedger& mine);
+
+// The kernels of a padded run over all ranks, and the one that overran its budget most.
+struct BudgetSummary {
+  long long kernels = 0, overruns = 0;
+  double worst_ratio = 0;  // real seconds over budget wall seconds, the largest of any kernel
+  int worst_rank = 0;
+  std::string worst_what;  // its phase, or iteration_overhead / collective_overhead
+};
+BudgetSummary summarize_budget(const std::vector<ComputeLedger>& per_rank);
+// One rank's ledger as a record object: per phase its kernels, real_s (the arithmetic, wall
+// seconds), charged_s (platform seconds), charged_wall_s (charged_s x dilation: the budget),
+// overruns and worst_ratio; and the totals.
+Json ledger_json(const ComputeLedger& ledger, double dilation);
+// A padded run's compute budget in the record: each rank's ledger under
+// phases.ranks[r].compute_budget, the summary under compute_budget, and dilation_too_small
+// (some kernel's arithmetic took longer than its budget). Returns the warning to print, or
+// "" where every kernel kept to its budget. The warning blames the testbed's dilation, or on
+// --engine real (no dilation) the profile.
+std::string add_compute_budget(Json& record, const std::vector<ComputeLedger>& per_rank, double dilation,
+                               const std::string& engine);
 
 }  // namespace wulf

@@ -36,7 +36,8 @@ class MpiComm final : public Comm {
   MpiComm& operator=(const MpiComm&) = delete;
   int rank() const override { return rank_; }
   int size() const override { return size_; }
-  double now() const override { return MPI_Wtime(); }
+  double now() const override { return MPI_Wtime() / dilation_; }
+  void set_time_dilation(double d) override { dilation_ = checked_dilation(d); }
   void barrier() override { MPI_Barrier(comm_); }
 
   void allreduce_sum(std::span<float> d) override { allreduce(d); }
@@ -85,7 +86,9 @@ class MpiComm final : public Comm {
     MPI_Comm part = MPI_COMM_NULL;
     MPI_Comm_split(comm_, color == no_color ? MPI_UNDEFINED : color, key, &part);
     if (part == MPI_COMM_NULL) return nullptr;
-    return std::make_unique<MpiComm>(part);
+    auto made = std::make_unique<MpiComm>(part);
+    made->dilation_ = dilation_;
+    return made;
   }
 
   [[noreturn]] void abort(const std::string& message, int code) override {
@@ -146,6 +149,7 @@ class MpiComm final : public Comm {
 
   MPI_Comm comm_;
   int rank_ = 0, size_ = 1;
+  double dilation_ = 1.0;  // wall seconds per platform second (set_time_dilation)
 };
 
 }  // namespace
