@@ -374,6 +374,63 @@ TEST(engines, measured_mode_charges_the_kernels_wall_time_scaled) {
   EXPECT_GT(fb, 100 * fa);
 }
 
+// --engine real --compute calibrated: each kernel sleeps to its profile's time (D = 1), here
+// instead of the arithmetic. Every phase then lasts at least its charge, and the record
+// holds each rank's ledger: real seconds beside charged seconds.
+TEST(engines, real_engine_pads_calibrated_kernels_to_the_profiles_times) {
+  TestDir dir;
+  const Json r = run(dir, "padded", {"--engine", "real", "--np", "2", "--compute", "calibrated", "--profile",
+                                     test_platform("example.profile"), "--numerics", "off"},
+                     {"--problem", "function", "--epochs", "1", "--block", "16"});
+  EXPECT_EQ(r.at("config").at("compute").get<std::string>(), "calibrated");
+  const Json& ranks = r.at("phases").at("ranks");
+  ASSERT_EQ(ranks.size(), 2u);
+  for (std::size_t q = 0; q < ranks.size(); ++q) {
+    const Json& budget = ranks[q].at("compute_budget");
+    for (const char* phase : {"forward", "backward", "update", "test"}) {
+      EXPECT_GT(budget.at(phase).at("kernels").get<long long>(), 0) << phase << " of rank " << q;
+      // Sleeping can only be late: lower bounds.
+      EXPECT_GE(ranks[q].at(std::string(phase) + "_s").get<double>(), budget.at(phase).at("charged_s").get<double>())
+          << phase << " of rank " << q;
+    }
+  }
+  // The training kernels and To of rank 0 all lie inside the run's clock (the test passes
+  // before it starts and after it ends do not).
+  const Json& rank0 = ranks[0].at("compute_budget");
+  double charged = 0;
+  for (const char* what : {"forward", "backward", "update", "iteration_overhead"})
+    charged += rank0.at(what).at("charged_s").get<double>();
+  // Seed 000's eq. (3) for rank 0's 512 patterns, the 64 updates of blocks of 16 and To: 0.36 s.
+  EXPECT_NEAR(charged, 512 * (0.22e-3 + 0.41e-3) + 64 * 0.07e-3 + 30.9e-3, 1e-9);
+  EXPECT_GE(r.at("final").at("time_s").get<double>(), charged);
+  EXPECT_TRUE(r.at("dilation_too_small").is_boolean());
+  EXPECT_EQ(r.at("compute_budget").at("dilation").get<double>(), 1.0);
+}
+
+// A profile far faster than this machine: the arithmetic overruns every budget, which the
+// run says on its error stream and in the record.
+TEST(engines, real_engine_says_when_the_arithmetic_takes_longer_than_the_profile) {
+  TestDir dir;
+  const std::string fast = dir.write("fast.profile", "Tf_ms = 1e-9\nTb_ms = 1e-9\nTu_ms = 1e-9\nTm_ms = 0\n"
+                                                     "Ts_ms = 0\nTo_ms = 0\n");
+  // The ranks print on wulf's own standard error: wulf runs as a program of its own here.
+  const std::string out = dir.file("fast.json");
+  std::string printed, err;
+  ASSERT_EQ(run_program_captured({std::string(WULF_BINARY_DIR) + "/wulf", "train", "--quiet", "--problem", "function",
+                                  "--epochs", "1", "--block", "16", "--engine", "real", "--np", "2", "--compute",
+                                  "calibrated", "--profile", fast, "--out", out},
+                                 printed, err),
+            0)
+      << err;
+  EXPECT_TRUE(contains(err, "wulf train: warning: ")) << err;
+  EXPECT_TRUE(contains(err, "kernels took longer than their budget (worst: ")) << err;
+  EXPECT_TRUE(contains(err, "the profile's times are shorter than this machine's arithmetic")) << err;
+  const Json r = read_json_file(out);
+  EXPECT_TRUE(r.at("dilation_too_small").get<bool>());
+  EXPECT_GT(r.at("compute_budget").at("overruns").get<long long>(), 0);
+  EXPECT_GT(r.at("compute_budget").at("worst").at("ratio").get<double>(), 1.0);
+}
+
 TEST(engines, wulf_started_inside_a_users_mpirun_becomes_its_ranks) {
   TestDir dir;
   const MpiSessionDir session;  // a user's mpirun, but apart from concurrent tests' (engine/launch.hpp)
@@ -466,7 +523,7 @@ TEST_F(engines_bad_input, an_unknown_strategy_collective_engine_or_compute_mode)
   expect_train_refused({"--problem", "encoder:8", "--engine", "sim", "--platform", toy4, "--compute", "guess"},
                        {"--compute", "guess"});
   expect_train_refused({"--problem", "encoder:8", "--engine", "real", "--compute", "flops"},
-                       {"--compute", "--engine sim"});
+                       {"--compute flops on --engine real", "--engine testbed --platform FILE"});
   expect_train_refused({"--problem", "encoder:8", "--engine", "real", "--numerics", "off"}, {"--numerics off"});
   expect_train_refused({"--problem", "encoder:8", "--np", "2"}, {"--np 2", "--engine real or sim"});
   expect_train_refused({"--problem", "encoder:8", "--engine", "sim", "--platform", toy4, "--compute", "calibrated"},
