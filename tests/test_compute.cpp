@@ -296,5 +296,17 @@ TEST(compute, a_testbed_job_records_its_dilation_and_what_if) {
   EXPECT_EQ(open.config_json.at("profile").get<std::string>(), profile);
 }
 
+// The testbed's ranks are mpirun's processes on this machine, as real's are: the memory
+// estimate counts each rank process (not one process of simulated ranks, as sim's).
+TEST(compute, a_testbed_run_is_counted_in_memory_like_a_real_one_on_this_machine) {
+  const TrainJob testbed = resolved({"--engine", "testbed", "--platform", toy4, "--np", "2", "--dilation", "10"});
+  const TrainJob real = resolved({"--engine", "real", "--np", "2"});
+  const Json& t = testbed.config_json.at("memory_estimate");
+  const Json& r = real.config_json.at("memory_estimate");
+  EXPECT_EQ(t.at("where").get<std::string>(), "2 rank processes on this machine");
+  EXPECT_EQ(t.at("machine_bytes"), r.at("machine_bytes"));
+  EXPECT_EQ(t.at("process_bytes"), r.at("process_bytes"));
+}
+
 }  // namespace
 }  // namespace wulf
