@@ -4,6 +4,7 @@
 // how each engine resolves --compute, --profile, --numerics and --dilation.
 #include "comm/comm.hpp"
 #include "comm/compute.hpp"
+#include "comm/staged_reduce.hpp"
 #include "job/train_job.hpp"
 #include "job/train_options.hpp"
 #include "train/result_record.hpp"
@@ -188,6 +189,14 @@ TEST(compute, the_clock_reads_wall_time_over_the_dilation_and_splits_inherit_it)
   const double before = steady_seconds();
   const double now = comm.now();
   EXPECT_GE(now, before / 2);
+  // wulf's own reduces wrap the run's communicator: the dilation reaches it.
+  SerialComm inner;
+  ReduceComm reducing(inner, PointToPointReduce::Algorithm::binomial, ReduceLayout{});
+  reducing.set_time_dilation(8);
+  const double before8 = steady_seconds();
+  const double now8 = inner.now();
+  EXPECT_GE(now8, before8 / 8);
+  EXPECT_LT(now8, before8 / 4);
   EXPECT_THROW(comm.set_time_dilation(0), std::invalid_argument);
   EXPECT_THROW(comm.set_time_dilation(std::nan("")), std::invalid_argument);
 }
