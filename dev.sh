@@ -28,6 +28,7 @@ packages=(
   libfann-dev libfann-doc
   libfmt-dev
   python3 python3-matplotlib
+  iproute2 ethtool procps hostname util-linux  # --engine testbed: namespaces, veth, bridge, tc tbf
 )
 
 as_root() {

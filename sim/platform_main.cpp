@@ -11,6 +11,11 @@
 //   wulf-platform grow FILE.xml N OUT.xml
 //                                  writes the platform's one homogeneous cluster with N hosts
 //                                  (the what-if of more processors than the machine had)
+//   wulf-platform star FILE.xml a,b,...
+//                                  the hosts named as the testbed's star switch sees them
+//                                  (JSON): each host's own link rates, speed and collective
+//                                  overhead, and what of the routes between them a star of
+//                                  shaped ports cannot represent
 //
 // Every verb first refuses, with exit 2 and one line on standard error, a platform SimGrid
 // cannot load (its own abort included) or loads although no machine is like it: no hosts, a
@@ -169,6 +174,67 @@ void info(const simgrid::s4u::Engine& e) {
 }
 
 }  // namespace
+
+// The zone property key of host h's zone or of a zone around it (the innermost that has
+// it), or nullptr. The root's get_parent() is not followed (SimGrid 3.32 leaves it unset).
+const char* zone_property(const simgrid::s4u::Engine& e, const simgrid::s4u::Host* h, const char* key) {
+  const simgrid::s4u::NetZone* root = e.get_netzone_root();
+  for (const simgrid::s4u::NetZone* z = h->get_englobing_zone(); z; z = z == root ? nullptr : z->get_parent())
+    if (const char* v = z->get_property(key)) return v;
+  return nullptr;
+}
+
+// The testbed's view of hosts (distinct, at least one): one port per host on one switch.
+// A host's port sends at the rate of the first link of its routes to the other hosts (its
+// own link, or its NIC's) and receives at the rate of the last link of their routes to it.
+// A link between those (a backbone, a router's) is represented only when it never limits a
+// flow more than the ports do: a FATPIPE at least as fast as the fastest port. Every other
+// one, and every latency (the testbed has no delay emulation), is listed as not emulated.
+void star(const simgrid::s4u::Engine& e, const std::vector<simgrid::s4u::Host*>& hosts) {
+  const std::size_t n = hosts.size();
+  Json out = {{"hosts", Json::array()}, {"not_emulated", Json::array()}};
+  std::vector<double> up(n, 0), down(n, 0);
+  std::vector<std::string> up_link(n), down_link(n);
+  std::vector<bool> several_nics(n, false);
+  std::map<const simgrid::s4u::Link*, bool> middle;  // a link between the ports -> seen
+  double least_latency = INFINITY, most_latency = 0;
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j) {
+      if (i == j) continue;
+      const Route r = route(hosts[i], hosts[j]);
+      least_latency = std::min(least_latency, r.latency);
+      most_latency = std::max(most_latency, r.latency);
+      if (r.links.empty()) continue;
+      const simgrid::s4u::Link* first = r.links.front();
+      const simgrid::s4u::Link* last = r.links.back();
+      if (!up_link[i].empty() && up_link[i] != first->get_name()) several_nics[i] = true;
+      if (first->get_bandwidth() > up[i]) up[i] = first->get_bandwidth(), up_link[i] = first->get_name();
+      if (last->get_bandwidth() > down[j]) down[j] = last->get_bandwidth(), down_link[j] = last->get_name();
+      for (std::size_t k = 1; k + 1 < r.links.size(); ++k) middle[r.links[k]] = true;
+    }
+  const double fastest = n > 1 ? *std::max_element(up.begin(), up.end()) : 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const char* overhead = zone_property(e, hosts[i], "wulf:collective_overhead");
+    out["hosts"].push_back({{"name", hosts[i]->get_name()},
+                            {"speed_flops", hosts[i]->get_speed()},
+                            {"cores", hosts[i]->get_core_count()},
+                            {"up_Bps", up[i]},
+                            {"down_Bps", down[i]},
+                            {"up_link", up_link[i]},
+                            {"down_link", down_link[i]},
+                            {"several_nics", several_nics[i]},
+                            {"collective_overhead", overhead ? overhead : ""}});
+  }
+  for (const auto& [link, seen] : middle) {
+    const bool fatpipe = link->get_sharing_policy() == simgrid::s4u::Link::SharingPolicy::FATPIPE;
+    if (fatpipe && link->get_bandwidth() >= fastest) continue;
+    out["not_emulated"].push_back({{"link", link->get_name()},
+                                   {"bandwidth_Bps", link->get_bandwidth()},
+                                   {"sharing", policy(link->get_sharing_policy())}});
+  }
+  out["route_latency_s"] = {{"least", n > 1 ? least_latency : 0.0}, {"most", most_latency}};
+  std::printf("%s\n", out.dump(-1, ' ', false, Json::error_handler_t::replace).c_str());
+}
 
 // The smallest numbers wulf takes from a platform. SimGrid loads a bandwidth of 1e-30 B/s,
 // a negative latency or a negative speed without a word, then either aborts the simulation
@@ -434,11 +500,39 @@ bool whole_number(const std::string& text, unsigned long& n) {
   return errno == 0;
 }
 
+// The hosts `which` names: the first K hosts for a number K, else a list a,b,... (each name
+// once, in the order first named). False, with the fault on standard error, for a name the
+// platform lacks.
+bool chosen_hosts(const simgrid::s4u::Engine& engine, const std::string& which,
+                  std::vector<simgrid::s4u::Host*>& chosen) {
+  if (unsigned long k = 0; whole_number(which, k)) {
+    chosen = declared_hosts(engine);
+    chosen.resize(std::min(chosen.size(), static_cast<std::size_t>(k)));
+    return true;
+  }
+  std::size_t start = 0;
+  while (start <= which.size()) {
+    const std::size_t end = std::min(which.find(',', start), which.size());
+    const std::string name = which.substr(start, end - start);
+    simgrid::s4u::Host* h = engine.host_by_name_or_null(name);
+    if (!h) {
+      std::fprintf(stderr, "--hosts: the platform has no host '%s'\n", name.c_str());
+      return false;
+    }
+    if (std::find(chosen.begin(), chosen.end(), h) == chosen.end()) chosen.push_back(h);
+    start = end + 1;
+  }
+  return true;
+}
+
 int run(int argc, char** argv) {
   const std::string verb = argc >= 3 ? argv[1] : "";
-  if ((verb != "hosts" && verb != "info" && verb != "grow") || argc > 5 || (verb == "info" && argc != 3) ||
-      (verb == "grow" && argc != 5) || (verb == "hosts" && argc > 4)) {
-    std::fprintf(stderr, "usage: wulf-platform hosts FILE.xml [K] | info FILE.xml | grow FILE.xml N OUT.xml\n");
+  if ((verb != "hosts" && verb != "info" && verb != "grow" && verb != "star") || argc > 5 ||
+      (verb == "info" && argc != 3) || (verb == "grow" && argc != 5) || (verb == "hosts" && argc > 4) ||
+      (verb == "star" && argc != 4)) {
+    std::fprintf(stderr,
+                 "usage: wulf-platform hosts FILE.xml [K] | info FILE.xml | grow FILE.xml N OUT.xml | "
+                 "star FILE.xml a,b,...\n");
     return 2;
   }
   try {
@@ -462,28 +556,14 @@ int run(int argc, char** argv) {
       return grow(engine, n, argv[4]);
     }
     // hosts FILE K: the first K hosts must reach each other; hosts FILE a,b,...: these
-    // (an explicit placement, --hosts) must exist and reach each other.
+    // (an explicit placement, --hosts) must exist and reach each other. star: these too.
     if (argc == 4) {
-      const std::string which = argv[3];
       std::vector<simgrid::s4u::Host*> chosen;
-      if (unsigned long k = 0; whole_number(which, k)) {
-        chosen = declared_hosts(engine);
-        chosen.resize(std::min(chosen.size(), static_cast<std::size_t>(k)));
-      } else {
-        std::size_t start = 0;
-        while (start <= which.size()) {
-          const std::size_t end = std::min(which.find(',', start), which.size());
-          const std::string name = which.substr(start, end - start);
-          simgrid::s4u::Host* h = engine.host_by_name_or_null(name);
-          if (!h) {
-            std::fprintf(stderr, "--hosts: the platform has no host '%s'\n", name.c_str());
-            return 2;
-          }
-          if (std::find(chosen.begin(), chosen.end(), h) == chosen.end()) chosen.push_back(h);
-          start = end + 1;
-        }
+      if (!chosen_hosts(engine, argv[3], chosen) || check_routes(chosen, chosen.size()) != 0) return 2;
+      if (verb == "star") {
+        star(engine, chosen);
+        return 0;
       }
-      if (check_routes(chosen, chosen.size()) != 0) return 2;
     }
     // The properties seed 002's four-stage reduce reads: the host's group of nodes, its
     // index in the group and its NICs ("-" where the platform does not say).

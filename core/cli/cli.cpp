@@ -29,6 +29,7 @@ const char* usage =
     "  validate   model and simulator against real mpirun on this machine (seed 000's Table VI)\n"
     "  recommend  the fastest strategy, p and b to a target error on a platform, searched by simulation\n"
     "  plot       draw the error curves of result records against time or iterations into one PNG\n"
+    "  testbed    whether this machine can run --engine testbed (check), and removing killed runs' leftovers (clean)\n"
     "\n"
     "wulf --version prints the version and the libraries it was built with.\n";
 
@@ -53,6 +54,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     if (args[0] == "study") return study_command(rest, out, err);
     if (args[0] == "recommend") return recommend_command(rest, out, err);
     if (args[0] == "plot") return plot_command(rest, out, err);
+    if (args[0] == "testbed") return testbed_command(rest, out, err);
     err << "wulf: unknown command '" << args[0] << "'\n" << usage;
     return exit_input;
   } catch (const Interrupted& e) {  // its children ended, its temporary files gone with the stack

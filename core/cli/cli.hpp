@@ -26,5 +26,6 @@ int recommend_command(const std::vector<std::string>& args, std::ostream& out, s
 int platform_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 // `wulf plot REC.json... --out F.png` (cli/plot.cpp): error curves of result records.
 int plot_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+int testbed_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
 }  // namespace wulf

@@ -6,6 +6,7 @@
 #include "util/errors.hpp"
 #include "data/dataset.hpp"
 #include "engine/launch.hpp"
+#include "engine/testbed.hpp"
 #include "job/train_options.hpp"
 #include "util/options.hpp"
 #include "comm/staged_reduce.hpp"
@@ -127,8 +128,10 @@ struct BenchJob {
   std::optional<std::vector<std::string>> hosts;  // the ping-pong pair's names (none: the first two)
   bool pingpong = true;
   std::string out;                        // the record to write (empty: none)
-  std::string program;                    // wulf-rank-sim
+  std::string program;                    // wulf-rank-sim, or wulf-rank-real on the testbed
   bool force = false;                     // run even where the memory estimate says it does not fit
+  std::string engine;                     // sim or testbed
+  double dilation = 0;                    // testbed: --dilation (0: the default)
 };
 
 // Checks the options, each with its own message, before anything runs; --grow's platform
@@ -163,8 +166,23 @@ BenchJob read_bench_job(const po::variables_map& vm) {
   job.run_file = job.grown ? job.grown->path() : job.file;
   if (vm.count("hosts")) job.hosts = split_list(vm["hosts"].as<std::string>());
   job.pingpong = !vm.count("no-pingpong");
-  job.program = wulf_program("wulf-rank-sim");
+  job.engine = vm["engine"].as<std::string>();
+  job.program = wulf_program(job.engine == "testbed" ? "wulf-rank-real" : "wulf-rank-sim");
   job.force = vm.count("force") > 0;
+  if (vm.count("dilation")) {
+    if (job.engine != "testbed") throw InputError("--dilation is for --engine testbed");
+    job.dilation = vm["dilation"].as<double>();
+    if (!(job.dilation >= 1) || !std::isfinite(job.dilation))
+      throw InputError("--dilation: must be a number of at least 1");
+  }
+  if (job.engine == "testbed") {
+    if (!is_one_of(job.allreduce, {"default", "rdb", "redbcast"}))
+      throw InputError("--allreduce " + job.allreduce + ": the testbed's Open MPI takes default, rdb or redbcast");
+    if (!is_one_of(job.reduce, {"default", "binomial"}))
+      throw InputError("--reduce " + job.reduce + ": the testbed takes the library's reduces, default or binomial");
+    if (job.grow > 0 || job.lat_scale != 1.0)
+      throw InputError("--grow and --lat-scale are for --engine sim (the testbed emulates no latency)");
+  }
   return job;
 }
 
@@ -205,20 +223,59 @@ std::vector<PlatformHost> pingpong_pair(const BenchJob& job, const std::vector<P
   return pair;
 }
 
+// The bench's arguments of the rank program: what, the sizes, the repeats, the what-ifs.
+std::vector<std::string> bench_args(const BenchJob& job, const std::string& what, const std::vector<std::size_t>& list) {
+  std::vector<std::string> args{"bench", "--what", what, "--sizes", fmt::format("{}", fmt::join(list, ",")),
+                                "--repeat", std::to_string(job.repeat), "--bw-scale", std::to_string(job.bw_scale),
+                                "--lat-scale", std::to_string(job.lat_scale)};
+  if (job.type == "float") args.push_back("--float");
+  return args;
+}
+
+// The same on the testbed: the hosts `on` (their cores cut to np ranks) built as an
+// emulated cluster, np ranks of wulf-rank-real under mpirun across it, times in the
+// platform's seconds (the ranks divide by the dilation).
+std::vector<Json> measure_on_testbed(const BenchJob& job, const std::vector<PlatformHost>& on, std::size_t np,
+                                     const std::string& what, const std::vector<std::size_t>& list) {
+  std::vector<PlatformHost> used;
+  long long left = static_cast<long long>(np);
+  for (PlatformHost h : on) {
+    if (left <= 0) break;
+    h.cores = static_cast<int>(std::min<long long>(h.cores, left));
+    left -= h.cores;
+    used.push_back(h);
+  }
+  TestbedPlan plan = plan_testbed(job.run_file, used, static_cast<int>(np), job.dilation, job.bw_scale);
+  plan.platform = job.file;
+  const Testbed bed(std::move(plan));
+  const MpiSessionDir session;
+  std::vector<std::string> cmd = bed.command(job.program, session, {job.allreduce, job.reduce, "default"});
+  const std::vector<std::string> args = bench_args(job, what, list);
+  cmd.insert(cmd.end(), args.begin(), args.end());
+  cmd.insert(cmd.end(), {"--dilation", fmt::format("{:.17g}", bed.plan().dilation)});
+  RanksOutcome o;
+  try {
+    o = run_ranks(cmd, false, true, job.timeout, bed.environment());
+  } catch (const TimedOut& e) {
+    throw TimedOut{"platform " + job.file + ": the testbed's " + what + " run " + e.message};
+  }
+  if (o.code != 0) throw InputError("platform " + job.file + ": the testbed's " + what + " run failed: " + o.failure);
+  return read_bench_rows(o.output, "the testbed's " + what + " run's output");
+}
+
 // One smpirun of wulf-rank-sim's bench on the hosts `on`: np ranks measure `what` at each
 // size of list; the rows rank 0 printed.
 std::vector<Json> measure(const BenchJob& job, const std::vector<PlatformHost>& on, std::size_t np,
                           const std::string& what, const std::vector<std::size_t>& list) {
+  if (job.engine == "testbed") return measure_on_testbed(job, on, np, what, list);
   // wulf's own reduces end in (four-stage) or stand beside the library's binomial one.
   const std::vector<std::string> cfg{
       "smpi/allreduce:" + job.allreduce,
       "smpi/reduce:" + (is_point_to_point_reduce(job.reduce) ? std::string("binomial") : job.reduce)};
   const Hostfile hostfile(on);
   std::vector<std::string> cmd = smpirun_command(job.run_file, hostfile, static_cast<int>(np), cfg, job.program);
-  cmd.insert(cmd.end(), {"bench", "--what", what, "--sizes", fmt::format("{}", fmt::join(list, ",")), "--repeat",
-                         std::to_string(job.repeat), "--bw-scale", std::to_string(job.bw_scale), "--lat-scale",
-                         std::to_string(job.lat_scale)});
-  if (job.type == "float") cmd.push_back("--float");
+  const std::vector<std::string> args = bench_args(job, what, list);
+  cmd.insert(cmd.end(), args.begin(), args.end());
   if (what == "reduce" && is_point_to_point_reduce(job.reduce)) {
     cmd.insert(cmd.end(), {"--reduce", job.reduce});
     const std::string layout = job.reduce == "four-stage" ? reduce_layout_of(on, static_cast<int>(np)) : "";
@@ -320,7 +377,11 @@ int bench_command(const std::vector<std::string>& args, std::ostream& out, std::
       ("lat-scale", po::value<double>()->default_value(1.0), "what-if: every link's latency times this")
       ("grow", po::value<long long>()->default_value(0),
        "what-if: the platform's one homogeneous cluster with this many hosts (0: as it is)")
-      ("timeout", timeout_value(), timeout_help("each run (one smpirun): ").c_str())
+      ("engine", one_of({"sim", "testbed"}, "--engine: '{}' (expected sim or testbed)")->default_value("sim"),
+       "sim (smpirun on the platform) or testbed (real Open MPI over an emulated cluster of the platform's hosts "
+       "and links on this machine, as root; times in the platform's seconds)")
+      ("dilation", po::value<double>(), "testbed: time dilation D (default: as wulf train --engine testbed)")
+      ("timeout", timeout_value(), timeout_help("each run (one smpirun or mpirun): ").c_str())
       ("out", po::value<std::string>(), "write the measurements (JSON) to FILE")
       ("force", "run even where the memory estimate of a run exceeds this machine's memory (MemAvailable, or "
                 "$WULF_MEMORY_LIMIT_BYTES)");
@@ -329,18 +390,41 @@ int bench_command(const std::vector<std::string>& args, std::ostream& out, std::
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(options).positional(positional).run(), vm);
   if (vm.count("help")) return out << options << "\n", exit_ok;
-  const BenchJob job = read_bench_job(vm);
-  const std::vector<PlatformHost> hosts =
-      platform_hosts(job.run_file, static_cast<long long>(*std::max_element(job.nps.begin(), job.nps.end())));
+  BenchJob job = read_bench_job(vm);
+  const long long most_np = static_cast<long long>(*std::max_element(job.nps.begin(), job.nps.end()));
+  const std::vector<PlatformHost> hosts = platform_hosts(job.run_file, most_np);
   long long total_cores = 0;
   for (const auto& h : hosts) total_cores += h.cores;
   const std::vector<PlatformHost> pair = pingpong_pair(job, hosts);
-  check_bench_memory(job, total_cores);
+  if (job.engine == "sim") check_bench_memory(job, total_cores);
 
   Json record = Json::object();
   record["wulf_record"] = 1;
   record["config"] = bench_config(job, pair);
   out << "platform " << job.file << ": " << hosts.size() << " hosts, " << total_cores << " cores\n";
+  if (job.engine == "testbed") {
+    // One dilation for every run of the bench: the one the largest run would get.
+    if (const std::string why = testbed_unavailable(); !why.empty())
+      throw InputError("--engine testbed: this machine cannot build the testbed: " + why);
+    if (const int removed = remove_testbed_leftovers(); removed > 0)
+      err << "wulf platform bench: removed " << removed << " namespaces left by testbed runs that were killed\n";
+    std::vector<PlatformHost> largest;
+    for (long long left = std::min(most_np, total_cores); left > 0 && largest.size() < hosts.size();) {
+      PlatformHost h = hosts[largest.size()];
+      h.cores = static_cast<int>(std::min<long long>(h.cores, left));
+      left -= h.cores;
+      largest.push_back(h);
+    }
+    TestbedPlan plan = plan_testbed(job.run_file, largest, static_cast<int>(std::min(most_np, total_cores)),
+                                    job.dilation, job.bw_scale);
+    plan.platform = job.file;
+    job.dilation = plan.dilation;
+    print_testbed(out, plan);
+    record["config"]["engine"] = "testbed";
+    record["config"]["testbed"] = plan.to_json();
+  } else {
+    record["config"]["engine"] = "sim";
+  }
   if (job.pingpong) bench_pingpong(job, pair, out, record);
   record["collectives"] = bench_collectives(job, hosts, total_cores, out, err);
   if (!job.out.empty()) {

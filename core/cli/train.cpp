@@ -6,6 +6,7 @@
 #include "comm/compute.hpp"
 #include "comm/staged_reduce.hpp"
 #include "engine/launch.hpp"
+#include "engine/testbed.hpp"
 #include "job/run_train.hpp"
 #include "job/train_job.hpp"
 #include "job/train_options.hpp"
@@ -129,12 +130,9 @@ int launch_real(const TrainJob& job, const std::vector<std::string>& args, std::
   return ranks_ended(run_ranks(cmd, false, false), "mpirun", err);
 }
 
-// Starts the ranks under smpirun on the platform (grown, for --grow) with the same
-// arguments and waits for them.
-int launch_sim(const TrainJob& job, const std::vector<std::string>& args, std::ostream& err) {
-  std::unique_ptr<GrownPlatform> grown;
-  if (job.grow > 0) grown = std::make_unique<GrownPlatform>(job.platform, job.grow);
-  const std::string platform = grown ? grown->path() : job.platform;
+// The hosts of the platform the ranks go on, in rank order: --hosts' placement, or the
+// platform's hosts filled in order (at most --ranks-per-host each); too few cores are refused.
+std::vector<PlatformHost> rank_placement(const TrainJob& job, const std::string& platform) {
   const std::vector<PlatformHost> hosts = job.rank_hosts.empty()
                                               ? platform_hosts(platform, job.np, job.ranks_per_host)
                                               : placed_hosts(platform, job.rank_hosts);
@@ -144,30 +142,80 @@ int launch_sim(const TrainJob& job, const std::vector<std::string>& args, std::o
     throw InputError("--np " + std::to_string(job.np) + ": the platform " + job.platform + " has only " +
                      std::to_string(cores) + " cores on " + std::to_string(hosts.size()) + " hosts" +
                      (job.ranks_per_host > 0 ? " for --ranks-per-host " + std::to_string(job.ranks_per_host) : ""));
+  return hosts;
+}
+
+// The arguments the ranks of a run on a platform get: the user's, the profile's file as the
+// front end found it (the ranks may not find it by name), the platform's price and the
+// four-stage reduce's layout unless given.
+std::vector<std::string> platform_rank_args(const TrainJob& job, const std::vector<std::string>& args,
+                                            const std::string& platform, const std::vector<PlatformHost>& hosts) {
+  std::vector<std::string> out = job.compute.mode == ComputeMode::calibrated
+                                     ? with_option(args, "--profile", job.compute.profile.name)
+                                     : args;
+  if (job.machine_cost_usd == 0)
+    if (const double cost = platform_cost_usd(platform); cost > 0)
+      out.insert(out.end(), {"--machine-cost", fmt::format("{:.17g}", cost)});
+  if (job.reduce == "four-stage" && !job.has_reduce_layout) {
+    const std::string layout = reduce_layout_of(hosts, job.np);
+    if (!layout.empty()) out.insert(out.end(), {"--reduce-layout", layout});
+  }
+  return out;
+}
+
+// Starts the ranks under smpirun on the platform (grown, for --grow) with the same
+// arguments and waits for them.
+int launch_sim(const TrainJob& job, const std::vector<std::string>& args, std::ostream& err) {
+  std::unique_ptr<GrownPlatform> grown;
+  if (job.grow > 0) grown = std::make_unique<GrownPlatform>(job.platform, job.grow);
+  const std::string platform = grown ? grown->path() : job.platform;
+  const std::vector<PlatformHost> hosts = rank_placement(job, platform);
   const Hostfile hostfile(hosts);
   std::vector<std::string> cfg;
   if (job.allreduce != "default") cfg.push_back("smpi/allreduce:" + job.allreduce);
   if (library_reduce(job.reduce) != "default") cfg.push_back("smpi/reduce:" + library_reduce(job.reduce));
   if (job.bcast != "default") cfg.push_back("smpi/bcast:binomial_tree");  // SMPI's name for it
   std::vector<std::string> cmd = smpirun_command(platform, hostfile, job.np, cfg, wulf_program("wulf-rank-sim"));
-  // The ranks run inside SimGrid's smpimain, which tells them nothing of where wulf is
-  // installed: they get the profile's file as the front end found it, not its name.
-  if (job.compute.mode == ComputeMode::calibrated) {
-    const std::vector<std::string> ranks_args = with_option(args, "--profile", job.compute.profile.name);
-    cmd.insert(cmd.end(), ranks_args.begin(), ranks_args.end());
-  } else {
-    cmd.insert(cmd.end(), args.begin(), args.end());
-  }
-  // The platform's price, unless given, for the record's price/performance.
-  if (job.machine_cost_usd == 0)
-    if (const double cost = platform_cost_usd(platform); cost > 0)
-      cmd.insert(cmd.end(), {"--machine-cost", fmt::format("{:.17g}", cost)});
-  // The four-stage reduce's layout, unless given: the platform's groups of nodes.
-  if (job.reduce == "four-stage" && !job.has_reduce_layout) {
-    const std::string layout = reduce_layout_of(hosts, job.np);
-    if (!layout.empty()) cmd.insert(cmd.end(), {"--reduce-layout", layout});
-  }
+  const std::vector<std::string> ranks_args = platform_rank_args(job, args, platform, hosts);
+  cmd.insert(cmd.end(), ranks_args.begin(), ranks_args.end());
   return ranks_ended(run_ranks(cmd, true, false), "smpirun", err);
+}
+
+// The hosts placed, each with the ranks it gets (at most its cores), cut to np ranks.
+std::vector<PlatformHost> used_hosts(std::vector<PlatformHost> hosts, int np) {
+  std::vector<PlatformHost> used;
+  for (PlatformHost& h : hosts) {
+    if (np <= 0) break;
+    h.cores = std::min(h.cores, np);
+    np -= h.cores;
+    used.push_back(std::move(h));
+  }
+  return used;
+}
+
+// Builds the testbed of the platform's hosts the ranks use, runs them under mpirun across
+// it, and removes it however the run ends.
+int launch_testbed(const TrainJob& job, const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  if (const std::string why = testbed_unavailable(); !why.empty())
+    throw InputError("--engine testbed: this machine cannot build the testbed: " + why);
+  if (const int removed = remove_testbed_leftovers(); removed > 0)
+    err << "wulf train: removed " << removed << " namespaces left by testbed runs that were killed\n";
+  std::unique_ptr<GrownPlatform> grown;
+  if (job.grow > 0) grown = std::make_unique<GrownPlatform>(job.platform, job.grow);
+  const std::string platform = grown ? grown->path() : job.platform;
+  const std::vector<PlatformHost> hosts = rank_placement(job, platform);
+  TestbedPlan plan = plan_testbed(platform, used_hosts(hosts, job.np), job.np, job.compute.dilation,
+                                  job.compute.bw_scale);
+  plan.platform = job.platform;
+  if (!job.quiet) print_testbed(out, plan);
+  const Testbed bed(std::move(plan));
+  std::vector<std::string> ranks_args = platform_rank_args(job, args, platform, hosts);
+  ranks_args = with_option(ranks_args, "--dilation", fmt::format("{:.17g}", bed.plan().dilation));
+  const MpiSessionDir session;
+  std::vector<std::string> cmd = bed.command(wulf_program("wulf-rank-real"), session,
+                                             {job.allreduce, library_reduce(job.reduce), job.bcast});
+  cmd.insert(cmd.end(), ranks_args.begin(), ranks_args.end());
+  return ranks_ended(run_ranks(cmd, false, false, 0, bed.environment()), "testbed mpirun", err);
 }
 
 // A run that --timeout or a signal ended has no result, but --out still gets a record: the
@@ -186,6 +234,7 @@ void write_ended_record(const TrainJob& job, const std::string& status, const st
 int launch(TrainJob& job, const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   if (job.engine == "real") return launch_real(job, args, err);
   if (job.engine == "sim") return launch_sim(job, args, err);
+  if (job.engine == "testbed") return launch_testbed(job, args, out, err);
   SerialComm comm;
   const std::unique_ptr<Compute> compute = make_wall_compute();
   return run_train(job, comm, *compute, out, err);

@@ -349,7 +349,8 @@ std::string killed_rank(const std::string& mpirun_err, const RanksStatus& status
 
 }  // namespace
 
-RanksOutcome run_ranks(const std::vector<std::string>& cmd, bool simulation, bool capture_output, double timeout_s) {
+RanksOutcome run_ranks(const std::vector<std::string>& cmd, bool simulation, bool capture_output, double timeout_s,
+                       const std::vector<std::string>& env) {
   // The ranks append to a file this process made (mode 0600, in $TMPDIR), which goes with
   // the object however this function ends.
   const TempFile status_file("status", "");
@@ -358,6 +359,7 @@ RanksOutcome run_ranks(const std::vector<std::string>& cmd, bool simulation, boo
   options.keep_err = !capture_output && !simulation;  // mpirun's word on a rank it saw killed
   options.timeout_s = timeout_s;
   options.env.push_back("WULF_STATUS_FILE=" + status_file.path());
+  options.env.insert(options.env.end(), env.begin(), env.end());
   // smpirun's files (SimGrid's copies of the rank program, one per rank, which it removes
   // only when it ends well) go in a folder of this run's, which goes with the object.
   std::optional<TempDir> smpi_files;

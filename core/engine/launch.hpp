@@ -111,7 +111,9 @@ struct RanksOutcome {
 // killed by a signal. timeout_s > 0 ends the run after that long (util/process.hpp) and
 // throws TimedOut, naming the ranks on this machine that are stopped; so does the time
 // limit of a TimeLimit.
-RanksOutcome run_ranks(const std::vector<std::string>& cmd, bool simulation, bool capture_output, double timeout_s = 0);
+// env: more "NAME=value" for the run (the testbed's description).
+RanksOutcome run_ranks(const std::vector<std::string>& cmd, bool simulation, bool capture_output, double timeout_s = 0,
+                       const std::vector<std::string>& env = {});
 
 // `wulf ARGS --out path` run as a program of its own (wulf's commands that start training
 // runs: validate, recommend), its output and its ranks' output captured.

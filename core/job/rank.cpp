@@ -2,6 +2,7 @@
 
 #include "comm/staged_reduce.hpp"
 #include "engine/launch.hpp"
+#include "engine/testbed.hpp"
 #include "job/run_train.hpp"
 #include "job/train_job.hpp"
 #include "job/train_options.hpp"
@@ -15,6 +16,22 @@
 namespace po = boost::program_options;
 
 namespace wulf {
+namespace {
+
+// A rank of --engine testbed: its host's speed and collective overhead from the testbed's
+// description, which also goes into the record.
+void join_testbed(TrainJob& job, int rank) {
+  const Json bed = testbed_description();
+  if (bed.is_null())
+    throw InputError("--engine testbed: this rank was not started by wulf's testbed (no WULF_TESTBED_FILE); "
+                     "run wulf train --engine testbed, not the rank program");
+  const TestbedRankFacts facts = testbed_rank_facts(bed, rank);
+  job.compute.host_speed = facts.speed_flops;
+  job.compute.collective_overhead_s = facts.collective_overhead_s;
+  job.config_json["testbed"] = bed;
+}
+
+}  // namespace
 
 int run_rank_bench(const std::vector<std::string>& args, Comm& comm, const ComputeFactory& make_compute,
                    std::ostream& out, std::ostream& err) {
@@ -25,6 +42,10 @@ int run_rank_bench(const std::vector<std::string>& args, Comm& comm, const Compu
     ComputeConfig config;  // charges no compute: only the collectives' own cost
     config.bw_scale = bench.bw_scale;
     config.lat_scale = bench.lat_scale;
+    config.dilation = bench.dilation;
+    comm.set_time_dilation(bench.dilation);
+    if (const Json bed = testbed_description(); !bed.is_null())
+      config.collective_overhead_s = testbed_rank_facts(bed, comm.rank()).collective_overhead_s;
     const std::unique_ptr<Compute> compute = make_compute(config);
     compute->prepare(comm);
     if (is_point_to_point_reduce(bench.reduce)) {
@@ -60,6 +81,7 @@ int run_rank(const std::vector<std::string>& args, Comm& comm, const ComputeFact
     if (job.np != comm.size())
       throw InputError("--np " + std::to_string(job.np) + " but " + std::to_string(comm.size()) +
                        " ranks were started");
+    if (job.engine == "testbed") join_testbed(job, comm.rank());
     const std::unique_ptr<Compute> compute = make_compute(job.compute);
     // wulf's own reduces wrap the engine's communicator; the strategies see one Comm.
     std::unique_ptr<ReduceComm> reducing;

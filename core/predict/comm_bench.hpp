@@ -22,6 +22,7 @@ struct CommBenchConfig {
   int repeat = 3;
   double bw_scale = 1.0;   // what-if: links' bandwidth and latency times these
   double lat_scale = 1.0;
+  double dilation = 1.0;   // testbed: wall seconds per platform second (times are reported over it)
   std::string reduce = "default";  // wulf-binomial or four-stage: wulf's own reduce
   std::string reduce_layout;       // four-stage: ReduceLayout's text (empty: none)
   bool check = false;              // reduce: check the sum exactly instead of timing

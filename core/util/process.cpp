@@ -358,8 +358,8 @@ int poll_ms(const Deadline& d, bool exit_seen_by_poll) {
 }  // namespace
 
 ChildResult run_child(const std::vector<std::string>& argv, const ChildOptions& options) {
-  check_interrupt();  // asked to stop before it started: it is not started
-  const Deadline deadline = deadline_of(options);
+  if (!options.cleanup) check_interrupt();  // asked to stop before it started: it is not started
+  const Deadline deadline = options.cleanup ? Deadline{} : deadline_of(options);
   Pipe out, err;
   if (options.capture) out.open();
   if (options.capture || options.keep_err) err.open();
@@ -394,7 +394,7 @@ ChildResult run_child(const std::vector<std::string>& argv, const ChildOptions& 
       last_look = Clock::now();
     }
     if (exited && (out.read < 0 && err.read < 0)) break;  // it ended before a signal or its time
-    if (const int s = pending.load()) {
+    if (const int s = options.cleanup ? 0 : pending.load()) {
       const std::string how = end_family(pid, family, options.grace_s);
       reap(pid);
       throw Interrupted{s, "interrupted (" + signal_name(s) + "): ended " + ended + how};
@@ -419,12 +419,25 @@ ChildResult run_child(const std::vector<std::string>& argv, const ChildOptions& 
 
 int run_program(const std::vector<std::string>& argv) { return run_child(argv).code; }
 
-int run_program_captured(const std::vector<std::string>& argv, std::string& out, std::string& err) {
+namespace {
+
+int captured(const std::vector<std::string>& argv, std::string& out, std::string& err, bool cleanup) {
   ChildOptions options;
   options.capture = true;
+  options.cleanup = cleanup;
   ChildResult r = run_child(argv, options);
   out = std::move(r.out), err = std::move(r.err);
   return r.code;
+}
+
+}  // namespace
+
+int run_program_captured(const std::vector<std::string>& argv, std::string& out, std::string& err) {
+  return captured(argv, out, err, false);
+}
+
+int run_cleanup_captured(const std::vector<std::string>& argv, std::string& out, std::string& err) {
+  return captured(argv, out, err, true);
 }
 
 void install_signal_handlers() {

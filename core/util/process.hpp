@@ -34,6 +34,9 @@ struct ChildOptions {
   double timeout_s = 0;    // > 0: ended after this many seconds, then TimedOut is thrown
   double grace_s = kGraceSeconds;
   std::vector<std::string> env;  // "NAME=value" set for the child only
+  // A step of removing what a run made (the testbed's namespaces): it runs to its end even
+  // after a signal or past the time limit, which end every other child.
+  bool cleanup = false;
   // Asked when the child timed out, before its processes are ended: what to say of them
   // (e.g. which rank is stopped), added to TimedOut's message.
   std::function<std::string()> on_timeout;
@@ -54,6 +57,8 @@ ChildResult run_child(const std::vector<std::string>& argv, const ChildOptions& 
 int run_program(const std::vector<std::string>& argv);
 // The same, with its standard output and error captured instead of shown.
 int run_program_captured(const std::vector<std::string>& argv, std::string& out, std::string& err);
+// The same as a cleanup step (ChildOptions::cleanup): it runs even after a signal came.
+int run_cleanup_captured(const std::vector<std::string>& argv, std::string& out, std::string& err);
 
 // The state /proc gives process pid (R running, S sleeping, T stopped, Z zombie, ...); '?'
 // when there is no such process in this process's session.

@@ -85,3 +85,23 @@ std::string printable(std::string_view text, std::size_t most) {
 }
 
 }  // namespace wulf
+
+namespace wulf {
+
+double parse_duration(const std::string& text, const std::string& what) {
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    throw InputError(what + ": '" + printable(text) + "' is not a duration");
+  }
+  const std::string unit = text.substr(used);
+  if (unit == "" || unit == "s") return v;
+  if (unit == "ms") return v * 1e-3;
+  if (unit == "us") return v * 1e-6;
+  if (unit == "ns") return v * 1e-9;
+  throw InputError(what + ": unknown unit '" + printable(unit) + "' (s, ms, us or ns)");
+}
+
+}  // namespace wulf

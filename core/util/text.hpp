@@ -36,3 +36,11 @@ bool is_one_of(std::string_view value, std::initializer_list<std::string_view> c
 std::string printable(std::string_view text, std::size_t most = 40);
 
 }  // namespace wulf
+
+namespace wulf {
+
+// A SimGrid duration: a number with s, ms, us or ns ("365.868us"); a plain number is
+// seconds. Throws InputError naming what (e.g. "platform property wulf:collective_overhead").
+double parse_duration(const std::string& text, const std::string& what);
+
+}  // namespace wulf

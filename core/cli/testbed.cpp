@@ -1,0 +1,38 @@
+// `wulf testbed check` and `wulf testbed clean`: whether this machine can build the emulated
+// cluster of --engine testbed (engine/testbed.hpp), and removing what killed runs left.
+#include "cli/cli.hpp"
+
+#include "engine/testbed.hpp"
+#include "util/errors.hpp"
+
+#include <ostream>
+
+namespace wulf {
+
+int testbed_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  const std::string verb = args.empty() ? "" : args[0];
+  if (verb == "--help" || verb == "-h") {
+    out << "usage: wulf testbed check   whether this machine can run --engine testbed (exit 0), or why not (exit 2)\n"
+           "       wulf testbed clean   remove the namespaces and processes of testbed runs that were killed\n";
+    return exit_ok;
+  }
+  if (args.size() != 1 || (verb != "check" && verb != "clean")) {
+    err << "usage: wulf testbed check | clean\n";
+    return exit_input;
+  }
+  if (verb == "clean") {
+    const int removed = remove_testbed_leftovers();
+    out << "wulf testbed: removed " << removed << " namespace" << (removed == 1 ? "" : "s")
+        << " of testbed runs that are gone\n";
+    return exit_ok;
+  }
+  const std::string why = testbed_unavailable();
+  if (!why.empty()) {
+    out << "wulf testbed: this machine cannot build the testbed: " << why << "\n";
+    return exit_input;
+  }
+  out << "wulf testbed: this machine can build the testbed (namespaces, veth, a bridge, tbf)\n";
+  return exit_ok;
+}
+
+}  // namespace wulf

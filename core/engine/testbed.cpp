@@ -1,0 +1,419 @@
+#include "engine/testbed.hpp"
+
+#include "util/errors.hpp"
+#include "util/paths.hpp"
+#include "util/process.hpp"
+#include "util/text.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <ostream>
+#include <sstream>
+#include <thread>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace wulf {
+namespace {
+
+// Namespaces of wulf's testbed runs: wulf-tb-<pid>.<start time>-<role>.
+constexpr const char* kPrefix = "wulf-tb-";
+// Open MPI's and the hosts' subnet (inside 198.18.0.0/15, RFC 2544).
+constexpr const char* kSubnet = "198.18.0.0/16";
+
+// Shaping (measured on this kind of machine, issue 16): a tbf bucket of at least two
+// frames (one frame let the timer's granularity cut 100 Mbit/s to 78), charged on wire bytes
+// (Ethernet's preamble, FCS and gap: 24 bytes, and its 84-byte minimum); the switch's ports
+// 2% faster than the hosts' with deeper queues, so that the hosts' own ports are the
+// bottleneck a single flow sees and converging flows queue at the switch instead of being
+// dropped.
+constexpr double kBurstBytes = 3200;
+constexpr double kSwitchFaster = 1.02;
+constexpr double kHostQueueBytes = 1 << 20;
+constexpr double kSwitchQueueBytes = 4 << 20;
+constexpr const char* kStab[] = {"stab", "overhead", "24", "mpu", "84"};
+
+std::string first_line(std::string text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  const std::size_t nl = text.find('\n');
+  return nl == std::string::npos ? text : text.substr(0, nl);
+}
+
+// Runs one command of the set-up; its failure is an InputError naming it and what it said.
+void must(const std::vector<std::string>& argv) {
+  std::string out, err;
+  if (run_program_captured(argv, out, err) != 0) {
+    std::string cmd;
+    for (const auto& a : argv) cmd += (cmd.empty() ? "" : " ") + a;
+    throw InputError("the testbed's set-up failed at `" + cmd + "`: " + first_line(err.empty() ? out : err));
+  }
+}
+
+bool quiet_ok(const std::vector<std::string>& argv) {
+  std::string out, err;
+  return run_program_captured(argv, out, err) == 0;
+}
+
+// The start time of process pid (field 22 of /proc/pid/stat, clock ticks since boot), or
+// empty when there is no such process.
+std::string start_time(long pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  if (!std::getline(stat, text)) return "";
+  const std::size_t close = text.rfind(')');  // the command name may hold blanks
+  if (close == std::string::npos) return "";
+  std::istringstream fields(text.substr(close + 2));
+  std::string field;
+  for (int i = 3; i <= 22 && fields >> field; ++i)
+    if (i == 22) return field;
+  return "";
+}
+
+// The namespaces there are, by name.
+std::vector<std::string> all_namespaces() {
+  std::string out, err;
+  run_program_captured({"ip", "netns", "list"}, out, err);
+  std::vector<std::string> names;
+  std::istringstream lines(out);
+  std::string line;
+  while (std::getline(lines, line)) {
+    const std::string name = line.substr(0, line.find(' '));  // "name (id: 3)"
+    if (!name.empty()) names.push_back(name);
+  }
+  return names;
+}
+
+// Ends every process inside namespace ns (all of them started by a testbed run: nothing
+// else enters wulf's namespaces), SIGTERM then SIGKILL, and deletes the namespace.
+void remove_namespace(const std::string& ns) {
+  for (const int signal : {SIGTERM, SIGKILL}) {
+    std::string out, err;
+    run_cleanup_captured({"ip", "netns", "pids", ns}, out, err);
+    std::istringstream pids(out);
+    bool any = false;
+    for (long pid = 0; pids >> pid;)
+      if (pid > 1 && ::kill(static_cast<pid_t>(pid), signal) == 0) any = true;
+    if (!any) break;
+    for (int i = 0; i < 20 && signal == SIGTERM; ++i) {  // up to 1 s for them to end
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      std::string still;
+      run_cleanup_captured({"ip", "netns", "pids", ns}, still, err);
+      if (trim(still).empty()) break;
+    }
+  }
+  std::string out, err;
+  run_cleanup_captured({"ip", "netns", "del", ns}, out, err);
+}
+
+std::string rate_text(double bytes_per_s) { return fmt::format("{:.0f}bit", std::max(8.0, bytes_per_s * 8)); }
+
+// A hostname for the namespace: the platform's host name where it is a usable one.
+std::string host_label(const std::string& name, std::size_t index) {
+  const bool usable = !name.empty() && name.size() <= 63 &&
+                      name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_") ==
+                          std::string::npos;
+  return usable ? name : "host" + std::to_string(index);
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+}  // namespace
+
+double default_dilation(const std::vector<TestbedHost>& hosts, int np, unsigned cores) {
+  cores = std::max(1u, cores);
+  const double per_core = std::ceil(static_cast<double>(np) / (4.0 * cores));
+  double links = 0;
+  for (const TestbedHost& h : hosts) links += h.up_Bps;
+  const double carried = std::ceil(links / (50e6 * cores));
+  return std::max({10.0, 10.0 * per_core, carried});
+}
+
+TestbedPlan plan_testbed(const std::string& platform, const std::vector<PlatformHost>& placed, int np,
+                         double dilation, double bw_scale) {
+  TestbedPlan plan;
+  plan.platform = platform;
+  std::vector<std::string> names;
+  for (const PlatformHost& h : placed)
+    if (std::find(names.begin(), names.end(), h.name) == names.end()) names.push_back(h.name);
+  std::string list;
+  for (const auto& n : names) list += (list.empty() ? "" : ",") + n;
+  std::string text, errors;
+  if (run_program_captured({wulf_program("wulf-platform"), "star", platform, list}, text, errors) != 0)
+    throw InputError("platform " + platform + ": " + first_line(errors));
+  const Json star = parse_json(text, "wulf-platform star " + platform);
+  const Json& hosts = star.at("hosts");
+  for (std::size_t i = 0; i < hosts.size(); ++i) {
+    const Json& h = hosts[i];
+    TestbedHost t;
+    t.name = h.at("name").get<std::string>();
+    t.address = fmt::format("198.18.{}.{}", (i + 1) / 256, (i + 1) % 256);
+    t.up_Bps = h.at("up_Bps").get<double>() * bw_scale;
+    t.down_Bps = h.at("down_Bps").get<double>() * bw_scale;
+    t.speed_flops = h.at("speed_flops").get<double>();
+    const std::string overhead = h.at("collective_overhead").get<std::string>();
+    t.collective_overhead_s =
+        overhead.empty() ? 0 : parse_duration(overhead, "platform " + platform + ": wulf:collective_overhead");
+    if (h.at("several_nics").get<bool>())
+      plan.notes.push_back("host " + t.name + " has several NICs: its one port runs at its fastest NIC's rate");
+    plan.hosts.push_back(std::move(t));
+  }
+  for (const PlatformHost& p : placed) {
+    const auto at = std::find(names.begin(), names.end(), p.name) - names.begin();
+    for (int c = 0; c < p.cores && static_cast<int>(plan.rank_host.size()) < np; ++c) {
+      plan.rank_host.push_back(static_cast<int>(at));
+      plan.hosts[static_cast<std::size_t>(at)].ranks += 1;
+    }
+  }
+  for (const Json& link : star.at("not_emulated"))
+    plan.notes.push_back(fmt::format("link {} ({:.4g} Mbit/s, {}) between the hosts' own links is not emulated: "
+                                     "the testbed's switch never limits a flow",
+                                     link.at("link").get<std::string>(),
+                                     link.at("bandwidth_Bps").get<double>() * 8e-6,
+                                     link.at("sharing").get<std::string>()));
+  plan.route_latency_s = star.at("route_latency_s").at("most").get<double>();
+  if (plan.route_latency_s > 0)
+    plan.notes.push_back(fmt::format("latency is not emulated (no netem here): the platform's host-to-host {:.4g} us "
+                                     "is the software path's own instead",
+                                     plan.route_latency_s * 1e6));
+  plan.dilation = dilation > 0 ? dilation : default_dilation(plan.hosts, np, std::thread::hardware_concurrency());
+  plan.dilation_from = dilation > 0 ? "--dilation"
+                                    : fmt::format("default for {} ranks on {} cores and these links", np,
+                                                  std::thread::hardware_concurrency());
+  return plan;
+}
+
+void print_testbed(std::ostream& out, const TestbedPlan& plan) {
+  fmt::print(out, "testbed: {} hosts of {} as a star switch, time dilation {:g} ({})\n", plan.hosts.size(),
+             plan.platform, plan.dilation, plan.dilation_from);
+  for (const TestbedHost& h : plan.hosts)
+    fmt::print(out, "  {:<16} {:<14} {} rank{}, link {:.4g} Mbit/s (shaped to {:.4g}), {:.4g} Gflop/s\n", h.name,
+               h.address, h.ranks, h.ranks == 1 ? "" : "s", h.up_Bps * 8e-6, h.up_Bps * 8e-6 / plan.dilation,
+               h.speed_flops * 1e-9);
+  for (const std::string& note : plan.notes) out << "  note: " << note << "\n";
+  out.flush();
+}
+
+Json TestbedPlan::to_json() const {
+  Json hosts_json = Json::array();
+  for (const TestbedHost& h : hosts)
+    hosts_json.push_back({{"name", h.name},
+                          {"address", h.address},
+                          {"ranks", h.ranks},
+                          {"platform_up_Bps", h.up_Bps},
+                          {"platform_down_Bps", h.down_Bps},
+                          {"shaped_up_bit_s", h.up_Bps * 8 / dilation},
+                          {"shaped_switch_port_bit_s", h.down_Bps * 8 / dilation * kSwitchFaster},
+                          {"speed_flops", h.speed_flops},
+                          {"collective_overhead_s", h.collective_overhead_s}});
+  Json ranks = Json::array();
+  for (const int h : rank_host) ranks.push_back(h);
+  return {{"platform", platform},
+          {"dilation", dilation},
+          {"dilation_from", dilation_from},
+          {"topology", "star: one switch (a Linux bridge), one port per host shaped by tc tbf"},
+          {"shaping", {{"burst_bytes", kBurstBytes},
+                       {"wire_overhead_bytes", 24},
+                       {"minimum_frame_bytes", 84},
+                       {"switch_ports_faster_by", kSwitchFaster},
+                       {"offloads", "tso, gso, gro off"},
+                       {"congestion_control", "reno"},
+                       {"slow_start_after_idle", false}}},
+          {"open_mpi", {{"btl", "tcp,self"}, {"pml", "ob1"}, {"btl_tcp_eager_limit", 4194304},
+                        {"btl_tcp_max_send_size", 4194304}, {"mpi_yield_when_idle", 1}}},
+          {"hosts", std::move(hosts_json)},
+          {"rank_host", std::move(ranks)},
+          {"route_latency_not_emulated_s", route_latency_s},
+          {"notes", notes}};
+}
+
+std::string testbed_unavailable() {
+  if (::geteuid() != 0) {
+    // CAP_NET_ADMIN (bit 12) and CAP_SYS_ADMIN (bit 21, for the namespaces) in the
+    // effective set would do as well.
+    std::ifstream status("/proc/self/status");
+    std::string line;
+    unsigned long long caps = 0;
+    while (std::getline(status, line))
+      if (line.rfind("CapEff:", 0) == 0) caps = std::strtoull(line.c_str() + 7, nullptr, 16);
+    if (!(caps & (1ULL << 12)) || !(caps & (1ULL << 21)))
+      return "it needs root, or CAP_NET_ADMIN and CAP_SYS_ADMIN, to make network namespaces";
+  }
+  for (const char* program : {"ip", "tc", "ethtool", "unshare", "hostname"})
+    if (find_program(program).empty())
+      return std::string(program) + " is not installed (apt-get install iproute2 ethtool util-linux hostname)";
+  // What the kernel can do, tried in a namespace of this check's own.
+  const std::string ns = fmt::format("{}{}.{}-check", kPrefix, ::getpid(), start_time(::getpid()));
+  std::string reason;
+  std::string out, err;
+  if (run_program_captured({"ip", "netns", "add", ns}, out, err) != 0)
+    return "network namespaces cannot be made here: " + first_line(err);
+  const std::vector<std::pair<std::vector<std::string>, std::string>> steps = {
+      {{"ip", "-n", ns, "link", "add", "b0", "type", "bridge"}, "the kernel has no bridges"},
+      {{"ip", "-n", ns, "link", "add", "v0", "type", "veth", "peer", "name", "v1"}, "the kernel has no veth"},
+      {{"tc", "-n", ns, "qdisc", "add", "dev", "v0", "root", "tbf", "rate", "1mbit", "burst", "3200", "limit",
+        "10000"},
+       "the kernel has no tbf queueing discipline"}};
+  for (const auto& [argv, fault] : steps)
+    if (run_program_captured(argv, out, err) != 0) {
+      reason = fault + ": " + first_line(err);
+      break;
+    }
+  remove_namespace(ns);
+  return reason;
+}
+
+int remove_testbed_leftovers() {
+  int removed = 0;
+  for (const std::string& ns : all_namespaces()) {
+    if (ns.rfind(kPrefix, 0) != 0) continue;
+    // wulf-tb-<pid>.<start>-<role>: left over when that process is gone or is another one.
+    const std::string id = ns.substr(std::string(kPrefix).size());
+    const std::size_t dot = id.find('.'), dash = id.find('-');
+    if (dot == std::string::npos || dash == std::string::npos || dash < dot) continue;
+    const long pid = std::strtol(id.substr(0, dot).c_str(), nullptr, 10);
+    const std::string started = id.substr(dot + 1, dash - dot - 1);
+    if (pid > 0 && start_time(pid) == started) continue;  // its run is still going
+    remove_namespace(ns);
+    ++removed;
+  }
+  return removed;
+}
+
+Testbed::Testbed(TestbedPlan plan) : plan_(std::move(plan)) {
+  prefix_ = fmt::format("{}{}.{}", kPrefix, ::getpid(), start_time(::getpid()));
+  try {
+    build();
+  } catch (...) {
+    remove();
+    throw;
+  }
+}
+
+Testbed::~Testbed() { remove(); }
+
+void Testbed::remove() noexcept {
+  try {
+    for (auto ns = namespaces_.rbegin(); ns != namespaces_.rend(); ++ns) remove_namespace(*ns);
+  } catch (...) {  // a destructor must not throw; leftovers go with the next run
+  }
+  namespaces_.clear();
+}
+
+void Testbed::build() {
+  const std::string sw = prefix_ + "-switch";
+  must({"ip", "netns", "add", sw});
+  namespaces_.push_back(sw);
+  must({"ip", "-n", sw, "link", "add", "br0", "type", "bridge"});
+  must({"ip", "-n", sw, "link", "set", "br0", "up"});
+  const double d = plan_.dilation;
+  for (std::size_t i = 0; i < plan_.hosts.size(); ++i) {
+    const TestbedHost& h = plan_.hosts[i];
+    const std::string ns = prefix_ + "-h" + std::to_string(i), port = "p" + std::to_string(i);
+    must({"ip", "netns", "add", ns});
+    namespaces_.push_back(ns);
+    must({"ip", "-n", sw, "link", "add", port, "type", "veth", "peer", "name", "eth0", "netns", ns});
+    must({"ip", "-n", sw, "link", "set", port, "master", "br0", "up"});
+    must({"ip", "-n", ns, "addr", "add", h.address + "/16", "dev", "eth0"});
+    must({"ip", "-n", ns, "link", "set", "eth0", "up"});
+    must({"ip", "-n", ns, "link", "set", "lo", "up"});
+    // Segments the size of frames on the wire, so that tbf shapes what a NIC would send.
+    must({"ip", "netns", "exec", ns, "ethtool", "-K", "eth0", "tso", "off", "gso", "off", "gro", "off"});
+    must({"ip", "netns", "exec", sw, "ethtool", "-K", port, "tso", "off", "gso", "off", "gro", "off"});
+    if (plan_.hosts.size() > 1) {
+      std::vector<std::string> host_tbf{"tc", "-n", ns, "qdisc", "add", "dev", "eth0", "root"};
+      std::vector<std::string> port_tbf{"tc", "-n", sw, "qdisc", "add", "dev", port, "root"};
+      for (auto* cmd : {&host_tbf, &port_tbf}) cmd->insert(cmd->end(), std::begin(kStab), std::end(kStab));
+      host_tbf.insert(host_tbf.end(), {"tbf", "rate", rate_text(h.up_Bps / d), "burst", fmt::format("{:.0f}", kBurstBytes),
+                                       "limit", fmt::format("{:.0f}", kHostQueueBytes)});
+      port_tbf.insert(port_tbf.end(), {"tbf", "rate", rate_text(h.down_Bps / d * kSwitchFaster), "burst",
+                                       fmt::format("{:.0f}", kBurstBytes), "limit",
+                                       fmt::format("{:.0f}", kSwitchQueueBytes)});
+      must(host_tbf);
+      must(port_tbf);
+    }
+    // Reno in every host: the same congestion control whatever the machine's default.
+    quiet_ok({"ip", "netns", "exec", ns, "sysctl", "-q", "-w", "net.ipv4.tcp_congestion_control=reno"});
+    // No slow start again after an idle spell: a connection between two ranks idles between
+    // collective calls, and the simulator's TCP model has no such restart. Without this the
+    // allreduce of 54 912 doubles at p = 8 took 1.4-1.6 times the simulated 131 ms, 1.2 with it.
+    quiet_ok({"ip", "netns", "exec", ns, "sysctl", "-q", "-w", "net.ipv4.tcp_slow_start_after_idle=0"});
+
+  }
+  // The hostfile (addresses, a slot per rank), the rsh agent and the ranks' description.
+  std::string hostfile;
+  for (const TestbedHost& h : plan_.hosts) hostfile += h.address + " slots=" + std::to_string(h.ranks) + "\n";
+  write_file_atomically(files_.file("hostfile"), hostfile);
+  // Open MPI runs `agent HOST COMMAND...` as it would ssh: the command is words for the
+  // remote shell. The agent starts that shell in the host's namespace, under its hostname.
+  std::string agent =
+      "#!/bin/sh\n# Open MPI's rsh agent of a wulf testbed run: HOST COMMAND... in HOST's namespace.\n"
+      "host=$1; shift\ncase \"$host\" in\n";
+  for (std::size_t i = 0; i < plan_.hosts.size(); ++i)
+    agent += "  " + plan_.hosts[i].address + ") exec ip netns exec " + shell_quote(namespaces_[i + 1]) +
+             " unshare --uts -- sh -c \"hostname " + shell_quote(host_label(plan_.hosts[i].name, i)) +
+             " && $*\" ;;\n";
+  agent += "esac\necho \"wulf testbed: no host has the address $host\" >&2\nexit 255\n";
+  write_file_atomically(files_.file("agent"), agent);
+  ::chmod(files_.file("agent").c_str(), 0700);
+  write_file_atomically(files_.file("testbed.json"), plan_.to_json().dump() + "\n");
+}
+
+std::vector<std::string> Testbed::command(const std::string& program, const MpiSessionDir& session,
+                                          const Collectives& collectives) const {
+  int np = 0;
+  for (const TestbedHost& h : plan_.hosts) np += h.ranks;
+  const std::vector<std::string> mca{
+      "--mca", "plm_rsh_agent", files_.file("agent"),
+      "--mca", "btl", "tcp,self",
+      "--mca", "pml", "ob1",
+      "--mca", "btl_tcp_if_include", kSubnet,
+      "--mca", "oob_tcp_if_include", kSubnet,
+      // Ranks that wait yield the CPU: 8 ranks on 2 cores would otherwise spin each other out.
+      "--mca", "mpi_yield_when_idle", "1",
+      // Messages up to 4 MiB go eagerly, in one piece. With the default rendezvous beyond
+      // 64 KiB, the handshake of each side of a two-way exchange waits behind the other
+      // side's data on their one TCP connection: a recursive-doubling step of 54 912
+      // doubles took twice the simulated time (86 ms against 44 at p = 2, Bat Cave, D = 10).
+      "--mca", "btl_tcp_eager_limit", "4194304",
+      "--mca", "btl_tcp_max_send_size", "4194304"};
+  const std::vector<std::string> mpirun =
+      mpirun_command(np, "on", collectives, program, session, files_.file("hostfile"), mca);
+  std::vector<std::string> cmd{"ip", "netns", "exec", namespaces_.at(1), "unshare", "--uts", "--",
+                               "sh", "-c", "hostname \"$0\" && exec \"$@\"", host_label(plan_.hosts[0].name, 0)};
+  cmd.insert(cmd.end(), mpirun.begin(), mpirun.end());
+  return cmd;
+}
+
+std::vector<std::string> Testbed::environment() const { return {"WULF_TESTBED_FILE=" + files_.file("testbed.json")}; }
+
+Json testbed_description() {
+  const char* path = std::getenv("WULF_TESTBED_FILE");
+  if (!path || !*path) return Json();
+  return parse_json(read_text_file(path, "WULF_TESTBED_FILE"), path);
+}
+
+TestbedRankFacts testbed_rank_facts(const Json& description, int rank) {
+  TestbedRankFacts facts;
+  const Json& ranks = description.at("rank_host");
+  if (rank < 0 || static_cast<std::size_t>(rank) >= ranks.size())
+    throw InputError("the testbed's description has no rank " + std::to_string(rank));
+  const Json& host = description.at("hosts").at(ranks[static_cast<std::size_t>(rank)].get<std::size_t>());
+  facts.speed_flops = host.at("speed_flops").get<double>();
+  facts.collective_overhead_s = host.at("collective_overhead_s").get<double>();
+  return facts;
+}
+
+}  // namespace wulf

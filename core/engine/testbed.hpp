@@ -1,0 +1,118 @@
+// The testbed: an emulated cluster on this machine, on which real Open MPI runs over real
+// TCP (issue 16). One network namespace per platform host, each with one virtual Ethernet
+// port into a bridge that stands for the switch (in a namespace of its own), every port
+// shaped by `tc tbf` to the platform's link rate over the time dilation D; mpirun starts in
+// the first host's namespace and reaches the others through an rsh agent that enters their
+// namespaces. Nothing is made outside the namespaces a run creates, and only addresses of
+// 198.18.0.0/15 (RFC 2544's range for network benchmarks) are used.
+//
+// What a star of shaped ports cannot represent is said, never hidden: link latencies (no
+// delay emulation: the kernel here has no netem, the software path adds its own 50-100 us
+// round trip), links between the hosts' own links that could limit a flow (a slow or shared
+// backbone), and hosts with several NICs (their port takes the fastest one's rate).
+#pragma once
+
+#include "engine/launch.hpp"
+#include "util/files.hpp"
+#include "util/json.hpp"
+
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace wulf {
+
+// One platform host of the testbed.
+struct TestbedHost {
+  std::string name;      // the platform's host, also the hostname of its namespace
+  std::string address;   // its IPv4 address in 198.18.0.0/16
+  int ranks = 0;         // ranks placed on it
+  double up_Bps = 0;     // the platform's rate of its own link, out and in (times --bw-scale)
+  double down_Bps = 0;
+  double speed_flops = 0;
+  double collective_overhead_s = 0;  // the platform's wulf:collective_overhead (0: none)
+};
+
+// What a run will build: the hosts its ranks use, how they map, and the dilation.
+struct TestbedPlan {
+  std::string platform;
+  std::vector<TestbedHost> hosts;  // the hosts used, in rank order
+  std::vector<int> rank_host;      // rank r runs on hosts[rank_host[r]]
+  double dilation = 0;
+  std::string dilation_from;       // "--dilation" or how the default was chosen
+  std::vector<std::string> notes;  // what the star does not represent, for people
+  double route_latency_s = 0;      // the platform's largest host-to-host latency (not emulated)
+  // The record's description: hosts, addresses, rates, shaping, dilation, notes, and per rank
+  // its host's speed and collective overhead (what the ranks read).
+  Json to_json() const;
+};
+
+// The plan for placed hosts (one entry per host with its ranks in `cores`, in rank order, as
+// platform_hosts or placed_hosts give them, cut to the ranks), the platform read through
+// SimGrid (wulf-platform star). dilation 0 chooses the default (default_dilation).
+TestbedPlan plan_testbed(const std::string& platform, const std::vector<PlatformHost>& placed, int np,
+                         double dilation, double bw_scale);
+
+// What the plan builds, for people: the hosts and their shaped rates, the dilation, and
+// every note of what is not represented.
+void print_testbed(std::ostream& out, const TestbedPlan& plan);
+
+// The default D: 10 for up to 4 ranks per core of this machine (more ranks, proportionally
+// more), and at least enough that the links' rates summed over the hosts, over D, stay under
+// 50 MB/s per core, the most the software path was measured to carry without its CPU time
+// showing (README, "Validate on an emulated cluster").
+double default_dilation(const std::vector<TestbedHost>& hosts, int np, unsigned cores);
+
+// Why this machine cannot build the testbed ("" when it can): not root or without
+// CAP_NET_ADMIN, a program missing (ip, tc, ethtool, unshare, hostname), or a kernel without
+// network namespaces, veth, bridges or tbf (tried in a namespace made for it and removed).
+std::string testbed_unavailable();
+
+// Removes what runs of the testbed that were killed (SIGKILL) left behind: their namespaces,
+// and the processes still inside them. A run's namespaces carry its wulf's pid and start
+// time, so those of a run still going are left alone. Returns how many were removed.
+int remove_testbed_leftovers();
+
+// The emulated cluster of a plan, built by the constructor (InputError, with everything made
+// so far removed, if a step fails) and removed by the destructor, which also ends every
+// process still inside its namespaces.
+class Testbed {
+ public:
+  explicit Testbed(TestbedPlan plan);
+  ~Testbed();
+  Testbed(const Testbed&) = delete;
+  Testbed& operator=(const Testbed&) = delete;
+
+  const TestbedPlan& plan() const { return plan_; }
+  // mpirun of np ranks of program across the hosts, started in the first host's namespace,
+  // with Open MPI's TCP transport on the testbed's addresses; more_mpirun are further
+  // arguments (the collectives' choice) placed before the program.
+  std::vector<std::string> command(const std::string& program, const MpiSessionDir& session,
+                                   const Collectives& collectives) const;
+  // "WULF_TESTBED_FILE=..." and what else the ranks need in their environment.
+  std::vector<std::string> environment() const;
+  // The namespaces it made, for messages and tests.
+  const std::vector<std::string>& namespaces() const { return namespaces_; }
+
+ private:
+  void build();
+  void remove() noexcept;
+
+  TestbedPlan plan_;
+  std::string prefix_;                  // wulf-tb-<pid>.<start time>
+  std::vector<std::string> namespaces_; // switch first, then the hosts in plan order
+  TempDir files_{"testbed"};            // hostfile, rsh agent, the ranks' description
+};
+
+// Inside a rank of a testbed run: the description the front end wrote (WULF_TESTBED_FILE),
+// or null outside one.
+Json testbed_description();
+// This rank's host's speed and collective overhead, from the description.
+struct TestbedRankFacts {
+  double speed_flops = 0;
+  double collective_overhead_s = 0;
+};
+TestbedRankFacts testbed_rank_facts(const Json& description, int rank);
+
+}  // namespace wulf
