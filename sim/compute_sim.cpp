@@ -3,6 +3,7 @@
 // time until charge() executes it on the rank's simulated host.
 #include "comm/compute.hpp"
 #include "util/errors.hpp"
+#include "util/text.hpp"
 #include "data/dataset.hpp"
 
 #include <simgrid/host.h>
@@ -18,23 +19,6 @@
 
 namespace wulf {
 namespace {
-
-// A SimGrid duration: a number with s, ms, us or ns ("365.868us"); plain numbers are seconds.
-double parse_duration(const std::string& text) {
-  std::size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(text, &used);
-  } catch (const std::exception&) {
-    throw InputError("platform property wulf:collective_overhead: '" + text + "' is not a duration");
-  }
-  const std::string unit = text.substr(used);
-  if (unit == "" || unit == "s") return v;
-  if (unit == "ms") return v * 1e-3;
-  if (unit == "us") return v * 1e-6;
-  if (unit == "ns") return v * 1e-9;
-  throw InputError("platform property wulf:collective_overhead: unknown unit '" + unit + "' (s, ms, us or ns)");
-}
 
 // Charges exactly `seconds` on this rank's host. (smpi_execute(seconds) would scale them by
 // smpi/host-speed, the assumed speed of the machine running the simulation.)
@@ -99,7 +83,7 @@ class SimCompute final : public Compute {
     for (const simgrid::s4u::NetZone* zone = simgrid::s4u::this_actor::get_host()->get_englobing_zone(); zone;
          zone = zone == root ? nullptr : zone->get_parent())
       if (const char* value = zone->get_property("wulf:collective_overhead")) {
-        const double seconds = parse_duration(value);
+        const double seconds = parse_duration(value, "platform property wulf:collective_overhead");
         if (seconds > 0) execute_seconds(seconds);
         return;
       }

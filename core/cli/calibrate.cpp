@@ -5,6 +5,7 @@
 // w ceil(log2 p). The result is a profile for `wulf model` and `--compute calibrated`, and a
 // SimGrid platform describing this machine.
 #include "cli/cli.hpp"
+#include "predict/model.hpp"
 #include "util/errors.hpp"
 #include "data/dataset.hpp"
 #include "engine/launch.hpp"
@@ -35,24 +36,6 @@ namespace po = boost::program_options;
 namespace wulf {
 namespace {
 
-struct Fit {
-  double slope = 0, intercept = 0;
-  std::vector<double> residuals;
-};
-
-// Least squares of t = slope x + intercept.
-Fit least_squares(const std::vector<double>& x, const std::vector<double>& t) {
-  const double n = static_cast<double>(x.size());
-  double sx = 0, st = 0, sxx = 0, sxt = 0;
-  for (std::size_t i = 0; i < x.size(); ++i) sx += x[i], st += t[i], sxx += x[i] * x[i], sxt += x[i] * t[i];
-  const double det = n * sxx - sx * sx;
-  if (x.size() < 2 || det <= 0) throw InputError("the allreduce fit needs at least two different w ceil(log2 p)");
-  Fit f;
-  f.slope = (n * sxt - sx * st) / det;
-  f.intercept = (st - f.slope * sx) / n;
-  for (std::size_t i = 0; i < x.size(); ++i) f.residuals.push_back(t[i] - (f.slope * x[i] + f.intercept));
-  return f;
-}
 
 // wulf calibrate's options, checked, and the files it writes.
 struct CalibrateJob {
@@ -197,7 +180,7 @@ Phases measure_phases(const CalibrateJob& job, std::ostream& out, std::ostream& 
 struct AllreduceFit {
   std::vector<Json> points;  // the benchmark's rows
   std::vector<double> xs, ts;  // w ceil(log2 p) and the measured time of each point
-  Fit fit;
+  LineFit fit;
   double Tw = 0, Ti = 0;
 };
 

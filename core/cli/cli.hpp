@@ -26,6 +26,13 @@ int recommend_command(const std::vector<std::string>& args, std::ostream& out, s
 int platform_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 // `wulf plot REC.json... --out F.png` (cli/plot.cpp): error curves of result records.
 int plot_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+// One iteration of seed 000's function example on Bat Cave (Table VII's runs: Table II's
+// phase times charged, no arithmetic, recursive doubling) on --engine engine (sim or
+// testbed) with p ranks and block b, its record in tmp: the iteration's seconds.
+double table_vii_iteration(const std::string& engine, int p, int b, const std::string& tmp, const std::string& timeout);
+// `wulf validate --testbed` (cli/validate_testbed.cpp): Table V's fit and Table VII four ways.
+int validate_testbed(const std::string& out_path, const std::string& timeout, std::ostream& out, std::ostream& err);
+// `wulf testbed check|clean` (cli/testbed.cpp).
 int testbed_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
 }  // namespace wulf

@@ -25,11 +25,23 @@
 
 namespace wulf {
 namespace {
+std::string run_wulf(std::vector<std::string> args, const std::string& timeout, const std::string& what);
+}  // namespace
 
-constexpr int kProcs[] = {2, 4, 8};
-constexpr int kBlocks[] = {16, 32, 64, 128};
-// Seed 000, Table VII: predicted speedups, function example, Bat Cave.
-constexpr double kTableVII[3][4] = {{0.57, 0.87, 1.20, 1.48}, {0.36, 0.64, 1.09, 1.67}, {0.26, 0.48, 0.88, 1.54}};
+double table_vii_iteration(const std::string& engine, int p, int b, const std::string& tmp, const std::string& timeout) {
+  const std::string platform = platforms_dir() + "/batcave.xml";
+  run_wulf({"train", "--problem", "function", "--bias", "off", "--precision", "double", "--block", std::to_string(b),
+            "--epochs", "1", "--engine", engine, "--np", std::to_string(p), "--platform", platform, "--compute",
+            "calibrated", "--profile", "batcave-function", "--numerics", "off", "--allreduce", "rdb", "--quiet", "--out",
+            tmp},
+           timeout, engine == "sim" ? "a simulation" : "a run on the " + engine);
+  return json_field<double>(read_json_file(tmp), "/history/1/time_s", tmp);
+}
+
+namespace {
+
+constexpr const int (&kProcs)[3] = kTableVIIProcs;
+constexpr const int (&kBlocks)[4] = kTableVIIBlocks;
 
 // A run of wulf itself (args after the program), each under --timeout when given (its
 // seconds, else empty); its output when it succeeded. what names it in errors.
@@ -45,15 +57,8 @@ std::string run_wulf(std::vector<std::string> args, const std::string& timeout, 
   return run.out;
 }
 
-// One simulated iteration of the function example on Bat Cave (Table II's phase times).
 double simulated_iteration(int p, int b, const std::string& tmp, const std::string& timeout) {
-  const std::string platform = platforms_dir() + "/batcave.xml";
-  run_wulf({"train", "--problem", "function", "--bias", "off", "--precision", "double", "--block", std::to_string(b),
-            "--epochs", "1", "--engine", "sim", "--np", std::to_string(p), "--platform", platform, "--compute",
-            "calibrated", "--profile", "batcave-function", "--numerics", "off", "--allreduce", "rdb", "--quiet", "--out",
-            tmp},
-           timeout, "a simulation");
-  return json_field<double>(read_json_file(tmp), "/history/1/time_s", tmp);
+  return table_vii_iteration("sim", p, b, tmp, timeout);
 }
 
 // results/study-YYYYMMDD-HHMMSS.json (UTC), in a results/ folder it creates; never an

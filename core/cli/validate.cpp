@@ -251,10 +251,20 @@ int validate_command(const std::vector<std::string>& args, std::ostream& out, st
        "use only the first N training patterns (0: all; default: 4096 for digits problems, all for others)")
       ("machine", po::value<std::string>()->default_value("this-machine"), "name of this machine in the files written")
       ("timeout", timeout_value(), timeout_help("each run (calibration, training): ").c_str())
+      ("testbed", "instead: seed 000's Table V fit (Ti, Tw) and Table VII for Bat Cave by paper, model, simulation "
+                  "and testbed (real Open MPI over an emulated Bat Cave here; root; README)")
       ("out", po::value<std::string>(), "write the table (JSON) to FILE");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(options).run(), vm);
   if (vm.count("help")) return out << options << "\n", exit_ok;
+  if (vm.count("testbed")) {
+    for (const char* other : {"problems", "np", "block", "iterations", "repeat", "train-size", "machine"})
+      if (!vm[other].defaulted() && vm.count(other))
+        throw InputError(std::string("--") + other + " is for wulf validate without --testbed");
+    const std::string path = vm.count("out") ? vm["out"].as<std::string>() : "";
+    if (!path.empty()) check_writable(path, "--out");
+    return validate_testbed(path, vm.count("timeout") ? fmt::format("{}", vm["timeout"].as<double>()) : "", out, err);
+  }
   const ValidateJob job = read_validate_job(vm);
   Table table = tabulate(measure_rounds(job, out, err), job.cores);
   print_table(out, table.rows, job.cores);

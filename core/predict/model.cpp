@@ -43,4 +43,17 @@ double model_averaging(const ModelConstants& c, int p, double b, double a) {
          c.m * c.Ts / pp + c.To;
 }
 
+LineFit least_squares(const std::vector<double>& x, const std::vector<double>& t) {
+  const double n = static_cast<double>(x.size());
+  double sx = 0, st = 0, sxx = 0, sxt = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) sx += x[i], st += t[i], sxx += x[i] * x[i], sxt += x[i] * t[i];
+  const double det = n * sxx - sx * sx;
+  if (x.size() < 2 || det <= 0) throw InputError("the allreduce fit needs at least two different w ceil(log2 p)");
+  LineFit f;
+  f.slope = (n * sxt - sx * st) / det;
+  f.intercept = (st - f.slope * sx) / n;
+  for (std::size_t i = 0; i < x.size(); ++i) f.residuals.push_back(t[i] - (f.slope * x[i] + f.intercept));
+  return f;
+}
+
 }  // namespace wulf

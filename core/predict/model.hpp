@@ -13,6 +13,8 @@
 #include "util/errors.hpp"
 #include "comm/compute.hpp"
 
+#include <vector>
+
 namespace wulf {
 
 struct ModelConstants {
@@ -32,5 +34,22 @@ double model_parallel(const ModelConstants& c, int p, double b);               /
 double model_speedup(const ModelConstants& c, int p, double b);                // (7)
 double model_efficiency(const ModelConstants& c, int p, double b);             // (8)
 double model_averaging(const ModelConstants& c, int p, double b, double a);    // (9)
+
+// The least-squares line t = slope x + intercept through the points (x[i], t[i]), and each
+// point's residual: how seed 000's Table V fits Ti and Tw (x = w ceil(log2 p)). Throws
+// InputError with fewer than two different x.
+struct LineFit {
+  double slope = 0, intercept = 0;
+  std::vector<double> residuals;
+};
+LineFit least_squares(const std::vector<double>& x, const std::vector<double>& t);
+
+// Seed 000's Table VII: the predicted speedup of one iteration of the function example on
+// Bat Cave, at p = 2, 4, 8 (rows) and b = 16, 32, 64, 128 (columns).
+inline constexpr int kTableVIIProcs[] = {2, 4, 8};
+inline constexpr int kTableVIIBlocks[] = {16, 32, 64, 128};
+inline constexpr double kTableVII[3][4] = {{0.57, 0.87, 1.20, 1.48}, {0.36, 0.64, 1.09, 1.67}, {0.26, 0.48, 0.88, 1.54}};
+// Its Table V: the recursive-doubling allreduce's constants on Bat Cave, seconds.
+inline constexpr double kTableVTi = 365.868e-6, kTableVTw = 0.798e-6;
 
 }  // namespace wulf

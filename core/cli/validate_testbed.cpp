@@ -1,0 +1,137 @@
+// `wulf validate --testbed`: seed 000's Bat Cave four ways, with the testbed (real Open MPI
+// over an emulated Bat Cave, engine/testbed.hpp) as the witness. Table V's allreduce fit
+// (Ti, Tw) by the paper, the simulation and the testbed; Table VII's 12 speedups by the
+// paper, the model (eq. 7 with Tables II and V), the simulation and the testbed; each with
+// its error against the testbed and against the paper, all of it in the record.
+#include "cli/cli.hpp"
+
+#include "engine/launch.hpp"
+#include "engine/testbed.hpp"
+#include "predict/model.hpp"
+#include "train/result_record.hpp"
+#include "util/errors.hpp"
+#include "util/files.hpp"
+#include "util/json.hpp"
+#include "util/paths.hpp"
+#include "util/process.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <cmath>
+#include <ostream>
+
+namespace wulf {
+namespace {
+
+// Relative error of x against reference, in percent.
+double error_pct(double x, double reference) { return 100.0 * (x - reference) / reference; }
+
+// Table V's fit on one engine: the recursive-doubling allreduce of 4 096, 16 768 and 54 912
+// doubles at p = 2, 4, 8 (`wulf platform bench`), Tr = Tw w ceil(log2 p) + Ti by least squares.
+Json allreduce_fit(const std::string& engine, const std::string& tmp, const std::string& timeout) {
+  std::vector<std::string> args{"platform", "bench", platforms_dir() + "/batcave.xml", "--engine", engine,
+                                "--np", "2,4,8", "--collectives", "allreduce", "--elements", "4096,16768,54912",
+                                "--allreduce", "rdb", "--repeat", "5", "--no-pingpong"};
+  if (!timeout.empty()) args.insert(args.end(), {"--timeout", timeout});
+  const WulfRun run = run_wulf_for_record(args, tmp);
+  if (run.code == exit_timeout) throw TimedOut{"wulf validate: '" + run.command + "' " + wulf_last_message(run.err)};
+  if (run.code != exit_ok)
+    throw InputError("wulf validate: '" + run.command + "' failed (code " + std::to_string(run.code) +
+                     "): " + wulf_last_message(run.err));
+  const Json record = read_json_file(tmp);
+  std::vector<double> x, t;
+  Json points = Json::array();
+  for (const Json& row : record.at("collectives")) {
+    const double p = row.at("np").get<double>(), w = row.at("size").get<double>();
+    x.push_back(w * std::ceil(std::log2(p)));
+    t.push_back(row.at("time_s").get<double>());
+    points.push_back(row);
+  }
+  const LineFit fit = least_squares(x, t);
+  Json out = {{"Ti_s", fit.intercept}, {"Tw_s", fit.slope}, {"points", std::move(points)}};
+  if (record.at("config").contains("testbed")) out["testbed"] = record.at("config").at("testbed");
+  return out;
+}
+
+void print_fit(std::ostream& out, const Json& sim, const Json& bed) {
+  const double Ti[3] = {kTableVTi, sim.at("Ti_s").get<double>(), bed.at("Ti_s").get<double>()};
+  const double Tw[3] = {kTableVTw, sim.at("Tw_s").get<double>(), bed.at("Tw_s").get<double>()};
+  out << "Table V, Bat Cave's recursive-doubling allreduce, Tr = Tw w ceil(log2 p) + Ti (least squares over\n"
+         "p = 2, 4, 8 and w = 4 096, 16 768, 54 912; the model uses the paper's):\n";
+  fmt::print(out, "{:>12}{:>12}{:>12}{:>12}{:>14}{:>14}\n", "", "paper", "simulation", "testbed", "sim vs bed",
+             "bed vs paper");
+  fmt::print(out, "{:>12}{:>12.4g}{:>12.4g}{:>12.4g}{:>13.1f}%{:>13.1f}%\n", "Ti (us)", Ti[0] * 1e6, Ti[1] * 1e6,
+             Ti[2] * 1e6, error_pct(Ti[1], Ti[2]), error_pct(Ti[2], Ti[0]));
+  fmt::print(out, "{:>12}{:>12.4g}{:>12.4g}{:>12.4g}{:>13.1f}%{:>13.1f}%\n", "Tw (ns)", Tw[0] * 1e9, Tw[1] * 1e9,
+             Tw[2] * 1e9, error_pct(Tw[1], Tw[2]), error_pct(Tw[2], Tw[0]));
+}
+
+// Table VII's cells: the speedup of one iteration at each p and b, four ways.
+Json table_vii(std::ostream& out, const std::string& tmp, const std::string& timeout) {
+  const ModelConstants bat = model_constants(read_profile("batcave-function"));
+  double seq_sim[4], seq_bed[4];
+  for (int j = 0; j < 4; ++j) {
+    seq_sim[j] = table_vii_iteration("sim", 1, kTableVIIBlocks[j], tmp, timeout);
+    seq_bed[j] = table_vii_iteration("testbed", 1, kTableVIIBlocks[j], tmp, timeout);
+  }
+  out << "\nTable VII, the speedup of one iteration of the function example on Bat Cave:\n";
+  fmt::print(out, "{:>4}{:>6}{:>9}{:>9}{:>12}{:>10}{:>13}{:>13}{:>15}\n", "p", "b", "paper", "model", "simulation",
+             "testbed", "model/bed", "sim/bed", "bed/paper");
+  Json cells = Json::array();
+  double worst_sim = 0;
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 4; ++j) {
+      const int p = kTableVIIProcs[i], b = kTableVIIBlocks[j];
+      const double paper = kTableVII[i][j], model = model_speedup(bat, p, b);
+      const double sim = seq_sim[j] / table_vii_iteration("sim", p, b, tmp, timeout);
+      const double bed = seq_bed[j] / table_vii_iteration("testbed", p, b, tmp, timeout);
+      worst_sim = std::max(worst_sim, std::abs(error_pct(sim, bed)));
+      fmt::print(out, "{:>4}{:>6}{:>9.2f}{:>9.2f}{:>12.2f}{:>10.2f}{:>12.1f}%{:>12.1f}%{:>14.1f}%\n", p, b, paper, model,
+                 sim, bed, error_pct(model, bed), error_pct(sim, bed), error_pct(bed, paper));
+      cells.push_back({{"p", p},
+                       {"b", b},
+                       {"paper", paper},
+                       {"model", model},
+                       {"simulation", sim},
+                       {"testbed", bed},
+                       {"model_vs_testbed_pct", error_pct(model, bed)},
+                       {"simulation_vs_testbed_pct", error_pct(sim, bed)},
+                       {"testbed_vs_paper_pct", error_pct(bed, paper)}});
+    }
+  fmt::print(out, "the simulation is within {:.1f}% of the testbed in every cell\n", worst_sim);
+  return cells;
+}
+
+}  // namespace
+
+int validate_testbed(const std::string& out_path, const std::string& timeout, std::ostream& out, std::ostream& err) {
+  if (const std::string why = testbed_unavailable(); !why.empty())
+    throw InputError("wulf validate --testbed: this machine cannot build the testbed: " + why);
+  if (const int removed = remove_testbed_leftovers(); removed > 0)
+    err << "wulf validate: removed " << removed << " namespaces left by testbed runs that were killed\n";
+  const TempDir dir("validate");
+  out << "Seed 000's Bat Cave four ways: the paper, wulf's model, wulf's simulation (platforms/batcave.xml)\n"
+         "and the testbed (real Open MPI over an emulated Bat Cave on this machine, times in Bat Cave's own).\n\n"
+      << std::flush;
+  const Json sim = allreduce_fit("sim", dir.file("bench.json"), timeout);
+  const Json bed = allreduce_fit("testbed", dir.file("bench.json"), timeout);
+  print_fit(out, sim, bed);
+  out << std::flush;
+  Json record = Json::object();
+  record["wulf_record"] = 1;
+  record["config"] = {{"command", "validate --testbed"},
+                      {"platform", "platforms/batcave.xml"},
+                      {"profile", "batcave-function"},
+                      {"collective_algorithm", "allreduce:rdb (Open MPI coll_tuned 3, SMPI rdb)"},
+                      {"versions", versions_json()}};
+  record["table_v"] = {{"paper", {{"Ti_s", kTableVTi}, {"Tw_s", kTableVTw}}}, {"simulation", sim}, {"testbed", bed}};
+  record["table_vii"] = table_vii(out, dir.file("train.json"), timeout);
+  if (!out_path.empty()) {
+    write_file_atomically(out_path, record_text(record) + "\n");
+    out << "record: " << out_path << "\n";
+  }
+  return exit_ok;
+}
+
+}  // namespace wulf
