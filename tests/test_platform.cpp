@@ -7,6 +7,7 @@
 #include "util/json.hpp"
 #include "util/process.hpp"
 #include "engine/launch.hpp"
+#include "engine/testbed.hpp"
 
 #include <gtest/gtest.h>
 
@@ -253,6 +254,74 @@ TEST(platform, a_profile_may_make_a_test_pattern_cheaper_than_a_forward_pass_but
   const std::string negative =
       dir.write("neg.profile", "Tf_ms = -0.2\nTb_ms = 0.4\nTu_ms = 0.07\nTm_ms = 0\nTs_ms = 0\nTo_ms = 30\n");
   expect_input_error([&] { read_profile(negative); }, {"-0.2"}, "a negative Tf was accepted");
+}
+
+}  // namespace
+}  // namespace wulf
+
+namespace wulf {
+namespace {
+
+// The platform's first hosts, each with one rank, as the front end places np ranks.
+std::vector<PlatformHost> used_batcave_hosts(const std::string& file, int np) {
+  std::vector<PlatformHost> hosts = platform_hosts(file, np);
+  hosts.resize(static_cast<std::size_t>(np));
+  return hosts;
+}
+
+// The testbed's plan from a platform: the hosts the ranks use, their own links' rates
+// (SPLITDUPLEX: the _UP and _DOWN links), speeds and collective overhead, the dilation.
+TEST(testbed, plans_the_star_of_the_hosts_the_ranks_use) {
+  const std::string bat = std::string(WULF_PLATFORMS_DIR) + "/batcave.xml";
+  const TestbedPlan plan = plan_testbed(bat, used_batcave_hosts(bat, 4), 4, 0, 1.0);
+  ASSERT_EQ(plan.hosts.size(), 4u);
+  EXPECT_EQ(plan.hosts[0].name, "batcave-0");
+  EXPECT_EQ(plan.hosts[3].address, "198.18.0.4");
+  EXPECT_DOUBLE_EQ(plan.hosts[1].up_Bps, 10.6e6);    // bw="10.6MBps"
+  EXPECT_DOUBLE_EQ(plan.hosts[1].down_Bps, 10.6e6);
+  EXPECT_DOUBLE_EQ(plan.hosts[2].speed_flops, 933e6);
+  EXPECT_NEAR(plan.hosts[0].collective_overhead_s, 365.868e-6, 1e-12);
+  EXPECT_EQ(plan.rank_host, (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(plan.dilation, 10);  // 4 ranks on 2 cores: the default
+  // Latency cannot be emulated here: said, not hidden.
+  ASSERT_FALSE(plan.notes.empty());
+  EXPECT_NE(plan.notes.back().find("latency is not emulated"), std::string::npos);
+  const Json j = plan.to_json();
+  EXPECT_DOUBLE_EQ(j.at("hosts").at(0).at("shaped_up_bit_s").get<double>(), 10.6e6 * 8 / 10);
+  // --bw-scale and --dilation: the what-if and the given D.
+  const TestbedPlan scaled = plan_testbed(bat, used_batcave_hosts(bat, 2), 2, 25, 0.5);
+  EXPECT_DOUBLE_EQ(scaled.hosts[0].up_Bps, 5.3e6);
+  EXPECT_EQ(scaled.dilation, 25);
+  EXPECT_EQ(scaled.dilation_from, "--dilation");
+}
+
+TEST(testbed, the_default_dilation_grows_with_the_ranks_per_core_and_the_links) {
+  const auto hosts = [](int n, double rate) {
+    std::vector<TestbedHost> h(static_cast<std::size_t>(n));
+    for (auto& x : h) x.up_Bps = rate;
+    return h;
+  };
+  EXPECT_EQ(default_dilation(hosts(8, 10.6e6), 8, 2), 10);    // Bat Cave at p = 8 on 2 cores
+  EXPECT_EQ(default_dilation(hosts(16, 10.6e6), 16, 2), 20);  // 8 ranks a core
+  EXPECT_EQ(default_dilation(hosts(8, 36.8e6), 8, 2), 10);    // Messner: 294 MB/s of links
+  EXPECT_EQ(default_dilation(hosts(8, 1.25e9), 8, 2), 100);   // 10 Gbit/s links: 10 GB/s over 100 MB/s
+  EXPECT_EQ(default_dilation(hosts(2, 10.6e6), 2, 16), 10);
+}
+
+TEST(testbed, its_options_are_refused_where_they_mean_nothing) {
+  std::ostringstream out, err;
+  EXPECT_EQ(run_cli({"train", "--problem", "encoder:8", "--engine", "sim", "--np", "2", "--platform",
+                     std::string(WULF_PLATFORMS_DIR) + "/batcave.xml", "--dilation", "10"},
+                    out, err),
+            exit_input);
+  EXPECT_NE(err.str().find("--dilation is for --engine testbed"), std::string::npos) << err.str();
+  std::ostringstream out2, err2;
+  EXPECT_EQ(run_cli({"platform", "bench", std::string(WULF_PLATFORMS_DIR) + "/batcave.xml", "--dilation", "10"},
+                    out2, err2),
+            exit_input);
+  EXPECT_NE(err2.str().find("--dilation is for --engine testbed"), std::string::npos) << err2.str();
+  std::ostringstream out3, err3;
+  EXPECT_EQ(run_cli({"testbed", "frobnicate"}, out3, err3), exit_input);
 }
 
 }  // namespace
