@@ -155,39 +155,97 @@ def training(rec, results):
     return cs, cb
 
 
-def plot(rows, cs, cb, path):
+def comm_per_call(record):
+    """Rank 0's mean time in a collective call, in the platform's seconds."""
+    ph = record["phases"]
+    return ph["comm_s"] / ph["comm_calls"]
+
+
+def counters(path):
+    """{host namespace: its last sample} of a counters file of run.sh (name=value words)."""
+    last = {}
+    for line in open(path):
+        words = line.split()
+        last[words[0]] = {w.split("=")[0]: int(w.split("=")[1] or 0) for w in words[2:] if "=" in w}
+    return last
+
+
+def diagnosis(rec, results):
+    """Table VII's worst cells at twice the dilation, and what TCP counted in one of them."""
+    if not exists(rec, "t7-testbed-d20-p8-b16"):
+        return
+    print()
+    print("4. Diagnosis of Table VII's misses (b = 16: 64 allreduces of 16 768 doubles in an iteration)")
+    print("%3s %12s %12s %12s %14s %14s" % ("p", "sim s", "D=10 s", "D=20 s", "sim ms/call", "D=10 ms/call"))
+    rows = []
+    for p in (4, 8):
+        sim, d10, d20 = (load(rec, n % p) for n in ("t7-sim-p%d-b16", "t7-testbed-p%d-b16", "t7-testbed-d20-p%d-b16"))
+        row = {"p": p, "b": 16, "sim_s": sim["history"][1]["time_s"], "d10_s": d10["history"][1]["time_s"],
+               "d20_s": d20["history"][1]["time_s"], "sim_comm_per_call_s": comm_per_call(sim),
+               "d10_comm_per_call_s": comm_per_call(d10), "d20_comm_per_call_s": comm_per_call(d20)}
+        print("%3d %12.3f %12.3f %12.3f %14.2f %14.2f" % (p, row["sim_s"], row["d10_s"], row["d20_s"],
+                                                     1e3 * row["sim_comm_per_call_s"], 1e3 * row["d10_comm_per_call_s"]))
+        rows.append(row)
+    path = os.path.join(rec, "t7-testbed-counted-p8-b16.counters")
+    total = {}
+    if os.path.exists(path):
+        for host in counters(path).values():
+            for k, v in host.items():
+                total[k] = total.get(k, 0) + v
+        print("   p = 8, b = 16 at D = 10, summed over the 8 hosts: " + ", ".join("%s %d" % kv for kv in total.items()))
+    results["diagnosis"] = {"table_vii_b16": rows, "tcp_counters_p8_b16": total}
+
+
+def plot(rows, t7, cs, cb, path):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.8))
-    labels = ["p%d\n%d" % (r["p"], r["elements"]) for r in rows]
+    fig, (ax1, ax2, ax3) = plt.subplots(1, 3, figsize=(16, 4.8))
     x = range(len(rows))
-    ax1.bar([i - 0.27 for i in x], [1e3 * r["sim_s"] for r in rows], 0.27, label="simulation")
-    ax1.bar(list(x), [1e3 * r["calibrated_sim_s"] for r in rows], 0.27, label="simulation, calibrated")
-    ax1.bar([i + 0.27 for i in x], [1e3 * r["testbed_s"] for r in rows], 0.27, label="testbed (median of 3)")
+    for k in range(3):
+        ax1.plot(list(x), [pct(r["testbed_runs_s"][k], r["calibrated_sim_s"]) for r in rows], "x", color="grey",
+                 label="testbed, each run" if k == 0 else None)
+    ax1.plot(list(x), [r["error_vs_calibrated_pct"] for r in rows], "o", color="C2", label="testbed, median of 3")
+    ax1.plot(list(x), [pct(r["sim_s"], r["calibrated_sim_s"]) for r in rows], "s", mfc="none", color="C0",
+             label="simulation as the platform is")
+    ax1.axhspan(-5, 5, color="C2", alpha=0.1, label="target: within 5%")
+    ax1.axhline(0, color="black", lw=0.6)
     ax1.set_xticks(list(x))
-    ax1.set_xticklabels(labels, fontsize=8)
-    ax1.set_yscale("log")
-    ax1.set_ylabel("allreduce time (ms of Bat Cave's time)")
-    ax1.set_title("Allreduce of doubles, recursive doubling, D = 10")
-    ax1.legend(fontsize=8)
-    ax2.plot([c[1] for c in cs], [c[2] for c in cs], "o-", label="simulation")
-    ax2.plot([c[1] for c in cb], [c[2] for c in cb], "x--", label="testbed, D = 10")
-    ax2.axhline(0.19, color="grey", lw=0.8, ls=":")
-    ax2.set_xlabel("time (s of Bat Cave's time)")
-    ax2.set_ylabel("test rmse")
-    ax2.set_title("function example, p = 4, b = 128: training to 0.19")
-    ax2.legend(fontsize=8)
+    ax1.set_xticklabels(["p%d\n%d" % (r["p"], r["elements"]) for r in rows], fontsize=8)
+    ax1.set_ylabel("% against the calibrated simulation")
+    ax1.set_title("Allreduce of doubles (recursive doubling), Bat Cave, D = 10")
+    ax1.legend(fontsize=7)
+    for k, p in enumerate(PROCS):
+        cells = [r for r in t7 if r["p"] == p]
+        ax2.plot(BLOCKS, [r["sim"] for r in cells], "o-", color="C%d" % k, label="p = %d, simulation" % p)
+        ax2.plot(BLOCKS, [r["testbed"] for r in cells], "x--", color="C%d" % k, label="p = %d, testbed" % p)
+        ax2.plot(BLOCKS, [r["paper"] for r in cells], ":", color="C%d" % k, alpha=0.6,
+                 label="p = %d, paper" % p)
+    ax2.set_xscale("log", base=2)
+    ax2.set_xticks(BLOCKS)
+    ax2.set_xticklabels([str(b) for b in BLOCKS])
+    ax2.set_xlabel("block b")
+    ax2.set_ylabel("speedup of one iteration")
+    ax2.set_title("Table VII: function example on Bat Cave")
+    ax2.legend(fontsize=7, ncol=1)
+    ax3.plot([c[1] for c in cs], [c[2] for c in cs], "o-", label="simulation")
+    ax3.plot([c[1] for c in cb], [c[2] for c in cb], "x--", label="testbed, D = 10")
+    ax3.axhline(0.19, color="grey", lw=0.8, ls=":")
+    ax3.set_xlabel("time (s of Bat Cave's time)")
+    ax3.set_ylabel("test rmse")
+    ax3.set_title("function example, p = 4, b = 128: training to 0.19")
+    ax3.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=100)
 
 
 def report(rec, folder):
     results = {"platform": "platforms/batcave.xml", "dilation": 10,
                "algorithm": "allreduce recursive doubling: SMPI smpi/allreduce:rdb, Open MPI coll_tuned_allreduce_algorithm 3"}
     rows = allreduce_table(rec, results)
-    table_vii(rec, results)
+    t7 = table_vii(rec, results)
     cs, cb = training(rec, results)
+    diagnosis(rec, results)
     wall = os.path.join(rec, "wall_s.txt")
     if os.path.exists(wall):
         steps = {}
@@ -200,7 +258,7 @@ def report(rec, folder):
               + "; total %.0f" % sum(steps.values()))
     with open(os.path.join(folder, "results.json"), "w") as f:
         json.dump(results, f, indent=1)
-    plot(rows, cs, cb, os.path.join(folder, "testbed.png"))
+    plot(rows, t7, cs, cb, os.path.join(folder, "testbed.png"))
 
 
 if __name__ == "__main__":

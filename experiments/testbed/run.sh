@@ -16,11 +16,11 @@
 # With no step named it runs them all, one run after another. Needs root (the testbed makes
 # network namespaces). Run it on an otherwise idle machine: the testbed's times are the
 # wall clock's, and any other load on the 2 cores disturbs them.
-# shellcheck source=SCRIPTDIR/../common.sh
+# shellcheck source=SCRIPTDIR/../common.sh disable=SC2054,SC2317  # lists of sizes; steps called as step_$name
 source "$(dirname "${BASH_SOURCE[0]}")/../common.sh" "${1:-}"
 shift || true
 steps=("$@")
-[[ ${#steps[@]} -eq 0 ]] && steps=(bench table7 train diagnose compare)
+[[ ${#steps[@]} -eq 0 ]] && steps=(bench table7 train diagnose diagnose7 compare)
 rec="$here/records"
 mkdir -p "$rec"
 cd "$root"  # record platform paths relative to the repository
@@ -103,6 +103,38 @@ step_train() {
     > "$rec/train-testbed.txt"
 }
 
+# counters_of PID FILE: while wulf process PID runs, samples every 2 s (read-only) the TCP
+# counters and the tbf queues' drops of its testbed's hosts into FILE, one line per host; the
+# last sample of each host is the run's total (to 2 s before its end).
+counters_of() {
+  local pid=$1 file=$2 ns
+  : > "$file"
+  while kill -0 "$pid" 2> /dev/null; do
+    for ns in $(ip netns list | awk '{print $1}' | grep "^wulf-tb-$pid\\..*-h[0-9]*$"); do
+      echo "$ns $(date +%s.%N) tbf_dropped=$(ip netns exec "$ns" tc -s qdisc show dev eth0 |
+        grep -oE 'dropped [0-9]+' | awk '{print $2}') $(ip netns exec "$ns" nstat -asz TcpRetransSegs \
+        TcpExtTCPTimeouts TcpExtTCPLossProbes TcpExtTCPSpuriousRTOs TcpExtTCPRcvQDrop TcpExtTCPZeroWindowDrop \
+        TcpExtTCPToZeroWindowAdv TcpExtTCPOFOQueue TcpExtPruneCalled | awk 'NR>1{printf "%s=%s ", $1, $2}')" \
+        >> "$file" 2> /dev/null || true
+    done
+    sleep 2
+  done
+}
+
+step_diagnose7() {
+  # Table VII's worst cells (many allreduces back to back) at twice the dilation, and once
+  # more at D = 10 with the TCP counters sampled (its time is not used: the sampling adds load).
+  for p in 4 8; do
+    testbed "${table7[@]}" --block 16 --engine testbed --dilation 20 --np "$p" \
+      --out "$rec/t7-testbed-d20-p$p-b16.json" > "$rec/t7-testbed-d20-p$p-b16.txt"
+  done
+  wait_for_other_testbeds
+  "$wulf" "${table7[@]}" --block 16 --engine testbed --dilation "$dilation" --np 8 \
+    --out "$rec/t7-testbed-counted-p8-b16.json" > "$rec/t7-testbed-counted-p8-b16.txt" &
+  counters_of $! "$rec/t7-testbed-counted-p8-b16.counters"
+  wait $!
+}
+
 step_diagnose() {
   # Twice the dilation: if a cell that misses at D = 10 comes closer, the 2 cores were saturated.
   testbed "${bench[@]}" --engine testbed --dilation 20 --sizes "$sizes" --out "$rec/bench-testbed-d20.json" \
@@ -116,7 +148,7 @@ step_diagnose() {
     --repeat "$repeat" --sizes "$more" --out "$rec/pingpong-sim.json" > "$rec/pingpong-sim.txt"
 }
 
-{ uptime; nproc; lscpu | grep -E "Model name|^CPU\(s\)"; uname -r; } > "$rec/machine.txt"
+{ echo "run.sh ${steps[*]}"; uptime; nproc; lscpu | grep -E "Model name|^CPU\(s\)"; uname -r; } >> "$rec/machine.txt"
 "$wulf" testbed check > "$rec/check.txt"
 wait_for_quiet_minute
 for step in "${steps[@]}"; do
