@@ -7,11 +7,13 @@
 #   2. table7: seed 000's Table VII (the function example, p = 2, 4, 8 x b = 16..128, one
 #      iteration, numerics off) on both engines, with p = 1 on each for the speedup;
 #   3. train: the function example trained to a test rmse of 0.19 at p = 4 on both engines;
-#   4. diagnose: the allreduce bench again at D = 20, and the ping-pong over more sizes.
+#   4. diagnose: the allreduce bench again at D = 20, and the ping-pong over more sizes;
+#      diagnose7: Table VII's b = 16 cells at p = 4, 8 at D = 20, and p = 8 with the hosts'
+#      TCP and tbf counters sampled.
 # Both sides run recursive doubling: SMPI's rdb, Open MPI's coll_tuned algorithm 3.
 # compare.py prints the tables, writes results.json and draws testbed.png.
 #
-#   experiments/testbed/run.sh [build dir] [bench] [table7] [train] [diagnose] [compare]
+#   experiments/testbed/run.sh [build dir] [bench] [table7] [train] [diagnose] [diagnose7] [compare]
 #
 # With no step named it runs them all, one run after another. Needs root (the testbed makes
 # network namespaces). Run it on an otherwise idle machine: the testbed's times are the
