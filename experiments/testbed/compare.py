@@ -1,0 +1,268 @@
+#!/usr/bin/python3
+"""The testbed against the simulation, from the records of run.sh.
+
+  compare.py calibrate RECORDS      prints "BW_SCALE LAT_SCALE" (and writes calibration.json):
+                                    the testbed's ping-pong (median of its runs) over the
+                                    simulated one, as a user calibrates against a real cluster
+  compare.py report RECORDS FOLDER  prints the tables, writes FOLDER/results.json and
+                                    FOLDER/testbed.png
+"""
+import json
+import os
+import statistics
+import sys
+
+TESTBED_RUNS = ("bench-testbed-1", "bench-testbed-2", "bench-testbed-3")
+PROCS = (2, 4, 8)
+ELEMENTS = (4096, 16768, 54912)
+BLOCKS = (16, 32, 64, 128)
+# Seed 000, Table VII (as core/cli/study.cpp holds it): p = 2, 4, 8 by b = 16, 32, 64, 128.
+PAPER_VII = {2: (0.57, 0.87, 1.20, 1.48), 4: (0.36, 0.64, 1.09, 1.67), 8: (0.26, 0.48, 0.88, 1.54)}
+
+
+def load(rec, name):
+    with open(os.path.join(rec, name + ".json")) as f:
+        return json.load(f)
+
+
+def exists(rec, name):
+    return os.path.exists(os.path.join(rec, name + ".json"))
+
+
+def pingpong(record):
+    """{bytes: one-way time} of a bench record."""
+    return {row["bytes"]: row["time_s"] for row in record["pingpong"]}
+
+
+def latency_bandwidth(times):
+    """As wulf platform bench sums it up: the smallest message's time, and the largest's bytes
+    over its time beyond that latency."""
+    small, large = min(times), max(times)
+    return times[small], large / (times[large] - times[small])
+
+
+def median_pingpong(rec):
+    runs = [pingpong(load(rec, n)) for n in TESTBED_RUNS if exists(rec, n)]
+    return {size: statistics.median(r[size] for r in runs) for size in runs[0]}
+
+
+def calibrate(rec):
+    bed_lat, bed_bw = latency_bandwidth(median_pingpong(rec))
+    sim_lat, sim_bw = latency_bandwidth(pingpong(load(rec, "bench-sim")))
+    cal = {"testbed_latency_s": bed_lat, "testbed_bandwidth_Bps": bed_bw, "sim_latency_s": sim_lat,
+           "sim_bandwidth_Bps": sim_bw, "bw_scale": bed_bw / sim_bw, "lat_scale": bed_lat / sim_lat}
+    with open(os.path.join(rec, "calibration.json"), "w") as f:
+        json.dump(cal, f, indent=1)
+    print("%.6g %.6g" % (cal["bw_scale"], cal["lat_scale"]))
+
+
+def collective_times(record):
+    """{(p, elements): time} of a bench record's allreduces."""
+    return {(row["np"], row["size"]): row["time_s"] for row in record["collectives"] if row["what"] == "allreduce"}
+
+
+def pct(a, b):
+    return 100.0 * (a / b - 1)
+
+
+def allreduce_table(rec, results):
+    runs = [collective_times(load(rec, n)) for n in TESTBED_RUNS if exists(rec, n)]
+    sim = collective_times(load(rec, "bench-sim"))
+    cal = collective_times(load(rec, "bench-sim-calibrated"))
+    d20 = collective_times(load(rec, "bench-testbed-d20")) if exists(rec, "bench-testbed-d20") else {}
+    c = json.load(open(os.path.join(rec, "calibration.json")))
+    print("1. Allreduce (recursive doubling: SMPI rdb / Open MPI coll_tuned 3), Bat Cave, D = 10, mean of %d calls"
+          % load(rec, TESTBED_RUNS[0])["config"]["repeat"])
+    print("   ping-pong: testbed latency %.2f us, bandwidth %.2f Mbit/s; simulation %.2f us, %.2f Mbit/s"
+          % (1e6 * c["testbed_latency_s"], 8e-6 * c["testbed_bandwidth_Bps"], 1e6 * c["sim_latency_s"],
+             8e-6 * c["sim_bandwidth_Bps"]))
+    print("   calibrated simulation: --bw-scale %.4f --lat-scale %.4f" % (c["bw_scale"], c["lat_scale"]))
+    print("%3s %8s %10s %12s %10s %14s %10s %10s %10s" % ("p", "doubles", "sim ms", "calib. ms", "testbed ms",
+                                                    "runs' spread", "vs sim", "vs calib.", "D=20 vs c."))
+    rows = []
+    for p in PROCS:
+        for n in ELEMENTS:
+            each = [r[(p, n)] for r in runs]
+            bed = statistics.median(each)
+            spread = 100.0 * (max(each) - min(each)) / bed
+            row = {"p": p, "elements": n, "sim_s": sim[(p, n)], "calibrated_sim_s": cal[(p, n)], "testbed_s": bed,
+                   "testbed_runs_s": each, "spread_pct": spread, "error_vs_sim_pct": pct(bed, sim[(p, n)]),
+                   "error_vs_calibrated_pct": pct(bed, cal[(p, n)]), "within_5pct": abs(pct(bed, cal[(p, n)])) <= 5}
+            extra = ""
+            if (p, n) in d20:
+                row["testbed_d20_s"] = d20[(p, n)]
+                row["d20_error_vs_calibrated_pct"] = pct(d20[(p, n)], cal[(p, n)])
+                extra = "%+9.1f%%" % row["d20_error_vs_calibrated_pct"]
+            print("%3d %8d %10.2f %12.2f %10.2f %13.1f%% %+9.1f%% %+9.1f%% %10s" % (
+                p, n, 1e3 * sim[(p, n)], 1e3 * cal[(p, n)], 1e3 * bed, spread, row["error_vs_sim_pct"],
+                row["error_vs_calibrated_pct"], extra))
+            rows.append(row)
+    met = sum(r["within_5pct"] for r in rows)
+    print("   within 5%% of the calibrated simulation: %d of %d cells" % (met, len(rows)))
+    results["calibration"] = c
+    results["allreduce"] = rows
+    return rows
+
+
+def iteration_time(rec, name):
+    return load(rec, name)["history"][1]["time_s"]
+
+
+def table_vii(rec, results):
+    print()
+    print("2. Table VII: speedup of one iteration (function example, numerics off, calibrated compute), Bat Cave")
+    print("%3s %5s %7s %10s %10s %10s" % ("p", "b", "paper", "sim", "testbed", "bed vs sim"))
+    rows = []
+    for p in PROCS:
+        for j, b in enumerate(BLOCKS):
+            s = iteration_time(rec, "t7-sim-p1-b%d" % b) / iteration_time(rec, "t7-sim-p%d-b%d" % (p, b))
+            t = iteration_time(rec, "t7-testbed-p1-b%d" % b) / iteration_time(rec, "t7-testbed-p%d-b%d" % (p, b))
+            row = {"p": p, "b": b, "paper": PAPER_VII[p][j], "sim": s, "testbed": t, "error_pct": pct(t, s),
+                   "within_10pct": abs(pct(t, s)) <= 10,
+                   "sim_iteration_s": iteration_time(rec, "t7-sim-p%d-b%d" % (p, b)),
+                   "testbed_iteration_s": iteration_time(rec, "t7-testbed-p%d-b%d" % (p, b))}
+            print("%3d %5d %7.2f %10.3f %10.3f %+9.1f%%" % (p, b, row["paper"], s, t, row["error_pct"]))
+            rows.append(row)
+    seq = [{"b": b, "sim_s": iteration_time(rec, "t7-sim-p1-b%d" % b),
+            "testbed_s": iteration_time(rec, "t7-testbed-p1-b%d" % b)} for b in BLOCKS]
+    print("   p = 1 (the reference), s per iteration: " + ", ".join(
+        "b %d: sim %.4f, bed %.4f (%+.1f%%)" % (q["b"], q["sim_s"], q["testbed_s"], pct(q["testbed_s"], q["sim_s"]))
+        for q in seq))
+    print("   within 10%% of the simulation: %d of %d cells" % (sum(r["within_10pct"] for r in rows), len(rows)))
+    results["table_vii"] = {"cells": rows, "sequential": seq}
+    return rows
+
+
+def curve(record):
+    return [(h["iteration"], h["time_s"], h.get("test_error")) for h in record["history"]]
+
+
+def training(rec, results):
+    print()
+    sim, bed = load(rec, "train-sim"), load(rec, "train-testbed")
+    cs, cb = curve(sim), curve(bed)
+    same = len(cs) == len(cb) and all(a[0] == b[0] and a[2] == b[2] for a, b in zip(cs, cb))
+    ts, tb = cs[-1][1], cb[-1][1]
+    print("3. Training to a test rmse of 0.19: function example, b = 128, eta 3, p = 4, calibrated compute, Bat Cave")
+    for name, r, c in (("sim", sim, cs), ("testbed", bed, cb)):
+        print("   %-8s %s after %d iterations, %.3f s, test rmse %.6g" % (
+            name, r["final"]["status"], c[-1][0], c[-1][1], c[-1][2]))
+    print("   error curves iteration by iteration: %s" % ("identical" if same else "DIFFERENT"))
+    print("   time to target: testbed %+.1f%% of the simulation" % pct(tb, ts))
+    results["training"] = {"same_curve": same, "iterations": [cs[-1][0], cb[-1][0]], "sim_s": ts, "testbed_s": tb,
+                           "error_pct": pct(tb, ts), "within_5pct": abs(pct(tb, ts)) <= 5,
+                           "sim_status": sim["final"]["status"], "testbed_status": bed["final"]["status"]}
+    return cs, cb
+
+
+def comm_per_call(record):
+    """Rank 0's mean time in a collective call, in the platform's seconds."""
+    ph = record["phases"]
+    return ph["comm_s"] / ph["comm_calls"]
+
+
+def counters(path):
+    """{host namespace: its last sample} of a counters file of run.sh (name=value words)."""
+    last = {}
+    for line in open(path):
+        words = line.split()
+        last[words[0]] = {w.split("=")[0]: int(w.split("=")[1] or 0) for w in words[2:] if "=" in w}
+    return last
+
+
+def diagnosis(rec, results):
+    """Table VII's worst cells at twice the dilation, and what TCP counted in one of them."""
+    if not exists(rec, "t7-testbed-d20-p8-b16"):
+        return
+    print()
+    print("4. Diagnosis of Table VII's misses (b = 16: 64 allreduces of 16 768 doubles in an iteration)")
+    print("%3s %12s %12s %12s %14s %14s" % ("p", "sim s", "D=10 s", "D=20 s", "sim ms/call", "D=10 ms/call"))
+    rows = []
+    for p in (4, 8):
+        sim, d10, d20 = (load(rec, n % p) for n in ("t7-sim-p%d-b16", "t7-testbed-p%d-b16", "t7-testbed-d20-p%d-b16"))
+        row = {"p": p, "b": 16, "sim_s": sim["history"][1]["time_s"], "d10_s": d10["history"][1]["time_s"],
+               "d20_s": d20["history"][1]["time_s"], "sim_comm_per_call_s": comm_per_call(sim),
+               "d10_comm_per_call_s": comm_per_call(d10), "d20_comm_per_call_s": comm_per_call(d20)}
+        print("%3d %12.3f %12.3f %12.3f %14.2f %14.2f" % (p, row["sim_s"], row["d10_s"], row["d20_s"],
+                                                     1e3 * row["sim_comm_per_call_s"], 1e3 * row["d10_comm_per_call_s"]))
+        rows.append(row)
+    path = os.path.join(rec, "t7-testbed-counted-p8-b16.counters")
+    total = {}
+    if os.path.exists(path):
+        for host in counters(path).values():
+            for k, v in host.items():
+                total[k] = total.get(k, 0) + v
+        print("   p = 8, b = 16 at D = 10, summed over the 8 hosts: " + ", ".join("%s %d" % kv for kv in total.items()))
+    results["diagnosis"] = {"table_vii_b16": rows, "tcp_counters_p8_b16": total}
+
+
+def plot(rows, t7, cs, cb, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, (ax1, ax2, ax3) = plt.subplots(1, 3, figsize=(16, 4.8))
+    x = range(len(rows))
+    for k in range(3):
+        ax1.plot(list(x), [pct(r["testbed_runs_s"][k], r["calibrated_sim_s"]) for r in rows], "x", color="grey",
+                 label="testbed, each run" if k == 0 else None)
+    ax1.plot(list(x), [r["error_vs_calibrated_pct"] for r in rows], "o", color="C2", label="testbed, median of 3")
+    ax1.plot(list(x), [pct(r["sim_s"], r["calibrated_sim_s"]) for r in rows], "s", mfc="none", color="C0",
+             label="simulation as the platform is")
+    ax1.axhspan(-5, 5, color="C2", alpha=0.1, label="target: within 5%")
+    ax1.axhline(0, color="black", lw=0.6)
+    ax1.set_xticks(list(x))
+    ax1.set_xticklabels(["p%d\n%d" % (r["p"], r["elements"]) for r in rows], fontsize=8)
+    ax1.set_ylabel("% against the calibrated simulation")
+    ax1.set_title("Allreduce of doubles (recursive doubling), Bat Cave, D = 10")
+    ax1.legend(fontsize=7)
+    for k, p in enumerate(PROCS):
+        cells = [r for r in t7 if r["p"] == p]
+        ax2.plot(BLOCKS, [r["sim"] for r in cells], "o-", color="C%d" % k, label="p = %d, simulation" % p)
+        ax2.plot(BLOCKS, [r["testbed"] for r in cells], "x--", color="C%d" % k, label="p = %d, testbed" % p)
+        ax2.plot(BLOCKS, [r["paper"] for r in cells], ":", color="C%d" % k, alpha=0.6,
+                 label="p = %d, paper" % p)
+    ax2.set_xscale("log", base=2)
+    ax2.set_xticks(BLOCKS)
+    ax2.set_xticklabels([str(b) for b in BLOCKS])
+    ax2.set_xlabel("block b")
+    ax2.set_ylabel("speedup of one iteration")
+    ax2.set_title("Table VII: function example on Bat Cave")
+    ax2.legend(fontsize=7, ncol=1)
+    ax3.plot([c[1] for c in cs], [c[2] for c in cs], "o-", label="simulation")
+    ax3.plot([c[1] for c in cb], [c[2] for c in cb], "x--", label="testbed, D = 10")
+    ax3.axhline(0.19, color="grey", lw=0.8, ls=":")
+    ax3.set_xlabel("time (s of Bat Cave's time)")
+    ax3.set_ylabel("test rmse")
+    ax3.set_title("function example, p = 4, b = 128: training to 0.19")
+    ax3.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+
+
+def report(rec, folder):
+    results = {"platform": "platforms/batcave.xml", "dilation": 10,
+               "algorithm": "allreduce recursive doubling: SMPI smpi/allreduce:rdb, Open MPI coll_tuned_allreduce_algorithm 3"}
+    rows = allreduce_table(rec, results)
+    t7 = table_vii(rec, results)
+    cs, cb = training(rec, results)
+    diagnosis(rec, results)
+    wall = os.path.join(rec, "wall_s.txt")
+    if os.path.exists(wall):
+        steps = {}
+        for line in open(wall):
+            name, seconds = line.split()
+            steps[name] = float(seconds)
+        results["wall_s"] = steps
+        print()
+        print("wall time of run.sh by step (s): " + ", ".join("%s %.0f" % kv for kv in steps.items())
+              + "; total %.0f" % sum(steps.values()))
+    with open(os.path.join(folder, "results.json"), "w") as f:
+        json.dump(results, f, indent=1)
+    plot(rows, t7, cs, cb, os.path.join(folder, "testbed.png"))
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "calibrate":
+        calibrate(sys.argv[2])
+    else:
+        report(sys.argv[2], sys.argv[3])

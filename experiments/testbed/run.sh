@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# Issue 16 item 6: the testbed (real Open MPI over an emulated Bat Cave on this machine,
+# network and compute slowed by D = 10) against wulf's simulation of the same platform.
+#   1. bench: allreduce of 4 096, 16 768 and 54 912 doubles at p = 2, 4, 8 and the ping-pong,
+#      three times on the testbed (the median of each cell is kept); once in simulation as the
+#      platform is, and once calibrated from the testbed's ping-pong (--bw-scale, --lat-scale);
+#   2. table7: seed 000's Table VII (the function example, p = 2, 4, 8 x b = 16..128, one
+#      iteration, numerics off) on both engines, with p = 1 on each for the speedup;
+#   3. train: the function example trained to a test rmse of 0.19 at p = 4 on both engines;
+#   4. diagnose: the allreduce bench again at D = 20, and the ping-pong over more sizes;
+#      diagnose7: Table VII's b = 16 cells at p = 4, 8 at D = 20, and p = 8 with the hosts'
+#      TCP and tbf counters sampled.
+# Both sides run recursive doubling: SMPI's rdb, Open MPI's coll_tuned algorithm 3.
+# compare.py prints the tables, writes results.json and draws testbed.png.
+#
+#   experiments/testbed/run.sh [build dir] [bench] [table7] [train] [diagnose] [diagnose7] [compare]
+#
+# With no step named it runs them all, one run after another. Needs root (the testbed makes
+# network namespaces). Run it on an otherwise idle machine: the testbed's times are the
+# wall clock's, and any other load on the 2 cores disturbs them.
+# shellcheck source=SCRIPTDIR/../common.sh disable=SC2054,SC2317  # lists of sizes; steps called as step_$name
+source "$(dirname "${BASH_SOURCE[0]}")/../common.sh" "${1:-}"
+shift || true
+steps=("$@")
+[[ ${#steps[@]} -eq 0 ]] && steps=(bench table7 train diagnose diagnose7 compare)
+rec="$here/records"
+mkdir -p "$rec"
+cd "$root"  # record platform paths relative to the repository
+platform=platforms/batcave.xml
+dilation=10
+repeat=10
+sizes=1,65536,1048576
+bench=(platform bench "$platform" --collectives allreduce --np 2,4,8 --elements 4096,16768,54912
+       --allreduce rdb --repeat "$repeat")
+table7=(train --problem function --bias off --precision double --epochs 1 --platform "$platform"
+        --compute calibrated --profile batcave-function --numerics off --allreduce rdb --quiet)
+# eta 3 and b = 128 reach the target in 20 iterations (8.3 s of Bat Cave's time, 83 s at D = 10).
+training=(train --problem function --bias off --precision double --block 128 --eta 3 --epochs 100
+          --target-error 0.19 --np 4 --platform "$platform" --compute calibrated --profile batcave-function
+          --allreduce rdb --seed 1)
+
+# Waits while another process's testbed run is going (its namespaces, wulf-tb-PID.*, with
+# PID alive): two testbeds at once share the 2 cores and disturb each other's times.
+other_testbed() {  # prints the process id of another live testbed run, if any
+  local ns pid
+  for ns in $(ip netns list | awk '{print $1}'); do
+    [[ $ns == wulf-tb-* ]] || continue
+    pid=${ns#wulf-tb-}
+    pid=${pid%%.*}
+    [[ -d /proc/$pid ]] && echo "$pid" && return 0
+  done
+  return 0
+}
+wait_for_other_testbeds() {
+  local busy said=""
+  while busy=$(other_testbed) && [[ -n $busy ]]; do
+    [[ -z $said ]] && echo "waiting for the testbed run of process $busy to end" >&2 && said=1
+    sleep 5
+  done
+}
+# Before the first run: a minute with no other testbed, since a tool such as wulf validate
+# --testbed starts one testbed run after another with short gaps between them.
+wait_for_quiet_minute() {
+  local quiet=0
+  while ((quiet < 60)); do
+    if [[ -n $(other_testbed) ]]; then
+      ((quiet == 0)) || echo "another testbed run started: waiting for a quiet minute again" >&2
+      quiet=0
+      wait_for_other_testbeds
+    fi
+    sleep 5
+    quiet=$((quiet + 5))
+  done
+}
+testbed() {  # testbed WULF_ARGS...: one testbed run of wulf, alone on the machine
+  wait_for_other_testbeds
+  "$wulf" "$@"
+}
+
+step_bench() {
+  for k in 1 2 3; do
+    testbed "${bench[@]}" --engine testbed --dilation "$dilation" --sizes "$sizes" \
+      --out "$rec/bench-testbed-$k.json" > "$rec/bench-testbed-$k.txt"
+  done
+  "$wulf" "${bench[@]}" --sizes "$sizes" --out "$rec/bench-sim.json" > "$rec/bench-sim.txt"
+  # The user's calibration: scale the platform's links so that its ping-pong is the testbed's.
+  read -r bw lat < <("$python" "$here/compare.py" calibrate "$rec")
+  "$wulf" "${bench[@]}" --sizes "$sizes" --bw-scale "$bw" --lat-scale "$lat" \
+    --out "$rec/bench-sim-calibrated.json" > "$rec/bench-sim-calibrated.txt"
+}
+
+step_table7() {
+  for p in 1 2 4 8; do
+    for b in 16 32 64 128; do
+      "$wulf" "${table7[@]}" --block "$b" --engine sim --np "$p" --out "$rec/t7-sim-p$p-b$b.json" > /dev/null
+      testbed "${table7[@]}" --block "$b" --engine testbed --dilation "$dilation" --np "$p" \
+        --out "$rec/t7-testbed-p$p-b$b.json" > "$rec/t7-testbed-p$p-b$b.txt"
+    done
+  done
+}
+
+step_train() {
+  "$wulf" "${training[@]}" --engine sim --out "$rec/train-sim.json" > "$rec/train-sim.txt"
+  testbed "${training[@]}" --engine testbed --dilation "$dilation" --out "$rec/train-testbed.json" \
+    > "$rec/train-testbed.txt"
+}
+
+# counters_of PID FILE: while wulf process PID runs, samples every 2 s (read-only) the TCP
+# counters and the tbf queues' drops of its testbed's hosts into FILE, one line per host; the
+# last sample of each host is the run's total (to 2 s before its end).
+counters_of() {
+  local pid=$1 file=$2 ns
+  : > "$file"
+  while kill -0 "$pid" 2> /dev/null; do
+    for ns in $(ip netns list | awk '{print $1}' | grep "^wulf-tb-$pid\\..*-h[0-9]*$"); do
+      echo "$ns $(date +%s.%N) tbf_dropped=$(ip netns exec "$ns" tc -s qdisc show dev eth0 |
+        grep -oE 'dropped [0-9]+' | awk '{print $2}') $(ip netns exec "$ns" nstat -asz TcpRetransSegs \
+        TcpExtTCPTimeouts TcpExtTCPLossProbes TcpExtTCPSpuriousRTOs TcpExtTCPRcvQDrop TcpExtTCPZeroWindowDrop \
+        TcpExtTCPToZeroWindowAdv TcpExtTCPOFOQueue TcpExtPruneCalled | awk 'NR>1{printf "%s=%s ", $1, $2}')" \
+        >> "$file" 2> /dev/null || true
+    done
+    sleep 2
+  done
+}
+
+step_diagnose7() {
+  # Table VII's worst cells (many allreduces back to back) at twice the dilation, and once
+  # more at D = 10 with the TCP counters sampled (its time is not used: the sampling adds load).
+  for p in 4 8; do
+    testbed "${table7[@]}" --block 16 --engine testbed --dilation 20 --np "$p" \
+      --out "$rec/t7-testbed-d20-p$p-b16.json" > "$rec/t7-testbed-d20-p$p-b16.txt"
+  done
+  wait_for_other_testbeds
+  "$wulf" "${table7[@]}" --block 16 --engine testbed --dilation "$dilation" --np 8 \
+    --out "$rec/t7-testbed-counted-p8-b16.json" > "$rec/t7-testbed-counted-p8-b16.txt" &
+  counters_of $! "$rec/t7-testbed-counted-p8-b16.counters"
+  wait $!
+}
+
+step_diagnose() {
+  # Twice the dilation: if a cell that misses at D = 10 comes closer, the 2 cores were saturated.
+  testbed "${bench[@]}" --engine testbed --dilation 20 --sizes "$sizes" --out "$rec/bench-testbed-d20.json" \
+    > "$rec/bench-testbed-d20.txt"
+  # The ping-pong's shape between 1 byte and 1 MiB, both engines (no collectives beyond p = 2).
+  local more=1,1024,8192,65536,262144,1048576
+  testbed platform bench "$platform" --np 2 --collectives allreduce --elements 4096 --allreduce rdb \
+    --repeat "$repeat" --sizes "$more" --engine testbed --dilation "$dilation" \
+    --out "$rec/pingpong-testbed.json" > "$rec/pingpong-testbed.txt"
+  "$wulf" platform bench "$platform" --np 2 --collectives allreduce --elements 4096 --allreduce rdb \
+    --repeat "$repeat" --sizes "$more" --out "$rec/pingpong-sim.json" > "$rec/pingpong-sim.txt"
+}
+
+{ echo "run.sh ${steps[*]}"; uptime; nproc; lscpu | grep -E "Model name|^CPU\(s\)"; uname -r; } >> "$rec/machine.txt"
+"$wulf" testbed check > "$rec/check.txt"
+wait_for_quiet_minute
+for step in "${steps[@]}"; do
+  [[ $step == compare ]] && continue
+  t0=$(now)
+  "step_$step"
+  echo "$step $(seconds_since "$t0")" >> "$rec/wall_s.txt"
+done
+[[ " ${steps[*]} " == *" compare "* ]] && "$python" "$here/compare.py" report "$rec" "$here" | tee "$here/results.txt"
+exit 0
