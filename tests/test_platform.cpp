@@ -262,18 +262,11 @@ TEST(platform, a_profile_may_make_a_test_pattern_cheaper_than_a_forward_pass_but
 namespace wulf {
 namespace {
 
-// The platform's first hosts, each with one rank, as the front end places np ranks.
-std::vector<PlatformHost> used_batcave_hosts(const std::string& file, int np) {
-  std::vector<PlatformHost> hosts = platform_hosts(file, np);
-  hosts.resize(static_cast<std::size_t>(np));
-  return hosts;
-}
-
 // The testbed's plan from a platform: the hosts the ranks use, their own links' rates
 // (SPLITDUPLEX: the _UP and _DOWN links), speeds and collective overhead, the dilation.
 TEST(testbed, plans_the_star_of_the_hosts_the_ranks_use) {
   const std::string bat = std::string(WULF_PLATFORMS_DIR) + "/batcave.xml";
-  const TestbedPlan plan = plan_testbed(bat, used_batcave_hosts(bat, 4), 4, 0, 1.0);
+  const TestbedPlan plan = plan_testbed(bat, hosts_of_ranks(platform_hosts(bat, 4), 4), 4, 0, 1.0);
   ASSERT_EQ(plan.hosts.size(), 4u);
   EXPECT_EQ(plan.hosts[0].name, "batcave-0");
   EXPECT_EQ(plan.hosts[3].address, "198.18.0.4");
@@ -289,7 +282,7 @@ TEST(testbed, plans_the_star_of_the_hosts_the_ranks_use) {
   const Json j = plan.to_json();
   EXPECT_DOUBLE_EQ(j.at("hosts").at(0).at("shaped_up_bit_s").get<double>(), 10.6e6 * 8 / 10);
   // --bw-scale and --dilation: the what-if and the given D.
-  const TestbedPlan scaled = plan_testbed(bat, used_batcave_hosts(bat, 2), 2, 25, 0.5);
+  const TestbedPlan scaled = plan_testbed(bat, hosts_of_ranks(platform_hosts(bat, 2), 2), 2, 25, 0.5);
   EXPECT_DOUBLE_EQ(scaled.hosts[0].up_Bps, 5.3e6);
   EXPECT_EQ(scaled.dilation, 25);
   EXPECT_EQ(scaled.dilation_from, "--dilation");

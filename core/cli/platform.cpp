@@ -237,15 +237,7 @@ std::vector<std::string> bench_args(const BenchJob& job, const std::string& what
 // platform's seconds (the ranks divide by the dilation).
 std::vector<Json> measure_on_testbed(const BenchJob& job, const std::vector<PlatformHost>& on, std::size_t np,
                                      const std::string& what, const std::vector<std::size_t>& list) {
-  std::vector<PlatformHost> used;
-  long long left = static_cast<long long>(np);
-  for (PlatformHost h : on) {
-    if (left <= 0) break;
-    h.cores = static_cast<int>(std::min<long long>(h.cores, left));
-    left -= h.cores;
-    used.push_back(h);
-  }
-  TestbedPlan plan = plan_testbed(job.run_file, used, static_cast<int>(np), job.dilation, job.bw_scale);
+  TestbedPlan plan = plan_testbed(job.run_file, hosts_of_ranks(on, static_cast<long long>(np)), static_cast<int>(np), job.dilation, job.bw_scale);
   plan.platform = job.file;
   const Testbed bed(std::move(plan));
   const MpiSessionDir session;
@@ -404,18 +396,9 @@ int bench_command(const std::vector<std::string>& args, std::ostream& out, std::
   out << "platform " << job.file << ": " << hosts.size() << " hosts, " << total_cores << " cores\n";
   if (job.engine == "testbed") {
     // One dilation for every run of the bench: the one the largest run would get.
-    if (const std::string why = testbed_unavailable(); !why.empty())
-      throw InputError("--engine testbed: this machine cannot build the testbed: " + why);
-    if (const int removed = remove_testbed_leftovers(); removed > 0)
-      err << "wulf platform bench: removed " << removed << " namespaces left by testbed runs that were killed\n";
-    std::vector<PlatformHost> largest;
-    for (long long left = std::min(most_np, total_cores); left > 0 && largest.size() < hosts.size();) {
-      PlatformHost h = hosts[largest.size()];
-      h.cores = static_cast<int>(std::min<long long>(h.cores, left));
-      left -= h.cores;
-      largest.push_back(h);
-    }
-    TestbedPlan plan = plan_testbed(job.run_file, largest, static_cast<int>(std::min(most_np, total_cores)),
+    ready_testbed("wulf platform bench --engine testbed", err);
+    const long long largest = std::min(most_np, total_cores);
+    TestbedPlan plan = plan_testbed(job.run_file, hosts_of_ranks(hosts, largest), static_cast<int>(largest),
                                     job.dilation, job.bw_scale);
     plan.platform = job.file;
     job.dilation = plan.dilation;

@@ -181,30 +181,15 @@ int launch_sim(const TrainJob& job, const std::vector<std::string>& args, std::o
   return ranks_ended(run_ranks(cmd, true, false), "smpirun", err);
 }
 
-// The hosts placed, each with the ranks it gets (at most its cores), cut to np ranks.
-std::vector<PlatformHost> used_hosts(std::vector<PlatformHost> hosts, int np) {
-  std::vector<PlatformHost> used;
-  for (PlatformHost& h : hosts) {
-    if (np <= 0) break;
-    h.cores = std::min(h.cores, np);
-    np -= h.cores;
-    used.push_back(std::move(h));
-  }
-  return used;
-}
-
 // Builds the testbed of the platform's hosts the ranks use, runs them under mpirun across
 // it, and removes it however the run ends.
 int launch_testbed(const TrainJob& job, const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  if (const std::string why = testbed_unavailable(); !why.empty())
-    throw InputError("--engine testbed: this machine cannot build the testbed: " + why);
-  if (const int removed = remove_testbed_leftovers(); removed > 0)
-    err << "wulf train: removed " << removed << " namespaces left by testbed runs that were killed\n";
+  ready_testbed("wulf train --engine testbed", err);
   std::unique_ptr<GrownPlatform> grown;
   if (job.grow > 0) grown = std::make_unique<GrownPlatform>(job.platform, job.grow);
   const std::string platform = grown ? grown->path() : job.platform;
   const std::vector<PlatformHost> hosts = rank_placement(job, platform);
-  TestbedPlan plan = plan_testbed(platform, used_hosts(hosts, job.np), job.np, job.compute.dilation,
+  TestbedPlan plan = plan_testbed(platform, hosts_of_ranks(hosts, job.np), job.np, job.compute.dilation,
                                   job.compute.bw_scale);
   plan.platform = job.platform;
   if (!job.quiet) print_testbed(out, plan);

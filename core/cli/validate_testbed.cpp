@@ -106,10 +106,7 @@ Json table_vii(std::ostream& out, const std::string& tmp, const std::string& tim
 }  // namespace
 
 int validate_testbed(const std::string& out_path, const std::string& timeout, std::ostream& out, std::ostream& err) {
-  if (const std::string why = testbed_unavailable(); !why.empty())
-    throw InputError("wulf validate --testbed: this machine cannot build the testbed: " + why);
-  if (const int removed = remove_testbed_leftovers(); removed > 0)
-    err << "wulf validate: removed " << removed << " namespaces left by testbed runs that were killed\n";
+  ready_testbed("wulf validate --testbed", err);
   const TempDir dir("validate");
   out << "Seed 000's Bat Cave four ways: the paper, wulf's model, wulf's simulation (platforms/batcave.xml)\n"
          "and the testbed (real Open MPI over an emulated Bat Cave on this machine, times in Bat Cave's own).\n\n"

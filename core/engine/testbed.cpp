@@ -275,6 +275,24 @@ std::string testbed_unavailable() {
   return reason;
 }
 
+void ready_testbed(const std::string& command, std::ostream& err) {
+  if (const std::string why = testbed_unavailable(); !why.empty())
+    throw InputError(command + ": this machine cannot build the testbed: " + why);
+  if (const int removed = remove_testbed_leftovers(); removed > 0)
+    err << command << ": removed " << removed << " namespaces left by testbed runs that were killed\n";
+}
+
+std::vector<PlatformHost> hosts_of_ranks(const std::vector<PlatformHost>& placed, long long np) {
+  std::vector<PlatformHost> used;
+  for (std::size_t i = 0; i < placed.size() && np > 0; ++i) {
+    PlatformHost h = placed[i];
+    h.cores = static_cast<int>(std::min<long long>(h.cores, np));
+    np -= h.cores;
+    used.push_back(std::move(h));
+  }
+  return used;
+}
+
 int remove_testbed_leftovers() {
   int removed = 0;
   for (const std::string& ns : all_namespaces()) {

@@ -69,6 +69,14 @@ double default_dilation(const std::vector<TestbedHost>& hosts, int np, unsigned 
 // network namespaces, veth, bridges or tbf (tried in a namespace made for it and removed).
 std::string testbed_unavailable();
 
+// Before a command builds testbeds: InputError naming `command` and why this machine cannot,
+// else the leftovers of killed runs removed (said on err when there were any).
+void ready_testbed(const std::string& command, std::ostream& err);
+
+// The placed hosts (platform_hosts or placed_hosts, in rank order) that np ranks fill, each
+// with the ranks it gets in `cores`: the hosts a testbed of np ranks builds.
+std::vector<PlatformHost> hosts_of_ranks(const std::vector<PlatformHost>& placed, long long np);
+
 // Removes what runs of the testbed that were killed (SIGKILL) left behind: their namespaces,
 // and the processes still inside them. A run's namespaces carry its wulf's pid and start
 // time, so those of a run still going are left alone. Returns how many were removed.
@@ -85,9 +93,9 @@ class Testbed {
   Testbed& operator=(const Testbed&) = delete;
 
   const TestbedPlan& plan() const { return plan_; }
-  // mpirun of np ranks of program across the hosts, started in the first host's namespace,
-  // with Open MPI's TCP transport on the testbed's addresses; more_mpirun are further
-  // arguments (the collectives' choice) placed before the program.
+  // mpirun of a rank of program on each slot of the hosts, started in the first host's
+  // namespace, with Open MPI's TCP transport on the testbed's addresses and the collectives'
+  // choice.
   std::vector<std::string> command(const std::string& program, const MpiSessionDir& session,
                                    const Collectives& collectives) const;
   // "WULF_TESTBED_FILE=..." and what else the ranks need in their environment.
