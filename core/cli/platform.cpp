@@ -127,6 +127,7 @@ struct BenchJob {
   double timeout = 0;                     // --timeout of each run (0: none)
   std::optional<std::vector<std::string>> hosts;  // the ping-pong pair's names (none: the first two)
   bool pingpong = true;
+  bool back_to_back = false;              // the collectives' calls in a row, no barrier between them
   std::string out;                        // the record to write (empty: none)
   std::string program;                    // wulf-rank-sim, or wulf-rank-real on the testbed
   bool force = false;                     // run even where the memory estimate says it does not fit
@@ -166,6 +167,7 @@ BenchJob read_bench_job(const po::variables_map& vm) {
   job.run_file = job.grown ? job.grown->path() : job.file;
   if (vm.count("hosts")) job.hosts = split_list(vm["hosts"].as<std::string>());
   job.pingpong = !vm.count("no-pingpong");
+  job.back_to_back = vm.count("back-to-back") > 0;
   job.engine = vm["engine"].as<std::string>();
   job.program = wulf_program(job.engine == "testbed" ? "wulf-rank-real" : "wulf-rank-sim");
   job.force = vm.count("force") > 0;
@@ -229,6 +231,7 @@ std::vector<std::string> bench_args(const BenchJob& job, const std::string& what
                                 "--repeat", std::to_string(job.repeat), "--bw-scale", std::to_string(job.bw_scale),
                                 "--lat-scale", std::to_string(job.lat_scale)};
   if (job.type == "float") args.push_back("--float");
+  if (job.back_to_back) args.push_back("--back-to-back");
   return args;
 }
 
@@ -293,7 +296,10 @@ Json bench_config(const BenchJob& job, const std::vector<PlatformHost>& pair) {
   config["repeat"] = job.repeat;
   config["measured_as"] = {
       {"pingpong", "half the round trip, the mean over the calls"},
-      {"collectives", "from a barrier to the last rank's finish, the mean over the calls"}};
+      {"collectives", job.back_to_back ? "the calls back to back, from one barrier to the last rank's finish of "
+                                         "the last call, over the calls"
+                                       : "from a barrier to the last rank's finish, the mean over the calls"}};
+  config["back_to_back"] = job.back_to_back;
   config["collective_algorithm"] = "allreduce:" + job.allreduce + ", reduce:" + job.reduce;
   config["what_if"]["bw_scale"] = job.bw_scale;
   config["what_if"]["lat_scale"] = job.lat_scale;
@@ -328,7 +334,10 @@ void bench_pingpong(const BenchJob& job, const std::vector<PlatformHost>& pair, 
 Json bench_collectives(const BenchJob& job, const std::vector<PlatformHost>& hosts, long long total_cores,
                        std::ostream& out, std::ostream& err) {
   Json rows = Json::array();
-  out << "collectives (" << job.type << ", mean of " << job.repeat << " calls, the last rank's return):\n";
+  if (job.back_to_back)
+    out << "collectives (" << job.type << ", " << job.repeat << " calls back to back, per call, the last rank's return):\n";
+  else
+    out << "collectives (" << job.type << ", mean of " << job.repeat << " calls, the last rank's return):\n";
   fmt::print(out, "{:>11}{:>6}{:>10}{:>14}\n", "collective", "np", "elements", "time");
   for (const std::string& what : job.collectives)
     for (std::size_t np : job.nps) {
@@ -365,6 +374,8 @@ int bench_command(const std::vector<std::string>& args, std::ostream& out, std::
        "calls per measurement: a collective's time is the mean over the calls of the last rank's finish "
        "(every call starts after a barrier); a ping-pong's is half the mean round trip")
       ("no-pingpong", "measure only the collectives")
+      ("back-to-back", "the collectives' calls in a row, as training makes them: one barrier before the first "
+                       "call, none between calls; the time is the last rank's finish of the last call over --repeat")
       ("bw-scale", po::value<double>()->default_value(1.0), "what-if: every link's bandwidth times this")
       ("lat-scale", po::value<double>()->default_value(1.0), "what-if: every link's latency times this")
       ("grow", po::value<long long>()->default_value(0),

@@ -30,17 +30,25 @@ constexpr const char* kPrefix = "wulf-tb-";
 // Open MPI's and the hosts' subnet (inside 198.18.0.0/15, RFC 2544).
 constexpr const char* kSubnet = "198.18.0.0/16";
 
-// Shaping (measured on this kind of machine, issue 16): a tbf bucket of at least two
-// frames (one frame let the timer's granularity cut 100 Mbit/s to 78), charged on wire bytes
-// (Ethernet's preamble, FCS and gap: 24 bytes, and its 84-byte minimum); the switch's ports
-// 2% faster than the hosts' with deeper queues, so that the hosts' own ports are the
-// bottleneck a single flow sees and converging flows queue at the switch instead of being
-// dropped.
-constexpr double kBurstBytes = 3200;
+// Shaping (measured on this kind of machine, issue 16): a tbf bucket of 256 us of the
+// port's rate, at least one frame. At 100 Mbit/s that is two frames (3 200 bytes): one frame
+// let the timer's granularity cut 100 Mbit/s to 78. At the dilated rates a frame takes over
+// a millisecond, so one is enough; a larger bucket lets the first 3 200 bytes of each message
+// through at once, which made the testbed's allreduce of 4 096 doubles at p = 2 9% faster
+// than the link (Bat Cave, D = 10). Bytes are charged on the wire (Ethernet's preamble, FCS
+// and gap: 24 bytes, and its 84-byte minimum); the switch's ports 2% faster than the hosts'
+// with deeper queues, so that the hosts' own ports are the bottleneck a single flow sees and
+// converging flows queue at the switch instead of being dropped.
+constexpr double kBurstSeconds = 256e-6;
+constexpr double kFrameBytes = 1600;  // the largest frame with the wire's overhead (1 538), rounded up
+double burst_bytes(double rate_Bps) { return std::ceil(std::max(kFrameBytes, rate_Bps * kBurstSeconds)); }
 constexpr double kSwitchFaster = 1.02;
 constexpr double kHostQueueBytes = 1 << 20;
 constexpr double kSwitchQueueBytes = 4 << 20;
 constexpr const char* kStab[] = {"stab", "overhead", "24", "mpu", "84"};
+// Open MPI's eager limit and its TCP sockets' buffers, bytes (see Testbed::command).
+constexpr const char* kEagerBytes = "4194304";
+constexpr const char* kSocketBufferBytes = "4194304";
 
 std::string first_line(std::string text) {
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
@@ -216,6 +224,8 @@ Json TestbedPlan::to_json() const {
                           {"platform_down_Bps", h.down_Bps},
                           {"shaped_up_bit_s", h.up_Bps * 8 / dilation},
                           {"shaped_switch_port_bit_s", h.down_Bps * 8 / dilation * kSwitchFaster},
+                          {"burst_bytes", burst_bytes(h.up_Bps / dilation)},
+                          {"switch_port_burst_bytes", burst_bytes(h.down_Bps / dilation * kSwitchFaster)},
                           {"speed_flops", h.speed_flops},
                           {"collective_overhead_s", h.collective_overhead_s}});
   Json ranks = Json::array();
@@ -224,15 +234,18 @@ Json TestbedPlan::to_json() const {
           {"dilation", dilation},
           {"dilation_from", dilation_from},
           {"topology", "star: one switch (a Linux bridge), one port per host shaped by tc tbf"},
-          {"shaping", {{"burst_bytes", kBurstBytes},
+          {"shaping", {{"burst_s", kBurstSeconds},
+                       {"burst_min_bytes", kFrameBytes},
                        {"wire_overhead_bytes", 24},
                        {"minimum_frame_bytes", 84},
                        {"switch_ports_faster_by", kSwitchFaster},
                        {"offloads", "tso, gso, gro off"},
                        {"congestion_control", "reno"},
                        {"slow_start_after_idle", false}}},
-          {"open_mpi", {{"btl", "tcp,self"}, {"pml", "ob1"}, {"btl_tcp_eager_limit", 4194304},
-                        {"btl_tcp_max_send_size", 4194304}, {"mpi_yield_when_idle", 1}}},
+          {"open_mpi", {{"btl", "tcp,self"}, {"pml", "ob1"}, {"btl_tcp_eager_limit", std::stoll(kEagerBytes)},
+                        {"btl_tcp_max_send_size", std::stoll(kEagerBytes)},
+                        {"btl_tcp_sndbuf", std::stoll(kSocketBufferBytes)},
+                        {"btl_tcp_rcvbuf", std::stoll(kSocketBufferBytes)}, {"mpi_yield_when_idle", 1}}},
           {"hosts", std::move(hosts_json)},
           {"rank_host", std::move(ranks)},
           {"route_latency_not_emulated_s", route_latency_s},
@@ -354,10 +367,11 @@ void Testbed::build() {
       std::vector<std::string> host_tbf{"tc", "-n", ns, "qdisc", "add", "dev", "eth0", "root"};
       std::vector<std::string> port_tbf{"tc", "-n", sw, "qdisc", "add", "dev", port, "root"};
       for (auto* cmd : {&host_tbf, &port_tbf}) cmd->insert(cmd->end(), std::begin(kStab), std::end(kStab));
-      host_tbf.insert(host_tbf.end(), {"tbf", "rate", rate_text(h.up_Bps / d), "burst", fmt::format("{:.0f}", kBurstBytes),
-                                       "limit", fmt::format("{:.0f}", kHostQueueBytes)});
+      host_tbf.insert(host_tbf.end(), {"tbf", "rate", rate_text(h.up_Bps / d), "burst",
+                                       fmt::format("{:.0f}", burst_bytes(h.up_Bps / d)), "limit",
+                                       fmt::format("{:.0f}", kHostQueueBytes)});
       port_tbf.insert(port_tbf.end(), {"tbf", "rate", rate_text(h.down_Bps / d * kSwitchFaster), "burst",
-                                       fmt::format("{:.0f}", kBurstBytes), "limit",
+                                       fmt::format("{:.0f}", burst_bytes(h.down_Bps / d * kSwitchFaster)), "limit",
                                        fmt::format("{:.0f}", kSwitchQueueBytes)});
       must(host_tbf);
       must(port_tbf);
@@ -405,8 +419,17 @@ std::vector<std::string> Testbed::command(const std::string& program, const MpiS
       // 64 KiB, the handshake of each side of a two-way exchange waits behind the other
       // side's data on their one TCP connection: a recursive-doubling step of 54 912
       // doubles took twice the simulated time (86 ms against 44 at p = 2, Bat Cave, D = 10).
-      "--mca", "btl_tcp_eager_limit", "4194304",
-      "--mca", "btl_tcp_max_send_size", "4194304"};
+      "--mca", "btl_tcp_eager_limit", kEagerBytes,
+      "--mca", "btl_tcp_max_send_size", kEagerBytes,
+      // Socket buffers of a fixed 4 MiB, which turns the kernel's autotuning off. Autotuning
+      // starts a receive buffer at tcp_rmem's 128 KiB, less than one message of 16 768 doubles
+      // (134 144 bytes): such a message then waits for the receiving rank to read and open the
+      // window, and when the ranks drift apart (calls back to back, as in training) each step
+      // waits on the other. Back-to-back allreduces of 16 768 doubles took 52 and 112 ms at
+      // p = 4 and 8 against 27.0 and 40.3 simulated, and 27.5 and 41.1 ms with these buffers
+      // (Bat Cave, D = 10, `wulf platform bench --back-to-back`).
+      "--mca", "btl_tcp_sndbuf", kSocketBufferBytes,
+      "--mca", "btl_tcp_rcvbuf", kSocketBufferBytes};
   const std::vector<std::string> mpirun =
       mpirun_command(np, "on", collectives, program, session, files_.file("hostfile"), mca);
   std::vector<std::string> cmd{"ip", "netns", "exec", namespaces_.at(1), "unshare", "--uts", "--",

@@ -33,6 +33,7 @@ po::variables_map read_bench_options(const std::vector<std::string>& args) {
       ("sizes", po::value<std::string>(), "a list: bytes (pingpong), elements (collectives), patterns (gradient)")
       ("float", "collectives of floats instead of doubles")
       ("repeat", po::value<std::string>(), "calls per measurement")
+      ("back-to-back", "collectives: the calls in a row, with no barrier between them")
       ("bw-scale", po::value<std::string>(), "what-if: links' bandwidth times this")
       ("lat-scale", po::value<std::string>(), "what-if: links' latency times this")
       ("dilation", po::value<std::string>(), "testbed: wall seconds per platform second")
@@ -75,6 +76,7 @@ CommBenchConfig parse_comm_bench(const std::vector<std::string>& args) {
   if (given("what")) c.what = text("what");
   if (given("sizes")) c.sizes = size_list(text("sizes"), "sizes");
   c.doubles = !given("float");
+  c.back_to_back = given("back-to-back");
   if (given("repeat")) c.repeat = static_cast<int>(number("repeat", at_least_1, "must be at least 1"));
   if (given("bw-scale")) c.bw_scale = number("bw-scale", positive, "must be a positive number");
   if (given("lat-scale")) c.lat_scale = number("lat-scale", positive, "must be a positive number");
@@ -108,34 +110,45 @@ std::array<double, 4> stage_ends(Comm& comm, const PointToPointReduce& reducer) 
   return latest;
 }
 
+// The latest over the ranks of each one's seconds (on rank 0).
+double latest(Comm& comm, double seconds) {
+  std::array<double, 1> mine{seconds};
+  std::vector<double> all(static_cast<std::size_t>(comm.size()));
+  comm.gather(std::span<const double>(mine), std::span<double>(all), 0);
+  return *std::max_element(all.begin(), all.end());
+}
+
 template <class T>
-double time_collective(const std::string& what, std::size_t n, int repeat, Comm& comm, Compute& compute,
-                       const PointToPointReduce* reducer, std::array<double, 4>& stages) {
+double time_collective(const std::string& what, std::size_t n, int repeat, bool back_to_back, Comm& comm,
+                       Compute& compute, const PointToPointReduce* reducer, std::array<double, 4>& stages) {
   const int p = comm.size();
   std::vector<T> data(n, T(1)), gathered(what == "allgather" ? n * static_cast<std::size_t>(p) : 0);
-  double total = 0;
-  // On a real network one call first, untimed: Open MPI opens a TCP connection to a peer at
-  // the first message, which no later call pays (the simulator has no such cost).
-  for (int r = compute.simulated() ? 0 : -1; r < repeat; ++r) {
-    if (r < 0) {
-      comm.barrier();
-      if (what == "allreduce") comm.allreduce_sum(std::span<T>(data));
-      if (what == "reduce") comm.reduce_sum(std::span<T>(data), 0);
-      if (what == "allgather") comm.allgather(std::span<const T>(data), std::span<T>(gathered));
-      continue;
-    }
-    comm.barrier();
-    const double t0 = comm.now();
-    compute.charge_collective();
+  auto call = [&] {
     if (what == "allreduce") comm.allreduce_sum(std::span<T>(data));
     if (what == "reduce") comm.reduce_sum(std::span<T>(data), 0);
     if (what == "allgather") comm.allgather(std::span<const T>(data), std::span<T>(gathered));
-    // The call's time is the last rank's: every rank's end, the latest of them.
-    std::array<double, 1> elapsed{comm.now() - t0};
+  };
+  // On a real network one call first, untimed: Open MPI opens a TCP connection to a peer at
+  // the first message, which no later call pays (the simulator has no such cost).
+  if (!compute.simulated()) comm.barrier(), call();
+  if (back_to_back) {
     comm.barrier();
-    std::vector<double> all(static_cast<std::size_t>(p));
-    comm.gather(std::span<const double>(elapsed), std::span<double>(all), 0);
-    total += *std::max_element(all.begin(), all.end());
+    const double t0 = comm.now();
+    for (int r = 0; r < repeat; ++r) compute.charge_collective(), call();
+    const double elapsed = comm.now() - t0;
+    comm.barrier();
+    return latest(comm, elapsed) / repeat;
+  }
+  double total = 0;
+  for (int r = 0; r < repeat; ++r) {
+    comm.barrier();
+    const double t0 = comm.now();
+    compute.charge_collective();
+    call();
+    // The call's time is the last rank's: every rank's end, the latest of them.
+    const double elapsed = comm.now() - t0;
+    comm.barrier();
+    total += latest(comm, elapsed);
     if (reducer && what == "reduce") {
       const std::array<double, 4> ends = stage_ends(comm, *reducer);
       for (std::size_t s = 0; s < 4; ++s) stages[s] += ends[s] / repeat;
@@ -206,12 +219,13 @@ void run_comm_bench(const CommBenchConfig& c, Comm& comm, Compute& compute, std:
       seconds = (comm.now() - t0) / (2.0 * c.repeat);
     } else {
       bytes = size * (c.doubles ? 8 : 4);
-      seconds = c.doubles ? time_collective<double>(c.what, size, c.repeat, comm, compute, reducer, stages)
-                          : time_collective<float>(c.what, size, c.repeat, comm, compute, reducer, stages);
+      seconds = c.doubles ? time_collective<double>(c.what, size, c.repeat, c.back_to_back, comm, compute, reducer, stages)
+                          : time_collective<float>(c.what, size, c.repeat, c.back_to_back, comm, compute, reducer, stages);
     }
     if (q == 0) {
       Json row = {{"what", c.what}, {"np", p}, {"size", size}, {"bytes", bytes}, {"time_s", seconds}};
-      if (reducer && c.what == "reduce" && !reducer->falls_back() && c.reduce == "four-stage") row["stages_s"] = stages;
+      if (reducer && c.what == "reduce" && !reducer->falls_back() && c.reduce == "four-stage" && !c.back_to_back)
+        row["stages_s"] = stages;
       out << json_line(row) << std::endl;
     }
   }

@@ -20,6 +20,7 @@ struct CommBenchConfig {
   std::vector<std::size_t> sizes;    // pingpong: bytes; collectives: elements; gradient: patterns in all
   bool doubles = true;               // collectives: element type (8 or 4 bytes)
   int repeat = 3;
+  bool back_to_back = false;         // collectives: the repeats in a row, one barrier before the first
   double bw_scale = 1.0;   // what-if: links' bandwidth and latency times these
   double lat_scale = 1.0;
   double dilation = 1.0;   // testbed: wall seconds per platform second (times are reported over it)
@@ -37,7 +38,10 @@ CommBenchConfig parse_comm_bench(const std::vector<std::string>& args);
 
 // Runs the measurements on comm's ranks; rank 0 prints one JSON object per size to out:
 // {"what": ..., "np": p, "size": s, "bytes": b, "time_s": t}. For a collective, t is the
-// mean over the repeats of the time from a barrier to the last rank's return.
+// mean over the repeats of the time from a barrier to the last rank's return; with
+// back_to_back, the time from one barrier to the last rank's return from the last of the
+// repeats, which follow one another with no barrier between them (as in training), over
+// the repeats.
 // compute charges the platform's fixed cost of each collective call (charge_collective).
 // With check, a reduce of whole numbers ((rank + 1) * (i % 13 + 1), exact in float) to
 // root is compared with its sum; rank 0 prints {"check": "reduce", ..., "ok": true|false}

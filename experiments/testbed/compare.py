@@ -155,45 +155,22 @@ def training(rec, results):
     return cs, cb
 
 
-def comm_per_call(record):
-    """Rank 0's mean time in a collective call, in the platform's seconds."""
-    ph = record["phases"]
-    return ph["comm_s"] / ph["comm_calls"]
-
-
-def counters(path):
-    """{host namespace: its last sample} of a counters file of run.sh (name=value words)."""
-    last = {}
-    for line in open(path):
-        words = line.split()
-        last[words[0]] = {w.split("=")[0]: int(w.split("=")[1] or 0) for w in words[2:] if "=" in w}
-    return last
-
-
-def diagnosis(rec, results):
-    """Table VII's worst cells at twice the dilation, and what TCP counted in one of them."""
-    if not exists(rec, "t7-testbed-d20-p8-b16"):
+def back_to_back(rec, results):
+    """The allreduces made back to back (no barrier between calls), testbed against simulation."""
+    if not exists(rec, "b2b-testbed"):
         return
     print()
-    print("4. Diagnosis of Table VII's misses (b = 16: 64 allreduces of 16 768 doubles in an iteration)")
-    print("%3s %12s %12s %12s %14s %14s" % ("p", "sim s", "D=10 s", "D=20 s", "sim ms/call", "D=10 ms/call"))
+    print("4. Allreduce calls back to back, as training makes them (no barrier between calls), per call")
+    print("%3s %9s %10s %10s %9s" % ("p", "doubles", "sim", "testbed", "vs sim"))
+    sim, bed = collective_times(load(rec, "b2b-sim")), collective_times(load(rec, "b2b-testbed"))
     rows = []
-    for p in (4, 8):
-        sim, d10, d20 = (load(rec, n % p) for n in ("t7-sim-p%d-b16", "t7-testbed-p%d-b16", "t7-testbed-d20-p%d-b16"))
-        row = {"p": p, "b": 16, "sim_s": sim["history"][1]["time_s"], "d10_s": d10["history"][1]["time_s"],
-               "d20_s": d20["history"][1]["time_s"], "sim_comm_per_call_s": comm_per_call(sim),
-               "d10_comm_per_call_s": comm_per_call(d10), "d20_comm_per_call_s": comm_per_call(d20)}
-        print("%3d %12.3f %12.3f %12.3f %14.2f %14.2f" % (p, row["sim_s"], row["d10_s"], row["d20_s"],
-                                                     1e3 * row["sim_comm_per_call_s"], 1e3 * row["d10_comm_per_call_s"]))
+    for key in sorted(bed):
+        row = {"p": key[0], "elements": key[1], "sim_s": sim[key], "testbed_s": bed[key],
+               "error_pct": pct(bed[key], sim[key])}
+        print("%3d %9d %8.2f ms %7.2f ms %+8.1f%%" % (key[0], key[1], 1e3 * sim[key], 1e3 * bed[key],
+                                                   row["error_pct"]))
         rows.append(row)
-    path = os.path.join(rec, "t7-testbed-counted-p8-b16.counters")
-    total = {}
-    if os.path.exists(path):
-        for host in counters(path).values():
-            for k, v in host.items():
-                total[k] = total.get(k, 0) + v
-        print("   p = 8, b = 16 at D = 10, summed over the 8 hosts: " + ", ".join("%s %d" % kv for kv in total.items()))
-    results["diagnosis"] = {"table_vii_b16": rows, "tcp_counters_p8_b16": total}
+    results["back_to_back"] = rows
 
 
 def plot(rows, t7, cs, cb, path):
@@ -245,7 +222,7 @@ def report(rec, folder):
     rows = allreduce_table(rec, results)
     t7 = table_vii(rec, results)
     cs, cb = training(rec, results)
-    diagnosis(rec, results)
+    back_to_back(rec, results)
     wall = os.path.join(rec, "wall_s.txt")
     if os.path.exists(wall):
         steps = {}

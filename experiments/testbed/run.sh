@@ -7,13 +7,13 @@
 #   2. table7: seed 000's Table VII (the function example, p = 2, 4, 8 x b = 16..128, one
 #      iteration, numerics off) on both engines, with p = 1 on each for the speedup;
 #   3. train: the function example trained to a test rmse of 0.19 at p = 4 on both engines;
-#   4. diagnose: the allreduce bench again at D = 20, and the ping-pong over more sizes;
-#      diagnose7: Table VII's b = 16 cells at p = 4, 8 at D = 20, and p = 8 with the hosts'
-#      TCP and tbf counters sampled.
+#   4. backtoback: the allreduces of step 1 at p = 4, 8 made back to back, as training makes
+#      them (no barrier between calls), on both engines;
+#   5. diagnose: the allreduce bench again at D = 20, and the ping-pong over more sizes.
 # Both sides run recursive doubling: SMPI's rdb, Open MPI's coll_tuned algorithm 3.
 # compare.py prints the tables, writes results.json and draws testbed.png.
 #
-#   experiments/testbed/run.sh [build dir] [bench] [table7] [train] [diagnose] [diagnose7] [compare]
+#   experiments/testbed/run.sh [build dir] [bench] [backtoback] [table7] [train] [diagnose] [compare]
 #
 # With no step named it runs them all, one run after another. Needs root (the testbed makes
 # network namespaces). Run it on an otherwise idle machine: the testbed's times are the
@@ -22,7 +22,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/../common.sh" "${1:-}"
 shift || true
 steps=("$@")
-[[ ${#steps[@]} -eq 0 ]] && steps=(bench table7 train diagnose diagnose7 compare)
+[[ ${#steps[@]} -eq 0 ]] && steps=(bench backtoback table7 train diagnose compare)
 rec="$here/records"
 mkdir -p "$rec"
 cd "$root"  # record platform paths relative to the repository
@@ -105,36 +105,13 @@ step_train() {
     > "$rec/train-testbed.txt"
 }
 
-# counters_of PID FILE: while wulf process PID runs, samples every 2 s (read-only) the TCP
-# counters and the tbf queues' drops of its testbed's hosts into FILE, one line per host; the
-# last sample of each host is the run's total (to 2 s before its end).
-counters_of() {
-  local pid=$1 file=$2 ns
-  : > "$file"
-  while kill -0 "$pid" 2> /dev/null; do
-    for ns in $(ip netns list | awk '{print $1}' | grep "^wulf-tb-$pid\\..*-h[0-9]*$"); do
-      echo "$ns $(date +%s.%N) tbf_dropped=$(ip netns exec "$ns" tc -s qdisc show dev eth0 |
-        grep -oE 'dropped [0-9]+' | awk '{print $2}') $(ip netns exec "$ns" nstat -asz TcpRetransSegs \
-        TcpExtTCPTimeouts TcpExtTCPLossProbes TcpExtTCPSpuriousRTOs TcpExtTCPRcvQDrop TcpExtTCPZeroWindowDrop \
-        TcpExtTCPToZeroWindowAdv TcpExtTCPOFOQueue TcpExtPruneCalled | awk 'NR>1{printf "%s=%s ", $1, $2}')" \
-        >> "$file" 2> /dev/null || true
-    done
-    sleep 2
-  done
-}
-
-step_diagnose7() {
-  # Table VII's worst cells (many allreduces back to back) at twice the dilation, and once
-  # more at D = 10 with the TCP counters sampled (its time is not used: the sampling adds load).
-  for p in 4 8; do
-    testbed "${table7[@]}" --block 16 --engine testbed --dilation 20 --np "$p" \
-      --out "$rec/t7-testbed-d20-p$p-b16.json" > "$rec/t7-testbed-d20-p$p-b16.txt"
-  done
-  wait_for_other_testbeds
-  "$wulf" "${table7[@]}" --block 16 --engine testbed --dilation "$dilation" --np 8 \
-    --out "$rec/t7-testbed-counted-p8-b16.json" > "$rec/t7-testbed-counted-p8-b16.txt" &
-  counters_of $! "$rec/t7-testbed-counted-p8-b16.counters"
-  wait $!
+step_backtoback() {
+  # Allreduces back to back, as training makes them (one barrier before the first call, none
+  # between calls): the pattern of Table VII's small blocks, without the compute.
+  local b2b=(platform bench "$platform" --collectives allreduce --np 4,8 --elements 4096,16768,54912
+             --allreduce rdb --repeat 32 --back-to-back --no-pingpong)
+  testbed "${b2b[@]}" --engine testbed --dilation "$dilation" --out "$rec/b2b-testbed.json" > "$rec/b2b-testbed.txt"
+  "$wulf" "${b2b[@]}" --out "$rec/b2b-sim.json" > "$rec/b2b-sim.txt"
 }
 
 step_diagnose() {
