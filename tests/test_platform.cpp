@@ -130,6 +130,63 @@ TEST(platform, bench_measures_latency_bandwidth_and_collectives_deterministicall
   EXPECT_NE(wulf({"platform", "bench", "--help"}).out.find("the last rank's finish"), std::string::npos);
 }
 
+// --back-to-back: the calls in a row with no barrier between them, the time per call. The
+// simulation keeps the ranks in step, so a symmetric allreduce takes what it takes after a
+// barrier (within 2%: toy4 gives 1.2%), and the time is per call whatever the number of
+// calls (within 2%).
+TEST(platform, bench_back_to_back_times_calls_in_a_row_per_call) {
+  TestDir dir;
+  const std::vector<std::string> base{"platform", "bench",  toy4,    "--np",        "4",    "--elements",
+                                      "8192",     "--collectives", "allreduce", "--allreduce", "rdb", "--no-pingpong"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+  };
+  const Json barrier = record_of(dir, "barrier", with({"--repeat", "4"}));
+  const Json row4 = record_of(dir, "row4", with({"--repeat", "4", "--back-to-back"}));
+  const Json row1 = record_of(dir, "row1", with({"--repeat", "1", "--back-to-back"}));
+  const double t_barrier = barrier.at("collectives")[0].at("time_s").get<double>();
+  const double t4 = row4.at("collectives")[0].at("time_s").get<double>();
+  const double t1 = row1.at("collectives")[0].at("time_s").get<double>();
+  EXPECT_NEAR(t4, t_barrier, 0.02 * t_barrier);
+  EXPECT_NEAR(t4, t1, 0.02 * t1);
+  EXPECT_TRUE(row4.at("config").at("back_to_back").get<bool>());
+  EXPECT_FALSE(barrier.at("config").at("back_to_back").get<bool>());
+  EXPECT_NE(row4.at("config").at("measured_as").at("collectives").get<std::string>().find("back to back"),
+            std::string::npos);
+}
+
+// --eager-limit: with SMPI's default no data flows before the receive is posted, and
+// recursive doubling back to back stays in step. With messages sent eagerly (as the testbed's
+// Open MPI sends them), a rank that is ahead pushes its next call's data into a link still
+// busy with the current call: at p = 8 the calls fall into a cycle of about 2.9 times the
+// time (77 and 154 ms against 40.3, Bat Cave). After a barrier nothing changes.
+TEST(platform, bench_eager_limit_lets_early_data_flow) {
+  TestDir dir;
+  const std::string bat = std::string(WULF_PLATFORMS_DIR) + "/batcave.xml";
+  const std::vector<std::string> base{"platform", "bench", bat,    "--np",          "8",   "--elements",
+                                      "16768",    "--collectives", "allreduce", "--allreduce", "rdb", "--no-pingpong",
+                                      "--repeat", "40"};
+  auto time_of = [&](const std::string& name, std::vector<std::string> extra) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    const Json r = record_of(dir, name, args);
+    return std::make_pair(r.at("collectives")[0].at("time_s").get<double>(), r.at("config"));
+  };
+  const auto [rendezvous, c1] = time_of("rendezvous", {"--back-to-back"});
+  const auto [eager, c2] = time_of("eager", {"--back-to-back", "--eager-limit", "4194304"});
+  const auto [eager_barrier, c3] = time_of("eager-barrier", {"--eager-limit", "4194304"});
+  EXPECT_NEAR(rendezvous, 0.0403, 0.001);
+  EXPECT_GT(eager, 1.5 * rendezvous);
+  EXPECT_NEAR(eager_barrier, rendezvous, 0.01 * rendezvous);
+  EXPECT_TRUE(c1.at("eager_limit_bytes").is_null());
+  EXPECT_EQ(c2.at("eager_limit_bytes").get<long long>(), 4194304);
+  expect_refused({"platform", "bench", bat, "--eager-limit", "5"}, {"--eager-limit 5: must be a number of bytes"});
+  expect_refused({"train", "--problem", "xor", "--eager-limit", "65536"},
+                 {"--eager-limit is for --engine sim or --engine testbed"});
+}
+
 TEST(platform, a_malformed_file_a_route_to_nowhere_or_too_few_cores_stop_the_run) {
   TestDir dir;
   const std::string bad = dir.write("bad.xml", "<?xml version='1.0'?>\n<platform version=\"4.1\"><zone id='z'");

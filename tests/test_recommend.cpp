@@ -282,6 +282,7 @@ TEST(recommend, bad_input_is_refused_with_the_input_named_before_anything_runs) 
       {{{"--alphas", "0.5,1"}}, "--alphas: 1 is not a momentum in [0, 1)"},
       {{{"--finalists", "0"}}, "--finalists: must be at least 1"},
       {{{"--compute", "measured"}}, "--compute measured"},
+      {{{"--compute", "wall"}}, "--compute wall: screening simulates"},
       {{{"--problem", "function"}, {"--error", "class"}}, "--error class: the targets of function are not classes"},
   };
   for (const auto& [changes, message] : cases) {

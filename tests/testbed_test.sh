@@ -64,6 +64,7 @@ wait_started "$tmp/term" 2
 kill -TERM "$wulf"
 wait_ended
 [ "$code" -eq 143 ] || fail "SIGTERM: wulf exited $code: $(cat "$tmp/term/err")"
+grep -q "mpirun's process group" "$tmp/term/err" || fail "SIGTERM: the message names no mpirun: $(cat "$tmp/term/err")"
 expect_nothing_left "$tmp/term"
 [ -z "$(namespaces_of "$wulf")" ] || fail "namespaces left after SIGTERM: $(namespaces_of "$wulf")"
 echo "SIGTERM: exit $code, nothing left"

@@ -128,6 +128,7 @@ struct BenchJob {
   std::optional<std::vector<std::string>> hosts;  // the ping-pong pair's names (none: the first two)
   bool pingpong = true;
   bool back_to_back = false;              // the collectives' calls in a row, no barrier between them
+  long long eager_limit = 0;              // --eager-limit bytes (0: the engine's default)
   std::string out;                        // the record to write (empty: none)
   std::string program;                    // wulf-rank-sim, or wulf-rank-real on the testbed
   bool force = false;                     // run even where the memory estimate says it does not fit
@@ -168,6 +169,10 @@ BenchJob read_bench_job(const po::variables_map& vm) {
   if (vm.count("hosts")) job.hosts = split_list(vm["hosts"].as<std::string>());
   job.pingpong = !vm.count("no-pingpong");
   job.back_to_back = vm.count("back-to-back") > 0;
+  if (vm.count("eager-limit")) {
+    job.eager_limit = vm["eager-limit"].as<long long>();
+    check_eager_limit(job.eager_limit, "--eager-limit");
+  }
   job.engine = vm["engine"].as<std::string>();
   job.program = wulf_program(job.engine == "testbed" ? "wulf-rank-real" : "wulf-rank-sim");
   job.force = vm.count("force") > 0;
@@ -242,6 +247,7 @@ std::vector<Json> measure_on_testbed(const BenchJob& job, const std::vector<Plat
                                      const std::string& what, const std::vector<std::size_t>& list) {
   TestbedPlan plan = plan_testbed(job.run_file, hosts_of_ranks(on, static_cast<long long>(np)), static_cast<int>(np), job.dilation, job.bw_scale);
   plan.platform = job.file;
+  if (job.eager_limit > 0) plan.eager_bytes = job.eager_limit;
   const Testbed bed(std::move(plan));
   const MpiSessionDir session;
   std::vector<std::string> cmd = bed.command(job.program, session, {job.allreduce, job.reduce, "default"});
@@ -264,9 +270,10 @@ std::vector<Json> measure(const BenchJob& job, const std::vector<PlatformHost>& 
                           const std::string& what, const std::vector<std::size_t>& list) {
   if (job.engine == "testbed") return measure_on_testbed(job, on, np, what, list);
   // wulf's own reduces end in (four-stage) or stand beside the library's binomial one.
-  const std::vector<std::string> cfg{
+  std::vector<std::string> cfg{
       "smpi/allreduce:" + job.allreduce,
       "smpi/reduce:" + (is_point_to_point_reduce(job.reduce) ? std::string("binomial") : job.reduce)};
+  for (const std::string& setting : smpi_eager_config(job.eager_limit)) cfg.push_back(setting);
   const Hostfile hostfile(on);
   std::vector<std::string> cmd = smpirun_command(job.run_file, hostfile, static_cast<int>(np), cfg, job.program);
   const std::vector<std::string> args = bench_args(job, what, list);
@@ -300,6 +307,7 @@ Json bench_config(const BenchJob& job, const std::vector<PlatformHost>& pair) {
                                          "the last call, over the calls"
                                        : "from a barrier to the last rank's finish, the mean over the calls"}};
   config["back_to_back"] = job.back_to_back;
+  config["eager_limit_bytes"] = job.eager_limit > 0 ? Json(job.eager_limit) : Json(nullptr);
   config["collective_algorithm"] = "allreduce:" + job.allreduce + ", reduce:" + job.reduce;
   config["what_if"]["bw_scale"] = job.bw_scale;
   config["what_if"]["lat_scale"] = job.lat_scale;
@@ -384,6 +392,9 @@ int bench_command(const std::vector<std::string>& args, std::ostream& out, std::
        "sim (smpirun on the platform) or testbed (real Open MPI over an emulated cluster of the platform's hosts "
        "and links on this machine, as root; times in the platform's seconds)")
       ("dilation", po::value<double>(), "testbed: time dilation D (default: as wulf train --engine testbed)")
+      ("eager-limit", po::value<long long>(),
+       "messages up to this many bytes are sent without waiting for the receiver (default: sim SMPI's, where no "
+       "data flows before the receive is posted; testbed 4194304, Open MPI's btl_tcp_eager_limit)")
       ("timeout", timeout_value(), timeout_help("each run (one smpirun or mpirun): ").c_str())
       ("out", po::value<std::string>(), "write the measurements (JSON) to FILE")
       ("force", "run even where the memory estimate of a run exceeds this machine's memory (MemAvailable, or "

@@ -357,6 +357,9 @@ ErrorMetric check_training_options(const po::variables_map& vm, const Problem& p
   const ComputeMode mode = parse_compute_mode(vm["compute"].as<std::string>());
   if (mode == ComputeMode::measured)
     throw InputError("--compute measured: screening simulates without the arithmetic, which measured times");
+  if (mode == ComputeMode::wall)
+    throw InputError("--compute wall: screening simulates, and a simulation has no wall clock to charge (flops or "
+                     "calibrated)");
   if (mode == ComputeMode::calibrated && !vm.count("profile"))
     throw InputError("--compute calibrated needs --profile FILE");
   if (vm.count("profile")) {

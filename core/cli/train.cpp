@@ -175,6 +175,7 @@ int launch_sim(const TrainJob& job, const std::vector<std::string>& args, std::o
   if (job.allreduce != "default") cfg.push_back("smpi/allreduce:" + job.allreduce);
   if (library_reduce(job.reduce) != "default") cfg.push_back("smpi/reduce:" + library_reduce(job.reduce));
   if (job.bcast != "default") cfg.push_back("smpi/bcast:binomial_tree");  // SMPI's name for it
+  for (const std::string& setting : smpi_eager_config(job.eager_limit)) cfg.push_back(setting);
   std::vector<std::string> cmd = smpirun_command(platform, hostfile, job.np, cfg, wulf_program("wulf-rank-sim"));
   const std::vector<std::string> ranks_args = platform_rank_args(job, args, platform, hosts);
   cmd.insert(cmd.end(), ranks_args.begin(), ranks_args.end());
@@ -192,6 +193,7 @@ int launch_testbed(const TrainJob& job, const std::vector<std::string>& args, st
   TestbedPlan plan = plan_testbed(platform, hosts_of_ranks(hosts, job.np), job.np, job.compute.dilation,
                                   job.compute.bw_scale);
   plan.platform = job.platform;
+  if (job.eager_limit > 0) plan.eager_bytes = job.eager_limit;
   if (!job.quiet) print_testbed(out, plan);
   const Testbed bed(std::move(plan));
   std::vector<std::string> ranks_args = platform_rank_args(job, args, platform, hosts);

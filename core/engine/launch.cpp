@@ -174,6 +174,16 @@ std::string hostfile_text(const std::vector<PlatformHost>& hosts) {
 
 Hostfile::Hostfile(const std::vector<PlatformHost>& hosts) : TempFile("hostfile", hostfile_text(hosts)) {}
 
+void check_eager_limit(long long bytes, const std::string& what) {
+  if (bytes < 1024 || bytes > (1LL << 30))
+    throw InputError(what + " " + std::to_string(bytes) + ": must be a number of bytes from 1024 to 1073741824");
+}
+
+std::vector<std::string> smpi_eager_config(long long bytes) {
+  if (bytes == 0) return {};
+  return {"smpi/async-small-thresh:" + std::to_string(bytes), "smpi/send-is-detached-thresh:" + std::to_string(bytes)};
+}
+
 std::vector<std::string> smpirun_command(const std::string& platform, const Hostfile& hosts, int np,
                                          const std::vector<std::string>& extra_cfg, const std::string& program) {
   const std::string smpirun = find_program("smpirun");
@@ -372,6 +382,12 @@ RanksOutcome run_ranks(const std::vector<std::string>& cmd, bool simulation, boo
     options.env.push_back(
         "GLIBC_TUNABLES=glibc.malloc.mmap_threshold=268435456:glibc.malloc.trim_threshold=1073741824");
   options.on_timeout = [&] { return stopped_ranks(status_file.path()); };
+  // The launcher by its name, also where a wrapper starts it (the testbed's `ip netns exec`).
+  for (const std::string& word : cmd)
+    if (const std::string name = std::filesystem::path(word).filename().string(); name == "mpirun" || name == "smpirun") {
+      options.name = name;
+      break;
+    }
   RanksOutcome outcome;
   ChildResult child;
   try {

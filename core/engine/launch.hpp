@@ -65,6 +65,14 @@ class Hostfile : public TempFile {
   explicit Hostfile(const std::vector<PlatformHost>& hosts);
 };
 
+// --eager-limit BYTES (sim, testbed): messages up to it go without waiting for the receiver.
+// Refused unless a whole number of bytes in [1 KiB, 1 GiB] (what names the option in errors).
+void check_eager_limit(long long bytes, const std::string& what);
+// SMPI's settings for it: the data of a message up to bytes flows as soon as it is sent
+// (smpi/async-small-thresh) and the sender does not wait (smpi/send-is-detached-thresh).
+// SMPI's own defaults (bytes 0) start no transfer before the receive is posted.
+std::vector<std::string> smpi_eager_config(long long bytes);
+
 // smpirun's arguments for np ranks of program on a platform: only wulf charges compute
 // and reading the clock costs nothing; extra_cfg are further --cfg=... settings.
 std::vector<std::string> smpirun_command(const std::string& platform, const Hostfile& hosts, int np,

@@ -42,13 +42,14 @@ constexpr const char* kSubnet = "198.18.0.0/16";
 constexpr double kBurstSeconds = 256e-6;
 constexpr double kFrameBytes = 1600;  // the largest frame with the wire's overhead (1 538), rounded up
 double burst_bytes(double rate_Bps) { return std::ceil(std::max(kFrameBytes, rate_Bps * kBurstSeconds)); }
+constexpr double kMinRtoSeconds = 0.2;  // Linux's TCP_RTO_MIN
 constexpr double kSwitchFaster = 1.02;
 constexpr double kHostQueueBytes = 1 << 20;
 constexpr double kSwitchQueueBytes = 4 << 20;
 constexpr const char* kStab[] = {"stab", "overhead", "24", "mpu", "84"};
-// Open MPI's eager limit and its TCP sockets' buffers, bytes (see Testbed::command).
-constexpr const char* kEagerBytes = "4194304";
+// Open MPI's TCP sockets' buffers, bytes (see Testbed::command).
 constexpr const char* kSocketBufferBytes = "4194304";
+constexpr long long kDefaultMaxSendBytes = 128 << 10;  // Open MPI 4.1's btl_tcp_max_send_size
 
 std::string first_line(std::string text) {
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
@@ -241,9 +242,11 @@ Json TestbedPlan::to_json() const {
                        {"switch_ports_faster_by", kSwitchFaster},
                        {"offloads", "tso, gso, gro off"},
                        {"congestion_control", "reno"},
-                       {"slow_start_after_idle", false}}},
-          {"open_mpi", {{"btl", "tcp,self"}, {"pml", "ob1"}, {"btl_tcp_eager_limit", std::stoll(kEagerBytes)},
-                        {"btl_tcp_max_send_size", std::stoll(kEagerBytes)},
+                       {"slow_start_after_idle", false},
+                       {"rto_min_s", kMinRtoSeconds * dilation},
+                       {"tail_loss_probe", false}}},
+          {"open_mpi", {{"btl", "tcp,self"}, {"pml", "ob1"}, {"btl_tcp_eager_limit", eager_bytes},
+                        {"btl_tcp_max_send_size", std::max(eager_bytes, kDefaultMaxSendBytes)},
                         {"btl_tcp_sndbuf", std::stoll(kSocketBufferBytes)},
                         {"btl_tcp_rcvbuf", std::stoll(kSocketBufferBytes)}, {"mpi_yield_when_idle", 1}}},
           {"hosts", std::move(hosts_json)},
@@ -382,7 +385,16 @@ void Testbed::build() {
     // collective calls, and the simulator's TCP model has no such restart. Without this the
     // allreduce of 54 912 doubles at p = 8 took 1.4-1.6 times the simulated 131 ms, 1.2 with it.
     quiet_ok({"ip", "netns", "exec", ns, "sysctl", "-q", "-w", "net.ipv4.tcp_slow_start_after_idle=0"});
-
+    // TCP's timers dilated too: the least retransmission timeout, 200 ms, times D (on the
+    // subnet's route), and no tail-loss probe (a timer of twice the smoothed round trip).
+    // Messages take D times longer on the wire, so undilated timers fire while a message still
+    // waits in a queue: no packet is lost (tbf drops none), but the spurious retransmission
+    // cuts the window. Back-to-back allreduces at p = 8 (Bat Cave, D = 10) counted up to 5
+    // retransmitted segments, 8 tail-loss probes and a timeout per host, all spurious
+    // (D-SACKed); with these settings, none.
+    must({"ip", "-n", ns, "route", "replace", std::string(kSubnet), "dev", "eth0", "proto", "kernel", "scope", "link",
+          "src", h.address, "rto_min", fmt::format("{:.0f}ms", kMinRtoSeconds * d * 1e3)});
+    quiet_ok({"ip", "netns", "exec", ns, "sysctl", "-q", "-w", "net.ipv4.tcp_early_retrans=0"});
   }
   // The hostfile (addresses, a slot per rank), the rsh agent and the ranks' description.
   std::string hostfile;
@@ -415,12 +427,15 @@ std::vector<std::string> Testbed::command(const std::string& program, const MpiS
       "--mca", "oob_tcp_if_include", kSubnet,
       // Ranks that wait yield the CPU: 8 ranks on 2 cores would otherwise spin each other out.
       "--mca", "mpi_yield_when_idle", "1",
-      // Messages up to 4 MiB go eagerly, in one piece. With the default rendezvous beyond
-      // 64 KiB, the handshake of each side of a two-way exchange waits behind the other
-      // side's data on their one TCP connection: a recursive-doubling step of 54 912
-      // doubles took twice the simulated time (86 ms against 44 at p = 2, Bat Cave, D = 10).
-      "--mca", "btl_tcp_eager_limit", kEagerBytes,
-      "--mca", "btl_tcp_max_send_size", kEagerBytes,
+      // Messages up to the eager limit (default 4 MiB) go eagerly, in one piece. With Open
+      // MPI's rendezvous beyond 64 KiB, the handshake of each side of a two-way exchange
+      // waits behind the other side's data on their one TCP connection: a recursive-doubling
+      // step of 54 912 doubles took twice the simulated time (86 ms against 44 at p = 2, Bat
+      // Cave, D = 10). With a handshake of 256 bytes (btl_tcp_rndv_eager_limit) p = 2 kept
+      // the simulated time, but p = 8 did not: 16 768 doubles took 49 ms against 40.3, the
+      // handshakes queued behind other partners' data, which SMPI's rendezvous does not model.
+      "--mca", "btl_tcp_eager_limit", std::to_string(plan_.eager_bytes),
+      "--mca", "btl_tcp_max_send_size", std::to_string(std::max(plan_.eager_bytes, kDefaultMaxSendBytes)),
       // Socket buffers of a fixed 4 MiB, which turns the kernel's autotuning off. Autotuning
       // starts a receive buffer at tcp_rmem's 128 KiB, less than one message of 16 768 doubles
       // (134 144 bytes): such a message then waits for the receiving rank to read and open the

@@ -35,6 +35,11 @@ struct TestbedHost {
 };
 
 // What a run will build: the hosts its ranks use, how they map, and the dilation.
+// The testbed's default eager limit, 4 MiB: messages of Bat Cave's gradients go in one piece.
+// Open MPI's rendezvous beyond 64 KiB sends a handshake that waits behind data on the wire,
+// which the simulator's rendezvous does not model (README, "Validate on an emulated cluster").
+constexpr long long kTestbedEagerBytes = 4 << 20;
+
 struct TestbedPlan {
   std::string platform;
   std::vector<TestbedHost> hosts;  // the hosts used, in rank order
@@ -43,6 +48,9 @@ struct TestbedPlan {
   std::string dilation_from;       // "--dilation" or how the default was chosen
   std::vector<std::string> notes;  // what the star does not represent, for people
   double route_latency_s = 0;      // the platform's largest host-to-host latency (not emulated)
+  // Open MPI's eager limit, bytes: messages up to it are sent without waiting for the receiver
+  // (--eager-limit; default kTestbedEagerBytes).
+  long long eager_bytes = kTestbedEagerBytes;
   // The record's description: hosts, addresses, rates, shaping, dilation, notes, and per rank
   // its host's speed and collective overhead (what the ranks read).
   Json to_json() const;

@@ -1,5 +1,6 @@
 #include "job/train_job.hpp"
 
+#include "engine/launch.hpp"
 #include "job/memory_estimate.hpp"
 #include "job/train_options.hpp"
 #include "train/result_record.hpp"
@@ -187,6 +188,10 @@ void resolve_compute(const po::variables_map& vm, TrainJob& job) {
   compute.speed_scale = vm["speed-scale"].as<double>();
   job.grow = vm["grow"].as<long long>();
   if (job.grow < 0) throw InputError("--grow: must not be negative");
+  if (vm.count("eager-limit")) {
+    job.eager_limit = vm["eager-limit"].as<long long>();
+    check_eager_limit(job.eager_limit, "--eager-limit");
+  }
   job.ranks_per_host = vm["ranks-per-host"].as<long long>();
   if (job.ranks_per_host < 0) throw InputError("--ranks-per-host: must not be negative");
   if (vm.count("hosts")) job.rank_hosts = rank_hosts(vm["hosts"].as<std::string>(), job);
@@ -453,6 +458,9 @@ void add_engine_json(Json& j, const TrainJob& job) {
     what_if["speed_scale"] = job.compute.speed_scale;
     what_if["grow"] = job.grow;
     j["what_if"] = std::move(what_if);
+    // null: the engine's default (SMPI: no data flows before the receive is posted; the
+    // testbed: kTestbedEagerBytes, in config.testbed.open_mpi).
+    j["eager_limit_bytes"] = job.eager_limit > 0 ? Json(job.eager_limit) : Json(nullptr);
     j["ranks_per_host"] = job.ranks_per_host;
     j["placement"] = job.rank_hosts.empty() ? "the platform's hosts in order" : "--hosts";
   }

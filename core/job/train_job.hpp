@@ -44,6 +44,7 @@ struct TrainJob {
   std::string sweep;                  // session: the --sweep text
   std::vector<TrainConfig> sessions;  // session: the sweep
   long long grow = 0;                 // sim what-if: hosts of the grown cluster (0: none)
+  long long eager_limit = 0;          // sim, testbed: --eager-limit bytes (0: the engine's default)
   long long ranks_per_host = 0;       // sim: most ranks on one host (0: its cores)
   // Things the user should know before training that do not stop it (the front end prints
   // them): targets the output activation cannot reach, say.

@@ -125,6 +125,9 @@ po::options_description engine_options() {
        "sim: --compute measured charges the kernel's time here times this")
       ("bw-scale", po::value<double>()->default_value(1.0), "sim, testbed what-if: every link's bandwidth times this")
       ("lat-scale", po::value<double>()->default_value(1.0), "sim what-if: every link's latency times this")
+      ("eager-limit", po::value<long long>(),
+       "sim, testbed: messages up to this many bytes are sent without waiting for the receiver (default: sim "
+       "SMPI's, where no data flows before the receive is posted; testbed 4194304, Open MPI's btl_tcp_eager_limit)")
       ("speed-scale", po::value<double>()->default_value(1.0), "sim, testbed what-if: every host's speed times this")
       ("grow", po::value<long long>()->default_value(0),
        "sim what-if: the platform's one homogeneous cluster with this many hosts (0: as it is)")
@@ -233,6 +236,7 @@ constexpr OptionScope option_scopes[] = {
     {"measured-scale", "--engine sim"},
     {"bw-scale", "--engine sim", "--engine testbed"},
     {"lat-scale", "--engine sim"},
+    {"eager-limit", "--engine sim", "--engine testbed"},
     {"speed-scale", "--engine sim", "--engine testbed"},
     {"grow", "--engine sim", "--engine testbed"},
     {"ranks-per-host", "--engine sim", "--engine testbed"},

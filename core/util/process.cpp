@@ -370,7 +370,8 @@ ChildResult run_child(const std::vector<std::string>& argv, const ChildOptions& 
   Family family(pid);
   ChildResult result;
   const std::size_t keep = options.capture ? std::string::npos : 64 * 1024;
-  const std::string ended = program_name(argv[0]) + "'s process group " + std::to_string(pid);
+  const std::string ended =
+      (options.name.empty() ? program_name(argv[0]) : options.name) + "'s process group " + std::to_string(pid);
   bool exited = false;
   auto last_look = Clock::now();
   while (true) {

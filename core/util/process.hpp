@@ -34,6 +34,7 @@ struct ChildOptions {
   double timeout_s = 0;    // > 0: ended after this many seconds, then TimedOut is thrown
   double grace_s = kGraceSeconds;
   std::vector<std::string> env;  // "NAME=value" set for the child only
+  std::string name;              // what messages call the child (empty: argv[0]'s file name)
   // A step of removing what a run made (the testbed's namespaces): it runs to its end even
   // after a signal or past the time limit, which end every other child.
   bool cleanup = false;

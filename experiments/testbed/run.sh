@@ -5,15 +5,18 @@
 #      three times on the testbed (the median of each cell is kept); once in simulation as the
 #      platform is, and once calibrated from the testbed's ping-pong (--bw-scale, --lat-scale);
 #   2. table7: seed 000's Table VII (the function example, p = 2, 4, 8 x b = 16..128, one
-#      iteration, numerics off) on both engines, with p = 1 on each for the speedup;
+#      iteration, numerics off) on both engines, with p = 1 on each for the speedup, and in
+#      simulation once more with the testbed's eager limit (--eager-limit 4194304);
+#      again7: the p = 8, b = 16 and 32 cells twice more on the testbed;
 #   3. train: the function example trained to a test rmse of 0.19 at p = 4 on both engines;
 #   4. backtoback: the allreduces of step 1 at p = 4, 8 made back to back, as training makes
-#      them (no barrier between calls), on both engines;
+#      them (no barrier between calls), three times on the testbed, and in simulation with
+#      SMPI's rendezvous and with the testbed's eager limit;
 #   5. diagnose: the allreduce bench again at D = 20, and the ping-pong over more sizes.
 # Both sides run recursive doubling: SMPI's rdb, Open MPI's coll_tuned algorithm 3.
 # compare.py prints the tables, writes results.json and draws testbed.png.
 #
-#   experiments/testbed/run.sh [build dir] [bench] [backtoback] [table7] [train] [diagnose] [compare]
+#   experiments/testbed/run.sh [build dir] [bench] [backtoback] [table7] [again7] [train] [diagnose] [compare]
 #
 # With no step named it runs them all, one run after another. Needs root (the testbed makes
 # network namespaces). Run it on an otherwise idle machine: the testbed's times are the
@@ -22,12 +25,13 @@
 source "$(dirname "${BASH_SOURCE[0]}")/../common.sh" "${1:-}"
 shift || true
 steps=("$@")
-[[ ${#steps[@]} -eq 0 ]] && steps=(bench backtoback table7 train diagnose compare)
+[[ ${#steps[@]} -eq 0 ]] && steps=(bench backtoback table7 again7 train diagnose compare)
 rec="$here/records"
 mkdir -p "$rec"
 cd "$root"  # record platform paths relative to the repository
 platform=platforms/batcave.xml
 dilation=10
+eager=4194304  # the testbed's Open MPI eager limit (kTestbedEagerBytes), for the simulation beside it
 repeat=10
 sizes=1,65536,1048576
 bench=(platform bench "$platform" --collectives allreduce --np 2,4,8 --elements 4096,16768,54912
@@ -93,8 +97,20 @@ step_table7() {
   for p in 1 2 4 8; do
     for b in 16 32 64 128; do
       "$wulf" "${table7[@]}" --block "$b" --engine sim --np "$p" --out "$rec/t7-sim-p$p-b$b.json" > /dev/null
+      "$wulf" "${table7[@]}" --block "$b" --engine sim --np "$p" --eager-limit "$eager" \
+        --out "$rec/t7-sim-eager-p$p-b$b.json" > /dev/null
       testbed "${table7[@]}" --block "$b" --engine testbed --dilation "$dilation" --np "$p" \
         --out "$rec/t7-testbed-p$p-b$b.json" > "$rec/t7-testbed-p$p-b$b.txt"
+    done
+  done
+}
+
+step_again7() {
+  # The cells that differ between SMPI's rendezvous and eager sending, twice more on the testbed.
+  for k in 2 3; do
+    for b in 16 32; do
+      testbed "${table7[@]}" --block "$b" --engine testbed --dilation "$dilation" --np 8 \
+        --out "$rec/t7-testbed-p8-b$b-run$k.json" > "$rec/t7-testbed-p8-b$b-run$k.txt"
     done
   done
 }
@@ -110,8 +126,13 @@ step_backtoback() {
   # between calls): the pattern of Table VII's small blocks, without the compute.
   local b2b=(platform bench "$platform" --collectives allreduce --np 4,8 --elements 4096,16768,54912
              --allreduce rdb --repeat 32 --back-to-back --no-pingpong)
-  testbed "${b2b[@]}" --engine testbed --dilation "$dilation" --out "$rec/b2b-testbed.json" > "$rec/b2b-testbed.txt"
+  for k in 1 2 3; do
+    testbed "${b2b[@]}" --engine testbed --dilation "$dilation" --out "$rec/b2b-testbed-$k.json" \
+      > "$rec/b2b-testbed-$k.txt"
+  done
   "$wulf" "${b2b[@]}" --out "$rec/b2b-sim.json" > "$rec/b2b-sim.txt"
+  # The simulation with the testbed's protocol: messages up to 4 MiB sent eagerly.
+  "$wulf" "${b2b[@]}" --eager-limit "$eager" --out "$rec/b2b-sim-eager.json" > "$rec/b2b-sim-eager.txt"
 }
 
 step_diagnose() {
