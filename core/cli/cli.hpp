@@ -28,8 +28,10 @@ int platform_command(const std::vector<std::string>& args, std::ostream& out, st
 int plot_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 // One iteration of seed 000's function example on Bat Cave (Table VII's runs: Table II's
 // phase times charged, no arithmetic, recursive doubling) on --engine engine (sim or
-// testbed) with p ranks and block b, its record in tmp: the iteration's seconds.
-double table_vii_iteration(const std::string& engine, int p, int b, const std::string& tmp, const std::string& timeout);
+// testbed) with p ranks and block b, its record in tmp: the iteration's seconds. extra:
+// further options of wulf train (e.g. --eager-limit).
+double table_vii_iteration(const std::string& engine, int p, int b, const std::string& tmp, const std::string& timeout,
+                           const std::vector<std::string>& extra = {});
 // `wulf validate --testbed` (cli/validate_testbed.cpp): Table V's fit and Table VII four ways.
 int validate_testbed(const std::string& out_path, const std::string& timeout, std::ostream& out, std::ostream& err);
 // `wulf testbed check|clean` (cli/testbed.cpp).

@@ -28,13 +28,16 @@ namespace {
 std::string run_wulf(std::vector<std::string> args, const std::string& timeout, const std::string& what);
 }  // namespace
 
-double table_vii_iteration(const std::string& engine, int p, int b, const std::string& tmp, const std::string& timeout) {
+double table_vii_iteration(const std::string& engine, int p, int b, const std::string& tmp, const std::string& timeout,
+                           const std::vector<std::string>& extra) {
   const std::string platform = platforms_dir() + "/batcave.xml";
-  run_wulf({"train", "--problem", "function", "--bias", "off", "--precision", "double", "--block", std::to_string(b),
-            "--epochs", "1", "--engine", engine, "--np", std::to_string(p), "--platform", platform, "--compute",
-            "calibrated", "--profile", "batcave-function", "--numerics", "off", "--allreduce", "rdb", "--quiet", "--out",
-            tmp},
-           timeout, engine == "sim" ? "a simulation" : "a run on the " + engine);
+  std::vector<std::string> args{"train",  "--problem", "function",  "--bias",  "off",      "--precision",
+                                "double", "--block",   std::to_string(b), "--epochs", "1", "--engine",
+                                engine,   "--np",      std::to_string(p), "--platform", platform, "--compute",
+                                "calibrated", "--profile", "batcave-function", "--numerics", "off", "--allreduce",
+                                "rdb",    "--quiet",   "--out",     tmp};
+  args.insert(args.end(), extra.begin(), extra.end());
+  run_wulf(args, timeout, engine == "sim" ? "a simulation" : "a run on the " + engine);
   return json_field<double>(read_json_file(tmp), "/history/1/time_s", tmp);
 }
 

@@ -67,39 +67,58 @@ void print_fit(std::ostream& out, const Json& sim, const Json& bed) {
              Tw[2] * 1e9, error_pct(Tw[1], Tw[2]), error_pct(Tw[2], Tw[0]));
 }
 
-// Table VII's cells: the speedup of one iteration at each p and b, four ways.
+// Table VII's cells: the speedup of one iteration at each p and b, four ways, and the
+// simulation once more with the testbed's protocol (messages up to its eager limit sent at
+// once; SMPI's default starts no transfer before the receive is posted).
 Json table_vii(std::ostream& out, const std::string& tmp, const std::string& timeout) {
   const ModelConstants bat = model_constants(read_profile("batcave-function"));
-  double seq_sim[4], seq_bed[4];
+  const std::vector<std::string> eager{"--eager-limit", std::to_string(kTestbedEagerBytes)};
+  double seq_sim[4], seq_eager[4], seq_bed[4];
   for (int j = 0; j < 4; ++j) {
     seq_sim[j] = table_vii_iteration("sim", 1, kTableVIIBlocks[j], tmp, timeout);
+    seq_eager[j] = table_vii_iteration("sim", 1, kTableVIIBlocks[j], tmp, timeout, eager);
     seq_bed[j] = table_vii_iteration("testbed", 1, kTableVIIBlocks[j], tmp, timeout);
   }
-  out << "\nTable VII, the speedup of one iteration of the function example on Bat Cave:\n";
-  fmt::print(out, "{:>4}{:>6}{:>9}{:>9}{:>12}{:>10}{:>13}{:>13}{:>15}\n", "p", "b", "paper", "model", "simulation",
-             "testbed", "model/bed", "sim/bed", "bed/paper");
+  out << "\nTable VII, the speedup of one iteration of the function example on Bat Cave (sim eager: the\n"
+         "simulation with the testbed's eager limit, --eager-limit "
+      << kTestbedEagerBytes << "):\n";
+  fmt::print(out, "{:>4}{:>6}{:>9}{:>9}{:>12}{:>11}{:>10}{:>13}{:>13}{:>15}{:>15}\n", "p", "b", "paper", "model",
+             "simulation", "sim eager", "testbed", "model/bed", "sim/bed", "sim eager/bed", "bed/paper");
   Json cells = Json::array();
   double worst_sim = 0;
+  int within = 0, worst_p = 0, worst_b = 0;
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 4; ++j) {
       const int p = kTableVIIProcs[i], b = kTableVIIBlocks[j];
       const double paper = kTableVII[i][j], model = model_speedup(bat, p, b);
       const double sim = seq_sim[j] / table_vii_iteration("sim", p, b, tmp, timeout);
+      const double sim_eager = seq_eager[j] / table_vii_iteration("sim", p, b, tmp, timeout, eager);
       const double bed = seq_bed[j] / table_vii_iteration("testbed", p, b, tmp, timeout);
-      worst_sim = std::max(worst_sim, std::abs(error_pct(sim, bed)));
-      fmt::print(out, "{:>4}{:>6}{:>9.2f}{:>9.2f}{:>12.2f}{:>10.2f}{:>12.1f}%{:>12.1f}%{:>14.1f}%\n", p, b, paper, model,
-                 sim, bed, error_pct(model, bed), error_pct(sim, bed), error_pct(bed, paper));
+      if (std::abs(error_pct(sim, bed)) <= 10) ++within;
+      if (std::abs(error_pct(sim, bed)) > worst_sim) worst_sim = std::abs(error_pct(sim, bed)), worst_p = p, worst_b = b;
+      fmt::print(out, "{:>4}{:>6}{:>9.2f}{:>9.2f}{:>12.2f}{:>11.2f}{:>10.2f}{:>12.1f}%{:>12.1f}%{:>14.1f}%{:>14.1f}%\n", p,
+                 b, paper, model, sim, sim_eager, bed, error_pct(model, bed), error_pct(sim, bed),
+                 error_pct(sim_eager, bed), error_pct(bed, paper));
+      out << std::flush;
       cells.push_back({{"p", p},
                        {"b", b},
                        {"paper", paper},
                        {"model", model},
                        {"simulation", sim},
+                       {"simulation_eager", sim_eager},
                        {"testbed", bed},
                        {"model_vs_testbed_pct", error_pct(model, bed)},
                        {"simulation_vs_testbed_pct", error_pct(sim, bed)},
+                       {"simulation_eager_vs_testbed_pct", error_pct(sim_eager, bed)},
                        {"testbed_vs_paper_pct", error_pct(bed, paper)}});
     }
-  fmt::print(out, "the simulation is within {:.1f}% of the testbed in every cell\n", worst_sim);
+  fmt::print(out,
+             "the simulation is within 10% of the testbed in {} of 12 cells; the largest error is {:.1f}% (p = {}, "
+             "b = {})\n",
+             within, worst_sim, worst_p, worst_b);
+  if (worst_sim > 10)
+    out << "(at p = 8 and small blocks the testbed's eager messages can lock the calls into a slower cycle; "
+           "experiments/testbed/README.md, section 2)\n";
   return cells;
 }
 
@@ -121,6 +140,7 @@ int validate_testbed(const std::string& out_path, const std::string& timeout, st
                       {"platform", "platforms/batcave.xml"},
                       {"profile", "batcave-function"},
                       {"collective_algorithm", "allreduce:rdb (Open MPI coll_tuned 3, SMPI rdb)"},
+                      {"testbed_eager_limit_bytes", kTestbedEagerBytes},
                       {"versions", versions_json()}};
   record["table_v"] = {{"paper", {{"Ti_s", kTableVTi}, {"Tw_s", kTableVTw}}}, {"simulation", sim}, {"testbed", bed}};
   record["table_vii"] = table_vii(out, dir.file("train.json"), timeout);
