@@ -425,6 +425,10 @@ int bench_command(const std::vector<std::string>& args, std::ostream& out, std::
     plan.platform = job.file;
     job.dilation = plan.dilation;
     print_testbed(out, plan);
+    if (job.allreduce == "default") {
+      out << "  note: " << kTestbedDefaultAllreduceNote << "\n";
+      record["config"]["collective_note"] = kTestbedDefaultAllreduceNote;
+    }
     record["config"]["engine"] = "testbed";
     record["config"]["testbed"] = plan.to_json();
   } else {

@@ -195,6 +195,7 @@ int launch_testbed(const TrainJob& job, const std::vector<std::string>& args, st
   plan.platform = job.platform;
   if (job.eager_limit > 0) plan.eager_bytes = job.eager_limit;
   if (!job.quiet) print_testbed(out, plan);
+  if (!job.quiet && job.allreduce == "default") out << "  note: " << kTestbedDefaultAllreduceNote << "\n";
   const Testbed bed(std::move(plan));
   std::vector<std::string> ranks_args = platform_rank_args(job, args, platform, hosts);
   ranks_args = with_option(ranks_args, "--dilation", fmt::format("{:.17g}", bed.plan().dilation));

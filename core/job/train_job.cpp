@@ -1,6 +1,7 @@
 #include "job/train_job.hpp"
 
 #include "engine/launch.hpp"
+#include "engine/testbed.hpp"
 #include "job/memory_estimate.hpp"
 #include "job/train_options.hpp"
 #include "train/result_record.hpp"
@@ -440,6 +441,8 @@ void add_engine_json(Json& j, const TrainJob& job) {
   j["collective_algorithm"] = job.engine == "seq" ? Json(nullptr)
                                                   : Json("allreduce:" + job.allreduce + ", reduce:" + job.reduce +
                                                          ", bcast:" + job.bcast);
+  if (job.engine == "testbed" && job.allreduce == "default")
+    j["collective_note"] = kTestbedDefaultAllreduceNote;
   if (job.reduce == "four-stage") {
     // Without a layout (or with no rank in a group) the four-stage reduce is the library's.
     j["reduce_layout"] = job.has_reduce_layout ? Json(job.reduce_layout.to_string()) : Json(nullptr);
