@@ -7,7 +7,7 @@
 # time, the CPU time (user + system, all processes) and the peak resident set (the largest
 # process: smpirun's simulation of all the ranks). Targets (issue 17): wulf's CPU at most 1.1x
 # the bare program's, its peak memory at most 1.2x.
-#   experiments/scale/run.sh [build dir] [P list, default 16,64,256,1024]
+#   experiments/scale/run.sh [build dir] [P list, default 16,64,256,1024]   (4096 takes about 10 GiB)
 # shellcheck source=SCRIPTDIR/../common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../common.sh" "${1:-}"
 nps="${2:-16,64,256,1024}"
@@ -18,7 +18,12 @@ trap 'rm -rf "$work"' EXIT
 export TMPDIR="$work"  # smpirun's copies of the programs go here, and go with it
 rec="$here/records"
 mkdir -p "$rec"
-: > "$rec/runs.txt"
+# runs.txt keeps the other P's figures from earlier runs; this run's P are measured again.
+touch "$rec/runs.txt"
+for p in ${nps//,/ }; do
+  grep -v -E "^(wulf|bare) $p " "$rec/runs.txt" > "$work/runs.txt" || true
+  mv "$work/runs.txt" "$rec/runs.txt"
+done
 for p in ${nps//,/ }; do
   platform="$work/flat-$p.xml"
   cat > "$platform" <<XML
