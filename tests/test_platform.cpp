@@ -187,6 +187,25 @@ TEST(platform, bench_eager_limit_lets_early_data_flow) {
                  {"--eager-limit is for --engine sim or --engine testbed"});
 }
 
+// --unread-sums: reductions whose sums nobody reads (Comm::set_unread_storage, as a
+// time-only training run declares its shared parameters and gradients) move the same
+// messages without adding: every simulated time the same to the last bit.
+TEST(platform, bench_unread_sums_change_no_simulated_time) {
+  TestDir dir;
+  const std::vector<std::string> base{"platform",   "bench",       toy4,           "--np",         "2,4",
+                                      "--elements", "1024,16768", "--collectives", "allreduce,reduce",
+                                      "--no-pingpong", "--repeat", "2"};
+  std::vector<std::string> unread = base;
+  unread.push_back("--unread-sums");
+  const Json a = record_of(dir, "summed", base), b = record_of(dir, "unread", unread);
+  ASSERT_EQ(a.at("collectives").size(), 8u);
+  ASSERT_EQ(b.at("collectives").size(), 8u);
+  for (std::size_t i = 0; i < 8; ++i)
+    EXPECT_EQ(a.at("collectives")[i].at("time_s").get<double>(), b.at("collectives")[i].at("time_s").get<double>()) << i;
+  EXPECT_FALSE(a.at("config").at("unread_sums").get<bool>());
+  EXPECT_TRUE(b.at("config").at("unread_sums").get<bool>());
+}
+
 TEST(platform, a_malformed_file_a_route_to_nowhere_or_too_few_cores_stop_the_run) {
   TestDir dir;
   const std::string bad = dir.write("bad.xml", "<?xml version='1.0'?>\n<platform version=\"4.1\"><zone id='z'");

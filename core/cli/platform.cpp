@@ -129,6 +129,7 @@ struct BenchJob {
   bool pingpong = true;
   bool back_to_back = false;              // the collectives' calls in a row, no barrier between them
   long long eager_limit = 0;              // --eager-limit bytes (0: the engine's default)
+  bool unread = false;                    // --unread-sums: the collectives' sums are not computed
   std::string out;                        // the record to write (empty: none)
   std::string program;                    // wulf-rank-sim, or wulf-rank-real on the testbed
   bool force = false;                     // run even where the memory estimate says it does not fit
@@ -169,6 +170,7 @@ BenchJob read_bench_job(const po::variables_map& vm) {
   if (vm.count("hosts")) job.hosts = split_list(vm["hosts"].as<std::string>());
   job.pingpong = !vm.count("no-pingpong");
   job.back_to_back = vm.count("back-to-back") > 0;
+  job.unread = vm.count("unread-sums") > 0;
   if (vm.count("eager-limit")) {
     job.eager_limit = vm["eager-limit"].as<long long>();
     check_eager_limit(job.eager_limit, "--eager-limit");
@@ -237,6 +239,7 @@ std::vector<std::string> bench_args(const BenchJob& job, const std::string& what
                                 "--lat-scale", std::to_string(job.lat_scale)};
   if (job.type == "float") args.push_back("--float");
   if (job.back_to_back) args.push_back("--back-to-back");
+  if (job.unread) args.push_back("--unread");
   return args;
 }
 
@@ -308,6 +311,7 @@ Json bench_config(const BenchJob& job, const std::vector<PlatformHost>& pair) {
                                        : "from a barrier to the last rank's finish, the mean over the calls"}};
   config["back_to_back"] = job.back_to_back;
   config["eager_limit_bytes"] = job.eager_limit > 0 ? Json(job.eager_limit) : Json(nullptr);
+  config["unread_sums"] = job.unread;
   config["collective_algorithm"] = "allreduce:" + job.allreduce + ", reduce:" + job.reduce;
   config["what_if"]["bw_scale"] = job.bw_scale;
   config["what_if"]["lat_scale"] = job.lat_scale;
@@ -392,6 +396,8 @@ int bench_command(const std::vector<std::string>& args, std::ostream& out, std::
        "sim (smpirun on the platform) or testbed (real Open MPI over an emulated cluster of the platform's hosts "
        "and links on this machine, as root; times in the platform's seconds)")
       ("dilation", po::value<double>(), "testbed: time dilation D (default: as wulf train --engine testbed)")
+      ("unread-sums", "the collectives' sums are not computed, as in a time-only training run (--numerics off): "
+                      "the same messages and times, less of the simulator's arithmetic")
       ("eager-limit", po::value<long long>(),
        "messages up to this many bytes are sent without waiting for the receiver (default: sim SMPI's, where no "
        "data flows before the receive is posted; testbed 4194304, Open MPI's btl_tcp_eager_limit)")

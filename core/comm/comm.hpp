@@ -48,6 +48,13 @@ class Comm {
   // makes afterwards inherit it. Throws std::invalid_argument unless d is finite and > 0.
   virtual void set_time_dilation(double d) = 0;
 
+  // Sums into [begin, begin + bytes) are never read: under --numerics off the simulated
+  // ranks share that memory (Compute::shared_storage), so no value in it means anything.
+  // A reduction whose data lies wholly inside may then move the data without adding it:
+  // the messages and the simulated times are the same, the simulator's arithmetic is
+  // spared. Communicators that split() makes afterwards inherit it. The default ignores it.
+  virtual void set_unread_storage(const void* /*begin*/, std::size_t /*bytes*/) {}
+
   virtual void barrier() = 0;
   // In place: every rank ends with the element-wise sum over all ranks.
   virtual void allreduce_sum(std::span<float> data) = 0;

@@ -227,6 +227,8 @@ int train(TrainJob& job, Comm& comm, Compute& compute, std::ostream& out, std::o
   comm.set_time_dilation(compute.config().dilation);
   // --numerics off: parameters and gradients in memory all simulated ranks share.
   void* shared = compute.shared_storage(2 * job.spec.parameter_count() * sizeof(T));
+  // Their sums are never read, so the simulator need not compute them (the same messages).
+  if (shared) comm.set_unread_storage(shared, 2 * job.spec.parameter_count() * sizeof(T));
   Mlp<T> net(job.spec, static_cast<T*>(shared));
   Rng init_rng(job.config.seed);
   Rng weights_rng = init_rng.split(3);

@@ -34,6 +34,7 @@ po::variables_map read_bench_options(const std::vector<std::string>& args) {
       ("float", "collectives of floats instead of doubles")
       ("repeat", po::value<std::string>(), "calls per measurement")
       ("back-to-back", "collectives: the calls in a row, with no barrier between them")
+      ("unread", "collectives: the sums are never read, as in a time-only training run")
       ("bw-scale", po::value<std::string>(), "what-if: links' bandwidth times this")
       ("lat-scale", po::value<std::string>(), "what-if: links' latency times this")
       ("dilation", po::value<std::string>(), "testbed: wall seconds per platform second")
@@ -77,6 +78,7 @@ CommBenchConfig parse_comm_bench(const std::vector<std::string>& args) {
   if (given("sizes")) c.sizes = size_list(text("sizes"), "sizes");
   c.doubles = !given("float");
   c.back_to_back = given("back-to-back");
+  c.unread = given("unread");
   if (given("repeat")) c.repeat = static_cast<int>(number("repeat", at_least_1, "must be at least 1"));
   if (given("bw-scale")) c.bw_scale = number("bw-scale", positive, "must be a positive number");
   if (given("lat-scale")) c.lat_scale = number("lat-scale", positive, "must be a positive number");
@@ -119,10 +121,19 @@ double latest(Comm& comm, double seconds) {
 }
 
 template <class T>
-double time_collective(const std::string& what, std::size_t n, int repeat, bool back_to_back, Comm& comm,
-                       Compute& compute, const PointToPointReduce* reducer, std::array<double, 4>& stages) {
+double time_collective(const std::string& what, std::size_t n, int repeat, bool back_to_back, bool unread,
+                       Comm& comm, Compute& compute, const PointToPointReduce* reducer,
+                       std::array<double, 4>& stages) {
   const int p = comm.size();
   std::vector<T> data(n, T(1)), gathered(what == "allgather" ? n * static_cast<std::size_t>(p) : 0);
+  // --unread: the data's sums are declared unread for these calls only.
+  struct Unread {
+    Comm& comm;
+    Unread(Comm& c, const void* begin, std::size_t bytes, bool on) : comm(c) {
+      if (on) comm.set_unread_storage(begin, bytes);
+    }
+    ~Unread() { comm.set_unread_storage(nullptr, 0); }
+  } const unread_data(comm, data.data(), n * sizeof(T), unread);
   auto call = [&] {
     if (what == "allreduce") comm.allreduce_sum(std::span<T>(data));
     if (what == "reduce") comm.reduce_sum(std::span<T>(data), 0);
@@ -219,8 +230,8 @@ void run_comm_bench(const CommBenchConfig& c, Comm& comm, Compute& compute, std:
       seconds = (comm.now() - t0) / (2.0 * c.repeat);
     } else {
       bytes = size * (c.doubles ? 8 : 4);
-      seconds = c.doubles ? time_collective<double>(c.what, size, c.repeat, c.back_to_back, comm, compute, reducer, stages)
-                          : time_collective<float>(c.what, size, c.repeat, c.back_to_back, comm, compute, reducer, stages);
+      seconds = c.doubles ? time_collective<double>(c.what, size, c.repeat, c.back_to_back, c.unread, comm, compute, reducer, stages)
+                          : time_collective<float>(c.what, size, c.repeat, c.back_to_back, c.unread, comm, compute, reducer, stages);
     }
     if (q == 0) {
       Json row = {{"what", c.what}, {"np", p}, {"size", size}, {"bytes", bytes}, {"time_s", seconds}};

@@ -21,6 +21,7 @@ struct CommBenchConfig {
   bool doubles = true;               // collectives: element type (8 or 4 bytes)
   int repeat = 3;
   bool back_to_back = false;         // collectives: the repeats in a row, one barrier before the first
+  bool unread = false;               // collectives: the sums are never read (Comm::set_unread_storage)
   double bw_scale = 1.0;   // what-if: links' bandwidth and latency times these
   double lat_scale = 1.0;
   double dilation = 1.0;   // testbed: wall seconds per platform second (times are reported over it)

@@ -23,6 +23,9 @@ MPI_Datatype mpi_type<double>() { return MPI_DOUBLE; }
 // The count of one call, named for the message where it exceeds MPI's int (comm.hpp).
 int count_of(std::size_t n, const char* call) { return mpi_count(n, call); }
 
+// The reduction of data nobody reads (Comm::set_unread_storage): it adds nothing.
+void add_nothing(void* /*in*/, void* /*inout*/, int* /*count*/, MPI_Datatype* /*type*/) {}
+
 class MpiComm final : public Comm {
  public:
   explicit MpiComm(MPI_Comm comm = MPI_COMM_WORLD) : comm_(comm) {
@@ -30,6 +33,7 @@ class MpiComm final : public Comm {
     MPI_Comm_size(comm_, &size_);
   }
   ~MpiComm() override {
+    if (no_sum_ != MPI_OP_NULL) MPI_Op_free(&no_sum_);
     if (comm_ != MPI_COMM_WORLD) MPI_Comm_free(&comm_);
   }
   MpiComm(const MpiComm&) = delete;
@@ -38,6 +42,11 @@ class MpiComm final : public Comm {
   int size() const override { return size_; }
   double now() const override { return MPI_Wtime() / dilation_; }
   void set_time_dilation(double d) override { dilation_ = checked_dilation(d); }
+  void set_unread_storage(const void* begin, std::size_t bytes) override {
+    unread_begin_ = static_cast<const char*>(begin);
+    unread_end_ = unread_begin_ + bytes;
+    if (begin && no_sum_ == MPI_OP_NULL) MPI_Op_create(&add_nothing, 1, &no_sum_);
+  }
   void barrier() override { MPI_Barrier(comm_); }
 
   void allreduce_sum(std::span<float> d) override { allreduce(d); }
@@ -88,6 +97,7 @@ class MpiComm final : public Comm {
     if (part == MPI_COMM_NULL) return nullptr;
     auto made = std::make_unique<MpiComm>(part);
     made->dilation_ = dilation_;
+    made->set_unread_storage(unread_begin_, static_cast<std::size_t>(unread_end_ - unread_begin_));
     return made;
   }
 
@@ -119,16 +129,23 @@ class MpiComm final : public Comm {
       MPI_Irecv(d[i].data(), count_of(d[i].size(), "MPI_Irecv"), mpi_type<T>(), sources[i], 0, comm_, &requests[i]);
     MPI_Waitall(count_of(requests.size(), "MPI_Waitall"), requests.data(), MPI_STATUSES_IGNORE);
   }
+  // MPI_SUM, or the reduction that adds nothing where d lies in the unread storage.
+  template <class T>
+  MPI_Op sum_of(std::span<T> d) const {
+    const char* begin = reinterpret_cast<const char*>(d.data());
+    const bool unread = unread_begin_ && begin >= unread_begin_ && begin + d.size_bytes() <= unread_end_;
+    return unread ? no_sum_ : MPI_SUM;
+  }
   template <class T>
   void allreduce(std::span<T> d) {
-    MPI_Allreduce(MPI_IN_PLACE, d.data(), count_of(d.size(), "MPI_Allreduce"), mpi_type<T>(), MPI_SUM, comm_);
+    MPI_Allreduce(MPI_IN_PLACE, d.data(), count_of(d.size(), "MPI_Allreduce"), mpi_type<T>(), sum_of(d), comm_);
   }
   template <class T>
   void reduce(std::span<T> d, int root) {
     if (rank_ == root)
-      MPI_Reduce(MPI_IN_PLACE, d.data(), count_of(d.size(), "MPI_Reduce"), mpi_type<T>(), MPI_SUM, root, comm_);
+      MPI_Reduce(MPI_IN_PLACE, d.data(), count_of(d.size(), "MPI_Reduce"), mpi_type<T>(), sum_of(d), root, comm_);
     else
-      MPI_Reduce(d.data(), nullptr, count_of(d.size(), "MPI_Reduce"), mpi_type<T>(), MPI_SUM, root, comm_);
+      MPI_Reduce(d.data(), nullptr, count_of(d.size(), "MPI_Reduce"), mpi_type<T>(), sum_of(d), root, comm_);
   }
   template <class T>
   void bcast_(std::span<T> d, int root) {
@@ -150,6 +167,9 @@ class MpiComm final : public Comm {
   MPI_Comm comm_;
   int rank_ = 0, size_ = 1;
   double dilation_ = 1.0;  // wall seconds per platform second (set_time_dilation)
+  const char* unread_begin_ = nullptr;  // set_unread_storage: sums into [begin, end) are not read
+  const char* unread_end_ = nullptr;
+  MPI_Op no_sum_ = MPI_OP_NULL;         // add_nothing, made when there is such storage
 };
 
 }  // namespace
