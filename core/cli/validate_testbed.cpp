@@ -94,8 +94,9 @@ Json table_vii(std::ostream& out, const std::string& tmp, const std::string& tim
       const double sim = seq_sim[j] / table_vii_iteration("sim", p, b, tmp, timeout);
       const double sim_eager = seq_eager[j] / table_vii_iteration("sim", p, b, tmp, timeout, eager);
       const double bed = seq_bed[j] / table_vii_iteration("testbed", p, b, tmp, timeout);
-      if (std::abs(error_pct(sim, bed)) <= 10) ++within;
-      if (std::abs(error_pct(sim, bed)) > worst_sim) worst_sim = std::abs(error_pct(sim, bed)), worst_p = p, worst_b = b;
+      const double sim_error = std::abs(error_pct(sim, bed));
+      if (sim_error <= 10) ++within;
+      if (sim_error > worst_sim) worst_sim = sim_error, worst_p = p, worst_b = b;
       fmt::print(out, "{:>4}{:>6}{:>9.2f}{:>9.2f}{:>12.2f}{:>11.2f}{:>10.2f}{:>12.1f}%{:>12.1f}%{:>14.1f}%{:>14.1f}%\n", p,
                  b, paper, model, sim, sim_eager, bed, error_pct(model, bed), error_pct(sim, bed),
                  error_pct(sim_eager, bed), error_pct(bed, paper));

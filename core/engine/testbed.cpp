@@ -48,7 +48,7 @@ constexpr double kHostQueueBytes = 1 << 20;
 constexpr double kSwitchQueueBytes = 4 << 20;
 constexpr const char* kStab[] = {"stab", "overhead", "24", "mpu", "84"};
 // Open MPI's TCP sockets' buffers, bytes (see Testbed::command).
-constexpr const char* kSocketBufferBytes = "4194304";
+constexpr long long kSocketBufferBytes = 4 << 20;
 constexpr long long kDefaultMaxSendBytes = 128 << 10;  // Open MPI 4.1's btl_tcp_max_send_size
 
 std::string first_line(std::string text) {
@@ -247,8 +247,8 @@ Json TestbedPlan::to_json() const {
                        {"tail_loss_probe", false}}},
           {"open_mpi", {{"btl", "tcp,self"}, {"pml", "ob1"}, {"btl_tcp_eager_limit", eager_bytes},
                         {"btl_tcp_max_send_size", std::max(eager_bytes, kDefaultMaxSendBytes)},
-                        {"btl_tcp_sndbuf", std::stoll(kSocketBufferBytes)},
-                        {"btl_tcp_rcvbuf", std::stoll(kSocketBufferBytes)}, {"mpi_yield_when_idle", 1}}},
+                        {"btl_tcp_sndbuf", kSocketBufferBytes},
+                        {"btl_tcp_rcvbuf", kSocketBufferBytes}, {"mpi_yield_when_idle", 1}}},
           {"hosts", std::move(hosts_json)},
           {"rank_host", std::move(ranks)},
           {"route_latency_not_emulated_s", route_latency_s},
@@ -443,8 +443,8 @@ std::vector<std::string> Testbed::command(const std::string& program, const MpiS
       // waits on the other. Back-to-back allreduces of 16 768 doubles took 52 and 112 ms at
       // p = 4 and 8 against 27.0 and 40.3 simulated, and 27.5 and 41.1 ms with these buffers
       // (Bat Cave, D = 10, `wulf platform bench --back-to-back`).
-      "--mca", "btl_tcp_sndbuf", kSocketBufferBytes,
-      "--mca", "btl_tcp_rcvbuf", kSocketBufferBytes};
+      "--mca", "btl_tcp_sndbuf", std::to_string(kSocketBufferBytes),
+      "--mca", "btl_tcp_rcvbuf", std::to_string(kSocketBufferBytes)};
   const std::vector<std::string> mpirun =
       mpirun_command(np, "on", collectives, program, session, files_.file("hostfile"), mca);
   std::vector<std::string> cmd{"ip", "netns", "exec", namespaces_.at(1), "unshare", "--uts", "--",
