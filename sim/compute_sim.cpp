@@ -15,6 +15,7 @@
 #include <smpi/smpi.h>
 
 #include <chrono>
+#include <stdexcept>
 #include <string>
 
 namespace wulf {
@@ -23,6 +24,33 @@ namespace {
 // Charges exactly `seconds` on this rank's host. (smpi_execute(seconds) would scale them by
 // smpi/host-speed, the assumed speed of the machine running the simulation.)
 void execute_seconds(double seconds) { smpi_execute_flops(seconds * sg_host_get_speed(sg_host_self())); }
+
+// --numerics off: the parameters and gradients that no rank reads, in SMPI's shared memory
+// (SMPI then copies no message from or into them). The ranks share the program's globals
+// (smpi/privatization:no), so one block serves them all: the first rank maps it, the last
+// one unmaps it. A mapping per rank would hold the same pages, but the resident set would
+// count them once per rank. The ranks run one at a time, so the count needs no lock.
+struct SharedBlock {
+  void* data = nullptr;
+  std::size_t bytes = 0;
+  int users = 0;
+};
+SharedBlock shared_block;  // the same for every rank: test ranks.no_rank_state_in_globals
+
+void* use_shared_block(std::size_t bytes) {
+  if (shared_block.users > 0 && shared_block.bytes != bytes)
+    throw std::logic_error("shared storage of " + std::to_string(bytes) + " bytes asked while " +
+                           std::to_string(shared_block.bytes) + " are in use");
+  if (shared_block.users++ == 0) shared_block = {SMPI_SHARED_MALLOC(bytes), bytes, 1};
+  return shared_block.data;
+}
+
+void leave_shared_block() {
+  if (--shared_block.users == 0) {
+    SMPI_SHARED_FREE(shared_block.data);
+    shared_block = {};
+  }
+}
 
 class SimCompute final : public Compute {
  public:
@@ -65,12 +93,13 @@ class SimCompute final : public Compute {
 
   void* shared_storage(std::size_t bytes) override {
     if (config_.numerics) return nullptr;
-    shared_ = SMPI_SHARED_MALLOC(bytes);
+    if (!shared_) shared_ = use_shared_block(bytes);
+    if (bytes > shared_block.bytes) throw std::logic_error("shared storage asked again, larger");
     return shared_;
   }
 
   ~SimCompute() override {
-    if (shared_) SMPI_SHARED_FREE(shared_);
+    if (shared_) leave_shared_block();
   }
 
   // Seed 000's Ti: a fixed time per collective call that the network model does not give

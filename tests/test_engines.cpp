@@ -6,6 +6,7 @@
 #include "engine/launch.hpp"
 #include "util/json.hpp"
 #include "util/process.hpp"
+#include "train/partition.hpp"
 
 #include <unistd.h>
 
@@ -61,6 +62,23 @@ TEST(engines, mpirun_and_smpirun_give_the_same_errors_after_every_iteration) {
     EXPECT_EQ(sim.at("config").at("collective_algorithm").get<std::string>(),
               "allreduce:rdb, reduce:default, bcast:default");
   }
+}
+
+// Every rank's phases reach the record in rank order (gather_for_record's binomial tree, at
+// 13 ranks: subtrees cut short by the end). Rank q trains share_of(1 024, 13, q) patterns of
+// the one block: 78 or 79, in a pattern only rank order gives.
+TEST(engines, the_record_holds_every_ranks_phases_in_rank_order) {
+  TestDir dir;
+  const int np = 13;
+  const Json r = run(dir, "ranks13", {"--engine", "sim", "--np", std::to_string(np), "--platform",
+                                      wulf_platform("messner.xml")},
+                     {"--problem", "function", "--epochs", "1", "--block", "1024"});
+  const auto& ranks = r.at("phases").at("ranks");
+  ASSERT_EQ(ranks.size(), static_cast<std::size_t>(np));
+  for (int q = 0; q < np; ++q)
+    EXPECT_EQ(ranks[static_cast<std::size_t>(q)].at("forward_patterns").get<std::size_t>(),
+              share_of(1024, np, q).count)
+        << "rank " << q;
 }
 
 TEST(engines, simulated_times_are_deterministic) {

@@ -59,6 +59,34 @@ double checked_dilation(double d) {
   return d;
 }
 
+void gather_for_record(Comm& comm, std::span<const double> mine, std::span<double> all) {
+  const std::size_t n = mine.size();
+  const int p = comm.size(), v = comm.rank();
+  if (v == 0) check_gathered(n, all.size(), p, "gather_for_record");
+  // held: the blocks of ranks v, v + 1, ... that reached v so far (rank 0: into all).
+  std::vector<double> own;
+  std::span<double> held = all;
+  if (v != 0) {
+    int reach = 1;  // the ranks v's subtree covers: its lowest set bit, or up to p
+    while (!(v & reach) && v + reach < p) reach <<= 1;
+    own.resize(n * static_cast<std::size_t>(std::min(reach, p - v)));
+    held = own;
+  }
+  std::copy(mine.begin(), mine.end(), held.begin());
+  std::size_t blocks = 1;
+  for (int mask = 1; mask < p; mask <<= 1) {
+    if (v & mask) {
+      comm.send(std::span<const double>(held.data(), blocks * n), v - mask);
+      return;
+    }
+    if (v + mask < p) {
+      const std::size_t more = static_cast<std::size_t>(std::min(mask, p - v - mask));
+      comm.recv(held.subspan(static_cast<std::size_t>(mask) * n, more * n), v + mask);
+      blocks = static_cast<std::size_t>(mask) + more;
+    }
+  }
+}
+
 double SerialComm::now() const {
   if (clock_) return clock_->now();
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count() / dilation_;

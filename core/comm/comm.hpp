@@ -161,4 +161,12 @@ class SerialComm final : public Comm {
 // d as a time dilation, or std::invalid_argument (a fault in the caller: the options were checked).
 double checked_dilation(double d);
 
+// What the result record needs from every rank once a run is over, gathered at rank 0 as
+// gather(mine, all, 0) does (all: size() blocks of mine.size(), rank order; used at rank 0
+// only), through a binomial tree of comm's point-to-point messages: a rank waits for one
+// message at a time. SMPI's linear MPI_Gather makes the root wait on size() - 1 requests at
+// once, which costs the simulator time that grows faster than the square of the ranks
+// (experiments/scale). Not for data inside a run: its time would not be the library's.
+void gather_for_record(Comm& comm, std::span<const double> mine, std::span<double> all);
+
 }  // namespace wulf

@@ -191,7 +191,11 @@ std::vector<std::string> smpirun_command(const std::string& platform, const Host
   std::vector<std::string> cmd{smpirun, "-np", std::to_string(np), "-platform", platform, "-hostfile", hosts.path(),
                                // Only wulf charges compute; reading the clock costs nothing (SMPI's
                                // default adds 10 ns per MPI_Wtime, which would land in the phase times).
-                               "--cfg=smpi/simulate-computation:no", "--cfg=smpi/wtime:0", "--log=root.thres:warning",
+                               "--cfg=smpi/simulate-computation:no", "--cfg=smpi/wtime:0",
+                               // One copy of the rank program for all ranks: it keeps no state of a
+                               // rank in globals (test ranks.no_rank_state_in_globals). SMPI's
+                               // default loads a private copy per rank, 2.7 MB each.
+                               "--cfg=smpi/privatization:no", "--log=root.thres:warning",
                                "--log=smpi_config.thres:error"};
   for (const auto& c : extra_cfg) cmd.push_back("--cfg=" + c);
   cmd.push_back(program);

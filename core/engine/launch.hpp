@@ -73,8 +73,9 @@ void check_eager_limit(long long bytes, const std::string& what);
 // SMPI's own defaults (bytes 0) start no transfer before the receive is posted.
 std::vector<std::string> smpi_eager_config(long long bytes);
 
-// smpirun's arguments for np ranks of program on a platform: only wulf charges compute
-// and reading the clock costs nothing; extra_cfg are further --cfg=... settings.
+// smpirun's arguments for np ranks of program (wulf-rank-sim) on a platform: only wulf
+// charges compute, reading the clock costs nothing, and all ranks share one copy of the
+// program; extra_cfg are further --cfg=... settings.
 std::vector<std::string> smpirun_command(const std::string& platform, const Hostfile& hosts, int np,
                                          const std::vector<std::string>& extra_cfg, const std::string& program);
 

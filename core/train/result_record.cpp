@@ -61,8 +61,8 @@ PhaseTimes phase_times(std::span<const double> a) {
 
 std::vector<PhaseTimes> gather_phases(Comm& comm, const PhaseTimes& mine) {
   const std::array<double, 12> flat = phase_array(mine);
-  std::vector<double> all(flat.size() * static_cast<std::size_t>(comm.size()));
-  comm.gather(std::span<const double>(flat), std::span<double>(all), 0);
+  std::vector<double> all(comm.rank() == 0 ? flat.size() * static_cast<std::size_t>(comm.size()) : 0);
+  gather_for_record(comm, std::span<const double>(flat), std::span<double>(all));
   std::vector<PhaseTimes> out;
   if (comm.rank() != 0) return out;
   for (int r = 0; r < comm.size(); ++r)
@@ -228,8 +228,8 @@ void add_train_result(Json& record, const TrainResult& r, std::size_t parameters
 
 std::vector<ComputeLedger> gather_ledgers(Comm& comm, const ComputeLedger& mine) {
   const auto flat = mine.flat();
-  std::vector<double> all(flat.size() * static_cast<std::size_t>(comm.size()));
-  comm.gather(std::span<const double>(flat), std::span<double>(all), 0);
+  std::vector<double> all(comm.rank() == 0 ? flat.size() * static_cast<std::size_t>(comm.size()) : 0);
+  gather_for_record(comm, std::span<const double>(flat), std::span<double>(all));
   std::vector<ComputeLedger> out;
   if (comm.rank() != 0) return out;
   for (int r = 0; r < comm.size(); ++r)

@@ -3,11 +3,13 @@
 # same allreduces. On a flat 100 Mbit/s cluster of P hosts (one core each, written here), for
 # each P: `wulf train --engine sim --problem digits --numerics off --allreduce rdb --epochs 1
 # --block 4096`, then wulf-bare-allreduce making as many allreduces (the record's updates) of
-# the same 55 050 floats under smpirun with the same settings. /usr/bin/time gives the wall
+# the same 55 050 floats under smpirun with the same settings, twice: as smpirun runs it by
+# default ("bare"), and given what wulf does ("noop": a reduction that adds nothing, one
+# copy of the program for all ranks). /usr/bin/time gives the wall
 # time, the CPU time (user + system, all processes) and the peak resident set (the largest
 # process: smpirun's simulation of all the ranks). Targets (issue 17): wulf's CPU at most 1.1x
 # the bare program's, its peak memory at most 1.2x.
-#   experiments/scale/run.sh [build dir] [P list, default 16,64,256,1024]   (4096 takes about 10 GiB)
+#   experiments/scale/run.sh [build dir] [P list, default 16,64,256,1024]   (4096 takes about 4 minutes)
 # shellcheck source=SCRIPTDIR/../common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../common.sh" "${1:-}"
 nps="${2:-16,64,256,1024}"
@@ -21,7 +23,7 @@ mkdir -p "$rec"
 # runs.txt keeps the other P's figures from earlier runs; this run's P are measured again.
 touch "$rec/runs.txt"
 for p in ${nps//,/ }; do
-  grep -v -E "^(wulf|bare) $p " "$rec/runs.txt" > "$work/runs.txt" || true
+  grep -v -E "^(wulf|bare|noop) $p " "$rec/runs.txt" > "$work/runs.txt" || true
   mv "$work/runs.txt" "$rec/runs.txt"
 done
 for p in ${nps//,/ }; do
@@ -46,11 +48,19 @@ XML
   read -r wall user sys rss < "$work/time.txt"
   calls=$("$python" -c "import json,sys; print(json.load(open(sys.argv[1]))['phases']['updates'])" "$rec/wulf-p$p.json")
   echo "wulf $p $wall $user $sys $rss $calls" >> "$rec/runs.txt"
-  /usr/bin/time -f "%e %U %S %M" -o "$work/time.txt" smpirun -np "$p" -platform "$platform" -hostfile "$hostfile" \
-    --cfg=smpi/simulate-computation:no --cfg=smpi/wtime:0 --cfg=smpi/allreduce:rdb --log=root.thres:warning \
-    --log=smpi_config.thres:error "$bare" "$calls" 55050 > "$rec/bare-p$p.json"
-  read -r wall user sys rss < "$work/time.txt"
-  echo "bare $p $wall $user $sys $rss $calls" >> "$rec/runs.txt"
+  # The bare program as smpirun runs it by default (MPI_SUM; a private copy per rank), then
+  # with what wulf does in a time-only run: the reduction that adds nothing, one copy of the
+  # program for all ranks (smpi/privatization:no).
+  for who in bare noop; do
+    extra=()
+    [[ $who == noop ]] && extra=(--cfg=smpi/privatization:no)
+    /usr/bin/time -f "%e %U %S %M" -o "$work/time.txt" smpirun -np "$p" -platform "$platform" -hostfile "$hostfile" \
+      --cfg=smpi/simulate-computation:no --cfg=smpi/wtime:0 --cfg=smpi/allreduce:rdb "${extra[@]}" \
+      --log=root.thres:warning --log=smpi_config.thres:error "$bare" "$calls" 55050 \
+      $([[ $who == noop ]] && echo noop) > "$rec/$who-p$p.json"
+    read -r wall user sys rss < "$work/time.txt"
+    echo "$who $p $wall $user $sys $rss $calls" >> "$rec/runs.txt"
+  done
 done
 "$python" - "$rec" <<'PY' | tee "$here/results.txt"
 import json, os, sys
@@ -61,20 +71,31 @@ for line in open(os.path.join(rec, "runs.txt")):
     runs[(who, int(p))] = {"wall_s": float(wall), "cpu_s": float(user) + float(sys_), "peak_rss_gib": int(rss) / 2**20,
                            "allreduces": int(calls)}
 print("time-only digits (55 050 floats, rdb allreduce), flat 100 Mbit/s cluster: wulf beside a bare SMPI program")
-print("%6s %6s | %9s %9s %6s | %9s %9s %6s | %9s %9s %6s" % ("P", "calls", "wulf wall", "bare wall", "ratio",
-      "wulf CPU", "bare CPU", "ratio", "wulf GiB", "bare GiB", "ratio"))
+print("bare: MPI_SUM, smpirun's defaults; noop: the bare program with wulf's no-op reduction and one copy of it")
+print("%6s | %9s %9s %9s | %8s %8s %8s %6s %6s | %8s %8s %8s %6s" % ("P", "wulf wall", "bare wall", "noop wall",
+      "wulf CPU", "bare CPU", "noop CPU", "/bare", "/noop", "wulf GiB", "bare GiB", "noop GiB", "/bare"))
 rows = []
 for p in sorted({p for _, p in runs}):
-    w, b = runs[("wulf", p)], runs[("bare", p)]
+    if ("noop", p) not in runs:
+        continue  # measured before the no-op bare run existed: run run.sh again for this P
+    w, b, n = runs[("wulf", p)], runs[("bare", p)], runs[("noop", p)]
     sim_w = json.load(open(os.path.join(rec, "wulf-p%d.json" % p)))["phases"]["comm_s"]
     sim_b = json.loads(open(os.path.join(rec, "bare-p%d.json" % p)).read().strip().splitlines()[-1])["simulated_s"]
-    row = {"np": p, "allreduces": w["allreduces"], "wulf": w, "bare": b,
-           "cpu_ratio": w["cpu_s"] / b["cpu_s"], "memory_ratio": w["peak_rss_gib"] / b["peak_rss_gib"],
+    row = {"np": p, "allreduces": w["allreduces"], "wulf": w, "bare": b, "bare_noop": n,
+           "cpu_ratio": w["cpu_s"] / b["cpu_s"], "cpu_ratio_noop": w["cpu_s"] / n["cpu_s"],
+           "memory_ratio": w["peak_rss_gib"] / b["peak_rss_gib"],
+           "memory_ratio_noop": w["peak_rss_gib"] / n["peak_rss_gib"],
            "wall_ratio": w["wall_s"] / b["wall_s"], "wulf_comm_s": sim_w, "bare_simulated_s": sim_b}
     rows.append(row)
-    print("%6d %6d | %8.2fs %8.2fs %5.2fx | %8.2fs %8.2fs %5.2fx | %9.3f %9.3f %5.2fx" % (
-        p, w["allreduces"], w["wall_s"], b["wall_s"], row["wall_ratio"], w["cpu_s"], b["cpu_s"], row["cpu_ratio"],
-        w["peak_rss_gib"], b["peak_rss_gib"], row["memory_ratio"]))
+    print("%6d | %8.2fs %8.2fs %8.2fs | %7.2fs %7.2fs %7.2fs %5.2fx %5.2fx | %8.3f %8.3f %8.3f %5.2fx" % (
+        p, w["wall_s"], b["wall_s"], n["wall_s"], w["cpu_s"], b["cpu_s"], n["cpu_s"], row["cpu_ratio"],
+        row["cpu_ratio_noop"], w["peak_rss_gib"], b["peak_rss_gib"], n["peak_rss_gib"], row["memory_ratio"]))
+for a, b in zip(rows, rows[1:]):
+    print("P %d -> %d: CPU grows %.2fx (wulf), %.2fx (bare), %.2fx (noop); memory %.2fx, %.2fx, %.2fx" % (
+        a["np"], b["np"], b["wulf"]["cpu_s"] / a["wulf"]["cpu_s"], b["bare"]["cpu_s"] / a["bare"]["cpu_s"],
+        b["bare_noop"]["cpu_s"] / a["bare_noop"]["cpu_s"], b["wulf"]["peak_rss_gib"] / a["wulf"]["peak_rss_gib"],
+        b["bare"]["peak_rss_gib"] / a["bare"]["peak_rss_gib"],
+        b["bare_noop"]["peak_rss_gib"] / a["bare_noop"]["peak_rss_gib"]))
 print("simulated seconds of communication, rank 0: " + ", ".join(
     "P %d: wulf %.3f, bare %.3f" % (r["np"], r["wulf_comm_s"], r["bare_simulated_s"]) for r in rows))
 json.dump({"rows": rows}, open(os.path.join(os.path.dirname(rec), "results.json"), "w"), indent=1)

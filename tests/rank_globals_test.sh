@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# smpirun runs every rank of --engine sim in one process with one copy of wulf-rank-sim
+# (smpi/privatization:no), so each global variable of the program is one for all ranks.
+# Fails when the program holds a writable global of wulf's own that is not listed below
+# with the reason one copy is right for every rank.
+#   rank_globals_test.sh BUILD_DIR
+set -u
+program="$1/wulf-rank-sim"
+[[ -f $program ]] || { echo "FAIL: no $program"; exit 1; }
+command -v objdump > /dev/null || { echo "SKIP: no objdump (binutils)"; exit 77; }
+# name: why one copy serves every rank
+allowed=(
+  "wulf::(anonymous namespace)::shared_block|--numerics off's shared storage, one block for all ranks by design (sim/compute_sim.cpp)"
+  "wulf::MemoryEstimate::biggest() const::none|a constant, made on first use"
+  "wulf::(anonymous namespace)::child_groups|the front end's children (util/process.cpp); no rank starts one"
+  "wulf::(anonymous namespace)::limit_end|the front end's time limit (util/process.cpp)"
+  "wulf::(anonymous namespace)::limit_seconds|the front end's time limit (util/process.cpp)"
+  "wulf::(anonymous namespace)::pending|the front end's pending signal (util/process.cpp)"
+  "wulf::(anonymous namespace)::wake_fds|the front end's signal pipe (util/process.cpp)"
+  "wulf::(anonymous namespace)::killed_rank(|the front end's report of a killed rank (engine/launch.cpp)"
+)
+# Writable objects (.data and .bss; .data.rel.ro is read-only once loaded), demangled.
+found=$(objdump -t -C "$program" | awk '$4 == ".data" || $4 == ".bss" || $3 == ".data" || $3 == ".bss"' |
+  sed -E 's/^.*\s[0-9a-f]{16}\s+//' | grep "wulf::" | grep -v "^guard variable for ")
+[[ -n $found ]] || { echo "FAIL: objdump found no global of wulf's in $program (the check reads nothing)"; exit 1; }
+status=0
+while IFS= read -r name; do
+  ok=0
+  for entry in "${allowed[@]}"; do
+    prefix="${entry%%|*}"
+    if [[ $name == "$prefix"* ]]; then ok=1; echo "ok: $name: ${entry#*|}"; break; fi
+  done
+  if ((ok == 0)); then echo "FAIL: $name is a writable global of wulf-rank-sim, one for all simulated ranks"; status=1; fi
+done <<< "$found"
+exit $status
