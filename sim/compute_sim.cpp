@@ -17,6 +17,8 @@
 #include <chrono>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace wulf {
 namespace {
@@ -50,6 +52,27 @@ void leave_shared_block() {
     SMPI_SHARED_FREE(shared_block.data);
     shared_block = {};
   }
+}
+
+// Compute::shared_scratch: blocks of SMPI's shared memory that the ranks receive unread
+// data into. A larger request adds a larger block; the smaller ones stay until the last
+// rank leaves, since a rank may still receive into one (what lands there is never read).
+struct SharedScratch {
+  std::vector<std::pair<void*, std::size_t>> blocks;  // ascending sizes
+  int users = 0;
+};
+SharedScratch shared_scratch_blocks;  // the same for every rank: test ranks.no_rank_state_in_globals
+
+void* scratch_of(std::size_t bytes) {
+  auto& blocks = shared_scratch_blocks.blocks;
+  if (blocks.empty() || blocks.back().second < bytes) blocks.emplace_back(SMPI_SHARED_MALLOC(bytes), bytes);
+  return blocks.back().first;
+}
+
+void leave_shared_scratch() {
+  if (--shared_scratch_blocks.users > 0) return;
+  for (const auto& block : shared_scratch_blocks.blocks) SMPI_SHARED_FREE(block.first);
+  shared_scratch_blocks = {};
 }
 
 class SimCompute final : public Compute {
@@ -98,8 +121,15 @@ class SimCompute final : public Compute {
     return shared_;
   }
 
+  void* shared_scratch(std::size_t bytes) override {
+    if (config_.numerics) return nullptr;
+    if (!scratch_user_) ++shared_scratch_blocks.users, scratch_user_ = true;
+    return scratch_of(bytes);
+  }
+
   ~SimCompute() override {
     if (shared_) leave_shared_block();
+    if (scratch_user_) leave_shared_scratch();
   }
 
   // Seed 000's Ti: a fixed time per collective call that the network model does not give
@@ -126,6 +156,7 @@ class SimCompute final : public Compute {
  private:
   std::chrono::steady_clock::time_point started_;
   void* shared_ = nullptr;
+  bool scratch_user_ = false;
 };
 
 }  // namespace

@@ -576,7 +576,7 @@ TEST_F(engines_bad_input, ppt_on_jocr_at_196_simulated_ranks_is_refused_by_the_m
   const MemoryLimit limit(std::to_string(64LL << 30));
   expect_train_refused({"--problem", "chars:3203", "--train-size", "163480", "--strategy", "ppt", "--engine", "sim",
                         "--np", "196", "--platform", dir_.file("bunyip.xml"), "--numerics", "off"},
-                       {"memory estimate is 250.2 GiB", "smpirun process of 196 simulated ranks", "64.0 GiB",
+                       {"memory estimate is 249.6 GiB", "smpirun process of 196 simulated ranks", "64.0 GiB",
                         "WULF_MEMORY_LIMIT_BYTES", "PPT's allgather buffers", "249.3 GiB", "fewer ranks (--np)",
                         "--strategy block", "--force"});
 }

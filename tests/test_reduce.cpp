@@ -112,6 +112,31 @@ TEST(reduce, a_training_run_with_the_four_stage_reduce_matches_the_library_reduc
   EXPECT_FALSE(records[1].at("config").at("reduce_falls_back").get<bool>());
 }
 
+// A time-only run (--numerics off) receives wulf's reduces into memory all simulated ranks
+// share and adds nothing (PointToPointReduce::set_unread_storage): the same messages, so
+// the same simulated time as the run with the arithmetic, iteration by iteration (60 ranks:
+// group A's 24 nodes and 6 of group B's, so that every stage of four-stage runs).
+TEST(reduce, a_time_only_run_with_wulfs_reduces_takes_the_arithmetic_runs_times) {
+  TestDir dir;
+  for (const std::string reduce : {"four-stage", "wulf-binomial"}) {
+    std::vector<Json> records;
+    for (const std::string numerics : {"on", "off"})
+      records.push_back(train_record(
+          dir, reduce + "-" + numerics,
+          {"--problem", "function", "--epochs", "2", "--block", "128", "--engine", "sim", "--platform",
+           wulf_platform("bunyip.xml"), "--np", "60", "--strategy", "root", "--reduce", reduce, "--numerics",
+           numerics}));
+    const auto& on = records[0].at("history");
+    const auto& off = records[1].at("history");
+    ASSERT_EQ(on.size(), off.size()) << reduce;
+    for (std::size_t i = 0; i < on.size(); ++i) {
+      const double t = on[i].at("time_s").get<double>();
+      EXPECT_NEAR(off[i].at("time_s").get<double>(), t, 1e-9 * t) << reduce << " iteration " << i;
+    }
+    EXPECT_GT(on.back().at("time_s").get<double>(), 0.0) << reduce;
+  }
+}
+
 TEST(reduce, layout_from_the_platform_follows_the_hosts_group_properties) {
   std::vector<PlatformHost> hosts{{"a0", 2, 1e9, "A", 0, 3}, {"a1", 2, 1e9, "A", 1, 3},
                                   {"b0", 2, 1e9, "B", 0, 3}, {"server", 2, 1e9, "", -1, 0}};

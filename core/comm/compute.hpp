@@ -127,6 +127,10 @@ class Compute {
   // shared malloc, for --numerics off, where the values do not matter); nullptr: let the
   // net own its storage.
   virtual void* shared_storage(std::size_t /*bytes*/) { return nullptr; }
+  // Memory of at least `bytes` that all simulated ranks share, for receiving data whose
+  // sums nobody reads (--numerics off: PointToPointReduce::set_unread_storage); nullptr:
+  // none, receive into memory of one's own. Valid until this Compute is destroyed.
+  virtual void* shared_scratch(std::size_t /*bytes*/) { return nullptr; }
   const ComputeConfig& config() const { return config_; }
   bool numerics() const { return config_.numerics; }
   // Whether the engine's clock is simulated (smpirun), so that wall-clock measurements of

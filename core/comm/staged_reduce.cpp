@@ -267,6 +267,27 @@ PointToPointReduce::~PointToPointReduce() = default;
 
 bool PointToPointReduce::falls_back() const { return algorithm_ == Algorithm::four_stage && !layout_.has_groups(); }
 
+void PointToPointReduce::set_unread_storage(const void* begin, std::size_t bytes, ScratchSource source) {
+  unread_begin_ = static_cast<const char*>(begin);
+  unread_end_ = unread_begin_ ? unread_begin_ + bytes : nullptr;
+  unread_scratch_ = std::move(source);
+}
+
+template <class T>
+T* PointToPointReduce::scratch(std::span<const T> data, std::size_t n, bool& unread) {
+  const char* b = reinterpret_cast<const char*>(data.data());
+  unread = unread_begin_ && unread_scratch_ && b >= unread_begin_ && b + data.size_bytes() <= unread_end_;
+  if (unread)
+    if (void* shared = unread_scratch_(n * sizeof(T))) return static_cast<T*>(shared);
+  unread = false;
+  std::vector<T>& own = [&]() -> std::vector<T>& {
+    if constexpr (std::is_same_v<T, float>) return scratch_f_;
+    else return scratch_d_;
+  }();
+  own.resize(n);
+  return own.data();
+}
+
 void PointToPointReduce::reduce_sum(std::span<float> data, int root) { reduce(data, root); }
 void PointToPointReduce::reduce_sum(std::span<double> data, int root) { reduce(data, root); }
 
@@ -286,19 +307,16 @@ template <class T>
 void PointToPointReduce::binomial(std::span<T> data, int root) {
   const int p = comm_.size();
   const int v = (comm_.rank() - root + p) % p;
-  std::vector<T>& scratch = [&]() -> std::vector<T>& {
-    if constexpr (std::is_same_v<T, float>) return scratch_f_;
-    else return scratch_d_;
-  }();
   for (int mask = 1; mask < p; mask <<= 1) {
     if (v & mask) {
       comm_.send(std::span<const T>(data), (v - mask + root) % p);
       return;
     }
     if (v + mask < p) {
-      scratch.resize(data.size());
-      comm_.recv(std::span<T>(scratch), (v + mask + root) % p);
-      add_into(data, scratch.data());
+      bool unread = false;
+      T* room = scratch(std::span<const T>(data), data.size(), unread);
+      comm_.recv(std::span<T>(room, data.size()), (v + mask + root) % p);
+      if (!unread) add_into(data, room);
     }
   }
 }
@@ -308,10 +326,6 @@ void PointToPointReduce::four_stage(std::span<T> data, int root) {
   const RootPlan& cached = plan_for(root);
   const detail::FourStagePlan& plan = cached.plan;
   const int me = comm_.rank();
-  std::vector<T>& scratch = [&]() -> std::vector<T>& {
-    if constexpr (std::is_same_v<T, float>) return scratch_f_;
-    else return scratch_d_;
-  }();
   const double t0 = comm_.now();
   for (std::size_t s = 0; s < 3; ++s) {
     const detail::FourStagePlan::Role& role = plan.stage[s][static_cast<std::size_t>(me)];
@@ -320,11 +334,12 @@ void PointToPointReduce::four_stage(std::span<T> data, int root) {
     } else if (!role.recv_from.empty()) {
       // All at once: a node takes its senders through its NICs in parallel.
       const std::size_t k = role.recv_from.size(), n = data.size();
-      scratch.resize(k * n);
+      bool unread = false;
+      T* room = scratch(std::span<const T>(data), k * n, unread);
       std::vector<std::span<T>> parts;
-      for (std::size_t i = 0; i < k; ++i) parts.emplace_back(scratch.data() + i * n, n);
+      for (std::size_t i = 0; i < k; ++i) parts.emplace_back(room + i * n, n);
       comm_.recv_all(std::span<const std::span<T>>(parts), std::span<const int>(role.recv_from));
-      for (std::size_t i = 0; i < k; ++i) add_into(data, scratch.data() + i * n);
+      for (std::size_t i = 0; !unread && i < k; ++i) add_into(data, room + i * n);
     }
     stages_.end_s[s] = comm_.now() - t0;
   }

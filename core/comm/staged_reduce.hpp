@@ -24,6 +24,7 @@
 
 #include <array>
 #include <exception>
+#include <functional>
 #include <map>
 #include <memory>
 #include <span>
@@ -70,6 +71,15 @@ class PointToPointReduce {
   void reduce_sum(std::span<float> data, int root);
   void reduce_sum(std::span<double> data, int root);
   const StageTimes& last_stages() const { return stages_; }
+
+  // Memory of at least the given bytes that the receives of unread data may use (nullptr:
+  // none), e.g. the simulated ranks' shared memory (Compute::shared_scratch).
+  using ScratchSource = std::function<void*(std::size_t bytes)>;
+  // Sums into [begin, begin + bytes) are never read (Comm::set_unread_storage): a reduce
+  // of data inside receives into memory from `source` and adds nothing. The messages and
+  // their times are the same; a time-only run of thousands of ranks holds no scratch of
+  // its own per rank.
+  void set_unread_storage(const void* begin, std::size_t bytes, ScratchSource source);
   // Whether four-stage fell back to the library reduce (no rank in a group).
   bool falls_back() const;
 
@@ -80,6 +90,10 @@ class PointToPointReduce {
   void binomial(std::span<T> data, int root);
   template <class T>
   void four_stage(std::span<T> data, int root);
+  // Room for n values to receive into, and whether the data's sums are unread (then the
+  // room is the source's and nothing is added).
+  template <class T>
+  T* scratch(std::span<const T> data, std::size_t n, bool& unread);
   struct RootPlan;  // who sends to whom, and stage 4's communicator (the .cpp)
   const RootPlan& plan_for(int root);
 
@@ -90,20 +104,29 @@ class PointToPointReduce {
   std::map<int, std::unique_ptr<RootPlan>> plans_;  // per root
   std::vector<float> scratch_f_;
   std::vector<double> scratch_d_;
+  const char* unread_begin_ = nullptr;
+  const char* unread_end_ = nullptr;
+  ScratchSource unread_scratch_;
 };
 
 // A communicator whose reduce_sum is one of the algorithms above; everything else is the
 // wrapped communicator's.
 class ReduceComm final : public Comm {
  public:
-  ReduceComm(Comm& inner, PointToPointReduce::Algorithm algorithm, ReduceLayout layout)
-      : inner_(inner), reduce_(inner, algorithm, std::move(layout)) {}
+  // scratch: where the reduces of unread data receive (PointToPointReduce::set_unread_storage).
+  ReduceComm(Comm& inner, PointToPointReduce::Algorithm algorithm, ReduceLayout layout,
+             PointToPointReduce::ScratchSource scratch = {})
+      : inner_(inner), reduce_(inner, algorithm, std::move(layout)), scratch_(std::move(scratch)) {}
   const PointToPointReduce& reducer() const { return reduce_; }
 
   int rank() const override { return inner_.rank(); }
   int size() const override { return inner_.size(); }
   double now() const override { return inner_.now(); }
   void set_time_dilation(double d) override { inner_.set_time_dilation(d); }
+  void set_unread_storage(const void* begin, std::size_t bytes) override {
+    inner_.set_unread_storage(begin, bytes);
+    reduce_.set_unread_storage(begin, bytes, scratch_);
+  }
   void barrier() override { inner_.barrier(); }
   void allreduce_sum(std::span<float> d) override { inner_.allreduce_sum(d); }
   void allreduce_sum(std::span<double> d) override { inner_.allreduce_sum(d); }
@@ -135,6 +158,7 @@ class ReduceComm final : public Comm {
  private:
   Comm& inner_;
   PointToPointReduce reduce_;
+  PointToPointReduce::ScratchSource scratch_;
 };
 
 // The algorithms of --reduce that wulf makes itself (wulf-binomial, four-stage); the

@@ -23,7 +23,7 @@ constexpr double KiB = 1024.0, MiB = 1024.0 * KiB;
 // of the Release build and rounded up (ARCHITECTURE.md, "Memory").
 constexpr double seq_process = 8 * MiB;   // wulf itself: code and libraries (measured 6 MiB)
 constexpr double sim_process = 48 * MiB;  // smpirun's process, SimGrid and the platform (37 MiB), and wulf beside it
-constexpr double sim_rank = 3 * MiB;      // SMPI's private copy of wulf-rank-sim, per simulated rank (2.4 MiB)
+constexpr double sim_rank = 0.25 * MiB;   // SMPI's and wulf's state of one simulated rank (0.06 MiB measured at 1 024)
 constexpr double real_rank = 24 * MiB;    // one rank process of Open MPI and wulf-rank-real (20 MiB)
 constexpr double real_front = 16 * MiB;   // wulf and mpirun beside the rank processes
 
@@ -74,10 +74,10 @@ void net_parts(const TrainJob& job, const Shape& s, std::vector<MemoryPart>& par
   const double net = s.numerics || !s.sim ? 2 * s.w * s.T : 0;
   add(parts, "the net's parameters and gradients, 2 x w values", net, net, Kind::held, "a smaller net (--hidden)");
   if (!s.numerics) {
-    // Each rank maps the shared block over the net's 2 x w values: page tables, 8 bytes a
-    // page of 4 KiB. (A resident-set size counts the block once per rank; it is one.)
+    // The ranks share one mapping of the block over the net's 2 x w values: its page
+    // tables, 8 bytes a page of 4 KiB, once.
     const double tables = s.sim ? 2 * s.w * s.T / 512 : 0;
-    add(parts, "the page tables of the net's shared storage (SMPI's shared malloc)", tables, tables, Kind::held,
+    add(parts, "the page tables of the net's shared storage (SMPI's shared malloc)", tables, 0, Kind::held,
         "a smaller net (--hidden)");
     return;
   }
@@ -210,9 +210,17 @@ void collective_parts(const TrainJob& job, const Shape& s, std::vector<MemoryPar
   const bool reduces = job.strategy == Strategy::block || job.strategy == Strategy::average ||
                        job.strategy == Strategy::root || job.strategy == Strategy::cg;
   if (!reduces || s.p == 1) return;
+  const int fan_in = job.has_reduce_layout ? job.reduce_layout.fan_in : 3;
   double scratch = 2;
   if (job.reduce == "wulf-binomial") scratch += 1;
-  if (job.reduce == "four-stage") scratch += 1 + (job.has_reduce_layout ? job.reduce_layout.fan_in : 3);
+  if (job.reduce == "four-stage") scratch += 1 + fan_in;
+  // --numerics off under sim, learning by epoch: wulf's reduces receive into the ranks'
+  // shared memory (Compute::shared_scratch), and only four-stage's last stage, at most one
+  // rank in fan_in + 1, calls the library's reduce.
+  if (s.sim && !s.numerics && job.strategy == Strategy::root) {
+    if (job.reduce == "wulf-binomial") scratch = 0;
+    if (job.reduce == "four-stage") scratch = 2.0 / (fan_in + 1);
+  }
   add(parts, "the MPI library's temporaries of the reduces of the w values", scratch * s.w * s.T,
       scratch * s.w * s.T, Kind::held, "a smaller net (--hidden)");
 }
@@ -222,8 +230,8 @@ void fixed_parts(const TrainJob& job, std::vector<MemoryPart>& parts) {
     add(parts, "wulf itself (code and libraries)", seq_process, 0, Kind::process, "");
   } else if (job.engine == "sim") {
     add(parts, "the simulator (SimGrid, the platform) and wulf beside it", sim_process, 0, Kind::process, "");
-    add(parts, "SMPI's private copy of the rank program, per simulated rank", sim_rank, sim_rank, Kind::held,
-        "fewer ranks (--np)");
+    add(parts, "the state of a simulated rank (SMPI's and wulf's; one copy of the program serves all)", sim_rank,
+        sim_rank, Kind::held, "fewer ranks (--np)");
   } else {
     add(parts, "wulf and mpirun beside the ranks", real_front, 0, Kind::process, "");
     add(parts, "a rank process (Open MPI and the rank program)", real_rank, real_rank, Kind::held,

@@ -86,7 +86,8 @@ int run_rank(const std::vector<std::string>& args, Comm& comm, const ComputeFact
     // wulf's own reduces wrap the engine's communicator; the strategies see one Comm.
     std::unique_ptr<ReduceComm> reducing;
     if (is_point_to_point_reduce(job.reduce))
-      reducing = std::make_unique<ReduceComm>(comm, parse_point_to_point_reduce(job.reduce), job.reduce_layout);
+      reducing = std::make_unique<ReduceComm>(comm, parse_point_to_point_reduce(job.reduce), job.reduce_layout,
+                                              [&c = *compute](std::size_t bytes) { return c.shared_scratch(bytes); });
     Comm& used = reducing ? static_cast<Comm&>(*reducing) : comm;
     const int done = run_train(job, used, *compute, out, err);
     if (comm.rank() == 0) report_rank_status(done, 0, "finished");
