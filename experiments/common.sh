@@ -8,7 +8,8 @@
 #   platforms       $root/platforms; test_platforms: $root/tests/platforms
 #   python          Debian's python3, which has python3-matplotlib (a python3 earlier on PATH
 #                   may lack it)
-# and the functions now and seconds_since T0 (wall-clock seconds, as bc prints them).
+# and the functions now and seconds_since T0 (wall-clock seconds, as bc prints them), and
+# forget_runs FILE REGEX.
 # shellcheck shell=bash disable=SC2034  # the variables are for the scripts that source it
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[1]}")" && pwd)"
@@ -24,3 +25,13 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 now() { date +%s.%N; }
 seconds_since() { echo "$(now) - $1" | bc; }
+# forget_runs FILE REGEX: removes from the runs file FILE (made if missing) the lines that
+# match REGEX, the runs about to be measured again; the others' figures stay.
+forget_runs() {
+  local kept
+  kept=$(mktemp)
+  touch "$1"
+  grep -v -E "$2" "$1" > "$kept" || true
+  cat "$kept" > "$1"
+  rm -f "$kept"
+}

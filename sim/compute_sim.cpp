@@ -15,7 +15,6 @@
 #include <smpi/smpi.h>
 
 #include <chrono>
-#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,53 +26,32 @@ namespace {
 // smpi/host-speed, the assumed speed of the machine running the simulation.)
 void execute_seconds(double seconds) { smpi_execute_flops(seconds * sg_host_get_speed(sg_host_self())); }
 
-// --numerics off: the parameters and gradients that no rank reads, in SMPI's shared memory
-// (SMPI then copies no message from or into them). The ranks share the program's globals
-// (smpi/privatization:no), so one block serves them all: the first rank maps it, the last
-// one unmaps it. A mapping per rank would hold the same pages, but the resident set would
-// count them once per rank. The ranks run one at a time, so the count needs no lock.
-struct SharedBlock {
-  void* data = nullptr;
-  std::size_t bytes = 0;
-  int users = 0;
-};
-SharedBlock shared_block;  // the same for every rank: test ranks.no_rank_state_in_globals
-
-void* use_shared_block(std::size_t bytes) {
-  if (shared_block.users > 0 && shared_block.bytes != bytes)
-    throw std::logic_error("shared storage of " + std::to_string(bytes) + " bytes asked while " +
-                           std::to_string(shared_block.bytes) + " are in use");
-  if (shared_block.users++ == 0) shared_block = {SMPI_SHARED_MALLOC(bytes), bytes, 1};
-  return shared_block.data;
-}
-
-void leave_shared_block() {
-  if (--shared_block.users == 0) {
-    SMPI_SHARED_FREE(shared_block.data);
-    shared_block = {};
+// --numerics off: memory no rank reads, in SMPI's shared memory (SMPI then copies no message
+// from or into it): the net's parameters and gradients (Compute::shared_storage), and where
+// wulf's reduces receive (Compute::shared_scratch). The ranks share the program's globals
+// (smpi/privatization:no), so one mapping serves them all: a mapping per rank would hold
+// the same pages, but the resident set would count them once per rank. A request larger
+// than the largest block adds a block; the smaller ones stay until the last rank leaves,
+// since a rank may still use one. The ranks run one at a time, so the count needs no lock.
+class SharedBlocks {
+ public:
+  void* at_least(std::size_t bytes) {
+    if (blocks_.empty() || blocks_.back().second < bytes) blocks_.emplace_back(SMPI_SHARED_MALLOC(bytes), bytes);
+    return blocks_.back().first;
   }
-}
+  void join() { ++users_; }
+  void leave() {
+    if (--users_ > 0) return;
+    for (const auto& block : blocks_) SMPI_SHARED_FREE(block.first);
+    blocks_.clear();
+  }
 
-// Compute::shared_scratch: blocks of SMPI's shared memory that the ranks receive unread
-// data into. A larger request adds a larger block; the smaller ones stay until the last
-// rank leaves, since a rank may still receive into one (what lands there is never read).
-struct SharedScratch {
-  std::vector<std::pair<void*, std::size_t>> blocks;  // ascending sizes
-  int users = 0;
+ private:
+  std::vector<std::pair<void*, std::size_t>> blocks_;  // ascending sizes
+  int users_ = 0;
 };
-SharedScratch shared_scratch_blocks;  // the same for every rank: test ranks.no_rank_state_in_globals
-
-void* scratch_of(std::size_t bytes) {
-  auto& blocks = shared_scratch_blocks.blocks;
-  if (blocks.empty() || blocks.back().second < bytes) blocks.emplace_back(SMPI_SHARED_MALLOC(bytes), bytes);
-  return blocks.back().first;
-}
-
-void leave_shared_scratch() {
-  if (--shared_scratch_blocks.users > 0) return;
-  for (const auto& block : shared_scratch_blocks.blocks) SMPI_SHARED_FREE(block.first);
-  shared_scratch_blocks = {};
-}
+// The same for every rank: test ranks.no_rank_state_in_globals.
+SharedBlocks shared_nets, shared_scratches;
 
 class SimCompute final : public Compute {
  public:
@@ -114,22 +92,12 @@ class SimCompute final : public Compute {
     comm.barrier();
   }
 
-  void* shared_storage(std::size_t bytes) override {
-    if (config_.numerics) return nullptr;
-    if (!shared_) shared_ = use_shared_block(bytes);
-    if (bytes > shared_block.bytes) throw std::logic_error("shared storage asked again, larger");
-    return shared_;
-  }
-
-  void* shared_scratch(std::size_t bytes) override {
-    if (config_.numerics) return nullptr;
-    if (!scratch_user_) ++shared_scratch_blocks.users, scratch_user_ = true;
-    return scratch_of(bytes);
-  }
+  void* shared_storage(std::size_t bytes) override { return shared(shared_nets, net_user_, bytes); }
+  void* shared_scratch(std::size_t bytes) override { return shared(shared_scratches, scratch_user_, bytes); }
 
   ~SimCompute() override {
-    if (shared_) leave_shared_block();
-    if (scratch_user_) leave_shared_scratch();
+    if (net_user_) shared_nets.leave();
+    if (scratch_user_) shared_scratches.leave();
   }
 
   // Seed 000's Ti: a fixed time per collective call that the network model does not give
@@ -154,9 +122,16 @@ class SimCompute final : public Compute {
   }
 
  private:
+  // Memory of `blocks` for a run without the arithmetic (nullptr with it); user: whether
+  // this rank has joined them.
+  void* shared(SharedBlocks& blocks, bool& user, std::size_t bytes) {
+    if (config_.numerics) return nullptr;
+    if (!user) blocks.join(), user = true;
+    return blocks.at_least(bytes);
+  }
+
   std::chrono::steady_clock::time_point started_;
-  void* shared_ = nullptr;
-  bool scratch_user_ = false;
+  bool net_user_ = false, scratch_user_ = false;
 };
 
 }  // namespace

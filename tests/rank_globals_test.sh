@@ -10,8 +10,8 @@ program="$1/wulf-rank-sim"
 command -v objdump > /dev/null || { echo "SKIP: no objdump (binutils)"; exit 77; }
 # name: why one copy serves every rank
 allowed=(
-  "wulf::(anonymous namespace)::shared_block|--numerics off's shared storage, one block for all ranks by design (sim/compute_sim.cpp)"
-  "wulf::(anonymous namespace)::shared_scratch_blocks|the receives of unread sums, shared by all ranks by design (sim/compute_sim.cpp)"
+  "wulf::(anonymous namespace)::shared_nets|--numerics off's shared parameters and gradients, one for all ranks by design (sim/compute_sim.cpp)"
+  "wulf::(anonymous namespace)::shared_scratches|the receives of unread sums, shared by all ranks by design (sim/compute_sim.cpp)"
   "wulf::MemoryEstimate::biggest() const::none|a constant, made on first use"
   "wulf::(anonymous namespace)::child_groups|the front end's children (util/process.cpp); no rank starts one"
   "wulf::(anonymous namespace)::limit_end|the front end's time limit (util/process.cpp)"

@@ -103,6 +103,26 @@ class Comm {
   [[noreturn]] virtual void abort(const std::string& message, int code) = 0;
 };
 
+// The memory of Comm::set_unread_storage, [begin, begin + bytes), and whether data lies
+// wholly inside it (an empty range holds nothing).
+class UnreadRange {
+ public:
+  void set(const void* begin, std::size_t bytes) {
+    begin_ = static_cast<const char*>(begin);
+    bytes_ = begin ? bytes : 0;
+  }
+  bool holds(const void* data, std::size_t bytes) const {
+    const char* d = static_cast<const char*>(data);
+    return begin_ && d >= begin_ && d + bytes <= begin_ + bytes_;
+  }
+  const void* begin() const { return begin_; }
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  const char* begin_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
 // The collective algorithm the engine was asked to use, for the result record.
 struct CommInfo {
   std::string engine;     // "real" or "sim"

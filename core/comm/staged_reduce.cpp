@@ -255,8 +255,8 @@ const PointToPointReduce::RootPlan& PointToPointReduce::plan_for(int root) {
   return *plans_.emplace(root, std::move(made)).first->second;
 }
 
-PointToPointReduce::PointToPointReduce(Comm& comm, Algorithm algorithm, ReduceLayout layout)
-    : comm_(comm), algorithm_(algorithm), layout_(std::move(layout)) {
+PointToPointReduce::PointToPointReduce(Comm& comm, Algorithm algorithm, ReduceLayout layout, ScratchSource scratch)
+    : comm_(comm), algorithm_(algorithm), layout_(std::move(layout)), unread_scratch_(std::move(scratch)) {
   if (algorithm_ == Algorithm::four_stage && !layout_.ranks.empty() &&
       static_cast<int>(layout_.ranks.size()) != comm_.size())
     throw InputError("--reduce-layout: it places " + std::to_string(layout_.ranks.size()) + " ranks, but there are " +
@@ -267,16 +267,9 @@ PointToPointReduce::~PointToPointReduce() = default;
 
 bool PointToPointReduce::falls_back() const { return algorithm_ == Algorithm::four_stage && !layout_.has_groups(); }
 
-void PointToPointReduce::set_unread_storage(const void* begin, std::size_t bytes, ScratchSource source) {
-  unread_begin_ = static_cast<const char*>(begin);
-  unread_end_ = unread_begin_ ? unread_begin_ + bytes : nullptr;
-  unread_scratch_ = std::move(source);
-}
-
 template <class T>
 T* PointToPointReduce::scratch(std::span<const T> data, std::size_t n, bool& unread) {
-  const char* b = reinterpret_cast<const char*>(data.data());
-  unread = unread_begin_ && unread_scratch_ && b >= unread_begin_ && b + data.size_bytes() <= unread_end_;
+  unread = unread_scratch_ && unread_.holds(data.data(), data.size_bytes());
   if (unread)
     if (void* shared = unread_scratch_(n * sizeof(T))) return static_cast<T*>(shared);
   unread = false;

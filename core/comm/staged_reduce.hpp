@@ -65,21 +65,21 @@ struct StageTimes {
 class PointToPointReduce {
  public:
   enum class Algorithm { binomial, four_stage };
-  PointToPointReduce(Comm& comm, Algorithm algorithm, ReduceLayout layout);
+  // Memory of at least the given bytes that the receives of unread data may use (nullptr:
+  // none), e.g. the simulated ranks' shared memory (Compute::shared_scratch).
+  using ScratchSource = std::function<void*(std::size_t bytes)>;
+  PointToPointReduce(Comm& comm, Algorithm algorithm, ReduceLayout layout, ScratchSource scratch = {});
   ~PointToPointReduce();
 
   void reduce_sum(std::span<float> data, int root);
   void reduce_sum(std::span<double> data, int root);
   const StageTimes& last_stages() const { return stages_; }
 
-  // Memory of at least the given bytes that the receives of unread data may use (nullptr:
-  // none), e.g. the simulated ranks' shared memory (Compute::shared_scratch).
-  using ScratchSource = std::function<void*(std::size_t bytes)>;
   // Sums into [begin, begin + bytes) are never read (Comm::set_unread_storage): a reduce
-  // of data inside receives into memory from `source` and adds nothing. The messages and
-  // their times are the same; a time-only run of thousands of ranks holds no scratch of
-  // its own per rank.
-  void set_unread_storage(const void* begin, std::size_t bytes, ScratchSource source);
+  // of data inside receives into the scratch source's memory and adds nothing. The
+  // messages and their times are the same; a time-only run of thousands of ranks holds no
+  // scratch of its own per rank.
+  void set_unread_storage(const void* begin, std::size_t bytes) { unread_.set(begin, bytes); }
   // Whether four-stage fell back to the library reduce (no rank in a group).
   bool falls_back() const;
 
@@ -104,9 +104,8 @@ class PointToPointReduce {
   std::map<int, std::unique_ptr<RootPlan>> plans_;  // per root
   std::vector<float> scratch_f_;
   std::vector<double> scratch_d_;
-  const char* unread_begin_ = nullptr;
-  const char* unread_end_ = nullptr;
   ScratchSource unread_scratch_;
+  UnreadRange unread_;
 };
 
 // A communicator whose reduce_sum is one of the algorithms above; everything else is the
@@ -116,7 +115,7 @@ class ReduceComm final : public Comm {
   // scratch: where the reduces of unread data receive (PointToPointReduce::set_unread_storage).
   ReduceComm(Comm& inner, PointToPointReduce::Algorithm algorithm, ReduceLayout layout,
              PointToPointReduce::ScratchSource scratch = {})
-      : inner_(inner), reduce_(inner, algorithm, std::move(layout)), scratch_(std::move(scratch)) {}
+      : inner_(inner), reduce_(inner, algorithm, std::move(layout), std::move(scratch)) {}
   const PointToPointReduce& reducer() const { return reduce_; }
 
   int rank() const override { return inner_.rank(); }
@@ -125,7 +124,7 @@ class ReduceComm final : public Comm {
   void set_time_dilation(double d) override { inner_.set_time_dilation(d); }
   void set_unread_storage(const void* begin, std::size_t bytes) override {
     inner_.set_unread_storage(begin, bytes);
-    reduce_.set_unread_storage(begin, bytes, scratch_);
+    reduce_.set_unread_storage(begin, bytes);
   }
   void barrier() override { inner_.barrier(); }
   void allreduce_sum(std::span<float> d) override { inner_.allreduce_sum(d); }
@@ -158,7 +157,6 @@ class ReduceComm final : public Comm {
  private:
   Comm& inner_;
   PointToPointReduce reduce_;
-  PointToPointReduce::ScratchSource scratch_;
 };
 
 // The algorithms of --reduce that wulf makes itself (wulf-binomial, four-stage); the

@@ -22,11 +22,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 rec="$here/records"
 mkdir -p "$rec"
-touch "$rec/runs.txt"
-for s in ${scales//,/ }; do
-  grep -v -E "^$s " "$rec/runs.txt" > "$work/runs.txt" || true
-  mv "$work/runs.txt" "$rec/runs.txt"
-done
+for s in ${scales//,/ }; do forget_runs "$rec/runs.txt" "^$s "; done
 message_bytes=$((1729440 * 4))
 for s in ${scales//,/ }; do
   np=$((196 * s))

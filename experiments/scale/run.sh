@@ -21,11 +21,7 @@ export TMPDIR="$work"  # smpirun's copies of the programs go here, and go with i
 rec="$here/records"
 mkdir -p "$rec"
 # runs.txt keeps the other P's figures from earlier runs; this run's P are measured again.
-touch "$rec/runs.txt"
-for p in ${nps//,/ }; do
-  grep -v -E "^(wulf|bare|noop) $p " "$rec/runs.txt" > "$work/runs.txt" || true
-  mv "$work/runs.txt" "$rec/runs.txt"
-done
+for p in ${nps//,/ }; do forget_runs "$rec/runs.txt" "^(wulf|bare|noop) $p "; done
 for p in ${nps//,/ }; do
   platform="$work/flat-$p.xml"
   cat > "$platform" <<XML

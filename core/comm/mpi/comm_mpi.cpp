@@ -43,8 +43,7 @@ class MpiComm final : public Comm {
   double now() const override { return MPI_Wtime() / dilation_; }
   void set_time_dilation(double d) override { dilation_ = checked_dilation(d); }
   void set_unread_storage(const void* begin, std::size_t bytes) override {
-    unread_begin_ = static_cast<const char*>(begin);
-    unread_end_ = unread_begin_ + bytes;
+    unread_.set(begin, bytes);
     if (begin && no_sum_ == MPI_OP_NULL) MPI_Op_create(&add_nothing, 1, &no_sum_);
   }
   void barrier() override { MPI_Barrier(comm_); }
@@ -97,7 +96,7 @@ class MpiComm final : public Comm {
     if (part == MPI_COMM_NULL) return nullptr;
     auto made = std::make_unique<MpiComm>(part);
     made->dilation_ = dilation_;
-    made->set_unread_storage(unread_begin_, static_cast<std::size_t>(unread_end_ - unread_begin_));
+    made->set_unread_storage(unread_.begin(), unread_.bytes());
     return made;
   }
 
@@ -132,9 +131,7 @@ class MpiComm final : public Comm {
   // MPI_SUM, or the reduction that adds nothing where d lies in the unread storage.
   template <class T>
   MPI_Op sum_of(std::span<T> d) const {
-    const char* begin = reinterpret_cast<const char*>(d.data());
-    const bool unread = unread_begin_ && begin >= unread_begin_ && begin + d.size_bytes() <= unread_end_;
-    return unread ? no_sum_ : MPI_SUM;
+    return unread_.holds(d.data(), d.size_bytes()) ? no_sum_ : MPI_SUM;
   }
   template <class T>
   void allreduce(std::span<T> d) {
@@ -167,8 +164,7 @@ class MpiComm final : public Comm {
   MPI_Comm comm_;
   int rank_ = 0, size_ = 1;
   double dilation_ = 1.0;  // wall seconds per platform second (set_time_dilation)
-  const char* unread_begin_ = nullptr;  // set_unread_storage: sums into [begin, end) are not read
-  const char* unread_end_ = nullptr;
+  UnreadRange unread_;                  // set_unread_storage: sums into it are not read
   MPI_Op no_sum_ = MPI_OP_NULL;         // add_nothing, made when there is such storage
 };
 
