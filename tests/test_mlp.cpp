@@ -36,6 +36,29 @@ TEST(mlp, seed000_nets_count_the_papers_weights_without_bias) {
   EXPECT_EQ(net({400, 480, 3203}, A::tanh, A::tanh, Loss::mse, false).parameter_count(), 1729440u);
 }
 
+TEST(mlp, kernel_flops_count_what_forward_and_backward_perform) {
+  // Worked by hand. JOCR 400-480-3203, no bias: w = 192 000 + 1 537 440. Forward 2w;
+  // backward 2w of weight gradients + 2 x 1 537 440 of the second layer's delta product:
+  // the first layer's (2 x 192 000) is never computed, 3.7% of 6w.
+  const KernelFlops jocr = kernel_flops({400, 480, 3203}, false);
+  EXPECT_EQ(jocr.weights, 1729440.0);
+  EXPECT_EQ(jocr.forward, 2 * 1729440.0);
+  EXPECT_EQ(jocr.backward, 2 * 1729440.0 + 2 * 1537440.0);
+  EXPECT_NEAR(1 - (jocr.forward + jocr.backward) / jocr.six_w(), 0.037, 0.0005);
+  EXPECT_EQ(jocr.update, 4 * 1729440.0);
+  EXPECT_EQ(jocr.test, jocr.forward);
+  // Digits 784-64-64-10 with bias: products 2 x (50 176 + 4 096 + 640), biases 138 added
+  // forward and summed backward; delta products of layers 2 and 3: 2 x (4 096 + 640).
+  const KernelFlops digits = kernel_flops({784, 64, 64, 10}, true);
+  EXPECT_EQ(digits.weights, 55050.0);
+  EXPECT_EQ(digits.forward, 109824.0 + 138);
+  EXPECT_EQ(digits.backward, 109824.0 + 138 + 9472);
+  EXPECT_NEAR(digits.six_w() / (digits.forward + digits.backward), 1.44, 0.005);  // 6w counts 44% too many
+  // NetSpec::flops is the same count.
+  EXPECT_EQ(net({784, 64, 64, 10}, Activation::sigmoid, Activation::sigmoid, Loss::mse, true).flops().backward,
+            digits.backward);
+}
+
 TEST(mlp, layer_views_tile_the_one_parameter_buffer) {
   Mlp<double> m(net({3, 4, 2}, Activation::tanh, Activation::linear, Loss::mse, true));
   auto p = m.parameters();

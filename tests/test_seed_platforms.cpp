@@ -151,18 +151,21 @@ TEST(seed_platforms, bunyip_four_stage_reduce_fits_stages_1_to_3_and_predicts_th
 TEST(seed_platforms, price_performance_of_seed_002_is_92_4_cents_per_mflops) {
   // Section 7.3: USD 150 913 over 163.3 GFlop/s. One rank of 163.3 GFlop/s for one second.
   PhaseTimes p;
-  p.forward_patterns = p.backward_patterns = 1000;  // 6w flops each: 163.3e9 flops for w below
-  const std::size_t w = static_cast<std::size_t>(163.3e9 / 6 / 1000 + 0.5);
-  const Performance perf = training_performance({p}, w, 1.0, 150913);
-  EXPECT_NEAR(perf.flops_per_s, 163.3e9, 3e3);  // w rounded: at most 0.5 x 6 000 flops off
+  p.forward_patterns = p.backward_patterns = 1000;
+  KernelFlops f;  // 163.3e6 flops per pattern forward and backward: 163.3e9 in all
+  f.forward = 60e6, f.backward = 103.3e6;
+  const Performance perf = training_performance({p}, f, 1.0, 150913);
+  EXPECT_NEAR(perf.flops_per_s, 163.3e9, 1);
   EXPECT_NEAR(perf.cents_per_mflops, 92.4, 0.05);
-  EXPECT_EQ(training_performance({p}, w, 1.0, 0).cents_per_mflops, 0.0);  // no cost, no price
+  EXPECT_EQ(training_performance({p}, f, 1.0, 0).cents_per_mflops, 0.0);  // no cost, no price
 }
 
 TEST(seed_platforms, bunyip_training_rate_counts_every_ranks_passes_and_the_platform_carries_the_price) {
-  // Fig. 8's small net on 8 CPUs, batch CG: each line-search probe and gradient pass is a
-  // forward (2w) and backward (4w) pass over all 4 096 patterns; the rate divides them by the
-  // simulated time, which also holds the reduces, so it is below 8 x 1 090 MFlop/s.
+  // Fig. 8's small net 400-80-200 (w = 48 000, 32 000 in the first layer) on 8 CPUs, batch
+  // CG: each line-search probe and gradient pass is a forward (2w) and backward pass over
+  // all 4 096 patterns, the backward 2w of weight gradients and 2 x 16 000 of the second
+  // layer's delta product; seed 002's 6w beside it. The rate divides them by the simulated
+  // time, which also holds the reduces, so it is below 8 x 1 090 MFlop/s.
   TestDir dir;
   const std::vector<std::string> args{"--problem",    "chars:200",
                                       "--hidden",     "80",
@@ -179,7 +182,9 @@ TEST(seed_platforms, bunyip_training_rate_counts_every_ranks_passes_and_the_plat
   const Json& cg = r.at("final").at("strategy");
   const double passes = cg.at("gradient_passes").get<double>() + cg.at("line_search_probes").get<double>();
   EXPECT_GE(passes, 2);
-  EXPECT_DOUBLE_EQ(perf.at("flops").get<double>(), passes * 4096 * 6 * 48000.0);
+  EXPECT_DOUBLE_EQ(perf.at("flops").get<double>(), passes * 4096 * (2 * 48000.0 + 2 * 48000.0 + 2 * 16000.0));
+  EXPECT_DOUBLE_EQ(perf.at("flops_6w").get<double>(), passes * 4096 * 6 * 48000.0);
+  EXPECT_DOUBLE_EQ(perf.at("forward_flops_per_pattern").get<double>(), 2 * 48000.0);
   const double rate = perf.at("flops").get<double>() / r.at("final").at("time_s").get<double>();
   EXPECT_NEAR(perf.at("gflops").get<double>(), rate * 1e-9, 1e-9 * rate * 1e-9);
   EXPECT_LT(perf.at("mflops_per_rank").get<double>(), 1090);

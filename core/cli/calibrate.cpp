@@ -119,6 +119,7 @@ CalibrateJob read_calibrate_job(const po::variables_map& vm) {
 // Seed 000's phase constants, in seconds, and the net they were measured on.
 struct Phases {
   double n = 0, m = 0, w = 0, b = 0;  // training and test patterns, weights, block
+  double flops = 0;                   // a training pattern's forward and backward flops (the record's)
   double Tf = 0, Tb = 0, Tu = 0, Tm = 0, Ts = 0, To = 0;
   std::string problem;  // the problem as the record names it
 };
@@ -155,6 +156,7 @@ Phases measure_phases(const CalibrateJob& job, std::ostream& out, std::ostream& 
   f.n = field("/config/train_patterns");
   f.m = field("/config/test_patterns") > 0 ? field("/config/test_patterns") : f.n;
   f.w = field("/config/parameters"), f.b = field("/config/block");
+  f.flops = field("/performance/forward_flops_per_pattern") + field("/performance/backward_flops_per_pattern");
   f.problem = json_field<std::string>(record, "/config/problem", record_path);
   const double its = field("/final/iterations");
   auto per = [&](const char* seconds, const char* count) {
@@ -255,13 +257,13 @@ std::string profile_text(const CalibrateJob& job, const Phases& f, const Allredu
 // the fitted Ti per collective call.
 std::string platform_text(const CalibrateJob& job, const Phases& f, const AllreduceFit& a) {
   const unsigned cores = std::max(2u, std::thread::hardware_concurrency());
-  const double speed = f.Tf + f.Tb > 0 ? 6.0 * f.w / (f.Tf + f.Tb) : 1e9;
+  const double speed = f.Tf + f.Tb > 0 ? f.flops / (f.Tf + f.Tb) : 1e9;
   const double bw = a.Tw > 0 ? 8.0 / a.Tw * 1.056 : 1e10;
   return fmt::format(
       "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
       "<!--\n  {machine}: this machine as wulf calibrate measured it ({problem}, {precision}).\n"
       "  {cores} hosts of 1 core, one per core, each at the flop rate of the measured forward\n"
-      "  and backward passes: 6 w / (Tf + Tb) = {gflops:.9g} Gflop/s.\n"
+      "  and backward passes: their flops per pattern over Tf + Tb = {gflops:.9g} Gflop/s.\n"
       "  Links: the fitted Tw = {Tw:.9g} us per 8-byte value, as a bandwidth (8 B / Tw,\n"
       "  plus 5.6% for SimGrid's acknowledgements on full-duplex links); the fitted Ti = {Ti:.9g} us\n"
       "  is the collective call overhead. Ranks beyond the cores share them in reality, not here.\n-->\n"

@@ -155,16 +155,4 @@ ComputeLedger ComputeLedger::from_flat(std::span<const double> v) {
   return ledger;
 }
 
-double kernel_flops(Phase phase, std::size_t weights, std::size_t patterns) {
-  const double w = static_cast<double>(weights), n = static_cast<double>(patterns);
-  switch (phase) {
-    case Phase::forward: return 2 * w * n;
-    case Phase::backward: return 4 * w * n;
-    case Phase::update: return 4 * w;
-    case Phase::test: return 2 * w * n;
-    case Phase::other: return 0;
-  }
-  return 0;
-}
-
 }  // namespace wulf

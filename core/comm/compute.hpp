@@ -152,9 +152,4 @@ std::unique_ptr<Compute> make_compute(const ComputeConfig& config);
 // The sequential engine's: charges nothing, its clock is the wall clock.
 std::unique_ptr<Compute> make_wall_compute();
 
-// Flop counts of the kernels for a net of w weights (multiply-add = 2 flops):
-// forward 2w per pattern, backward 4w per pattern (delta products and weight gradient),
-// update 4w per update (momentum step), test 2w per pattern.
-double kernel_flops(Phase phase, std::size_t weights, std::size_t patterns);
-
 }  // namespace wulf

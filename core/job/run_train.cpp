@@ -175,7 +175,7 @@ int finish(const TrainJob& job, const Mlp<T>& net, const TrainResult& result, co
   record["config"] = job.config_json;
   add_train_result(record, result, net.parameter_count(), job.config.metric, per_rank);
   const Performance rate =
-      training_performance(per_rank, net.parameter_count(), result.seconds, job.machine_cost_usd);
+      training_performance(per_rank, net.spec().flops(), result.seconds, job.machine_cost_usd);
   record["performance"] = performance_json(rate, per_rank.size(), job.machine_cost_usd);
   record["hosts"] = hosts;  // rank r's at r
   // Padded kernels (real, testbed): what each really took beside its charge.

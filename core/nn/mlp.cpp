@@ -17,6 +17,19 @@ std::size_t NetSpec::parameter_count() const {
   return w;
 }
 
+KernelFlops kernel_flops(const std::vector<int>& sizes, bool bias) {
+  KernelFlops f;
+  for (std::size_t l = 1; l < sizes.size(); ++l) {
+    const double products = 2.0 * sizes[l] * sizes[l - 1], biases = bias ? sizes[l] : 0;
+    f.weights += products / 2 + biases;
+    f.forward += products + biases;
+    f.backward += products + biases + (l > 1 ? products : 0);
+  }
+  f.update = 4 * f.weights;
+  f.test = f.forward;
+  return f;
+}
+
 std::string NetSpec::describe() const {
   std::ostringstream s;
   for (std::size_t i = 0; i < sizes.size(); ++i) s << (i ? "-" : "") << sizes[i];

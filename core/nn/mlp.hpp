@@ -22,6 +22,25 @@
 
 namespace wulf {
 
+// The flops a net's kernels perform (a multiply-add is 2 flops), counted from its layers as
+// Mlp computes them; the record's rate and the flop-driven compute charge both use them.
+// Elementwise work (activations and their derivatives, the error) is not counted.
+struct KernelFlops {
+  double weights = 0;   // w: weights and biases of all layers
+  double forward = 0;   // per pattern: each layer's product W_l a (2 n_l n_{l-1}) and bias addition (n_l)
+  double backward = 0;  // per pattern: each layer's weight gradient (2 n_l n_{l-1}) and bias sum (n_l),
+                        // and every layer's but the first delta product W_l^T delta (2 n_l n_{l-1}):
+                        // dE/dx of the inputs is never computed
+  double update = 0;    // per update: the momentum step dw = alpha dw - eta g, w += dw, 4 per parameter
+  double test = 0;      // per pattern: a forward pass
+  // The convention of seed 002's rate and of wulf before issue 17: a forward and backward
+  // pass is 6 flops per weight per pattern (forward 2w, backward 4w, input-layer deltas
+  // included). For reporting beside the count above only.
+  double six_w() const { return 6 * weights; }
+};
+// The flops of sizes n_0..n_L, with or without biases.
+KernelFlops kernel_flops(const std::vector<int>& sizes, bool bias);
+
 struct NetSpec {
   std::vector<int> sizes;               // n_0 (inputs), n_1, ..., n_L (outputs)
   std::vector<Activation> activations;  // of layers 1..L
@@ -35,6 +54,7 @@ struct NetSpec {
   int n_layers() const { return static_cast<int>(sizes.size()) - 1; }
   // Weights and biases of all layers: sum of n_l * n_{l-1} (+ n_l with bias).
   std::size_t parameter_count() const;
+  KernelFlops flops() const { return kernel_flops(sizes, bias); }
   // "784-64-64-10 sigmoid/sigmoid/sigmoid mse bias" for people.
   std::string describe() const;
   // Throws InputError for empty or non-positive layers, a softmax hidden layer, or

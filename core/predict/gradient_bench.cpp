@@ -31,8 +31,7 @@ NetSpec gradient_bench_net(const std::string& name) {
 }
 
 double gradient_flops(const NetSpec& spec, std::size_t patterns) {
-  const std::size_t w = spec.parameter_count();
-  return kernel_flops(Phase::forward, w, patterns) + kernel_flops(Phase::backward, w, patterns);
+  return spec.flops().six_w() * static_cast<double>(patterns);
 }
 
 double gradient_gemm_flops(const NetSpec& spec, std::size_t patterns) {

@@ -85,12 +85,15 @@ Json phases_json(const PhaseTimes& p) {
           {"polls", p.polls}};
 }
 
-Performance training_performance(const std::vector<PhaseTimes>& per_rank, std::size_t weights, double seconds,
+Performance training_performance(const std::vector<PhaseTimes>& per_rank, const KernelFlops& flops, double seconds,
                                  double machine_cost_usd) {
   Performance p;
-  for (const PhaseTimes& q : per_rank)
-    p.flops += kernel_flops(Phase::forward, weights, q.forward_patterns) +
-               kernel_flops(Phase::backward, weights, q.backward_patterns);
+  p.per_pattern = flops;
+  for (const PhaseTimes& q : per_rank) {
+    const auto f = static_cast<double>(q.forward_patterns), b = static_cast<double>(q.backward_patterns);
+    p.flops += flops.forward * f + flops.backward * b;
+    p.flops_6w += 2 * flops.weights * f + 4 * flops.weights * b;
+  }
   p.seconds = seconds;
   p.flops_per_s = seconds > 0 ? p.flops / seconds : 0;
   // USD per MFlop/s, in cents: seed 002's 150 913 USD at 163.3 GFlop/s is 92.4.
@@ -100,12 +103,19 @@ Performance training_performance(const std::vector<PhaseTimes>& per_rank, std::s
 
 Json performance_json(const Performance& p, std::size_t ranks, double machine_cost_usd) {
   Json j = Json::object();
-  j["counted"] = "forward 2w + backward 4w flops per training pattern, all ranks (seed 002 section 7.2); "
-                 "updates, test passes and communication not counted";
+  j["counted"] = "the forward and backward flops the kernels perform per training pattern (multiply-add = 2: "
+                 "each layer's product and bias addition forward; its weight gradient, bias sum and, for every "
+                 "layer but the first, delta product backward), all ranks; updates, test passes and "
+                 "communication not counted (seed 002 section 7.2)";
+  j["forward_flops_per_pattern"] = p.per_pattern.forward;
+  j["backward_flops_per_pattern"] = p.per_pattern.backward;
   j["flops"] = p.flops;
   j["seconds"] = p.seconds;
   j["gflops"] = p.flops_per_s * 1e-9;
   j["mflops_per_rank"] = ranks ? p.flops_per_s * 1e-6 / static_cast<double>(ranks) : 0.0;
+  // Seed 002's convention, 6w per pattern (2w forward, 4w backward, input-layer deltas included).
+  j["flops_6w"] = p.flops_6w;
+  j["gflops_6w"] = p.seconds > 0 ? p.flops_6w / p.seconds * 1e-9 : 0.0;
   j["machine_cost_usd"] = machine_cost_usd > 0 ? Json(machine_cost_usd) : Json(nullptr);
   j["cents_per_mflops"] = p.cents_per_mflops > 0 ? Json(p.cents_per_mflops) : Json(nullptr);
   return j;

@@ -22,17 +22,21 @@ void add_train_result(Json& record, const TrainResult& r, std::size_t parameters
                       const std::vector<PhaseTimes>& per_rank);
 
 // Seed 002 section 7.2's flop rate: "the total flops that contribute to feed forward value
-// and gradient calculations divided by the wall clock time" -- the forward (2w) and backward
-// (4w) flops of every training pattern on every rank over the run's time (wall on seq and
-// real, simulated on sim). Updates, test passes and the reduce are not counted. With a
-// machine cost, section 7.3's price/performance: USD cents per MFlop/s of that rate.
+// and gradient calculations divided by the wall clock time" -- the forward and backward
+// flops of every training pattern on every rank over the run's time (wall on seq and real,
+// simulated on sim), counted as the kernels perform them (KernelFlops), and beside it the
+// 6w per pattern of seed 002's convention. Updates, test passes and the reduce are not
+// counted. With a machine cost, section 7.3's price/performance: USD cents per MFlop/s of
+// the performed rate.
 struct Performance {
-  double flops = 0;
+  KernelFlops per_pattern;
+  double flops = 0;     // performed
+  double flops_6w = 0;  // 6w per pattern
   double seconds = 0;
   double flops_per_s = 0;
   double cents_per_mflops = 0;  // 0 without a machine cost
 };
-Performance training_performance(const std::vector<PhaseTimes>& per_rank, std::size_t weights, double seconds,
+Performance training_performance(const std::vector<PhaseTimes>& per_rank, const KernelFlops& flops, double seconds,
                                  double machine_cost_usd);
 // The record's "performance" object; machine_cost_usd: 0 for no price/performance.
 Json performance_json(const Performance& p, std::size_t ranks, double machine_cost_usd);

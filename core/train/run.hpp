@@ -136,6 +136,7 @@ class Run {
   Compute& compute;
   const bool numerics;
   const std::size_t weights;
+  const KernelFlops net_flops;  // what the kernels perform, charged under --compute flops
   PhaseTimes phases;
   Matrix x, t;
   std::vector<int> labels;

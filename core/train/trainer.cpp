@@ -230,6 +230,7 @@ Run<T>::Run(Mlp<T>& net_, const Dataset& train_, const Dataset& test_, const Glo
       compute(compute_),
       numerics(compute_.numerics()),
       weights(net_.parameter_count()),
+      net_flops(net_.spec().flops()),
       progress_(progress) {
   validate(config, sizes.train, sizes.classifier, splits_blocks(config.strategy) ? comm.size() : 1);
   if (numerics && (train.n_inputs() != net.spec().sizes.front() || train.n_outputs() != net.spec().sizes.back()))
@@ -270,7 +271,7 @@ Evaluation Run<T>::sum_over_ranks(ErrorSums s) {
 template <class T>
 Evaluation Run<T>::evaluate_all(const Dataset& data, std::size_t local_patterns) {
   ErrorSums s = empty_sums();
-  kernel(Phase::test, local_patterns, kernel_flops(Phase::test, weights, local_patterns),
+  kernel(Phase::test, local_patterns, net_flops.test * static_cast<double>(local_patterns),
          [&] { s = evaluate_sums(net, data, config.eval_chunk); });
   s.classifier = sizes.classifier;  // also on a rank that holds none of data
   return sum_over_ranks(s);
@@ -279,11 +280,11 @@ Evaluation Run<T>::evaluate_all(const Dataset& data, std::size_t local_patterns)
 template <class T>
 void Run<T>::forward_backward(const Dataset& data, const std::vector<std::size_t>& order, std::size_t first,
                               std::size_t count, ErrorSums& sums) {
-  kernel(Phase::forward, count, kernel_flops(Phase::forward, weights, count), [&] {
+  kernel(Phase::forward, count, net_flops.forward * static_cast<double>(count), [&] {
     gather_block(data, order, first, count, x, t, labels);
     if (count > 0) net.forward(x);
   });
-  kernel(Phase::backward, count, kernel_flops(Phase::backward, weights, count), [&] {
+  kernel(Phase::backward, count, net_flops.backward * static_cast<double>(count), [&] {
     if (count == 0) return net.zero_gradients();
     const double block_loss = static_cast<double>(net.backward(t, false));
     sums.add(net.outputs(), t, block_loss, labels.empty() ? nullptr : labels.data(), train.decision_threshold);

@@ -6,7 +6,7 @@
 # a forward and backward pass over all patterns, then the four-stage reduce of error and
 # gradient to the master and a broadcast of the step), float, no biases, two iterations,
 # numerics off: forward and backward passes charged at the platform's 1 090 MFlop/s per CPU.
-# The rate is seed 002's: forward and backward flops of all ranks over the simulated time
+# The rate is seed 002's: the forward and backward flops all ranks perform over the simulated time
 # (the record's "performance"); the price divides the platform's wulf:cost-usd (USD 150 913).
 #   experiments/bunyip-gflops/run.sh [build dir]
 # shellcheck source=SCRIPTDIR/../common.sh

@@ -36,7 +36,7 @@ TrainResult train_average(Mlp<T>& net, const Dataset& train, const Dataset& test
       const std::size_t first = std::min(n_local, k * b);
       const std::size_t count = std::min(b, n_local - first);
       run.forward_backward(train, order, first, count, running);
-      if (count > 0) run.kernel(Phase::update, 1, kernel_flops(Phase::update, run.weights, 1), [&] { step.apply(count); });
+      if (count > 0) run.kernel(Phase::update, 1, run.net_flops.update, [&] { step.apply(count); });
       if (p > 1 && ((k + 1) % every == 0 || k + 1 == blocks)) {
         run.collective([&] { comm.allreduce_sum(net.parameters()); });
         // Seed 000's Ta: scaling the summed weights to their average.

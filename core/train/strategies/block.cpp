@@ -23,7 +23,7 @@ TrainResult train_block(Mlp<T>& net, const Dataset& train, const Dataset& test, 
       run.forward_backward(train, order, plan.first(k), plan.count(k), running);
       if (plan.ranks > 1)  // the block's gradient summed over the ranks: one call over one span
         run.collective([&] { comm.allreduce_sum(net.gradients()); });
-      run.kernel(Phase::update, 1, kernel_flops(Phase::update, run.weights, 1), [&] { step.apply(plan.total(k)); });
+      run.kernel(Phase::update, 1, run.net_flops.update, [&] { step.apply(plan.total(k)); });
     }
     return running;
   });

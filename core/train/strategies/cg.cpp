@@ -293,12 +293,11 @@ class CgTrainer {
 
   // Forward and backward of the rank's patterns [first, first + count), gradients added up.
   void chunk(std::size_t first, std::size_t count, ErrorSums& sums) {
-    const std::size_t w = run_.weights;
-    run_.kernel(Phase::forward, count, kernel_flops(Phase::forward, w, count), [&] {
+    run_.kernel(Phase::forward, count, run_.net_flops.forward * static_cast<double>(count), [&] {
       gather_block(run_.train, order_, first, count, run_.x, run_.t, run_.labels);
       net_.forward(run_.x);
     });
-    run_.kernel(Phase::backward, count, kernel_flops(Phase::backward, w, count), [&] {
+    run_.kernel(Phase::backward, count, run_.net_flops.backward * static_cast<double>(count), [&] {
       const double loss = static_cast<double>(net_.backward(run_.t, true));
       sums.add(net_.outputs(), run_.t, loss, run_.labels.empty() ? nullptr : run_.labels.data(),
                run_.train.decision_threshold);

@@ -132,7 +132,7 @@ class Ppt {
   // patterns' errors into the window and its mean into mine_[w].
   void local_update() {
     double estimate = 0;
-    run_.kernel(Phase::update, 1, kernel_flops(Phase::update, w_, 1), [&] {
+    run_.kernel(Phase::update, 1, run_.net_flops.update, [&] {
       const auto g = run_.net.gradients();
       for (std::size_t j = 0; j < w_; ++j) mine_[j] = alpha_ * mine_[j] - scale_ * g[j];
       for (Eigen::Index c = 0; c < run_.net.outputs().cols(); ++c) window_.add(pattern_error(c));

@@ -52,8 +52,7 @@ TrainResult train_root(Mlp<T>& net, const Dataset& train, const Dataset& test, c
         // Forward and backward of all threads, charged as one kernel of 1 / threads of the work.
         const double per_thread = 1.0 / threads;
         run.kernel(Phase::backward, count,
-                   per_thread * (kernel_flops(Phase::forward, run.weights, count) +
-                                 kernel_flops(Phase::backward, run.weights, count)),
+                   per_thread * (run.net_flops.forward + run.net_flops.backward) * static_cast<double>(count),
                    [&] {
                      std::vector<std::thread> pool;
                      auto work = [&](int i) {
@@ -89,7 +88,7 @@ TrainResult train_root(Mlp<T>& net, const Dataset& train, const Dataset& test, c
                    });
       }
       if (p > 1) run.collective([&] { comm.reduce_sum(net.gradients(), 0); });
-      if (q == 0) run.kernel(Phase::update, 1, kernel_flops(Phase::update, run.weights, 1), [&] { step.apply(plan.total(k)); });
+      if (q == 0) run.kernel(Phase::update, 1, run.net_flops.update, [&] { step.apply(plan.total(k)); });
       if (p > 1) run.collective([&] { comm.bcast(net.parameters(), 0); });
     }
     iterations_s += comm.now() - t0;

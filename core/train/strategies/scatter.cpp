@@ -105,7 +105,7 @@ TrainResult train_scatter(Mlp<T>& net, const Dataset& whole_train, const Dataset
               for (std::size_t j = 0; j < w; ++j) g[j] += gathered[static_cast<std::size_t>(r) * w + j];
           });
       }
-      if (q == 0) run.kernel(Phase::update, 1, kernel_flops(Phase::update, w, 1), [&] { step.apply(plan.total(k)); });
+      if (q == 0) run.kernel(Phase::update, 1, run.net_flops.update, [&] { step.apply(plan.total(k)); });
       if (p > 1) run.collective([&] { comm.bcast(net.parameters(), 0); });
     }
     iterations_s += comm.now() - t_iteration;
