@@ -23,7 +23,7 @@ die() { printf 'dev.sh: %s\n' "$*" >&2; exit 1; }
 # Debian packages wulf builds and runs with.
 packages=(
   g++ make cmake pkg-config
-  libeigen3-dev libboost-program-options-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libeigen3-dev libopenblas-serial-dev libboost-program-options-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev
   libopenmpi-dev openmpi-bin libsimgrid-dev
   libfann-dev libfann-doc
   libfmt-dev

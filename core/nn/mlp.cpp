@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <sstream>
+#include <type_traits>
 
 namespace wulf {
 
@@ -107,6 +108,39 @@ void activation_backward(Activation f, const M& a, const DA& da, M& dz, bool cli
   }
 }
 
+// C (m x n) = op(A) op(B) + beta C, column-major, op(X) = X or X^T as the flag says; with
+// beta = 0 C's old values are never read. Eigen's `C.noalias() = A * B` clears C and then
+// adds the product to it, a pass over C that BLAS's GEMM with beta = 0 does not need. Under
+// EIGEN_USE_BLAS (OpenBLAS, core/CMakeLists.txt) this is that GEMM; else Eigen's product.
+template <class T>
+void gemm(bool trans_a, bool trans_b, Eigen::Index m, Eigen::Index n, Eigen::Index k, const T* a, const T* b, T beta,
+          T* c) {
+#ifdef EIGEN_USE_BLAS
+  const char ta = trans_a ? 'T' : 'N', tb = trans_b ? 'T' : 'N';
+  const int im = static_cast<int>(m), in = static_cast<int>(n), ik = static_cast<int>(k);
+  const int lda = trans_a ? ik : im, ldb = trans_b ? in : ik;
+  const T one = 1;
+  if constexpr (std::is_same_v<T, float>)
+    sgemm_(&ta, &tb, &im, &in, &ik, &one, a, &lda, b, &ldb, &beta, c, &im);
+  else
+    dgemm_(&ta, &tb, &im, &in, &ik, &one, a, &lda, b, &ldb, &beta, c, &im);
+#else
+  using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic>;
+  const Eigen::Map<const Matrix> A(a, trans_a ? k : m, trans_a ? m : k), B(b, trans_b ? n : k, trans_b ? k : n);
+  Eigen::Map<Matrix> C(c, m, n);
+  auto product = [&](const auto& x, const auto& y) {
+    if (beta == T(0))
+      C.noalias() = x * y;
+    else
+      C.noalias() += x * y;  // wulf passes beta 0 or 1 only
+  };
+  if (trans_a && trans_b) product(A.transpose(), B.transpose());
+  else if (trans_a) product(A.transpose(), B);
+  else if (trans_b) product(A, B.transpose());
+  else product(A, B);
+#endif
+}
+
 }  // namespace
 
 template <class T>
@@ -156,7 +190,7 @@ const typename Mlp<T>::Matrix& Mlp<T>::forward(const Matrix& x) {
     if (block == 1)
       z.col(0).noalias() = weights(l) * a_prev.col(0);
     else
-      z.noalias() = weights(l) * a_prev;
+      gemm<T>(false, false, rows(l), block, cols(l), params_ + w_offset(l), a_prev.data(), T(0), z.data());
     if (spec_.bias) z.colwise() += biases(l);
     activate(spec_.activations[l - 1], z);
   }
@@ -190,18 +224,20 @@ T Mlp<T>::backward(const Matrix& targets, bool accumulate) {
     const Matrix& a_prev = l == 1 ? *input_ : acts_[l - 2];
     const Matrix& delta = deltas_[l - 1];  // (n_l, B)
     auto dw = dweights(l);                 // (n_l, n_{l-1}) += delta a_prev^T
-    if (accumulate) {
-      if (delta.cols() == 1)
+    if (delta.cols() == 1) {
+      if (accumulate)
         dw.noalias() += delta.col(0) * a_prev.col(0).transpose();
       else
-        dw.noalias() += delta * a_prev.transpose();
-      if (spec_.bias) dbiases(l) += delta.rowwise().sum();
-    } else {
-      if (delta.cols() == 1)
         dw.noalias() = delta.col(0) * a_prev.col(0).transpose();
+    } else {
+      gemm<T>(false, true, rows(l), cols(l), delta.cols(), delta.data(), a_prev.data(), accumulate ? T(1) : T(0),
+              grads_ + w_offset(l));
+    }
+    if (spec_.bias) {
+      if (accumulate)
+        dbiases(l) += delta.rowwise().sum();
       else
-        dw.noalias() = delta * a_prev.transpose();
-      if (spec_.bias) dbiases(l) = delta.rowwise().sum();
+        dbiases(l) = delta.rowwise().sum();
     }
     if (l > 1) {
       // dE/dA_{l-1} = W_l^T delta goes straight into delta_{l-1}, which then becomes
@@ -213,7 +249,8 @@ T Mlp<T>::backward(const Matrix& targets, bool accumulate) {
       if (delta.cols() == 1)
         d_prev.col(0).noalias() = weights(l).transpose() * delta.col(0);
       else
-        d_prev.noalias() = weights(l).transpose() * delta;
+        gemm<T>(true, false, rows(l - 1), delta.cols(), rows(l), params_ + w_offset(l), delta.data(), T(0),
+                d_prev.data());
       activation_backward(spec_.activations[l - 2], acts_[l - 2], d_prev, d_prev, spec_.clip_sigmoid_derivative);
     }
   }

@@ -168,13 +168,20 @@ void MomentumStep<T>::apply(std::size_t block_patterns) {
   // dw(0) = 0, made on the first step: a run without arithmetic (--numerics off, many
   // simulated ranks of a large net) never holds it.
   if (step_.size() == 0) step_ = Vector::Zero(static_cast<Eigen::Index>(net_.parameter_count()));
-  Eigen::Map<Vector> w(net_.parameters().data(), step_.size());
-  Eigen::Map<const Vector> g(net_.gradients().data(), step_.size());
   // The gradient is summed over the block: as it is with --block-step sum (eta is every
   // pattern's step), divided by b with mean (eta is the block's step).
   const T scale = sum_ ? eta_ : eta_ / static_cast<T>(block_patterns);
-  step_ = alpha_ * step_ - scale * g;
-  w += step_;
+  // dw = alpha dw - scale g and w += dw in one pass over the three buffers (as two Eigen
+  // assignments it was two passes, reading dw twice).
+  T* __restrict w = net_.parameters().data();
+  const T* __restrict g = net_.gradients().data();
+  T* __restrict dw = step_.data();
+  const auto n = static_cast<std::size_t>(step_.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    const T d = alpha_ * dw[i] - scale * g[i];
+    dw[i] = d;
+    w[i] += d;
+  }
 }
 
 template <class T>
