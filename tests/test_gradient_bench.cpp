@@ -16,7 +16,7 @@ namespace wulf {
 namespace {
 
 TEST(gradient_bench, flop_counts_of_the_two_nets) {
-  // 6w per pattern (kernel_flops): w = 1 729 440 weights for JOCR; 55 050 weights and
+  // 6w per pattern (KernelFlops::six_w): w = 1 729 440 weights for JOCR; 55 050 weights and
   // biases for digits.
   const NetSpec jocr = gradient_bench_net("jocr"), digits = gradient_bench_net("digits");
   EXPECT_EQ(jocr.parameter_count(), 1729440u);

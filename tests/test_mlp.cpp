@@ -46,7 +46,7 @@ TEST(mlp, kernel_flops_count_what_forward_and_backward_perform) {
   EXPECT_EQ(jocr.backward, 2 * 1729440.0 + 2 * 1537440.0);
   EXPECT_NEAR(1 - (jocr.forward + jocr.backward) / jocr.six_w(), 0.037, 0.0005);
   EXPECT_EQ(jocr.update, 4 * 1729440.0);
-  EXPECT_EQ(jocr.test, jocr.forward);
+  EXPECT_EQ(jocr.test(), jocr.forward);
   // Digits 784-64-64-10 with bias: products 2 x (50 176 + 4 096 + 640), biases 138 added
   // forward and summed backward; delta products of layers 2 and 3: 2 x (4 096 + 640).
   const KernelFlops digits = kernel_flops({784, 64, 64, 10}, true);

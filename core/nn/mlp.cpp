@@ -27,7 +27,6 @@ KernelFlops kernel_flops(const std::vector<int>& sizes, bool bias) {
     f.backward += products + biases + (l > 1 ? products : 0);
   }
   f.update = 4 * f.weights;
-  f.test = f.forward;
   return f;
 }
 

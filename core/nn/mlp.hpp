@@ -32,7 +32,7 @@ struct KernelFlops {
                         // and every layer's but the first delta product W_l^T delta (2 n_l n_{l-1}):
                         // dE/dx of the inputs is never computed
   double update = 0;    // per update: the momentum step dw = alpha dw - eta g, w += dw, 4 per parameter
-  double test = 0;      // per pattern: a forward pass
+  double test() const { return forward; }  // per pattern: a test pattern is a forward pass
   // The convention of seed 002's rate and of wulf before issue 17: a forward and backward
   // pass is 6 flops per weight per pattern (forward 2w, backward 4w, input-layer deltas
   // included). For reporting beside the count above only.

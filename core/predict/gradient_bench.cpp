@@ -35,12 +35,8 @@ double gradient_flops(const NetSpec& spec, std::size_t patterns) {
 }
 
 double gradient_gemm_flops(const NetSpec& spec, std::size_t patterns) {
-  double per_pattern = 0;
-  for (int l = 1; l <= spec.n_layers(); ++l) {
-    const double w = static_cast<double>(spec.sizes[l]) * static_cast<double>(spec.sizes[l - 1]);
-    per_pattern += 2 * w + 2 * w + (l > 1 ? 2 * w : 0);  // forward, weight gradient, delta
-  }
-  return per_pattern * static_cast<double>(patterns);
+  const KernelFlops products = kernel_flops(spec.sizes, false);  // without biases: the products alone
+  return (products.forward + products.backward) * static_cast<double>(patterns);
 }
 
 std::string simd_in_use() {

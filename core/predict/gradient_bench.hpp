@@ -24,13 +24,14 @@ namespace wulf {
 // Throws InputError for another name.
 NetSpec gradient_bench_net(const std::string& name);
 
-// Flops of one gradient over `patterns` patterns as wulf charges a forward and a backward
-// (kernel_flops): 6 w per pattern, w counting weights and biases. This is seed 002's count
-// (section 6.2: a gradient is 3 times the forward's 2 w).
+// Flops of one gradient over `patterns` patterns at 6 w per pattern (KernelFlops::six_w),
+// w counting weights and biases: seed 002's count (section 6.2: a gradient is 3 times the
+// forward's 2 w), and wulf's charge before issue 17.
 double gradient_flops(const NetSpec& spec, std::size_t patterns);
 // Flops of the matrix products a gradient actually performs, 2 per multiply-add: per layer
 // the forward product and the weight gradient, and the delta product W_l^T delta_l for
-// every layer but the first (dE/dx is never needed). Biases and activations are left out.
+// every layer but the first (dE/dx is never needed): KernelFlops of the net without its
+// biases. Biases and activations are left out.
 // Below gradient_flops by 2 n_1 n_0 + 6 (biases) per pattern: 3.7% for jocr, 30% for digits.
 double gradient_gemm_flops(const NetSpec& spec, std::size_t patterns);
 

@@ -278,7 +278,7 @@ Evaluation Run<T>::sum_over_ranks(ErrorSums s) {
 template <class T>
 Evaluation Run<T>::evaluate_all(const Dataset& data, std::size_t local_patterns) {
   ErrorSums s = empty_sums();
-  kernel(Phase::test, local_patterns, net_flops.test * static_cast<double>(local_patterns),
+  kernel(Phase::test, local_patterns, net_flops.test() * static_cast<double>(local_patterns),
          [&] { s = evaluate_sums(net, data, config.eval_chunk); });
   s.classifier = sizes.classifier;  // also on a rank that holds none of data
   return sum_over_ranks(s);

@@ -12,7 +12,7 @@
 //                       over the gradient buffer, no update: wulf's training kernel;
 //   products/NET/B      the same matrix products with the same shapes and nothing else
 //                       (no activations, no loss, no bias): the GEMM part of the gradient.
-// Two flop counts: 6w per pattern (kernel_flops, seed 002's count, the headline) and the
+// Two flop counts: 6w per pattern (KernelFlops::six_w, seed 002's count, the headline) and the
 // products' own flops (gradient_gemm_flops; less, since no dE/dx is computed).
 // At the end a summary: each rate, its ratio to the best SGEMM rate, the share of the
 // gradient's time spent in its products, and the target (the JOCR gradient at least 70%
@@ -203,7 +203,7 @@ void SummaryReporter::Finalize() {
     if (peak.seconds > 0) fmt::print(out, " ({:.0f}% of the peak)", 100 * sgemm / rate(peak, "GFlop/s"));
     out << "\n";
   }
-  out << "\ngradient = forward + backward of a block, no update. 6w: flops counted as kernel_flops,\n"
+  out << "\ngradient = forward + backward of a block, no update. 6w: flops counted as seed 002 does,\n"
          "6 per weight per pattern; products: the flops of its matrix products. In products: the\n"
          "time of those products alone over the gradient's time.\n";
   fmt::print(out, "{:<8}{:>7}{:>12}{:>9}{:>18}{:>9}{:>13}{:>9}\n", "net", "batch", "GFlop/s 6w", "x SGEMM",
