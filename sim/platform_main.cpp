@@ -2,9 +2,14 @@
 // wulf needs of it. A program of its own so that SimGrid's engine, of which a process may
 // hold one, never lives inside the wulf command or its tests.
 //
-//   wulf-platform hosts FILE.xml [K]  one line per host: name, cores, speed in flop/s, and
-//                                    its wulf:group, wulf:node, wulf:nics properties; with
-//                                    K, first checks that the first K hosts reach each other
+//   wulf-platform hosts FILE.xml [K | a,b,... | --ranks N [--per-host R]]
+//                                  a first line "cost-usd X" (the wulf:cost-usd property of the
+//                                  first zone that has it, outermost first; "-" where none
+//                                  has), then one line per host: name, cores, speed in flop/s,
+//                                  and its wulf:group, wulf:node, wulf:nics properties. First
+//                                  checks that the hosts chosen reach each other: the first K,
+//                                  the ones named, or the ones N ranks fill in order, at most R
+//                                  on a host
 //   wulf-platform info FILE.xml    the whole platform as JSON: hosts, links, zones (with their
 //                                  properties), routes
 //                                  between the first hosts
@@ -20,6 +25,7 @@
 // Every verb first refuses, with exit 2 and one line on standard error, a platform SimGrid
 // cannot load (its own abort included) or loads although no machine is like it: no hosts, a
 // speed, bandwidth or latency no machine has (check_numbers).
+#include <simgrid/kernel/routing/ClusterZone.hpp>
 #include <simgrid/kernel/routing/NetPoint.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Host.hpp>
@@ -292,13 +298,24 @@ int check_numbers(const simgrid::s4u::Engine& e) {
   return 2;
 }
 
-// Exits 2 naming the first pair of the first k hosts with no route between them (a Full
-// zone without a <route> for a pair gives an empty route, which SimGrid does not refuse).
-int check_routes(const std::vector<simgrid::s4u::Host*>& hosts, std::size_t k) {
-  k = std::min(k, hosts.size());
+// Whether SimGrid builds every route between two hosts of zone z from their own links: a
+// <cluster> (a star of private links, or a fat tree, torus or dragonfly) or a <zone
+// routing="Cluster">. Such a route is never empty; a Full zone's may be.
+bool routes_by_construction(const simgrid::s4u::NetZone* z) {
+  return dynamic_cast<const simgrid::kernel::routing::ClusterZone*>(z->get_impl()) != nullptr;
+}
+
+// Exits 2 naming the first pair of hosts with no route between them (a Full zone without a
+// <route> for a pair gives an empty route, which SimGrid does not refuse). Two hosts of one
+// cluster are not asked: a 4 096-host cluster would take 16 million route look-ups.
+int check_routes(const std::vector<simgrid::s4u::Host*>& hosts) {
+  const std::size_t k = hosts.size();
+  std::vector<const simgrid::s4u::NetZone*> cluster(k, nullptr);  // hosts[i]'s zone, if such
+  for (std::size_t i = 0; i < k; ++i)
+    if (const simgrid::s4u::NetZone* z = hosts[i]->get_englobing_zone(); routes_by_construction(z)) cluster[i] = z;
   for (std::size_t i = 0; i < k; ++i)
     for (std::size_t j = 0; j < k; ++j) {
-      if (i == j) continue;
+      if (i == j || (cluster[i] && cluster[i] == cluster[j])) continue;
       std::vector<simgrid::s4u::Link*> path;
       double latency = 0;
       hosts[i]->route_to(hosts[j], path, &latency);
@@ -308,6 +325,36 @@ int check_routes(const std::vector<simgrid::s4u::Host*>& hosts, std::size_t k) {
       }
     }
   return 0;
+}
+
+// The wulf:cost-usd property of zone z or of the first zone in it that has it (depth first),
+// or nullptr.
+const char* cost_property(const simgrid::s4u::NetZone* z) {
+  if (const char* v = z->get_property("wulf:cost-usd")) return v;
+  for (const simgrid::s4u::NetZone* c : z->get_children())
+    if (const char* v = cost_property(c)) return v;
+  return nullptr;
+}
+
+// The machine's price, for the first line of `hosts`: "-" where no zone says, else a
+// positive number. False, with the fault on standard error, for any other value.
+bool cost_text(const simgrid::s4u::Engine& e, std::string& text) {
+  const char* v = cost_property(e.get_netzone_root());
+  if (!v) {
+    text = "-";
+    return true;
+  }
+  char* end = nullptr;
+  errno = 0;
+  const double cost = std::strtod(v, &end);
+  if (end == v || *end != '\0' || errno != 0 || !(cost > 0) || !std::isfinite(cost)) {
+    std::fprintf(stderr, "wulf:cost-usd '%s' is not a positive number of USD\n", v);
+    return false;
+  }
+  char number[32];
+  std::snprintf(number, sizeof number, "%.17g", cost);
+  text = number;
+  return true;
 }
 
 // What zone id is, when not a flat cluster, from the names SimGrid 3.32 gives its links (its zone
@@ -525,14 +572,45 @@ bool chosen_hosts(const simgrid::s4u::Engine& engine, const std::string& which,
   return true;
 }
 
+// The hosts that `ranks` ranks fill, in declared order, each host's cores (at most
+// per_host of them when per_host > 0).
+std::vector<simgrid::s4u::Host*> filled_hosts(const simgrid::s4u::Engine& engine, unsigned long ranks,
+                                              unsigned long per_host) {
+  std::vector<simgrid::s4u::Host*> hosts = declared_hosts(engine);
+  std::size_t used = 0;
+  for (unsigned long filled = 0; used < hosts.size() && filled < ranks; ++used) {
+    const auto cores = static_cast<unsigned long>(hosts[used]->get_core_count());
+    filled += per_host > 0 ? std::min(cores, per_host) : cores;
+  }
+  hosts.resize(used);
+  return hosts;
+}
+
+// The hosts the arguments after FILE choose for `hosts` and `star`: none (every host, no
+// route checked), K, a,b,..., or --ranks N [--per-host R]. False, with the fault on standard
+// error, for arguments that are none of these or a name the platform lacks.
+bool hosts_of_arguments(const simgrid::s4u::Engine& engine, const std::vector<std::string>& args,
+                        std::vector<simgrid::s4u::Host*>& chosen) {
+  if (args.size() == 1) return chosen_hosts(engine, args[0], chosen);
+  unsigned long ranks = 0, per_host = 0;
+  if ((args.size() == 2 || args.size() == 4) && args[0] == "--ranks" && whole_number(args[1], ranks) &&
+      (args.size() == 2 || (args[2] == "--per-host" && whole_number(args[3], per_host)))) {
+    chosen = filled_hosts(engine, ranks, per_host);
+    return true;
+  }
+  std::fprintf(stderr, "wulf-platform: hosts are chosen by K, a,b,... or --ranks N [--per-host R]\n");
+  return false;
+}
+
 int run(int argc, char** argv) {
   const std::string verb = argc >= 3 ? argv[1] : "";
-  if ((verb != "hosts" && verb != "info" && verb != "grow" && verb != "star") || argc > 5 ||
-      (verb == "info" && argc != 3) || (verb == "grow" && argc != 5) || (verb == "hosts" && argc > 4) ||
-      (verb == "star" && argc != 4)) {
+  const std::vector<std::string> args(argv + std::min(argc, 3), argv + argc);  // after FILE
+  if ((verb != "hosts" && verb != "info" && verb != "grow" && verb != "star") || (verb == "info" && !args.empty()) ||
+      (verb == "grow" && args.size() != 2) || (verb == "hosts" && args.size() > 4) ||
+      (verb == "star" && args.size() != 1)) {
     std::fprintf(stderr,
-                 "usage: wulf-platform hosts FILE.xml [K] | info FILE.xml | grow FILE.xml N OUT.xml | "
-                 "star FILE.xml a,b,...\n");
+                 "usage: wulf-platform hosts FILE.xml [K | a,b,... | --ranks N [--per-host R]] | info FILE.xml | "
+                 "grow FILE.xml N OUT.xml | star FILE.xml a,b,...\n");
     return 2;
   }
   try {
@@ -549,22 +627,25 @@ int run(int argc, char** argv) {
     }
     if (verb == "grow") {
       unsigned long n = 0;
-      if (!whole_number(argv[3], n) || n == 0) {
-        std::fprintf(stderr, "--grow: '%s' is not a host count of at least 1\n", argv[3]);
+      if (!whole_number(args[0], n) || n == 0) {
+        std::fprintf(stderr, "--grow: '%s' is not a host count of at least 1\n", args[0].c_str());
         return 2;
       }
-      return grow(engine, n, argv[4]);
+      return grow(engine, n, args[1]);
     }
-    // hosts FILE K: the first K hosts must reach each other; hosts FILE a,b,...: these
-    // (an explicit placement, --hosts) must exist and reach each other. star: these too.
-    if (argc == 4) {
+    // The hosts chosen (the first K, the ones the ranks fill, or an explicit placement,
+    // --hosts) must exist and reach each other.
+    if (!args.empty()) {
       std::vector<simgrid::s4u::Host*> chosen;
-      if (!chosen_hosts(engine, argv[3], chosen) || check_routes(chosen, chosen.size()) != 0) return 2;
+      if (!hosts_of_arguments(engine, args, chosen) || check_routes(chosen) != 0) return 2;
       if (verb == "star") {
         star(engine, chosen);
         return 0;
       }
     }
+    std::string cost;
+    if (!cost_text(engine, cost)) return 2;
+    std::printf("cost-usd %s\n", cost.c_str());
     // The properties seed 002's four-stage reduce reads: the host's group of nodes, its
     // index in the group and its NICs ("-" where the platform does not say).
     auto prop = [](const simgrid::s4u::Host* h, const char* key) {

@@ -202,6 +202,18 @@ TEST(seed_platforms, a_machine_cost_that_is_not_a_positive_number_is_refused) {
     SCOPED_TRACE(cost);
     expect_train_refused({"--problem", "encoder:8", "--epochs", "1", "--machine-cost", cost}, {"--machine-cost"});
   }
+  // A platform's price is checked where the platform is read, the file named.
+  TestDir dir;
+  for (const std::string cost : {"0", "-5", "nan", "12 USD"}) {
+    SCOPED_TRACE(cost);
+    const std::string file = dir.write("priced.xml", "<?xml version='1.0'?>\n"
+                                                     "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+                                                     "<platform version=\"4.1\"><zone id=\"z\" routing=\"Full\">"
+                                                     "<prop id=\"wulf:cost-usd\" value=\"" + cost + "\"/>"
+                                                     "<host id=\"a\" speed=\"1Gf\"/></zone></platform>\n");
+    expect_train_refused({"--problem", "encoder:8", "--epochs", "1", "--engine", "sim", "--platform", file},
+                         {file, "wulf:cost-usd '" + cost + "' is not a positive number of USD"});
+  }
 }
 
 TEST(seed_platforms, profiles_of_tables_ii_and_iii_are_found_by_name) {

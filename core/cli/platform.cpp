@@ -412,7 +412,7 @@ int bench_command(const std::vector<std::string>& args, std::ostream& out, std::
   if (vm.count("help")) return out << options << "\n", exit_ok;
   BenchJob job = read_bench_job(vm);
   const long long most_np = static_cast<long long>(*std::max_element(job.nps.begin(), job.nps.end()));
-  const std::vector<PlatformHost> hosts = platform_hosts(job.run_file, most_np);
+  const std::vector<PlatformHost> hosts = platform_hosts(job.run_file, most_np).hosts;
   long long total_cores = 0;
   for (const auto& h : hosts) total_cores += h.cores;
   const std::vector<PlatformHost> pair = pingpong_pair(job, hosts);

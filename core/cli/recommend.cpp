@@ -418,7 +418,7 @@ Request parse_request(const po::variables_map& vm) {
     r.out = vm["out"].as<std::string>();
     check_writable(*r.out, "--out");
   }
-  const std::vector<PlatformHost> hosts = platform_hosts(r.platform);
+  const std::vector<PlatformHost> hosts = platform_hosts(r.platform).hosts;
   r.hosts = hosts.size();
   for (const PlatformHost& h : hosts) r.cores += h.cores;
   r.seed = vm["seed"].as<long long>();

@@ -132,32 +132,31 @@ int launch_real(const TrainJob& job, const std::vector<std::string>& args, std::
 
 // The hosts of the platform the ranks go on, in rank order: --hosts' placement, or the
 // platform's hosts filled in order (at most --ranks-per-host each); too few cores are refused.
-std::vector<PlatformHost> rank_placement(const TrainJob& job, const std::string& platform) {
-  const std::vector<PlatformHost> hosts = job.rank_hosts.empty()
-                                              ? platform_hosts(platform, job.np, job.ranks_per_host)
-                                              : placed_hosts(platform, job.rank_hosts);
+PlatformHosts rank_placement(const TrainJob& job, const std::string& platform) {
+  PlatformHosts placement = job.rank_hosts.empty() ? platform_hosts(platform, job.np, job.ranks_per_host)
+                                                   : placed_hosts(platform, job.rank_hosts);
+  const std::vector<PlatformHost>& hosts = placement.hosts;
   long long cores = 0;
   for (const auto& h : hosts) cores += h.cores;
   if (job.np > cores)
     throw InputError("--np " + std::to_string(job.np) + ": the platform " + job.platform + " has only " +
                      std::to_string(cores) + " cores on " + std::to_string(hosts.size()) + " hosts" +
                      (job.ranks_per_host > 0 ? " for --ranks-per-host " + std::to_string(job.ranks_per_host) : ""));
-  return hosts;
+  return placement;
 }
 
 // The arguments the ranks of a run on a platform get: the user's, the profile's file as the
 // front end found it (the ranks may not find it by name), the platform's price and the
 // four-stage reduce's layout unless given.
 std::vector<std::string> platform_rank_args(const TrainJob& job, const std::vector<std::string>& args,
-                                            const std::string& platform, const std::vector<PlatformHost>& hosts) {
+                                            const PlatformHosts& placement) {
   std::vector<std::string> out = job.compute.mode == ComputeMode::calibrated
                                      ? with_option(args, "--profile", job.compute.profile.name)
                                      : args;
-  if (job.machine_cost_usd == 0)
-    if (const double cost = platform_cost_usd(platform); cost > 0)
-      out.insert(out.end(), {"--machine-cost", fmt::format("{:.17g}", cost)});
+  if (job.machine_cost_usd == 0 && placement.cost_usd > 0)
+    out.insert(out.end(), {"--machine-cost", fmt::format("{:.17g}", placement.cost_usd)});
   if (job.reduce == "four-stage" && !job.has_reduce_layout) {
-    const std::string layout = reduce_layout_of(hosts, job.np);
+    const std::string layout = reduce_layout_of(placement.hosts, job.np);
     if (!layout.empty()) out.insert(out.end(), {"--reduce-layout", layout});
   }
   return out;
@@ -169,15 +168,15 @@ int launch_sim(const TrainJob& job, const std::vector<std::string>& args, std::o
   std::unique_ptr<GrownPlatform> grown;
   if (job.grow > 0) grown = std::make_unique<GrownPlatform>(job.platform, job.grow);
   const std::string platform = grown ? grown->path() : job.platform;
-  const std::vector<PlatformHost> hosts = rank_placement(job, platform);
-  const Hostfile hostfile(hosts);
+  const PlatformHosts placement = rank_placement(job, platform);
+  const Hostfile hostfile(placement.hosts);
   std::vector<std::string> cfg;
   if (job.allreduce != "default") cfg.push_back("smpi/allreduce:" + job.allreduce);
   if (library_reduce(job.reduce) != "default") cfg.push_back("smpi/reduce:" + library_reduce(job.reduce));
   if (job.bcast != "default") cfg.push_back("smpi/bcast:binomial_tree");  // SMPI's name for it
   for (const std::string& setting : smpi_eager_config(job.eager_limit)) cfg.push_back(setting);
   std::vector<std::string> cmd = smpirun_command(platform, hostfile, job.np, cfg, wulf_program("wulf-rank-sim"));
-  const std::vector<std::string> ranks_args = platform_rank_args(job, args, platform, hosts);
+  const std::vector<std::string> ranks_args = platform_rank_args(job, args, placement);
   cmd.insert(cmd.end(), ranks_args.begin(), ranks_args.end());
   return ranks_ended(run_ranks(cmd, true, false), "smpirun", err);
 }
@@ -189,15 +188,15 @@ int launch_testbed(const TrainJob& job, const std::vector<std::string>& args, st
   std::unique_ptr<GrownPlatform> grown;
   if (job.grow > 0) grown = std::make_unique<GrownPlatform>(job.platform, job.grow);
   const std::string platform = grown ? grown->path() : job.platform;
-  const std::vector<PlatformHost> hosts = rank_placement(job, platform);
-  TestbedPlan plan = plan_testbed(platform, hosts_of_ranks(hosts, job.np), job.np, job.compute.dilation,
+  const PlatformHosts placement = rank_placement(job, platform);
+  TestbedPlan plan = plan_testbed(platform, hosts_of_ranks(placement.hosts, job.np), job.np, job.compute.dilation,
                                   job.compute.bw_scale);
   plan.platform = job.platform;
   if (job.eager_limit > 0) plan.eager_bytes = job.eager_limit;
   if (!job.quiet) print_testbed(out, plan);
   if (!job.quiet && job.allreduce == "default") out << "  note: " << kTestbedDefaultAllreduceNote << "\n";
   const Testbed bed(std::move(plan));
-  std::vector<std::string> ranks_args = platform_rank_args(job, args, platform, hosts);
+  std::vector<std::string> ranks_args = platform_rank_args(job, args, placement);
   ranks_args = with_option(ranks_args, "--dilation", fmt::format("{:.17g}", bed.plan().dilation));
   const MpiSessionDir session;
   std::vector<std::string> cmd = bed.command(wulf_program("wulf-rank-real"), session,

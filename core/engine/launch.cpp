@@ -28,12 +28,13 @@ std::string wulf_program(const std::string& name) { return helper_program(name);
 
 namespace {
 
-std::string platform_helper(const std::string& verb, const std::string& file, const std::string& extra = "") {
+std::string platform_helper(const std::string& verb, const std::string& file,
+                            const std::vector<std::string>& extra = {}) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(file, ec)) throw InputError("platform " + file + ": no such file");
   std::string text, errors;
   std::vector<std::string> cmd{wulf_program("wulf-platform"), verb, file};
-  if (!extra.empty()) cmd.push_back(extra);
+  cmd.insert(cmd.end(), extra.begin(), extra.end());
   if (run_program_captured(cmd, text, errors) != 0) {
     while (!errors.empty() && errors.back() == '\n') errors.pop_back();
     throw InputError("platform " + file + ": " + (errors.empty() ? "SimGrid cannot load it" : errors));
@@ -41,10 +42,15 @@ std::string platform_helper(const std::string& verb, const std::string& file, co
   return text;
 }
 
-// The hosts in `wulf-platform hosts` output: "name cores speed group node nics" per line.
-std::vector<PlatformHost> parse_hosts(const std::string& file, const std::string& text) {
-  std::vector<PlatformHost> hosts;
+// `wulf-platform hosts` output: "cost-usd X" ("-": none), then "name cores speed group node
+// nics" per host.
+PlatformHosts parse_hosts(const std::string& file, const std::string& text) {
+  PlatformHosts out;
   std::istringstream lines(text);
+  std::string key, cost;
+  if (!(lines >> key >> cost) || key != "cost-usd")
+    throw InputError("platform " + file + ": wulf-platform said no price line");
+  if (cost != "-") out.cost_usd = parse_number(cost).value_or(0);
   PlatformHost h;
   std::string group, node, nics;
   while (lines >> h.name >> h.cores >> h.speed >> group >> node >> nics) {
@@ -52,36 +58,35 @@ std::vector<PlatformHost> parse_hosts(const std::string& file, const std::string
     const auto n = parse_number(node), k = parse_number(nics);
     h.node = n && *n >= 0 ? static_cast<int>(*n) : -1;
     h.nics = k && *k >= 1 ? static_cast<int>(*k) : 0;
-    hosts.push_back(h);
+    out.hosts.push_back(h);
   }
-  if (hosts.empty()) throw InputError("platform " + file + ": it has no hosts");
-  return hosts;
+  if (out.hosts.empty()) throw InputError("platform " + file + ": it has no hosts");
+  return out;
 }
 
 }  // namespace
 
-std::vector<PlatformHost> platform_hosts(const std::string& file, long long ranks, long long ranks_per_host) {
-  std::vector<PlatformHost> hosts = parse_hosts(file, platform_helper("hosts", file));
+PlatformHosts platform_hosts(const std::string& file, long long ranks, long long ranks_per_host) {
+  // One run of the helper: the hosts the ranks fill, in hostfile order, must reach each other.
+  std::vector<std::string> which;
+  if (ranks > 0) which = {"--ranks", std::to_string(ranks)};
+  if (ranks > 0 && ranks_per_host > 0) which.insert(which.end(), {"--per-host", std::to_string(ranks_per_host)});
+  PlatformHosts platform = parse_hosts(file, platform_helper("hosts", file, which));
   if (ranks_per_host > 0)
-    for (auto& h : hosts) h.cores = static_cast<int>(std::min<long long>(h.cores, ranks_per_host));
-  if (ranks > 0) {  // the hosts the ranks fill, in hostfile order, must reach each other
-    std::size_t used = 0;
-    for (long long cores = 0; used < hosts.size() && cores < ranks; ++used) cores += hosts[used].cores;
-    platform_helper("hosts", file, std::to_string(used));
-  }
-  return hosts;
+    for (auto& h : platform.hosts) h.cores = static_cast<int>(std::min<long long>(h.cores, ranks_per_host));
+  return platform;
 }
 
-std::vector<PlatformHost> placed_hosts(const std::string& file, const std::vector<std::string>& names) {
+PlatformHosts placed_hosts(const std::string& file, const std::vector<std::string>& names) {
   std::string list;
   for (const std::string& n : names) list += (list.empty() ? "" : ",") + n;
   // Every name a host and each pair routed, checked by the run that lists the hosts.
-  const std::vector<PlatformHost> all = parse_hosts(file, platform_helper("hosts", file, list));
+  PlatformHosts all = parse_hosts(file, platform_helper("hosts", file, {list}));
   std::map<std::string, int> ranks_on;
   std::vector<PlatformHost> placed;
   for (const std::string& n : names) {
-    const auto h = std::find_if(all.begin(), all.end(), [&](const PlatformHost& p) { return p.name == n; });
-    if (h == all.end()) throw InputError("--hosts: the platform " + file + " has no host '" + n + "'");
+    const auto h = std::find_if(all.hosts.begin(), all.hosts.end(), [&](const PlatformHost& p) { return p.name == n; });
+    if (h == all.hosts.end()) throw InputError("--hosts: the platform " + file + " has no host '" + n + "'");
     if (++ranks_on[n] > h->cores)
       throw InputError("--hosts: " + std::to_string(ranks_on[n]) + " ranks on host " + n + ", which has " +
                        std::to_string(h->cores) + (h->cores == 1 ? " core" : " cores"));
@@ -89,7 +94,8 @@ std::vector<PlatformHost> placed_hosts(const std::string& file, const std::vecto
     one.cores = 1;
     placed.push_back(one);
   }
-  return placed;
+  all.hosts = std::move(placed);
+  return all;
 }
 
 std::string reduce_layout_of(const std::vector<PlatformHost>& hosts, int np) {
@@ -121,30 +127,6 @@ std::string reduce_layout_of(const std::vector<PlatformHost>& hosts, int np) {
 
 Json platform_info(const std::string& file) {
   return parse_json(platform_helper("info", file), "wulf-platform info " + file);
-}
-
-namespace {
-
-const Json* zone_property(const Json& zone, const std::string& key) {
-  if (const auto props = zone.find("properties"); props != zone.end())
-    if (const auto v = props->find(key); v != props->end()) return &*v;
-  if (const auto children = zone.find("zones"); children != zone.end())
-    for (const Json& child : *children)
-      if (const Json* v = zone_property(child, key)) return v;
-  return nullptr;
-}
-
-}  // namespace
-
-double platform_cost_usd(const std::string& file) {
-  const Json info = platform_info(file);
-  const Json* v = zone_property(info.at("zone"), "wulf:cost-usd");
-  if (!v) return 0;
-  const auto cost = parse_number(v->get<std::string>());
-  if (!cost || !(*cost > 0) || !std::isfinite(*cost))
-    throw InputError("platform " + file + ": wulf:cost-usd '" + v->get<std::string>() +
-                     "' is not a positive number of USD");
-  return *cost;
 }
 
 GrownPlatform::GrownPlatform(const std::string& file, long long hosts) : TempFile("platform", "") {

@@ -27,26 +27,30 @@ struct PlatformHost {
   int nics = 0;
 };
 
-// The hosts of a platform as SimGrid loads it (through wulf-platform). Throws InputError
-// naming the file for a missing file, one SimGrid cannot load, or, when ranks > 0, two of
-// the hosts the first `ranks` ranks run on with no route between them. ranks_per_host > 0
-// puts at most that many ranks on a host (each host's cores are capped to it), so that np
-// ranks spread over np hosts with 1 instead of filling the first host's cores.
-std::vector<PlatformHost> platform_hosts(const std::string& file, long long ranks = 0, long long ranks_per_host = 0);
+// What a run needs of a platform, as SimGrid loads it (through wulf-platform, one run of
+// it): its hosts in declared order, and the machine's price from its wulf:cost-usd zone
+// property (the first zone that has it, outermost first; 0 where none has).
+struct PlatformHosts {
+  std::vector<PlatformHost> hosts;
+  double cost_usd = 0;
+};
+
+// The hosts of a platform. Throws InputError naming the file for a missing file, one SimGrid
+// cannot load, a wulf:cost-usd that is not a positive number, or, when ranks > 0, two of the
+// hosts the first `ranks` ranks run on with no route between them. ranks_per_host > 0 puts
+// at most that many ranks on a host (each host's cores are capped to it), so that np ranks
+// spread over np hosts with 1 instead of filling the first host's cores.
+PlatformHosts platform_hosts(const std::string& file, long long ranks = 0, long long ranks_per_host = 0);
 // An explicit placement (--hosts): rank r on names[r]. One entry per rank, in rank order,
 // each of one core, so that a hostfile of them puts every rank where it was asked. Throws
 // InputError naming the file for a host it lacks, two hosts with no route between them, or
 // more ranks on a host than it has cores.
-std::vector<PlatformHost> placed_hosts(const std::string& file, const std::vector<std::string>& names);
+PlatformHosts placed_hosts(const std::string& file, const std::vector<std::string>& names);
 // The four-stage reduce's layout (ReduceLayout's explicit form) of np ranks filling hosts
 // in order, each host's cores: one node per host, its group and node index from the host
 // properties, the fan-in the fewest NICs of a grouped host. Empty when no host used has a
 // group: then the reduce is the library's.
 std::string reduce_layout_of(const std::vector<PlatformHost>& hosts, int np);
-// The machine's cost in USD from the platform's wulf:cost-usd zone property (the first zone
-// that has it, outermost first), 0 where no zone has it; a value that is not a positive
-// number is an InputError naming the file.
-double platform_cost_usd(const std::string& file);
 // Everything `wulf-platform info` says of the platform (hosts, links, zones, routes).
 Json platform_info(const std::string& file);
 
