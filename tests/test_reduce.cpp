@@ -148,6 +148,16 @@ TEST(reduce, layout_from_the_platform_follows_the_hosts_group_properties) {
   EXPECT_EQ(reduce_layout_of({{"h0", 1, 1e9, "", -1, 0}, {"h1", 1, 1e9, "", -1, 0}}, 2), "");
 }
 
+// Each host used adds its own cores: a 1-core host then an 8-core host place 2 ranks, one on
+// each (the count once added the next host's cores, and read past the list's end).
+TEST(reduce, layout_counts_each_hosts_own_cores_in_any_order_of_sizes) {
+  const std::vector<PlatformHost> small_first{{"s", 1, 1e9, "A", 0, 1}, {"big", 8, 1e9, "A", 1, 1}};
+  EXPECT_EQ(reduce_layout_of(small_first, 2), "fan-in=1,places=0:0/0:1");
+  EXPECT_EQ(ReduceLayout::parse(reduce_layout_of(small_first, 9), 9).fan_in, 1);
+  const std::vector<PlatformHost> big_first{{"big", 8, 1e9, "A", 0, 1}, {"s", 1, 1e9, "A", 1, 1}};
+  EXPECT_EQ(reduce_layout_of(big_first, 9), "fan-in=1,places=0:0/0:0/0:0/0:0/0:0/0:0/0:0/0:0/0:1");
+}
+
 TEST(reduce, wulf_reduces_give_the_exact_sum_under_mpirun_for_full_and_partial_layouts) {
   const std::string program = wulf_program("wulf-rank-real");
   // 4 ranks fill 2 groups of 2 one-CPU nodes; 3, 5 and 7 ranks fill part of 1 + 3 x 2 x 2.

@@ -101,7 +101,7 @@ PlatformHosts placed_hosts(const std::string& file, const std::vector<std::strin
 std::string reduce_layout_of(const std::vector<PlatformHost>& hosts, int np) {
   std::map<std::string, int> group_index;  // group names in sorted order: A, B, C, D
   std::vector<const PlatformHost*> used;
-  for (long long filled = 0; filled < np && used.size() < hosts.size(); filled += hosts[used.size()].cores)
+  for (long long filled = 0; filled < np && used.size() < hosts.size(); filled += used.back()->cores)
     used.push_back(&hosts[used.size()]);
   int fan_in = 0;
   for (const PlatformHost* h : used)
