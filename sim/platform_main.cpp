@@ -43,12 +43,16 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <functional>
 #include <map>
+#include <new>
 #include <string>
 #include <vector>
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 namespace {
@@ -99,6 +103,19 @@ Json zone_json(const simgrid::s4u::NetZone* z) {
   return out;
 }
 
+// SimGrid 3.32 stops the process on some route look-ups instead of saying there is no route:
+// a segmentation fault between zones whose enclosing Full zone has no <route> at all, an abort
+// ("Bad gateways") between zones it has no route for. So every look-up runs in a child process
+// (guarded, below), and names the pair it is looking up here, in memory shared with the
+// parent, which reports the pair should the child be stopped. A pair found with no route at
+// all is reported the same way.
+struct LookUp {
+  const simgrid::s4u::Host* from = nullptr;
+  const simgrid::s4u::Host* to = nullptr;
+  bool empty = false;  // the route from `from` to `to` has no links and no latency
+};
+LookUp* look_up = nullptr;
+
 // One route's summary: its links, latency and narrowest link. No links and no latency is
 // no route at all (a Full zone that lacks one), the slowest there is.
 struct Route {
@@ -110,6 +127,7 @@ struct Route {
 
 Route route(simgrid::s4u::Host* from, simgrid::s4u::Host* to) {
   Route r;
+  if (look_up) look_up->from = from, look_up->to = to;
   from->route_to(to, r.links, &r.latency);
   for (const simgrid::s4u::Link* l : r.links)
     if (!r.bottleneck || l->get_bandwidth() < r.bottleneck->get_bandwidth()) r.bottleneck = l;
@@ -305,26 +323,64 @@ bool routes_by_construction(const simgrid::s4u::NetZone* z) {
   return dynamic_cast<const simgrid::kernel::routing::ClusterZone*>(z->get_impl()) != nullptr;
 }
 
-// Exits 2 naming the first pair of hosts with no route between them (a Full zone without a
-// <route> for a pair gives an empty route, which SimGrid does not refuse). Two hosts of one
-// cluster are not asked: a 4 096-host cluster would take 16 million route look-ups.
+// Runs work (which looks routes up with route(), above) in a child process and returns its
+// exit code. Should SimGrid stop the child, or work return 2 having set look_up->empty, prints
+// the pair it was looking up in one line and returns 2.
+int guarded(const std::function<int()>& work) {
+  void* shared = ::mmap(nullptr, sizeof(LookUp), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (shared == MAP_FAILED) return work();  // no shared memory: unguarded, as SimGrid is
+  look_up = new (shared) LookUp;
+  std::fflush(stdout);
+  std::fflush(stderr);
+  const pid_t child = ::fork();
+  if (child == 0) {
+    // What SimGrid logs as it stops (a backtrace) is not the user's message.
+    if (const int null = ::open("/dev/null", O_WRONLY); null >= 0) ::dup2(null, STDERR_FILENO);
+    const int code = work();
+    std::fflush(stdout);
+    _exit(code);
+  }
+  int status = 0;
+  const bool waited = child > 0 && ::waitpid(child, &status, 0) == child;
+  const LookUp seen = *look_up;
+  ::munmap(shared, sizeof(LookUp));
+  look_up = nullptr;
+  if (child < 0 || !waited) {
+    std::fprintf(stderr, "cannot start a process to look routes up: %s\n", std::strerror(errno));
+    return 2;
+  }
+  if (WIFEXITED(status) && !(WEXITSTATUS(status) == 2 && seen.empty)) return WEXITSTATUS(status);
+  if (!seen.from || !seen.to) {
+    std::fprintf(stderr, "SimGrid stopped while reading the platform's routes\n");
+    return 2;
+  }
+  std::fprintf(stderr, "no route from host '%s' to host '%s'%s\n", seen.from->get_cname(), seen.to->get_cname(),
+               seen.empty ? "" : " (SimGrid stops looking it up: two zones with no route between them?)");
+  return 2;
+}
+
+// Exits 2 naming the first pair of hosts with no route between them: a Full zone without a
+// <route> for the pair gives an empty route, which SimGrid does not refuse; zones without a
+// route between them stop SimGrid (guarded). Two hosts of one cluster are not asked: a
+// 4 096-host cluster would take 16 million route look-ups.
 int check_routes(const std::vector<simgrid::s4u::Host*>& hosts) {
   const std::size_t k = hosts.size();
   std::vector<const simgrid::s4u::NetZone*> cluster(k, nullptr);  // hosts[i]'s zone, if such
   for (std::size_t i = 0; i < k; ++i)
     if (const simgrid::s4u::NetZone* z = hosts[i]->get_englobing_zone(); routes_by_construction(z)) cluster[i] = z;
-  for (std::size_t i = 0; i < k; ++i)
-    for (std::size_t j = 0; j < k; ++j) {
-      if (i == j || (cluster[i] && cluster[i] == cluster[j])) continue;
-      std::vector<simgrid::s4u::Link*> path;
-      double latency = 0;
-      hosts[i]->route_to(hosts[j], path, &latency);
-      if (path.empty() && latency == 0) {
-        std::fprintf(stderr, "no route from host '%s' to host '%s'\n", hosts[i]->get_cname(), hosts[j]->get_cname());
-        return 2;
+  return guarded([&] {
+    for (std::size_t i = 0; i < k; ++i)
+      for (std::size_t j = 0; j < k; ++j) {
+        if (i == j || (cluster[i] && cluster[i] == cluster[j])) continue;
+        const Route r = route(hosts[i], hosts[j]);
+        if (r.links.empty() && r.latency == 0) {
+          if (look_up) look_up->empty = true;
+          else std::fprintf(stderr, "no route from host '%s' to host '%s'\n", hosts[i]->get_cname(), hosts[j]->get_cname());
+          return 2;
+        }
       }
-    }
-  return 0;
+    return 0;
+  });
 }
 
 // The wulf:cost-usd property of zone z or of the first zone in it that has it (depth first),
@@ -621,10 +677,11 @@ int run(int argc, char** argv) {
     simgrid::s4u::Engine engine(&sg_argc, sg_argv);
     load_platform(engine, argv[2]);
     if (check_numbers(engine) != 0) return 2;
-    if (verb == "info") {
-      info(engine);
-      return 0;
-    }
+    if (verb == "info")
+      return guarded([&] {
+        info(engine);
+        return 0;
+      });
     if (verb == "grow") {
       unsigned long n = 0;
       if (!whole_number(args[0], n) || n == 0) {

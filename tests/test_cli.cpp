@@ -51,7 +51,52 @@ TEST_F(cli, options_can_come_from_a_config_file_and_the_command_line_wins) {
   expect_success({"train", "--config", cfg, "--epochs", "1", "--quiet"}, {"ran all 1 iterations"});
   const std::string bad = write("bad.cfg", "problemm = encoder:8\n");
   expect_refused({"train", "--config", bad}, {bad, "problemm"});
-  expect_refused({"train", "--config", path("none.cfg")}, {"none.cfg", "cannot open"});
+  expect_refused({"train", "--config", path("none.cfg")}, {"none.cfg", "no such file"});
+}
+
+// Every file wulf reads must be a regular file, read only up to a stated limit: a folder, a
+// device or a pipe is refused before any read (a read of /dev/zero would never end), and so is
+// a file past the limit. /dev/null stands for the devices: read, it would end at once.
+TEST_F(cli, inputs_must_be_regular_files_within_a_stated_limit) {
+  const std::string folder = path("folder");
+  fs::create_directory(folder);
+  expect_refused({"train", "--config", folder}, {"--config", folder, "is a folder"});
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"--config", "/dev/null"},
+                                             {"--problem", "fann:/dev/null"},
+                                             {"--problem", "encoder:8", "--weights-in", "/dev/null"},
+                                             {"--problem", "encoder:8", "--engine", "sim", "--platform",
+                                              wulf_platform("batcave.xml"), "--compute", "calibrated", "--profile",
+                                              "/dev/null"}}) {
+    SCOPED_TRACE(args[1]);
+    std::vector<std::string> cmd{"train"};
+    cmd.insert(cmd.end(), args.begin(), args.end());
+    expect_refused(cmd, {"/dev/null", "is not a regular file"});
+  }
+  // A sparse file one byte past the 64 MiB of a --config: refused by its size, unread.
+  const std::string big = path("big.cfg");
+  { std::ofstream(big) << "epochs = 1\n"; }
+  fs::resize_file(big, text_file_limit + 1);
+  expect_refused({"train", "--config", big}, {"--config", big, "more than the 64 MiB wulf reads of such a file"});
+  EXPECT_TRUE(contains(input_error([&] { read_text_file(big, "--config"); }), "64 MiB")) << big;
+}
+
+// What a message quotes from a file reaches the terminal as plain text: an escape sequence
+// as \x1b, a NUL as \x00 with the rest of the message after it.
+TEST_F(cli, messages_show_control_characters_from_files_escaped) {
+  const std::string esc = "\x1b[31m";
+  const std::string nul(1, '\0');
+  const std::string cfg = write("escape.cfg", "problem = encoder:8\nbad" + esc + "key" + nul + "tail = 1\n");
+  const Outcome config = testing_support::expect_refused({"train", "--config", cfg}, {"\\x1b[31m"});
+  EXPECT_EQ(config.err.find('\x1b'), std::string::npos) << config.err;
+  const std::string host = write("hosts.txt", "a" + esc + "b" + nul + "c\n");
+  const Outcome hosts =
+      testing_support::expect_refused({"train", "--problem", "encoder:8", "--engine", "sim", "--platform",
+                                       wulf_platform("batcave.xml"), "--np", "1", "--hosts", host},
+                                      {"\\x1b[31m"});
+  EXPECT_EQ(hosts.err.find('\x1b'), std::string::npos) << hosts.err;
+  EXPECT_EQ(hosts.err.find('\0'), std::string::npos) << hosts.err;
+  EXPECT_EQ(safe_to_print("x" + esc + nul + "y\tz\n\x7f\xc3\xa9"), "x\\x1b[31m\\x00y\tz\n\\x7f\xc3\xa9");
 }
 
 TEST_F(cli, unknown_problem_option_or_command_is_refused) {

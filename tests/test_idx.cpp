@@ -118,8 +118,8 @@ TEST(idx, max_count_limits_images_and_labels) {
 
 TEST(idx, missing_file_names_the_path) {
   const std::string path = "/nonexistent/wulf/train-images-idx3-ubyte";
-  expect_input_error([&] { wulf::read_idx_images(path); }, {path, "cannot open"});
-  expect_input_error([&] { wulf::read_idx_labels(path); }, {"cannot open"});
+  expect_input_error([&] { wulf::read_idx_images(path); }, {path, "no such file"});
+  expect_input_error([&] { wulf::read_idx_labels(path); }, {"no such file"});
 }
 
 // The first `size` bytes of the MNIST file `name`, written to a file in dir: its path.

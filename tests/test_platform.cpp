@@ -11,6 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "test_support.hpp"
 
 #include <algorithm>
@@ -218,6 +220,18 @@ TEST(platform, a_malformed_file_a_route_to_nowhere_or_too_few_cores_stop_the_run
   expect_success({"train", "--problem", "encoder:8", "--block", "4", "--epochs", "1", "--engine", "sim", "--np", "2",
                   "--platform", platform("no-route.xml"), "--quiet"});
 
+  // Zones without a route between them: SimGrid 3.32 crashes looking such a route up (a
+  // segmentation fault), so the platform helper looks routes up in a child process, and
+  // names the pair it was looking up, in one line.
+  const std::string zones = platform("no-zone-route.xml");
+  const std::string no_route = "no route from host 'c-0' to host 'x' (SimGrid stops looking it up";
+  expect_train_refused({"--problem", "encoder:8", "--block", "4", "--engine", "sim", "--np", "3", "--platform", zones},
+                       {"no-zone-route.xml", no_route});
+  expect_success({"train", "--problem", "encoder:8", "--block", "4", "--epochs", "1", "--engine", "sim", "--np", "2",
+                  "--platform", zones, "--quiet"});
+  const Outcome info = expect_refused({"platform", "info", zones}, {"no-zone-route.xml", no_route});
+  EXPECT_EQ(std::count(info.err.begin(), info.err.end(), '\n'), 1) << info.err;
+
   expect_refused({"platform", "bench", toy4, "--hosts", "toy-0,nobody"}, {"no host 'nobody'"});
 }
 
@@ -244,6 +258,32 @@ TEST(platform, impossible_platforms_are_refused_before_any_rank_starts) {
   }
   // The link named is one of the cluster's, whose lat="-10us" SimGrid gave every host link.
   expect_refused({"platform", "info", platform("negative-latency.xml")}, {"link 'neg_link_"});
+
+  // Zero, negative and non-numeric speeds and bandwidths, a latency past the hour: each
+  // named with its value and the bound it breaks, before smpirun starts (a bandwidth of 0
+  // made SimGrid abort inside the run, "nan" a JSON error).
+  TestDir dir;
+  const std::vector<std::tuple<std::string, std::string, std::string>> values{
+      {"speed=\"0f\"", "bandwidth=\"1MBps\" latency=\"1us\"", "host 'a': speed 0 flop/s; wulf takes a finite speed of at least 1 flop/s"},
+      {"speed=\"-1f\"", "bandwidth=\"1MBps\" latency=\"1us\"", "host 'a': speed -1 flop/s"},
+      {"speed=\"1Gf\"", "bandwidth=\"0MBps\" latency=\"1us\"", "link 'l': bandwidth 0 bytes/s; wulf takes a finite bandwidth of at least 1 byte/s"},
+      {"speed=\"1Gf\"", "bandwidth=\"nan\" latency=\"1us\"", "link 'l': bandwidth nan bytes/s"},
+      {"speed=\"1Gf\"", "bandwidth=\"-5MBps\" latency=\"1us\"", "link 'l': bandwidth -5e+06 bytes/s"},
+      {"speed=\"1Gf\"", "bandwidth=\"1MBps\" latency=\"1e30s\"", "link 'l': latency 1e+30 s, more than an hour"}};
+  for (const auto& [speed, link, why] : values) {
+    SCOPED_TRACE(speed + " " + link);
+    const std::string file = dir.write("values.xml", "<?xml version='1.0'?>\n"
+                                                     "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+                                                     "<platform version=\"4.1\"><zone id=\"z\" routing=\"Full\">"
+                                                     "<host id=\"a\" " + speed + "/><host id=\"b\" speed=\"1Gf\"/>"
+                                                     "<link id=\"l\" " + link + "/>"
+                                                     "<route src=\"a\" dst=\"b\"><link_ctn id=\"l\"/></route>"
+                                                     "</zone></platform>\n");
+    const Outcome train = expect_train_refused(
+        {"--problem", "encoder:8", "--block", "4", "--epochs", "1", "--engine", "sim", "--np", "2", "--platform", file},
+        {"platform " + file + ": ", why});
+    EXPECT_EQ(std::count(train.err.begin(), train.err.end(), '\n'), 1) << "one line: " << train.err;
+  }
 }
 
 // --grow writes the cluster back as XML: an id, host names or a property holding & " < '

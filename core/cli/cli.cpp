@@ -58,22 +58,22 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     err << "wulf: unknown command '" << args[0] << "'\n" << usage;
     return exit_input;
   } catch (const Interrupted& e) {  // its children ended, its temporary files gone with the stack
-    err << "wulf: " << e.message << "\n";
+    err << "wulf: " << safe_to_print(e.message) << "\n";
     return 128 + e.signal;
   } catch (const TimedOut& e) {
-    err << "wulf: " << e.message << "\n";
+    err << "wulf: " << safe_to_print(e.message) << "\n";
     return exit_timeout;
   } catch (const InputError& e) {
     err << "wulf: error: " << e.what() << "\n";
     return exit_input;
   } catch (const po::error& e) {
-    err << "wulf: error: " << e.what() << " (see wulf " << (args.empty() ? "" : args[0]) << " --help)\n";
+    err << "wulf: error: " << safe_to_print(e.what()) << " (see wulf " << (args.empty() ? "" : args[0]) << " --help)\n";
     return exit_input;
   } catch (const std::bad_alloc&) {
     err << "wulf: error: out of memory (try --train-size or --precision float)\n";
     return exit_internal;
   } catch (const std::exception& e) {
-    err << "wulf: internal error: " << e.what() << "\n";
+    err << "wulf: internal error: " << safe_to_print(e.what()) << "\n";
     return exit_internal;
   }
 }

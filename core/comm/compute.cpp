@@ -1,4 +1,5 @@
 #include "comm/compute.hpp"
+#include "util/files.hpp"
 #include "util/errors.hpp"
 #include "util/names.hpp"
 
@@ -40,9 +41,13 @@ Profile read_profile(const std::string& name) {
   std::string path = name;
   const std::string named = platforms_dir() + "/profiles/" + name + ".profile";
   if (!std::filesystem::exists(path) && name.find('/') == std::string::npos) path = named;
+  if (!std::filesystem::exists(path)) throw InputError("--profile " + name + ": no such file, nor " + named);
+  check_input_file(path, "--profile", text_file_limit);
   std::ifstream in(path);
-  if (!in) throw InputError("--profile " + name + ": no such file, nor " + named);
+  if (!in) throw InputError("--profile " + path + ": cannot open it");
   std::map<std::string, double> values;
+  std::map<std::string, int> lines;          // the line of each value
+  std::map<std::string, std::string> texts;  // and its text
   std::map<std::string, std::string> words;  // problem, precision
   std::string line;
   for (int number = 1; std::getline(in, line); ++number) {
@@ -67,6 +72,21 @@ Profile read_profile(const std::string& name) {
       throw InputError("--profile " + path + ":" + std::to_string(number) + ": '" + printable(text) +
                        "' is not a non-negative number");
     values[key] = *v;
+    lines[key] = number;
+    texts[key] = text;
+  }
+  // A profile of zeros, or of an hour per pattern, is a file gone wrong, not a machine: the
+  // model would divide by zero and a simulation would wait forever. Tf, Tb and Tu, the times
+  // every pattern and update take, must be positive; no time may pass an hour, no size 1e12.
+  auto at = [&](const std::string& key) { return "--profile " + path + ":" + std::to_string(lines[key]) + ": " + key; };
+  for (const auto& [key, v] : values) {
+    const bool size = key == "n" || key == "m" || key == "w";
+    const double unit = key.size() > 3 && key.substr(key.size() - 3) == "_us" ? 1e-6 : 1e-3;
+    if (!std::isfinite(v) || (size ? v > 1e12 : v * unit > 3600))
+      throw InputError(at(key) + " = " + printable(texts[key]) + " is out of range: " +
+                       (size ? "a size is at most 1e12" : "a time is at most an hour (3600 s)"));
+    if ((key == "Tf_ms" || key == "Tb_ms" || key == "Tu_ms") && !(v > 0))
+      throw InputError(at(key) + " is 0: every pattern's forward and backward pass and every update take time");
   }
   Profile p;
   p.name = path;
@@ -91,8 +111,8 @@ Profile read_profile(const std::string& name) {
       values.erase(it);
     }
   if (!values.empty()) throw InputError("--profile " + path + ": unknown key '" + printable(values.begin()->first) + "'");
-  if (p.Tf + p.Ts < 0)
-    throw InputError("--profile " + path + ": Tf_ms + Ts_ms is negative (a test pattern would take no time)");
+  if (!(p.Tf + p.Ts > 0))
+    throw InputError(at("Ts_ms") + ": Tf_ms + Ts_ms is not positive (a test pattern would take no time)");
   return p;
 }
 

@@ -51,18 +51,7 @@ class Tokens {
   int line_ = 1;
 };
 
-std::string read_text(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) fail(path, "cannot open: it is a directory");
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    fail(path, std::filesystem::exists(path, ec) ? "cannot open: the file is not readable"
-                                                 : "cannot open: no such file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) fail(path, "read error");
-  return std::move(text).str();
-}
+std::string read_text(const std::string& path) { return read_text_file(path, "FANN data file", data_file_limit); }
 
 // A header count: digits only, so "-1", "2.5" and "1e3" are rejected rather than truncated.
 bool parse_count(std::string_view token, std::uint64_t& value) {

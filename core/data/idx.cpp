@@ -1,4 +1,5 @@
 #include "data/idx.hpp"
+#include "util/files.hpp"
 #include "util/errors.hpp"
 
 #include <algorithm>
@@ -31,8 +32,8 @@ struct IdxFile {
 };
 
 IdxFile open_idx(const std::string& path) {
+  check_input_file(path, "IDX file", data_file_limit);
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) fail(path, "cannot open: it is a directory");
   IdxFile f;
   f.in.open(path, std::ios::binary);
   if (!f.in) {

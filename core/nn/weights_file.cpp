@@ -1,4 +1,5 @@
 #include "nn/weights_file.hpp"
+#include "util/files.hpp"
 #include "util/errors.hpp"
 #include "util/text.hpp"
 
@@ -37,6 +38,7 @@ std::string weights_text(const Mlp<T>& net, const std::string& status, int itera
 }
 
 WeightsFile read_weights(const std::string& path) {
+  check_input_file(path, "weights file", data_file_limit);
   std::ifstream in(path);
   if (!in) throw InputError("weights file " + path + ": cannot open it");
   auto fault = [&](int line, const std::string& what) {

@@ -3,15 +3,23 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace wulf {
+
+// text with every control character but the line break and the tab written as \xNN (ESC,
+// NUL, CR, DEL...): what a message quotes from a file reaches a terminal as plain text.
+// Bytes from 0x80 up stay, so names in UTF-8 show as written.
+std::string safe_to_print(std::string_view text);
 
 // Thrown for any fault in user input: a missing or malformed file, an unknown name, a bad
 // size. The message names the input and says what is wrong; the command prints it and
 // exits non-zero before any training starts.
+// Its message is safe to print (safe_to_print): text it quotes from a file cannot reach the
+// terminal as an escape sequence, nor cut the message short with a NUL.
 class InputError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit InputError(const std::string& message) : std::runtime_error(safe_to_print(message)) {}
 };
 
 // Exit codes of the command.

@@ -2,6 +2,7 @@
 // and files of its own in /tmp that go away with the object that made them.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 
@@ -18,9 +19,19 @@ void write_file_atomically(const std::string& path, const std::string& text);
 // Throws InputError unless a file could be written at path (folder exists, writable; for a
 // device or pipe, the thing itself writable); option names the input in the message ("--out").
 void check_writable(const std::string& path, const std::string& option);
-// The whole file at path; throws InputError naming what (e.g. "--config") and the path when
-// it cannot be read.
-std::string read_text_file(const std::string& path, const std::string& what);
+// The most wulf reads of one file, named in a refusal: text a user writes (a --config, a
+// profile, a hostfile, a JSON record) and data (a FANN data file, a weights file, an IDX file).
+constexpr std::uintmax_t text_file_limit = std::uintmax_t{64} << 20;  // 64 MiB
+constexpr std::uintmax_t data_file_limit = std::uintmax_t{64} << 30;  // 64 GiB
+
+// The size of the regular file at path. Throws InputError naming what (e.g. "--config") and
+// the path, before anything is read, for a path that is missing, a folder, a device, a pipe or
+// a socket (a read of /dev/zero would never end), or a file larger than max_bytes.
+std::uintmax_t check_input_file(const std::string& path, const std::string& what, std::uintmax_t max_bytes);
+// The whole regular file at path (check_input_file), at most max_bytes of it; throws
+// InputError naming what and the path when it cannot be read, or grows past max_bytes.
+std::string read_text_file(const std::string& path, const std::string& what,
+                           std::uintmax_t max_bytes = text_file_limit);
 
 // A folder of wulf's own in the system's temporary folder (mkdtemp: a name no other process
 // has, created with mode 0700), removed with everything in it when the object goes.

@@ -1,4 +1,5 @@
 #include "util/json.hpp"
+#include "util/files.hpp"
 
 #include "util/text.hpp"
 
@@ -73,11 +74,7 @@ void write(std::string& out, const Json& j, bool lines, int depth) {
 Json parse_json(const std::string& text, const std::string& source) { return parse(text, source, "JSON"); }
 
 Json read_json_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot be read");
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse(text.str(), path, "a JSON record");
+  return parse(read_text_file(path, "JSON record", data_file_limit), path, "a JSON record");
 }
 
 std::string record_text(const Json& j) {

@@ -69,6 +69,22 @@ bool is_one_of(std::string_view value, std::initializer_list<std::string_view> c
   return std::find(choices.begin(), choices.end(), value) != choices.end();
 }
 
+std::string safe_to_print(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", c);
+      out += hex;
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
 std::string printable(std::string_view text, std::size_t most) {
   std::string out;
   for (std::size_t i = 0; i < std::min(text.size(), most); ++i) {
