@@ -3,6 +3,7 @@
 #include "cli/cli.hpp"
 #include "util/errors.hpp"
 #include "util/files.hpp"
+#include "util/process.hpp"
 
 #include <gtest/gtest.h>
 
@@ -10,6 +11,9 @@
 
 #include <filesystem>
 #include <fstream>
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace wulf {
 namespace {
@@ -79,6 +83,68 @@ TEST_F(cli, inputs_must_be_regular_files_within_a_stated_limit) {
   fs::resize_file(big, text_file_limit + 1);
   expect_refused({"train", "--config", big}, {"--config", big, "more than the 64 MiB wulf reads of such a file"});
   EXPECT_TRUE(contains(input_error([&] { read_text_file(big, "--config"); }), "64 MiB")) << big;
+}
+
+// An output never replaces what is not a plain file of the run's own: a link is written
+// through, a FIFO no one reads, a link to nothing and a folder are refused before the run,
+// /dev/stdout gets the record on the standard output, and an output naming an input or the
+// other output is refused, naming both.
+TEST_F(cli, outputs_write_through_links_and_never_replace_inputs) {
+  const std::vector<std::string> run{"train", "--problem", "encoder:8", "--epochs", "1", "--block", "4", "--quiet"};
+  auto with = [&](std::vector<std::string> more) {
+    std::vector<std::string> args = run;
+    args.insert(args.end(), more.begin(), more.end());
+    return args;
+  };
+  // A link to a file: the file gets the record and the weights, the links stay links.
+  const std::string record = write("record.json", "old\n"), weights = write("weights.txt", "old\n");
+  fs::create_symlink(record, path("record-link"));
+  fs::create_symlink(weights, path("weights-link"));
+  testing_support::expect_success(with({"--out", path("record-link"), "--weights-out", path("weights-link")}));
+  EXPECT_TRUE(fs::is_symlink(path("record-link")));
+  EXPECT_TRUE(fs::is_symlink(path("weights-link")));
+  EXPECT_TRUE(read_text_file(record, "record").find("wulf_record") != std::string::npos);
+  EXPECT_TRUE(read_text_file(weights, "weights").find("wulf") != std::string::npos);
+  // A link to nothing, a folder, a FIFO that no process reads: refused, nothing run.
+  fs::create_symlink(path("nowhere/x.json"), path("dangling"));
+  expect_refused(with({"--out", path("dangling")}), {"--out", "symbolic link to nothing"});
+  expect_refused(with({"--weights-out", path("dangling")}), {"--weights-out", "symbolic link to nothing"});
+  fs::create_directory(path("folder"));
+  expect_refused(with({"--out", path("folder")}), {"--out", "is a folder"});
+  ASSERT_EQ(::mkfifo(path("fifo").c_str(), 0600), 0);
+  expect_refused(with({"--out", path("fifo")}), {"--out", "is a FIFO that no process reads"});
+  // /dev/stdout: the record on the standard output of the wulf process.
+  std::string out, err;
+  ASSERT_EQ(run_program_captured({std::string(WULF_BINARY_DIR) + "/wulf", "train", "--problem", "encoder:8", "--epochs",
+                                  "1", "--block", "4", "--quiet", "--out", "/dev/stdout"},
+                                 out, err),
+            0)
+      << err;
+  EXPECT_TRUE(out.find("\"wulf_record\"") != std::string::npos) << out;
+  // An output that is an input, or the other output (through a link too): refused, naming both.
+  const std::string cfg = write("run.cfg", "problem = encoder:8\nepochs = 1\nblock = 4\n");
+  expect_refused({"train", "--config", cfg, "--out", cfg}, {"--out " + cfg + " is this run's --config " + cfg});
+  fs::create_symlink(cfg, path("cfg-link"));
+  expect_refused({"train", "--config", cfg, "--weights-out", path("cfg-link")}, {"--weights-out", "--config " + cfg});
+  expect_refused(with({"--out", path("same.json"), "--weights-out", path("same.json")}),
+                 {"--out", "--weights-out", "are one file"});
+  expect_refused(with({"--weights-in", weights, "--weights-out", weights}), {"is this run's --weights-in " + weights});
+  EXPECT_EQ(read_text_file(cfg, "config"), "problem = encoder:8\nepochs = 1\nblock = 4\n");
+}
+
+// --out /dev/null, as root: the device stays a device. Run in a private mount namespace with
+// a /dev of its own (tmpfs, a null device made there), never on the host's /dev.
+TEST_F(cli, out_to_dev_null_leaves_the_device_in_a_private_mount_namespace) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to make a mount namespace and a device node";
+  const std::string script =
+      "mount -t tmpfs wulf-dev /dev && mknod -m 666 /dev/null c 1 3 && \"" + std::string(WULF_BINARY_DIR) +
+      "/wulf\" train --problem encoder:8 --epochs 1 --block 4 --quiet --out /dev/null --weights-out /dev/null && "
+      "stat -c %F /dev/null";
+  std::string out, err;
+  const int code = run_program_captured({"unshare", "--mount", "--propagation", "private", "sh", "-c", script}, out, err);
+  if (code != 0 && err.find("unshare") != std::string::npos) GTEST_SKIP() << "no mount namespace here: " << err;
+  ASSERT_EQ(code, 0) << out << err;
+  EXPECT_TRUE(out.size() >= 23 && out.substr(out.size() - 23) == "character special file\n") << out << err;
 }
 
 // What a message quotes from a file reaches the terminal as plain text: an escape sequence

@@ -4,10 +4,13 @@
 #include "cli/cli.hpp"
 #include "util/errors.hpp"
 #include "engine/launch.hpp"
+#include "util/files.hpp"
 #include "util/json.hpp"
 #include "util/process.hpp"
 #include "train/partition.hpp"
 
+#include <fcntl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -16,6 +19,12 @@
 
 #include "test_support.hpp"
 
+#include <algorithm>
+#include <map>
+#include <thread>
+#include <chrono>
+#include <filesystem>
+#include <csignal>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -449,6 +458,104 @@ TEST(engines, real_engine_says_when_the_arithmetic_takes_longer_than_the_profile
   EXPECT_TRUE(r.at("dilation_too_small").get<bool>());
   EXPECT_GT(r.at("compute_budget").at("overruns").get<long long>(), 0);
   EXPECT_GT(r.at("compute_budget").at("worst").at("ratio").get<double>(), 1.0);
+}
+
+// The processes below pid (its children, theirs, ...) that are alive, from /proc: each
+// process's parent is the fourth field of /proc/PID/stat, its state the third.
+std::vector<pid_t> live_descendants(pid_t pid) {
+  std::map<pid_t, std::pair<pid_t, char>> parent_state;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string text;
+    std::getline(stat, text);
+    const std::size_t close = text.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(text.substr(close + 2));
+    char state = 0;
+    pid_t parent = 0;
+    if (rest >> state >> parent) parent_state[std::stoi(name)] = {parent, state};
+  }
+  std::vector<pid_t> found, frontier{pid};
+  while (!frontier.empty()) {
+    const pid_t p = frontier.back();
+    frontier.pop_back();
+    for (const auto& [child, ps] : parent_state)
+      if (ps.first == p) {
+        frontier.push_back(child);
+        if (ps.second != 'Z' && ps.second != 'X') found.push_back(child);
+      }
+  }
+  return found;
+}
+
+std::string comm_of(pid_t pid) {
+  std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
+  std::string name;
+  std::getline(comm, name);
+  return name;
+}
+
+// Only the wulf that started a run writes its record. Killed with SIGKILL, wulf leaves
+// nothing running that could write --out later: smpirun and smpimain end with it. Killing
+// smpirun (the sh that runs the script) with SIGKILL ends smpimain too, and wulf says the
+// run failed. The record already at --out stays as it was.
+TEST(engines, a_killed_wulf_or_smpirun_leaves_no_process_and_no_record) {
+  TestDir dir;
+  for (const std::string victim : {"wulf", "smpirun"}) {
+    SCOPED_TRACE(victim);
+    const std::string out = dir.write("record-" + victim + ".json", "old\n");
+    const std::vector<std::string> argv{std::string(WULF_BINARY_DIR) + "/wulf", "train", "--problem", "digits",
+                                        "--engine", "sim", "--np", "4", "--platform", test_platform("flat64.xml"),
+                                        "--epochs", "200", "--quiet", "--out", out};
+    std::vector<char*> args;
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    const pid_t wulf = ::fork();
+    ASSERT_GE(wulf, 0);
+    if (wulf == 0) {
+      const int null = ::open("/dev/null", O_WRONLY);
+      ::dup2(null, 1), ::dup2(null, 2);
+      ::execv(args[0], args.data());
+      ::_exit(127);
+    }
+    // Wait for the simulation to run: smpimain below wulf.
+    std::vector<pid_t> running;
+    pid_t smpirun = 0;
+    for (int tries = 0; tries < 200; ++tries) {
+      running = live_descendants(wulf);
+      const auto main = std::find_if(running.begin(), running.end(), [](pid_t p) { return comm_of(p) == "smpimain"; });
+      if (main != running.end()) {
+        for (const pid_t p : running)
+          if (p != *main && comm_of(p) != "smpimain") smpirun = p;
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ASSERT_NE(smpirun, 0) << "smpirun and smpimain did not start";
+    ::kill(victim == "wulf" ? wulf : smpirun, SIGKILL);
+    int status = 0;
+    ASSERT_EQ(::waitpid(wulf, &status, 0), wulf);
+    if (victim == "wulf") EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    else EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) != 0) << status;
+    // Everything it started ends at once (PR_SET_PDEATHSIG), well before the 200 epochs.
+    std::vector<pid_t> left = running;
+    for (int tries = 0; tries < 100 && !left.empty(); ++tries) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      left.erase(std::remove_if(left.begin(), left.end(),
+                                [](pid_t p) {
+                                  std::ifstream stat("/proc/" + std::to_string(p) + "/stat");
+                                  std::string text;
+                                  std::getline(stat, text);
+                                  const std::size_t close = text.rfind(')');
+                                  return close == std::string::npos || text[close + 2] == 'Z';
+                                }),
+                 left.end());
+    }
+    EXPECT_TRUE(left.empty()) << left.size() << " processes of the run still running";
+    EXPECT_EQ(read_text_file(out, "the record"), "old\n");
+  }
 }
 
 TEST(engines, wulf_started_inside_a_users_mpirun_becomes_its_ranks) {

@@ -355,6 +355,8 @@ RanksOutcome run_ranks(const std::vector<std::string>& cmd, bool simulation, boo
   options.keep_err = !capture_output && !simulation;  // mpirun's word on a rank it saw killed
   options.timeout_s = timeout_s;
   options.env.push_back("WULF_STATUS_FILE=" + status_file.path());
+  // The ranks end should this process have ended before they start (rank_main.cpp).
+  options.env.push_back("WULF_FRONT_END_PID=" + std::to_string(::getpid()));
   options.env.insert(options.env.end(), env.begin(), env.end());
   // smpirun's files (SimGrid's copies of the rank program, one per rank, which it removes
   // only when it ends well) go in a folder of this run's, which goes with the object.

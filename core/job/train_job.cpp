@@ -515,6 +515,42 @@ void add_training_json(Json& j, const TrainJob& job, const ProblemOptions& data)
   j["versions"] = versions_json();
 }
 
+// An output that names one of the run's inputs, or the other output, would destroy it: refused
+// before the run, naming both. Devices and pipes are left out (two records to /dev/null
+// destroy nothing).
+void check_outputs_apart(const po::variables_map& vm, const TrainJob& job) {
+  std::vector<std::pair<std::string, std::string>> inputs;  // option, path
+  auto input = [&](const char* option, const std::string& path) {
+    if (!path.empty()) inputs.emplace_back(option, path);
+  };
+  if (vm.count("config")) input("--config", vm["config"].as<std::string>());
+  if (const std::string problem = vm["problem"].as<std::string>(); problem.rfind("fann:", 0) == 0)
+    input("--problem", problem.substr(5));
+  if (vm.count("test-data")) input("--test-data", vm["test-data"].as<std::string>());
+  input("--weights-in", job.weights_in);
+  if (job.compute.mode == ComputeMode::calibrated) input("--profile", job.compute.profile.name);
+  input("--platform", job.platform);
+  input("--hostfile", job.hostfile);
+  if (vm.count("hosts")) input("--hosts", vm["hosts"].as<std::string>());
+  const std::vector<std::pair<std::string, std::string>> outputs{{"--out", job.out_path},
+                                                                 {"--weights-out", job.weights_path}};
+  auto regular_or_new = [](const std::string& path) {
+    std::error_code ec;
+    return !std::filesystem::exists(path, ec) || std::filesystem::is_regular_file(path, ec);
+  };
+  for (const auto& [out_option, out] : outputs) {
+    if (out.empty() || !regular_or_new(out)) continue;
+    for (const auto& [in_option, in] : inputs)
+      if (same_file(out, in))
+        throw InputError(out_option + " " + out + " is this run's " + in_option + " " + in +
+                         ": writing it would destroy that input");
+  }
+  if (!job.out_path.empty() && !job.weights_path.empty() && regular_or_new(job.out_path) &&
+      same_file(job.out_path, job.weights_path))
+    throw InputError("--out " + job.out_path + " and --weights-out " + job.weights_path +
+                     " are one file: each would overwrite the other");
+}
+
 }  // namespace
 
 TrainJob resolve(const po::variables_map& vm, const RankPlace& place) {
@@ -539,6 +575,7 @@ TrainJob resolve(const po::variables_map& vm, const RankPlace& place) {
     check_profile_fits(job.compute.profile, job.problem.name, job.spec, precision_name(job));
   resolve_training(vm, block, epochs, job);
   resolve_weights_in(vm, job);
+  check_outputs_apart(vm, job);
   // The memory the run needs, against this machine's, before any rank starts (the ranks
   // themselves only record it); then the counts its collectives pass to MPI.
   const MemoryEstimate memory = estimate_memory(job);

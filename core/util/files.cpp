@@ -38,12 +38,71 @@ bool write_all(int fd, const std::string& text) {
   return true;
 }
 
-// True when path is something other than a regular file or a folder: a device (/dev/full,
-// /dev/stdout), a pipe or a socket. Such a thing is written in place: replacing it by a
-// rename would put a regular file where the device was.
-bool is_special_file(const std::string& path) {
+// The descriptor a path names directly, or -1: /dev/stdout, /dev/stderr, /dev/fd/N and
+// /proc/self/fd/N. Written through that descriptor: opening the path again would start a
+// file that the shell redirected there at its first byte, over what was written already.
+int named_descriptor(const std::string& path) {
+  if (path == "/dev/stdout") return STDOUT_FILENO;
+  if (path == "/dev/stderr") return STDERR_FILENO;
+  for (const std::string prefix : {"/dev/fd/", "/proc/self/fd/"})
+    if (path.rfind(prefix, 0) == 0 && path.size() > prefix.size() && path.size() - prefix.size() < 6 &&
+        path.find_first_not_of("0123456789", prefix.size()) == std::string::npos)
+      return std::stoi(path.substr(prefix.size()));
+  return -1;
+}
+
+// What writing to path means: a descriptor (named_descriptor), a device or a pipe written in
+// place, or a regular file at `file`, replaced in one rename: path itself, or the file a
+// symbolic link at path leads to (written through, the link kept).
+struct OutputTarget {
+  int descriptor = -1;
+  bool in_place = false;  // a device or a FIFO: opened and written, never replaced
+  std::string file;
+};
+
+// Throws InputError naming option and path for what an output may not be: a folder, a
+// socket, a FIFO that no process reads (the write would wait forever), a link that leads
+// nowhere, or a folder that is missing or not writable.
+OutputTarget output_target(const std::string& path, const std::string& option) {
+  OutputTarget t;
+  t.descriptor = named_descriptor(path);
+  if (t.descriptor >= 0) {
+    if (::fcntl(t.descriptor, F_GETFL) < 0) throw InputError(option + " " + path + ": descriptor is not open");
+    return t;
+  }
+  const fs::path p(path);
+  if (p.filename().empty()) throw InputError(option + " " + path + ": names a folder, not a file");
+  struct stat link {};
+  t.file = path;
+  if (::lstat(path.c_str(), &link) == 0 && S_ISLNK(link.st_mode)) {
+    std::error_code ec;
+    const fs::path to = fs::canonical(p, ec);
+    if (ec) throw InputError(option + " " + path + ": is a symbolic link to nothing (" + ec.message() + ")");
+    t.file = to.string();
+  }
   struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+  if (::stat(t.file.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) throw InputError(option + " " + path + ": is a folder");
+    if (S_ISSOCK(st.st_mode)) throw InputError(option + " " + path + ": is a socket, which wulf does not write");
+    if (!S_ISREG(st.st_mode)) {
+      if (S_ISFIFO(st.st_mode)) {  // a reader must be there already, or the open would wait
+        const int fd = ::open(t.file.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+        if (fd < 0)
+          throw InputError(option + " " + path + ": is a FIFO " +
+                           (errno == ENXIO ? std::string("that no process reads") : std::strerror(errno)));
+        ::close(fd);
+      }
+      if (::access(t.file.c_str(), W_OK) != 0) throw InputError(option + " " + path + ": is not writable");
+      t.in_place = true;
+      return t;
+    }
+  }
+  const fs::path file(t.file);
+  const fs::path dir = file.has_parent_path() ? file.parent_path() : fs::path(".");
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw InputError(option + " " + path + ": folder " + dir.string() + " does not exist");
+  if (::access(dir.c_str(), W_OK) != 0) throw InputError(option + " " + path + ": folder " + dir.string() + " is not writable");
+  return t;
 }
 
 // A new file beside path, "<path>.tmp-<pid>-<random>", created with O_EXCL: it never reuses,
@@ -62,36 +121,33 @@ std::pair<int, std::string> create_beside(const std::string& path) {
   throw InputError(path + ": cannot create a file beside it: every name tried exists");
 }
 
-// Writes text into the device or pipe at path (see is_special_file).
-void write_in_place(const std::string& path, const std::string& text) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+// Writes text into the device or pipe at path, or through descriptor fd when it is not -1.
+void write_in_place(const std::string& path, int fd, const std::string& text) {
+  const bool own = fd < 0;
+  if (own) fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
   if (fd < 0) throw InputError(path + ": cannot open it for writing: " + std::strerror(errno));
   const bool written = write_all(fd, text);
   const int write_errno = errno;
-  const bool closed = ::close(fd) == 0;
+  const bool closed = !own || ::close(fd) == 0;
   if (!written || !closed)
     throw InputError(path + ": writing failed: " + std::strerror(written ? errno : write_errno));
 }
 
 }  // namespace
 
-void check_writable(const std::string& path, const std::string& option) {
-  const fs::path p(path);
-  if (p.filename().empty()) throw InputError(option + " " + path + ": names a folder, not a file");
-  const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+void check_writable(const std::string& path, const std::string& option) { output_target(path, option); }
+
+bool same_file(const std::string& a, const std::string& b) {
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) throw InputError(option + " " + path + ": folder " + dir.string() + " does not exist");
-  if (fs::is_directory(p, ec)) throw InputError(option + " " + path + ": is a folder");
-  if (is_special_file(path)) {  // written in place: the device itself must take writes
-    if (::access(path.c_str(), W_OK) != 0) throw InputError(option + " " + path + ": is not writable");
-    return;
-  }
-  if (::access(dir.c_str(), W_OK) != 0) throw InputError(option + " " + path + ": folder " + dir.string() + " is not writable");
+  if (fs::exists(a, ec) && fs::exists(b, ec)) return fs::equivalent(a, b, ec);
+  const fs::path x = fs::weakly_canonical(a, ec), y = fs::weakly_canonical(b, ec);
+  return !ec && x == y;
 }
 
-void write_file_atomically(const std::string& path, const std::string& text) {
-  check_writable(path, "output");
-  if (is_special_file(path)) return write_in_place(path, text);
+void write_file_atomically(const std::string& path_given, const std::string& text) {
+  const OutputTarget target = output_target(path_given, "output");
+  if (target.descriptor >= 0 || target.in_place) return write_in_place(target.file, target.descriptor, text);
+  const std::string& path = target.file;  // the file a link leads to, which is replaced
   const auto [fd, tmp] = create_beside(path);
   // Every write and the close are checked (a full disk may fail either); on a failure the
   // file beside goes and path is left as it was.

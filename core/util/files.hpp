@@ -12,13 +12,19 @@ namespace wulf {
 // file of its own in the same folder first (created with O_EXCL, never a name that exists),
 // then replaces path in one rename. Every write is checked: when one fails (a full disk),
 // the new file is removed and a file already at path is left byte for byte as it was.
-// A device or pipe at path (/dev/stdout, /dev/full) is written in place, never replaced.
-// Throws InputError naming the path when the folder is missing or not writable, or a
-// write fails (with the system's reason: "No space left on device").
+// What is not a regular file is never replaced: a symbolic link is written through (the file
+// it leads to is replaced, the link stays); a device or a FIFO (/dev/null, /dev/full) is
+// written in place; /dev/stdout, /dev/stderr, /dev/fd/N and /proc/self/fd/N are written
+// through that descriptor. Throws InputError naming the path for what check_writable
+// refuses, or when a write fails (with the system's reason: "No space left on device").
 void write_file_atomically(const std::string& path, const std::string& text);
-// Throws InputError unless a file could be written at path (folder exists, writable; for a
-// device or pipe, the thing itself writable); option names the input in the message ("--out").
+// Throws InputError unless a file could be written at path, option naming the input in the
+// message ("--out"): a folder, a socket, a FIFO no process reads, a link to nothing, a
+// missing or unwritable folder, or a device that is not writable are refused.
 void check_writable(const std::string& path, const std::string& option);
+// Whether paths a and b name one file: the same file once links are followed, or the same
+// path once made absolute and normal where either does not exist yet.
+bool same_file(const std::string& a, const std::string& b);
 // The most wulf reads of one file, named in a refusal: text a user writes (a --config, a
 // profile, a hostfile, a JSON record) and data (a FANN data file, a weights file, an IDX file).
 constexpr std::uintmax_t text_file_limit = std::uintmax_t{64} << 20;  // 64 MiB

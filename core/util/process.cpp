@@ -21,7 +21,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -270,30 +270,73 @@ struct Pipe {
 
 // Spawns argv in a process group of its own, standard input /dev/null, the signals wulf
 // handles at their defaults, its output into the pipes that are open.
+// The program argv[0] names: itself when it holds a '/', else the first executable of that
+// name on $PATH; empty when there is none. Looked up before the fork, so that the child
+// calls nothing but system calls.
+std::string program_path(const std::string& name) {
+  if (name.find('/') != std::string::npos) return name;
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  std::size_t start = 0;
+  while (start <= dirs.size()) {
+    const std::size_t end = std::min(dirs.find(':', start), dirs.size());
+    const std::string dir = dirs.substr(start, end - start);
+    const std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    start = end + 1;
+  }
+  return "";
+}
+
+// Starts argv in a process group of its own, standard input from /dev/null, the pipes given
+// as standard output and error. The child ends with this process: it asks the kernel for
+// SIGKILL should its parent die (PR_SET_PDEATHSIG), so that nothing wulf starts, and nothing
+// that writes a record for it, outlives a wulf killed with SIGKILL. Its own children are
+// asked the same by wulf's rank programs (die_with_parent).
 pid_t spawn(const std::vector<std::string>& argv, const ChildOptions& options, const Pipe& out, const Pipe& err) {
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-  posix_spawnattr_setpgroup(&attr, 0);
-  sigset_t defaults, none;
-  sigemptyset(&defaults);
-  for (int s : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) sigaddset(&defaults, s);
-  sigemptyset(&none);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  if (out.write >= 0) posix_spawn_file_actions_adddup2(&actions, out.write, 1);
-  if (err.write >= 0) posix_spawn_file_actions_adddup2(&actions, err.write, 2);
+  const std::string program = program_path(argv[0]);
+  if (program.empty()) throw std::runtime_error("cannot start " + argv[0] + ": " + std::strerror(ENOENT));
   std::vector<char*> args = c_args(argv);
   const std::vector<std::string> env_text = environment_with(options.env);
   std::vector<char*> env = c_args(env_text);
-  pid_t pid = 0;
-  const int e = ::posix_spawnp(&pid, args[0], &actions, &attr, args.data(), env.data());
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  if (e != 0) throw std::runtime_error("cannot start " + argv[0] + ": " + std::strerror(e));
+  int failed[2];  // the child's errno, should exec fail; closed by a successful exec
+  if (::pipe2(failed, O_CLOEXEC) != 0) throw std::runtime_error("cannot start " + argv[0] + ": " + std::strerror(errno));
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    const int e = errno;
+    ::close(failed[0]), ::close(failed[1]);
+    throw std::runtime_error("cannot start " + argv[0] + ": " + std::strerror(e));
+  }
+  if (pid == 0) {  // async-signal-safe calls only from here
+    ::setpgid(0, 0);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);  // the parent died before the request
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) ::sigaction(sig, &dfl, nullptr);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    const int null = ::open("/dev/null", O_RDONLY);
+    if (null >= 0 && null != 0) ::dup2(null, 0), ::close(null);
+    if (out.write >= 0) ::dup2(out.write, 1);
+    if (err.write >= 0) ::dup2(err.write, 2);
+    ::execve(program.c_str(), args.data(), env.data());
+    const int e = errno;
+    [[maybe_unused]] const ssize_t n = ::write(failed[1], &e, sizeof e);
+    ::_exit(127);
+  }
+  ::close(failed[1]);
+  int e = 0;
+  ssize_t got;
+  do got = ::read(failed[0], &e, sizeof e);
+  while (got < 0 && errno == EINTR);
+  ::close(failed[0]);
+  if (got == static_cast<ssize_t>(sizeof e)) {
+    ::waitpid(pid, nullptr, 0);
+    throw std::runtime_error("cannot start " + argv[0] + ": " + std::strerror(e));
+  }
   return pid;
 }
 

@@ -4,11 +4,26 @@
 #include "comm/compute.hpp"
 #include "comm/mpi/rank.hpp"
 
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
 #include <iostream>
 #include <string>
 #include <vector>
 
+#include <sys/prctl.h>
+#include <unistd.h>
+
 int main(int argc, char** argv) {
+  // Started by wulf (WULF_FRONT_END_PID), the ranks end with their launcher: mpirun, or
+  // smpirun for the process that simulates them all. wulf's launcher ends with wulf (spawn in
+  // util/process.cpp), so no rank outlives a wulf killed with SIGKILL, nor writes its record.
+  // A rank that starts after either has gone (an orphan, its parent now init) ends at once.
+  if (const char* front_end = std::getenv("WULF_FRONT_END_PID")) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    const long pid = std::atol(front_end);
+    if (::getppid() == 1 || (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)) return 1;
+  }
   wulf::mpi_init(&argc, &argv);
   int code = 0;
   {
