@@ -132,19 +132,23 @@ TEST_F(cli, outputs_write_through_links_and_never_replace_inputs) {
   EXPECT_EQ(read_text_file(cfg, "config"), "problem = encoder:8\nepochs = 1\nblock = 4\n");
 }
 
-// --out /dev/null, as root: the device stays a device. Run in a private mount namespace with
-// a /dev of its own (tmpfs, a null device made there), never on the host's /dev.
+// --out /dev/null, as root: the device stays a device; a block device (a disk) is refused.
+// Run in a private mount namespace with a /dev of its own (tmpfs, the nodes made there; the
+// disk's is of a loop device number no machine has), never on the host's /dev.
 TEST_F(cli, out_to_dev_null_leaves_the_device_in_a_private_mount_namespace) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root to make a mount namespace and a device node";
+  const std::string wulf = "\"" + std::string(WULF_BINARY_DIR) + "/wulf\" train --problem encoder:8 --epochs 1 --block 4 ";
   const std::string script =
-      "mount -t tmpfs wulf-dev /dev && mknod -m 666 /dev/null c 1 3 && \"" + std::string(WULF_BINARY_DIR) +
-      "/wulf\" train --problem encoder:8 --epochs 1 --block 4 --quiet --out /dev/null --weights-out /dev/null && "
-      "stat -c %F /dev/null";
+      "mount -t tmpfs wulf-dev /dev && mknod -m 666 /dev/null c 1 3 && mknod -m 666 /dev/wulf-disk b 7 250 && " +
+      wulf + "--quiet --out /dev/null --weights-out /dev/null && " + wulf +
+      "--out /dev/wulf-disk 2>&1; echo \"exit $?\"; stat -c %F /dev/null";
   std::string out, err;
   const int code = run_program_captured({"unshare", "--mount", "--propagation", "private", "sh", "-c", script}, out, err);
   if (code != 0 && err.find("unshare") != std::string::npos) GTEST_SKIP() << "no mount namespace here: " << err;
   ASSERT_EQ(code, 0) << out << err;
   EXPECT_TRUE(out.size() >= 23 && out.substr(out.size() - 23) == "character special file\n") << out << err;
+  EXPECT_TRUE(contains(out, "--out /dev/wulf-disk: is a block device (a disk), which wulf does not write\nexit 2\n"))
+      << out;
 }
 
 // What a message quotes from a file reaches the terminal as plain text: an escape sequence

@@ -95,6 +95,17 @@ TEST(platform, info_reads_names_with_quotes_backslashes_and_tabs) {
   EXPECT_EQ(platform.at("hosts").at(1).at("name").get<std::string>(), "tab\td");
   EXPECT_EQ(platform.at("links").at(0).at("name").get<std::string>(), "l\"\\");
   EXPECT_EQ(platform.at("zone").at("properties").at("wulf:note").get<std::string>(), "a \"quoted\\\tnote");
+
+  // An escape sequence in a name reaches the summary as text, not the terminal.
+  const std::string esc = dir.write("esc.xml", "<?xml version='1.0'?>\n"
+                                               "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+                                               "<platform version=\"4.1\"><zone id=\"z\" routing=\"Full\">"
+                                               "<host id=\"a\x1b[31mred\" speed=\"1Gf\"/><host id=\"b\" speed=\"1Gf\"/>"
+                                               "<link id=\"l\" bandwidth=\"1MBps\" latency=\"1us\"/>"
+                                               "<route src=\"a\x1b[31mred\" dst=\"b\"><link_ctn id=\"l\"/></route>"
+                                               "</zone></platform>\n");
+  const Outcome summary = expect_success({"platform", "info", esc}, {"a\\x1b[31mred (zone z)"});
+  EXPECT_EQ(summary.out.find('\x1b'), std::string::npos) << summary.out;
 }
 
 TEST(platform, every_simgrid_topology_is_read_and_measured) {

@@ -41,8 +41,11 @@ std::string human_time(double seconds) {
   return fmt::format("{:.4g} s", seconds);
 }
 
+// A name from the platform file, as the summary prints it: control characters escaped.
+std::string name_in(const Json& j, const char* key) { return safe_to_print(j.at(key).get<std::string>()); }
+
 void print_zone(std::ostream& out, const Json& zone, int depth) {
-  out << std::string(static_cast<std::size_t>(2 * depth + 2), ' ') << zone.at("name").get<std::string>();
+  out << std::string(static_cast<std::size_t>(2 * depth + 2), ' ') << name_in(zone, "name");
   const double hosts = zone.at("hosts").get<double>();
   if (hosts > 0) fmt::print(out, " ({:g} hosts)", hosts);
   out << "\n";
@@ -78,7 +81,7 @@ int info_command(const std::vector<std::string>& args, std::ostream& out) {
     fmt::print(out, "  {:>5} x {:g} core{} at {:.4g} Gflop/s\n", count, kind.first, kind.first == 1 ? "" : "s",
                kind.second / 1e9);
   for (std::size_t i = 0; i < hosts.size() && i < 6; ++i)
-    out << "  " << hosts[i].at("name").get<std::string>() << " (zone " << hosts[i].at("zone").get<std::string>()
+    out << "  " << name_in(hosts[i], "name") << " (zone " << name_in(hosts[i], "zone")
         << ")\n";
   if (hosts.size() > 6) out << "  ... " << hosts.size() - 6 << " more\n";
   std::map<std::pair<double, double>, int> link_kinds;  // (bandwidth, latency) -> links
@@ -90,14 +93,14 @@ int info_command(const std::vector<std::string>& args, std::ostream& out) {
   print_zone(out, info.at("zone"), 0);
   out << "slowest route between each pair of zones:\n";
   for (const Json& r : info.at("routes")) {
-    out << "  " << r.at("from_zone").get<std::string>() << " -> " << r.at("to_zone").get<std::string>() << ": "
-        << r.at("from").get<std::string>() << " -> " << r.at("to").get<std::string>() << ": ";
+    out << "  " << name_in(r, "from_zone") << " -> " << name_in(r, "to_zone") << ": "
+        << name_in(r, "from") << " -> " << name_in(r, "to") << ": ";
     if (r.at("bottleneck_link").is_null()) {
       out << "no route\n";
       continue;
     }
     out << r.at("links").size() << " links, latency " << human_time(r.at("latency_s").get<double>()) << ", bottleneck "
-        << human_rate(r.at("bottleneck_Bps").get<double>()) << " (" << r.at("bottleneck_link").get<std::string>()
+        << human_rate(r.at("bottleneck_Bps").get<double>()) << " (" << name_in(r, "bottleneck_link")
         << ")\n";
   }
   if (vm.count("out")) {

@@ -61,7 +61,7 @@ struct OutputTarget {
 };
 
 // Throws InputError naming option and path for what an output may not be: a folder, a
-// socket, a FIFO that no process reads (the write would wait forever), a link that leads
+// socket, a block device, a FIFO that no process reads (the write would wait forever), a link that leads
 // nowhere, or a folder that is missing or not writable.
 OutputTarget output_target(const std::string& path, const std::string& option) {
   OutputTarget t;
@@ -84,6 +84,8 @@ OutputTarget output_target(const std::string& path, const std::string& option) {
   if (::stat(t.file.c_str(), &st) == 0) {
     if (S_ISDIR(st.st_mode)) throw InputError(option + " " + path + ": is a folder");
     if (S_ISSOCK(st.st_mode)) throw InputError(option + " " + path + ": is a socket, which wulf does not write");
+    if (S_ISBLK(st.st_mode))  // a disk: a record written there would destroy what it holds
+      throw InputError(option + " " + path + ": is a block device (a disk), which wulf does not write");
     if (!S_ISREG(st.st_mode)) {
       if (S_ISFIFO(st.st_mode)) {  // a reader must be there already, or the open would wait
         const int fd = ::open(t.file.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);

@@ -19,8 +19,8 @@ namespace wulf {
 // refuses, or when a write fails (with the system's reason: "No space left on device").
 void write_file_atomically(const std::string& path, const std::string& text);
 // Throws InputError unless a file could be written at path, option naming the input in the
-// message ("--out"): a folder, a socket, a FIFO no process reads, a link to nothing, a
-// missing or unwritable folder, or a device that is not writable are refused.
+// message ("--out"): a folder, a socket, a block device (a disk), a FIFO no process reads, a
+// link to nothing, a missing or unwritable folder, or a device that is not writable.
 void check_writable(const std::string& path, const std::string& option);
 // Whether paths a and b name one file: the same file once links are followed, or the same
 // path once made absolute and normal where either does not exist yet.
