@@ -61,8 +61,8 @@ struct OutputTarget {
 };
 
 // Throws InputError naming option and path for what an output may not be: a folder, a
-// socket, a block device, a FIFO that no process reads (the write would wait forever), a link that leads
-// nowhere, or a folder that is missing or not writable.
+// socket, a block device, a FIFO that no process reads (the write would wait forever), a
+// link that leads nowhere, or a folder that is missing or not writable.
 OutputTarget output_target(const std::string& path, const std::string& option) {
   OutputTarget t;
   t.descriptor = named_descriptor(path);
@@ -148,7 +148,8 @@ bool same_file(const std::string& a, const std::string& b) {
 
 void write_file_atomically(const std::string& path_given, const std::string& text) {
   const OutputTarget target = output_target(path_given, "output");
-  if (target.descriptor >= 0 || target.in_place) return write_in_place(target.file, target.descriptor, text);
+  if (target.descriptor >= 0 || target.in_place)
+    return write_in_place(target.descriptor >= 0 ? path_given : target.file, target.descriptor, text);
   const std::string& path = target.file;  // the file a link leads to, which is replaced
   const auto [fd, tmp] = create_beside(path);
   // Every write and the close are checked (a full disk may fail either); on a failure the
