@@ -123,13 +123,20 @@ TEST_F(cli, outputs_write_through_links_and_never_replace_inputs) {
   EXPECT_TRUE(out.find("\"wulf_record\"") != std::string::npos) << out;
   // An output that is an input, or the other output (through a link too): refused, naming both.
   const std::string cfg = write("run.cfg", "problem = encoder:8\nepochs = 1\nblock = 4\n");
-  expect_refused({"train", "--config", cfg, "--out", cfg}, {"--out " + cfg + " is this run's --config " + cfg});
+  expect_refused({"train", "--config", cfg, "--out", cfg}, {"--out " + cfg + " is the same file as --config " + cfg});
   fs::create_symlink(cfg, path("cfg-link"));
   expect_refused({"train", "--config", cfg, "--weights-out", path("cfg-link")}, {"--weights-out", "--config " + cfg});
   expect_refused(with({"--out", path("same.json"), "--weights-out", path("same.json")}),
-                 {"--out", "--weights-out", "are one file"});
-  expect_refused(with({"--weights-in", weights, "--weights-out", weights}), {"is this run's --weights-in " + weights});
+                 {"--weights-out", "is the same file as --out"});
+  expect_refused(with({"--weights-in", weights, "--weights-out", weights}), {"is the same file as --weights-in " + weights});
   EXPECT_EQ(read_text_file(cfg, "config"), "problem = encoder:8\nepochs = 1\nblock = 4\n");
+  // The other commands' outputs are kept from their inputs too.
+  const std::string platform = path("bat.xml"), profile = path("bat.profile");
+  fs::copy_file(wulf_platform("batcave.xml"), platform);
+  fs::copy_file(wulf_platform("profiles/batcave-function.profile"), profile);
+  expect_refused({"platform", "info", platform, "--out", platform}, {"--out", "is the same file as FILE " + platform});
+  expect_refused({"model", "--profile", profile, "--out", profile}, {"is the same file as --profile " + profile});
+  EXPECT_EQ(read_text_file(profile, "profile"), read_text_file(wulf_platform("profiles/batcave-function.profile"), "p"));
 }
 
 // --out /dev/null, as root: the device stays a device; a block device (a disk) is refused.

@@ -112,7 +112,7 @@ CalibrateJob read_calibrate_job(const po::variables_map& vm) {
       vm.count("platform-out") ? vm["platform-out"].as<std::string>() : generated + "/" + machine + ".xml";
   if (!vm.count("profile-out") || !vm.count("platform-out")) std::filesystem::create_directories(generated);
   check_writable(job.profile_path, "--profile-out");
-  check_writable(job.platform_path, "--platform-out");
+  check_output(job.platform_path, "--platform-out", {{"--profile-out", job.profile_path}});
   return job;
 }
 

@@ -37,11 +37,9 @@ std::vector<double> whole_numbers(const std::string& text, const std::string& op
 ModelJob read_model_job(const po::variables_map& vm) {
   if (!vm.count("profile")) throw InputError("wulf model: --profile is required (e.g. --profile batcave-function)");
   ModelJob job;
-  if (vm.count("out")) {
-    job.out = vm["out"].as<std::string>();
-    check_writable(job.out, "--out");
-  }
+  if (vm.count("out")) job.out = vm["out"].as<std::string>();
   job.profile = read_profile(vm["profile"].as<std::string>());
+  if (!job.out.empty()) check_output(job.out, "--out", {{"--profile", job.profile.name}});
   auto given = [&](const char* key) { return vm.count(key) ? vm[key].as<double>() : 0.0; };
   if (given("n") < 0 || given("m") < 0 || given("w") < 0) throw InputError("--n, --m, --w must not be negative");
   job.c = model_constants(job.profile, given("n"), given("m"), given("w"));

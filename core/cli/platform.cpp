@@ -63,7 +63,7 @@ int info_command(const std::vector<std::string>& args, std::ostream& out) {
   if (vm.count("help")) return out << options << "\n", exit_ok;
   if (!vm.count("file")) throw InputError("wulf platform info: no platform file given");
   const std::string file = vm["file"].as<std::string>();
-  if (vm.count("out")) check_writable(vm["out"].as<std::string>(), "--out");
+  if (vm.count("out")) check_output(vm["out"].as<std::string>(), "--out", {{"FILE", file}});
 
   Json info = platform_info(file);
   const auto& hosts = info.at("hosts");
@@ -160,7 +160,7 @@ BenchJob read_bench_job(const po::variables_map& vm) {
   if (job.repeat < 1) throw InputError("--repeat: must be at least 1");
   if (vm.count("out")) {
     job.out = vm["out"].as<std::string>();
-    check_writable(job.out, "--out");
+    check_output(job.out, "--out", {{"FILE", job.file}});
   }
   job.bw_scale = vm["bw-scale"].as<double>();
   job.lat_scale = vm["lat-scale"].as<double>();

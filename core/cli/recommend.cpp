@@ -416,7 +416,7 @@ Request parse_request(const po::variables_map& vm) {
   r.problem_spec = vm["problem"].as<std::string>();
   if (vm.count("out")) {
     r.out = vm["out"].as<std::string>();
-    check_writable(*r.out, "--out");
+    check_output(*r.out, "--out", {{"--platform", r.platform}});
   }
   const std::vector<PlatformHost> hosts = platform_hosts(r.platform).hosts;
   r.hosts = hosts.size();

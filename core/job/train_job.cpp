@@ -516,39 +516,21 @@ void add_training_json(Json& j, const TrainJob& job, const ProblemOptions& data)
 }
 
 // An output that names one of the run's inputs, or the other output, would destroy it: refused
-// before the run, naming both. Devices and pipes are left out (two records to /dev/null
-// destroy nothing).
+// before the run, naming both (check_output).
 void check_outputs_apart(const po::variables_map& vm, const TrainJob& job) {
-  std::vector<std::pair<std::string, std::string>> inputs;  // option, path
-  auto input = [&](const char* option, const std::string& path) {
-    if (!path.empty()) inputs.emplace_back(option, path);
-  };
-  if (vm.count("config")) input("--config", vm["config"].as<std::string>());
+  std::vector<NamedPath> inputs;
+  if (vm.count("config")) inputs.push_back({"--config", vm["config"].as<std::string>()});
   if (const std::string problem = vm["problem"].as<std::string>(); problem.rfind("fann:", 0) == 0)
-    input("--problem", problem.substr(5));
-  if (vm.count("test-data")) input("--test-data", vm["test-data"].as<std::string>());
-  input("--weights-in", job.weights_in);
-  if (job.compute.mode == ComputeMode::calibrated) input("--profile", job.compute.profile.name);
-  input("--platform", job.platform);
-  input("--hostfile", job.hostfile);
-  if (vm.count("hosts")) input("--hosts", vm["hosts"].as<std::string>());
-  const std::vector<std::pair<std::string, std::string>> outputs{{"--out", job.out_path},
-                                                                 {"--weights-out", job.weights_path}};
-  auto regular_or_new = [](const std::string& path) {
-    std::error_code ec;
-    return !std::filesystem::exists(path, ec) || std::filesystem::is_regular_file(path, ec);
-  };
-  for (const auto& [out_option, out] : outputs) {
-    if (out.empty() || !regular_or_new(out)) continue;
-    for (const auto& [in_option, in] : inputs)
-      if (same_file(out, in))
-        throw InputError(out_option + " " + out + " is this run's " + in_option + " " + in +
-                         ": writing it would destroy that input");
-  }
-  if (!job.out_path.empty() && !job.weights_path.empty() && regular_or_new(job.out_path) &&
-      same_file(job.out_path, job.weights_path))
-    throw InputError("--out " + job.out_path + " and --weights-out " + job.weights_path +
-                     " are one file: each would overwrite the other");
+    inputs.push_back({"--problem", problem.substr(5)});
+  if (vm.count("test-data")) inputs.push_back({"--test-data", vm["test-data"].as<std::string>()});
+  inputs.push_back({"--weights-in", job.weights_in});
+  if (job.compute.mode == ComputeMode::calibrated) inputs.push_back({"--profile", job.compute.profile.name});
+  inputs.push_back({"--platform", job.platform});
+  inputs.push_back({"--hostfile", job.hostfile});
+  if (vm.count("hosts")) inputs.push_back({"--hosts", vm["hosts"].as<std::string>()});
+  if (!job.out_path.empty()) check_output(job.out_path, "--out", inputs);
+  inputs.push_back({"--out", job.out_path});
+  if (!job.weights_path.empty()) check_output(job.weights_path, "--weights-out", inputs);
 }
 
 }  // namespace

@@ -146,6 +146,15 @@ bool same_file(const std::string& a, const std::string& b) {
   return !ec && x == y;
 }
 
+void check_output(const std::string& path, const std::string& option, const std::vector<NamedPath>& others) {
+  const OutputTarget target = output_target(path, option);
+  if (target.descriptor >= 0 || target.in_place) return;
+  for (const NamedPath& other : others)
+    if (!other.path.empty() && same_file(path, other.path))
+      throw InputError(option + " " + path + " is the same file as " + other.option + " " + other.path +
+                       ": writing it would destroy that");
+}
+
 void write_file_atomically(const std::string& path_given, const std::string& text) {
   const OutputTarget target = output_target(path_given, "output");
   if (target.descriptor >= 0 || target.in_place)

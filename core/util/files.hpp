@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace wulf {
 
@@ -25,6 +26,15 @@ void check_writable(const std::string& path, const std::string& option);
 // Whether paths a and b name one file: the same file once links are followed, or the same
 // path once made absolute and normal where either does not exist yet.
 bool same_file(const std::string& a, const std::string& b);
+// An input or another output of a run, as an option and its path ("--config", "run.cfg").
+struct NamedPath {
+  std::string option, path;
+};
+// check_writable, and then refuses an output that is the same file (same_file) as one of
+// others: one of the command's inputs, or another of its outputs, which writing it would
+// destroy. The message names both. Devices and pipes are not compared (two records written
+// to /dev/null destroy nothing); empty paths are skipped.
+void check_output(const std::string& path, const std::string& option, const std::vector<NamedPath>& others);
 // The most wulf reads of one file, named in a refusal: text a user writes (a --config, a
 // profile, a hostfile, a JSON record) and data (a FANN data file, a weights file, an IDX file).
 constexpr std::uintmax_t text_file_limit = std::uintmax_t{64} << 20;  // 64 MiB
