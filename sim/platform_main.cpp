@@ -2,14 +2,14 @@
 // wulf needs of it. A program of its own so that SimGrid's engine, of which a process may
 // hold one, never lives inside the wulf command or its tests.
 //
-//   wulf-platform hosts FILE.xml [K | a,b,... | --ranks N [--per-host R]]
+//   wulf-platform hosts FILE.xml [a,b,... | --ranks N [--per-host R]]
 //                                  a first line "cost-usd X" (the wulf:cost-usd property of the
 //                                  first zone that has it, outermost first; "-" where none
 //                                  has), then one line per host: name, cores, speed in flop/s,
 //                                  and its wulf:group, wulf:node, wulf:nics properties. First
-//                                  checks that the hosts chosen reach each other: the first K,
-//                                  the ones named, or the ones N ranks fill in order, at most R
-//                                  on a host
+//                                  checks that the hosts chosen reach each other: the ones
+//                                  named, or the ones N ranks fill in order, at most R on a
+//                                  host
 //   wulf-platform info FILE.xml    the whole platform as JSON: hosts, links, zones (with their
 //                                  properties), routes
 //                                  between the first hosts
@@ -328,7 +328,10 @@ bool routes_by_construction(const simgrid::s4u::NetZone* z) {
 // the pair it was looking up in one line and returns 2.
 int guarded(const std::function<int()>& work) {
   void* shared = ::mmap(nullptr, sizeof(LookUp), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (shared == MAP_FAILED) return work();  // no shared memory: unguarded, as SimGrid is
+  if (shared == MAP_FAILED) {
+    std::fprintf(stderr, "cannot share memory with a process to look routes up: %s\n", std::strerror(errno));
+    return 2;
+  }
   look_up = new (shared) LookUp;
   std::fflush(stdout);
   std::fflush(stderr);
@@ -374,8 +377,7 @@ int check_routes(const std::vector<simgrid::s4u::Host*>& hosts) {
         if (i == j || (cluster[i] && cluster[i] == cluster[j])) continue;
         const Route r = route(hosts[i], hosts[j]);
         if (r.links.empty() && r.latency == 0) {
-          if (look_up) look_up->empty = true;
-          else std::fprintf(stderr, "no route from host '%s' to host '%s'\n", hosts[i]->get_cname(), hosts[j]->get_cname());
+          look_up->empty = true;  // guarded names the pair
           return 2;
         }
       }
@@ -603,16 +605,10 @@ bool whole_number(const std::string& text, unsigned long& n) {
   return errno == 0;
 }
 
-// The hosts `which` names: the first K hosts for a number K, else a list a,b,... (each name
-// once, in the order first named). False, with the fault on standard error, for a name the
-// platform lacks.
+// The hosts a list a,b,... names (each name once, in the order first named). False, with the
+// fault on standard error, for a name the platform lacks.
 bool chosen_hosts(const simgrid::s4u::Engine& engine, const std::string& which,
                   std::vector<simgrid::s4u::Host*>& chosen) {
-  if (unsigned long k = 0; whole_number(which, k)) {
-    chosen = declared_hosts(engine);
-    chosen.resize(std::min(chosen.size(), static_cast<std::size_t>(k)));
-    return true;
-  }
   std::size_t start = 0;
   while (start <= which.size()) {
     const std::size_t end = std::min(which.find(',', start), which.size());
@@ -643,7 +639,7 @@ std::vector<simgrid::s4u::Host*> filled_hosts(const simgrid::s4u::Engine& engine
 }
 
 // The hosts the arguments after FILE choose for `hosts` and `star`: none (every host, no
-// route checked), K, a,b,..., or --ranks N [--per-host R]. False, with the fault on standard
+// route checked), a,b,..., or --ranks N [--per-host R]. False, with the fault on standard
 // error, for arguments that are none of these or a name the platform lacks.
 bool hosts_of_arguments(const simgrid::s4u::Engine& engine, const std::vector<std::string>& args,
                         std::vector<simgrid::s4u::Host*>& chosen) {
@@ -654,7 +650,7 @@ bool hosts_of_arguments(const simgrid::s4u::Engine& engine, const std::vector<st
     chosen = filled_hosts(engine, ranks, per_host);
     return true;
   }
-  std::fprintf(stderr, "wulf-platform: hosts are chosen by K, a,b,... or --ranks N [--per-host R]\n");
+  std::fprintf(stderr, "wulf-platform: hosts are chosen by a,b,... or --ranks N [--per-host R]\n");
   return false;
 }
 
@@ -665,7 +661,7 @@ int run(int argc, char** argv) {
       (verb == "grow" && args.size() != 2) || (verb == "hosts" && args.size() > 4) ||
       (verb == "star" && args.size() != 1)) {
     std::fprintf(stderr,
-                 "usage: wulf-platform hosts FILE.xml [K | a,b,... | --ranks N [--per-host R]] | info FILE.xml | "
+                 "usage: wulf-platform hosts FILE.xml [a,b,... | --ranks N [--per-host R]] | info FILE.xml | "
                  "grow FILE.xml N OUT.xml | star FILE.xml a,b,...\n");
     return 2;
   }
@@ -690,8 +686,8 @@ int run(int argc, char** argv) {
       }
       return grow(engine, n, args[1]);
     }
-    // The hosts chosen (the first K, the ones the ranks fill, or an explicit placement,
-    // --hosts) must exist and reach each other.
+    // The hosts chosen (the ones the ranks fill, or an explicit placement, --hosts) must
+    // exist and reach each other.
     if (!args.empty()) {
       std::vector<simgrid::s4u::Host*> chosen;
       if (!hosts_of_arguments(engine, args, chosen) || check_routes(chosen) != 0) return 2;

@@ -46,8 +46,7 @@ Profile read_profile(const std::string& name) {
   std::ifstream in(path);
   if (!in) throw InputError("--profile " + path + ": cannot open it");
   std::map<std::string, double> values;
-  std::map<std::string, int> lines;          // the line of each value
-  std::map<std::string, std::string> texts;  // and its text
+  std::map<std::string, std::pair<int, std::string>> given;  // each value's line and text
   std::map<std::string, std::string> words;  // problem, precision
   std::string line;
   for (int number = 1; std::getline(in, line); ++number) {
@@ -72,18 +71,19 @@ Profile read_profile(const std::string& name) {
       throw InputError("--profile " + path + ":" + std::to_string(number) + ": '" + printable(text) +
                        "' is not a non-negative number");
     values[key] = *v;
-    lines[key] = number;
-    texts[key] = text;
+    given[key] = {number, text};
   }
   // A profile of zeros, or of an hour per pattern, is a file gone wrong, not a machine: the
   // model would divide by zero and a simulation would wait forever. Tf, Tb and Tu, the times
   // every pattern and update take, must be positive; no time may pass an hour, no size 1e12.
-  auto at = [&](const std::string& key) { return "--profile " + path + ":" + std::to_string(lines[key]) + ": " + key; };
+  auto at = [&](const std::string& key) {
+    return "--profile " + path + ":" + std::to_string(given[key].first) + ": " + key;
+  };
   for (const auto& [key, v] : values) {
     const bool size = key == "n" || key == "m" || key == "w";
     const double unit = key.size() > 3 && key.substr(key.size() - 3) == "_us" ? 1e-6 : 1e-3;
     if (!std::isfinite(v) || (size ? v > 1e12 : v * unit > 3600))
-      throw InputError(at(key) + " = " + printable(texts[key]) + " is out of range: " +
+      throw InputError(at(key) + " = " + printable(given[key].second) + " is out of range: " +
                        (size ? "a size is at most 1e12" : "a time is at most an hour (3600 s)"));
     if ((key == "Tf_ms" || key == "Tb_ms" || key == "Tu_ms") && !(v > 0))
       throw InputError(at(key) + " is 0: every pattern's forward and backward pass and every update take time");

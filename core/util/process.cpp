@@ -268,8 +268,6 @@ struct Pipe {
   ~Pipe() { close_write(), close_read(); }
 };
 
-// Spawns argv in a process group of its own, standard input /dev/null, the signals wulf
-// handles at their defaults, its output into the pipes that are open.
 // The program argv[0] names: itself when it holds a '/', else the first executable of that
 // name on $PATH; empty when there is none. Looked up before the fork, so that the child
 // calls nothing but system calls.
@@ -288,11 +286,11 @@ std::string program_path(const std::string& name) {
   return "";
 }
 
-// Starts argv in a process group of its own, standard input from /dev/null, the pipes given
-// as standard output and error. The child ends with this process: it asks the kernel for
-// SIGKILL should its parent die (PR_SET_PDEATHSIG), so that nothing wulf starts, and nothing
-// that writes a record for it, outlives a wulf killed with SIGKILL. Its own children are
-// asked the same by wulf's rank programs (die_with_parent).
+// Starts argv in a process group of its own, standard input from /dev/null, the signals wulf
+// handles at their defaults, the pipes given as standard output and error. The child ends
+// with this process: it asks the kernel for SIGKILL should its parent die (PR_SET_PDEATHSIG),
+// so that nothing wulf starts, and nothing that writes a record for it, outlives a wulf
+// killed with SIGKILL. wulf's rank programs ask the same of their launcher (rank_main.cpp).
 pid_t spawn(const std::vector<std::string>& argv, const ChildOptions& options, const Pipe& out, const Pipe& err) {
   const std::string program = program_path(argv[0]);
   if (program.empty()) throw std::runtime_error("cannot start " + argv[0] + ": " + std::strerror(ENOENT));

@@ -69,18 +69,26 @@ bool is_one_of(std::string_view value, std::initializer_list<std::string_view> c
   return std::find(choices.begin(), choices.end(), value) != choices.end();
 }
 
+namespace {
+
+// Byte c as \xNN, after out.
+void append_hex(std::string& out, unsigned char c) {
+  char hex[8];
+  std::snprintf(hex, sizeof hex, "\\x%02x", c);
+  out += hex;
+}
+
+}  // namespace
+
 std::string safe_to_print(std::string_view text) {
   std::string out;
   out.reserve(text.size());
   for (const char ch : text) {
     const auto c = static_cast<unsigned char>(ch);
-    if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) {
-      char hex[8];
-      std::snprintf(hex, sizeof hex, "\\x%02x", c);
-      out += hex;
-    } else {
+    if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f)
+      append_hex(out, c);
+    else
       out += ch;
-    }
   }
   return out;
 }
@@ -89,13 +97,10 @@ std::string printable(std::string_view text, std::size_t most) {
   std::string out;
   for (std::size_t i = 0; i < std::min(text.size(), most); ++i) {
     const auto c = static_cast<unsigned char>(text[i]);
-    if (c >= 0x20 && c < 0x7f) {
+    if (c >= 0x20 && c < 0x7f)
       out += static_cast<char>(c);
-    } else {
-      char hex[8];
-      std::snprintf(hex, sizeof hex, "\\x%02x", c);
-      out += hex;
-    }
+    else
+      append_hex(out, c);
   }
   return text.size() > most ? out + "... (" + std::to_string(text.size()) + " bytes)" : out;
 }
