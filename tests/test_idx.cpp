@@ -68,12 +68,13 @@ TEST(idx, reads_all_mnist_train_images_as_28x28_columns_in_unit_range) {
   const wulf::IdxImages im = wulf::read_idx_images(mnist("train-images-idx3-ubyte"));
   EXPECT_EQ(im.rows, 28);
   EXPECT_EQ(im.cols, 28);
-  EXPECT_EQ(im.pixels.rows(), 784);
-  EXPECT_EQ(im.pixels.cols(), 60000);
+  EXPECT_EQ(im.bytes.rows(), 784);
+  EXPECT_EQ(im.bytes.cols(), 60000);
   // std::minmax_element rather than minCoeff/maxCoeff: g++ 12 with AVX-512 warns falsely
   // (-Wmaybe-uninitialized, GCC bug 105593) inside Eigen's vectorised float min/max.
-  const float* begin = im.pixels.data();
-  const auto [lo, hi] = std::minmax_element(begin, begin + im.pixels.size());
+  const wulf::DataMatrix pixels = im.pixels();
+  const float* begin = pixels.data();
+  const auto [lo, hi] = std::minmax_element(begin, begin + pixels.size());
   // Both ends of the range occur: the background is 0 and strokes saturate at 255.
   EXPECT_EQ(*lo, 0.0f);
   EXPECT_EQ(*hi, 1.0f);
@@ -82,11 +83,12 @@ TEST(idx, reads_all_mnist_train_images_as_28x28_columns_in_unit_range) {
 TEST(idx, first_mnist_train_image_has_known_pixel_sum) {
   REQUIRE_MNIST();
   const wulf::IdxImages im = wulf::read_idx_images(mnist("train-images-idx3-ubyte"), 1);
-  ASSERT_EQ(im.pixels.cols(), 1);
+  ASSERT_EQ(im.bytes.cols(), 1);
+  const wulf::DataMatrix pixels = im.pixels();
   // sum(bytes[16:16+784]) / 255 computed from the file with python3: 27525 / 255.
-  EXPECT_NEAR(im.pixels.col(0).cast<double>().sum(), 107.94117647058823, 1e-3);
+  EXPECT_NEAR(pixels.col(0).cast<double>().sum(), 107.94117647058823, 1e-3);
   // Pixels are byte / 255, so every value times 255 is a whole number.
-  for (float v : im.pixels.reshaped()) EXPECT_FLOAT_EQ(v * 255.0f, std::round(v * 255.0f));
+  for (float v : pixels.reshaped()) EXPECT_FLOAT_EQ(v * 255.0f, std::round(v * 255.0f));
 }
 
 TEST(idx, keeps_pixels_row_major_within_an_image) {
@@ -98,22 +100,23 @@ TEST(idx, keeps_pixels_row_major_within_an_image) {
   for (int r = 0; r < 28; ++r)
     for (int c = 0; c < 28; ++c) {
       const auto byte = static_cast<unsigned char>(bytes[16 + 784 + r * 28 + c]);
-      EXPECT_EQ(im.pixels(r * 28 + c, 1), static_cast<float>(byte) / 255.0f);
+      EXPECT_EQ(im.bytes(r * 28 + c, 1), byte);
+      EXPECT_EQ(im.pixels()(r * 28 + c, 1), static_cast<float>(byte) / 255.0f);
     }
 }
 
 TEST(idx, max_count_limits_images_and_labels) {
   REQUIRE_MNIST();
   const wulf::IdxImages im = wulf::read_idx_images(mnist("t10k-images-idx3-ubyte"), 5);
-  EXPECT_EQ(im.pixels.cols(), 5);
-  EXPECT_EQ(im.pixels.rows(), 784);
+  EXPECT_EQ(im.bytes.cols(), 5);
+  EXPECT_EQ(im.bytes.rows(), 784);
   const std::vector<int> labels = wulf::read_idx_labels(mnist("t10k-labels-idx1-ubyte"), 3);
   EXPECT_EQ(labels, (std::vector<int>{7, 2, 1}));
   // A limit above the count reads everything.
   EXPECT_EQ(wulf::read_idx_labels(mnist("t10k-labels-idx1-ubyte"), 20000).size(), 10000u);
   // The first images read with a limit equal the first images read in full.
   const wulf::IdxImages all = wulf::read_idx_images(mnist("t10k-images-idx3-ubyte"));
-  EXPECT_EQ(im.pixels, all.pixels.leftCols(5));
+  EXPECT_EQ(im.bytes, all.bytes.leftCols(5));
 }
 
 TEST(idx, missing_file_names_the_path) {
@@ -208,11 +211,12 @@ TEST(idx, reads_a_small_handmade_image_file) {
   const wulf::IdxImages im = wulf::read_idx_images(path);
   EXPECT_EQ(im.rows, 2);
   EXPECT_EQ(im.cols, 3);
-  ASSERT_EQ(im.pixels.rows(), 6);
-  ASSERT_EQ(im.pixels.cols(), 2);
-  EXPECT_EQ(im.pixels(5, 0), 5.0f / 255.0f);  // image 0, row 1, column 2
-  EXPECT_EQ(im.pixels(1, 1), 11.0f / 255.0f);
-  EXPECT_EQ(im.pixels(5, 1), 1.0f);
+  ASSERT_EQ(im.bytes.rows(), 6);
+  ASSERT_EQ(im.bytes.cols(), 2);
+  const wulf::DataMatrix pixels = im.pixels();
+  EXPECT_EQ(pixels(5, 0), 5.0f / 255.0f);  // image 0, row 1, column 2
+  EXPECT_EQ(pixels(1, 1), 11.0f / 255.0f);
+  EXPECT_EQ(pixels(5, 1), 1.0f);
 }
 
 }  // namespace

@@ -225,6 +225,49 @@ TEST(trainer, same_seed_gives_the_same_run_bit_for_bit) {
   EXPECT_NE(run(1), run(2));
 }
 
+// Inputs kept as bytes (MNIST's pixels) stand for byte / 255: a run on them is the run on
+// those floats, bit for bit, in float and in double, through the blocks' gather and the
+// evaluation's chunks. Bytes 0..255 all occur.
+TEST(trainer, inputs_kept_as_bytes_train_exactly_as_the_floats_they_stand_for) {
+  for (int k = 0; k < 256; ++k) EXPECT_EQ(byte_input(static_cast<std::uint8_t>(k)), static_cast<float>(k) / 255.0f);
+  Rng rng(11);
+  auto bytes_set = [&](std::size_t n) {
+    Dataset d;
+    d.input_bytes.resize(37, static_cast<Eigen::Index>(n));
+    for (Eigen::Index j = 0; j < d.input_bytes.cols(); ++j)
+      for (Eigen::Index i = 0; i < d.input_bytes.rows(); ++i)
+        d.input_bytes(i, j) = static_cast<std::uint8_t>((i * 7 + j * 13 + static_cast<Eigen::Index>(rng.uniform(0, 40))) % 256);
+    d.labels.resize(n);
+    for (std::size_t j = 0; j < n; ++j) d.labels[j] = static_cast<int>(j % 3);
+    d.targets = one_of_k(d.labels, 3);
+    return d;
+  };
+  const Dataset train_bytes = bytes_set(120), test_bytes = bytes_set(30);
+  auto as_floats = [](const Dataset& d) {
+    Dataset f = d;
+    f.inputs = d.float_inputs();
+    f.input_bytes.resize(0, 0);
+    return f;
+  };
+  const Dataset train_floats = as_floats(train_bytes), test_floats = as_floats(test_bytes);
+  ASSERT_TRUE(train_bytes.byte_inputs());
+  ASSERT_FALSE(train_floats.byte_inputs());
+  EXPECT_EQ(train_bytes.size(), train_floats.size());
+  EXPECT_EQ(train_bytes.n_inputs(), train_floats.n_inputs());
+  const NetSpec s = spec_for(train_bytes, {6}, Activation::sigmoid, Activation::sigmoid);
+  const TrainConfig c{.block = 16, .eta = 0.5, .alpha = 0.5, .max_iterations = 3, .seed = 5, .eval_chunk = 7};
+  EXPECT_EQ(train_net<float>(s, train_bytes, test_bytes, c, 3).weights,
+            train_net<float>(s, train_floats, test_floats, c, 3).weights);
+  const Trained b = train_net<double>(s, train_bytes, test_bytes, c, 3), f = train_net<double>(s, train_floats, test_floats, c, 3);
+  EXPECT_EQ(b.weights, f.weights);
+  EXPECT_EQ(b.result.history.back().test->rmse, f.result.history.back().test->rmse);
+  // keep() cuts the bytes as it cuts floats.
+  Dataset cut = train_bytes, cut_floats = train_floats;
+  cut.keep(10, 20), cut_floats.keep(10, 20);
+  EXPECT_EQ(cut.size(), 20u);
+  EXPECT_EQ(cut.float_inputs(), cut_floats.inputs);
+}
+
 TEST(trainer, stops_at_the_first_iteration_at_or_below_the_target) {
   const Dataset d = make_encoder_set(8);
   const TrainConfig c{

@@ -123,10 +123,7 @@ IdxImages read_idx_images(const std::string& path, std::size_t max_count, std::s
   out.cols = static_cast<int>(cols);
   // IDX stores each image row-major and images one after another, which is exactly a
   // column-major (pixels, n) matrix.
-  using ByteMatrix = Eigen::Matrix<unsigned char, Eigen::Dynamic, Eigen::Dynamic>;
-  const Eigen::Map<const ByteMatrix> bytes(buf.data(), static_cast<Eigen::Index>(pixels),
-                                           static_cast<Eigen::Index>(n));
-  out.pixels = bytes.cast<float>() / 255.0f;  // divided, not times 1/255, to be exactly k/255
+  out.bytes = Eigen::Map<const ByteMatrix>(buf.data(), static_cast<Eigen::Index>(pixels), static_cast<Eigen::Index>(n));
   return out;
 }
 

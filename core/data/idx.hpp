@@ -13,9 +13,11 @@
 namespace wulf {
 
 struct IdxImages {
-  DataMatrix pixels;  // (rows * cols, count), byte / 255; pixel (r, c) at index r * cols + c
+  ByteMatrix bytes;  // (rows * cols, count) as stored; pixel (r, c) at index r * cols + c
   int rows = 0;
   int cols = 0;
+  // The pixels as inputs: byte / 255 (byte_input).
+  DataMatrix pixels() const { return byte_inputs_as_floats(bytes); }
 };
 
 // Both read the first min(count, max_count) items and throw InputError, naming the file, if

@@ -251,6 +251,7 @@ Problem make_digits(std::string_view size, const ProblemOptions& o) {
     throw InputError("--data-dir: MNIST folder '" + o.mnist_dir +
                      "' does not exist (the set-up installs it: see README.md)");
   Problem p;
+  p.bytes_per_input = 1;  // unless the images are resampled
   p.name = "digits:" + std::to_string(rows) + "x" + std::to_string(cols);
   p.description = "MNIST handwritten digits, " + std::to_string(rows) + "x" + std::to_string(cols) + " pixels";
   // The label files (60 000 and 10 000 bytes) give the sizes; a rank then reads only the
@@ -266,15 +267,18 @@ Problem make_digits(std::string_view size, const ProblemOptions& o) {
     const Share share = whole ? Share{0, total} : share_of(total, o.ranks, o.rank);
     d.labels.assign(all.begin() + static_cast<std::ptrdiff_t>(share.begin),
                     all.begin() + static_cast<std::ptrdiff_t>(share.begin + share.count));
-    if (o.shape_only) {  // the image file's header and length are still checked
-      read_idx_images(image_path, 0);
-      return;
-    }
-    IdxImages img = read_idx_images(image_path, share.count, share.begin);
-    if (static_cast<std::size_t>(img.pixels.cols()) != share.count)
+    // With only the shape wanted no image is read, but the file's header and length are
+    // still checked.
+    IdxImages img = read_idx_images(image_path, o.shape_only ? 0 : share.count, share.begin);
+    const bool own_size = rows == img.rows && cols == img.cols;
+    if (!own_size) p.bytes_per_input = 4;
+    if (o.shape_only) return;
+    if (static_cast<std::size_t>(img.bytes.cols()) != share.count)
       throw InputError(image_path + ": holds fewer images than " + label_path + " has labels");
-    d.inputs = rows == img.rows && cols == img.cols ? std::move(img.pixels)
-                                                    : resample_images(img.pixels, img.rows, img.cols, rows, cols);
+    if (own_size)
+      d.input_bytes = std::move(img.bytes);
+    else
+      d.inputs = resample_images(img.pixels(), img.rows, img.cols, rows, cols);
     d.targets = one_of_k(d.labels, 10);
   };
   load(p.train, p.train_total, "train-images-idx3-ubyte", "train-labels-idx1-ubyte", o.train_size, "--train-size",

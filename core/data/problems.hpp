@@ -70,6 +70,7 @@ struct Problem {
   int inputs = 0;
   int outputs = 0;
   bool classifier = false;
+  int bytes_per_input = 4;  // a float, or 1 where the inputs are kept as bytes (Dataset)
 };
 
 struct ProblemOptions {

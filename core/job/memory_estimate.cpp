@@ -34,7 +34,8 @@ struct Shape {
   double w = 0;            // weights
   double n = 0, m = 0;     // training and test patterns
   double in = 0, out = 0;  // inputs and outputs
-  double pattern = 0;      // bytes of one stored pattern: floats, and its label
+  double input_bytes = 4;  // bytes of one stored input: a float, or 1 (Dataset::input_bytes)
+  double pattern = 0;      // bytes of one stored pattern: its inputs, its float targets and its label
   double units = 0;        // units of the layers after the input, summed
   bool numerics = true;    // the arithmetic is done (the net, the data and the activations exist)
   bool sim = false;
@@ -57,7 +58,8 @@ Shape shape_of(const TrainJob& job) {
   s.m = static_cast<double>(job.problem.test_total);
   s.in = job.problem.inputs;
   s.out = job.problem.outputs;
-  s.pattern = 4 * (s.in + s.out) + (job.problem.classifier ? 4 : 0);
+  s.input_bytes = job.problem.bytes_per_input;
+  s.pattern = s.input_bytes * s.in + 4 * s.out + (job.problem.classifier ? 4 : 0);
   for (std::size_t l = 1; l < job.spec.sizes.size(); ++l) s.units += job.spec.sizes[l];
   s.numerics = job.compute.numerics;
   s.sim = job.engine == "sim";
@@ -107,11 +109,14 @@ void data_parts(const TrainJob& job, const Shape& s, std::vector<MemoryPart>& pa
   double first = 0, each = 0;
   std::string shrink = "fewer patterns (--train-size, --test-size)";
   if (layout == DataLayout::root_only) {
-    // Every rank receives its share; rank 0 also holds the whole sets, or without the
-    // arithmetic a stand-in of one matrix's size, and the labels as floats.
-    first = (n0 + m0) * s.pattern + 4 * std::max(s.n, s.m);
-    first += s.numerics ? (s.n + s.m) * s.pattern : std::max(s.n, s.m) * 4 * std::max(s.in, s.out);
-    each = (n1 + m1) * s.pattern;
+    // Every rank receives its share as floats; rank 0 also holds the whole sets (and, while
+    // it sends inputs kept as bytes, them as floats), or without the arithmetic a stand-in
+    // of one matrix's size, and the labels as floats.
+    const double received = s.pattern + (4 - s.input_bytes) * s.in;
+    first = (n0 + m0) * received + 4 * std::max(s.n, s.m);
+    first += s.numerics ? (s.n + s.m) * s.pattern + (s.input_bytes < 4 ? std::max(s.n, s.m) * 4 * s.in : 0)
+                        : std::max(s.n, s.m) * 4 * std::max(s.in, s.out);
+    each = (n1 + m1) * received;
     shrink += " or --strategy block (whose ranks read their own shares)";
   } else if (s.numerics) {
     switch (layout) {
@@ -131,7 +136,8 @@ void data_parts(const TrainJob& job, const Shape& s, std::vector<MemoryPart>& pa
       case DataLayout::root_only: break;
     }
   }
-  add(parts, "the rank's data (4-byte values, and a label per pattern)", first, each, Kind::held, shrink);
+  add(parts, "the rank's data (inputs as stored, 4-byte targets, and a label per pattern)", first, each, Kind::held,
+      shrink);
   // Loading: MNIST is read share by share; the other problems are made whole on every
   // rank, then its share kept (chars not at all without the arithmetic).
   const std::string& name = job.problem.name;

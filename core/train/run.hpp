@@ -27,7 +27,7 @@ inline void gather_block(const Dataset& data, const std::vector<std::size_t>& or
   labels.resize(data.has_labels() ? count : 0);
   for (std::size_t j = 0; j < count; ++j) {
     const auto p = static_cast<Eigen::Index>(order[first + j]);
-    x.col(static_cast<Eigen::Index>(j)) = data.inputs.col(p).template cast<T>();
+    data.copy_inputs(order[first + j], x.col(static_cast<Eigen::Index>(j)).data());
     t.col(static_cast<Eigen::Index>(j)) = data.targets.col(p).template cast<T>();
     if (data.has_labels()) labels[j] = data.labels[order[first + j]];
   }

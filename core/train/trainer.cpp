@@ -90,7 +90,8 @@ ErrorSums evaluate_sums(Mlp<T>& net, const Dataset& data, std::size_t chunk) {
   for (std::size_t start = 0; start < data.size(); start += chunk) {
     const auto first = static_cast<Eigen::Index>(start);
     const auto count = static_cast<Eigen::Index>(std::min(chunk, data.size() - start));
-    x = data.inputs.middleCols(first, count).template cast<T>();
+    x.resize(data.n_inputs(), count);
+    for (Eigen::Index j = 0; j < count; ++j) data.copy_inputs(start + static_cast<std::size_t>(j), x.col(j).data());
     t = data.targets.middleCols(first, count).template cast<T>();
     const Matrix& y = net.forward(x);
     const double block_loss = static_cast<double>(Mlp<T>::loss_sum(net.spec().loss, out, y, t));

@@ -43,7 +43,7 @@ const wulf::Dataset& digits() {
     const char* env = std::getenv("WULF_MNIST_DIR");
     const std::string dir = env && *env ? env : wulf::build::mnist_dir;
     wulf::Dataset d;
-    d.inputs = wulf::read_idx_images(dir + "/train-images-idx3-ubyte", g_patterns).pixels;
+    d.input_bytes = wulf::read_idx_images(dir + "/train-images-idx3-ubyte", g_patterns).bytes;  // as `wulf train` keeps them
     d.labels = wulf::read_idx_labels(dir + "/train-labels-idx1-ubyte", g_patterns);
     d.targets = wulf::one_of_k(d.labels, 10);
     return d;
@@ -105,7 +105,7 @@ void BM_fann(benchmark::State& state, fann_train_enum algorithm) {
   const auto n = static_cast<unsigned>(data.size());
   std::unique_ptr<fann_train_data, FannDeleter> train(fann_create_train(n, 784, 10));
   for (unsigned i = 0; i < n; ++i) {
-    std::memcpy(train->input[i], data.inputs.col(i).data(), 784 * sizeof(fann_type));
+    data.copy_inputs(i, train->input[i]);
     std::memcpy(train->output[i], data.targets.col(i).data(), 10 * sizeof(fann_type));
   }
   std::unique_ptr<fann, FannDeleter> ann(fann_create_standard(4, 784, 64, 64, 10));

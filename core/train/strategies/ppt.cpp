@@ -56,7 +56,10 @@ Dataset copy_share(const Dataset& whole, Share share) {
   const std::size_t begin = std::min(share.begin, whole.size()), count = std::min(share.count, whole.size() - begin);
   const auto first = static_cast<Eigen::Index>(begin), cols = static_cast<Eigen::Index>(count);
   Dataset d;
-  d.inputs = whole.inputs.middleCols(first, cols);
+  if (whole.byte_inputs())
+    d.input_bytes = whole.input_bytes.middleCols(first, cols);
+  else
+    d.inputs = whole.inputs.middleCols(first, cols);
   d.targets = whole.targets.middleCols(first, cols);
   if (whole.has_labels())
     d.labels.assign(whole.labels.begin() + first, whole.labels.begin() + first + cols);

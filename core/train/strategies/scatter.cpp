@@ -49,7 +49,9 @@ Dataset scatter_set(const Dataset& whole, std::size_t n, int inputs, int outputs
     return stand_in;
   };
   const std::vector<int> in_counts = counts(inputs), out_counts = counts(outputs), one = counts(1);
-  comm.scatterv(source(whole.inputs, inputs), in_counts,
+  // Inputs kept as bytes go out as the floats they stand for: every rank receives floats.
+  const DataMatrix made = root && whole.byte_inputs() ? whole.float_inputs() : DataMatrix();
+  comm.scatterv(source(whole.byte_inputs() ? made : whole.inputs, inputs), in_counts,
                 std::span<float>(d.inputs.data(), static_cast<std::size_t>(d.inputs.size())), 0);
   comm.scatterv(source(whole.targets, outputs), out_counts,
                 std::span<float>(d.targets.data(), static_cast<std::size_t>(d.targets.size())), 0);
