@@ -8,12 +8,12 @@
 # other collectives (the error sums), the binomial gather of the phases and the gather of
 # host names, in the order wulf makes them. Twice: as smpirun
 # runs it by default ("bare"), and given what wulf does ("noop": a gradient reduction that
-# adds nothing into one block all ranks share, one copy of the program). /usr/bin/time gives the wall
+# adds nothing into one block all ranks share, one copy of the program). `timed` gives the wall
 # time, the CPU time (user + system, all processes) and the peak resident set (the largest
 # process: smpirun's simulation of all the ranks). At P up to 256, where a run takes a second or
-# less and the clock counts CPU in 10 ms ticks, each program runs 5 times and the run of
-# least CPU is kept (a bare program's record then holds one output line per run). Targets
-# (issue 17): wulf's CPU at most 1.1x the bare program's, its peak memory at most 1.2x.
+# less, each program runs 5 times and the run of least CPU is kept (a bare program's record
+# then holds one output line per run). Targets (issue 17): wulf's CPU at most 1.1x the bare
+# program's, its peak memory at most 1.2x.
 #   experiments/scale/run.sh [build dir] [P list, default 16,64,256,1024]   (4096 takes about 4 minutes)
 # shellcheck source=SCRIPTDIR/../common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../common.sh" "${1:-}"
@@ -27,13 +27,29 @@ rec="$here/records"
 mkdir -p "$rec"
 # runs.txt keeps the other P's figures from earlier runs; this run's P are measured again.
 for p in ${nps//,/ }; do forget_runs "$rec/runs.txt" "^(wulf|bare|noop) $p "; done
-# measure P COMMAND...: runs COMMAND (5 times at P <= 256) under /usr/bin/time and sets wall,
-# user, sys and rss to the run of least CPU.
+# timed OUT COMMAND...: runs COMMAND and writes to OUT its wall seconds, the user and system
+# CPU seconds of it and all its processes, to the microsecond (getrusage of the children,
+# where /usr/bin/time rounds to 10 ms: at P = 16 that is one seventh of a run), and the
+# largest resident set in KiB.
+timed() {
+  "$python" -c 'import resource, subprocess, sys, time
+before = resource.getrusage(resource.RUSAGE_CHILDREN)
+start = time.perf_counter()
+rc = subprocess.call(sys.argv[2:])
+wall = time.perf_counter() - start
+after = resource.getrusage(resource.RUSAGE_CHILDREN)
+with open(sys.argv[1], "w") as out:
+    print("%.4f %.4f %.4f %d" % (wall, after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime,
+                                after.ru_maxrss), file=out)
+sys.exit(rc)' "$@"
+}
+# measure P COMMAND...: runs COMMAND (5 times at P <= 256) under timed and sets wall, user, sys
+# and rss to the run of least CPU.
 measure() {
   local p=$1 best="" line
   shift
   for ((k = 0; k < (p <= 256 ? 5 : 1); ++k)); do
-    /usr/bin/time -f "%e %U %S %M" -o "$work/time.txt" "$@"
+    timed "$work/time.txt" "$@"
     line=$(tail -n 1 "$work/time.txt")
     if [[ -z $best ]] || awk -v a="$line" -v b="$best" 'BEGIN { split(a, x); split(b, y); exit !(x[2] + x[3] < y[2] + y[3]) }'; then
       best=$line
@@ -103,7 +119,7 @@ for p in sorted({p for _, p in runs}):
            "memory_ratio_noop": w["peak_rss_gib"] / n["peak_rss_gib"],
            "wall_ratio": w["wall_s"] / b["wall_s"], "wulf_comm_s": sim_w, "bare_simulated_s": sim_b}
     rows.append(row)
-    print("%6d | %8.2fs %8.2fs %8.2fs | %7.2fs %7.2fs %7.2fs %5.2fx %5.2fx | %8.3f %8.3f %8.3f %5.2fx" % (
+    print("%6d | %8.3fs %8.3fs %8.3fs | %7.3fs %7.3fs %7.3fs %5.2fx %5.2fx | %8.3f %8.3f %8.3f %5.2fx" % (
         p, w["wall_s"], b["wall_s"], n["wall_s"], w["cpu_s"], b["cpu_s"], n["cpu_s"], row["cpu_ratio"],
         row["cpu_ratio_noop"], w["peak_rss_gib"], b["peak_rss_gib"], n["peak_rss_gib"], row["memory_ratio"]))
 for a, b in zip(rows, rows[1:]):
