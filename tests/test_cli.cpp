@@ -81,8 +81,8 @@ TEST_F(cli, inputs_must_be_regular_files_within_a_stated_limit) {
   const std::string big = path("big.cfg");
   { std::ofstream(big) << "epochs = 1\n"; }
   fs::resize_file(big, text_file_limit + 1);
-  expect_refused({"train", "--config", big}, {"--config", big, "more than the 64 MiB wulf reads of such a file"});
-  EXPECT_TRUE(contains(input_error([&] { read_text_file(big, "--config"); }), "64 MiB")) << big;
+  expect_refused({"train", "--config", big}, {"--config", big, "more than the 64.0 MiB wulf reads of such a file"});
+  EXPECT_TRUE(contains(input_error([&] { read_text_file(big, "--config"); }), "64.0 MiB")) << big;
 }
 
 // An output never replaces what is not a plain file of the run's own: a link is written

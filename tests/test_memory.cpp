@@ -6,6 +6,7 @@
 #include "job/train_job.hpp"
 #include "job/train_options.hpp"
 #include "util/errors.hpp"
+#include "util/text.hpp"
 
 #include <gtest/gtest.h>
 

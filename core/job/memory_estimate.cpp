@@ -380,13 +380,6 @@ std::optional<MachineMemory> machine_memory() {
   return std::nullopt;
 }
 
-std::string human_bytes(double bytes) {
-  const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  std::size_t u = 0;
-  while (bytes >= 1024 && u + 1 < std::size(units)) bytes /= 1024, ++u;
-  return u == 0 ? fmt::format("{:.0f} bytes", bytes) : fmt::format("{:.1f} {}", bytes, units[u]);
-}
-
 void check_memory_fits(const MemoryEstimate& e, const std::optional<MachineMemory>& machine, bool force,
                        const std::string& who) {
   if (force || !machine || e.machine_bytes <= machine->bytes) return;

@@ -87,9 +87,6 @@ std::optional<MachineMemory> machine_memory();
 void check_memory_fits(const MemoryEstimate& e, const std::optional<MachineMemory>& machine, bool force,
                        const std::string& who);
 
-// Bytes for people: "1.4 GiB", "512 KiB".
-std::string human_bytes(double bytes);
-
 // The counts that the run's collectives will pass to MPI (the parameters, PPT's allgather,
 // scatter's shares and their sum), each checked against MPI's int before any rank starts
 // (mpi_count, comm.hpp); nothing to check under --engine seq.

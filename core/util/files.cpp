@@ -1,6 +1,7 @@
 #include "util/files.hpp"
 
 #include "util/errors.hpp"
+#include "util/text.hpp"
 
 #include <cerrno>
 #include <cstring>
@@ -178,21 +179,6 @@ void write_file_atomically(const std::string& path_given, const std::string& tex
   }
 }
 
-namespace {
-
-// n bytes in the largest unit that keeps it whole or near: "64 MiB", "1.5 GiB".
-std::string byte_text(std::uintmax_t n) {
-  const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
-  double v = static_cast<double>(n);
-  int u = 0;
-  while (v >= 1024 && u < 4) v /= 1024, ++u;
-  char text[48];
-  std::snprintf(text, sizeof text, u == 0 ? "%.0f %s" : "%.4g %s", v, units[u]);
-  return text;
-}
-
-}  // namespace
-
 std::uintmax_t check_input_file(const std::string& path, const std::string& what, std::uintmax_t max_bytes) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0)
@@ -202,7 +188,7 @@ std::uintmax_t check_input_file(const std::string& path, const std::string& what
     throw InputError(what + " " + path + ": is not a regular file (a device, a pipe or a socket), which wulf does not read");
   const auto bytes = static_cast<std::uintmax_t>(st.st_size);
   if (bytes > max_bytes)
-    throw InputError(what + " " + path + ": is " + byte_text(bytes) + ", more than the " + byte_text(max_bytes) +
+    throw InputError(what + " " + path + ": is " + human_bytes(static_cast<double>(bytes)) + ", more than the " + human_bytes(static_cast<double>(max_bytes)) +
                      " wulf reads of such a file");
   return bytes;
 }
@@ -216,7 +202,7 @@ std::string read_text_file(const std::string& path, const std::string& what, std
   while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
     text.append(buffer, static_cast<std::size_t>(in.gcount()));
     if (text.size() > max_bytes)  // it grew since it was checked
-      throw InputError(what + " " + path + ": holds more than the " + byte_text(max_bytes) +
+      throw InputError(what + " " + path + ": holds more than the " + human_bytes(static_cast<double>(max_bytes)) +
                        " wulf reads of such a file");
   }
   if (in.bad()) throw InputError(what + " " + path + ": reading failed");

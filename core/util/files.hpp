@@ -36,7 +36,7 @@ struct NamedPath {
 // to /dev/null destroy nothing); empty paths are skipped.
 void check_output(const std::string& path, const std::string& option, const std::vector<NamedPath>& others);
 // The most wulf reads of one file, named in a refusal: text a user writes (a --config, a
-// profile, a hostfile, a JSON record) and data (a FANN data file, a weights file, an IDX file).
+// profile, a hostfile) and data (a FANN data file, a weights file, an IDX file, a JSON record).
 constexpr std::uintmax_t text_file_limit = std::uintmax_t{64} << 20;  // 64 MiB
 constexpr std::uintmax_t data_file_limit = std::uintmax_t{64} << 30;  // 64 GiB
 

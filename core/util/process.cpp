@@ -291,6 +291,8 @@ std::string program_path(const std::string& name) {
 // with this process: it asks the kernel for SIGKILL should its parent die (PR_SET_PDEATHSIG),
 // so that nothing wulf starts, and nothing that writes a record for it, outlives a wulf
 // killed with SIGKILL. wulf's rank programs ask the same of their launcher (rank_main.cpp).
+// The kernel ties that request to the thread that forked, not the process: every caller
+// waits for its child in the thread that started it (recommend's worker threads included).
 pid_t spawn(const std::vector<std::string>& argv, const ChildOptions& options, const Pipe& out, const Pipe& err) {
   const std::string program = program_path(argv[0]);
   if (program.empty()) throw std::runtime_error("cannot start " + argv[0] + ": " + std::strerror(ENOENT));

@@ -105,6 +105,18 @@ std::string printable(std::string_view text, std::size_t most) {
   return text.size() > most ? out + "... (" + std::to_string(text.size()) + " bytes)" : out;
 }
 
+std::string human_bytes(double bytes) {
+  const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  std::size_t u = 0;
+  while (bytes >= 1024 && u + 1 < std::size(units)) bytes /= 1024, ++u;
+  char text[64];
+  if (u == 0)
+    std::snprintf(text, sizeof text, "%.0f bytes", bytes);
+  else
+    std::snprintf(text, sizeof text, "%.1f %s", bytes, units[u]);
+  return text;
+}
+
 }  // namespace wulf
 
 namespace wulf {

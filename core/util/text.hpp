@@ -35,6 +35,9 @@ bool is_one_of(std::string_view value, std::initializer_list<std::string_view> c
 // not UTF-8 keep a message one short line of plain text.
 std::string printable(std::string_view text, std::size_t most = 40);
 
+// Bytes for people: "1.4 GiB", "512.0 KiB", "1000 bytes".
+std::string human_bytes(double bytes);
+
 }  // namespace wulf
 
 namespace wulf {
