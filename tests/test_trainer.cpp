@@ -230,6 +230,15 @@ TEST(trainer, same_seed_gives_the_same_run_bit_for_bit) {
 // evaluation's chunks. Bytes 0..255 all occur.
 TEST(trainer, inputs_kept_as_bytes_train_exactly_as_the_floats_they_stand_for) {
   for (int k = 0; k < 256; ++k) EXPECT_EQ(byte_input(static_cast<std::uint8_t>(k)), static_cast<float>(k) / 255.0f);
+  {  // the gather's conversion, 16 at a time and then one by one: 263 = 16 x 16 + 7
+    Dataset d;
+    d.input_bytes.resize(263, 1);
+    for (Eigen::Index i = 0; i < 263; ++i) d.input_bytes(i, 0) = static_cast<std::uint8_t>((i * 97) % 256);
+    std::vector<float> out(263);
+    d.copy_inputs(0, out.data());
+    for (Eigen::Index i = 0; i < 263; ++i)
+      ASSERT_EQ(out[static_cast<std::size_t>(i)], static_cast<float>(d.input_bytes(i, 0)) / 255.0f) << "input " << i;
+  }
   Rng rng(11);
   auto bytes_set = [&](std::size_t n) {
     Dataset d;

@@ -3,6 +3,10 @@
 
 #include <algorithm>
 
+#ifdef __AVX512F__
+#include <immintrin.h>
+#endif
+
 namespace wulf {
 
 void Dataset::keep(std::size_t begin, std::size_t count) {
@@ -20,6 +24,25 @@ void Dataset::keep(std::size_t begin, std::size_t count) {
 
 DataMatrix byte_inputs_as_floats(const ByteMatrix& bytes) {
   return bytes.unaryExpr([](std::uint8_t k) { return byte_input(k); });
+}
+
+void byte_inputs_to(const std::uint8_t* __restrict in, float* __restrict out, std::size_t n) {
+  std::size_t i = 0;
+#ifdef __AVX512F__
+  // k / 255 as the float nearest it: q = k (1 / 255) misses it for 126 of the 256 bytes, and
+  // one correction by the exact remainder k - 255 q (fused multiply-adds) gives the quotient
+  // for every byte (tested), in three operations where the division takes about as long as
+  // five. g++ 12 vectorises neither form of the loop over whole 512-bit registers here: it
+  // leaves 784's last 16 bytes to scalar code, or converts 4 at a time.
+  const __m512 r = _mm512_set1_ps(1.0f / 255.0f), d = _mm512_set1_ps(255.0f);
+  for (; i + 16 <= n; i += 16) {
+    const __m128i k = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i));
+    const __m512 x = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(k));
+    const __m512 q = _mm512_mul_ps(x, r);
+    _mm512_storeu_ps(out + i, _mm512_fmadd_ps(_mm512_fnmadd_ps(q, d, x), r, q));
+  }
+#endif
+  for (; i < n; ++i) out[i] = byte_input(in[i]);
 }
 
 DataMatrix Dataset::float_inputs() const { return byte_inputs() ? byte_inputs_as_floats(input_bytes) : inputs; }
