@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
@@ -32,6 +33,15 @@ int mpi_count(std::size_t n, std::string_view what,
 // send holds ranks x recv at the root. Throw std::length_error naming the call.
 void check_gathered(std::size_t send, std::size_t recv, int ranks, const char* call);
 void check_scattered(std::size_t send, std::size_t recv, int ranks, const char* call);
+// An out-of-place reduction's: recv as long as send, and apart from it (MPI forbids them to
+// overlap); overlap says whether they do.
+void check_out_of_place(std::size_t send, std::size_t recv, bool overlap, const char* call);
+template <class T>
+void check_out_of_place(std::span<const T> send, std::span<const T> recv, const char* call) {
+  const auto s = reinterpret_cast<std::uintptr_t>(send.data()), r = reinterpret_cast<std::uintptr_t>(recv.data());
+  const bool overlap = !send.empty() && !recv.empty() && s < r + recv.size_bytes() && r < s + send.size_bytes();
+  check_out_of_place(send.size(), recv.size(), overlap, call);
+}
 // scatterv's: one count per rank, recv holds this rank's, the root's send holds their sum
 // (which, as the last displacement, must also fit MPI's int). Returns the displacements.
 std::vector<int> scatterv_displacements(std::size_t send, std::span<const int> counts, std::size_t recv, int rank,
@@ -59,6 +69,13 @@ class Comm {
   // In place: every rank ends with the element-wise sum over all ranks.
   virtual void allreduce_sum(std::span<float> data) = 0;
   virtual void allreduce_sum(std::span<double> data) = 0;
+  // The element-wise sum of data over all ranks, made in data or in spare (as long as data,
+  // apart from it), whichever the engine's MPI makes with fewer passes over memory; returns
+  // the one that holds it (the other's values are then undefined). OpenMPI sums in place at
+  // no cost, where out of place it first copies data; SMPI gives MPI_IN_PLACE a zero-filled
+  // copy of the buffer in every rank, and out of place needs none.
+  virtual std::span<float> allreduce_sum_spare(std::span<float> data, std::span<float> spare) = 0;
+  virtual std::span<double> allreduce_sum_spare(std::span<double> data, std::span<double> spare) = 0;
   // In place at root: data becomes the sum over all ranks. Elsewhere data is left
   // unchanged by the MPI library's reduce, and may hold partial sums after wulf's own
   // (staged_reduce.hpp): callers must not count on it.
@@ -147,6 +164,8 @@ class SerialComm final : public Comm {
   void barrier() override {}
   void allreduce_sum(std::span<float>) override {}
   void allreduce_sum(std::span<double>) override {}
+  std::span<float> allreduce_sum_spare(std::span<float> data, std::span<float> spare) override;
+  std::span<double> allreduce_sum_spare(std::span<double> data, std::span<double> spare) override;
   void reduce_sum(std::span<float>, int) override {}
   void reduce_sum(std::span<double>, int) override {}
   void bcast(std::span<float>, int) override {}

@@ -131,6 +131,14 @@ class Compute {
   // sums nobody reads (--numerics off: PointToPointReduce::set_unread_storage); nullptr:
   // none, receive into memory of one's own. Valid until this Compute is destroyed.
   virtual void* shared_scratch(std::size_t /*bytes*/) { return nullptr; }
+  // The net's shared_storage, w values of T three times over: its parameters and gradients
+  // (Mlp's storage), then where a strategy sums the gradients over the ranks
+  // (Run::spare). The same block on every call; nullptr where ranks hold their own.
+  template <class T>
+  T* net_storage(std::size_t w) {
+    return static_cast<T*>(shared_storage(net_storage_values(w) * sizeof(T)));
+  }
+  static std::size_t net_storage_values(std::size_t w) { return 3 * w; }
   const ComputeConfig& config() const { return config_; }
   bool numerics() const { return config_.numerics; }
   // Whether the engine's clock is simulated (smpirun), so that wall-clock measurements of

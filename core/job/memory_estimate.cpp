@@ -76,9 +76,10 @@ void net_parts(const TrainJob& job, const Shape& s, std::vector<MemoryPart>& par
   const double net = s.numerics || !s.sim ? 2 * s.w * s.T : 0;
   add(parts, "the net's parameters and gradients, 2 x w values", net, net, Kind::held, "a smaller net (--hidden)");
   if (!s.numerics) {
-    // The ranks share one mapping of the block over the net's 2 x w values: its page
-    // tables, 8 bytes a page of 4 KiB, once.
-    const double tables = s.sim ? 2 * s.w * s.T / 512 : 0;
+    // The ranks share one mapping of the block over the net's 3 x w values (its parameters,
+    // gradients and spare, Compute::net_storage): its page tables, 8 bytes a page of 4 KiB,
+    // once.
+    const double tables = s.sim ? 3 * s.w * s.T / 512 : 0;
     add(parts, "the page tables of the net's shared storage (SMPI's shared malloc)", tables, 0, Kind::held,
         "a smaller net (--hidden)");
     return;
@@ -96,6 +97,11 @@ void net_parts(const TrainJob& job, const Shape& s, std::vector<MemoryPart>& par
   }
   add(parts, "the update's state (momentum, RPROP's steps or cg's vectors) and the last good weights", first, each,
       Kind::held, "a smaller net (--hidden)");
+  // Under SMPI the allreduce of block and average sums into a spare buffer of w values
+  // (Comm::allreduce_sum_spare); OpenMPI sums in place and never touches it.
+  if (s.sim && s.p > 1 && (job.strategy == Strategy::block || job.strategy == Strategy::average))
+    add(parts, "the spare buffer the allreduce sums into (SMPI), w values", wT, wT, Kind::held,
+        "a smaller net (--hidden)");
   if (job.strategy == Strategy::root && job.config.threads > 1) {
     const double copies = (job.config.threads - 1) * 2 * wT;
     add(parts, "root's nets of the threads beyond the first", copies, copies, Kind::held, "fewer --threads");

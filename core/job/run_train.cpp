@@ -225,11 +225,12 @@ int train(TrainJob& job, Comm& comm, Compute& compute, std::ostream& out, std::o
   // The testbed's clock reads platform seconds (wall over the dilation; 1 elsewhere), before
   // anything is timed, so that the history, the phases and the final time are the platform's.
   comm.set_time_dilation(compute.config().dilation);
-  // --numerics off: parameters and gradients in memory all simulated ranks share.
-  void* shared = compute.shared_storage(2 * job.spec.parameter_count() * sizeof(T));
+  // --numerics off: parameters, gradients and their sums in memory all simulated ranks share.
+  const std::size_t w = job.spec.parameter_count();
+  T* shared = compute.net_storage<T>(w);
   // Their sums are never read, so the simulator need not compute them (the same messages).
-  if (shared) comm.set_unread_storage(shared, 2 * job.spec.parameter_count() * sizeof(T));
-  Mlp<T> net(job.spec, static_cast<T*>(shared));
+  if (shared) comm.set_unread_storage(shared, Compute::net_storage_values(w) * sizeof(T));
+  Mlp<T> net(job.spec, shared);
   Rng init_rng(job.config.seed);
   Rng weights_rng = init_rng.split(3);
   // Every rank draws the same weights from the same seed: seed 000 initialises on one

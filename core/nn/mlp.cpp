@@ -109,8 +109,10 @@ void activation_backward(Activation f, const M& a, const DA& da, M& dz, bool cli
 
 // C (m x n) = op(A) op(B) + beta C, column-major, op(X) = X or X^T as the flag says; with
 // beta = 0 C's old values are never read. Eigen's `C.noalias() = A * B` clears C and then
-// adds the product to it, a pass over C that BLAS's GEMM with beta = 0 does not need. Under
-// EIGEN_USE_BLAS (OpenBLAS, core/CMakeLists.txt) this is that GEMM; else Eigen's product.
+// adds the product to it. Under EIGEN_USE_BLAS (OpenBLAS, core/CMakeLists.txt) this is BLAS's
+// GEMM, which writes small products without clearing first; OpenBLAS 0.3.21 still clears C
+// (sgemm_beta, a memset) before the larger ones, as the first layer's, for its packed kernel
+// adds into C. Without BLAS it is Eigen's product.
 template <class T>
 void gemm(bool trans_a, bool trans_b, Eigen::Index m, Eigen::Index n, Eigen::Index k, const T* a, const T* b, T beta,
           T* c) {

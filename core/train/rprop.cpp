@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 #include <string>
 
 namespace wulf {
@@ -23,14 +24,17 @@ template <class T>
 RpropStep<T>::RpropStep(Mlp<T>& net, const RpropConfig& config) : net_(net), config_(config) {}
 
 template <class T>
-void RpropStep<T>::apply() {
+void RpropStep<T>::apply(std::span<const T> gradient) {
   using Vector = typename Mlp<T>::Vector;
   const auto n = static_cast<Eigen::Index>(net_.parameter_count());
   // Made on the first update, as the momentum step's dw: a run without arithmetic never
   // holds them.
   if (step_.size() == 0) step_ = Vector::Constant(n, static_cast<T>(config_.delta_zero)), previous_ = Vector::Zero(n);
   Eigen::Map<Vector> w(net_.parameters().data(), n);
-  Eigen::Map<const Vector> g(net_.gradients().data(), n);
+  if (gradient.size() != net_.parameter_count())
+    throw std::length_error("RPROP step: a gradient of " + std::to_string(gradient.size()) + " values for " +
+                            std::to_string(n) + " parameters");
+  Eigen::Map<const Vector> g(gradient.data(), n);
   const T increase = static_cast<T>(config_.increase), decrease = static_cast<T>(config_.decrease);
   const T delta_min = static_cast<T>(config_.delta_min), delta_max = static_cast<T>(config_.delta_max);
   const T floor = static_cast<T>(1e-4), limit = static_cast<T>(1500);

@@ -40,8 +40,10 @@ template <class T>
 class RpropStep {
  public:
   RpropStep(Mlp<T>& net, const RpropConfig& config);
-  // Applies one update from the net's gradient buffer (the gradient of the whole set).
-  void apply();
+  // Applies one update from the gradient of the whole set: the net's gradient buffer, or the
+  // one given (its sum over the ranks, which may lie in Run::spare).
+  void apply() { apply(net_.gradients()); }
+  void apply(std::span<const T> gradient);
 
  private:
   Mlp<T>& net_;

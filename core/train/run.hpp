@@ -10,6 +10,7 @@
 #include "train/trainer.hpp"
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -122,6 +123,11 @@ class Run {
   // patterns (the gather of the block counts as forward).
   void forward_backward(const Dataset& data, const std::vector<std::size_t>& order, std::size_t first,
                         std::size_t count, ErrorSums& sums);
+  // A spare buffer of w values for Comm::allreduce_sum_spare: this rank's, made on the first
+  // call and left untouched (so never resident) where the engine sums in place, or under
+  // --numerics off the part of the net's storage that all simulated ranks share
+  // (Compute::net_storage).
+  std::span<T> spare();
   // The patterns of data this rank evaluates: all of data, or with --numerics off the
   // share of total it would hold.
   std::size_t local_count(const Dataset& data, std::size_t total) const;
@@ -161,6 +167,8 @@ class Run {
 
   const ProgressFn& progress_;
   std::vector<T> good_weights_;  // after the last iteration whose errors were finite
+  std::span<T> spare_;               // spare(), once made
+  std::unique_ptr<T[]> own_spare_;  // its values, where the ranks share no storage
   int good_iteration_ = 0;
   std::vector<std::pair<std::string, double>> notes_;
   std::optional<Stop> requested_;  // by the strategy (request_stop)

@@ -6,6 +6,7 @@
 #include "train/run.hpp"
 
 #include <chrono>
+#include <stdexcept>
 #include <cmath>
 #include <numeric>
 
@@ -164,7 +165,7 @@ MomentumStep<T>::MomentumStep(Mlp<T>& net, double eta, double alpha, MomentumRul
       sum_(block_step == BlockStep::sum) {}
 
 template <class T>
-void MomentumStep<T>::apply(std::size_t block_patterns) {
+void MomentumStep<T>::apply(std::size_t block_patterns, std::span<const T> gradient) {
   using Vector = typename Mlp<T>::Vector;
   // dw(0) = 0, made on the first step: a run without arithmetic (--numerics off, many
   // simulated ranks of a large net) never holds it.
@@ -175,9 +176,11 @@ void MomentumStep<T>::apply(std::size_t block_patterns) {
   // dw = alpha dw - scale g and w += dw in one pass over the three buffers (as two Eigen
   // assignments it was two passes, reading dw twice).
   T* __restrict w = net_.parameters().data();
-  const T* __restrict g = net_.gradients().data();
+  const T* __restrict g = gradient.data();
   T* __restrict dw = step_.data();
   const auto n = static_cast<std::size_t>(step_.size());
+  if (gradient.size() != n) throw std::length_error("momentum step: a gradient of " + std::to_string(gradient.size()) +
+                                                    " values for " + std::to_string(n) + " parameters");
   for (std::size_t i = 0; i < n; ++i) {
     const T d = alpha_ * dw[i] - scale * g[i];
     dw[i] = d;
@@ -195,6 +198,12 @@ template <class T>
 void WeightUpdate<T>::apply(std::size_t block_patterns) {
   if (rprop_) return rprop_->apply();
   momentum_.apply(block_patterns);
+}
+
+template <class T>
+void WeightUpdate<T>::apply(std::size_t block_patterns, std::span<const T> gradient) {
+  if (rprop_) return rprop_->apply(gradient);
+  momentum_.apply(block_patterns, gradient);
 }
 
 template <class T>
@@ -256,6 +265,19 @@ void Run<T>::add_time(Phase phase, double seconds, std::size_t patterns) {
     case Phase::test: phases.test += seconds, phases.test_patterns += patterns; break;
     case Phase::other: break;
   }
+}
+
+template <class T>
+std::span<T> Run<T>::spare() {
+  if (spare_.size() != weights) {
+    if (T* shared = compute.net_storage<T>(weights)) {
+      spare_ = {shared + 2 * weights, weights};
+    } else {
+      own_spare_.reset(new T[weights]);  // not value-initialised: no page is touched here
+      spare_ = {own_spare_.get(), weights};
+    }
+  }
+  return spare_;
 }
 
 template <class T>

@@ -179,14 +179,16 @@ struct TrainResult {
 
 using ProgressFn = std::function<void(const IterationRecord&)>;
 
-// The momentum step of either rule (above), over the net's one parameter buffer and its
-// one gradient buffer.
+// The momentum step of either rule (above), over the net's one parameter buffer, from its
+// gradient buffer or from the gradient given (their sum over the ranks, which may lie in
+// Run::spare).
 template <class T>
 class MomentumStep {
  public:
   MomentumStep(Mlp<T>& net, double eta, double alpha, MomentumRule rule = MomentumRule::classic,
                BlockStep block_step = BlockStep::mean);
-  void apply(std::size_t block_patterns);
+  void apply(std::size_t block_patterns) { apply(block_patterns, net_.gradients()); }
+  void apply(std::size_t block_patterns, std::span<const T> gradient);
 
  private:
   Mlp<T>& net_;
@@ -201,7 +203,9 @@ template <class T>
 class WeightUpdate {
  public:
   WeightUpdate(Mlp<T>& net, const TrainConfig& config);
+  // From the net's gradient buffer, or from the gradient given (as MomentumStep).
   void apply(std::size_t block_patterns);
+  void apply(std::size_t block_patterns, std::span<const T> gradient);
 
  private:
   MomentumStep<T> momentum_;

@@ -3,7 +3,8 @@
 // buffers of the same sizes, and nothing else (no option parsing, no data, no compute):
 //   - BEFORE allreduces (MPI_SUM, in place) of 4 doubles (the error sums of the untrained
 //     net's evaluations);
-//   - CALLS allreduces (in place) of ELEMENTS floats (the gradients);
+//   - CALLS allreduces of ELEMENTS floats (the gradients), out of place into a second buffer,
+//     as wulf's SMPI build makes them (Comm::allreduce_sum_spare);
 //   - AFTER allreduces of 4 doubles (the error sums of the iterations and the last);
 //   - a binomial-tree gather of 12 doubles per rank to rank 0 by sends and receives (the
 //     record's phases, as gather_for_record makes it);
@@ -11,8 +12,8 @@
 // Rank 0 prints the simulated seconds of the allreduces as one JSON line. With OP `sum` the
 // gradients are each rank's own and reduced by MPI_SUM. With `noop` they are what a time-only
 // wulf run makes of them (it never reads those sums): reduced by a user operation that adds
-// nothing, into one SMPI_SHARED_MALLOC block that every rank uses, so that SMPI copies no
-// message data. `noop` needs smpi/privatization:no, under which the ranks share globals.
+// nothing, from and into one SMPI_SHARED_MALLOC block that every rank uses (its two halves),
+// so that SMPI copies no message data. `noop` needs smpi/privatization:no, under which the ranks share globals.
 //   smpirun -np P -platform F -hostfile H --cfg=smpi/allreduce:rdb \
 //     wulf-bare-allreduce CALLS ELEMENTS sum|noop BEFORE AFTER
 #include <mpi.h>
@@ -28,7 +29,7 @@ namespace {
 
 void add_nothing(void*, void*, int*, MPI_Datatype*) {}
 
-float* shared_gradient = nullptr;  // noop: made by the first rank, one for all
+float* shared_gradient = nullptr;  // noop: made by the first rank, one for all: gradient, sums
 
 // n doubles from every rank to rank 0 (all: size * n there), up a binomial tree: rank v
 // receives its subtree's blocks from v + 1, v + 2, v + 4, ... and sends them to v less its
@@ -76,17 +77,18 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
 
-  std::vector<float> own(noop ? 0 : static_cast<std::size_t>(elements), 1.0f);
-  if (noop && !shared_gradient)
-    shared_gradient = static_cast<float*>(SMPI_SHARED_MALLOC(static_cast<std::size_t>(elements) * sizeof(float)));
+  const auto n = static_cast<std::size_t>(elements);
+  std::vector<float> own(noop ? 0 : 2 * n, 1.0f);
+  if (noop && !shared_gradient) shared_gradient = static_cast<float*>(SMPI_SHARED_MALLOC(2 * n * sizeof(float)));
   float* gradient = noop ? shared_gradient : own.data();
+  float* gradient_sums = gradient + n;
   double sums[4] = {1, 2, 3, 4};
   MPI_Op op = MPI_SUM;
   if (noop) MPI_Op_create(&add_nothing, 1, &op);
   const double t0 = MPI_Wtime();
   for (long c = 0; c < before; ++c) MPI_Allreduce(MPI_IN_PLACE, sums, 4, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   for (long c = 0; c < calls; ++c)
-    MPI_Allreduce(MPI_IN_PLACE, gradient, static_cast<int>(elements), MPI_FLOAT, op, MPI_COMM_WORLD);
+    MPI_Allreduce(gradient, gradient_sums, static_cast<int>(elements), MPI_FLOAT, op, MPI_COMM_WORLD);
   for (long c = 0; c < after; ++c) MPI_Allreduce(MPI_IN_PLACE, sums, 4, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   const double seconds = MPI_Wtime() - t0;
   if (noop) MPI_Op_free(&op);

@@ -103,7 +103,7 @@ for line in open(os.path.join(rec, "runs.txt")):
     runs[(who, int(p))] = {"wall_s": float(wall), "cpu_s": float(user) + float(sys_), "peak_rss_gib": int(rss) / 2**20,
                            "allreduces": int(calls)}
 print("time-only digits (55 050 floats, rdb allreduce), flat 100 Mbit/s cluster: wulf beside a bare SMPI program")
-print("bare: MPI_SUM, smpirun's defaults; noop: the bare program doing what wulf does (a no-op reduction into one shared block, one copy)")
+print("bare: MPI_SUM, smpirun's defaults; noop: the bare program doing what wulf does (a no-op reduction from and into one shared block, one copy of the program)")
 print("%6s | %9s %9s %9s | %8s %8s %8s %6s %6s | %8s %8s %8s %6s" % ("P", "wulf wall", "bare wall", "noop wall",
       "wulf CPU", "bare CPU", "noop CPU", "/bare", "/noop", "wulf GiB", "bare GiB", "noop GiB", "/bare"))
 rows = []

@@ -74,6 +74,10 @@ class MpiComm final : public Comm {
 
   void allreduce_sum(std::span<float> d) override { allreduce(d); }
   void allreduce_sum(std::span<double> d) override { allreduce(d); }
+  std::span<float> allreduce_sum_spare(std::span<float> d, std::span<float> s) override { return allreduce_spare(d, s); }
+  std::span<double> allreduce_sum_spare(std::span<double> d, std::span<double> s) override {
+    return allreduce_spare(d, s);
+  }
   void reduce_sum(std::span<float> d, int root) override { reduce(d, root); }
   void reduce_sum(std::span<double> d, int root) override { reduce(d, root); }
   void bcast(std::span<float> d, int root) override { bcast_(d, root); }
@@ -160,6 +164,18 @@ class MpiComm final : public Comm {
   template <class T>
   void allreduce(std::span<T> d) {
     MPI_Allreduce(MPI_IN_PLACE, d.data(), count_of(d.size(), "MPI_Allreduce"), mpi_type<T>(), sum_of(d), comm_);
+  }
+  // Comm::allreduce_sum_spare: out of place into spare under SMPI, in place under OpenMPI.
+  template <class T>
+  std::span<T> allreduce_spare(std::span<T> d, std::span<T> spare) {
+    check_out_of_place<T>(d, spare, "MPI_Allreduce");
+#ifdef WULF_SMPI
+    MPI_Allreduce(d.data(), spare.data(), count_of(d.size(), "MPI_Allreduce"), mpi_type<T>(), sum_of(spare), comm_);
+    return spare;
+#else
+    allreduce(d);
+    return d;
+#endif
   }
   template <class T>
   void reduce(std::span<T> d, int root) {

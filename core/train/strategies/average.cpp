@@ -1,11 +1,13 @@
 // Weight averaging (seed 000 section VII, --strategy average): every rank trains its share
 // of the training set on its own, updating after every b of its patterns with its own
 // momentum, and every a patterns the ranks replace their weights by the average over all
-// ranks (one allreduce of the parameter buffer). The ranks differ between averagings and
-// agree after each; an iteration ends with an averaging so that the test sees one net.
+// ranks (one allreduce of the parameter buffer, Comm::allreduce_sum_spare, then scaled).
+// The ranks differ between averagings and agree after each; an iteration ends with an
+// averaging so that the test sees one net.
 #include "train/partition.hpp"
 #include "train/run.hpp"
 
+#include <algorithm>
 #include <numeric>
 
 namespace wulf {
@@ -38,10 +40,12 @@ TrainResult train_average(Mlp<T>& net, const Dataset& train, const Dataset& test
       run.forward_backward(train, order, first, count, running);
       if (count > 0) run.kernel(Phase::update, 1, run.net_flops.update, [&] { step.apply(count); });
       if (p > 1 && ((k + 1) % every == 0 || k + 1 == blocks)) {
-        run.collective([&] { comm.allreduce_sum(net.parameters()); });
-        // Seed 000's Ta: scaling the summed weights to their average.
+        std::span<T> sums;
+        run.collective([&] { sums = comm.allreduce_sum_spare(net.parameters(), run.spare()); });
+        // Seed 000's Ta: scaling the summed weights to their average (in the net, or from the
+        // spare buffer into it).
         run.kernel(Phase::update, 1, static_cast<double>(run.weights), [&] {
-          for (T& v : net.parameters()) v *= inv_p;
+          std::transform(sums.begin(), sums.end(), net.parameters().begin(), [inv_p](T v) { return v * inv_p; });
         });
       }
     }
