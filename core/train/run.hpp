@@ -166,8 +166,8 @@ class Run {
   void restore_good_weights();
 
   const ProgressFn& progress_;
-  std::vector<T> good_weights_;  // after the last iteration whose errors were finite
-  std::span<T> spare_;               // spare(), once made
+  std::vector<T> good_weights_;     // after the last iteration whose errors were finite
+  std::span<T> spare_;              // spare(), once made
   std::unique_ptr<T[]> own_spare_;  // its values, where the ranks share no storage
   int good_iteration_ = 0;
   std::vector<std::pair<std::string, double>> notes_;

@@ -2,7 +2,8 @@
 // update rule): of every block of b patterns rank q takes its share, the block's gradients
 // are summed over the ranks with one allreduce of the one gradient buffer (into a spare one
 // where the engine's MPI does that better, Comm::allreduce_sum_spare), and every rank
-// applies the same momentum step from the sum, so the weights stay identical. With p = 1 this is the sequential run, operation for operation.
+// applies the same momentum step from the sum, so the weights stay identical. With p = 1
+// this is the sequential run, operation for operation.
 #include "train/run.hpp"
 
 namespace wulf {
