@@ -245,7 +245,8 @@ TEST(trainer, inputs_kept_as_bytes_train_exactly_as_the_floats_they_stand_for) {
     d.input_bytes.resize(37, static_cast<Eigen::Index>(n));
     for (Eigen::Index j = 0; j < d.input_bytes.cols(); ++j)
       for (Eigen::Index i = 0; i < d.input_bytes.rows(); ++i)
-        d.input_bytes(i, j) = static_cast<std::uint8_t>((i * 7 + j * 13 + static_cast<Eigen::Index>(rng.uniform(0, 40))) % 256);
+        d.input_bytes(i, j) =
+            static_cast<std::uint8_t>((i * 7 + j * 13 + static_cast<Eigen::Index>(rng.uniform(0, 40))) % 256);
     d.labels.resize(n);
     for (std::size_t j = 0; j < n; ++j) d.labels[j] = static_cast<int>(j % 3);
     d.targets = one_of_k(d.labels, 3);
@@ -267,7 +268,8 @@ TEST(trainer, inputs_kept_as_bytes_train_exactly_as_the_floats_they_stand_for) {
   const TrainConfig c{.block = 16, .eta = 0.5, .alpha = 0.5, .max_iterations = 3, .seed = 5, .eval_chunk = 7};
   EXPECT_EQ(train_net<float>(s, train_bytes, test_bytes, c, 3).weights,
             train_net<float>(s, train_floats, test_floats, c, 3).weights);
-  const Trained b = train_net<double>(s, train_bytes, test_bytes, c, 3), f = train_net<double>(s, train_floats, test_floats, c, 3);
+  const Trained b = train_net<double>(s, train_bytes, test_bytes, c, 3),
+                f = train_net<double>(s, train_floats, test_floats, c, 3);
   EXPECT_EQ(b.weights, f.weights);
   EXPECT_EQ(b.result.history.back().test->rmse, f.result.history.back().test->rmse);
   // keep() cuts the bytes as it cuts floats.

@@ -31,8 +31,7 @@ void check_out_of_place(std::size_t send, std::size_t recv, bool overlap, const 
     throw std::length_error(std::string(call) + ": a receive buffer of " + std::to_string(recv) + " values for " +
                             std::to_string(send) + " sent (it must hold as many)");
   if (overlap)
-    throw std::invalid_argument(std::string(call) + ": the send and receive buffers overlap (out of place, they "
-                                "must be apart)");
+    throw std::invalid_argument(std::string(call) + ": the send and receive buffers overlap (they must be apart)");
 }
 
 void check_scattered(std::size_t send, std::size_t recv, int ranks, const char* call) {

@@ -83,8 +83,8 @@ Profile read_profile(const std::string& name) {
     const bool size = key == "n" || key == "m" || key == "w";
     const double unit = key.size() > 3 && key.substr(key.size() - 3) == "_us" ? 1e-6 : 1e-3;
     if (!std::isfinite(v) || (size ? v > 1e12 : v * unit > 3600))
-      throw InputError(at(key) + " = " + printable(given[key].second) + " is out of range: " +
-                       (size ? "a size is at most 1e12" : "a time is at most an hour (3600 s)"));
+      throw InputError(at(key) + " = " + printable(given[key].second) +
+                       " is out of range: " + (size ? "a size is at most 1e12" : "a time is at most an hour (3600 s)"));
     if ((key == "Tf_ms" || key == "Tb_ms" || key == "Tu_ms") && !(v > 0))
       throw InputError(at(key) + " is 0: every pattern's forward and backward pass and every update take time");
   }

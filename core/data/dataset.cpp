@@ -23,7 +23,9 @@ void Dataset::keep(std::size_t begin, std::size_t count) {
 }
 
 DataMatrix byte_inputs_as_floats(const ByteMatrix& bytes) {
-  return bytes.unaryExpr([](std::uint8_t k) { return byte_input(k); });
+  DataMatrix floats(bytes.rows(), bytes.cols());  // both column-major: one run of bytes
+  byte_inputs_to(bytes.data(), floats.data(), static_cast<std::size_t>(bytes.size()));
+  return floats;
 }
 
 void byte_inputs_to(const std::uint8_t* __restrict in, float* __restrict out, std::size_t n) {

@@ -6,9 +6,9 @@
 #include "train/run.hpp"
 
 #include <chrono>
-#include <stdexcept>
 #include <cmath>
 #include <numeric>
+#include <stdexcept>
 
 namespace wulf {
 
@@ -179,8 +179,9 @@ void MomentumStep<T>::apply(std::size_t block_patterns, std::span<const T> gradi
   const T* __restrict g = gradient.data();
   T* __restrict dw = step_.data();
   const auto n = static_cast<std::size_t>(step_.size());
-  if (gradient.size() != n) throw std::length_error("momentum step: a gradient of " + std::to_string(gradient.size()) +
-                                                    " values for " + std::to_string(n) + " parameters");
+  if (gradient.size() != n)
+    throw std::length_error("momentum step: a gradient of " + std::to_string(gradient.size()) + " values for " +
+                            std::to_string(n) + " parameters");
   for (std::size_t i = 0; i < n; ++i) {
     const T d = alpha_ * dw[i] - scale * g[i];
     dw[i] = d;

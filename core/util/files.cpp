@@ -188,8 +188,8 @@ std::uintmax_t check_input_file(const std::string& path, const std::string& what
     throw InputError(what + " " + path + ": is not a regular file (a device, a pipe or a socket), which wulf does not read");
   const auto bytes = static_cast<std::uintmax_t>(st.st_size);
   if (bytes > max_bytes)
-    throw InputError(what + " " + path + ": is " + human_bytes(static_cast<double>(bytes)) + ", more than the " + human_bytes(static_cast<double>(max_bytes)) +
-                     " wulf reads of such a file");
+    throw InputError(what + " " + path + ": is " + human_bytes(static_cast<double>(bytes)) + ", more than the " +
+                     human_bytes(static_cast<double>(max_bytes)) + " wulf reads of such a file");
   return bytes;
 }
 

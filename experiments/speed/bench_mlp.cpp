@@ -43,7 +43,8 @@ const wulf::Dataset& digits() {
     const char* env = std::getenv("WULF_MNIST_DIR");
     const std::string dir = env && *env ? env : wulf::build::mnist_dir;
     wulf::Dataset d;
-    d.input_bytes = wulf::read_idx_images(dir + "/train-images-idx3-ubyte", g_patterns).bytes;  // as `wulf train` keeps them
+    d.input_bytes =
+        wulf::read_idx_images(dir + "/train-images-idx3-ubyte", g_patterns).bytes;  // as `wulf train` keeps them
     d.labels = wulf::read_idx_labels(dir + "/train-labels-idx1-ubyte", g_patterns);
     d.targets = wulf::one_of_k(d.labels, 10);
     return d;

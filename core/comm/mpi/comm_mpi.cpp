@@ -74,7 +74,9 @@ class MpiComm final : public Comm {
 
   void allreduce_sum(std::span<float> d) override { allreduce(d); }
   void allreduce_sum(std::span<double> d) override { allreduce(d); }
-  std::span<float> allreduce_sum_spare(std::span<float> d, std::span<float> s) override { return allreduce_spare(d, s); }
+  std::span<float> allreduce_sum_spare(std::span<float> d, std::span<float> s) override {
+    return allreduce_spare(d, s);
+  }
   std::span<double> allreduce_sum_spare(std::span<double> d, std::span<double> s) override {
     return allreduce_spare(d, s);
   }
