@@ -14,16 +14,26 @@
 # less, each program runs 5 times and the run of least CPU is kept (a bare program's record
 # then holds one output line per run). Targets (issue 17): wulf's CPU at most 1.1x the bare
 # program's, its peak memory at most 1.2x.
-#   experiments/scale/run.sh [build dir] [P list, default 16,64,256,1024]   (4096 takes about 4 minutes)
+#   experiments/scale/run.sh [build dir] [P list, default 16,64,256,1024] [backbone|no-backbone]
+# (4096 takes about 4 minutes). The switch is a FATPIPE backbone of 1.25 GB/s by default,
+# which never limits a flow; no-backbone writes the same cluster without it (a route is then
+# the two hosts' private links), the same non-blocking switch to SimGrid's flows, and keeps
+# its records and results apart (records-no-backbone/, results-no-backbone.*).
 # shellcheck source=SCRIPTDIR/../common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../common.sh" "${1:-}"
 nps="${2:-16,64,256,1024}"
+switch="${3:-backbone}"
+case $switch in
+  backbone) backbone='bb_bw="1.25GBps" bb_lat="0us" bb_sharing_policy="FATPIPE"' suffix="" ;;
+  no-backbone) backbone="" suffix="-no-backbone" ;;
+  *) echo "run.sh: the switch is backbone or no-backbone, not '$switch'" >&2; exit 2 ;;
+esac
 bare="$build/wulf-bare-allreduce"
 [[ -x $bare ]] || { echo "no $bare: build the project first" >&2; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export TMPDIR="$work"  # smpirun's copies of the programs go here, and go with it
-rec="$here/records"
+rec="$here/records$suffix"
 mkdir -p "$rec"
 # runs.txt keeps the other P's figures from earlier runs; this run's P are measured again.
 for p in ${nps//,/ }; do forget_runs "$rec/runs.txt" "^(wulf|bare|noop) $p "; done
@@ -67,7 +77,7 @@ for p in ${nps//,/ }; do
   <zone id="flat_zone" routing="Full">
     <cluster id="flat" prefix="flat-" suffix="" radical="0-$((p - 1))" speed="1Gf" core="1"
              bw="12.5MBps" lat="10us" sharing_policy="SPLITDUPLEX"
-             bb_bw="1.25GBps" bb_lat="0us" bb_sharing_policy="FATPIPE"/>
+             $backbone/>
   </zone>
 </platform>
 XML
@@ -94,15 +104,16 @@ print(ph['updates'], ph['comm_calls'] - ph['updates'])" "$rec/wulf-p$p.json")
     echo "$who $p $wall $user $sys $rss $calls" >> "$rec/runs.txt"
   done
 done
-"$python" - "$rec" <<'PY' | tee "$here/results.txt"
+"$python" - "$rec" "$switch" <<'PY' | tee "$here/results$suffix.txt"
 import json, os, sys
-rec = sys.argv[1]
+rec, switch = sys.argv[1], sys.argv[2]
 runs = {}
 for line in open(os.path.join(rec, "runs.txt")):
     who, p, wall, user, sys_, rss, calls = line.split()
     runs[(who, int(p))] = {"wall_s": float(wall), "cpu_s": float(user) + float(sys_), "peak_rss_gib": int(rss) / 2**20,
                            "allreduces": int(calls)}
-print("time-only digits (55 050 floats, rdb allreduce), flat 100 Mbit/s cluster: wulf beside a bare SMPI program")
+print("time-only digits (55 050 floats, rdb allreduce), flat 100 Mbit/s cluster (switch: %s): wulf beside a bare SMPI program" % (
+    "a FATPIPE backbone of 1.25 GB/s" if switch == "backbone" else "no backbone, routes of the two private links"))
 print("bare: MPI_SUM, smpirun's defaults; noop: the bare program doing what wulf does (a no-op reduction from and into one shared block, one copy of the program)")
 print("%6s | %9s %9s %9s | %8s %8s %8s %6s %6s | %8s %8s %8s %6s" % ("P", "wulf wall", "bare wall", "noop wall",
       "wulf CPU", "bare CPU", "noop CPU", "/bare", "/noop", "wulf GiB", "bare GiB", "noop GiB", "/bare"))
@@ -111,13 +122,15 @@ for p in sorted({p for _, p in runs}):
     if ("noop", p) not in runs:
         continue  # measured before the no-op bare run existed: run run.sh again for this P
     w, b, n = runs[("wulf", p)], runs[("bare", p)], runs[("noop", p)]
-    sim_w = json.load(open(os.path.join(rec, "wulf-p%d.json" % p)))["phases"]["comm_s"]
+    wulf_record = json.load(open(os.path.join(rec, "wulf-p%d.json" % p)))
+    sim_w = wulf_record["phases"]["comm_s"]
     sim_b = json.loads(open(os.path.join(rec, "bare-p%d.json" % p)).read().strip().splitlines()[-1])["simulated_s"]
     row = {"np": p, "allreduces": w["allreduces"], "wulf": w, "bare": b, "bare_noop": n,
            "cpu_ratio": w["cpu_s"] / b["cpu_s"], "cpu_ratio_noop": w["cpu_s"] / n["cpu_s"],
            "memory_ratio": w["peak_rss_gib"] / b["peak_rss_gib"],
            "memory_ratio_noop": w["peak_rss_gib"] / n["peak_rss_gib"],
-           "wall_ratio": w["wall_s"] / b["wall_s"], "wulf_comm_s": sim_w, "bare_simulated_s": sim_b}
+           "wall_ratio": w["wall_s"] / b["wall_s"], "wulf_comm_s": sim_w, "bare_simulated_s": sim_b,
+           "wulf_time_s": wulf_record["final"]["time_s"]}
     rows.append(row)
     print("%6d | %8.3fs %8.3fs %8.3fs | %7.3fs %7.3fs %7.3fs %5.2fx %5.2fx | %8.3f %8.3f %8.3f %5.2fx" % (
         p, w["wall_s"], b["wall_s"], n["wall_s"], w["cpu_s"], b["cpu_s"], n["cpu_s"], row["cpu_ratio"],
@@ -130,5 +143,9 @@ for a, b in zip(rows, rows[1:]):
         b["bare_noop"]["peak_rss_gib"] / a["bare_noop"]["peak_rss_gib"]))
 print("simulated seconds of communication, rank 0: " + ", ".join(
     "P %d: wulf %.3f, bare %.3f" % (r["np"], r["wulf_comm_s"], r["bare_simulated_s"]) for r in rows))
-json.dump({"rows": rows}, open(os.path.join(os.path.dirname(rec), "results.json"), "w"), indent=1)
+print("simulated seconds of the run (wulf's record) and of the bare program: " + ", ".join(
+    "P %d: %.15g and %.9f" % (r["np"], r["wulf_time_s"], r["bare_simulated_s"]) for r in rows))
+json.dump({"switch": switch, "rows": rows},
+          open(os.path.join(os.path.dirname(rec), "results%s.json" % ("" if switch == "backbone" else "-no-backbone")), "w"),
+          indent=1)
 PY
