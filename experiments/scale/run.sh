@@ -104,9 +104,9 @@ print(ph['updates'], ph['comm_calls'] - ph['updates'])" "$rec/wulf-p$p.json")
     echo "$who $p $wall $user $sys $rss $calls" >> "$rec/runs.txt"
   done
 done
-"$python" - "$rec" "$switch" <<'PY' | tee "$here/results$suffix.txt"
+"$python" - "$rec" "$switch" "$here/results$suffix.json" <<'PY' | tee "$here/results$suffix.txt"
 import json, os, sys
-rec, switch = sys.argv[1], sys.argv[2]
+rec, switch, results_json = sys.argv[1:4]
 runs = {}
 for line in open(os.path.join(rec, "runs.txt")):
     who, p, wall, user, sys_, rss, calls = line.split()
@@ -145,7 +145,5 @@ print("simulated seconds of communication, rank 0: " + ", ".join(
     "P %d: wulf %.3f, bare %.3f" % (r["np"], r["wulf_comm_s"], r["bare_simulated_s"]) for r in rows))
 print("simulated seconds of the run (wulf's record) and of the bare program: " + ", ".join(
     "P %d: %.15g and %.9f" % (r["np"], r["wulf_time_s"], r["bare_simulated_s"]) for r in rows))
-json.dump({"switch": switch, "rows": rows},
-          open(os.path.join(os.path.dirname(rec), "results%s.json" % ("" if switch == "backbone" else "-no-backbone")), "w"),
-          indent=1)
+json.dump({"switch": switch, "rows": rows}, open(results_json, "w"), indent=1)
 PY
