@@ -24,16 +24,21 @@ echo "mpirun: a killed rank ended the run with code $code:"
 grep -F "wulf train:" "$tmp/real/err"
 
 # 2. Under smpirun: every rank finds a fault only ranks can see (started with fewer ranks
-# than --np says); the simulation ends, and the status file names the ranks. The status
-# file is the front end's: the ranks only append to it.
+# than the job says); the simulation ends, and the status file names the ranks. The status
+# file is the front end's: the ranks only append to it. The job of 4 ranks is a record's
+# config, as wulf hands it to its ranks.
+"$build/wulf" train --problem encoder:8 --epochs 0 --engine sim --np 4 --platform "$platform" -q \
+  --out "$tmp/four.json" >/dev/null || fail "the run of 4 ranks failed"
+python3 -c 'import json, sys; json.dump(json.load(open(sys.argv[1]))["config"], open(sys.argv[2], "w"))' \
+  "$tmp/four.json" "$tmp/job.json"
 printf 'toy-0\ntoy-1\n' >"$tmp/hosts"
 : >"$tmp/status"
 export WULF_STATUS_FILE="$tmp/status"
 (cd "$tmp" && timeout 60 smpirun -np 2 -platform "$platform" -hostfile "$tmp/hosts" \
-  --cfg=smpi/simulate-computation:no --log=root.thres:critical "$build/wulf-rank-sim" --problem encoder:8 \
-  --engine sim --np 4 --platform "$platform" >"$tmp/sim-out" 2>"$tmp/sim-err")
+  --cfg=smpi/simulate-computation:no --log=root.thres:critical "$build/wulf-rank-sim" --job "$tmp/job.json" \
+  >"$tmp/sim-out" 2>"$tmp/sim-err")
 [ $? -ne 124 ] || fail "smpirun hung after the ranks aborted"
-grep -q "^2 [01] error: --np 4 but 2 ranks were started" "$tmp/status" || fail "no status of the failing rank: $(cat "$tmp/status" 2>/dev/null)"
+grep -q "^2 [01] error: the job is for 4 ranks but 2 were started" "$tmp/status" || fail "no status of the failing rank: $(cat "$tmp/status" 2>/dev/null)"
 grep -q "wulf (rank [01] of 2): error" "$tmp/sim-err" || fail "the failing rank is not named: $(cat "$tmp/sim-err")"
 echo "smpirun: the aborting ranks are named:"
 cat "$tmp/status"

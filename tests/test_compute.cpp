@@ -6,7 +6,8 @@
 #include "comm/compute.hpp"
 #include "comm/staged_reduce.hpp"
 #include "job/train_job.hpp"
-#include "job/train_options.hpp"
+#include "cli/train_options.hpp"
+#include "cli/train_resolve.hpp"
 #include "train/result_record.hpp"
 #include "util/errors.hpp"
 
@@ -228,11 +229,11 @@ TEST(compute, the_record_holds_each_ranks_budget_and_warns_of_overruns) {
   EXPECT_FALSE(record.at("dilation_too_small").get<bool>());
 }
 
-// The options resolved as a rank resolves them (no memory check, no launch).
+// The options resolved as the front end resolves them (no launch).
 TrainJob resolved(std::vector<std::string> args) {
   const auto options = train_options();
   args.insert(args.begin(), {"--problem", "encoder:8", "--epochs", "1"});
-  return resolve(parse_train(args, options), RankPlace{0, 1, true});
+  return resolve(parse_train(args, options));
 }
 
 // args are refused before any rank starts, with a message holding every fragment.

@@ -50,24 +50,40 @@ TEST(gradient_bench, the_workload_is_a_deterministic_full_gradient) {
   EXPECT_GT(norm, 0.0);
 }
 
-TEST(gradient_bench, the_rank_bench_parses_and_refuses_its_options) {
-  const CommBenchConfig c = parse_comm_bench({"--what", "gradient", "--net", "digits", "--sizes", "8,16",
-                                              "--sgemm", "32", "--repeat", "2"});
+// A gradient benchmark of nets of batches sizes, as the front end writes it for the ranks.
+CommBenchConfig gradient_config(const std::string& net, std::vector<std::size_t> sizes, int sgemm, int repeat) {
+  CommBenchConfig c;
+  c.what = "gradient", c.net = net, c.sizes = std::move(sizes), c.sgemm_n = sgemm, c.repeat = repeat;
+  return c;
+}
+
+TEST(gradient_bench, the_rank_bench_reads_its_json_and_refuses_what_cannot_run) {
+  const CommBenchConfig c =
+      comm_bench_from_json(comm_bench_json(gradient_config("digits", {8, 16}, 32, 2)), "the bench job");
   EXPECT_EQ(c.what, "gradient");
   EXPECT_EQ(c.net, "digits");
   EXPECT_EQ(c.sgemm_n, 32);
+  EXPECT_EQ(c.repeat, 2);
   EXPECT_EQ(c.sizes, (std::vector<std::size_t>{8, 16}));
-  EXPECT_THROW(parse_comm_bench({"--what", "gradient", "--net", "lenet", "--sizes", "8"}), InputError);
-  EXPECT_THROW(parse_comm_bench({"--what", "gradient", "--sgemm", "0", "--sizes", "8"}), InputError);
+  EXPECT_THROW(comm_bench_from_json(comm_bench_json(gradient_config("lenet", {8}, 32, 1)), "b"), InputError);
+  EXPECT_THROW(comm_bench_from_json(comm_bench_json(gradient_config("jocr", {8}, 0, 1)), "b"), InputError);
+  EXPECT_THROW(comm_bench_from_json(comm_bench_json(gradient_config("jocr", {}, 16, 1)), "b"), InputError);
+  Json missing = comm_bench_json(gradient_config("jocr", {8}, 16, 1));
+  missing.erase("repeat");
+  try {
+    comm_bench_from_json(missing, "the bench job");
+    FAIL() << "a job without repeat was read";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("repeat"), std::string::npos) << e.what();
+  }
 }
 
-// Through the rank program's entry (parse, then run_comm_bench), as `bench --what gradient`.
+// Through the rank program's entry (the JSON read, then run_comm_bench), as `bench` of a gradient.
 TEST(gradient_bench, one_rank_prints_a_line_per_batch) {
   SerialComm comm;
   std::ostringstream out;
   const auto compute = make_wall_compute();
-  run_comm_bench(parse_comm_bench({"--what", "gradient", "--net", "digits", "--sizes", "4,10", "--repeat", "1",
-                                   "--sgemm", "16"}),
+  run_comm_bench(comm_bench_from_json(comm_bench_json(gradient_config("digits", {4, 10}, 16, 1)), "the bench job"),
                  comm, *compute, out);
   std::istringstream lines(out.str());
   std::string line;

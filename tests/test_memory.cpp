@@ -4,7 +4,8 @@
 #include "comm/comm.hpp"
 #include "job/memory_estimate.hpp"
 #include "job/train_job.hpp"
-#include "job/train_options.hpp"
+#include "cli/train_options.hpp"
+#include "cli/train_resolve.hpp"
 #include "util/errors.hpp"
 #include "util/text.hpp"
 
@@ -28,7 +29,7 @@ using namespace testing_support;
 // The front end's job of `wulf train ARGS` (nothing is started).
 TrainJob job_of(const std::vector<std::string>& args) {
   const auto options = train_options();
-  return resolve(parse_train(args, options), RankPlace{});
+  return resolve(parse_train(args, options));
 }
 
 TEST(memory, mpi_count_takes_int_max_and_refuses_one_more_naming_the_count_and_the_remedy) {

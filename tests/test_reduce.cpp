@@ -6,6 +6,7 @@
 #include "util/json.hpp"
 #include "util/process.hpp"
 #include "comm/staged_reduce.hpp"
+#include "predict/comm_bench.hpp"
 
 #include <gtest/gtest.h>
 
@@ -40,11 +41,17 @@ void expect_checks_ok(const RanksOutcome& o, std::size_t lines, const std::strin
   EXPECT_EQ(ok, lines) << what << ": " << o.output;
 }
 
-std::vector<std::string> check_args(const std::string& reduce, int root, const std::string& layout) {
-  std::vector<std::string> a{"bench", "--what", "reduce", "--sizes", "1000,77", "--check", "--float",
-                             "--root", std::to_string(root), "--reduce", reduce};
-  if (!layout.empty()) a.insert(a.end(), {"--reduce-layout", layout});
-  return a;
+// cmd followed by the rank program's benchmark that checks a reduce of 1 000 and 77 floats to
+// root exactly, as its job file (kept while job lives).
+std::vector<std::string> with_check(std::vector<std::string> cmd, std::unique_ptr<RankJobArgs>& job,
+                                    const std::string& reduce, int root, const std::string& layout) {
+  CommBenchConfig c;
+  c.what = "reduce", c.sizes = {1000, 77}, c.check = true, c.doubles = false, c.root = root, c.reduce = reduce;
+  c.reduce_layout = layout;
+  job = std::make_unique<RankJobArgs>(comm_bench_json(c), false);
+  cmd.push_back("bench");
+  cmd.insert(cmd.end(), job->args().begin(), job->args().end());
+  return cmd;
 }
 
 TEST(reduce, layout_regular_form_places_outside_ranks_then_groups_nodes_cpus) {
@@ -169,15 +176,15 @@ TEST(reduce, wulf_reduces_give_the_exact_sum_under_mpirun_for_full_and_partial_l
   for (const auto& [np, layout] : cases)
     for (int root : {0, np - 1}) {
       const MpiSessionDir session;
-      std::vector<std::string> cmd = mpirun_command(np, "auto", Collectives{}, program, session);
-      const auto args = check_args("four-stage", root, layout);
-      cmd.insert(cmd.end(), args.begin(), args.end());
+      std::unique_ptr<RankJobArgs> job;
+      const std::vector<std::string> cmd =
+          with_check(mpirun_command(np, "auto", Collectives{}, program, session), job, "four-stage", root, layout);
       expect_checks_ok(run_ranks(cmd, false, true), 2, "four-stage np " + std::to_string(np) + " " + layout);
     }
   const MpiSessionDir session;
-  std::vector<std::string> cmd = mpirun_command(5, "auto", Collectives{}, program, session);
-  const auto args = check_args("wulf-binomial", 2, "");
-  cmd.insert(cmd.end(), args.begin(), args.end());
+  std::unique_ptr<RankJobArgs> job;
+  const std::vector<std::string> cmd =
+      with_check(mpirun_command(5, "auto", Collectives{}, program, session), job, "wulf-binomial", 2, "");
   expect_checks_ok(run_ranks(cmd, false, true), 2, "wulf-binomial np 5");
 }
 
@@ -189,12 +196,12 @@ TEST(reduce, wulf_reduces_give_the_exact_sum_under_smpirun_on_bunyip) {
   for (int np : {194, 51})
     for (int root : {0, np - 1})
       for (const std::string reduce : {"four-stage", "wulf-binomial", "binomial"}) {
-        std::vector<std::string> cmd = smpirun_command(file, hostfile, np, {"smpi/reduce:binomial"},
-                                                       wulf_program("wulf-rank-sim"));
         const std::string layout = reduce == "four-stage" ? reduce_layout_of(hosts, np) : "";
         ASSERT_TRUE(reduce != "four-stage" || contains(layout, "places=")) << layout;
-        const auto args = check_args(reduce == "binomial" ? "default" : reduce, root, layout);
-        cmd.insert(cmd.end(), args.begin(), args.end());
+        std::unique_ptr<RankJobArgs> job;
+        const std::vector<std::string> cmd =
+            with_check(smpirun_command(file, hostfile, np, {"smpi/reduce:binomial"}, wulf_program("wulf-rank-sim")),
+                       job, reduce == "binomial" ? "default" : reduce, root, layout);
         expect_checks_ok(run_ranks(cmd, true, true), 2, reduce + " np " + std::to_string(np));
       }
 }

@@ -10,8 +10,8 @@
 #include "data/dataset.hpp"
 #include "engine/launch.hpp"
 #include "util/json.hpp"
-#include "job/train_options.hpp"
-#include "util/options.hpp"
+#include "cli/train_options.hpp"
+#include "cli/options.hpp"
 #include "util/files.hpp"
 #include "util/process.hpp"
 #include "util/paths.hpp"
@@ -200,8 +200,14 @@ AllreduceFit measure_allreduce(const CalibrateJob& job, double w, std::ostream& 
     const MpiSessionDir session;
     std::vector<std::string> cmd = mpirun_command(static_cast<int>(p), "auto", Collectives{"rdb", "default", "default"},
                                                   wulf_program("wulf-rank-real"), session);
-    cmd.insert(cmd.end(), {"bench", "--what", "allreduce", "--sizes", fmt::format("{}", fmt::join(elements, ",")),
-                           "--repeat", std::to_string(job.repeat)});
+    CommBenchConfig bench;
+    bench.what = "allreduce";
+    bench.sizes = elements;
+    bench.repeat = job.repeat;
+    validate(bench);
+    const RankJobArgs args(comm_bench_json(bench), true);
+    cmd.push_back("bench");
+    cmd.insert(cmd.end(), args.args().begin(), args.args().end());
     RanksOutcome o;
     try {
       o = run_ranks(cmd, false, true, job.timeout);

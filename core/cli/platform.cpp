@@ -7,8 +7,8 @@
 #include "data/dataset.hpp"
 #include "engine/launch.hpp"
 #include "engine/testbed.hpp"
-#include "job/train_options.hpp"
-#include "util/options.hpp"
+#include "cli/train_options.hpp"
+#include "cli/options.hpp"
 #include "comm/staged_reduce.hpp"
 #include "util/json.hpp"
 #include "util/files.hpp"
@@ -235,15 +235,18 @@ std::vector<PlatformHost> pingpong_pair(const BenchJob& job, const std::vector<P
   return pair;
 }
 
-// The bench's arguments of the rank program: what, the sizes, the repeats, the what-ifs.
-std::vector<std::string> bench_args(const BenchJob& job, const std::string& what, const std::vector<std::size_t>& list) {
-  std::vector<std::string> args{"bench", "--what", what, "--sizes", fmt::format("{}", fmt::join(list, ",")),
-                                "--repeat", std::to_string(job.repeat), "--bw-scale", std::to_string(job.bw_scale),
-                                "--lat-scale", std::to_string(job.lat_scale)};
-  if (job.type == "float") args.push_back("--float");
-  if (job.back_to_back) args.push_back("--back-to-back");
-  if (job.unread) args.push_back("--unread");
-  return args;
+// The rank program's benchmark: what, the sizes, the repeats, the what-ifs.
+CommBenchConfig bench_config(const BenchJob& job, const std::string& what, const std::vector<std::size_t>& list) {
+  CommBenchConfig c;
+  c.what = what;
+  c.sizes = list;
+  c.repeat = job.repeat;
+  c.bw_scale = job.bw_scale;
+  c.lat_scale = job.lat_scale;
+  c.doubles = job.type != "float";
+  c.back_to_back = job.back_to_back;
+  c.unread = job.unread;
+  return c;
 }
 
 // The same on the testbed: the hosts `on` (their cores cut to np ranks) built as an
@@ -257,9 +260,12 @@ std::vector<Json> measure_on_testbed(const BenchJob& job, const std::vector<Plat
   const Testbed bed(std::move(plan));
   const MpiSessionDir session;
   std::vector<std::string> cmd = bed.command(job.program, session, {job.allreduce, job.reduce, "default"});
-  const std::vector<std::string> args = bench_args(job, what, list);
-  cmd.insert(cmd.end(), args.begin(), args.end());
-  cmd.insert(cmd.end(), {"--dilation", fmt::format("{:.17g}", bed.plan().dilation)});
+  CommBenchConfig bench = bench_config(job, what, list);
+  bench.dilation = bed.plan().dilation;
+  validate(bench);
+  const RankJobArgs args(comm_bench_json(bench), job.engine == "testbed");
+  cmd.push_back("bench");
+  cmd.insert(cmd.end(), args.args().begin(), args.args().end());
   RanksOutcome o;
   try {
     o = run_ranks(cmd, false, true, job.timeout, bed.environment());
@@ -282,13 +288,15 @@ std::vector<Json> measure(const BenchJob& job, const std::vector<PlatformHost>& 
   for (const std::string& setting : smpi_eager_config(job.eager_limit)) cfg.push_back(setting);
   const Hostfile hostfile(on);
   std::vector<std::string> cmd = smpirun_command(job.run_file, hostfile, static_cast<int>(np), cfg, job.program);
-  const std::vector<std::string> args = bench_args(job, what, list);
-  cmd.insert(cmd.end(), args.begin(), args.end());
+  CommBenchConfig bench = bench_config(job, what, list);
   if (what == "reduce" && is_point_to_point_reduce(job.reduce)) {
-    cmd.insert(cmd.end(), {"--reduce", job.reduce});
-    const std::string layout = job.reduce == "four-stage" ? reduce_layout_of(on, static_cast<int>(np)) : "";
-    if (!layout.empty()) cmd.insert(cmd.end(), {"--reduce-layout", layout});
+    bench.reduce = job.reduce;
+    if (job.reduce == "four-stage") bench.reduce_layout = reduce_layout_of(on, static_cast<int>(np));
   }
+  validate(bench);
+  const RankJobArgs args(comm_bench_json(bench), job.engine == "testbed");
+  cmd.push_back("bench");
+  cmd.insert(cmd.end(), args.args().begin(), args.args().end());
   RanksOutcome o;
   try {
     o = run_ranks(cmd, true, true, job.timeout);

@@ -7,7 +7,7 @@
 #include "util/errors.hpp"
 #include "data/dataset.hpp"
 #include "util/json.hpp"
-#include "util/options.hpp"
+#include "cli/options.hpp"
 #include "util/files.hpp"
 #include "util/process.hpp"
 #include "util/paths.hpp"

@@ -6,7 +6,7 @@
 #include "util/errors.hpp"
 #include "data/dataset.hpp"
 #include "engine/launch.hpp"
-#include "job/train_options.hpp"
+#include "cli/train_options.hpp"
 #include "util/json.hpp"
 #include "util/files.hpp"
 #include "util/process.hpp"

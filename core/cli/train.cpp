@@ -1,15 +1,18 @@
-// `wulf train`: the run itself under --engine seq, else its ranks started under mpirun or
-// smpirun with the same arguments (job/rank.hpp is what each rank runs).
+// `wulf train`: the options resolved once into a job (cli/train_resolve), then the run itself
+// under --engine seq, else its ranks started under mpirun or smpirun with the job as JSON
+// (job/rank.hpp is what each rank runs).
 #include "cli/cli.hpp"
+#include "cli/train_options.hpp"
+#include "cli/train_resolve.hpp"
 
 #include "comm/comm.hpp"
 #include "comm/compute.hpp"
 #include "comm/staged_reduce.hpp"
 #include "engine/launch.hpp"
 #include "engine/testbed.hpp"
+#include "job/job_json.hpp"
 #include "job/run_train.hpp"
 #include "job/train_job.hpp"
-#include "job/train_options.hpp"
 #include "util/errors.hpp"
 #include "util/files.hpp"
 #include "util/json.hpp"
@@ -56,23 +59,6 @@ int ranks_ended(const RanksOutcome& outcome, const char* runner, std::ostream& e
   return outcome.code;
 }
 
-// args with every --name VALUE and --name=VALUE taken out and --name value put at the end
-// (there it also wins over a --config file's line).
-std::vector<std::string> with_option(const std::vector<std::string>& args, const std::string& name,
-                                     const std::string& value) {
-  std::vector<std::string> out;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == name) {
-      ++i;  // and its value
-      continue;
-    }
-    if (args[i].rfind(name + "=", 0) == 0) continue;
-    out.push_back(args[i]);
-  }
-  out.insert(out.end(), {name, value});
-  return out;
-}
-
 // How many processes the MPI launcher that started this one (a user's mpirun or mpiexec,
 // Slurm's srun) started: 0 when none did, -1 when one did but does not say how many.
 long long launcher_size() {
@@ -109,13 +95,14 @@ std::vector<std::string> under_a_launcher(std::vector<std::string> args, const p
   return args;
 }
 
-// Starts the ranks under mpirun with the same arguments and waits for them.
-int launch_real(const TrainJob& job, const std::vector<std::string>& args, std::ostream& err) {
+// Starts the ranks under mpirun and waits for them.
+int launch_real(const TrainJob& job, std::ostream& err) {
   const std::string program = wulf_program("wulf-rank-real");
+  const RankJobArgs rank_job(job.config_json, job.engine == Engine::real);
   // Already started by the user's MPI launcher: become the rank program.
   if (launcher_size() != 0) {
     std::vector<std::string> argv{program};
-    argv.insert(argv.end(), args.begin(), args.end());
+    argv.insert(argv.end(), rank_job.args().begin(), rank_job.args().end());
     std::vector<char*> c_argv;
     for (auto& a : argv) c_argv.push_back(a.data());
     c_argv.push_back(nullptr);
@@ -126,7 +113,7 @@ int launch_real(const TrainJob& job, const std::vector<std::string>& args, std::
   std::vector<std::string> cmd = mpirun_command(job.np, job.oversubscribe,
                                                 {job.allreduce, library_reduce(job.reduce), job.bcast}, program,
                                                 session, job.hostfile, job.mpirun_args);
-  cmd.insert(cmd.end(), args.begin(), args.end());
+  cmd.insert(cmd.end(), rank_job.args().begin(), rank_job.args().end());
   return ranks_ended(run_ranks(cmd, false, false), "mpirun", err);
 }
 
@@ -145,26 +132,19 @@ PlatformHosts rank_placement(const TrainJob& job, const std::string& platform) {
   return placement;
 }
 
-// The arguments the ranks of a run on a platform get: the user's, the profile's file as the
-// front end found it (the ranks may not find it by name), the platform's price and the
-// four-stage reduce's layout unless given.
-std::vector<std::string> platform_rank_args(const TrainJob& job, const std::vector<std::string>& args,
-                                            const PlatformHosts& placement) {
-  std::vector<std::string> out = job.compute.mode == ComputeMode::calibrated
-                                     ? with_option(args, "--profile", job.compute.profile.name)
-                                     : args;
-  if (job.machine_cost_usd == 0 && placement.cost_usd > 0)
-    out.insert(out.end(), {"--machine-cost", fmt::format("{:.17g}", placement.cost_usd)});
+// What the placement on a platform adds to the job: the platform's price and the four-stage
+// reduce's layout, unless given; the record's config follows.
+void add_placement(TrainJob& job, const PlatformHosts& placement) {
+  if (job.machine_cost_usd == 0 && placement.cost_usd > 0) job.machine_cost_usd = placement.cost_usd;
   if (job.reduce == "four-stage" && !job.has_reduce_layout) {
     const std::string layout = reduce_layout_of(placement.hosts, job.np);
-    if (!layout.empty()) out.insert(out.end(), {"--reduce-layout", layout});
+    if (!layout.empty()) job.reduce_layout = ReduceLayout::parse(layout, job.np), job.has_reduce_layout = true;
   }
-  return out;
+  set_config_json(job);
 }
 
-// Starts the ranks under smpirun on the platform (grown, for --grow) with the same
-// arguments and waits for them.
-int launch_sim(const TrainJob& job, const std::vector<std::string>& args, std::ostream& err) {
+// Starts the ranks under smpirun on the platform (grown, for --grow) and waits for them.
+int launch_sim(TrainJob& job, std::ostream& err) {
   std::unique_ptr<GrownPlatform> grown;
   if (job.grow > 0) grown = std::make_unique<GrownPlatform>(job.platform, job.grow);
   const std::string platform = grown ? grown->path() : job.platform;
@@ -176,14 +156,15 @@ int launch_sim(const TrainJob& job, const std::vector<std::string>& args, std::o
   if (job.bcast != "default") cfg.push_back("smpi/bcast:binomial_tree");  // SMPI's name for it
   for (const std::string& setting : smpi_eager_config(job.eager_limit)) cfg.push_back(setting);
   std::vector<std::string> cmd = smpirun_command(platform, hostfile, job.np, cfg, wulf_program("wulf-rank-sim"));
-  const std::vector<std::string> ranks_args = platform_rank_args(job, args, placement);
-  cmd.insert(cmd.end(), ranks_args.begin(), ranks_args.end());
+  add_placement(job, placement);
+  const RankJobArgs rank_job(job.config_json, job.engine == Engine::real);
+  cmd.insert(cmd.end(), rank_job.args().begin(), rank_job.args().end());
   return ranks_ended(run_ranks(cmd, true, false), "smpirun", err);
 }
 
 // Builds the testbed of the platform's hosts the ranks use, runs them under mpirun across
 // it, and removes it however the run ends.
-int launch_testbed(const TrainJob& job, const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+int launch_testbed(TrainJob& job, std::ostream& out, std::ostream& err) {
   ready_testbed("wulf train --engine testbed", err);
   std::unique_ptr<GrownPlatform> grown;
   if (job.grow > 0) grown = std::make_unique<GrownPlatform>(job.platform, job.grow);
@@ -196,12 +177,13 @@ int launch_testbed(const TrainJob& job, const std::vector<std::string>& args, st
   if (!job.quiet) print_testbed(out, plan);
   if (!job.quiet && job.allreduce == "default") out << "  note: " << kTestbedDefaultAllreduceNote << "\n";
   const Testbed bed(std::move(plan));
-  std::vector<std::string> ranks_args = platform_rank_args(job, args, placement);
-  ranks_args = with_option(ranks_args, "--dilation", fmt::format("{:.17g}", bed.plan().dilation));
+  job.compute.dilation = bed.plan().dilation;
+  add_placement(job, placement);
+  const RankJobArgs rank_job(job.config_json, job.engine == Engine::real);
   const MpiSessionDir session;
   std::vector<std::string> cmd = bed.command(wulf_program("wulf-rank-real"), session,
                                              {job.allreduce, library_reduce(job.reduce), job.bcast});
-  cmd.insert(cmd.end(), ranks_args.begin(), ranks_args.end());
+  cmd.insert(cmd.end(), rank_job.args().begin(), rank_job.args().end());
   return ranks_ended(run_ranks(cmd, false, false, 0, bed.environment()), "testbed mpirun", err);
 }
 
@@ -218,10 +200,10 @@ void write_ended_record(const TrainJob& job, const std::string& status, const st
   write_file_atomically(job.out_path, record_text(record));
 }
 
-int launch(TrainJob& job, const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  if (job.engine == "real") return launch_real(job, args, err);
-  if (job.engine == "sim") return launch_sim(job, args, err);
-  if (job.engine == "testbed") return launch_testbed(job, args, out, err);
+int launch(TrainJob& job, std::ostream& out, std::ostream& err) {
+  if (job.engine == Engine::real) return launch_real(job, err);
+  if (job.engine == Engine::sim) return launch_sim(job, err);
+  if (job.engine == Engine::testbed) return launch_testbed(job, out, err);
   SerialComm comm;
   const std::unique_ptr<Compute> compute = make_wall_compute();
   return run_train(job, comm, *compute, out, err);
@@ -238,12 +220,12 @@ int train_command(const std::vector<std::string>& given, std::ostream& out, std:
   }
   const std::vector<std::string> args = under_a_launcher(given, vm);
   if (args.size() != given.size()) vm = parse_train(args, options);
-  TrainJob job = resolve(vm, RankPlace{});
+  TrainJob job = vm.count("rerun") ? resolve_rerun(vm) : resolve(vm);
   for (const std::string& w : job.warnings) err << "wulf train: warning: " << w << "\n";
   // From here on, the whole run: the ranks' start, their training, and their end.
   const TimeLimit limit(vm.count("timeout") ? vm["timeout"].as<double>() : 0);
   try {
-    return launch(job, args, out, err);
+    return launch(job, out, err);
   } catch (const TimedOut& e) {
     write_ended_record(job, "timed_out", e.message);
     throw;

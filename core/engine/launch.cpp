@@ -213,6 +213,16 @@ std::vector<std::string> mpirun_command(int np, const std::string& oversubscribe
   return cmd;
 }
 
+RankJobArgs::RankJobArgs(const Json& job, bool as_text) {
+  const std::string text = json_line(job);
+  if (as_text) {
+    args_ = {"--job-text", text};
+  } else {
+    file_ = std::make_unique<TempFile>("job", text);
+    args_ = {"--job", file_->path()};
+  }
+}
+
 WulfRun run_wulf_for_record(std::vector<std::string> args, const std::string& path) {
   WulfRun run;
   run.command = "wulf";

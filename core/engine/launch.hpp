@@ -7,6 +7,7 @@
 #include "util/files.hpp"
 #include "util/json.hpp"
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -127,6 +128,20 @@ struct RanksOutcome {
 // env: more "NAME=value" for the run (the testbed's description).
 RanksOutcome run_ranks(const std::vector<std::string>& cmd, bool simulation, bool capture_output, double timeout_s = 0,
                        const std::vector<std::string>& env = {});
+
+// The rank program's arguments for its job (a training job, or `bench` and a benchmark):
+// --job FILE, a file of the run's own removed with the object, or --job-text JSON, one
+// argument that mpirun hands to ranks on other machines too (as_text). smpirun's script
+// splits its arguments at blanks, so simulated ranks are always given the file.
+class RankJobArgs {
+ public:
+  RankJobArgs(const Json& job, bool as_text);
+  const std::vector<std::string>& args() const { return args_; }
+
+ private:
+  std::unique_ptr<TempFile> file_;
+  std::vector<std::string> args_;
+};
 
 // `wulf ARGS --out path` run as a program of its own (wulf's commands that start training
 // runs: validate, recommend), its output and its ranks' output captured.

@@ -62,7 +62,7 @@ Shape shape_of(const TrainJob& job) {
   s.pattern = s.input_bytes * s.in + 4 * s.out + (job.problem.classifier ? 4 : 0);
   for (std::size_t l = 1; l < job.spec.sizes.size(); ++l) s.units += job.spec.sizes[l];
   s.numerics = job.compute.numerics;
-  s.sim = job.engine == "sim";
+  s.sim = job.engine == Engine::sim;
   return s;
 }
 
@@ -238,9 +238,9 @@ void collective_parts(const TrainJob& job, const Shape& s, std::vector<MemoryPar
 }
 
 void fixed_parts(const TrainJob& job, std::vector<MemoryPart>& parts) {
-  if (job.engine == "seq") {
+  if (job.engine == Engine::seq) {
     add(parts, "wulf itself (code and libraries)", seq_process, 0, Kind::process, "");
-  } else if (job.engine == "sim") {
+  } else if (job.engine == Engine::sim) {
     add(parts, "the simulator (SimGrid, the platform) and wulf beside it", sim_process, 0, Kind::process, "");
     add(parts, "the state of a simulated rank (SMPI's and wulf's; one copy of the program serves all)", sim_rank,
         sim_rank, Kind::held, "fewer ranks (--np)");
@@ -324,9 +324,9 @@ MemoryEstimate estimate_memory(const TrainJob& job) {
   const Shape s = shape_of(job);
   MemoryEstimate e;
   e.ranks = job.np;
-  e.ranks_here = job.engine == "real" ? real_ranks_here(job) : job.np;
-  if (job.engine == "seq") e.where = "this process";
-  else if (job.engine == "sim") e.where = fmt::format("the smpirun process of {} simulated ranks", job.np);
+  e.ranks_here = job.engine == Engine::real ? real_ranks_here(job) : job.np;
+  if (job.engine == Engine::seq) e.where = "this process";
+  else if (job.engine == Engine::sim) e.where = fmt::format("the smpirun process of {} simulated ranks", job.np);
   else if (e.ranks_here < job.np && !job.hostfile.empty())
     e.where = "one rank process (--hostfile spreads the ranks; their hosts are not checked from here)";
   else e.where = fmt::format("{} rank processes on this machine", e.ranks_here);
@@ -337,7 +337,7 @@ MemoryEstimate estimate_memory(const TrainJob& job) {
   collective_parts(job, s, e.parts);
   // Under mpirun (real, and testbed, whose hosts are all on this machine) every rank is a
   // process of its own; seq and sim run in one.
-  total_memory(e, job.engine == "seq" || job.engine == "sim");
+  total_memory(e, job.engine == Engine::seq || job.engine == Engine::sim);
   return e;
 }
 
@@ -399,7 +399,7 @@ void check_memory_fits(const MemoryEstimate& e, const std::optional<MachineMemor
 }
 
 void check_message_counts(const TrainJob& job) {
-  if (job.engine == "seq") return;
+  if (job.engine == Engine::seq) return;
   const std::size_t w = job.spec.parameter_count();
   mpi_count(w, "the net's weights in one allreduce, reduce or broadcast", "a smaller net (--hidden)");
   if (job.strategy == Strategy::ppt)

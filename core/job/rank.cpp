@@ -3,17 +3,14 @@
 #include "comm/staged_reduce.hpp"
 #include "engine/launch.hpp"
 #include "engine/testbed.hpp"
+#include "job/job_json.hpp"
 #include "job/run_train.hpp"
 #include "job/train_job.hpp"
-#include "job/train_options.hpp"
 #include "predict/comm_bench.hpp"
 #include "util/errors.hpp"
-
-#include <boost/program_options.hpp>
+#include "util/json.hpp"
 
 #include <ostream>
-
-namespace po = boost::program_options;
 
 namespace wulf {
 namespace {
@@ -31,6 +28,14 @@ void join_testbed(TrainJob& job, int rank) {
   job.config_json["testbed"] = bed;
 }
 
+// The job the front end handed over: --job FILE or --job-text JSON.
+Json read_job_args(const std::vector<std::string>& args) {
+  if (args.size() == 2 && args[0] == "--job") return read_json_file(args[1]);
+  if (args.size() == 2 && args[0] == "--job-text") return parse_json(args[1], "--job-text");
+  throw InputError("the rank program takes --job FILE or --job-text JSON, as wulf train writes them (started by "
+                   "hand? run wulf train --engine real|sim instead)");
+}
+
 }  // namespace
 
 int run_rank_bench(const std::vector<std::string>& args, Comm& comm, const ComputeFactory& make_compute,
@@ -38,7 +43,7 @@ int run_rank_bench(const std::vector<std::string>& args, Comm& comm, const Compu
   report_rank_started(comm.rank());
   std::string message;
   try {
-    const CommBenchConfig bench = parse_comm_bench(args);
+    const CommBenchConfig bench = comm_bench_from_json(read_job_args(args), "the bench job");
     ComputeConfig config;  // charges no compute: only the collectives' own cost
     config.bw_scale = bench.bw_scale;
     config.lat_scale = bench.lat_scale;
@@ -69,19 +74,23 @@ int run_rank_bench(const std::vector<std::string>& args, Comm& comm, const Compu
 
 int run_rank(const std::vector<std::string>& args, Comm& comm, const ComputeFactory& make_compute,
              std::ostream& out, std::ostream& err) {
-  // Every rank checks the same options the front end checked; a fault found only here (a
-  // file that vanished, memory) ends all ranks with this rank named, never a hang.
+  // Every rank reads the job the front end resolved and loads its share of the data; a fault
+  // found only here (a data file that vanished or changed, memory) ends all ranks with this
+  // rank named, never a hang.
   report_rank_started(comm.rank());
   std::string message;
   int code = exit_ok;
   try {
-    const po::options_description options = train_options();
-    const po::variables_map vm = parse_train(args, options);
-    TrainJob job = resolve(vm, RankPlace{comm.rank(), comm.size(), true});
+    const Json config = read_job_args(args);
+    TrainJob job = job_from_json(config, "the job");
     if (job.np != comm.size())
-      throw InputError("--np " + std::to_string(job.np) + " but " + std::to_string(comm.size()) +
-                       " ranks were started");
-    if (job.engine == "testbed") join_testbed(job, comm.rank());
+      throw InputError("the job is for " + std::to_string(job.np) + " ranks but " + std::to_string(comm.size()) +
+                       " were started");
+    load_problem(job, RankPlace{comm.rank(), comm.size(), true});
+    check_job(job);
+    job.config_json = config;
+    job.config_json["load_s"] = job.load_seconds;  // this rank's own
+    if (job.engine == Engine::testbed) join_testbed(job, comm.rank());
     const std::unique_ptr<Compute> compute = make_compute(job.compute);
     // wulf's own reduces wrap the engine's communicator; the strategies see one Comm.
     std::unique_ptr<ReduceComm> reducing;
@@ -93,8 +102,6 @@ int run_rank(const std::vector<std::string>& args, Comm& comm, const ComputeFact
     if (comm.rank() == 0) report_rank_status(done, 0, "finished");
     return done;
   } catch (const InputError& e) {
-    message = std::string("error: ") + e.what(), code = exit_input;
-  } catch (const po::error& e) {
     message = std::string("error: ") + e.what(), code = exit_input;
   } catch (const std::exception& e) {
     message = std::string("internal error: ") + e.what(), code = exit_internal;

@@ -50,14 +50,14 @@ void print_plan(std::ostream& out, const TrainJob& job, std::size_t weights, int
                c.alpha, to_string(c.momentum), to_string(c.block_step));
   }
   fmt::print(out, ", at most {} iterations, seed {}\n", c.max_iterations, c.seed);
-  if (job.engine == "seq") return;
-  fmt::print(out, "  engine {}, {} ranks, strategy {}, allreduce {}", job.engine, ranks, to_string(job.strategy),
+  if (job.engine == Engine::seq) return;
+  fmt::print(out, "  engine {}, {} ranks, strategy {}, allreduce {}", to_string(job.engine), ranks, to_string(job.strategy),
              job.allreduce);
-  if (job.engine == "sim" || job.engine == "testbed")
+  if (job.engine == Engine::sim || job.engine == Engine::testbed)
     fmt::print(out, ", platform {}", job.platform);
-  if (job.engine != "real" || job.compute.mode != ComputeMode::wall)
+  if (job.engine != Engine::real || job.compute.mode != ComputeMode::wall)
     fmt::print(out, ", compute {}{}", to_string(job.compute.mode), job.compute.numerics ? "" : ", numerics off");
-  if (job.engine == "testbed") fmt::print(out, ", dilation {:g}", job.compute.dilation);
+  if (job.engine == Engine::testbed) fmt::print(out, ", dilation {:g}", job.compute.dilation);
   out << "\n";
 }
 
@@ -154,7 +154,7 @@ int run_sessions(TrainJob& job, Comm& comm, Compute& compute, std::ostream& out,
   Json record = sessions_record(job, table, per_rank);
   record["hosts"] = hosts;
   if (!ledgers.empty())
-    if (const std::string warning = add_compute_budget(record, ledgers, job.compute.dilation, job.engine);
+    if (const std::string warning = add_compute_budget(record, ledgers, job.compute.dilation, std::string(to_string(job.engine)));
         !warning.empty())
       err << warning << "\n";
   if (!job.out_path.empty()) {
@@ -180,7 +180,7 @@ int finish(const TrainJob& job, const Mlp<T>& net, const TrainResult& result, co
   record["hosts"] = hosts;  // rank r's at r
   // Padded kernels (real, testbed): what each really took beside its charge.
   if (!ledgers.empty())
-    if (const std::string warning = add_compute_budget(record, ledgers, job.compute.dilation, job.engine);
+    if (const std::string warning = add_compute_budget(record, ledgers, job.compute.dilation, std::string(to_string(job.engine)));
         !warning.empty())
       err << warning << "\n";
   if (!job.weights_path.empty()) {
@@ -193,7 +193,7 @@ int finish(const TrainJob& job, const Mlp<T>& net, const TrainResult& result, co
   if (!job.out_path.empty()) write_file_atomically(job.out_path, record_text(record) + "\n");
 
   if (!numerics) {
-    const char* clock = job.engine == "sim" ? "simulated" : job.engine == "testbed" ? "of platform time" : "of padded time";
+    const char* clock = job.engine == Engine::sim ? "simulated" : job.engine == Engine::testbed ? "of platform time" : "of padded time";
     fmt::print(out, "stopped: {}; {:g} s {}, {:g} s per iteration (numerics off: no errors)\n",
                result.reason_detail, result.seconds, clock,
                result.seconds / std::max(1.0, static_cast<double>(result.history.back().iteration)));

@@ -1,5 +1,6 @@
-// One `wulf train` run, resolved from its options and the problem's defaults: everything
-// the front end checks before any rank starts and every rank then trains by.
+// One `wulf train` run as data: the job the front end resolves once from the options and the
+// problem's defaults (cli/train_resolve), hands to every rank as JSON (job/job_json) and
+// writes as the record's "config"; and what a process makes of it before it trains.
 #pragma once
 
 #include "comm/compute.hpp"
@@ -9,50 +10,61 @@
 #include "train/trainer.hpp"
 #include "util/json.hpp"
 
-#include <boost/program_options/variables_map.hpp>
-
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace wulf {
 
-// Everything a training run needs, resolved from options and problem defaults.
+// Where a run's ranks run: this process, mpirun, smpirun on a platform, or mpirun over an
+// emulated cluster of a platform's hosts (engine/testbed).
+enum class Engine { seq, real, sim, testbed };
+std::string_view to_string(Engine e);
+// Throws InputError naming what ("--engine", "config.engine") for an unknown name.
+Engine parse_engine(std::string_view name, const std::string& what);
+// sim and testbed run on a platform file's hosts.
+inline bool on_platform(Engine e) { return e == Engine::sim || e == Engine::testbed; }
+
 struct TrainJob {
-  Problem problem;
+  // The job: everything a rank needs, resolved. job_json writes it and reads it back.
+  std::string problem_name;  // canonical, with its parameter ("digits:28x28", "fann:PATH")
+  ProblemOptions data;       // seed, MNIST folder, FANN test set, sizes (the place fields unset)
   NetSpec spec;
   TrainConfig config;
   bool double_precision = false;
-  bool quiet = false;
-  std::string out_path;
-  std::string weights_path;      // --weights-out
-  std::string weights_in;        // --weights-in, whose values are initial_weights
-  std::vector<double> initial_weights;
-  Json config_json;  // the record's "config"
-  double load_seconds = 0;
-  // The engine: seq, real or sim, on np ranks.
-  std::string engine = "seq";
+  Engine engine = Engine::seq;
   int np = 1;
+  Strategy strategy = Strategy::block;
+  std::string sweep;  // session: the --sweep text
   std::string allreduce = "default";
   std::string reduce = "default";
   ReduceLayout reduce_layout;  // four-stage (empty: the library reduce)
   bool has_reduce_layout = false;
   std::string bcast = "default";
   std::string platform;
-  ComputeConfig compute;
+  ComputeConfig compute;  // host_speed and collective_overhead_s are the testbed rank's own
   std::string oversubscribe = "auto";
-  Strategy strategy = Strategy::block;
-  std::string sweep;                  // session: the --sweep text
-  std::vector<TrainConfig> sessions;  // session: the sweep
-  long long grow = 0;                 // sim what-if: hosts of the grown cluster (0: none)
-  long long eager_limit = 0;          // sim, testbed: --eager-limit bytes (0: the engine's default)
-  long long ranks_per_host = 0;       // sim: most ranks on one host (0: its cores)
+  long long grow = 0;            // sim what-if: hosts of the grown cluster (0: none)
+  long long eager_limit = 0;     // sim, testbed: --eager-limit bytes (0: the engine's default)
+  long long ranks_per_host = 0;  // sim, testbed: most ranks on one host (0: its cores)
+  std::vector<std::string> rank_hosts;  // sim, testbed --hosts: rank r's host at r (empty: the platform's order)
+  std::string hostfile;                 // real --hostfile (empty: this machine)
+  std::vector<std::string> mpirun_args; // real --mpirun-args, word by word
+  double machine_cost_usd = 0;          // price/performance (0: none; sim: the platform's)
+  std::string out_path;     // --out
+  std::string weights_path; // --weights-out
+  std::string weights_in;   // --weights-in, whose values are initial_weights
+  bool quiet = false;
+
+  // What this process made of the job.
+  Problem problem;                     // the data this process holds: its share, or only the shapes
+  std::vector<TrainConfig> sessions;   // session: the sweep's points
+  std::vector<double> initial_weights; // --weights-in's values
+  double load_seconds = 0;
+  Json config_json;  // the record's "config": the job (job_json), its facts and the memory estimate
   // Things the user should know before training that do not stop it (the front end prints
   // them): targets the output activation cannot reach, say.
   std::vector<std::string> warnings;
-  std::string hostfile;                    // real --hostfile (empty: this machine)
-  std::vector<std::string> mpirun_args;    // real --mpirun-args, word by word
-  std::vector<std::string> rank_hosts;  // sim --hosts: rank r's host at r (empty: the platform's order)
-  double machine_cost_usd = 0;        // price/performance (0: none; sim: the platform's)
 };
 
 // Where this rank stands; the front end is rank 0 of 1.
@@ -62,9 +74,22 @@ struct RankPlace {
   bool in_rank_program = false;
 };
 
-// The job of vm (train_options()); throws InputError for an option that does not fit. A
-// rank reads the part of the data its place and strategy give it; the front end of a
-// parallel run only checks the data's shape.
-TrainJob resolve(const boost::program_options::variables_map& vm, const RankPlace& place);
+// Reads job.problem_name's data with job.data: the part this rank trains on (data_layout of
+// job.config's strategy), or only its shape where nothing is trained here (the front end of
+// a parallel run, --numerics off). Sets job.problem and job.load_seconds.
+void load_problem(TrainJob& job, const RankPlace& place);
+
+// Checks the job against its data and the files it reads, in every process that runs it: the
+// net fits the problem's inputs and outputs, the training fits its sizes, a profile fits the
+// net, --weights-in holds this net (its values are read into job.initial_weights), the
+// collectives' counts fit MPI's; a session's sweep is expanded. Throws InputError.
+void check_job(TrainJob& job);
+
+// The front end's part: warnings, the memory the run needs against this machine's (force:
+// go on anyway) and the record's config (job.config_json).
+void finish_front_end(TrainJob& job, bool force);
+
+// The record's config of the job as it stands (job_json plus the estimate of its memory).
+void set_config_json(TrainJob& job);
 
 }  // namespace wulf

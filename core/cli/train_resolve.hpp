@@ -1,0 +1,23 @@
+// `wulf train`'s options (cli/train_options) resolved into the job every rank runs.
+#pragma once
+
+#include "job/train_job.hpp"
+
+#include <boost/program_options/variables_map.hpp>
+
+namespace wulf {
+
+// The job of vm (train_options()): the problem's defaults where the options say nothing,
+// its data's shape read (the whole data under --engine seq), checked against this machine's
+// memory, the record's config made. Throws InputError for an option that does not fit.
+TrainJob resolve(const boost::program_options::variables_map& vm);
+
+// The job of the record named by --rerun (its "config"), with the overrides vm gives: where
+// and how it runs (--engine, --np, --platform, --compute, --profile, --dilation, --hostfile,
+// --mpirun-args, --oversubscribe, the collectives, --data-dir) and its outputs (--out,
+// --weights-out, --quiet; the record's own are not written again). Any other option is
+// refused; so is a record of an older wulf, or one whose config does not read as a job, with
+// the field named. The data is read and the job checked as resolve does.
+TrainJob resolve_rerun(const boost::program_options::variables_map& vm);
+
+}  // namespace wulf

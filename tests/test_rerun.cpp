@@ -1,0 +1,122 @@
+// A run is data: the job the front end resolves is the record's config, every rank reads it,
+// and `wulf train --rerun RECORD` runs it again, on the same or another engine.
+#include "cli/train_options.hpp"
+#include "cli/train_resolve.hpp"
+#include "job/job_json.hpp"
+#include "util/errors.hpp"
+#include "util/json.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <gtest/gtest.h>
+
+#include "test_support.hpp"
+
+namespace wulf {
+namespace {
+
+using namespace testing_support;
+
+const std::string calibrated_profile = std::string(WULF_TEST_PLATFORMS) + "/example.profile";
+
+// The front end's job of `wulf train ARGS`, written as JSON, read back and written again: the
+// two texts are the same when the JSON holds the whole job.
+void expect_round_trip(const std::vector<std::string>& args) {
+  SCOPED_TRACE(fmt::format("wulf train {}", fmt::join(args, " ")));
+  const auto options = train_options();
+  TrainJob job = resolve(parse_train(args, options));
+  const Json first = job_json(job);
+  TrainJob back = job_from_json(first, "the job");
+  load_problem(back, RankPlace{});
+  check_job(back);
+  back.load_seconds = job.load_seconds;
+  EXPECT_EQ(json_line(job_json(back)), json_line(first));
+  EXPECT_EQ(back.engine, job.engine);
+  EXPECT_EQ(back.spec.describe(), job.spec.describe());
+  EXPECT_EQ(back.config.block, block_size(job.config, job.problem.train_total));
+}
+
+TEST(rerun, the_job_reads_back_as_it_was_written_for_every_engine_and_strategy) {
+  expect_round_trip({"--problem", "encoder:8", "--epochs", "2"});
+  expect_round_trip({"--problem", "parity:4", "--learning", "pattern", "--eta", "0.3", "--momentum", "damped"});
+  expect_round_trip({"--problem", "encoder:8", "--learning", "rprop", "--rprop-increase", "1.3"});
+  expect_round_trip({"--problem", "function", "--strategy", "cg", "--cg-step", "0.5", "--cg-refinements", "3"});
+  expect_round_trip({"--problem", "encoder:8", "--engine", "real", "--np", "2", "--allreduce", "rdb",
+                     "--mpirun-args", "--mca btl self,vader", "--oversubscribe", "on"});
+  expect_round_trip({"--problem", "encoder:8", "--engine", "sim", "--np", "4", "--platform", toy4, "--strategy",
+                     "ppt", "--error-window", "3", "--bw-scale", "2", "--lat-scale", "0.5", "--eager-limit", "65536",
+                     "--hosts", "toy-0,toy-1,toy-2,toy-3"});
+  expect_round_trip({"--problem", "encoder:8", "--engine", "sim", "--np", "4", "--platform", toy4, "--strategy",
+                     "session", "--sweep", "eta=0.5,1.5", "--target-error", "0.1"});
+  expect_round_trip({"--problem", "function", "--bias", "off", "--engine", "sim", "--np", "2", "--platform", toy4,
+                     "--compute", "calibrated", "--profile", calibrated_profile, "--precision", "double"});
+  expect_round_trip({"--problem", "encoder:8", "--engine", "sim", "--np", "4", "--platform", toy4, "--numerics",
+                     "off", "--strategy", "cg", "--cg-probes", "2.5"});
+}
+
+// `wulf train --rerun R ARGS` into DIR/NAME.json.
+Json rerun(const TestDir& dir, const std::string& record, const std::string& name,
+           const std::vector<std::string>& args = {}) {
+  return record_of(dir, name, with({"train", "--quiet", "--rerun", record}, args));
+}
+
+const std::vector<std::string> encoder{"--problem", "encoder:16", "--epochs", "3", "--block", "8"};
+
+TEST(rerun, seq_and_sim_give_the_same_errors_to_the_bit_and_the_same_simulated_times) {
+  TestDir dir;
+  const Json seq = train_record(dir, "seq", encoder);
+  const Json seq2 = rerun(dir, dir.file("seq.json"), "seq2");
+  expect_same_history(seq, seq2, "train_error");
+  EXPECT_EQ(seq.at("final").at("train").at("rmse"), seq2.at("final").at("train").at("rmse"));
+  const Json sim = train_record(dir, "sim", with(encoder, {"--engine", "sim", "--np", "4", "--platform", toy4}));
+  const Json sim2 = rerun(dir, dir.file("sim.json"), "sim2");
+  EXPECT_EQ(sim.at("history"), sim2.at("history"));  // errors and simulated times, every iteration
+  EXPECT_EQ(sim.at("final"), sim2.at("final"));
+  Json c1 = sim.at("config"), c2 = sim2.at("config");
+  for (Json* c : {&c1, &c2}) c->erase("load_s"), c->erase("out"), c->erase("versions");
+  EXPECT_EQ(c1, c2);
+}
+
+TEST(rerun, a_simulated_run_checked_on_real_mpi_gives_the_real_runs_errors) {
+  TestDir dir;
+  const std::vector<std::string> sim_args = with(encoder, {"--np", "2", "--allreduce", "rdb"});
+  train_record(dir, "sim", with(sim_args, {"--engine", "sim", "--platform", toy4}));
+  const Json real = train_record(dir, "real", with(sim_args, {"--engine", "real"}));
+  const Json checked = rerun(dir, dir.file("sim.json"), "checked", {"--engine", "real"});
+  EXPECT_EQ(checked.at("config").at("engine"), "real");
+  EXPECT_EQ(checked.at("config").at("platform"), nullptr);
+  expect_same_history(real, checked, "train_error");
+  const Json again = rerun(dir, dir.file("real.json"), "again");
+  expect_same_history(real, again, "train_error");
+}
+
+TEST(rerun, records_of_older_wulfs_and_hand_edited_ones_are_refused_naming_the_field) {
+  TestDir dir;
+  const Json sim = train_record(dir, "sim", with(encoder, {"--engine", "sim", "--np", "2", "--platform", toy4}));
+  const auto edited = [&](const std::string& name, auto edit) {
+    Json r = sim;
+    edit(r.at("config"));
+    return dir.write(name, record_text(r));
+  };
+  expect_train_refused({"--rerun", edited("old.json", [](Json& c) { c.erase("job_format"); })},
+                       {"old.json: config.job_format: missing", "older"});
+  expect_train_refused({"--rerun", edited("eta.json", [](Json& c) { c["eta"] = "fast"; })},
+                       {"eta.json: config.eta: expected a number"});
+  expect_train_refused({"--rerun", edited("np.json", [](Json& c) { c["np"] = 2.5; })},
+                       {"np.json: config.np: 2.5 is not a whole number"});
+  expect_train_refused({"--rerun", edited("act.json", [](Json& c) { c["activations"][0] = "relu6"; })},
+                       {"act.json: config.activations: 'relu6'"});
+  expect_train_refused({"--rerun", edited("coll.json", [](Json& c) { c["collectives"].erase("bcast"); })},
+                       {"coll.json: config.collectives.bcast: missing"});
+  expect_train_refused({"--rerun", edited("layers.json", [](Json& c) { c["layers"][0] = 9; })},
+                       {"the data has 16 inputs", "the job's net"});
+  // Options that would make another job, and an output onto the record itself.
+  expect_train_refused({"--rerun", dir.file("sim.json"), "--eta", "0.5"}, {"--eta: --rerun runs the record's job"});
+  expect_train_refused({"--rerun", dir.file("sim.json"), "--out", dir.file("sim.json")},
+                       {"--out", "--rerun", "same file"});
+  expect_train_refused({"--rerun", dir.file("sim.json"), "--engine", "real", "--platform", toy4},
+                       {"--platform"});
+}
+
+}  // namespace
+}  // namespace wulf
