@@ -7,7 +7,7 @@
 #include "util/files.hpp"
 #include "util/json.hpp"
 #include "util/process.hpp"
-#include "train/partition.hpp"
+#include "data/partition.hpp"
 
 #include <fcntl.h>
 #include <sys/wait.h>

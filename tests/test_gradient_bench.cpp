@@ -1,10 +1,10 @@
 // The gradient benchmark's pieces (core/gradient_bench.hpp): its flop counts, its workload,
 // and the rank bench's refusals and output, on one rank without MPI.
-#include "predict/comm_bench.hpp"
+#include "comm/comm_bench.hpp"
 #include "util/errors.hpp"
 #include "comm/compute.hpp"
 #include "data/dataset.hpp"
-#include "predict/gradient_bench.hpp"
+#include "comm/gradient_bench.hpp"
 #include "util/json.hpp"
 
 #include <gtest/gtest.h>

@@ -3,6 +3,7 @@
 // group below it), SIGTERM first, SIGKILL after the grace, even when it is stopped or
 // ignores SIGTERM. The ranks' status file is the front end's own: ranks never create it.
 // (Signals sent to the wulf program are tested end to end in tests/signals_test.sh.)
+#include "comm/rank_env.hpp"
 #include "engine/launch.hpp"
 #include "util/errors.hpp"
 #include "util/process.hpp"

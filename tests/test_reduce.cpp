@@ -6,7 +6,7 @@
 #include "util/json.hpp"
 #include "util/process.hpp"
 #include "comm/staged_reduce.hpp"
-#include "predict/comm_bench.hpp"
+#include "comm/comm_bench.hpp"
 
 #include <gtest/gtest.h>
 

@@ -17,7 +17,7 @@
 #include "util/paths.hpp"
 #include "train/result_record.hpp"
 #include "util/text.hpp"
-#include "predict/comm_bench.hpp"
+#include "comm/comm_bench.hpp"
 
 #include <boost/program_options.hpp>
 #include <fmt/format.h>

@@ -15,7 +15,7 @@
 #include "train/result_record.hpp"
 #include "util/text.hpp"
 #include "job/memory_estimate.hpp"
-#include "predict/comm_bench.hpp"
+#include "comm/comm_bench.hpp"
 
 #include <boost/program_options.hpp>
 #include <fmt/format.h>

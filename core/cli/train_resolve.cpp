@@ -432,6 +432,7 @@ void check_engine_fits(const TrainJob& job) {
     throw InputError("--compute measured on --engine testbed: use flops or calibrated");
   if (job.strategy == Strategy::cg && job.config.cg.load_balance > 0 && job.np < 2)
     throw InputError("--load-balance: needs at least 2 ranks");
+  if (job.eager_limit > 0) check_eager_limit(job.eager_limit, "--eager-limit");
   if (!job.rank_hosts.empty() && job.rank_hosts.size() != static_cast<std::size_t>(job.np))
     throw InputError("--np " + std::to_string(job.np) + ": the record places " +
                      std::to_string(job.rank_hosts.size()) + " ranks with --hosts");

@@ -6,7 +6,7 @@
 #include "data/fann_format.hpp"
 #include "data/idx.hpp"
 #include "data/image.hpp"
-#include "train/partition.hpp"
+#include "data/partition.hpp"
 
 #include <fmt/format.h>
 

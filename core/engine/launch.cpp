@@ -249,39 +249,6 @@ std::string wulf_last_message(std::string text) {
 
 namespace {
 
-// Appends one line to the front end's status file (WULF_STATUS_FILE), which the front end
-// made: opened without O_CREAT and without following a link, so that nothing else can be
-// put in its place. Appends of one short line do not interleave.
-void append_status_line(std::string line) {
-  const char* path = std::getenv("WULF_STATUS_FILE");
-  if (!path || !*path) return;
-  for (char& c : line)
-    if (c == '\n') c = ' ';
-  line += '\n';
-  const int fd = ::open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return;
-  [[maybe_unused]] const ssize_t written = ::write(fd, line.data(), line.size());
-  ::close(fd);
-}
-
-std::string host_name() {
-  char name[256] = {};
-  if (::gethostname(name, sizeof name - 1) != 0) return "?";
-  return name;
-}
-
-}  // namespace
-
-void report_rank_status(int code, int rank, const std::string& message) {
-  append_status_line(std::to_string(code) + " " + std::to_string(rank) + " " + message);
-}
-
-void report_rank_started(int rank) {
-  append_status_line("started " + std::to_string(rank) + " " + std::to_string(::getpid()) + " " + host_name());
-}
-
-namespace {
-
 // What the ranks wrote to the status file.
 struct RanksStatus {
   std::map<int, std::pair<long long, std::string>> started;  // rank -> its pid and host

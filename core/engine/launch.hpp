@@ -155,12 +155,4 @@ WulfRun run_wulf_for_record(std::vector<std::string> args, const std::string& pa
 // its message ("timed out after 5 s; ended mpirun's process group 4242").
 std::string wulf_last_message(std::string err);
 
-// Inside a rank: one line "code rank message" into the front end's status file
-// (WULF_STATUS_FILE), from rank 0 when it finishes and from any rank that fails. The file
-// must exist (the front end made it); nothing is written otherwise.
-void report_rank_status(int code, int rank, const std::string& message);
-// Inside a rank, as it starts: "started rank pid host" into the same file, so that the
-// front end can name a rank that stops or is killed from outside.
-void report_rank_started(int rank);
-
 }  // namespace wulf

@@ -455,21 +455,4 @@ std::vector<std::string> Testbed::command(const std::string& program, const MpiS
 
 std::vector<std::string> Testbed::environment() const { return {"WULF_TESTBED_FILE=" + files_.file("testbed.json")}; }
 
-Json testbed_description() {
-  const char* path = std::getenv("WULF_TESTBED_FILE");
-  if (!path || !*path) return Json();
-  return parse_json(read_text_file(path, "WULF_TESTBED_FILE"), path);
-}
-
-TestbedRankFacts testbed_rank_facts(const Json& description, int rank) {
-  TestbedRankFacts facts;
-  const Json& ranks = description.at("rank_host");
-  if (rank < 0 || static_cast<std::size_t>(rank) >= ranks.size())
-    throw InputError("the testbed's description has no rank " + std::to_string(rank));
-  const Json& host = description.at("hosts").at(ranks[static_cast<std::size_t>(rank)].get<std::size_t>());
-  facts.speed_flops = host.at("speed_flops").get<double>();
-  facts.collective_overhead_s = host.at("collective_overhead_s").get<double>();
-  return facts;
-}
-
 }  // namespace wulf

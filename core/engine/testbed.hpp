@@ -126,14 +126,4 @@ class Testbed {
   TempDir files_{"testbed"};            // hostfile, rsh agent, the ranks' description
 };
 
-// Inside a rank of a testbed run: the description the front end wrote (WULF_TESTBED_FILE),
-// or null outside one.
-Json testbed_description();
-// This rank's host's speed and collective overhead, from the description.
-struct TestbedRankFacts {
-  double speed_flops = 0;
-  double collective_overhead_s = 0;
-};
-TestbedRankFacts testbed_rank_facts(const Json& description, int rank);
-
 }  // namespace wulf

@@ -1,7 +1,7 @@
 #include "job/memory_estimate.hpp"
 
 #include "comm/comm.hpp"
-#include "train/partition.hpp"
+#include "data/partition.hpp"
 #include "util/errors.hpp"
 #include "util/text.hpp"
 

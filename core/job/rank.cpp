@@ -1,12 +1,11 @@
 #include "job/rank.hpp"
 
 #include "comm/staged_reduce.hpp"
-#include "engine/launch.hpp"
-#include "engine/testbed.hpp"
+#include "comm/rank_env.hpp"
 #include "job/job_json.hpp"
 #include "job/run_train.hpp"
 #include "job/train_job.hpp"
-#include "predict/comm_bench.hpp"
+#include "comm/comm_bench.hpp"
 #include "util/errors.hpp"
 #include "util/json.hpp"
 

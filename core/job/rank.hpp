@@ -20,7 +20,7 @@ using ComputeFactory = std::function<std::unique_ptr<Compute>(const ComputeConfi
 // world; make_compute is the engine's compute charging. A fault on any rank ends all ranks.
 int run_rank(const std::vector<std::string>& args, Comm& comm, const ComputeFactory& make_compute,
              std::ostream& out, std::ostream& err);
-// One rank of `wulf platform bench` (predict/comm_bench.hpp).
+// One rank of `wulf platform bench` (comm/comm_bench.hpp).
 int run_rank_bench(const std::vector<std::string>& args, Comm& comm, const ComputeFactory& make_compute,
                    std::ostream& out, std::ostream& err);
 

@@ -2,7 +2,6 @@
 #include "util/errors.hpp"
 #include "util/names.hpp"
 
-#include "data/dataset.hpp"
 
 #include <string>
 

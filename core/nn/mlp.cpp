@@ -1,7 +1,6 @@
 #include "nn/mlp.hpp"
 #include "util/errors.hpp"
 
-#include "data/dataset.hpp"
 
 #include <cmath>
 #include <limits>

@@ -3,7 +3,6 @@
 #include "util/errors.hpp"
 #include "util/text.hpp"
 
-#include "data/dataset.hpp"
 
 #include <charconv>
 #include <fstream>

@@ -2,7 +2,7 @@
 #include "util/errors.hpp"
 #include "util/names.hpp"
 
-#include "train/partition.hpp"
+#include "data/partition.hpp"
 #include "train/run.hpp"
 
 #include <chrono>

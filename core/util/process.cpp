@@ -526,4 +526,10 @@ void check_interrupt() {
   if (limit_end && Clock::now() >= *limit_end) throw TimedOut{"timed out after " + seconds_text(limit_seconds)};
 }
 
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "?";
+  return name;
+}
+
 }  // namespace wulf

@@ -89,4 +89,7 @@ class TimeLimit {
 // Long work done in this process (each iteration of a --engine seq run) calls it.
 void check_interrupt();
 
+// This machine's host name ("?" where it cannot be read).
+std::string host_name();
+
 }  // namespace wulf

@@ -1,7 +1,6 @@
 #include "util/text.hpp"
 #include "util/errors.hpp"
 
-#include "data/dataset.hpp"
 
 #include <algorithm>
 #include <cmath>

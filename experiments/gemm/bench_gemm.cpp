@@ -17,7 +17,7 @@
 // At the end a summary: each rate, its ratio to the best SGEMM rate, the share of the
 // gradient's time spent in its products, and the target (the JOCR gradient at least 70%
 // of SGEMM). With --benchmark_repetitions=N each line keeps the best of the N.
-#include "predict/gradient_bench.hpp"
+#include "comm/gradient_bench.hpp"
 
 #include <wulf/build_info.hpp>
 

@@ -4,7 +4,7 @@
 #     gradient of the JOCR and digits nets at several batches, and their matrix products
 #     alone), the best of 3 repetitions each;
 #  2. mpirun, 1 and 2 ranks: `wulf-rank-real bench --job-text JOB`, JOB a gradient benchmark
-#     (CommBenchConfig as JSON, predict/comm_bench.hpp; each rank the gradient
+#     (CommBenchConfig as JSON, comm/comm_bench.hpp; each rank the gradient
 #     of its share of the batch, then reduce_sum to rank 0), the best of $ROUNDS rounds each
 #     (default 5: on a shared machine the best round is the one least disturbed);
 #     1 rank runs every batch and every half batch, so that 2 ranks can be set against 1

@@ -4,7 +4,7 @@
 // ranks (one allreduce of the parameter buffer, Comm::allreduce_sum_spare, then scaled).
 // The ranks differ between averagings and agree after each; an iteration ends with an
 // averaging so that the test sees one net.
-#include "train/partition.hpp"
+#include "data/partition.hpp"
 #include "train/run.hpp"
 
 #include <algorithm>

@@ -40,7 +40,7 @@
 // may then cover different patterns; f and grad f are always per pattern of the pass.
 #include "nn/cg.hpp"
 #include "util/errors.hpp"
-#include "train/partition.hpp"
+#include "data/partition.hpp"
 #include "train/run.hpp"
 
 #include <array>

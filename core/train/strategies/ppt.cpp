@@ -21,7 +21,7 @@
 // each round to the end of its allgather and update), allgather_s (of which in the
 // allgather, waiting included), checks and check_s (the test-set checks of the stopping
 // rule), so that rounds_s + check_s is the time PPT alone takes.
-#include "train/partition.hpp"
+#include "data/partition.hpp"
 #include "train/run.hpp"
 
 #include <cmath>

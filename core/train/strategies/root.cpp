@@ -11,7 +11,7 @@
 // Simulated time: the threads' kernels are charged as one kernel of 1 / threads of the
 // flops (or of the measured wall time, which already ran in parallel), i.e. a host with at
 // least --threads cores that scales perfectly; the platform's host speed is per core.
-#include "train/partition.hpp"
+#include "data/partition.hpp"
 #include "train/run.hpp"
 
 #include <memory>

@@ -5,7 +5,7 @@
 // the update and broadcasts the weights (MPI_Bcast). final.strategy: scatter_s (the
 // scatter of the data) and iterations_s (the engine seconds of the iterations themselves,
 // without wulf's evaluation and error allreduce between them).
-#include "train/partition.hpp"
+#include "data/partition.hpp"
 #include "train/run.hpp"
 
 #include <numeric>

@@ -1,9 +1,9 @@
-#include "predict/gradient_bench.hpp"
+#include "comm/gradient_bench.hpp"
 #include "util/errors.hpp"
 
 #include "comm/compute.hpp"
 #include "data/dataset.hpp"
-#include "train/partition.hpp"
+#include "data/partition.hpp"
 #include "util/json.hpp"
 
 #include <fmt/format.h>

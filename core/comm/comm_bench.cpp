@@ -1,9 +1,9 @@
-#include "predict/comm_bench.hpp"
+#include "comm/comm_bench.hpp"
 #include "util/errors.hpp"
 
 #include "data/dataset.hpp"
 #include "comm/staged_reduce.hpp"
-#include "predict/gradient_bench.hpp"
+#include "comm/gradient_bench.hpp"
 #include "util/json.hpp"
 #include "util/text.hpp"
 
