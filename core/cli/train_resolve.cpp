@@ -92,48 +92,65 @@ std::vector<std::string> rank_hosts(const std::string& text, const TrainJob& job
   return names;
 }
 
-// --engine real: the wall clock (wall), or each kernel padded with sleep to its profile's
-// time (calibrated), which may skip the arithmetic. The hosts' speeds are a platform's.
-void resolve_real_compute(const po::variables_map& vm, ComputeConfig& compute) {
-  compute.mode = vm.count("compute") ? vm["compute"].as<ComputeMode>() : ComputeMode::wall;
-  if (compute.mode == ComputeMode::flops)
-    throw InputError("--compute flops on --engine real: the hosts' speeds are the platform's: use --engine testbed "
-                     "--platform FILE");
-  if (compute.mode == ComputeMode::measured)
-    throw InputError("--compute measured on --engine real: the wall clock already measures the arithmetic; measured "
-                     "is for --engine sim");
-  if (!compute.numerics && compute.mode != ComputeMode::calibrated)
-    throw InputError("--numerics off on --engine real needs --compute calibrated --profile FILE (each kernel then "
-                     "sleeps its profile's time instead of computing)");
+// What each engine asks of the job's compute charging and platform; resolve and a re-run's
+// overrides both end here.
+// - seq charges nothing: the arithmetic, one rank.
+// - real: the wall clock (wall), or each kernel padded with sleep to its profile's time
+//   (calibrated), which may skip the arithmetic. The hosts' speeds are a platform's.
+// - sim: a simulated kernel takes no time until charged (flops, calibrated or measured).
+// - testbed: every kernel is padded with sleep to its charge (flops or calibrated) times the
+//   time dilation.
+void check_engine_fits(const TrainJob& job) {
+  const ComputeConfig& c = job.compute;
+  const std::string engine(to_string(job.engine));
+  switch (job.engine) {
+    case Engine::seq:
+      if (job.np > 1) throw InputError("--np " + std::to_string(job.np) + " needs --engine real or sim");
+      if (c.mode != ComputeMode::wall) throw InputError("--compute is for --engine sim, testbed or real");
+      if (!c.numerics) throw InputError("--numerics off: --engine seq runs the arithmetic (it charges no time)");
+      break;
+    case Engine::real:
+      if (c.mode == ComputeMode::flops)
+        throw InputError("--compute flops on --engine real: the hosts' speeds are the platform's: use --engine "
+                         "testbed --platform FILE");
+      if (c.mode == ComputeMode::measured)
+        throw InputError("--compute measured on --engine real: the wall clock already measures the arithmetic; "
+                         "measured is for --engine sim");
+      if (!c.numerics && c.mode != ComputeMode::calibrated)
+        throw InputError("--numerics off on --engine real needs --compute calibrated --profile FILE (each kernel "
+                         "then sleeps its profile's time instead of computing)");
+      break;
+    case Engine::sim:
+      if (c.mode == ComputeMode::wall)
+        throw InputError("--compute wall on --engine sim: the simulated clock does not see this machine's wall "
+                         "clock, so the kernels would take no time; use flops, calibrated or measured");
+      if (job.platform.empty()) throw InputError("--engine sim needs --platform FILE.xml");
+      if (c.mode == ComputeMode::measured && !c.numerics)
+        throw InputError("--compute measured times the arithmetic, which --numerics off skips");
+      break;
+    case Engine::testbed:
+      if (job.platform.empty()) throw InputError("--engine testbed needs --platform FILE.xml");
+      if (c.mode == ComputeMode::measured)
+        throw InputError("--compute measured on --engine testbed: a testbed kernel is padded to a time known ahead; "
+                         "use flops (the platform's host speeds) or calibrated");
+      if (c.mode == ComputeMode::wall)
+        throw InputError("--compute wall on --engine testbed: the kernels would take this machine's time, not the "
+                         "platform's hosts'; use flops (the platform's host speeds) or calibrated");
+      break;
+  }
+  if (!on_platform(job.engine) && !job.platform.empty())
+    throw InputError("--platform is for --engine sim or --engine testbed");
+  if (job.eager_limit > 0) check_eager_limit(job.eager_limit, "--eager-limit");
+  if (job.strategy == Strategy::cg && job.config.cg.load_balance > 0 && job.np < 2)
+    throw InputError("--load-balance: needs at least 2 ranks, a master that polls and a worker (--np " +
+                     std::to_string(job.np) + "; use --engine real or sim with --np 2 or more)");
+  if (!job.rank_hosts.empty() && job.rank_hosts.size() != static_cast<std::size_t>(job.np))
+    throw InputError(fmt::format("--np {}: {} ranks are placed with --hosts", job.np, job.rank_hosts.size()));
 }
 
-// --engine sim: a simulated kernel takes no time until charged (default: flops).
-void resolve_sim_compute(const po::variables_map& vm, TrainJob& job) {
-  ComputeConfig& compute = job.compute;
-  compute.mode = vm.count("compute") ? vm["compute"].as<ComputeMode>() : ComputeMode::flops;
-  if (compute.mode == ComputeMode::wall)
-    throw InputError("--compute wall on --engine sim: the simulated clock does not see this machine's wall clock, so "
-                     "the kernels would take no time; use flops, calibrated or measured");
-  if (!vm.count("platform")) throw InputError("--engine sim needs --platform FILE.xml");
-  job.platform = vm["platform"].as<std::string>();
-  if (compute.mode == ComputeMode::measured && !compute.numerics)
-    throw InputError("--compute measured times the arithmetic, which --numerics off skips");
-}
-
-// --engine testbed: every kernel is padded with sleep to its charge (flops, the default, or
-// calibrated) times the time dilation. Without --dilation the front end chooses it
-// (dilation 0 until then); the ranks are always given one.
-void resolve_testbed_compute(const po::variables_map& vm, TrainJob& job) {
-  ComputeConfig& compute = job.compute;
-  if (!vm.count("platform")) throw InputError("--engine testbed needs --platform FILE.xml");
-  job.platform = vm["platform"].as<std::string>();
-  compute.mode = vm.count("compute") ? vm["compute"].as<ComputeMode>() : ComputeMode::flops;
-  if (compute.mode == ComputeMode::measured)
-    throw InputError("--compute measured on --engine testbed: a testbed kernel is padded to a time known ahead; use "
-                     "flops (the platform's host speeds) or calibrated");
-  if (compute.mode == ComputeMode::wall)
-    throw InputError("--compute wall on --engine testbed: the kernels would take this machine's time, not the "
-                     "platform's hosts'; use flops (the platform's host speeds) or calibrated");
+// --engine testbed: without --dilation the front end chooses it (dilation 0 until then);
+// the ranks are always given one.
+void resolve_dilation(const po::variables_map& vm, ComputeConfig& compute) {
   compute.dilation = 0;
   if (vm.count("dilation")) {
     const double d = vm["dilation"].as<double>();
@@ -175,14 +192,14 @@ void resolve_compute(const po::variables_map& vm, TrainJob& job) {
                      "follows its own host order)");
   if (vm.count("profile") && !(vm.count("compute") && vm["compute"].as<ComputeMode>() == ComputeMode::calibrated))
     throw InputError("--profile is for --compute calibrated");
-  if (job.engine == Engine::seq) {
-    if (vm.count("compute")) throw InputError("--compute is for --engine sim, testbed or real");
-    if (!compute.numerics) throw InputError("--numerics off: --engine seq runs the arithmetic (it charges no time)");
-    return;
-  }
-  if (job.engine == Engine::real) resolve_real_compute(vm, compute);
-  else if (job.engine == Engine::testbed) resolve_testbed_compute(vm, job);
-  else resolve_sim_compute(vm, job);
+  if (job.engine == Engine::seq && vm.count("compute")) throw InputError("--compute is for --engine sim, testbed or real");
+  compute.mode = vm.count("compute")  ? vm["compute"].as<ComputeMode>()
+                 : on_platform(job.engine) ? ComputeMode::flops
+                                           : ComputeMode::wall;
+  if (vm.count("platform")) job.platform = vm["platform"].as<std::string>();
+  if (job.engine == Engine::testbed) resolve_dilation(vm, compute);
+  check_engine_fits(job);
+  if (job.engine == Engine::seq) return;
   if (compute.mode == ComputeMode::calibrated) {
     if (!vm.count("profile")) throw InputError("--compute calibrated needs --profile FILE");
     compute.profile = read_profile(vm["profile"].as<std::string>());
@@ -407,35 +424,6 @@ void rerun_on_engine(TrainJob& job, Engine engine) {
   if (!on_platform(engine)) job.compute.dilation = 1;
   if (engine == Engine::testbed) job.compute.dilation = 0, job.compute.lat_scale = 1;
   if (engine != Engine::real) job.hostfile.clear(), job.mpirun_args.clear();
-}
-
-// What the options of one engine require of the job, as resolve_compute checks them.
-void check_engine_fits(const TrainJob& job) {
-  const ComputeConfig& c = job.compute;
-  const std::string engine(to_string(job.engine));
-  if (job.engine == Engine::seq && job.np > 1)
-    throw InputError("--np " + std::to_string(job.np) + " needs --engine real or sim");
-  if (on_platform(job.engine) && job.platform.empty()) throw InputError("--engine " + engine + " needs --platform FILE.xml");
-  if (!on_platform(job.engine) && !job.platform.empty())
-    throw InputError("--platform is for --engine sim or --engine testbed");
-  if (job.engine == Engine::seq && c.mode != ComputeMode::wall)
-    throw InputError("--compute is for --engine sim, testbed or real");
-  if (job.engine == Engine::seq && !c.numerics)
-    throw InputError("--numerics off: --engine seq runs the arithmetic (it charges no time)");
-  if (job.engine == Engine::real && c.mode != ComputeMode::wall && c.mode != ComputeMode::calibrated)
-    throw InputError("--compute " + std::string(to_string(c.mode)) + " on --engine real: use wall or calibrated");
-  if (job.engine == Engine::real && !c.numerics && c.mode != ComputeMode::calibrated)
-    throw InputError("--numerics off on --engine real needs --compute calibrated --profile FILE");
-  if (on_platform(job.engine) && c.mode == ComputeMode::wall)
-    throw InputError("--compute wall on --engine " + engine + ": use flops or calibrated");
-  if (job.engine == Engine::testbed && c.mode == ComputeMode::measured)
-    throw InputError("--compute measured on --engine testbed: use flops or calibrated");
-  if (job.strategy == Strategy::cg && job.config.cg.load_balance > 0 && job.np < 2)
-    throw InputError("--load-balance: needs at least 2 ranks");
-  if (job.eager_limit > 0) check_eager_limit(job.eager_limit, "--eager-limit");
-  if (!job.rank_hosts.empty() && job.rank_hosts.size() != static_cast<std::size_t>(job.np))
-    throw InputError("--np " + std::to_string(job.np) + ": the record places " +
-                     std::to_string(job.rank_hosts.size()) + " ranks with --hosts");
 }
 
 // The overrides of a re-run applied to the record's job, checked as resolve checks them.
