@@ -30,15 +30,11 @@ constexpr const char* kPrefix = "wulf-tb-";
 // Open MPI's and the hosts' subnet (inside 198.18.0.0/15, RFC 2544).
 constexpr const char* kSubnet = "198.18.0.0/16";
 
-// Shaping (measured on this kind of machine, issue 16): a tbf bucket of 256 us of the
-// port's rate, at least one frame. At 100 Mbit/s that is two frames (3 200 bytes): one frame
-// let the timer's granularity cut 100 Mbit/s to 78. At the dilated rates a frame takes over
-// a millisecond, so one is enough; a larger bucket lets the first 3 200 bytes of each message
-// through at once, which made the testbed's allreduce of 4 096 doubles at p = 2 9% faster
-// than the link (Bat Cave, D = 10). Bytes are charged on the wire (Ethernet's preamble, FCS
-// and gap: 24 bytes, and its 84-byte minimum); the switch's ports 2% faster than the hosts'
-// with deeper queues, so that the hosts' own ports are the bottleneck a single flow sees and
-// converging flows queue at the switch instead of being dropped.
+// Shaping: a tbf bucket of kBurstSeconds of the port's rate, at least one frame; bytes
+// charged on the wire (Ethernet's preamble, FCS and gap: 24 bytes, and its 84-byte minimum);
+// the switch's ports kSwitchFaster than the hosts' with deeper queues, so that a host's own
+// port is the bottleneck a single flow sees and converging flows queue at the switch
+// instead of being dropped. Why these values: experiments/testbed/shaping.md.
 constexpr double kBurstSeconds = 256e-6;
 constexpr double kFrameBytes = 1600;  // the largest frame with the wire's overhead (1 538), rounded up
 double burst_bytes(double rate_Bps) { return std::ceil(std::max(kFrameBytes, rate_Bps * kBurstSeconds)); }

@@ -9,18 +9,10 @@
 // where g is the gradient summed over the block's patterns (so eta means the same at any
 // block size), then the test set is evaluated. With --block-step sum the "/ b" goes: eta
 // is then every pattern's step, and a block of b moves b times as far (sum at eta is mean
-// at b eta). Seeds 000 and 001 say the patterns' updates are "accumulated" / "added to a
-// running total", which fits both: a sum of updates that each carry 1 / b is the mean.
-// Every seed problem defaults to mean: under sum, seed 000's digits eta 1.5 saturates the
-// net in the first iteration at b = 16 and b = 200 with either momentum rule (8.9% and
-// 10.1% right), where the paper reached 97%; seed 001's PPT under sum never learns
-// (experiments/seed001-ppt/summed.sh). experiments/seed000-training/block-step-sum has
-// Figs. 6 and 7 re-simulated under sum. The two rules are one family: damped
-// (eta, alpha) is classic ((1 - alpha) eta, alpha); with damped, eta is the step size the
-// momentum settles to. Seed 000 does not say which it used; its eta = 1.5 / alpha = 0.9
-// for digits saturates every sigmoid in the first iteration under the classic rule and
-// trains well under the damped one (experiments/foundation), so its problems default to
-// damped. FANN, which seed 001 used, applies the classic rule.
+// at b eta). The two momentum rules are one family: damped (eta, alpha) is classic
+// ((1 - alpha) eta, alpha); with damped, eta is the step size the momentum settles to. The
+// seed problems default to mean and damped; why, with what the other choices do to the
+// seeds' runs: experiments/foundation/update-rules.md.
 //
 // Training-set parallelism (seed 000 section V, strategy `block`): rank q holds a
 // contiguous share of the training and test sets (partition.hpp) and, of every block of b
