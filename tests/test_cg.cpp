@@ -11,6 +11,7 @@
 #include "nn/weights_file.hpp"
 
 #include <Eigen/Cholesky>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "test_support.hpp"
@@ -561,6 +562,24 @@ TEST(cg_engines, load_balancing_stops_each_pass_within_a_chunk_and_cuts_the_idle
                   passes,
               3 * chunk_on_slow);
   }
+}
+
+// Without the arithmetic, load balancing charges the polls and chunks of the workers'
+// shares, as the run with it makes them: rank 0 holds no data (RunOptions::pure_master,
+// set when the run is made). It once counted shares of p ranks, not of the p - 1 workers,
+// and charged 150 chunks where the run made 200 (encoder:64, 4 ranks, chunks of 8).
+TEST(cg_engines, a_time_only_run_with_load_balancing_charges_the_workers_chunks) {
+  TestDir dir;
+  const std::vector<std::string> sim{"--problem", "encoder:64", "--strategy", "cg", "--load-balance", "0.7",
+                                     "--chunk", "8", "--epochs", "3", "--engine", "sim", "--np", "4",
+                                     "--platform", toy4};
+  const Json real = train_record(dir, "real", sim);
+  const double probes = stat(real, "line_search_probes") / stat(real, "gradient_passes");
+  const Json off =
+      train_record(dir, "off", with(sim, {"--numerics", "off", "--cg-probes", fmt::format("{:.17g}", probes)}));
+  EXPECT_EQ(stat(off, "chunks"), stat(real, "chunks"));
+  EXPECT_EQ(stat(off, "line_search_probes"), stat(real, "line_search_probes"));
+  EXPECT_NEAR(off.at("final").at("time_s").get<double>(), real.at("final").at("time_s").get<double>(), 1e-9);
 }
 
 // A weights file is user input: a parameter count of 4e15 is refused by the values the file

@@ -105,14 +105,6 @@ void SerialComm::set_time_dilation(double d) {
   else dilation_ = checked_dilation(d);
 }
 
-std::span<float> SerialComm::allreduce_sum_spare(std::span<float> data, std::span<float> spare) {
-  check_out_of_place<float>(data, spare, "allreduce");
-  return data;
-}
-std::span<double> SerialComm::allreduce_sum_spare(std::span<double> data, std::span<double> spare) {
-  check_out_of_place<double>(data, spare, "allreduce");
-  return data;
-}
 void SerialComm::allgather(std::span<const float> send, std::span<float> recv) {
   check_gathered(send.size(), recv.size(), 1, "allgather");
   std::copy(send.begin(), send.end(), recv.begin());

@@ -69,13 +69,24 @@ class Comm {
   // In place: every rank ends with the element-wise sum over all ranks.
   virtual void allreduce_sum(std::span<float> data) = 0;
   virtual void allreduce_sum(std::span<double> data) = 0;
-  // The element-wise sum of data over all ranks, made in data or in spare (as long as data,
-  // apart from it), whichever the engine's MPI makes with fewer passes over memory; returns
-  // the one that holds it (the other's values are then undefined). OpenMPI sums in place at
-  // no cost, where out of place it first copies data; SMPI gives MPI_IN_PLACE a zero-filled
-  // copy of the buffer in every rank, and out of place needs none.
-  virtual std::span<float> allreduce_sum_spare(std::span<float> data, std::span<float> spare) = 0;
-  virtual std::span<double> allreduce_sum_spare(std::span<double> data, std::span<double> spare) = 0;
+  // The element-wise sum of data over all ranks, made in data or in a spare buffer of the
+  // communicator's own, whichever the engine's MPI makes with fewer passes over memory;
+  // returns the one that holds it, valid until the next call (data's values are undefined
+  // when it is not data). Open MPI sums in place at no cost, where out of place it first
+  // copies data; SMPI gives MPI_IN_PLACE a zero-filled copy of the buffer in every rank, and
+  // out of place needs none. The default sums in place.
+  virtual std::span<float> allreduce_sum_anywhere(std::span<float> data) {
+    allreduce_sum(data);
+    return data;
+  }
+  virtual std::span<double> allreduce_sum_anywhere(std::span<double> data) {
+    allreduce_sum(data);
+    return data;
+  }
+  // Storage that allreduce_sum_anywhere may take as its spare buffer, where it is long
+  // enough and apart from the data (under --numerics off, the part of the net's block all
+  // simulated ranks share: no rank then holds a buffer of its own). The default ignores it.
+  virtual void lend_spare_storage(void* /*begin*/, std::size_t /*bytes*/) {}
   // In place at root: data becomes the sum over all ranks. Elsewhere data is left
   // unchanged by the MPI library's reduce, and may hold partial sums after wulf's own
   // (staged_reduce.hpp): callers must not count on it.
@@ -140,12 +151,6 @@ class UnreadRange {
   std::size_t bytes_ = 0;
 };
 
-// The collective algorithm the engine was asked to use, for the result record.
-struct CommInfo {
-  std::string engine;     // "real" or "sim"
-  std::string collective; // e.g. "rdb", or "default"
-};
-
 }  // namespace wulf
 
 namespace wulf {
@@ -164,8 +169,6 @@ class SerialComm final : public Comm {
   void barrier() override {}
   void allreduce_sum(std::span<float>) override {}
   void allreduce_sum(std::span<double>) override {}
-  std::span<float> allreduce_sum_spare(std::span<float> data, std::span<float> spare) override;
-  std::span<double> allreduce_sum_spare(std::span<double> data, std::span<double> spare) override;
   void reduce_sum(std::span<float>, int) override {}
   void reduce_sum(std::span<double>, int) override {}
   void bcast(std::span<float>, int) override {}

@@ -129,12 +129,9 @@ class ReduceComm final : public Comm {
   void barrier() override { inner_.barrier(); }
   void allreduce_sum(std::span<float> d) override { inner_.allreduce_sum(d); }
   void allreduce_sum(std::span<double> d) override { inner_.allreduce_sum(d); }
-  std::span<float> allreduce_sum_spare(std::span<float> d, std::span<float> s) override {
-    return inner_.allreduce_sum_spare(d, s);
-  }
-  std::span<double> allreduce_sum_spare(std::span<double> d, std::span<double> s) override {
-    return inner_.allreduce_sum_spare(d, s);
-  }
+  std::span<float> allreduce_sum_anywhere(std::span<float> d) override { return inner_.allreduce_sum_anywhere(d); }
+  std::span<double> allreduce_sum_anywhere(std::span<double> d) override { return inner_.allreduce_sum_anywhere(d); }
+  void lend_spare_storage(void* begin, std::size_t bytes) override { inner_.lend_spare_storage(begin, bytes); }
   void reduce_sum(std::span<float> d, int root) override { reduce_.reduce_sum(d, root); }
   void reduce_sum(std::span<double> d, int root) override { reduce_.reduce_sum(d, root); }
   void bcast(std::span<float> d, int root) override { inner_.bcast(d, root); }

@@ -98,7 +98,7 @@ void net_parts(const TrainJob& job, const Shape& s, std::vector<MemoryPart>& par
   add(parts, "the update's state (momentum, RPROP's steps or cg's vectors) and the last good weights", first, each,
       Kind::held, "a smaller net (--hidden)");
   // Under SMPI the allreduce of block and average sums into a spare buffer of w values
-  // (Comm::allreduce_sum_spare); OpenMPI sums in place and never touches it.
+  // (Comm::allreduce_sum_anywhere); OpenMPI sums in place and never touches it.
   if (s.sim && s.p > 1 && (job.strategy == Strategy::block || job.strategy == Strategy::average))
     add(parts, "the spare buffer the allreduce sums into (SMPI), w values", wT, wT, Kind::held,
         "a smaller net (--hidden)");

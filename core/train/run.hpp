@@ -63,13 +63,32 @@ inline Rng pattern_order_rng(const TrainConfig& config, int rank) {
   return Rng((config.seed ^ 0x5eed0fde11e5ULL) + static_cast<std::uint64_t>(rank));
 }
 
+// What a strategy decides of the run when it makes it.
+struct RunOptions {
+  // Off: --target-error is the strategy's to apply (ppt), not checked after each iteration.
+  bool check_target = true;
+  // On: rank 0 holds no data and ranks 1..p-1 share it (DataLayout::workers), which is what
+  // local_count charges without the arithmetic.
+  bool pure_master = false;
+};
+
 template <class T>
 class Run {
  public:
   using Matrix = typename Mlp<T>::Matrix;
 
+  // A block of patterns gathered into the run's scratch: inputs, targets, labels (empty
+  // without labels), valid until the next gather.
+  struct Block {
+    const Matrix& x;
+    const Matrix& t;
+    const std::vector<int>& labels;
+  };
+
+  // Throws InputError when config does not fit the data (validate) or the net does not fit
+  // train's inputs and outputs.
   Run(Mlp<T>& net, const Dataset& train, const Dataset& test, const GlobalSizes& sizes, const TrainConfig& config,
-      Comm& comm, Compute& compute, const ProgressFn& progress);
+      Comm& comm, Compute& compute, const ProgressFn& progress, RunOptions options = {});
 
   // Runs iterations until the stopping rule or request_stop() ends them. iterate(it) trains
   // iteration it and returns the error sums of the patterns this rank trained on (summed
@@ -82,37 +101,34 @@ class Run {
   void request_stop(StopReason reason, std::string detail);
   // A strategy's own number for the current iteration's history entry (rank 0's are kept).
   void note(std::string key, double value) { notes_.emplace_back(std::move(key), value); }
-  // Off: --target-error is the strategy's to apply (ppt), not checked after each iteration.
-  bool check_target = true;
-  // On: rank 0 holds no data and ranks 1..p-1 share it (DataLayout::workers), which is
-  // what local_count charges without the arithmetic.
-  bool pure_master = false;
 
   // Runs kernel (only when the arithmetic is on), charges its time and adds it to phase.
   template <class F>
   void kernel(Phase phase, std::size_t patterns, double flops, F&& f) {
-    const double t0 = comm.now();
-    compute.begin();
-    if (numerics) f();
-    compute.charge(phase, patterns, flops);
-    add_time(phase, comm.now() - t0, patterns);
+    const double t0 = comm_.now();
+    compute_.begin();
+    if (numerics_) f();
+    compute_.charge(phase, patterns, flops);
+    add_time(phase, comm_.now() - t0, patterns);
   }
   // Runs a collective and adds its time to the communication phase.
   template <class F>
   void collective(F&& f) {
-    const double t0 = comm.now();
-    compute.charge_collective();
+    const double t0 = comm_.now();
+    compute_.charge_collective();
     f();
-    phases.comm += comm.now() - t0;
-    phases.comm_calls += 1;
+    add_comm(comm_.now() - t0, 1);
   }
+  // Communication of the strategy's own outside collective() (scatter's first scatter of
+  // the data): seconds and calls added to the communication phase.
+  void add_comm(double seconds, std::size_t calls) { phases_.comm += seconds, phases_.comm_calls += calls; }
   // Runs point-to-point polling and adds its time to the poll phase.
   template <class F>
   void poll(F&& f) {
-    const double t0 = comm.now();
+    const double t0 = comm_.now();
     f();
-    phases.poll += comm.now() - t0;
-    phases.polls += 1;
+    phases_.poll += comm_.now() - t0;
+    phases_.polls += 1;
   }
   // Evaluates the net on data (this rank's share) and sums the errors over the ranks.
   Evaluation evaluate_all(const Dataset& data, std::size_t local_patterns);
@@ -123,29 +139,29 @@ class Run {
   // patterns (the gather of the block counts as forward).
   void forward_backward(const Dataset& data, const std::vector<std::size_t>& order, std::size_t first,
                         std::size_t count, ErrorSums& sums);
-  // A spare buffer of w values for Comm::allreduce_sum_spare: this rank's, made on the first
-  // call and left untouched (so never resident) where the engine sums in place, or under
-  // --numerics off the part of the net's storage that all simulated ranks share
-  // (Compute::net_storage).
-  std::span<T> spare();
+  // Gathers the patterns order[first .. first + count) of data into the scratch (not
+  // charged: call it inside a kernel).
+  Block gather(const Dataset& data, const std::vector<std::size_t>& order, std::size_t first, std::size_t count) {
+    gather_block(data, order, first, count, x_, t_, labels_);
+    return last_block();
+  }
+  // The block the last gather or forward_backward left in the scratch.
+  Block last_block() const { return {x_, t_, labels_}; }
   // The patterns of data this rank evaluates: all of data, or with --numerics off the
   // share of total it would hold.
   std::size_t local_count(const Dataset& data, std::size_t total) const;
   ErrorSums empty_sums() const;
 
-  Mlp<T>& net;
-  const Dataset& train;
-  const Dataset& test;
-  const GlobalSizes sizes;
-  const TrainConfig& config;
-  Comm& comm;
-  Compute& compute;
-  const bool numerics;
-  const std::size_t weights;
-  const KernelFlops net_flops;  // what the kernels perform, charged under --compute flops
-  PhaseTimes phases;
-  Matrix x, t;
-  std::vector<int> labels;
+  // What the run was made with.
+  Mlp<T>& net() const { return net_; }
+  const Dataset& train() const { return train_; }
+  const Dataset& test() const { return test_; }
+  const GlobalSizes& sizes() const { return sizes_; }
+  const TrainConfig& config() const { return config_; }
+  Comm& comm() const { return comm_; }
+  bool numerics() const { return numerics_; }
+  std::size_t weights() const { return weights_; }
+  const KernelFlops& flops() const { return flops_; }  // what the kernels perform, charged under --compute flops
 
  private:
   void add_time(Phase phase, double seconds, std::size_t patterns);
@@ -165,10 +181,22 @@ class Run {
   // Puts the last good weights back into the net (a run that stopped on a fault).
   void restore_good_weights();
 
+  Mlp<T>& net_;
+  const Dataset& train_;
+  const Dataset& test_;
+  const GlobalSizes sizes_;
+  const TrainConfig& config_;
+  Comm& comm_;
+  Compute& compute_;
+  const bool numerics_;
+  const std::size_t weights_;
+  const KernelFlops flops_;
+  const RunOptions options_;
+  PhaseTimes phases_;
+  Matrix x_, t_;  // the block's scratch
+  std::vector<int> labels_;
   const ProgressFn& progress_;
-  std::vector<T> good_weights_;     // after the last iteration whose errors were finite
-  std::span<T> spare_;              // spare(), once made
-  std::unique_ptr<T[]> own_spare_;  // its values, where the ranks share no storage
+  std::vector<T> good_weights_;  // after the last iteration whose errors were finite
   int good_iteration_ = 0;
   std::vector<std::pair<std::string, double>> notes_;
   std::optional<Stop> requested_;  // by the strategy (request_stop)

@@ -81,6 +81,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+}  // namespace
+
 template <class T>
 ErrorSums evaluate_sums(Mlp<T>& net, const Dataset& data, std::size_t chunk) {
   using Matrix = typename Mlp<T>::Matrix;
@@ -100,8 +102,6 @@ ErrorSums evaluate_sums(Mlp<T>& net, const Dataset& data, std::size_t chunk) {
   }
   return sums;
 }
-
-}  // namespace
 
 template <class T>
 Evaluation evaluate(Mlp<T>& net, const Dataset& data, std::size_t chunk) {
@@ -236,228 +236,6 @@ Evaluation train_pass(Mlp<T>& net, MomentumStep<T>& step, const Dataset& data, c
   return running.finish();
 }
 
-template <class T>
-Run<T>::Run(Mlp<T>& net_, const Dataset& train_, const Dataset& test_, const GlobalSizes& sizes_,
-            const TrainConfig& config_, Comm& comm_, Compute& compute_, const ProgressFn& progress)
-    : net(net_),
-      train(train_),
-      test(test_),
-      sizes(sizes_),
-      config(config_),
-      comm(comm_),
-      compute(compute_),
-      numerics(compute_.numerics()),
-      weights(net_.parameter_count()),
-      net_flops(net_.spec().flops()),
-      progress_(progress) {
-  validate(config, sizes.train, sizes.classifier, splits_blocks(config.strategy) ? comm.size() : 1);
-  if (numerics && (train.n_inputs() != net.spec().sizes.front() || train.n_outputs() != net.spec().sizes.back()))
-    throw InputError("network " + net.spec().describe() + " does not fit the data (" +
-                     std::to_string(train.n_inputs()) + " inputs, " + std::to_string(train.n_outputs()) +
-                     " outputs)");
-}
-
-template <class T>
-void Run<T>::add_time(Phase phase, double seconds, std::size_t patterns) {
-  switch (phase) {
-    case Phase::forward: phases.forward += seconds, phases.forward_patterns += patterns; break;
-    case Phase::backward: phases.backward += seconds, phases.backward_patterns += patterns; break;
-    case Phase::update: phases.update += seconds, phases.updates += 1; break;
-    case Phase::test: phases.test += seconds, phases.test_patterns += patterns; break;
-    case Phase::other: break;
-  }
-}
-
-template <class T>
-std::span<T> Run<T>::spare() {
-  if (spare_.size() != weights) {
-    if (T* shared = compute.net_storage<T>(weights)) {
-      spare_ = {shared + 2 * weights, weights};
-    } else {
-      own_spare_.reset(new T[weights]);  // not value-initialised: no page is touched here
-      spare_ = {own_spare_.get(), weights};
-    }
-  }
-  return spare_;
-}
-
-template <class T>
-ErrorSums Run<T>::empty_sums() const {
-  ErrorSums s;
-  s.outputs = static_cast<std::size_t>(net.spec().sizes.back());
-  s.classifier = sizes.classifier;
-  return s;
-}
-
-template <class T>
-Evaluation Run<T>::sum_over_ranks(ErrorSums s) {
-  if (comm.size() > 1) {
-    std::array<double, 4> a = s.as_array();
-    collective([&] { comm.allreduce_sum(std::span<double>(a)); });
-    s.set(a);
-  }
-  return s.finish();
-}
-
-template <class T>
-Evaluation Run<T>::evaluate_all(const Dataset& data, std::size_t local_patterns) {
-  ErrorSums s = empty_sums();
-  kernel(Phase::test, local_patterns, net_flops.test() * static_cast<double>(local_patterns),
-         [&] { s = evaluate_sums(net, data, config.eval_chunk); });
-  s.classifier = sizes.classifier;  // also on a rank that holds none of data
-  return sum_over_ranks(s);
-}
-
-template <class T>
-void Run<T>::forward_backward(const Dataset& data, const std::vector<std::size_t>& order, std::size_t first,
-                              std::size_t count, ErrorSums& sums) {
-  kernel(Phase::forward, count, net_flops.forward * static_cast<double>(count), [&] {
-    gather_block(data, order, first, count, x, t, labels);
-    if (count > 0) net.forward(x);
-  });
-  kernel(Phase::backward, count, net_flops.backward * static_cast<double>(count), [&] {
-    if (count == 0) return net.zero_gradients();
-    const double block_loss = static_cast<double>(net.backward(t, false));
-    sums.add(net.outputs(), t, block_loss, labels.empty() ? nullptr : labels.data(), train.decision_threshold);
-  });
-}
-
-template <class T>
-void Run<T>::request_stop(StopReason reason, std::string detail) {
-  requested_ = Stop{reason, std::move(detail)};
-}
-
-template <class T>
-std::size_t Run<T>::local_count(const Dataset& data, std::size_t total) const {
-  if (numerics) return data.size();
-  if (pure_master) return comm.rank() == 0 ? 0 : share_of(total, comm.size() - 1, comm.rank() - 1).count;
-  return share_of(total, comm.size(), comm.rank()).count;
-}
-
-template <class T>
-void Run<T>::keep_good_weights(int it) {
-  if (!numerics) return;
-  good_weights_.assign(net.parameters().begin(), net.parameters().end());
-  good_iteration_ = it;
-}
-
-template <class T>
-void Run<T>::restore_good_weights() {
-  if (numerics && good_weights_.size() == weights)
-    std::copy(good_weights_.begin(), good_weights_.end(), net.parameters().begin());
-}
-
-template <class T>
-void Run<T>::run_test(IterationRecord& r) {
-  if (sizes.test > 0) r.test = evaluate_all(test, local_count(test, sizes.test));
-  // Without a test set the training set is the check set, evaluated exactly. Without the
-  // arithmetic (--numerics off) there are no errors to check, but the pass is charged all
-  // the same: a time-only run must take the time the real one takes.
-  if (config.eval_train || sizes.test == 0) r.train = evaluate_all(train, local_count(train, sizes.train));
-  if (!numerics) {  // charged, but no arithmetic, no errors
-    r.test.reset(), r.train.reset();
-    return;
-  }
-  if (r.train) r.train_error = r.train->error(config.metric);
-}
-
-template <class T>
-void Run<T>::report(TrainResult& result, const IterationRecord& r) {
-  result.history.push_back(r);
-  if (progress_ && comm.rank() == 0) progress_(r);
-}
-
-template <class T>
-IterationRecord Run<T>::untrained() {
-  IterationRecord r0;
-  run_test(r0);
-  // Its training error too, exactly (later iterations' is the running error of the pass),
-  // so that a curve of train_error starts at iteration 0 as test_error's does. Like the
-  // rest of iteration 0 it is outside the clock, and it is kept out of the phase times:
-  // seed 000's iteration has no such pass.
-  if (numerics && !r0.train) {
-    const PhaseTimes before = phases;
-    r0.train = evaluate_all(train, local_count(train, sizes.train));
-    r0.train_error = r0.train->error(config.metric);
-    phases = before;
-  }
-  r0.time_s = 0;
-  return r0;
-}
-
-template <class T>
-std::optional<Stop> Run<T>::iteration(int it, const std::function<ErrorSums(int iteration)>& iterate, double start,
-                                      StopRule& rule, TrainResult& result) {
-  notes_.clear();
-  const ErrorSums local = iterate(it);
-  compute.charge_iteration();
-
-  IterationRecord rec;
-  rec.iteration = it;
-  rec.notes = std::move(notes_);
-  const Evaluation seen = sum_over_ranks(local);
-  if (numerics) rec.train_error = seen.error(config.metric);
-  // A fault the strategy found, or errors gone NaN: reported without a check pass.
-  if (std::optional<Stop> stop = rule.before_check(it, seen, requested_)) {
-    rec.time_s = comm.now() - start;
-    report(result, rec);
-    return stop;
-  }
-  run_test(rec);
-  rec.time_s = comm.now() - start;
-  report(result, rec);
-  std::optional<Stop> stop = rule.after_check(rec, requested_);
-  if (!stop || !stopped_on_fault(stop->reason)) keep_good_weights(it);
-  return stop;
-}
-
-template <class T>
-TrainResult Run<T>::run(const std::function<ErrorSums(int iteration)>& iterate) {
-  TrainResult result;
-  // Iteration 0 is the untrained net; the clock starts after its evaluation.
-  report(result, untrained());
-  // The untrained weights are the first good ones: a run that fails at once keeps them.
-  keep_good_weights(0);
-  StopRule rule(config, numerics, check_target, sizes.test > 0);
-  const double start = comm.now();
-  for (int it = 1; it <= config.max_iterations; ++it) {
-    const std::optional<Stop> stop = iteration(it, iterate, start, rule, result);
-    if (!stop) continue;
-    result.reason = stop->reason;
-    result.reason_detail = stop->detail;
-    if (stopped_on_fault(stop->reason)) restore_good_weights();
-    break;
-  }
-  if (config.max_iterations == 0) result.reason_detail = "no iteration (--epochs 0): the net as it started, evaluated";
-  finish(result, start, rule.best());
-  return result;
-}
-
-template <class T>
-void Run<T>::finish(TrainResult& result, double start, const std::optional<BestError>& best) {
-  result.seconds = comm.now() - start;
-  result.best = best;
-  // A long run keeps every k-th iteration (and iteration 0 and the last); the errors were
-  // still checked after every iteration, and the best is from all of them.
-  if (config.history_every > 1 && result.history.size() > 2) {
-    const IterationRecord last = result.history.back();
-    std::erase_if(result.history, [&](const IterationRecord& h) { return h.iteration % config.history_every != 0; });
-    if (result.history.back().iteration != last.iteration) result.history.push_back(last);
-  }
-  result.weights_iteration = stopped_on_fault(result.reason) ? good_iteration_ : result.history.back().iteration;
-  // After a fault the history holds the errors up to the last good weights; no final pass.
-  // Without the arithmetic the final pass is charged (its phase times and collectives are
-  // the real run's) and its errors, which are none, are not kept.
-  if (!stopped_on_fault(result.reason)) {
-    result.final_train = evaluate_all(train, local_count(train, sizes.train));
-    if (sizes.test > 0) result.final_test = evaluate_all(test, local_count(test, sizes.test));
-    if (!numerics) result.final_train = Evaluation{}, result.final_test.reset();
-  }
-  result.phases = phases;
-}
-
-template class Run<float>;
-template class Run<double>;
 
 BlockPlan::BlockPlan(std::size_t n_, std::size_t b_, int ranks_, int rank)
     : n(n_),
@@ -550,6 +328,8 @@ template TrainResult train<float>(Mlp<float>&, const Dataset&, const Dataset&, c
                                   const ProgressFn&);
 template TrainResult train<double>(Mlp<double>&, const Dataset&, const Dataset&, const TrainConfig&,
                                    const ProgressFn&);
+template ErrorSums evaluate_sums<float>(Mlp<float>&, const Dataset&, std::size_t);
+template ErrorSums evaluate_sums<double>(Mlp<double>&, const Dataset&, std::size_t);
 template Evaluation evaluate<float>(Mlp<float>&, const Dataset&, std::size_t);
 template Evaluation evaluate<double>(Mlp<double>&, const Dataset&, std::size_t);
 

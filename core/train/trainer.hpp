@@ -261,6 +261,9 @@ template <class T>
 TrainResult train(Mlp<T>& net, const Dataset& train, const Dataset& test, const TrainConfig& config,
                   const ProgressFn& progress = {});
 
+// The error sums of net over data, chunk patterns per product: evaluate's, before finish().
+template <class T>
+ErrorSums evaluate_sums(Mlp<T>& net, const Dataset& data, std::size_t chunk);
 template <class T>
 Evaluation evaluate(Mlp<T>& net, const Dataset& data, std::size_t chunk = 1024);
 

@@ -6,7 +6,10 @@
 
 #include <Eigen/Core>
 
+#include <cstddef>
+#include <cstdint>
 #include <cstring>
+#include <span>
 #include <iostream>
 #include <memory>
 #include <stdexcept>
@@ -74,12 +77,9 @@ class MpiComm final : public Comm {
 
   void allreduce_sum(std::span<float> d) override { allreduce(d); }
   void allreduce_sum(std::span<double> d) override { allreduce(d); }
-  std::span<float> allreduce_sum_spare(std::span<float> d, std::span<float> s) override {
-    return allreduce_spare(d, s);
-  }
-  std::span<double> allreduce_sum_spare(std::span<double> d, std::span<double> s) override {
-    return allreduce_spare(d, s);
-  }
+  std::span<float> allreduce_sum_anywhere(std::span<float> d) override { return allreduce_anywhere(d); }
+  std::span<double> allreduce_sum_anywhere(std::span<double> d) override { return allreduce_anywhere(d); }
+  void lend_spare_storage(void* begin, std::size_t bytes) override { lent_ = {static_cast<std::byte*>(begin), bytes}; }
   void reduce_sum(std::span<float> d, int root) override { reduce(d, root); }
   void reduce_sum(std::span<double> d, int root) override { reduce(d, root); }
   void bcast(std::span<float> d, int root) override { bcast_(d, root); }
@@ -167,17 +167,33 @@ class MpiComm final : public Comm {
   void allreduce(std::span<T> d) {
     MPI_Allreduce(MPI_IN_PLACE, d.data(), count_of(d.size(), "MPI_Allreduce"), mpi_type<T>(), sum_of(d), comm_);
   }
-  // Comm::allreduce_sum_spare: out of place into spare under SMPI, in place under OpenMPI.
+  // Comm::allreduce_sum_anywhere: out of place into the spare buffer under SMPI, in place
+  // under Open MPI.
   template <class T>
-  std::span<T> allreduce_spare(std::span<T> d, std::span<T> spare) {
-    check_out_of_place<T>(d, spare, "MPI_Allreduce");
+  std::span<T> allreduce_anywhere(std::span<T> d) {
 #ifdef WULF_SMPI
+    const std::span<T> spare = spare_for(d);
     MPI_Allreduce(d.data(), spare.data(), count_of(d.size(), "MPI_Allreduce"), mpi_type<T>(), sum_of(spare), comm_);
     return spare;
 #else
     allreduce(d);
     return d;
 #endif
+  }
+  // The spare buffer for d: the lent storage where it is long enough and apart from d, else
+  // this rank's own, made on first need and never value-initialised (no page is touched
+  // until the MPI writes it).
+  template <class T>
+  std::span<T> spare_for(std::span<T> d) {
+    const std::span<T> lent(reinterpret_cast<T*>(lent_.data()), lent_.size() / sizeof(T));
+    const auto a = reinterpret_cast<std::uintptr_t>(d.data()), b = reinterpret_cast<std::uintptr_t>(lent.data());
+    const bool apart = b + lent.size_bytes() <= a || a + d.size_bytes() <= b;
+    if (lent.size() >= d.size() && apart) return lent.first(d.size());
+    if (own_spare_bytes_ < d.size_bytes()) {
+      own_spare_.reset(new std::byte[d.size_bytes()]);
+      own_spare_bytes_ = d.size_bytes();
+    }
+    return {reinterpret_cast<T*>(own_spare_.get()), d.size()};
   }
   template <class T>
   void reduce(std::span<T> d, int root) {
@@ -209,6 +225,9 @@ class MpiComm final : public Comm {
   UnreadRange unread_;                  // set_unread_storage: sums into it are not read
   MPI_Op no_sum_ = MPI_OP_NULL;         // add_nothing, made when there is such storage
   MPI_Op sum_ = MPI_SUM;                // or add, under SMPI
+  std::span<std::byte> lent_;           // lend_spare_storage's
+  std::unique_ptr<std::byte[]> own_spare_;  // allreduce_sum_anywhere's own spare buffer
+  std::size_t own_spare_bytes_ = 0;
 };
 
 }  // namespace

@@ -1,7 +1,7 @@
 // Weight averaging (seed 000 section VII, --strategy average): every rank trains its share
 // of the training set on its own, updating after every b of its patterns with its own
 // momentum, and every a patterns the ranks replace their weights by the average over all
-// ranks (one allreduce of the parameter buffer, Comm::allreduce_sum_spare, then scaled).
+// ranks (one allreduce of the parameter buffer, Comm::allreduce_sum_anywhere, then scaled).
 // The ranks differ between averagings and agree after each; an iteration ends with an
 // averaging so that the test sees one net.
 #include "data/partition.hpp"
@@ -38,13 +38,13 @@ TrainResult train_average(Mlp<T>& net, const Dataset& train, const Dataset& test
       const std::size_t first = std::min(n_local, k * b);
       const std::size_t count = std::min(b, n_local - first);
       run.forward_backward(train, order, first, count, running);
-      if (count > 0) run.kernel(Phase::update, 1, run.net_flops.update, [&] { step.apply(count); });
+      if (count > 0) run.kernel(Phase::update, 1, run.flops().update, [&] { step.apply(count); });
       if (p > 1 && ((k + 1) % every == 0 || k + 1 == blocks)) {
         std::span<T> sums;
-        run.collective([&] { sums = comm.allreduce_sum_spare(net.parameters(), run.spare()); });
+        run.collective([&] { sums = comm.allreduce_sum_anywhere(net.parameters()); });
         // Seed 000's Ta: scaling the summed weights to their average (in the net, or from the
         // spare buffer into it).
-        run.kernel(Phase::update, 1, static_cast<double>(run.weights), [&] {
+        run.kernel(Phase::update, 1, static_cast<double>(run.weights()), [&] {
           std::transform(sums.begin(), sums.end(), net.parameters().begin(), [inv_p](T v) { return v * inv_p; });
         });
       }

@@ -1,7 +1,7 @@
 // Training-set parallelism (seed 000 section V, --strategy block; trainer.hpp has the
 // update rule): of every block of b patterns rank q takes its share, the block's gradients
 // are summed over the ranks with one allreduce of the one gradient buffer (into a spare one
-// where the engine's MPI does that better, Comm::allreduce_sum_spare), and every rank
+// where the engine's MPI does that better, Comm::allreduce_sum_anywhere), and every rank
 // applies the same momentum step from the sum, so the weights stay identical. With p = 1
 // this is the sequential run, operation for operation.
 #include "train/run.hpp"
@@ -24,8 +24,8 @@ TrainResult train_block(Mlp<T>& net, const Dataset& train, const Dataset& test, 
       run.forward_backward(train, order, plan.first(k), plan.count(k), running);
       std::span<const T> gradient = net.gradients();
       if (plan.ranks > 1)  // the block's gradient summed over the ranks: one call over one span
-        run.collective([&] { gradient = comm.allreduce_sum_spare(net.gradients(), run.spare()); });
-      run.kernel(Phase::update, 1, run.net_flops.update, [&] { step.apply(plan.total(k), gradient); });
+        run.collective([&] { gradient = comm.allreduce_sum_anywhere(net.gradients()); });
+      run.kernel(Phase::update, 1, run.flops().update, [&] { step.apply(plan.total(k), gradient); });
     }
     return running;
   });

@@ -78,26 +78,25 @@ class CgTrainer {
 
   explicit CgTrainer(Run<T>& run)
       : run_(run),
-        net_(run.net),
-        comm_(run.comm),
-        cg_(run.config.cg),
-        p_(run.comm.size()),
-        master_(run.comm.rank() == 0),
-        balance_(run.config.cg.load_balance > 0),
-        n_local_(run.local_count(run.train, run.sizes.train)),
-        order_(identity_order(run.numerics ? run.train.size() : 0)),
-        step_(run.config.cg.initial_step) {
+        net_(run.net()),
+        comm_(run.comm()),
+        cg_(run.config().cg),
+        p_(run.comm().size()),
+        master_(run.comm().rank() == 0),
+        balance_(run.config().cg.load_balance > 0),
+        n_local_(run.local_count(run.train(), run.sizes().train)),
+        order_(identity_order(run.numerics() ? run.train().size() : 0)),
+        step_(run.config().cg.initial_step) {
     if (balance_ && p_ < 2)
       throw InputError("--load-balance: needs at least 2 ranks, a master that polls and a worker (--np " +
                        std::to_string(p_) + ")");
-    run_.pure_master = balance_;
-    if (run.numerics) {
-      w0_ = Vector::Zero(static_cast<Eigen::Index>(run.weights));
-      d_ = Vector::Zero(static_cast<Eigen::Index>(run.weights));
+    if (run.numerics()) {
+      w0_ = Vector::Zero(static_cast<Eigen::Index>(run.weights()));
+      d_ = Vector::Zero(static_cast<Eigen::Index>(run.weights()));
     }
     if (balance_) {
-      const double n = static_cast<double>(run.sizes.train);
-      target_ = std::max(1.0, std::ceil(run.config.cg.load_balance * n - 1e-9));
+      const double n = static_cast<double>(run.sizes().train);
+      target_ = std::max(1.0, std::ceil(run.config().cg.load_balance * n - 1e-9));
     }
   }
 
@@ -112,7 +111,7 @@ class CgTrainer {
  private:
   // ---- one CG step -------------------------------------------------------------------
   ErrorSums iteration(int it) {
-    if (run_.numerics) std::copy(net_.parameters().begin(), net_.parameters().end(), w0_.data());
+    if (run_.numerics()) std::copy(net_.parameters().begin(), net_.parameters().end(), w0_.data());
     const ErrorSums local = pass();
     std::array<double, 2> sums{local.loss, local.patterns};
     reduce(net_.gradients());
@@ -131,11 +130,11 @@ class CgTrainer {
   void lead(int it, double loss_sum, double patterns) {
     Control done{static_cast<double>(Command::accept), step_, 0};
     run_.note("patterns", patterns);
-    if (!run_.numerics) {
+    if (!run_.numerics()) {
       // No values to search with: the direction's time as with them, and the time of a line
       // search that brackets at its first probe and interpolates `refinements` times (a
       // real search may probe more: the one place where a time-only cg run can differ).
-      run_.kernel(Phase::update, 1, 8.0 * static_cast<double>(run_.weights), [] {});
+      run_.kernel(Phase::update, 1, 8.0 * static_cast<double>(run_.weights()), [] {});
       const double mean = cg_.time_only_probes > 0 ? cg_.time_only_probes : cg_.refinements;
       const double probes = std::round(it * mean) - probes_;
       for (int i = 0; i < static_cast<int>(probes); ++i) probe_slope(step_, i == 0);
@@ -154,7 +153,7 @@ class CgTrainer {
       return;
     }
     typename PolakRibiere<T>::Update u;
-    run_.kernel(Phase::update, 1, 8.0 * static_cast<double>(run_.weights), [&] {
+    run_.kernel(Phase::update, 1, 8.0 * static_cast<double>(run_.weights()), [&] {
       u = pr_.next(std::span<const T>(net_.gradients()));
       std::copy(pr_.direction().begin(), pr_.direction().end(), d_.data());
     });
@@ -225,7 +224,7 @@ class CgTrainer {
     set_weights(s);
     const ErrorSums local = pass();
     std::array<double, 3> sums{local.loss, local.patterns, 0};
-    run_.kernel(Phase::update, 1, 2.0 * static_cast<double>(run_.weights),
+    run_.kernel(Phase::update, 1, 2.0 * static_cast<double>(run_.weights()),
                 [&] { sums[2] = dot_in_order<T>(net_.gradients(), direction()); });
     reduce(std::span<double>(sums));
     return sums;
@@ -245,7 +244,7 @@ class CgTrainer {
 
   // w = w0 + s d, the same expression on every rank.
   void set_weights(double s) {
-    run_.kernel(Phase::update, 1, 2.0 * static_cast<double>(run_.weights), [&] {
+    run_.kernel(Phase::update, 1, 2.0 * static_cast<double>(run_.weights()), [&] {
       Eigen::Map<Vector> w(net_.parameters().data(), w0_.size());
       if (s == 0)
         w = w0_;
@@ -257,7 +256,7 @@ class CgTrainer {
   // d, or without the arithmetic a stand-in of the same size (the parameters, which the
   // simulated ranks share), so that its broadcast costs the same.
   std::span<T> direction() {
-    if (run_.numerics) return {d_.data(), static_cast<std::size_t>(d_.size())};
+    if (run_.numerics()) return {d_.data(), static_cast<std::size_t>(d_.size())};
     return net_.parameters();
   }
 
@@ -267,10 +266,10 @@ class CgTrainer {
   // workers stop when it says.
   ErrorSums pass() {
     ErrorSums sums = run_.empty_sums();
-    if (run_.numerics) net_.zero_gradients();
+    if (run_.numerics()) net_.zero_gradients();
     if (!balance_) {
-      for (std::size_t first = 0; first < n_local_; first += run_.config.eval_chunk)
-        chunk(first, std::min(run_.config.eval_chunk, n_local_ - first), sums);
+      for (std::size_t first = 0; first < n_local_; first += run_.config().eval_chunk)
+        chunk(first, std::min(run_.config().eval_chunk, n_local_ - first), sums);
       return sums;
     }
     if (master_) {
@@ -293,14 +292,14 @@ class CgTrainer {
 
   // Forward and backward of the rank's patterns [first, first + count), gradients added up.
   void chunk(std::size_t first, std::size_t count, ErrorSums& sums) {
-    run_.kernel(Phase::forward, count, run_.net_flops.forward * static_cast<double>(count), [&] {
-      gather_block(run_.train, order_, first, count, run_.x, run_.t, run_.labels);
-      net_.forward(run_.x);
+    run_.kernel(Phase::forward, count, run_.flops().forward * static_cast<double>(count), [&] {
+      net_.forward(run_.gather(run_.train(), order_, first, count).x);
     });
-    run_.kernel(Phase::backward, count, run_.net_flops.backward * static_cast<double>(count), [&] {
-      const double loss = static_cast<double>(net_.backward(run_.t, true));
-      sums.add(net_.outputs(), run_.t, loss, run_.labels.empty() ? nullptr : run_.labels.data(),
-               run_.train.decision_threshold);
+    run_.kernel(Phase::backward, count, run_.flops().backward * static_cast<double>(count), [&] {
+      const auto block = run_.last_block();
+      const double loss = static_cast<double>(net_.backward(block.t, true));
+      sums.add(net_.outputs(), block.t, loss, block.labels.empty() ? nullptr : block.labels.data(),
+               run_.train().decision_threshold);
     });
   }
 
@@ -334,7 +333,7 @@ class CgTrainer {
         }
       }
     });
-    if (consumed < static_cast<double>(run_.sizes.train)) ++early_stops_;
+    if (consumed < static_cast<double>(run_.sizes().train)) ++early_stops_;
   }
 
   // ---- collectives (none with one rank) --------------------------------------------------
@@ -386,7 +385,9 @@ class CgTrainer {
 template <class T>
 TrainResult train_cg(Mlp<T>& net, const Dataset& train, const Dataset& test, const GlobalSizes& sizes,
                      const TrainConfig& config, Comm& comm, Compute& compute, const ProgressFn& progress) {
-  Run<T> run(net, train, test, sizes, config, comm, compute, progress);
+  // With load balancing rank 0 only polls: it holds no data (DataLayout::workers).
+  Run<T> run(net, train, test, sizes, config, comm, compute, progress,
+             RunOptions{.check_target = true, .pure_master = config.cg.load_balance > 0});
   CgTrainer<T> trainer(run);
   return trainer.train();
 }

@@ -75,16 +75,16 @@ class Ppt {
   Ppt(Run<T>& run, const Dataset& whole)
       : run_(run),
         whole_(whole),
-        config_(run.config),
-        p_(run.comm.size()),
-        n_(run.sizes.train),
+        config_(run.config()),
+        p_(run.comm().size()),
+        n_(run.sizes().train),
         e_(config_.local_epoch ? std::min(config_.local_epoch, n_) : std::max<std::size_t>(1, n_ / p_)),
         rounds_(config_.rounds_per_iteration
                     ? config_.rounds_per_iteration
                     : (n_ + static_cast<std::size_t>(p_) * e_ - 1) / (static_cast<std::size_t>(p_) * e_)),
-        w_(run.weights),
+        w_(run.weights()),
         window_(std::max<std::size_t>(1, static_cast<std::size_t>(config_.error_window) * n_ / p_)),
-        rng_(Rng(config_.seed ^ 0x9970c0ffeeULL).split(static_cast<std::uint64_t>(run.comm.rank()))),
+        rng_(Rng(config_.seed ^ 0x9970c0ffeeULL).split(static_cast<std::uint64_t>(run.comm().rank()))),
         pool_(n_),
         order_(e_),
         scale_(
@@ -93,7 +93,7 @@ class Ppt {
         alpha_(static_cast<T>(config_.alpha)),
         mine_(w_ + 1, T(0)),
         all_((w_ + 1) * static_cast<std::size_t>(p_)),
-        outputs_(static_cast<std::size_t>(run.net.spec().sizes.back())) {
+        outputs_(static_cast<std::size_t>(run.net().spec().sizes.back())) {
     std::iota(pool_.begin(), pool_.end(), std::size_t{0});
   }
 
@@ -101,12 +101,12 @@ class Ppt {
   ErrorSums iteration(int it) {
     ErrorSums running = run_.empty_sums();
     for (std::size_t r = 0; r < rounds_; ++r) {
-      const double round_start = run_.comm.now();
+      const double round_start = run_.comm().now();
       draw_local_epoch();
       run_.forward_backward(whole_, order_, 0, e_, running);
       local_update();
       const double global = exchange();
-      rounds_s_ += run_.comm.now() - round_start;
+      rounds_s_ += run_.comm().now() - round_start;
       ++rounds_done_;
       if (target_confirmed(it, global)) break;
     }
@@ -135,10 +135,10 @@ class Ppt {
   // patterns' errors into the window and its mean into mine_[w].
   void local_update() {
     double estimate = 0;
-    run_.kernel(Phase::update, 1, run_.net_flops.update, [&] {
-      const auto g = run_.net.gradients();
+    run_.kernel(Phase::update, 1, run_.flops().update, [&] {
+      const auto g = run_.net().gradients();
       for (std::size_t j = 0; j < w_; ++j) mine_[j] = alpha_ * mine_[j] - scale_ * g[j];
-      for (Eigen::Index c = 0; c < run_.net.outputs().cols(); ++c) window_.add(pattern_error(c));
+      for (Eigen::Index c = 0; c < run_.net().outputs().cols(); ++c) window_.add(pattern_error(c));
       estimate = window_.mean();
     });
     mine_[w_] = static_cast<T>(estimate);
@@ -147,23 +147,24 @@ class Ppt {
   // Pattern c of the local epoch's error in the unit of --error: squared error per output,
   // or 0/1 wrong.
   double pattern_error(Eigen::Index c) const {
-    const auto& y = run_.net.outputs();
+    const auto& y = run_.net().outputs();
     if (config_.metric == ErrorMetric::classification) {
-      const int label = run_.labels.empty() ? 0 : run_.labels[static_cast<std::size_t>(c)];
+      const std::vector<int>& labels = run_.last_block().labels;
+      const int label = labels.empty() ? 0 : labels[static_cast<std::size_t>(c)];
       return predicted_class(y, c, whole_.decision_threshold) != label;
     }
-    return static_cast<double>((y.col(c) - run_.t.col(c)).squaredNorm()) / static_cast<double>(outputs_);
+    return static_cast<double>((y.col(c) - run_.last_block().t.col(c)).squaredNorm()) / static_cast<double>(outputs_);
   }
 
   // The allgather of every rank's update and estimate; every rank adds all p updates in
   // rank order. Returns the mean of the ranks' estimates.
   double exchange() {
-    const double gather_start = run_.comm.now();
-    run_.collective([&] { run_.comm.allgather(std::span<const T>(mine_), std::span<T>(all_)); });
-    allgather_s_ += run_.comm.now() - gather_start;
+    const double gather_start = run_.comm().now();
+    run_.collective([&] { run_.comm().allgather(std::span<const T>(mine_), std::span<T>(all_)); });
+    allgather_s_ += run_.comm().now() - gather_start;
     double global = 0;
     run_.kernel(Phase::update, 1, static_cast<double>(w_) * p_, [&] {
-      auto params = run_.net.parameters();
+      auto params = run_.net().parameters();
       for (int s = 0; s < p_; ++s) {
         const T* d = all_.data() + static_cast<std::size_t>(s) * (w_ + 1);
         for (std::size_t j = 0; j < w_; ++j) params[j] += d[j];
@@ -177,15 +178,15 @@ class Ppt {
   // Whether the estimate global reaches --target-error and a pass over the check set
   // confirms it (then the run stops after iteration it).
   bool target_confirmed(int it, double global) {
-    if (!run_.numerics || !config_.target_error) return false;
+    if (!run_.numerics() || !config_.target_error) return false;
     const double estimate = config_.metric == ErrorMetric::rmse ? std::sqrt(global) : global;
     if (estimate > *config_.target_error) return false;
     // The estimate says done: every rank checks its share of the check set.
-    const GlobalSizes& sizes = run_.sizes;
-    const double check_start = run_.comm.now();
-    const Evaluation check = sizes.test > 0 ? run_.evaluate_all(run_.test, run_.local_count(run_.test, sizes.test))
-                                            : run_.evaluate_all(run_.train, run_.local_count(run_.train, n_));
-    check_s_ += run_.comm.now() - check_start;
+    const GlobalSizes& sizes = run_.sizes();
+    const double check_start = run_.comm().now();
+    const Evaluation check = sizes.test > 0 ? run_.evaluate_all(run_.test(), run_.local_count(run_.test(), sizes.test))
+                                            : run_.evaluate_all(run_.train(), run_.local_count(run_.train(), n_));
+    check_s_ += run_.comm().now() - check_start;
     ++checks_;
     if (!(check.error(config_.metric) <= *config_.target_error)) return false;  // NaN confirms nothing
     std::ostringstream why;
@@ -219,8 +220,8 @@ TrainResult train_ppt(Mlp<T>& net, const Dataset& train, const Dataset& test, co
   // The whole training set is every rank's to draw from; the errors of the training set are
   // measured, like the test set's, on each rank's share.
   const Dataset train_share = copy_share(train, share_of(sizes.train, comm.size(), comm.rank()));
-  Run<T> run(net, train_share, test, sizes, config, comm, compute, progress);
-  run.check_target = false;  // PPT's own rule: the piggybacked estimate, confirmed
+  // PPT's own stopping rule: the piggybacked estimate, confirmed.
+  Run<T> run(net, train_share, test, sizes, config, comm, compute, progress, RunOptions{.check_target = false});
   Ppt<T> ppt(run, train);
   TrainResult result = run.run([&](int it) { return ppt.iteration(it); });
   result.stats = ppt.stats();

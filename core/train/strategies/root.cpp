@@ -34,7 +34,7 @@ TrainResult train_root(Mlp<T>& net, const Dataset& train, const Dataset& test, c
 
   // Each thread beyond the first works on a net of its own (same spec, its own buffers).
   std::vector<std::unique_ptr<Mlp<T>>> copies;
-  if (run.numerics)
+  if (run.numerics())
     for (int i = 1; i < threads; ++i) copies.push_back(std::make_unique<Mlp<T>>(net.spec()));
   std::vector<Matrix> xs(static_cast<std::size_t>(threads)), ts(static_cast<std::size_t>(threads));
   std::vector<ErrorSums> part_sums(static_cast<std::size_t>(threads));
@@ -52,7 +52,7 @@ TrainResult train_root(Mlp<T>& net, const Dataset& train, const Dataset& test, c
         // Forward and backward of all threads, charged as one kernel of 1 / threads of the work.
         const double per_thread = 1.0 / threads;
         run.kernel(Phase::backward, count,
-                   per_thread * (run.net_flops.forward + run.net_flops.backward) * static_cast<double>(count),
+                   per_thread * (run.flops().forward + run.flops().backward) * static_cast<double>(count),
                    [&] {
                      std::vector<std::thread> pool;
                      auto work = [&](int i) {
@@ -88,7 +88,7 @@ TrainResult train_root(Mlp<T>& net, const Dataset& train, const Dataset& test, c
                    });
       }
       if (p > 1) run.collective([&] { comm.reduce_sum(net.gradients(), 0); });
-      if (q == 0) run.kernel(Phase::update, 1, run.net_flops.update, [&] { step.apply(plan.total(k)); });
+      if (q == 0) run.kernel(Phase::update, 1, run.flops().update, [&] { step.apply(plan.total(k)); });
       if (p > 1) run.collective([&] { comm.bcast(net.parameters(), 0); });
     }
     iterations_s += comm.now() - t0;

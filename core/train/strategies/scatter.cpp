@@ -82,13 +82,12 @@ TrainResult train_scatter(Mlp<T>& net, const Dataset& whole_train, const Dataset
   const double scatter_seconds = comm.now() - t0;
 
   Run<T> run(net, train, test, sizes, config, comm, compute, progress);
-  run.phases.comm += scatter_seconds;
-  run.phases.comm_calls += sizes.classifier ? 8 : 6;
+  run.add_comm(scatter_seconds, sizes.classifier ? 8 : 6);
   const BlockPlan plan(sizes.train, block_size(config, sizes.train), p, q);
   Rng order_rng = pattern_order_rng(config, q);
   std::vector<std::size_t> order = identity_order(plan.n_local);
   WeightUpdate<T> step(net, config);
-  const std::size_t w = run.weights;
+  const std::size_t w = run.weights();
   std::vector<T> gathered(q == 0 ? w * static_cast<std::size_t>(p) : 0);
   double iterations_s = 0;
 
@@ -107,7 +106,7 @@ TrainResult train_scatter(Mlp<T>& net, const Dataset& whole_train, const Dataset
               for (std::size_t j = 0; j < w; ++j) g[j] += gathered[static_cast<std::size_t>(r) * w + j];
           });
       }
-      if (q == 0) run.kernel(Phase::update, 1, run.net_flops.update, [&] { step.apply(plan.total(k)); });
+      if (q == 0) run.kernel(Phase::update, 1, run.flops().update, [&] { step.apply(plan.total(k)); });
       if (p > 1) run.collective([&] { comm.bcast(net.parameters(), 0); });
     }
     iterations_s += comm.now() - t_iteration;

@@ -1,0 +1,227 @@
+// Run<T>: the iterations every strategy shares (run.hpp).
+#include "train/run.hpp"
+
+#include "data/partition.hpp"
+#include "util/errors.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+namespace wulf {
+
+template <class T>
+Run<T>::Run(Mlp<T>& net, const Dataset& train, const Dataset& test, const GlobalSizes& sizes, const TrainConfig& config,
+            Comm& comm, Compute& compute, const ProgressFn& progress, RunOptions options)
+    : net_(net),
+      train_(train),
+      test_(test),
+      sizes_(sizes),
+      config_(config),
+      comm_(comm),
+      compute_(compute),
+      numerics_(compute.numerics()),
+      weights_(net.parameter_count()),
+      flops_(net.spec().flops()),
+      options_(options),
+      progress_(progress) {
+  validate(config, sizes.train, sizes.classifier, splits_blocks(config.strategy) ? comm.size() : 1);
+  if (numerics_ && (train.n_inputs() != net.spec().sizes.front() || train.n_outputs() != net.spec().sizes.back()))
+    throw InputError("network " + net.spec().describe() + " does not fit the data (" +
+                     std::to_string(train.n_inputs()) + " inputs, " + std::to_string(train.n_outputs()) +
+                     " outputs)");
+  // Under --numerics off the spare buffer of Comm::allreduce_sum_anywhere is the third part of
+  // the net's storage that all simulated ranks share, so no rank allocates one.
+  if (T* shared = compute.net_storage<T>(weights_)) comm.lend_spare_storage(shared + 2 * weights_, weights_ * sizeof(T));
+}
+
+template <class T>
+void Run<T>::add_time(Phase phase, double seconds, std::size_t patterns) {
+  switch (phase) {
+    case Phase::forward: phases_.forward += seconds, phases_.forward_patterns += patterns; break;
+    case Phase::backward: phases_.backward += seconds, phases_.backward_patterns += patterns; break;
+    case Phase::update: phases_.update += seconds, phases_.updates += 1; break;
+    case Phase::test: phases_.test += seconds, phases_.test_patterns += patterns; break;
+    case Phase::other: break;
+  }
+}
+
+template <class T>
+ErrorSums Run<T>::empty_sums() const {
+  ErrorSums s;
+  s.outputs = static_cast<std::size_t>(net_.spec().sizes.back());
+  s.classifier = sizes_.classifier;
+  return s;
+}
+
+template <class T>
+Evaluation Run<T>::sum_over_ranks(ErrorSums s) {
+  if (comm_.size() > 1) {
+    std::array<double, 4> a = s.as_array();
+    collective([&] { comm_.allreduce_sum(std::span<double>(a)); });
+    s.set(a);
+  }
+  return s.finish();
+}
+
+template <class T>
+Evaluation Run<T>::evaluate_all(const Dataset& data, std::size_t local_patterns) {
+  ErrorSums s = empty_sums();
+  kernel(Phase::test, local_patterns, flops_.test() * static_cast<double>(local_patterns),
+         [&] { s = evaluate_sums(net_, data, config_.eval_chunk); });
+  s.classifier = sizes_.classifier;  // also on a rank that holds none of data
+  return sum_over_ranks(s);
+}
+
+template <class T>
+void Run<T>::forward_backward(const Dataset& data, const std::vector<std::size_t>& order, std::size_t first,
+                              std::size_t count, ErrorSums& sums) {
+  kernel(Phase::forward, count, flops_.forward * static_cast<double>(count), [&] {
+    gather_block(data, order, first, count, x_, t_, labels_);
+    if (count > 0) net_.forward(x_);
+  });
+  kernel(Phase::backward, count, flops_.backward * static_cast<double>(count), [&] {
+    if (count == 0) return net_.zero_gradients();
+    const double block_loss = static_cast<double>(net_.backward(t_, false));
+    sums.add(net_.outputs(), t_, block_loss, labels_.empty() ? nullptr : labels_.data(), train_.decision_threshold);
+  });
+}
+
+template <class T>
+void Run<T>::request_stop(StopReason reason, std::string detail) {
+  requested_ = Stop{reason, std::move(detail)};
+}
+
+template <class T>
+std::size_t Run<T>::local_count(const Dataset& data, std::size_t total) const {
+  if (numerics_) return data.size();
+  if (options_.pure_master) return comm_.rank() == 0 ? 0 : share_of(total, comm_.size() - 1, comm_.rank() - 1).count;
+  return share_of(total, comm_.size(), comm_.rank()).count;
+}
+
+template <class T>
+void Run<T>::keep_good_weights(int it) {
+  if (!numerics_) return;
+  good_weights_.assign(net_.parameters().begin(), net_.parameters().end());
+  good_iteration_ = it;
+}
+
+template <class T>
+void Run<T>::restore_good_weights() {
+  if (numerics_ && good_weights_.size() == weights_)
+    std::copy(good_weights_.begin(), good_weights_.end(), net_.parameters().begin());
+}
+
+template <class T>
+void Run<T>::run_test(IterationRecord& r) {
+  if (sizes_.test > 0) r.test = evaluate_all(test_, local_count(test_, sizes_.test));
+  // Without a test set the training set is the check set, evaluated exactly. Without the
+  // arithmetic (--numerics off) there are no errors to check, but the pass is charged all
+  // the same: a time-only run must take the time the real one takes.
+  if (config_.eval_train || sizes_.test == 0) r.train = evaluate_all(train_, local_count(train_, sizes_.train));
+  if (!numerics_) {  // charged, but no arithmetic, no errors
+    r.test.reset(), r.train.reset();
+    return;
+  }
+  if (r.train) r.train_error = r.train->error(config_.metric);
+}
+
+template <class T>
+void Run<T>::report(TrainResult& result, const IterationRecord& r) {
+  result.history.push_back(r);
+  if (progress_ && comm_.rank() == 0) progress_(r);
+}
+
+template <class T>
+IterationRecord Run<T>::untrained() {
+  IterationRecord r0;
+  run_test(r0);
+  // Its training error too, exactly (later iterations' is the running error of the pass),
+  // so that a curve of train_error starts at iteration 0 as test_error's does. Like the
+  // rest of iteration 0 it is outside the clock, and it is kept out of the phase times:
+  // seed 000's iteration has no such pass.
+  if (numerics_ && !r0.train) {
+    const PhaseTimes before = phases_;
+    r0.train = evaluate_all(train_, local_count(train_, sizes_.train));
+    r0.train_error = r0.train->error(config_.metric);
+    phases_ = before;
+  }
+  r0.time_s = 0;
+  return r0;
+}
+
+template <class T>
+std::optional<Stop> Run<T>::iteration(int it, const std::function<ErrorSums(int iteration)>& iterate, double start,
+                                      StopRule& rule, TrainResult& result) {
+  notes_.clear();
+  const ErrorSums local = iterate(it);
+  compute_.charge_iteration();
+
+  IterationRecord rec;
+  rec.iteration = it;
+  rec.notes = std::move(notes_);
+  const Evaluation seen = sum_over_ranks(local);
+  if (numerics_) rec.train_error = seen.error(config_.metric);
+  // A fault the strategy found, or errors gone NaN: reported without a check pass.
+  if (std::optional<Stop> stop = rule.before_check(it, seen, requested_)) {
+    rec.time_s = comm_.now() - start;
+    report(result, rec);
+    return stop;
+  }
+  run_test(rec);
+  rec.time_s = comm_.now() - start;
+  report(result, rec);
+  std::optional<Stop> stop = rule.after_check(rec, requested_);
+  if (!stop || !stopped_on_fault(stop->reason)) keep_good_weights(it);
+  return stop;
+}
+
+template <class T>
+TrainResult Run<T>::run(const std::function<ErrorSums(int iteration)>& iterate) {
+  TrainResult result;
+  // Iteration 0 is the untrained net; the clock starts after its evaluation.
+  report(result, untrained());
+  // The untrained weights are the first good ones: a run that fails at once keeps them.
+  keep_good_weights(0);
+  StopRule rule(config_, numerics_, options_.check_target, sizes_.test > 0);
+  const double start = comm_.now();
+  for (int it = 1; it <= config_.max_iterations; ++it) {
+    const std::optional<Stop> stop = iteration(it, iterate, start, rule, result);
+    if (!stop) continue;
+    result.reason = stop->reason;
+    result.reason_detail = stop->detail;
+    if (stopped_on_fault(stop->reason)) restore_good_weights();
+    break;
+  }
+  if (config_.max_iterations == 0) result.reason_detail = "no iteration (--epochs 0): the net as it started, evaluated";
+  finish(result, start, rule.best());
+  return result;
+}
+
+template <class T>
+void Run<T>::finish(TrainResult& result, double start, const std::optional<BestError>& best) {
+  result.seconds = comm_.now() - start;
+  result.best = best;
+  // A long run keeps every k-th iteration (and iteration 0 and the last); the errors were
+  // still checked after every iteration, and the best is from all of them.
+  if (config_.history_every > 1 && result.history.size() > 2) {
+    const IterationRecord last = result.history.back();
+    std::erase_if(result.history, [&](const IterationRecord& h) { return h.iteration % config_.history_every != 0; });
+    if (result.history.back().iteration != last.iteration) result.history.push_back(last);
+  }
+  result.weights_iteration = stopped_on_fault(result.reason) ? good_iteration_ : result.history.back().iteration;
+  // After a fault the history holds the errors up to the last good weights; no final pass.
+  // Without the arithmetic the final pass is charged (its phase times and collectives are
+  // the real run's) and its errors, which are none, are not kept.
+  if (!stopped_on_fault(result.reason)) {
+    result.final_train = evaluate_all(train_, local_count(train_, sizes_.train));
+    if (sizes_.test > 0) result.final_test = evaluate_all(test_, local_count(test_, sizes_.test));
+    if (!numerics_) result.final_train = Evaluation{}, result.final_test.reset();
+  }
+  result.phases = phases_;
+}
+
+template class Run<float>;
+template class Run<double>;
+
+}  // namespace wulf
