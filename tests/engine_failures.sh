@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # A rank that dies ends the whole run, with the rank named by wulf itself, and never hangs.
+# A fault only a rank can see (a data file that vanished) ends the run the same way.
 #   engine_failures.sh BUILD_DIR PLATFORM
 set -u
 source "$(dirname "$0")/run_checks.sh"
@@ -42,4 +43,24 @@ grep -q "^2 [01] error: the job is for 4 ranks but 2 were started" "$tmp/status"
 grep -q "wulf (rank [01] of 2): error" "$tmp/sim-err" || fail "the failing rank is not named: $(cat "$tmp/sim-err")"
 echo "smpirun: the aborting ranks are named:"
 cat "$tmp/status"
-echo "2 passed, 0 failed"
+
+# 3. A data file that vanished after the front end resolved the job: the ranks read it
+# themselves (the job holds its path, never the data), and the one that cannot says which
+# file, with its rank named.
+cp /usr/share/doc/libfann-dev/examples/datasets/xor.data "$tmp/xor.data" 2>/dev/null ||
+  printf '4 2 1\n-1 -1\n-1\n-1 1\n1\n1 -1\n1\n1 1\n-1\n' >"$tmp/xor.data"
+"$build/wulf" train --problem "fann:$tmp/xor.data" --learning epoch --epochs 0 --engine sim --np 2 --platform "$platform" -q \
+  --out "$tmp/xor.json" >/dev/null || fail "the fann run failed"
+python3 -c 'import json, sys; json.dump(json.load(open(sys.argv[1]))["config"], open(sys.argv[2], "w"))' \
+  "$tmp/xor.json" "$tmp/xor-job.json"
+rm "$tmp/xor.data"
+: >"$tmp/status"
+(cd "$tmp" && timeout 60 smpirun -np 2 -platform "$platform" -hostfile "$tmp/hosts" \
+  --cfg=smpi/simulate-computation:no --log=root.thres:critical "$build/wulf-rank-sim" --job "$tmp/xor-job.json" \
+  >"$tmp/xor-out" 2>"$tmp/xor-err")
+[ $? -ne 124 ] || fail "smpirun hung after a rank found its data gone"
+grep -q "^2 [01] error: .*xor.data" "$tmp/status" || fail "no status naming the vanished file: $(cat "$tmp/status")"
+grep -q "wulf (rank [01] of 2): error" "$tmp/xor-err" || fail "the failing rank is not named: $(cat "$tmp/xor-err")"
+echo "smpirun: a vanished data file is named by the rank that read it:"
+cat "$tmp/status"
+echo "3 passed, 0 failed"
