@@ -39,6 +39,15 @@ std::string_view to_string(Strategy s) { return name_of(s, strategy_names); }
 
 Strategy parse_strategy(std::string_view name) { return parse_named(name, strategy_names, "strategy", "strategy"); }
 
+std::span<const Strategy> registered_strategies() {
+  static const std::array<Strategy, std::size(strategy_names)> all = [] {
+    std::array<Strategy, std::size(strategy_names)> a{};
+    for (std::size_t i = 0; i < a.size(); ++i) a[i] = strategy_names[i].value;
+    return a;
+  }();
+  return all;
+}
+
 std::string_view to_string(StopReason r) { return name_of(r, stop_reason_names); }
 
 bool stopped_on_fault(StopReason r) {

@@ -37,6 +37,7 @@
 #include <functional>
 #include <limits>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -48,6 +49,8 @@ namespace wulf {
 enum class Strategy { block, average, ppt, scatter, root, session, cg };
 std::string_view to_string(Strategy s);
 Strategy parse_strategy(std::string_view name);  // throws InputError
+// Every strategy wulf has, in the order --help lists them.
+std::span<const Strategy> registered_strategies();
 
 // What train_error / test_error and --target-error mean.
 enum class ErrorMetric { rmse, mse, loss, classification };
