@@ -24,43 +24,45 @@ expect_nothing_left "$tmp/real"
 echo "mpirun: a killed rank ended the run with code $code:"
 grep -F "wulf train:" "$tmp/real/err"
 
+# The job of a record NAME.json (its config, as wulf hands it to its ranks) into NAME-job.json.
+job_of() {
+  python3 -c 'import json, sys; json.dump(json.load(open(sys.argv[1]))["config"], open(sys.argv[2], "w"))' \
+    "$tmp/$1.json" "$tmp/$1-job.json"
+}
+# Runs the job of NAME under smpirun on 2 ranks, outside wulf; the ranks must end the
+# simulation (no hang), each write "2 RANK error: ...WHAT..." to the status file, and name
+# themselves on stderr.
+printf 'toy-0\ntoy-1\n' >"$tmp/hosts"
+export WULF_STATUS_FILE="$tmp/status"
+expect_ranks_refuse() {  # NAME WHAT
+  : >"$tmp/status"
+  (cd "$tmp" && timeout 60 smpirun -np 2 -platform "$platform" -hostfile "$tmp/hosts" \
+    --cfg=smpi/simulate-computation:no --log=root.thres:critical "$build/wulf-rank-sim" --job "$tmp/$1-job.json" \
+    >"$tmp/$1-out" 2>"$tmp/$1-err")
+  [ $? -ne 124 ] || fail "$1: smpirun hung after the ranks aborted"
+  grep -q "^2 [01] error: .*$2" "$tmp/status" || fail "$1: no status of the failing rank: $(cat "$tmp/status")"
+  grep -q "wulf (rank [01] of 2): error" "$tmp/$1-err" || fail "$1: the failing rank is not named: $(cat "$tmp/$1-err")"
+  cat "$tmp/status"
+}
+
 # 2. Under smpirun: every rank finds a fault only ranks can see (started with fewer ranks
 # than the job says); the simulation ends, and the status file names the ranks. The status
-# file is the front end's: the ranks only append to it. The job of 4 ranks is a record's
-# config, as wulf hands it to its ranks.
+# file is the front end's: the ranks only append to it.
 "$build/wulf" train --problem encoder:8 --epochs 0 --engine sim --np 4 --platform "$platform" -q \
   --out "$tmp/four.json" >/dev/null || fail "the run of 4 ranks failed"
-python3 -c 'import json, sys; json.dump(json.load(open(sys.argv[1]))["config"], open(sys.argv[2], "w"))' \
-  "$tmp/four.json" "$tmp/job.json"
-printf 'toy-0\ntoy-1\n' >"$tmp/hosts"
-: >"$tmp/status"
-export WULF_STATUS_FILE="$tmp/status"
-(cd "$tmp" && timeout 60 smpirun -np 2 -platform "$platform" -hostfile "$tmp/hosts" \
-  --cfg=smpi/simulate-computation:no --log=root.thres:critical "$build/wulf-rank-sim" --job "$tmp/job.json" \
-  >"$tmp/sim-out" 2>"$tmp/sim-err")
-[ $? -ne 124 ] || fail "smpirun hung after the ranks aborted"
-grep -q "^2 [01] error: the job is for 4 ranks but 2 were started" "$tmp/status" || fail "no status of the failing rank: $(cat "$tmp/status" 2>/dev/null)"
-grep -q "wulf (rank [01] of 2): error" "$tmp/sim-err" || fail "the failing rank is not named: $(cat "$tmp/sim-err")"
+job_of four
 echo "smpirun: the aborting ranks are named:"
-cat "$tmp/status"
+expect_ranks_refuse four "the job is for 4 ranks but 2 were started"
 
 # 3. A data file that vanished after the front end resolved the job: the ranks read it
 # themselves (the job holds its path, never the data), and the one that cannot says which
 # file, with its rank named.
 cp /usr/share/doc/libfann-dev/examples/datasets/xor.data "$tmp/xor.data" 2>/dev/null ||
   printf '4 2 1\n-1 -1\n-1\n-1 1\n1\n1 -1\n1\n1 1\n-1\n' >"$tmp/xor.data"
-"$build/wulf" train --problem "fann:$tmp/xor.data" --learning epoch --epochs 0 --engine sim --np 2 --platform "$platform" -q \
-  --out "$tmp/xor.json" >/dev/null || fail "the fann run failed"
-python3 -c 'import json, sys; json.dump(json.load(open(sys.argv[1]))["config"], open(sys.argv[2], "w"))' \
-  "$tmp/xor.json" "$tmp/xor-job.json"
+"$build/wulf" train --problem "fann:$tmp/xor.data" --learning epoch --epochs 0 --engine sim --np 2 \
+  --platform "$platform" -q --out "$tmp/xor.json" >/dev/null || fail "the fann run failed"
+job_of xor
 rm "$tmp/xor.data"
-: >"$tmp/status"
-(cd "$tmp" && timeout 60 smpirun -np 2 -platform "$platform" -hostfile "$tmp/hosts" \
-  --cfg=smpi/simulate-computation:no --log=root.thres:critical "$build/wulf-rank-sim" --job "$tmp/xor-job.json" \
-  >"$tmp/xor-out" 2>"$tmp/xor-err")
-[ $? -ne 124 ] || fail "smpirun hung after a rank found its data gone"
-grep -q "^2 [01] error: .*xor.data" "$tmp/status" || fail "no status naming the vanished file: $(cat "$tmp/status")"
-grep -q "wulf (rank [01] of 2): error" "$tmp/xor-err" || fail "the failing rank is not named: $(cat "$tmp/xor-err")"
 echo "smpirun: a vanished data file is named by the rank that read it:"
-cat "$tmp/status"
+expect_ranks_refuse xor "xor.data: no such file"
 echo "3 passed, 0 failed"
