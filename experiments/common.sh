@@ -2,7 +2,9 @@
 # folder argument on:
 #   source "$(dirname "${BASH_SOURCE[0]}")/../common.sh" "$@"      # [build dir] [...]
 # It stops the script at the first failing command, and sets
-#   here            the sourcing script's folder (its records and results go there)
+#   here            the sourcing script's folder
+#   out             where its records and results go: $OUT, else $here (the CTest checks,
+#                   experiments/*/check.py, run a script into a temporary folder this way)
 #   root            the repository
 #   build, wulf     the build folder (the first argument, else $root/build) and its wulf
 #   platforms       $root/platforms; test_platforms: $root/tests/platforms
@@ -13,6 +15,8 @@
 # shellcheck shell=bash disable=SC2034  # the variables are for the scripts that source it
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[1]}")" && pwd)"
+out="${OUT:-$here}"
+mkdir -p "$out"
 root="$(cd "$here/../.." && pwd)"
 build="${1:-$root/build}"
 wulf="$build/wulf"

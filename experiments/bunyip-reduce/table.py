@@ -1,5 +1,9 @@
 #!/usr/bin/python3
-"""Prints seed 002's reduce times beside the simulated ones and draws Fig. 6 (fig6.png)."""
+"""Prints seed 002's reduce times beside the simulated ones, writes them and Fig. 6's speed-ups
+to results.json, and draws Fig. 6 (fig6.png).
+
+    table.py FOLDER   (FOLDER/records in; results.json and fig6.png out)
+"""
 import json
 import os
 import sys
@@ -22,18 +26,22 @@ print("Reduce of 1 729 440 floats over 194 processes (seed 002 section 5.2)")
 print("%-16s %10s %10s %10s %10s %10s" % ("", "library", "four-stage", "stage 1", "stage 2", "stage 3") + " %10s" % "stage 4")
 print("%-16s %9.2fs %9.2fs" % ("paper", PAPER["library"], PAPER["four-stage"])
       + "".join(" %9.2fs" % s for s in PAPER["stages"]))
+results = {"reduce": {"paper": {"library": PAPER["library"], "four-stage": PAPER["four-stage"],
+                                "stages": PAPER["stages"]}}, "fig6": []}
 for platform in ("bunyip", "bunyip-p2p"):
     lib, four = bench(platform, "binomial"), bench(platform, "four-stage")
     ends = four["stages_s"]
     stages = [ends[0]] + [ends[i] - ends[i - 1] for i in range(1, 4)]
+    results["reduce"][platform] = {"library": lib["time_s"], "four-stage": four["time_s"], "stages": stages}
     print("%-16s %9.2fs %9.2fs" % (platform + ".xml", lib["time_s"], four["time_s"])
           + "".join(" %9.2fs" % s for s in stages))
 
 print("\nFig. 6: speed-up of one training iteration from the four-stage reduce")
 sizes = [194000, 388000, 970000, 1940000, 4850000, 9264000]
 plt.figure(figsize=(6.4, 4.2))
+fig6 = {}
 for platform in ("bunyip", "bunyip-p2p"):
-    speedups = []
+    speedups = fig6[platform] = []
     for n in sizes:
         t = {}
         for reduce in ("binomial", "four-stage"):
@@ -53,6 +61,7 @@ for n in sizes:
     q = r["phases"]["ranks"][0]
     compute = q["forward_s"] + q["backward_s"] + q["update_s"]
     paper.append((compute + PAPER["library"]) / (compute + PAPER["four-stage"]))
+    print("  seed 002's reduce times with the simulated compute, %8d patterns: speed-up %.3f" % (n, paper[-1]))
 plt.plot(sizes, paper, "k--", label="seed 002's reduce times (8.5 s, 4.9 s) with simulated compute")
 plt.xscale("log")
 plt.xlabel("training patterns (all ranks)")
@@ -62,4 +71,8 @@ plt.legend(fontsize=8)
 plt.grid(True, which="both", alpha=0.3)
 plt.tight_layout()
 plt.savefig(os.path.join(here, "fig6.png"), dpi=120)
+results["fig6"] = [{"patterns": n, "bunyip": s, "bunyip-p2p": q, "paper": c}
+                   for n, s, q, c in zip(sizes, fig6["bunyip"], fig6["bunyip-p2p"], paper)]
+with open(os.path.join(here, "results.json"), "w") as f:
+    json.dump(results, f, indent=1)
 print("figure: %s" % os.path.join(here, "fig6.png"))

@@ -7,10 +7,11 @@
 # test patterns), net 400-120-64 tanh/tanh, mean squared error (w = 55 864), float, --engine
 # sim --np 4 --compute flops, 10 CG iterations, seed 1.
 #   experiments/cg/run.sh [build dir]
-# Writes one record per run into experiments/cg/records/ and the table into results.txt.
+# Writes one record per run into experiments/cg/records/ and the table into results.txt and
+# results.json (into $OUT if set).
 # shellcheck source=SCRIPTDIR/../common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../common.sh" "$@"
-records="$here/records"
+records="$out/records"
 mkdir -p "$records"
 common=(train --problem chars:64 --hidden 120 --strategy cg --epochs 10 --seed 1 --quiet
         --engine sim --np 4 --compute flops)
@@ -25,4 +26,4 @@ for platform in toy4-slow toy4; do
   run "$platform-lb0.8" "$platform" --load-balance 0.8 --chunk 32
   run "$platform-lb0.7" "$platform" --load-balance 0.7 --chunk 32
 done
-"$python" "$here/table.py" "$records" | tee "$here/results.txt"
+"$python" "$here/table.py" "$records" "$out/results.json" | tee "$out/results.txt"

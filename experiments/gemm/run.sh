@@ -15,7 +15,6 @@
 # shellcheck source=SCRIPTDIR/../common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../common.sh" "$@"
 rounds="${ROUNDS:-5}"
-out="${OUT:-$here}"
 
 # 1 and 2 ranks fit the cores, so no --oversubscribe and Open MPI binds each rank to a core
 # of its own (root's consent to Open MPI: common.sh).

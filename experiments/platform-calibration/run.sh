@@ -6,11 +6,12 @@
 #    Tr(p) = Tw w ceil(log2 p) + Ti; target within 10%;
 #  - seed 002 section 5.1: a library (binomial) MPI_Reduce of 1 729 440 floats over 194
 #    Bunyip ranks against 8.5 s; target within 20%.
-# Writes results.csv and fig1.png (simulated Tr against w, like seed 000's Fig. 1).
+# Writes records/, results.csv and fig1.png (simulated Tr against w, like seed 000's Fig. 1),
+# into $OUT if set.
 #   experiments/platform-calibration/run.sh [build dir]
 # shellcheck source=SCRIPTDIR/../common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../common.sh" "$@"
-records="$here/records"
+records="$out/records"
 mkdir -p "$records"
 bench=(platform bench --collectives allreduce --allreduce rdb --type double --elements 4096,16768,54912 --sizes 8
        --repeat 1 --no-pingpong)
@@ -19,4 +20,4 @@ bench=(platform bench --collectives allreduce --allreduce rdb --type double --el
 "$wulf" "${bench[@]}" "$platforms/messner.xml" --np 2,4,8,16 --out "$records/messner.json" > /dev/null
 "$wulf" platform bench "$platforms/bunyip.xml" --collectives reduce --reduce binomial --type float \
   --elements 1729440 --np 194 --sizes 8 --repeat 1 --out "$records/bunyip.json" > /dev/null
-"$python" "$here/table.py" "$records" "$here/results.csv" "$here/fig1.png"
+"$python" "$here/table.py" "$records" "$out/results.csv" "$out/fig1.png"

@@ -14,7 +14,6 @@
 # shellcheck source=SCRIPTDIR/../common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../common.sh" ""
 wulf=${WULF:-$wulf}
-out=${OUT:-$here}
 scale=${SCALE:-1}
 rec=$out/records
 mkdir -p "$rec"

@@ -16,11 +16,12 @@
 #
 #   experiments/seed001-ppt/run.sh [build dir] [records dir]
 # Writes one record per run into the records dir (default /tmp/wulf-seed001-records; they
-# are large, a history entry per iteration), the CSV runs.csv beside this script (with
+# are large, a history entry per iteration), the CSV runs.csv beside this script or in $OUT (with
 # each run's wall time), then runs timing.sh (the clean time of one round of every (p, e),
 # timing.csv, and its check, timing-check.csv), prints the tables (table.py) into
-# results.txt and draws ppt.png. The 130 runs took 3 486 s of wall time here (2 293 s of it
-# in the 13 that did not learn: 300 000 rounds each), timing.sh 16 s.
+# results.txt and draws ppt.png. The 130 runs took 2 364 s of wall time on 2 cores of an
+# Intel Xeon (1 593 s of it in the 13 that did not learn: 300 000 rounds each; 3 486 s on the
+# development machine), timing.sh 10 s.
 # shellcheck source=SCRIPTDIR/../common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../common.sh" "$@"
 records="${2:-/tmp/wulf-seed001-records}"
@@ -48,7 +49,7 @@ for p in 2 4 8; do
   done
 done
 echo "all runs: $(( $(date +%s) - start )) s wall" | tee "$records/total-wall.txt"
-"$python" "$here/collect.py" "$records" "$here/runs.csv"
+"$python" "$here/collect.py" "$records" "$out/runs.csv"
 "$here/timing.sh" "$build"
-"$python" "$here/table.py" "$here/runs.csv" "$here/timing.csv" "$here/timing-check.csv" "$here/ppt.png" |
-    tee "$here/results.txt"
+"$python" "$here/table.py" "$out/runs.csv" "$out/timing.csv" "$out/timing-check.csv" "$out/ppt.png" |
+    tee "$out/results.txt"

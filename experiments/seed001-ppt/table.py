@@ -19,8 +19,6 @@ import sys
 TABLE1 = {1: (689, None), 2: (190, 128), 4: (177, 64), 8: (65, 32)}
 TABLE2 = {32: (19891.2, 64.7, 80.6), 64: (44441.6, 86.0, 71.7), 128: (104448.0, 133.1, 57.5),
           256: (109568.0, 91.9, 42.6)}
-W = 1001          # weights of the 8-100-1 net with biases
-FLOPS = 6 * W     # wulf's charge per trained pattern: forward 2w + backward 4w
 SPEED = 2.4e9     # ppt-p4.xml's host speed
 
 
@@ -42,6 +40,12 @@ def load_timing(path):
     with open(path) as f:
         return {(int(r["p"]), int(r["local_epoch"])): (float(r["round_s"]), float(r["allgather_s"]))
                 for r in csv.DictReader(f)}
+
+
+def flops_per_pattern(path):
+    """wulf's charge per trained pattern (the flops its kernels perform), from timing.csv."""
+    with open(path) as f:
+        return int(next(csv.DictReader(f))["flops_per_pattern"])
 
 
 def reconstruct(rows, timing):
@@ -175,8 +179,9 @@ def main():
         wg = v["gather_s"] * 1e3 if v else float("nan")
         print(f"{e:>4} | {rounds:>12.1f} {per:>8.4f} {comp * 1e3:>10.2f} {comp * 1e3 / e:>10.3f} {comm * 1e3:>8.2f} | "
               f"{wc:>15.4f} {wc / e:>10.5f} {wg:>12.3f}")
-    print(f"(wulf charges {FLOPS} flops per trained pattern at {SPEED / 1e9} Gflop/s = "
-          f"{FLOPS / SPEED * 1e3:.5f} ms)")
+    flops = flops_per_pattern(sys.argv[2])
+    print(f"(wulf charges {flops} flops per trained pattern at {SPEED / 1e9} Gflop/s = "
+          f"{flops / SPEED * 1e3:.5f} ms)")
     print()
     print("The reconstruction against runs with the arithmetic and 1 000 rounds per iteration")
     print("(timing-check.csv: the skew then falls on one round in 1 000)")

@@ -5,7 +5,8 @@ figures seed003.png and seed004.png.
     table.py RECORDS_DIR WALL.txt [FIGURE_DIR]
 
 Times per iteration are the strategy's own simulated seconds (final.strategy.iterations_s:
-compute, update and collectives of the iterations, not wulf's evaluation after each).
+compute, update and collectives of the iterations, not wulf's evaluation after each). Runs
+without the arithmetic (NUMERICS=off run.sh) have no errors: "-" in their place.
 """
 import json
 import pathlib
@@ -38,6 +39,20 @@ def walls(path):
     return out
 
 
+def pct(x, width):
+    """x as a percentage in width characters, "-" where the run had no arithmetic."""
+    return f"{100 * x:>{width - 1}.2f}%" if x is not None else f"{'-':>{width}}"
+
+
+def num(x, spec):
+    return format(x, spec) if x is not None else format("-", spec.split(".")[0])
+
+
+def flops_per_pattern(r):
+    """The flops charged per trained pattern: the forward and backward flops the kernels perform."""
+    return r["performance"]["forward_flops_per_pattern"] + r["performance"]["backward_flops_per_pattern"]
+
+
 def per_iteration(r):
     return r["final"]["strategy"]["iterations_s"] / r["final"]["iterations"]
 
@@ -66,8 +81,9 @@ def seed003(recs, wall):
         f = r["final"]
         it = per_iteration(r)
         rows[name] = it
-        print(f"{name:>14} | {f['train']['loss']:>6.3f} {100 * f['train']['accuracy']:>8.2f}% "
-              f"{100 * f['test']['accuracy']:>7.2f}% | {it:>11.5f} {1e3 * comm_per_iteration(r):>10.3f} "
+        train, test = f.get("train") or {}, f.get("test") or {}
+        print(f"{name:>14} | {num(train.get('loss'), '>6.3f')} {pct(train.get('accuracy'), 9)} "
+              f"{pct(test.get('accuracy'), 8)} | {it:>11.5f} {1e3 * comm_per_iteration(r):>10.3f} "
               f"{f['strategy']['scatter_s']:>9.4f} {f['strategy']['iterations_s']:>9.2f} | {wall.get(name, 0):>6.1f}")
     if "s003-np1-s1" in rows and "s003-np2-s1" in rows:
         print(f"speed-up of an iteration, 2 nodes over 1: {rows['s003-np1-s1'] / rows['s003-np2-s1']:.3f}")
@@ -79,9 +95,9 @@ def seed003(recs, wall):
             h = hist[it]
             cost_text = f"{cost:.3f}" if cost else "  -  "
             print(f"  iteration {it:>4}: code {100 * prec:.0f}% cost {cost_text} | wulf "
-                  f"{100 * h['train_accuracy']:.2f}% cost {h['train_error']:.3f}")
+                  f"{pct(h.get('train_accuracy'), 6)} cost {num(h['train_error'], '.3f')}")
     a = recs.get("s003-np1-s1")
-    if a and "s003-np2-s1" in recs:
+    if a and "s003-np2-s1" in recs and a["history"][1]["train_error"] is not None:
         b = recs["s003-np2-s1"]
         diff = max(abs(x["train_error"] - y["train_error"]) for x, y in zip(a["history"][1:], b["history"][1:]))
         print(f"1 node against 2 nodes, seed 1: largest difference of the cost over the 1 000 iterations {diff:.2e}")
@@ -104,9 +120,9 @@ def seed004(recs, wall):
     for size in SIZES:
         r = grid.get((size, 1, 1))
         if r:
-            w = r["config"]["parameters"]
+            w, fp = r["config"]["parameters"], flops_per_pattern(r)
             print(f"  {size:>7} ({SIZES[size]:>5} pixels, w = {w:>6}): wulf {per_iteration(r):.4f} s "
-                  f"(60 000 x 6w = {60000 * 6 * w / 1e9:.2f} Gflop at 2 Gflop/s)")
+                  f"(60 000 x {fp} flops = {60000 * fp / 1e9:.2f} Gflop at 2 Gflop/s)")
     print()
     print("seconds per epoch (the strategy's own), rows nodes, columns threads")
     for size in SIZES:
@@ -137,7 +153,8 @@ def seed004(recs, wall):
         f = r["final"]
         print()
         print("784 pixels with the arithmetic, 4 nodes x 1 thread, 100 epochs, learning rate 0.5:")
-        print(f"  test accuracy {100 * f['test']['accuracy']:.2f}%, training accuracy {100 * f['train']['accuracy']:.2f}%"
+        train, test = f.get("train") or {}, f.get("test") or {}
+        print(f"  test accuracy {pct(test.get('accuracy'), 1)}, training accuracy {pct(train.get('accuracy'), 1)}"
               f" (seed 004 gives none); {f['strategy']['iterations_s']:.2f} s simulated for 100 epochs"
               f" ({per_iteration(r):.4f} s each), {wall.get('s004-28x28-n4-t1-numerics', 0):.0f} s wall here")
     print()
@@ -221,7 +238,7 @@ def main():
           f"({len(grid)} runs); seed 004 with the arithmetic {wall.get('s004-28x28-n4-t1-numerics', 0):.0f} s")
     if len(sys.argv) > 3:
         out = pathlib.Path(sys.argv[3])
-        if any(k.startswith("s003") for k in recs):
+        if any(k.startswith("s003") and r["history"][1]["train_error"] is not None for k, r in recs.items()):
             draw003(recs, out / "seed003.png")
         if grid:
             draw004(grid, out / "seed004.png")

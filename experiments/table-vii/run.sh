@@ -3,12 +3,12 @@
 # on Bat Cave for b = 16..128 and p = 2, 4, 8, by wulf's model (eq. 7 with Tables II and V)
 # and by wulf's simulator (platforms/batcave.xml, --compute calibrated with the same
 # profile, --numerics off, double precision: Table V times 8-byte weights), beside the
-# paper's values. Writes results.csv.
+# paper's values. Writes records/ and results.csv (into $OUT if set).
 #   experiments/table-vii/run.sh [build dir]
 # shellcheck source=SCRIPTDIR/../common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../common.sh" "$@"
 platform="$platforms/batcave.xml"
-records="$here/records"
+records="$out/records"
 mkdir -p "$records"
 "$wulf" model --profile batcave-function --np 2,4,8 --block 16,32,64,128 --out "$records/model.json" > /dev/null
 for p in 1 2 4 8; do
@@ -18,4 +18,4 @@ for p in 1 2 4 8; do
       --quiet --out "$records/sim-p$p-b$b.json" > /dev/null
   done
 done
-"$python" "$here/table.py" "$records" "$here/results.csv"
+"$python" "$here/table.py" "$records" "$out/results.csv"

