@@ -98,7 +98,7 @@ std::vector<std::string> under_a_launcher(std::vector<std::string> args, const p
 // Starts the ranks under mpirun and waits for them.
 int launch_real(const TrainJob& job, std::ostream& err) {
   const std::string program = wulf_program("wulf-rank-real");
-  const RankJobArgs rank_job(job.config_json, job.engine == Engine::real);
+  const RankJobArgs rank_job(job.config_json, true);  // the ranks may be on other machines
   // Already started by the user's MPI launcher: become the rank program.
   if (launcher_size() != 0) {
     std::vector<std::string> argv{program};
@@ -157,7 +157,7 @@ int launch_sim(TrainJob& job, std::ostream& err) {
   for (const std::string& setting : smpi_eager_config(job.eager_limit)) cfg.push_back(setting);
   std::vector<std::string> cmd = smpirun_command(platform, hostfile, job.np, cfg, wulf_program("wulf-rank-sim"));
   add_placement(job, placement);
-  const RankJobArgs rank_job(job.config_json, job.engine == Engine::real);
+  const RankJobArgs rank_job(job.config_json, false);
   cmd.insert(cmd.end(), rank_job.args().begin(), rank_job.args().end());
   return ranks_ended(run_ranks(cmd, true, false), "smpirun", err);
 }
@@ -179,7 +179,7 @@ int launch_testbed(TrainJob& job, std::ostream& out, std::ostream& err) {
   const Testbed bed(std::move(plan));
   job.compute.dilation = bed.plan().dilation;
   add_placement(job, placement);
-  const RankJobArgs rank_job(job.config_json, job.engine == Engine::real);
+  const RankJobArgs rank_job(job.config_json, false);  // the namespaces share this machine's files
   const MpiSessionDir session;
   std::vector<std::string> cmd = bed.command(wulf_program("wulf-rank-real"), session,
                                              {job.allreduce, library_reduce(job.reduce), job.bcast});

@@ -1,6 +1,7 @@
 #include "cli/train_options.hpp"
 
 #include "comm/compute.hpp"
+#include "job/train_job.hpp"
 #include "data/problems.hpp"
 #include "nn/activation.hpp"
 #include "util/errors.hpp"
@@ -24,6 +25,12 @@ namespace po = boost::program_options;
 
 namespace wulf {
 namespace {
+
+// A job's names (job/train_job.hpp) as an option's choices.
+template <std::size_t N>
+std::vector<std::string> names(const std::array<std::string_view, N>& list) {
+  return {list.begin(), list.end()};
+}
 
 // Help lines of 110 characters, descriptions from column 55.
 constexpr unsigned line_length = 110, description_column = 55;
@@ -106,7 +113,7 @@ po::options_description engine_options() {
       ("reduce-layout", po::value<std::string>(),
        "four-stage: ranks in nodes and groups, e.g. groups=4,nodes=24,cpus=2,outside=2,fan-in=3 (sim: read from "
        "the platform's wulf:group / wulf:node host properties and wulf:nics zone property when not given)")
-      ("bcast", one_of({"default", "binomial"}, "--bcast: unknown algorithm '{}' (expected default or binomial)")
+      ("bcast", one_of(names(bcast_algorithms), "--bcast: unknown algorithm '{}' (expected default or binomial)")
                     ->default_value("default"),
        "broadcast algorithm: default, binomial")
       ("allreduce", allreduce_value()->default_value("default"),
@@ -139,7 +146,7 @@ po::options_description engine_options() {
        "each host's cores in order)")
       ("numerics", on_off("numerics")->default_value(true, "on"),
        "sim, testbed (and real with --compute calibrated): off skips the arithmetic and only charges time: on|off")
-      ("oversubscribe", one_of({"auto", "on", "off"}, "--oversubscribe: '{}' (expected auto, on or off)")
+      ("oversubscribe", one_of(names(oversubscribe_modes), "--oversubscribe: '{}' (expected auto, on or off)")
                             ->default_value("auto"),
        "real, testbed: let mpirun put more ranks than cores on this machine: auto|on|off (auto: off with --hostfile)")
       ("hostfile", po::value<std::string>(), "real: Open MPI's hostfile for wulf's own mpirun, to span machines")
@@ -264,12 +271,11 @@ po::typed_value<std::string>* precision_value() {
 }
 
 po::typed_value<std::string>* allreduce_value() {
-  return one_of({"default", "rdb", "redbcast"}, "--allreduce: unknown algorithm '{}' (expected default, rdb or redbcast)");
+  return one_of(names(allreduce_algorithms), "--allreduce: unknown algorithm '{}' (expected default, rdb or redbcast)");
 }
 
 po::typed_value<std::string>* reduce_value() {
-  return one_of({"default", "binomial", "wulf-binomial", "four-stage"},
-                "--reduce: unknown algorithm '{}' (expected default, binomial, wulf-binomial or four-stage)");
+  return one_of(names(reduce_algorithms), "--reduce: unknown algorithm '{}' (expected default, binomial, wulf-binomial or four-stage)");
 }
 
 po::typed_value<double>* timeout_value() {

@@ -39,7 +39,7 @@ std::size_t positive(const po::variables_map& vm, const std::string& key, bool z
 
 // --engine, --np, --strategy and the collectives; an option the choices would ignore is refused.
 void resolve_engine(const po::variables_map& vm, TrainJob& job) {
-  job.engine = parse_engine(vm["engine"].as<std::string>(), "--engine");
+  job.engine = parse_engine(vm["engine"].as<std::string>());
   const long long np = vm["np"].as<long long>();
   if (np < 1) throw InputError("--np: " + std::to_string(np) + " must be at least 1");
   if (np > 1'000'000) throw InputError("--np: " + std::to_string(np) + " ranks is too many");
@@ -92,6 +92,13 @@ std::vector<std::string> rank_hosts(const std::string& text, const TrainJob& job
   return names;
 }
 
+// cg's load balancing needs a master that polls and at least one worker.
+void check_load_balance(const CgConfig& cg, Strategy strategy, int np) {
+  if (strategy == Strategy::cg && cg.load_balance > 0 && np < 2)
+    throw InputError("--load-balance: needs at least 2 ranks, a master that polls and a worker (--np " +
+                     std::to_string(np) + "; use --engine real or sim with --np 2 or more)");
+}
+
 // What each engine asks of the job's compute charging and platform; resolve and a re-run's
 // overrides both end here.
 // - seq charges nothing: the arithmetic, one rank.
@@ -141,9 +148,7 @@ void check_engine_fits(const TrainJob& job) {
   if (!on_platform(job.engine) && !job.platform.empty())
     throw InputError("--platform is for --engine sim or --engine testbed");
   if (job.eager_limit > 0) check_eager_limit(job.eager_limit, "--eager-limit");
-  if (job.strategy == Strategy::cg && job.config.cg.load_balance > 0 && job.np < 2)
-    throw InputError("--load-balance: needs at least 2 ranks, a master that polls and a worker (--np " +
-                     std::to_string(job.np) + "; use --engine real or sim with --np 2 or more)");
+  check_load_balance(job.config.cg, job.strategy, job.np);
   if (!job.rank_hosts.empty() && job.rank_hosts.size() != static_cast<std::size_t>(job.np))
     throw InputError(fmt::format("--np {}: {} ranks are placed with --hosts", job.np, job.rank_hosts.size()));
 }
@@ -246,12 +251,8 @@ CgConfig resolve_cg(const po::variables_map& vm, const TrainJob& job) {
   cg.load_balance = vm["load-balance"].as<double>();
   const long long chunk = vm["chunk"].as<long long>();
   cg.chunk = chunk > 0 ? static_cast<std::size_t>(chunk) : 0;
-  if (job.strategy == Strategy::cg) {
-    validate_cg(cg);
-    if (cg.load_balance > 0 && job.np < 2)
-      throw InputError("--load-balance: needs at least 2 ranks, a master that polls and a worker (--np " +
-                       std::to_string(job.np) + "; use --engine real or sim with --np 2 or more)");
-  }
+  if (job.strategy == Strategy::cg) validate_cg(cg);
+  check_load_balance(cg, job.strategy, job.np);
   return cg;
 }
 
@@ -333,17 +334,15 @@ void resolve_training(const po::variables_map& vm, std::optional<std::size_t> bl
 
 // An output that names one of the run's inputs, or the other output, would destroy it: refused
 // before the run, naming both (check_output).
-void check_outputs_apart(const po::variables_map& vm, const TrainJob& job) {
-  std::vector<NamedPath> inputs;
-  if (vm.count("config")) inputs.push_back({"--config", vm["config"].as<std::string>()});
-  if (const std::string problem = vm["problem"].as<std::string>(); problem.rfind("fann:", 0) == 0)
-    inputs.push_back({"--problem", problem.substr(5)});
-  if (vm.count("test-data")) inputs.push_back({"--test-data", vm["test-data"].as<std::string>()});
+// inputs: those only the command line names (--config, a --hosts file, the record --rerun
+// reads); the job's own are added here.
+void check_outputs_apart(const TrainJob& job, std::vector<NamedPath> inputs) {
+  if (job.problem_name.rfind("fann:", 0) == 0) inputs.push_back({"--problem", job.problem_name.substr(5)});
+  inputs.push_back({"--test-data", job.data.test_data});
   inputs.push_back({"--weights-in", job.weights_in});
   if (job.compute.mode == ComputeMode::calibrated) inputs.push_back({"--profile", job.compute.profile.name});
   inputs.push_back({"--platform", job.platform});
   inputs.push_back({"--hostfile", job.hostfile});
-  if (vm.count("hosts")) inputs.push_back({"--hosts", vm["hosts"].as<std::string>()});
   if (!job.out_path.empty()) check_output(job.out_path, "--out", inputs);
   inputs.push_back({"--out", job.out_path});
   if (!job.weights_path.empty()) check_output(job.weights_path, "--weights-out", inputs);
@@ -374,7 +373,10 @@ TrainJob resolve(const po::variables_map& vm) {
   resolve_training(vm, block, epochs, job);
   job.weights_in = given<std::string>(vm, "weights-in").value_or("");
   check_job(job);
-  check_outputs_apart(vm, job);
+  std::vector<NamedPath> named;
+  if (vm.count("config")) named.push_back({"--config", vm["config"].as<std::string>()});
+  if (vm.count("hosts")) named.push_back({"--hosts", vm["hosts"].as<std::string>()});
+  check_outputs_apart(job, std::move(named));
   finish_front_end(job, vm.count("force") > 0);
   return job;
 }
@@ -406,10 +408,8 @@ void rerun_on_engine(TrainJob& job, Engine engine) {
   if (engine == job.engine) return;
   const bool platform_before = on_platform(job.engine);
   job.engine = engine;
-  if (job.compute.mode != ComputeMode::calibrated)
+  if (job.compute.mode != ComputeMode::calibrated || engine == Engine::seq)
     job.compute.mode = on_platform(engine) ? ComputeMode::flops : ComputeMode::wall;
-  if (engine == Engine::seq) job.compute.mode = ComputeMode::wall;
-  if (engine == Engine::testbed && job.compute.mode == ComputeMode::calibrated) job.compute.dilation = 0;
   if (platform_before && !on_platform(engine)) {
     // This machine's network, not the platform's: a what-if or a placement would be lost.
     const ComputeConfig& c = job.compute;
@@ -421,15 +421,15 @@ void rerun_on_engine(TrainJob& job, Engine engine) {
     job.ranks_per_host = 0, job.eager_limit = 0;
     job.machine_cost_usd = 0;
   }
-  if (!on_platform(engine)) job.compute.dilation = 1;
-  if (engine == Engine::testbed) job.compute.dilation = 0, job.compute.lat_scale = 1;
+  job.compute.dilation = engine == Engine::testbed ? 0 : 1;  // the testbed's is chosen when it is built
+  if (engine == Engine::testbed) job.compute.lat_scale = 1;
   if (engine != Engine::real) job.hostfile.clear(), job.mpirun_args.clear();
 }
 
 // The overrides of a re-run applied to the record's job, checked as resolve checks them.
 void apply_rerun_overrides(const po::variables_map& vm, TrainJob& job) {
   const auto given = [&](const char* key) { return vm.count(key) && !vm[key].defaulted(); };
-  if (given("engine")) rerun_on_engine(job, parse_engine(vm["engine"].as<std::string>(), "--engine"));
+  if (given("engine")) rerun_on_engine(job, parse_engine(vm["engine"].as<std::string>()));
   if (given("np")) {
     const long long np = vm["np"].as<long long>();
     if (np < 1 || np > 1'000'000) throw InputError("--np: " + std::to_string(np) + " must be in 1..1000000");
@@ -487,14 +487,7 @@ TrainJob resolve_rerun(const po::variables_map& vm) {
   apply_rerun_overrides(vm, job);
   load_problem(job, RankPlace{});
   check_job(job);
-  // No output may be the record read, nor another input of the job.
-  std::vector<NamedPath> inputs{{"--rerun", path}, {"--weights-in", job.weights_in}, {"--platform", job.platform},
-                                {"--hostfile", job.hostfile}, {"--test-data", job.data.test_data}};
-  if (job.problem_name.rfind("fann:", 0) == 0) inputs.push_back({"--problem", job.problem_name.substr(5)});
-  if (job.compute.mode == ComputeMode::calibrated) inputs.push_back({"--profile", job.compute.profile.name});
-  if (!job.out_path.empty()) check_output(job.out_path, "--out", inputs);
-  inputs.push_back({"--out", job.out_path});
-  if (!job.weights_path.empty()) check_output(job.weights_path, "--weights-out", inputs);
+  check_outputs_apart(job, {{"--rerun", path}});  // no output may be the record read either
   finish_front_end(job, vm.count("force") > 0);
   return job;
 }

@@ -26,14 +26,6 @@ void check_gathered(std::size_t send, std::size_t recv, int ranks, const char* c
                             std::to_string(ranks) + " ranks of " + std::to_string(send) + " (it must hold ranks x send)");
 }
 
-void check_out_of_place(std::size_t send, std::size_t recv, bool overlap, const char* call) {
-  if (send != recv)
-    throw std::length_error(std::string(call) + ": a receive buffer of " + std::to_string(recv) + " values for " +
-                            std::to_string(send) + " sent (it must hold as many)");
-  if (overlap)
-    throw std::invalid_argument(std::string(call) + ": the send and receive buffers overlap (they must be apart)");
-}
-
 void check_scattered(std::size_t send, std::size_t recv, int ranks, const char* call) {
   if (send / static_cast<std::size_t>(ranks) != recv || send % static_cast<std::size_t>(ranks) != 0)
     throw std::length_error(std::string(call) + ": a send buffer of " + std::to_string(send) + " values for " +

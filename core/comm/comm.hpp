@@ -33,15 +33,6 @@ int mpi_count(std::size_t n, std::string_view what,
 // send holds ranks x recv at the root. Throw std::length_error naming the call.
 void check_gathered(std::size_t send, std::size_t recv, int ranks, const char* call);
 void check_scattered(std::size_t send, std::size_t recv, int ranks, const char* call);
-// An out-of-place reduction's: recv as long as send, and apart from it (MPI forbids them to
-// overlap); overlap says whether they do.
-void check_out_of_place(std::size_t send, std::size_t recv, bool overlap, const char* call);
-template <class T>
-void check_out_of_place(std::span<const T> send, std::span<const T> recv, const char* call) {
-  const auto s = reinterpret_cast<std::uintptr_t>(send.data()), r = reinterpret_cast<std::uintptr_t>(recv.data());
-  const bool overlap = !send.empty() && !recv.empty() && s < r + recv.size_bytes() && r < s + send.size_bytes();
-  check_out_of_place(send.size(), recv.size(), overlap, call);
-}
 // scatterv's: one count per rank, recv holds this rank's, the root's send holds their sum
 // (which, as the last displacement, must also fit MPI's int). Returns the displacements.
 std::vector<int> scatterv_displacements(std::size_t send, std::span<const int> counts, std::size_t recv, int rank,

@@ -8,13 +8,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
 namespace wulf {
 namespace {
-
-const char* precision_name(const TrainJob& job) { return job.double_precision ? "double" : "float"; }
 
 // The engine's part of the config, as earlier records have it.
 void add_engine_json(Json& j, const TrainJob& job) {
@@ -105,7 +104,7 @@ void add_training_json(Json& j, const TrainJob& job) {
   j["bias"] = job.spec.bias;
   j["sigmoid_derivative"] = job.spec.clip_sigmoid_derivative ? "fann" : "exact";
   j["parameters"] = job.spec.parameter_count();
-  j["precision"] = precision_name(job);
+  j["precision"] = precision_name(job.double_precision);
   j["learning"] = to_string(c.learning);
   j["block"] = block_size(c, p.train_total);
   if (c.learning == Learning::rprop)
@@ -152,6 +151,11 @@ void add_job_fields(Json& j, const TrainJob& job) {
   }
   j["out"] = job.out_path.empty() ? Json(nullptr) : Json(job.out_path);
   j["quiet"] = job.quiet;
+}
+
+template <std::size_t N>
+bool named_in(std::string_view name, const std::array<std::string_view, N>& names) {
+  return std::find(names.begin(), names.end(), name) != names.end();
 }
 
 // A config's fields, read with the field named in every error.
@@ -228,7 +232,7 @@ class Fields {
 };
 
 void read_engine(const Fields& f, TrainJob& job) {
-  job.engine = f.word("engine", [](const std::string& s) { return parse_engine(s, "config.engine"); });
+  job.engine = f.word("engine", [](const std::string& s) { return parse_engine(s); });
   job.np = static_cast<int>(f.whole("np", 1, 1'000'000));
   job.strategy = f.word("strategy", [](const std::string& s) { return parse_strategy(s); });
   TrainConfig& c = job.config;
@@ -245,9 +249,9 @@ void read_engine(const Fields& f, TrainJob& job) {
   job.allreduce = coll.text("allreduce");
   job.reduce = coll.text("reduce");
   job.bcast = coll.text("bcast");
-  if (!is_one_of(job.allreduce, {"default", "rdb", "redbcast"})) coll.fail("allreduce", "unknown algorithm");
-  if (!is_one_of(job.reduce, {"default", "binomial", "wulf-binomial", "four-stage"})) coll.fail("reduce", "unknown algorithm");
-  if (!is_one_of(job.bcast, {"default", "binomial"})) coll.fail("bcast", "unknown algorithm");
+  if (!named_in(job.allreduce, allreduce_algorithms)) coll.fail("allreduce", "unknown algorithm");
+  if (!named_in(job.reduce, reduce_algorithms)) coll.fail("reduce", "unknown algorithm");
+  if (!named_in(job.bcast, bcast_algorithms)) coll.fail("bcast", "unknown algorithm");
   if (job.reduce == "four-stage" && f.has("reduce_layout")) {
     try {
       job.reduce_layout = ReduceLayout::parse(f.text("reduce_layout"), job.np);
@@ -257,7 +261,7 @@ void read_engine(const Fields& f, TrainJob& job) {
     job.has_reduce_layout = true;
   }
   job.oversubscribe = f.text("oversubscribe");
-  if (!is_one_of(job.oversubscribe, {"auto", "on", "off"})) f.fail("oversubscribe", "expected auto, on or off");
+  if (!named_in(job.oversubscribe, oversubscribe_modes)) f.fail("oversubscribe", "expected auto, on or off");
   job.platform = f.text("platform", "");
   if (job.engine == Engine::real) {
     job.hostfile = f.text("hostfile", "");

@@ -18,8 +18,6 @@ namespace {
 constexpr Named<Engine> engine_names[] = {
     {Engine::seq, "seq"}, {Engine::real, "real"}, {Engine::sim, "sim"}, {Engine::testbed, "testbed"}};
 
-const char* precision_name(const TrainJob& job) { return job.double_precision ? "double" : "float"; }
-
 // A profile's constants are per pattern of one net in one precision: charging them for
 // another net or precision would give a silently wrong time, so the run is refused.
 void check_profile_fits(const Profile& profile, const std::string& problem, const NetSpec& spec,
@@ -88,11 +86,7 @@ void read_initial_weights(TrainJob& job) {
 
 std::string_view to_string(Engine e) { return name_of(e, engine_names); }
 
-Engine parse_engine(std::string_view name, const std::string& what) {
-  for (const Named<Engine>& n : engine_names)
-    if (n.name == name) return n.value;
-  throw InputError(what + ": unknown engine '" + std::string(name) + "' (expected seq, real, sim or testbed)");
-}
+Engine parse_engine(std::string_view name) { return parse_named(name, engine_names, "engine", "engine"); }
 
 void load_problem(TrainJob& job, const RankPlace& place) {
   ProblemOptions data = job.data;
@@ -120,7 +114,7 @@ void check_job(TrainJob& job) {
   check_net_fits_problem(job);
   warn_of_unreachable_targets(job);
   if (job.compute.mode == ComputeMode::calibrated)
-    check_profile_fits(job.compute.profile, job.problem.name, job.spec, precision_name(job));
+    check_profile_fits(job.compute.profile, job.problem.name, job.spec, precision_name(job.double_precision));
   const Problem& p = job.problem;
   if (job.strategy == Strategy::session) {
     job.sessions = sweep_configs(job.config, job.sweep);

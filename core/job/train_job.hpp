@@ -10,6 +10,7 @@
 #include "train/trainer.hpp"
 #include "util/json.hpp"
 
+#include <array>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,8 +21,16 @@ namespace wulf {
 // emulated cluster of a platform's hosts (engine/testbed).
 enum class Engine { seq, real, sim, testbed };
 std::string_view to_string(Engine e);
-// Throws InputError naming what ("--engine", "config.engine") for an unknown name.
-Engine parse_engine(std::string_view name, const std::string& what);
+Engine parse_engine(std::string_view name);  // throws InputError
+// "float" or "double": the job's arithmetic, as the record and a profile name it.
+inline const char* precision_name(bool double_precision) { return double_precision ? "double" : "float"; }
+// The names a job's collectives and mpirun's oversubscription take; wulf train's options
+// accept these and a record's job is read against them.
+inline constexpr std::array<std::string_view, 3> allreduce_algorithms{"default", "rdb", "redbcast"};
+inline constexpr std::array<std::string_view, 4> reduce_algorithms{"default", "binomial", "wulf-binomial", "four-stage"};
+inline constexpr std::array<std::string_view, 2> bcast_algorithms{"default", "binomial"};
+inline constexpr std::array<std::string_view, 3> oversubscribe_modes{"auto", "on", "off"};
+
 // sim and testbed run on a platform file's hosts.
 inline bool on_platform(Engine e) { return e == Engine::sim || e == Engine::testbed; }
 
