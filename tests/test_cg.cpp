@@ -289,7 +289,7 @@ TEST(cg_strategy, trains_a_tanh_net_and_notes_every_line_search) {
   Rng init(5);
   net.init_uniform(0, init);
   TrainConfig c;
-  c.strategy = Strategy::cg;
+  c.strategy = parse_strategy("cg");
   c.learning = Learning::epoch;
   c.max_iterations = 25;
   SerialComm comm;

@@ -228,12 +228,12 @@ TEST(engines, every_strategy_gives_the_same_errors_under_mpirun_and_smpirun) {
 // strategy is covered without a word.
 TEST(engines, every_registered_strategy_runs_on_seq_real_and_sim) {
   TestDir dir;
-  const std::map<std::string, std::vector<std::string>> needs{{"session", {"--sweep", "eta=0.5,1.5"}}};
   for (const Strategy strategy : registered_strategies()) {
     const std::string name(to_string(strategy));
-    const auto it = needs.find(name);
-    const std::vector<std::string> args =
-        with({"--strategy", name}, it == needs.end() ? std::vector<std::string>{} : it->second);
+    // Its defaults, and for an option without one (session's --sweep) its example.
+    std::vector<std::string> args{"--strategy", name};
+    for (const StrategyOption& o : strategy->options)
+      if (o.kind == StrategyOption::Kind::text) args.insert(args.end(), {"--" + std::string(o.name), std::string(o.example)});
     for (const std::vector<std::string>& engine : std::vector<std::vector<std::string>>{
              {}, {"--engine", "real", "--np", "2"}, {"--engine", "sim", "--np", "2", "--platform", toy4}}) {
       const std::string where = engine.empty() ? "seq" : engine[1];
@@ -241,8 +241,8 @@ TEST(engines, every_registered_strategy_runs_on_seq_real_and_sim) {
       const Json r = run(dir, name + "-" + where, with(engine, args), function_problem);
       EXPECT_EQ(r.at("config").at("strategy").get<std::string>(), name);
       EXPECT_EQ(r.at("config").at("engine").get<std::string>(), where);
-      if (name == "session")
-        EXPECT_EQ(r.at("sessions").size(), 2u);
+      if (strategy->sessions)
+        EXPECT_EQ(r.at("sessions").size(), 4u);  // the example's sweep: 2 values of eta x 2 of alpha
       else
         EXPECT_EQ(r.at("history").size(), 4u);  // the untrained net and 3 iterations
     }

@@ -26,7 +26,7 @@ const std::string profile = test_platform("example.profile");
 
 SearchSpace small_space() {
   SearchSpace s;
-  s.strategies = {Strategy::block, Strategy::average};
+  s.strategies = {parse_strategy("block"), parse_strategy("average")};
   s.nps = {1, 2, 4};
   s.blocks = {2, 8};
   s.etas = {1.5};
@@ -47,14 +47,14 @@ TEST(recommend, candidates_cover_the_space_once_and_say_why_one_is_skipped) {
   for (const Candidate& c : cs) {
     sequential += c.sequential();
     const ConvergenceBasis basis = c.sequential()                  ? ConvergenceBasis::exact
-                                   : c.strategy == Strategy::block ? ConvergenceBasis::same
+                                   : c.strategy == parse_strategy("block") ? ConvergenceBasis::same
                                                                    : ConvergenceBasis::assumed;
     EXPECT_EQ(c.basis, basis) << c.label();
     if (c.skipped.empty()) continue;
     ++skipped;
     // Block b = 2 cannot be shared by 4 ranks; average b = 8 is above a rank's 16 / 4.
-    const bool block_small = c.strategy == Strategy::block && c.b == 2 && c.p == 4;
-    const bool average_big = c.strategy == Strategy::average && c.b == 8 && c.p == 4;
+    const bool block_small = c.strategy == parse_strategy("block") && c.b == 2 && c.p == 4;
+    const bool average_big = c.strategy == parse_strategy("average") && c.b == 8 && c.p == 4;
     EXPECT_TRUE(block_small || average_big) << c.label() << " p " << c.p << " b " << c.b << ": " << c.skipped;
     if (block_small) {
       EXPECT_TRUE(contains(c.skipped, "b = 2 is below p = 4")) << c.skipped;
@@ -96,14 +96,14 @@ TEST(recommend, estimates_multiply_iterations_by_time_and_finalists_lead_with_th
   // intervals (block cannot share b = 2 over 4 ranks); at equal times the list's order holds.
   for (std::size_t i : {1, 2}) {
     EXPECT_EQ(cs[f[i]].p, 4);
-    EXPECT_EQ(cs[f[i]].strategy, Strategy::average);
+    EXPECT_EQ(cs[f[i]].strategy, parse_strategy("average"));
     EXPECT_DOUBLE_EQ(cs[f[i]].estimate_s, 35.0);
   }
   EXPECT_EQ(cs[f[1]].interval, 0u);
   EXPECT_EQ(cs[f[2]].interval, 32u);
   // And the fastest block one, which the averaging guesses would have pushed out: p = 2 at
   // point 0, 100 x (0.5 + 0.1) = 60 s (p = 4 at point 2 takes 300 x 0.25 = 75 s).
-  EXPECT_EQ(cs[f[3]].strategy, Strategy::block);
+  EXPECT_EQ(cs[f[3]].strategy, parse_strategy("block"));
   EXPECT_EQ(cs[f[3]].p, 2);
   EXPECT_DOUBLE_EQ(cs[f[3]].estimate_s, 60.0);
   // With K large enough to hold the sequential one, it is not added twice.
@@ -123,7 +123,7 @@ TEST(recommend, screening_times_each_strategy_p_b_and_interval_once_whatever_eta
   // A time per iteration made of the timing's fields: each candidate run gets its own back.
   auto time_of = [](const Candidate& c) {
     return static_cast<double>(c.p) + 0.01 * static_cast<double>(c.b) + 1e-4 * static_cast<double>(c.interval) +
-           (c.strategy == Strategy::average ? 0.5 : 0.0);
+           (c.strategy == parse_strategy("average") ? 0.5 : 0.0);
   };
   std::vector<double> times;
   for (std::size_t i : plan.timed) times.push_back(time_of(cs[i]));

@@ -54,6 +54,34 @@ TEST(rerun, the_job_reads_back_as_it_was_written_for_every_engine_and_strategy) 
                      "off", "--strategy", "cg", "--cg-probes", "2.5"});
 }
 
+// Every strategy's options reach the job and its record from the descriptor alone: each
+// registered strategy's job (its options' defaults, a text option's example) reads back as
+// it was written, and its options are refused with another strategy.
+TEST(rerun, every_registered_strategy_reads_back_and_owns_its_options) {
+  for (const Strategy s : registered_strategies()) {
+    std::vector<std::string> args{"--problem", "encoder:8", "--engine", "sim", "--np", "2", "--platform", toy4,
+                                  "--strategy", std::string(to_string(s))};
+    for (const StrategyOption& o : s->options)
+      if (o.kind == StrategyOption::Kind::text) args.insert(args.end(), {"--" + std::string(o.name), std::string(o.example)});
+    expect_round_trip(args);
+    const Strategy other = registered_strategies()[to_string(s) == "block" ? 1 : 0];
+    for (const StrategyOption& o : s->options) {
+      if (other->option(o.name)) continue;
+      SCOPED_TRACE(std::string(o.name));
+      const std::vector<std::string> given{"--problem", "encoder:8", "--strategy", std::string(to_string(other)),
+                                           "--" + std::string(o.name), o.kind == StrategyOption::Kind::text ? "x" : "1"};
+      try {
+        resolve(parse_train(given, train_options()));
+        ADD_FAILURE() << "--" << o.name << " was taken with --strategy " << to_string(other);
+      } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("--" + std::string(o.name) + " is for --strategy " + std::string(to_string(s))),
+                  std::string::npos)
+            << e.what();
+      }
+    }
+  }
+}
+
 // `wulf train --rerun R ARGS` into DIR/NAME.json.
 Json rerun(const TestDir& dir, const std::string& record, const std::string& name,
            const std::vector<std::string>& args = {}) {

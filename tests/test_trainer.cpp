@@ -9,6 +9,9 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+#include <stdexcept>
+
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -122,14 +125,65 @@ void expect_refused(F f, const std::vector<std::string>& parts) {
   }
 }
 
+// What the rest of wulf reads of a strategy is all in its descriptor: check that each one is
+// whole, so a new strategy's file cannot leave a part out.
+TEST(trainer, every_registered_strategy_has_a_whole_descriptor) {
+  std::set<std::string> names, keys;
+  for (const Strategy s : registered_strategies()) {
+    SCOPED_TRACE(std::string(s->name));
+    EXPECT_TRUE(names.insert(std::string(s->name)).second) << "two strategies of one name";
+    EXPECT_EQ(parse_strategy(s->name), s);
+    EXPECT_FALSE(s->help.empty());
+    EXPECT_FALSE(s->learning.empty());
+    ASSERT_NE(s->layout, nullptr);
+    EXPECT_EQ(s->train_float == nullptr, s->sessions != nullptr) << "one net's training, or a table of sessions";
+    EXPECT_EQ(s->train_double == nullptr, s->sessions != nullptr);
+    if (!s->options.empty()) EXPECT_FALSE(s->options_title.empty());
+    TrainConfig c;
+    c.strategy = s;
+    for (const StrategyOption& o : s->options) {
+      SCOPED_TRACE(std::string(o.name));
+      EXPECT_TRUE(keys.insert(std::string(o.key)).second) << "two options of one key in the record";
+      EXPECT_FALSE(o.help.empty());
+      EXPECT_EQ(any_strategy_option(o.name), &o) << "an option name another strategy owns";
+      if (o.kind == StrategyOption::Kind::whole) {
+        EXPECT_LE(o.lo, o.default_value);
+        EXPECT_LE(o.default_value, o.hi);
+        EXPECT_EQ(o.default_value, std::floor(o.default_value));
+      }
+      if (o.kind == StrategyOption::Kind::text) c.settings.set_text(o.name, std::string(o.example));
+    }
+    // Its defaults (a text option's example) run on two ranks with the arithmetic.
+    EXPECT_NO_THROW(check_strategy(c, 2, true));
+    // wulf recommend gives b to --block or to an option of the strategy's own, and sweeps
+    // only options the strategy owns.
+    if (s->search && s->search->block_option != "block") EXPECT_NE(s->option(s->search->block_option), nullptr);
+    if (s->search && !s->search->interval_option.empty()) EXPECT_NE(s->option(s->search->interval_option), nullptr);
+  }
+  EXPECT_EQ(to_string(Strategy()), "block");
+  TrainConfig c;
+  EXPECT_THROW(setting(c, "no-such-option"), std::logic_error);
+}
+
+TEST(trainer, a_strategy_option_out_of_its_range_is_refused_naming_it) {
+  TrainConfig c;
+  c.strategy = parse_strategy("ppt");
+  c.settings.set("error-window", 0);
+  expect_refused([&] { check_strategy(c, 2, true); }, {"--error-window", "at least 1"});
+  c.settings.set("error-window", 1001);
+  expect_refused([&] { check_strategy(c, 2, true); }, {"--error-window", "more than 1000"});
+  c.strategy = parse_strategy("session");
+  expect_refused([&] { check_strategy(c, 2, true); }, {"--strategy session needs --sweep"});
+}
+
 TEST(trainer, rprop_is_refused_where_it_has_no_meaning) {
   const TrainConfig rprop{.learning = Learning::rprop};
-  for (Strategy s : {Strategy::average, Strategy::ppt, Strategy::cg}) {
+  for (Strategy s : {parse_strategy("average"), parse_strategy("ppt"), parse_strategy("cg")}) {
     TrainConfig c = rprop;
     c.strategy = s;
     expect_refused([&] { validate(c, 100, false); }, {"--learning rprop", std::string(to_string(s))});
   }
-  for (Strategy s : {Strategy::block, Strategy::scatter, Strategy::root}) {
+  for (Strategy s : {parse_strategy("block"), parse_strategy("scatter"), parse_strategy("root")}) {
     TrainConfig c = rprop;
     c.strategy = s;
     EXPECT_NO_THROW(validate(c, 100, false, 4));

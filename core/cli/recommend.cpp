@@ -262,10 +262,11 @@ std::vector<Strategy> parse_strategies(const std::string& list) {
     try {
       s = parse_strategy(name);
     } catch (const InputError&) {
-      throw InputError("--strategies: unknown strategy '" + name + "' (expected block, average or ppt)");
+      throw InputError("--strategies: unknown strategy '" + name + "' (expected " + searched_strategy_names(" or ") + ")");
     }
-    if (s != Strategy::block && s != Strategy::average && s != Strategy::ppt)
-      throw InputError("--strategies: '" + name + "' is not searched (wulf recommend searches block, average and ppt)");
+    if (!s->search)
+      throw InputError("--strategies: '" + name + "' is not searched (wulf recommend searches " +
+                       searched_strategy_names(" and ") + ")");
     strategies.push_back(s);
   }
   if (strategies.empty()) throw InputError("--strategies: empty list");
@@ -451,7 +452,8 @@ void print_search(const Request& r, const std::vector<Candidate>& candidates, st
       << " iterations, seed " << r.seed << "\n"
       << "  search: strategies " << strategy_list(space) << "; p " << join_numbers(space.nps) << "; b "
       << join_numbers(space.blocks) << "; eta " << join_numbers(space.etas) << "; alpha " << join_numbers(space.alphas);
-  if (std::find(space.strategies.begin(), space.strategies.end(), Strategy::average) != space.strategies.end())
+  if (std::any_of(space.strategies.begin(), space.strategies.end(),
+                  [](Strategy s) { return !s->search->interval_option.empty(); }))
     out << "; average intervals " << join_numbers(space.intervals);
   out << ": " << candidates.size() - skipped << " candidates";
   if (skipped) out << " (" << skipped << " more skipped)";

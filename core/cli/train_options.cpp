@@ -24,6 +24,15 @@
 namespace po = boost::program_options;
 
 namespace wulf {
+
+// Boost's typed_value<Strategy> asks for a reader even where parsed() reads the value.
+std::istream& operator>>(std::istream& in, Strategy& s) {
+  std::string name;
+  in >> name;
+  s = parse_strategy(name);
+  return in;
+}
+
 namespace {
 
 // A job's names (job/train_job.hpp) as an option's choices.
@@ -83,6 +92,15 @@ po::options_description net_options() {
   return net;
 }
 
+// --strategy's help: every registered strategy, with its descriptor's line.
+std::string strategy_help() {
+  std::string help = "parallel strategy:";
+  const auto all = registered_strategies();
+  for (std::size_t i = 0; i < all.size(); ++i)
+    help += fmt::format("{} {} ({})", i == 0 ? "" : ",", to_string(all[i]), all[i]->help);
+  return help;
+}
+
 po::options_description engine_options() {
   po::options_description parallel("engine", line_length, description_column);
   parallel.add_options()
@@ -92,21 +110,7 @@ po::options_description engine_options() {
        "where it runs: seq (this process), real (mpirun), sim (smpirun on --platform), testbed (mpirun over "
        "an emulated cluster of --platform's hosts and links on this machine, as root)")
       ("np", po::value<long long>()->default_value(1), "ranks (real, sim, testbed)")
-      ("strategy", parsed<Strategy>(parse_strategy)->default_value(Strategy::block, "block"),
-       "parallel strategy: block (training-set parallelism, seed 000), average (weight averaging, seed 000), "
-       "ppt (pattern parallel training, seed 001), scatter (scatter/gather, seed 003), root (threads and a "
-       "root update, seed 004), session (a parameter sweep, seed 000), cg (master-worker batch conjugate "
-       "gradient, seed 002)")
-      ("average-interval", po::value<long long>()->default_value(0),
-       "average: patterns per rank between weight averagings (0: every block)")
-      ("local-epoch", po::value<long long>()->default_value(0), "ppt: patterns each rank draws per round (0: n / np)")
-      ("rounds-per-iteration", po::value<long long>()->default_value(0),
-       "ppt: rounds in one iteration, i.e. between wulf's error records and their allreduce (0: n / (np e) "
-       "rounded up, about n patterns over all ranks)")
-      ("error-window", po::value<long long>()->default_value(4),
-       "ppt: k, the error estimate covers each rank's last k n / np patterns")
-      ("threads", po::value<long long>()->default_value(1), "root: threads inside each rank")
-      ("sweep", po::value<std::string>(), "session: e.g. \"eta=0.5,1.5;alpha=0.5,0.9;block=4,16\"")
+      ("strategy", parsed<Strategy>(parse_strategy)->default_value(Strategy(), "block"), strategy_help().c_str())
       ("reduce", reduce_value()->default_value("default"),
        "reduce algorithm: default, binomial (the library reduce of seed 002's LAM), wulf-binomial (the same tree "
        "from wulf's own point-to-point messages), four-stage (seed 002's topology-aware reduce; needs a layout)")
@@ -156,27 +160,30 @@ po::options_description engine_options() {
   return parallel;
 }
 
-// Seed 002's conjugate gradient: f is the training loss per pattern, f'(s) its slope
-// along the search direction d at step s.
-po::options_description cg_options() {
-  po::options_description cg("conjugate gradient (--strategy cg, seed 002)", line_length, description_column);
-  cg.add_options()
-      ("cg-step", po::value<double>()->default_value(1.0),
-       "first step of the first line search (later ones start at the previous accepted step)")
-      ("cg-expansions", po::value<long long>()->default_value(30),
-       "most doublings (or halvings) of the step in search of a sign change of f'")
-      ("cg-refinements", po::value<long long>()->default_value(2),
-       "quadratic interpolations in the bracket; all but the last are probed (>= 1)")
-      ("cg-probes", po::value<double>(),
-       "with --numerics off: mean line-search probes per iteration to charge, e.g. a real run's "
-       "line_search_probes / iterations (default: --cg-refinements, the fewest a search takes)")
-      ("cg-flat", po::value<double>()->default_value(0.0),
-       "|f'(0)| at or below this is a flat direction, which stops training (0: only an exact 0)")
-      ("load-balance", po::value<double>()->default_value(0.0),
-       "FRACTION: rank 0 only polls, ranks 1.. end each pass once this fraction of the training set is "
-       "consumed (0: off; needs --np >= 2)")
-      ("chunk", po::value<long long>()->default_value(64), "with --load-balance: patterns a rank takes between polls");
-  return cg;
+// The options of every strategy that owns some, a group each (an option two strategies own
+// is declared by the first).
+void add_strategy_options(po::options_description& all) {
+  std::vector<std::string_view> declared;
+  for (const Strategy s : registered_strategies()) {
+    if (s->options.empty()) continue;
+    po::options_description group(std::string(s->options_title), line_length, description_column);
+    for (const StrategyOption& o : s->options) {
+      if (std::find(declared.begin(), declared.end(), o.name) != declared.end()) continue;
+      declared.push_back(o.name);
+      const std::string name(o.name), help(o.help);
+      switch (o.kind) {
+        case StrategyOption::Kind::whole:
+          group.add_options()(name.c_str(), po::value<long long>()->default_value(static_cast<long long>(o.default_value)),
+                              help.c_str());
+          break;
+        case StrategyOption::Kind::number:
+          group.add_options()(name.c_str(), po::value<double>()->default_value(o.default_value), help.c_str());
+          break;
+        case StrategyOption::Kind::text: group.add_options()(name.c_str(), po::value<std::string>(), help.c_str()); break;
+      }
+    }
+    all.add(group);
+  }
 }
 
 // RPROP's parameters (train/rprop.hpp), FANN 2.2's defaults.
@@ -194,8 +201,9 @@ po::options_description rprop_options() {
 po::options_description training_options() {
   po::options_description training("training", line_length, description_column);
   training.add_options()
-      ("learning", parsed<Learning>(parse_learning), "update after each: pattern|block|epoch, or rprop: an RPROP update after each epoch (FANN 2.2's "
-       "iRprop-; --strategy block, scatter or root) (default: the problem's)")
+      ("learning", parsed<Learning>(parse_learning),
+       fmt::format("update after each: pattern|block|epoch, or rprop: an RPROP update after each epoch (FANN 2.2's "
+                   "iRprop-; {}) (default: the problem's)", strategies_that_run(Learning::rprop)).c_str())
       ("block", po::value<long long>(), "patterns per update with --learning block (default: the problem's)")
       ("eta", po::value<double>(), "learning rate (default: the problem's)")
       ("alpha", po::value<double>(), "momentum in [0, 1) (default: the problem's)")
@@ -250,13 +258,6 @@ constexpr OptionScope option_scopes[] = {
     {"hosts", "--engine sim", "--engine testbed"},
     {"hostfile", "--engine real"},
     {"mpirun-args", "--engine real"},
-    {"cg-step", "--strategy cg"},
-    {"cg-expansions", "--strategy cg"},
-    {"cg-refinements", "--strategy cg"},
-    {"cg-probes", "--strategy cg"},
-    {"cg-flat", "--strategy cg"},
-    {"load-balance", "--strategy cg"},
-    {"chunk", "--strategy cg"},
     {"rprop-increase", "--learning rprop"},
     {"rprop-decrease", "--learning rprop"},
     {"rprop-delta-min", "--learning rprop"},
@@ -305,7 +306,8 @@ po::options_description train_options() {
       ("force", "run even where the memory estimate exceeds this machine's memory (MemAvailable, or "
                 "$WULF_MEMORY_LIMIT_BYTES)");
   po::options_description all("wulf train --problem NAME [options]", line_length, description_column);
-  all.add(general).add(problem_options()).add(net_options()).add(engine_options()).add(cg_options());
+  all.add(general).add(problem_options()).add(net_options()).add(engine_options());
+  add_strategy_options(all);
   all.add(training_options()).add(rprop_options()).add(output_options());
   return all;
 }
@@ -356,10 +358,38 @@ void check_option_scopes(const po::variables_map& vm, const std::string& engine,
   const auto is_chosen = [&](const char* scope) {
     return scope && std::find(std::begin(chosen), std::end(chosen), scope) != std::end(chosen);
   };
+  const auto given = [&](std::string_view option) {
+    const std::string name(option);
+    return vm.count(name) && !vm[name].defaulted();
+  };
   for (const OptionScope& s : option_scopes)
-    if (vm.count(s.option) && !vm[s.option].defaulted() && !is_chosen(s.scope) && !is_chosen(s.also))
+    if (given(s.option) && !is_chosen(s.scope) && !is_chosen(s.also))
       throw InputError(s.also ? fmt::format("--{} is for {} or {}", s.option, s.scope, s.also)
                               : fmt::format("--{} is for {}", s.option, s.scope));
+  // A strategy's options, for the strategies that own them.
+  for (const Strategy s : registered_strategies())
+    for (const StrategyOption& o : s->options) {
+      if (!given(o.name) || strategy->option(o.name)) continue;
+      std::string owners;
+      for (const Strategy t : registered_strategies())
+        if (t->option(o.name)) owners += (owners.empty() ? "--strategy " : " or --strategy ") + std::string(t->name);
+      throw InputError(fmt::format("--{} is for {}", o.name, owners));
+    }
+}
+
+// The settings of the job's strategy: every option it owns, given or its default.
+void read_strategy_settings(const po::variables_map& vm, TrainConfig& config) {
+  for (const StrategyOption& o : config.strategy->options) {
+    const std::string name(o.name);
+    if (!vm.count(name)) continue;
+    switch (o.kind) {
+      case StrategyOption::Kind::whole:
+        config.settings.set(o.name, static_cast<double>(vm[name].as<long long>()));
+        break;
+      case StrategyOption::Kind::number: config.settings.set(o.name, vm[name].as<double>()); break;
+      case StrategyOption::Kind::text: config.settings.set_text(o.name, vm[name].as<std::string>()); break;
+    }
+  }
 }
 
 }  // namespace wulf

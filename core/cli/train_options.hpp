@@ -38,4 +38,8 @@ boost::program_options::variables_map parse_train(const std::vector<std::string>
 void check_option_scopes(const boost::program_options::variables_map& vm, const std::string& engine,
                          Strategy strategy, const std::string& reduce);
 
+// The values of the options config.strategy owns (StrategyDescriptor::options) into its
+// settings; the others keep their defaults. check_strategy checks them.
+void read_strategy_settings(const boost::program_options::variables_map& vm, TrainConfig& config);
+
 }  // namespace wulf

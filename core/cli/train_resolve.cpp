@@ -46,11 +46,8 @@ void resolve_engine(const po::variables_map& vm, TrainJob& job) {
   job.np = static_cast<int>(np);
   if (job.engine == Engine::seq && job.np > 1) throw InputError("--np " + std::to_string(np) + " needs --engine real or sim");
   job.strategy = vm["strategy"].as<Strategy>();
-  if (job.strategy == Strategy::session) {
-    if (!vm.count("sweep"))
-      throw InputError("--strategy session needs --sweep, e.g. --sweep \"eta=0.5,1.5;alpha=0.5,0.9\"");
-    job.sweep = vm["sweep"].as<std::string>();
-  }
+  job.config.strategy = job.strategy;
+  read_strategy_settings(vm, job.config);
   job.allreduce = vm["allreduce"].as<std::string>();
   job.reduce = vm["reduce"].as<std::string>();
   job.bcast = vm["bcast"].as<std::string>();
@@ -90,13 +87,6 @@ std::vector<std::string> rank_hosts(const std::string& text, const TrainJob& job
                      std::to_string(job.np) + " (one host per rank)");
   if (job.ranks_per_host > 0) throw InputError("--hosts places every rank itself: drop --ranks-per-host");
   return names;
-}
-
-// cg's load balancing needs a master that polls and at least one worker.
-void check_load_balance(const CgConfig& cg, Strategy strategy, int np) {
-  if (strategy == Strategy::cg && cg.load_balance > 0 && np < 2)
-    throw InputError("--load-balance: needs at least 2 ranks, a master that polls and a worker (--np " +
-                     std::to_string(np) + "; use --engine real or sim with --np 2 or more)");
 }
 
 // What each engine asks of the job's compute charging and platform; resolve and a re-run's
@@ -148,7 +138,7 @@ void check_engine_fits(const TrainJob& job) {
   if (!on_platform(job.engine) && !job.platform.empty())
     throw InputError("--platform is for --engine sim or --engine testbed");
   if (job.eager_limit > 0) check_eager_limit(job.eager_limit, "--eager-limit");
-  check_load_balance(job.config.cg, job.strategy, job.np);
+  check_strategy(job.config, job.np, c.numerics);
   if (!job.rank_hosts.empty() && job.rank_hosts.size() != static_cast<std::size_t>(job.np))
     throw InputError(fmt::format("--np {}: {} ranks are placed with --hosts", job.np, job.rank_hosts.size()));
 }
@@ -209,10 +199,6 @@ void resolve_compute(const po::variables_map& vm, TrainJob& job) {
     if (!vm.count("profile")) throw InputError("--compute calibrated needs --profile FILE");
     compute.profile = read_profile(vm["profile"].as<std::string>());
   }
-  // Each session is a whole training run on one rank's copy of the data, which a time-only
-  // run does not load.
-  if (job.strategy == Strategy::session && !compute.numerics)
-    throw InputError("--numerics off: --strategy session trains whole nets and needs the arithmetic");
 }
 
 // The record and the weights file, checked writable before any work is done.
@@ -228,32 +214,13 @@ void resolve_output(const po::variables_map& vm, TrainJob& job) {
     check_writable(job.out_path, "--out");
   }
   if (vm.count("weights-out")) {
-    if (job.strategy == Strategy::session)
-      throw InputError("--weights-out: --strategy session trains one net per point of the sweep, not one net");
+    if (job.strategy->sessions)
+      throw InputError("--weights-out: --strategy " + std::string(to_string(job.strategy)) +
+                       " trains one net per session, not one net");
     if (!job.compute.numerics) throw InputError("--weights-out: --numerics off computes no weights");
     job.weights_path = vm["weights-out"].as<std::string>();
     check_writable(job.weights_path, "--weights-out");
   }
-}
-
-// cg's settings, checked before the data is read and before any rank starts.
-CgConfig resolve_cg(const po::variables_map& vm, const TrainJob& job) {
-  CgConfig cg;
-  cg.initial_step = vm["cg-step"].as<double>();
-  cg.max_expansions = static_cast<int>(std::clamp(vm["cg-expansions"].as<long long>(), -1LL, 1001LL));
-  cg.refinements = static_cast<int>(std::clamp(vm["cg-refinements"].as<long long>(), 0LL, 1001LL));
-  cg.flat_tolerance = vm["cg-flat"].as<double>();
-  if (vm.count("cg-probes")) {
-    if (job.compute.numerics)
-      throw InputError("--cg-probes is for --numerics off (a run with the arithmetic probes as its search needs)");
-    cg.time_only_probes = vm["cg-probes"].as<double>();
-  }
-  cg.load_balance = vm["load-balance"].as<double>();
-  const long long chunk = vm["chunk"].as<long long>();
-  cg.chunk = chunk > 0 ? static_cast<std::size_t>(chunk) : 0;
-  if (job.strategy == Strategy::cg) validate_cg(cg);
-  check_load_balance(cg, job.strategy, job.np);
-  return cg;
 }
 
 // The data's options: the seed, the MNIST folder (--data-dir, else $WULF_MNIST_DIR, else the
@@ -325,11 +292,6 @@ void resolve_training(const po::variables_map& vm, std::optional<std::size_t> bl
   c.eval_train = vm["eval-train"].as<bool>();
   c.history_every = static_cast<int>(std::min<std::size_t>(positive(vm, "history-every"), 1'000'000'000));
   c.init_range = given<double>(vm, "init-range").value_or(d.init_range);
-  c.average_interval = positive(vm, "average-interval", true);
-  c.local_epoch = positive(vm, "local-epoch", true);
-  c.error_window = static_cast<int>(std::min<std::size_t>(positive(vm, "error-window"), 1000));
-  c.rounds_per_iteration = positive(vm, "rounds-per-iteration", true);
-  c.threads = static_cast<int>(std::min<std::size_t>(positive(vm, "threads"), 1024));
 }
 
 // An output that names one of the run's inputs, or the other output, would destroy it: refused
@@ -355,8 +317,6 @@ TrainJob resolve(const po::variables_map& vm) {
   resolve_engine(vm, job);
   resolve_compute(vm, job);
   resolve_output(vm, job);
-  job.config.strategy = job.strategy;
-  job.config.cg = resolve_cg(vm, job);
   // Everything about the options that can be checked without the data is checked first
   // (the typed options were checked as they were read).
   const std::optional<std::size_t> block = vm.count("block") ? std::optional(positive(vm, "block")) : std::nullopt;

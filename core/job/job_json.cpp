@@ -15,38 +15,38 @@
 namespace wulf {
 namespace {
 
+// A strategy option's key: the object it lies in ("" for the config itself) and its field.
+std::pair<std::string, std::string> key_of(const StrategyOption& o) {
+  const std::size_t dot = o.key.find('.');
+  if (dot == std::string_view::npos) return {"", std::string(o.key)};
+  return {std::string(o.key.substr(0, dot)), std::string(o.key.substr(dot + 1))};
+}
+
+// The values of the strategy's options at their keys, then what its descriptor adds.
+void add_strategy_json(Json& j, const TrainJob& job) {
+  const TrainConfig& c = job.config;
+  for (const StrategyOption& o : job.strategy->options) {
+    const auto [object, field] = key_of(o);
+    Json& where = object.empty() ? j : j[object];
+    switch (o.kind) {
+      case StrategyOption::Kind::whole: where[field] = static_cast<long long>(setting(c, o.name)); break;
+      case StrategyOption::Kind::number: where[field] = setting(c, o.name); break;
+      case StrategyOption::Kind::text: where[field] = setting_text(c, o.name); break;
+    }
+  }
+  if (job.strategy->record) job.strategy->record(c, job.compute.numerics, j);
+}
+
 // The engine's part of the config, as earlier records have it.
 void add_engine_json(Json& j, const TrainJob& job) {
-  const TrainConfig& c = job.config;
   j["command"] = "train";
   j["engine"] = to_string(job.engine);
   j["np"] = job.np;
   j["strategy"] = to_string(job.strategy);
-  if (job.strategy == Strategy::average) j["average_interval"] = c.average_interval;
-  if (job.strategy == Strategy::ppt)
-    j["local_epoch"] = c.local_epoch, j["error_window"] = c.error_window,
-    j["rounds_per_iteration"] = c.rounds_per_iteration;
-  if (job.strategy == Strategy::root) j["threads"] = c.threads;
-  if (job.strategy == Strategy::cg) {
-    Json g = Json::object();
-    g["direction"] = "polak-ribiere (beta >= 0, restart when not downhill)";
-    g["objective"] = "training loss per pattern of the pass";
-    g["initial_step"] = c.cg.initial_step;
-    g["max_expansions"] = c.cg.max_expansions;
-    g["refinements"] = c.cg.refinements;
-    if (!job.compute.numerics)
-      g["time_only_probes"] = c.cg.time_only_probes > 0 ? c.cg.time_only_probes : c.cg.refinements;
-    g["flat_tolerance"] = c.cg.flat_tolerance;
-    g["load_balance"] = c.cg.load_balance;
-    g["chunk"] = c.cg.load_balance > 0 ? Json(c.cg.chunk) : Json(nullptr);
-    g["master"] = c.cg.load_balance > 0 ? "rank 0 polls only, ranks 1.. hold the data"
-                                        : "rank 0 computes its share too";
-    j["cg"] = std::move(g);
-  }
+  add_strategy_json(j, job);
   j["weights_out"] = job.weights_path.empty() ? Json(nullptr) : Json(job.weights_path);
   j["weights_in"] = job.weights_in.empty() ? Json(nullptr) : Json(job.weights_in);
   j["machine_cost_usd"] = job.machine_cost_usd > 0 ? Json(job.machine_cost_usd) : Json(nullptr);
-  if (job.strategy == Strategy::session) j["sweep"] = job.sweep;
   j["platform"] = job.platform.empty() ? Json(nullptr) : Json(job.platform);
   if (job.engine == Engine::real) {
     j["hostfile"] = job.hostfile.empty() ? Json(nullptr) : Json(job.hostfile);
@@ -231,20 +231,30 @@ class Fields {
   std::string source_, path_;
 };
 
+// The strategy's options from their keys (a value the record may omit: its default).
+void read_strategy(const Fields& f, TrainConfig& c) {
+  for (const StrategyOption& o : c.strategy->options) {
+    const auto [object, field] = key_of(o);
+    const Fields where = object.empty() ? f : f.object(object);
+    if (o.record_may_omit && !where.has(field)) continue;
+    switch (o.kind) {
+      case StrategyOption::Kind::whole:
+        c.settings.set(o.name, static_cast<double>(where.whole(field, static_cast<long long>(o.lo),
+                                                               static_cast<long long>(o.hi))));
+        break;
+      case StrategyOption::Kind::number: c.settings.set(o.name, where.number(field)); break;
+      case StrategyOption::Kind::text: c.settings.set_text(o.name, where.text(field)); break;
+    }
+  }
+}
+
 void read_engine(const Fields& f, TrainJob& job) {
   job.engine = f.word("engine", [](const std::string& s) { return parse_engine(s); });
   job.np = static_cast<int>(f.whole("np", 1, 1'000'000));
   job.strategy = f.word("strategy", [](const std::string& s) { return parse_strategy(s); });
   TrainConfig& c = job.config;
   c.strategy = job.strategy;
-  if (job.strategy == Strategy::average) c.average_interval = f.count("average_interval");
-  if (job.strategy == Strategy::ppt) {
-    c.local_epoch = f.count("local_epoch");
-    c.error_window = static_cast<int>(f.whole("error_window", 1, 1000));
-    c.rounds_per_iteration = f.count("rounds_per_iteration");
-  }
-  if (job.strategy == Strategy::root) c.threads = static_cast<int>(f.whole("threads", 1, 1024));
-  if (job.strategy == Strategy::session) job.sweep = f.text("sweep");
+  read_strategy(f, c);
   const Fields coll = f.object("collectives");
   job.allreduce = coll.text("allreduce");
   job.reduce = coll.text("reduce");
@@ -370,16 +380,6 @@ void read_training(const Fields& f, TrainJob& job) {
   c.eval_train = f.flag("eval_train");
   c.history_every = static_cast<int>(f.whole("history_every", 1, 1'000'000'000));
   c.init_range = f.number("init_range");
-  if (job.strategy == Strategy::cg) {
-    const Fields g = f.object("cg");
-    c.cg.initial_step = g.number("initial_step");
-    c.cg.max_expansions = static_cast<int>(g.whole("max_expansions", -1, 1001));
-    c.cg.refinements = static_cast<int>(g.whole("refinements", 0, 1001));
-    if (!job.compute.numerics) c.cg.time_only_probes = g.number("time_only_probes");
-    c.cg.flat_tolerance = g.number("flat_tolerance");
-    c.cg.load_balance = g.number("load_balance");
-    if (g.has("chunk")) c.cg.chunk = g.count("chunk", 1);
-  }
 }
 
 void read_data_and_outputs(const Fields& f, TrainJob& job) {

@@ -27,30 +27,8 @@ constexpr double sim_rank = 0.25 * MiB;   // SMPI's and wulf's state of one simu
 constexpr double real_rank = 24 * MiB;    // one rank process of Open MPI and wulf-rank-real (20 MiB)
 constexpr double real_front = 16 * MiB;   // wulf and mpirun beside the rank processes
 
-// What the estimate reads of a job, as doubles (a product of counts may pass 2^64).
-struct Shape {
-  int p = 1;               // ranks
-  double T = 4;            // bytes of one value of the net
-  double w = 0;            // weights
-  double n = 0, m = 0;     // training and test patterns
-  double in = 0, out = 0;  // inputs and outputs
-  double input_bytes = 4;  // bytes of one stored input: a float, or 1 (Dataset::input_bytes)
-  double pattern = 0;      // bytes of one stored pattern: its inputs, its float targets and its label
-  double units = 0;        // units of the layers after the input, summed
-  bool numerics = true;    // the arithmetic is done (the net, the data and the activations exist)
-  bool sim = false;
-
-  // Rank 0's share of total over parts ranks, and the largest other one's.
-  static double share(double total, int parts, bool first) {
-    if (parts <= 1) return first ? total : 0;
-    if (first) return static_cast<double>(share_of(static_cast<std::size_t>(total), parts, 0).count);
-    return std::ceil(total / parts);
-  }
-  double share(double total, bool first) const { return share(total, p, first); }
-};
-
-Shape shape_of(const TrainJob& job) {
-  Shape s;
+MemoryShape shape_of(const TrainJob& job) {
+  MemoryShape s;
   s.p = job.np;
   s.T = job.double_precision ? 8 : 4;
   s.w = static_cast<double>(job.spec.parameter_count());
@@ -63,15 +41,30 @@ Shape shape_of(const TrainJob& job) {
   for (std::size_t l = 1; l < job.spec.sizes.size(); ++l) s.units += job.spec.sizes[l];
   s.numerics = job.compute.numerics;
   s.sim = job.engine == Engine::sim;
+  s.reduce = job.reduce;
+  s.fan_in = job.has_reduce_layout ? job.reduce_layout.fan_in : 3;
+  s.sessions = job.sessions;
   return s;
 }
 
+// The strategy's terms, from block's defaults.
+StrategyMemory strategy_terms(const TrainJob& job, const MemoryShape& s) {
+  StrategyMemory m;
+  m.columns = std::ceil(static_cast<double>(block_size(job.config, static_cast<std::size_t>(s.n))) / s.p);
+  m.order_patterns = s.share(s.n, false) + s.share(s.n, true);
+  m.reduce_scratch = 2;  // the library's temporaries: two buffers of the message
+  if (s.reduce == "wulf-binomial") m.reduce_scratch += 1;  // and wulf's own reduce's receive buffers
+  if (s.reduce == "four-stage") m.reduce_scratch += 1 + s.fan_in;
+  if (job.strategy->memory) job.strategy->memory(s, job.config, m);
+  return m;
+}
+
 void add(std::vector<MemoryPart>& parts, std::string what, double first, double each, Kind kind, std::string shrink) {
-  if (first > 0 || each > 0) parts.push_back({std::move(what), first, each, kind, std::move(shrink)});
+  add_part(parts, std::move(what), first, each, kind, std::move(shrink));
 }
 
 // The net, the update's state and the last good weights.
-void net_parts(const TrainJob& job, const Shape& s, std::vector<MemoryPart>& parts) {
+void net_parts(const MemoryShape& s, const StrategyMemory& m, bool rprop, std::vector<MemoryPart>& parts) {
   // --numerics off under sim: the simulated ranks share one block (Compute::shared_storage).
   const double net = s.numerics || !s.sim ? 2 * s.w * s.T : 0;
   add(parts, "the net's parameters and gradients, 2 x w values", net, net, Kind::held, "a smaller net (--hidden)");
@@ -84,32 +77,22 @@ void net_parts(const TrainJob& job, const Shape& s, std::vector<MemoryPart>& par
         "a smaller net (--hidden)");
     return;
   }
-  const double step = (job.config.learning == Learning::rprop ? 2 : 1) * s.w * s.T, wT = s.w * s.T;
-  double first = wT, each = wT;  // the last good weights (Run)
-  switch (job.strategy) {
-    case Strategy::block:
-    case Strategy::average:
-    case Strategy::session: first += step, each += step; break;
-    case Strategy::scatter:
-    case Strategy::root: first += step; break;  // rank 0 makes the update
-    case Strategy::cg: first += 4 * wT, each += 2 * wT; break;  // w0 and d; the master's direction state
-    case Strategy::ppt: break;  // its update is in its allgather buffers
-  }
+  const double step = (rprop ? 2 : 1) * s.wT();
+  // The update's state and the last good weights (Run).
+  const double first = s.wT() + m.updates_first * step + m.vectors_first;
+  const double each = s.wT() + m.updates_each * step + m.vectors_each;
   add(parts, "the update's state (momentum, RPROP's steps or cg's vectors) and the last good weights", first, each,
       Kind::held, "a smaller net (--hidden)");
-  // Under SMPI the allreduce of block and average sums into a spare buffer of w values
-  // (Comm::allreduce_sum_anywhere); OpenMPI sums in place and never touches it.
-  if (s.sim && s.p > 1 && (job.strategy == Strategy::block || job.strategy == Strategy::average))
-    add(parts, "the spare buffer the allreduce sums into (SMPI), w values", wT, wT, Kind::held,
+  // Under SMPI Comm::allreduce_sum_anywhere sums into a spare buffer of w values; OpenMPI
+  // sums in place and never touches it.
+  if (s.sim && s.p > 1 && m.sums_anywhere)
+    add(parts, "the spare buffer the allreduce sums into (SMPI), w values", s.wT(), s.wT(), Kind::held,
         "a smaller net (--hidden)");
-  if (job.strategy == Strategy::root && job.config.threads > 1) {
-    const double copies = (job.config.threads - 1) * 2 * wT;
-    add(parts, "root's nets of the threads beyond the first", copies, copies, Kind::held, "fewer --threads");
-  }
+  parts.insert(parts.end(), m.beside_net.begin(), m.beside_net.end());
 }
 
 // The rank's data as its strategy's DataLayout holds it, and scatter's buffers.
-void data_parts(const TrainJob& job, const Shape& s, std::vector<MemoryPart>& parts) {
+void data_parts(const TrainJob& job, const MemoryShape& s, std::vector<MemoryPart>& parts) {
   const DataLayout layout = data_layout(job.config);
   const double n0 = s.share(s.n, true), m0 = s.share(s.m, true), n1 = s.share(s.n, false), m1 = s.share(s.m, false);
   double first = 0, each = 0;
@@ -161,80 +144,34 @@ void data_parts(const TrainJob& job, const Shape& s, std::vector<MemoryPart>& pa
       Kind::passing, "fewer patterns (--train-size, --test-size)");
 }
 
-// Patterns per forward and backward pass of one rank: its share of a block, PPT's local
-// epoch, cg's chunk.
-double training_columns(const TrainJob& job, const Shape& s) {
-  const TrainConfig& c = job.config;
-  const auto n = static_cast<std::size_t>(s.n);
-  switch (job.strategy) {
-    case Strategy::ppt:
-      return c.local_epoch ? std::min(s.n, static_cast<double>(c.local_epoch)) : std::max(1.0, std::floor(s.n / s.p));
-    case Strategy::average:
-      return static_cast<double>(block_size(c, static_cast<std::size_t>(std::max(s.share(s.n, false), s.share(s.n, true)))));
-    case Strategy::cg:
-      return c.cg.load_balance > 0 ? static_cast<double>(c.cg.chunk)
-                                   : std::min(static_cast<double>(c.eval_chunk), s.share(s.n, true));
-    case Strategy::session: {
-      double most = 0;
-      for (const TrainConfig& one : job.sessions) most = std::max(most, static_cast<double>(block_size(one, n)));
-      return most;
-    }
-    default: return std::ceil(static_cast<double>(block_size(c, n)) / s.p);
-  }
-}
-
 // The activations and deltas of one block or evaluation chunk, and the orders of patterns.
-void activation_parts(const TrainJob& job, const Shape& s, std::vector<MemoryPart>& parts) {
-  const int holders = job.strategy == Strategy::session ? 1 : s.p;
-  const double train_cols = training_columns(job, s);
+void activation_parts(const TrainJob& job, const MemoryShape& s, const StrategyMemory& m,
+                      std::vector<MemoryPart>& parts) {
+  const int holders = m.holders > 0 ? m.holders : s.p;
+  const double train_cols = m.columns;
   const double eval_cols = std::min(static_cast<double>(job.config.eval_chunk),
-                                    std::max(Shape::share(s.n, holders, true), Shape::share(s.m, holders, true)));
+                                    std::max(MemoryShape::share(s.n, holders, true), MemoryShape::share(s.m, holders, true)));
   if (s.numerics) {
     const double held = s.T * (s.units * (std::max(train_cols, eval_cols) + train_cols) + (s.in + s.out) * train_cols) +
                         4 * train_cols;
-    const std::string shrink = train_cols < eval_cols ? "a smaller net (--hidden)"
-                               : job.strategy == Strategy::ppt ? "a smaller --local-epoch"
-                               : job.strategy == Strategy::cg  ? "a smaller net (--hidden)"
-                                                               : "a smaller --block";
+    const std::string shrink = train_cols < eval_cols ? "a smaller net (--hidden)" : m.columns_shrink;
     add(parts, "the activations and deltas of one block or evaluation chunk", held, held, Kind::held, shrink);
     const double chunk = s.T * (s.in + s.out) * eval_cols;
     add(parts, "an evaluation chunk's patterns", chunk, chunk, Kind::passing, "a smaller net (--hidden)");
   }
-  // The pattern orders (8 bytes a pattern): PPT draws from the whole set.
-  double order = 8 * (s.numerics || job.strategy != Strategy::cg ? s.share(s.n, false) + s.share(s.n, true) : 0);
-  if (job.strategy == Strategy::ppt) order = 8 * (s.n + train_cols);
+  // The pattern orders, 8 bytes a pattern.
+  const double order = 8 * m.order_patterns;
   add(parts, "the order of the rank's patterns", order, order, Kind::held, "fewer patterns (--train-size)");
 }
 
-// The collectives' buffers: PPT's allgather, scatter's gather, the MPI library's temporaries.
-void collective_parts(const TrainJob& job, const Shape& s, std::vector<MemoryPart>& parts) {
-  const double p = s.p;
-  if (job.strategy == Strategy::ppt) {
-    const double all = (s.w + 1) * (p + 1) * s.T;  // this rank's update and every rank's
-    add(parts, "PPT's allgather buffers, (w + 1) x (p + 1) values per rank", all, all, Kind::held,
-        "fewer ranks (--np) or --strategy block");
-  }
-  if (job.strategy == Strategy::scatter && s.p > 1)
-    add(parts, "scatter's gather of the gradients at rank 0, w x p values", s.w * p * s.T, 0, Kind::held,
-        "fewer ranks (--np) or --strategy block");
+// The collectives' buffers: the strategy's own, the MPI library's temporaries.
+void collective_parts(const MemoryShape& s, const StrategyMemory& m, std::vector<MemoryPart>& parts) {
+  parts.insert(parts.end(), m.collectives.begin(), m.collectives.end());
   // Allreduces and reduces of the w values: the library's temporaries (measured: two
   // buffers of the message), and wulf's own reduce's receive buffers.
-  const bool reduces = job.strategy == Strategy::block || job.strategy == Strategy::average ||
-                       job.strategy == Strategy::root || job.strategy == Strategy::cg;
-  if (!reduces || s.p == 1) return;
-  const int fan_in = job.has_reduce_layout ? job.reduce_layout.fan_in : 3;
-  double scratch = 2;
-  if (job.reduce == "wulf-binomial") scratch += 1;
-  if (job.reduce == "four-stage") scratch += 1 + fan_in;
-  // --numerics off under sim, learning by epoch: wulf's reduces receive into the ranks'
-  // shared memory (Compute::shared_scratch), and only four-stage's last stage, at most one
-  // rank in fan_in + 1, calls the library's reduce.
-  if (s.sim && !s.numerics && job.strategy == Strategy::root) {
-    if (job.reduce == "wulf-binomial") scratch = 0;
-    if (job.reduce == "four-stage") scratch = 2.0 / (fan_in + 1);
-  }
-  add(parts, "the MPI library's temporaries of the reduces of the w values", scratch * s.w * s.T,
-      scratch * s.w * s.T, Kind::held, "a smaller net (--hidden)");
+  if (!m.reduces_weights || s.p == 1) return;
+  add(parts, "the MPI library's temporaries of the reduces of the w values", m.reduce_scratch * s.wT(),
+      m.reduce_scratch * s.wT(), Kind::held, "a smaller net (--hidden)");
 }
 
 void fixed_parts(const TrainJob& job, std::vector<MemoryPart>& parts) {
@@ -321,7 +258,8 @@ void total_memory(MemoryEstimate& e, bool one_process) {
 }
 
 MemoryEstimate estimate_memory(const TrainJob& job) {
-  const Shape s = shape_of(job);
+  const MemoryShape s = shape_of(job);
+  const StrategyMemory m = strategy_terms(job, s);
   MemoryEstimate e;
   e.ranks = job.np;
   e.ranks_here = job.engine == Engine::real ? real_ranks_here(job) : job.np;
@@ -331,10 +269,10 @@ MemoryEstimate estimate_memory(const TrainJob& job) {
     e.where = "one rank process (--hostfile spreads the ranks; their hosts are not checked from here)";
   else e.where = fmt::format("{} rank processes on this machine", e.ranks_here);
   fixed_parts(job, e.parts);
-  net_parts(job, s, e.parts);
+  net_parts(s, m, job.config.learning == Learning::rprop, e.parts);
   data_parts(job, s, e.parts);
-  activation_parts(job, s, e.parts);
-  collective_parts(job, s, e.parts);
+  activation_parts(job, s, m, e.parts);
+  collective_parts(s, m, e.parts);
   // Under mpirun (real, and testbed, whose hosts are all on this machine) every rank is a
   // process of its own; seq and sim run in one.
   total_memory(e, job.engine == Engine::seq || job.engine == Engine::sim);
@@ -402,16 +340,7 @@ void check_message_counts(const TrainJob& job) {
   if (job.engine == Engine::seq) return;
   const std::size_t w = job.spec.parameter_count();
   mpi_count(w, "the net's weights in one allreduce, reduce or broadcast", "a smaller net (--hidden)");
-  if (job.strategy == Strategy::ppt)
-    mpi_count(w + 1, "--strategy ppt: each rank's w + 1 values in the allgather", "a smaller net (--hidden)");
-  if (job.strategy != Strategy::scatter) return;
-  // scatter.cpp's scatters: every share's count and their sum, the last displacement.
-  const Problem& p = job.problem;
-  for (const std::size_t patterns : {p.train_total, p.test_total})
-    for (const int per : {p.inputs, p.outputs})
-      mpi_count(patterns * static_cast<std::size_t>(per),
-                fmt::format("--strategy scatter: the scatter of {} patterns x {} values", patterns, per),
-                "--strategy block (whose ranks read their own shares) or fewer patterns (--train-size, --test-size)");
+  if (job.strategy->message_counts) job.strategy->message_counts(shape_of(job));
 }
 
 }  // namespace wulf

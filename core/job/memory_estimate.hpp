@@ -21,6 +21,7 @@
 #pragma once
 
 #include "job/train_job.hpp"
+#include "train/memory_terms.hpp"
 #include "util/json.hpp"
 
 #include <optional>
@@ -28,20 +29,6 @@
 #include <vector>
 
 namespace wulf {
-
-// One buffer of a run, or one kind of buffer, in bytes.
-struct MemoryPart {
-  enum class Kind {
-    held,     // on its rank for the run
-    passing,  // held a while (loading, evaluating): once per smpirun process, per rank process under mpirun
-    process,  // once per process, not per rank (the simulator itself)
-  };
-  std::string what;    // for people: "PPT's allgather buffers, (w + 1) x (p + 1) values per rank"
-  double first = 0;    // bytes on rank 0
-  double each = 0;     // bytes on every other rank
-  Kind kind = Kind::held;
-  std::string shrink;  // the options that shrink it, e.g. "fewer ranks (--np) or --strategy block"
-};
 
 struct MemoryEstimate {
   std::vector<MemoryPart> parts;

@@ -38,12 +38,8 @@ void print_plan(std::ostream& out, const TrainJob& job, std::size_t weights, int
   const char* precision = job.double_precision ? "double" : "float";
   fmt::print(out, "wulf train: {} ({})\n  {} training, {} test patterns; net {}, w = {}\n", p.name, p.description,
              p.train_total, p.test_total, job.spec.describe(), weights);
-  if (job.strategy == Strategy::cg) {
-    fmt::print(out, "  {}, Polak-Ribiere conjugate gradient on the whole training set, line search from step {:g} "
-               "with {} interpolation(s)", precision, c.cg.initial_step, c.cg.refinements);
-    if (c.cg.load_balance > 0)
-      fmt::print(out, ", load balancing: passes end at {:g} of the patterns, polls every {} patterns",
-                 c.cg.load_balance, c.cg.chunk);
+  if (job.strategy->plan) {
+    fmt::print(out, "  {}, {}", precision, job.strategy->plan(c));
   } else {
     fmt::print(out, "  {}, learning by {}{}, eta {:g}, alpha {:g} ({}), {} of the block's updates", precision,
                to_string(c.learning), c.learning == Learning::block ? fmt::format(" (b = {})", c.block) : "", c.eta,
@@ -249,7 +245,7 @@ int train(TrainJob& job, Comm& comm, Compute& compute, std::ostream& out, std::o
 
   const Problem& p = job.problem;
   compute.prepare(comm);  // sim: the what-if scales of the links
-  if (job.strategy == Strategy::session) return run_sessions<T>(job, comm, compute, out, err);
+  if (job.strategy->sessions) return run_sessions<T>(job, comm, compute, out, err);
   const TrainResult result = train_strategy(net, p.train, p.test, GlobalSizes{p.train_total, p.test_total, p.classifier},
                                             job.config, comm, compute, progress);
 

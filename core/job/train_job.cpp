@@ -69,8 +69,9 @@ void warn_of_unreachable_targets(TrainJob& job) {
 void read_initial_weights(TrainJob& job) {
   if (job.weights_in.empty()) return;
   const std::string where = "--weights-in " + job.weights_in + ": ";
-  if (job.strategy == Strategy::session)
-    throw InputError(where + "--strategy session trains one net per point of the sweep, each from its own seed");
+  if (job.strategy->sessions)
+    throw InputError(where + "--strategy " + std::string(to_string(job.strategy)) +
+                     " trains one net per session, each from its own seed");
   if (!job.compute.numerics) throw InputError(where + "--numerics off computes with no weights");
   const WeightsFile file = read_weights(job.weights_in);
   if (file.net != job.spec.describe())
@@ -116,11 +117,12 @@ void check_job(TrainJob& job) {
   if (job.compute.mode == ComputeMode::calibrated)
     check_profile_fits(job.compute.profile, job.problem.name, job.spec, precision_name(job.double_precision));
   const Problem& p = job.problem;
-  if (job.strategy == Strategy::session) {
-    job.sessions = sweep_configs(job.config, job.sweep);
+  check_strategy(job.config, job.np, job.compute.numerics);
+  if (job.strategy->sessions) {
+    job.sessions = job.strategy->sessions(job.config);
     for (const TrainConfig& s : job.sessions) validate(s, p.train_total, p.classifier, 1);
   } else {
-    validate(job.config, p.train_total, p.classifier, splits_blocks(job.strategy) ? job.np : 1);
+    validate(job.config, p.train_total, p.classifier, block_sharers(job.config, job.np));
   }
   read_initial_weights(job);
 }

@@ -43,8 +43,7 @@ struct TrainJob {
   bool double_precision = false;
   Engine engine = Engine::seq;
   int np = 1;
-  Strategy strategy = Strategy::block;
-  std::string sweep;  // session: the --sweep text
+  Strategy strategy{};  // and config.strategy, with its settings
   std::string allreduce = "default";
   std::string reduce = "default";
   ReduceLayout reduce_layout;  // four-stage (empty: the library reduce)
@@ -67,7 +66,7 @@ struct TrainJob {
 
   // What this process made of the job.
   Problem problem;                     // the data this process holds: its share, or only the shapes
-  std::vector<TrainConfig> sessions;   // session: the sweep's points
+  std::vector<TrainConfig> sessions;   // a strategy that runs sessions: their configurations
   std::vector<double> initial_weights; // --weights-in's values
   double load_seconds = 0;
   Json config_json;  // the record's "config": the job (job_json), its facts and the memory estimate

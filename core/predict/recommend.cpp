@@ -70,8 +70,24 @@ std::string_view to_string(ConvergenceBasis b) {
 std::string Candidate::label() const {
   if (sequential()) return "sequential";
   std::string s(to_string(strategy));
-  if (strategy == Strategy::average) s += " a=" + (interval ? std::to_string(interval) : std::string("b"));
+  if (!strategy->search->interval_option.empty())
+    s += " " + std::string(strategy->search->interval_label) + "=" + (interval ? std::to_string(interval) : std::string("b"));
   return s;
+}
+
+std::vector<Strategy> searched_strategies() {
+  std::vector<Strategy> out;
+  for (const Strategy s : registered_strategies())
+    if (s->search) out.push_back(s);
+  return out;
+}
+
+std::string searched_strategy_names(std::string_view last) {
+  const std::vector<Strategy> all = searched_strategies();
+  std::string names;
+  for (std::size_t i = 0; i < all.size(); ++i)
+    names += std::string(i == 0 ? "" : i + 1 == all.size() ? last : ", ") + std::string(to_string(all[i]));
+  return names;
 }
 
 std::vector<LearningPoint> learning_points(const SearchSpace& space) {
@@ -108,15 +124,11 @@ std::vector<Candidate> make_candidates(const SearchSpace& space, const std::vect
       for (Strategy s : strategies) {
         Candidate c = base;
         c.p = p, c.strategy = s;
-        c.basis = s == Strategy::block ? ConvergenceBasis::same : ConvergenceBasis::assumed;
+        const SearchTraits& t = *s->search;
+        c.basis = t.same_updates ? ConvergenceBasis::same : ConvergenceBasis::assumed;
         const std::size_t share = space.train_patterns / static_cast<std::size_t>(p);
-        if (s == Strategy::block && q.b < static_cast<std::size_t>(p))
-          c.skipped = "b = " + std::to_string(q.b) + " is below p = " + std::to_string(p) +
-                      ": a block must give every rank a pattern";
-        if (s == Strategy::average && q.b > share)
-          c.skipped = "each rank's block b = " + std::to_string(q.b) + " is above its share of " +
-                      std::to_string(share) + " patterns";
-        if (s != Strategy::average) {
+        if (t.refuse) c.skipped = t.refuse(q.b, p, share);
+        if (t.interval_option.empty()) {
           out.push_back(c);
           continue;
         }
@@ -239,15 +251,13 @@ std::string shortest(double v) {
 }
 
 std::vector<std::string> candidate_args(const Candidate& c) {
-  std::vector<std::string> args{"--np", std::to_string(c.p), "--strategy",
-                                std::string(c.sequential() ? "block" : to_string(c.strategy))};
-  if (!c.sequential() && c.strategy == Strategy::ppt)
-    args.insert(args.end(), {"--local-epoch", std::to_string(c.b)});
-  else
-    args.insert(args.end(), {"--block", std::to_string(c.b)});
+  const Strategy s = c.sequential() ? Strategy() : c.strategy;  // the sequential run: block on one rank
+  const SearchTraits& t = *s->search;
+  std::vector<std::string> args{"--np", std::to_string(c.p), "--strategy", std::string(to_string(s)),
+                                "--" + std::string(t.block_option), std::to_string(c.b)};
   args.insert(args.end(), {"--eta", shortest(c.eta), "--alpha", shortest(c.alpha)});
-  if (!c.sequential() && c.strategy == Strategy::average && c.interval > 0)
-    args.insert(args.end(), {"--average-interval", std::to_string(c.interval)});
+  if (!t.interval_option.empty() && c.interval > 0)
+    args.insert(args.end(), {"--" + std::string(t.interval_option), std::to_string(c.interval)});
   return args;
 }
 
@@ -269,7 +279,8 @@ Json candidate_json(const Candidate& c, double estimate_reference_s, double conf
   j["b"] = c.b;
   j["eta"] = c.eta;
   j["alpha"] = c.alpha;
-  if (!c.sequential() && c.strategy == Strategy::average) j["average_interval"] = c.interval;
+  if (!c.sequential() && !c.strategy->search->interval_option.empty())
+    j[std::string(c.strategy->option(c.strategy->search->interval_option)->key)] = c.interval;
   Json args = Json::array();
   for (const std::string& a : candidate_args(c)) args.push_back(a);
   j["train_args"] = std::move(args);

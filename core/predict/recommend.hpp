@@ -72,12 +72,17 @@ enum class ConvergenceBasis {
 };
 std::string_view to_string(ConvergenceBasis b);
 
+// The strategies wulf recommend searches (those whose descriptor has SearchTraits), in the
+// registry's order, and their names as a list: "block, average" + last + "ppt".
+std::vector<Strategy> searched_strategies();
+std::string searched_strategy_names(std::string_view last);
+
 struct Candidate {
-  Strategy strategy = Strategy::block;  // p = 1: block on one rank, the sequential run
+  Strategy strategy{};  // p = 1: block on one rank, the sequential run
   int p = 1;
   std::size_t b = 1;
   double eta = 0, alpha = 0;
-  std::size_t interval = 0;  // average only
+  std::size_t interval = 0;  // the strategy's interval option (SearchTraits), where it has one
   std::size_t point = 0;     // index of its LearningPoint
   std::string skipped;       // why it is not run (b < p, ...); empty: it is
   ConvergenceBasis basis = ConvergenceBasis::exact;

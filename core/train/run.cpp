@@ -25,7 +25,7 @@ Run<T>::Run(Mlp<T>& net, const Dataset& train, const Dataset& test, const Global
       flops_(net.spec().flops()),
       options_(options),
       progress_(progress) {
-  validate(config, sizes.train, sizes.classifier, splits_blocks(config.strategy) ? comm.size() : 1);
+  validate(config, sizes.train, sizes.classifier, block_sharers(config, comm.size()));
   if (numerics_ && (train.n_inputs() != net.spec().sizes.front() || train.n_outputs() != net.spec().sizes.back()))
     throw InputError("network " + net.spec().describe() + " does not fit the data (" +
                      std::to_string(train.n_inputs()) + " inputs, " + std::to_string(train.n_outputs()) +

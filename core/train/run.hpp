@@ -205,28 +205,14 @@ class Run {
 extern template class Run<float>;
 extern template class Run<double>;
 
-// The strategies (core/train/strategies/, one file each), with train_strategy's arguments.
-// WULF_STRATEGY_SIGNATURE(name, T) is strategy name's version for T;
-// WULF_INSTANTIATE_STRATEGY(name), after the strategy's definition in its file, makes its
-// float and double versions, which WULF_STRATEGY declares here for every other file.
+// A strategy's iteration (core/train/strategies/, one file each) has train_strategy's
+// arguments; WULF_INSTANTIATE_STRATEGY(name), after its definition, makes its float and
+// double versions, which its descriptor (strategy.hpp) points to.
 #define WULF_STRATEGY_SIGNATURE(name, T)                                                                      \
   TrainResult name<T>(Mlp<T>&, const Dataset&, const Dataset&, const GlobalSizes&, const TrainConfig&, Comm&, \
                       Compute&, const ProgressFn&)
 #define WULF_INSTANTIATE_STRATEGY(name)          \
   template WULF_STRATEGY_SIGNATURE(name, float); \
   template WULF_STRATEGY_SIGNATURE(name, double)
-#define WULF_STRATEGY(name)                                                                              \
-  template <class T>                                                                                     \
-  TrainResult name(Mlp<T>& net, const Dataset& train, const Dataset& test, const GlobalSizes& sizes,     \
-                   const TrainConfig& config, Comm& comm, Compute& compute, const ProgressFn& progress); \
-  extern template WULF_STRATEGY_SIGNATURE(name, float);                                                  \
-  extern template WULF_STRATEGY_SIGNATURE(name, double);
-WULF_STRATEGY(train_block)    // seed 000 section V (trainer.hpp declares it for the other parts)
-WULF_STRATEGY(train_average)  // seed 000 section VII
-WULF_STRATEGY(train_ppt)      // seed 001
-WULF_STRATEGY(train_scatter)  // seed 003
-WULF_STRATEGY(train_root)     // seed 004
-WULF_STRATEGY(train_cg)       // seed 002
-#undef WULF_STRATEGY
 
 }  // namespace wulf

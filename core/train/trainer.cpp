@@ -2,6 +2,8 @@
 #include "util/errors.hpp"
 #include "util/names.hpp"
 
+#include <fmt/format.h>
+
 #include "data/partition.hpp"
 #include "train/run.hpp"
 
@@ -9,6 +11,7 @@
 #include <cmath>
 #include <numeric>
 #include <stdexcept>
+#include <type_traits>
 
 namespace wulf {
 
@@ -18,10 +21,6 @@ constexpr Named<ErrorMetric> metric_names[] = {{ErrorMetric::rmse, "rmse"},
                                                {ErrorMetric::mse, "mse"},
                                                {ErrorMetric::loss, "loss"},
                                                {ErrorMetric::classification, "class"}};
-constexpr Named<Strategy> strategy_names[] = {{Strategy::block, "block"},     {Strategy::average, "average"},
-                                              {Strategy::ppt, "ppt"},         {Strategy::scatter, "scatter"},
-                                              {Strategy::root, "root"},       {Strategy::session, "session"},
-                                              {Strategy::cg, "cg"}};
 constexpr Named<StopReason> stop_reason_names[] = {{StopReason::max_iterations, "max_iterations"},
                                                    {StopReason::target_reached, "target_reached"},
                                                    {StopReason::time_limit, "time_limit"},
@@ -34,19 +33,6 @@ constexpr Named<StopReason> stop_reason_names[] = {{StopReason::max_iterations, 
 std::string_view to_string(ErrorMetric m) { return name_of(m, metric_names); }
 
 ErrorMetric parse_error_metric(std::string_view name) { return parse_named(name, metric_names, "error", "metric"); }
-
-std::string_view to_string(Strategy s) { return name_of(s, strategy_names); }
-
-Strategy parse_strategy(std::string_view name) { return parse_named(name, strategy_names, "strategy", "strategy"); }
-
-std::span<const Strategy> registered_strategies() {
-  static const std::array<Strategy, std::size(strategy_names)> all = [] {
-    std::array<Strategy, std::size(strategy_names)> a{};
-    for (std::size_t i = 0; i < a.size(); ++i) a[i] = strategy_names[i].value;
-    return a;
-  }();
-  return all;
-}
 
 std::string_view to_string(StopReason r) { return name_of(r, stop_reason_names); }
 
@@ -139,31 +125,13 @@ void validate(const TrainConfig& c, std::size_t n, bool classifier, int ranks) {
     throw InputError("--init-range: must be a non-negative number");
   if (c.metric == ErrorMetric::classification && !classifier)
     throw InputError("--error class: this problem's targets are not classes");
-  if (c.strategy == Strategy::cg) validate_cg(c.cg);
-  if (c.learning == Learning::rprop) {
-    if (c.strategy != Strategy::block && c.strategy != Strategy::scatter && c.strategy != Strategy::root)
-      throw InputError("--learning rprop: --strategy " + std::string(to_string(c.strategy)) +
-                       " has no RPROP; it runs with --strategy block, scatter or root (one update from the "
-                       "gradient of the whole training set, the same on every rank)");
-    validate(c.rprop);
-  }
-}
-
-void validate_cg(const CgConfig& cg) {
-  if (!(cg.initial_step > 0) || !std::isfinite(cg.initial_step))
-    throw InputError("--cg-step: the first step of the line search must be a positive number");
-  if (cg.max_expansions < 0 || cg.max_expansions > 1000)
-    throw InputError("--cg-expansions: must be in [0, 1000]");
-  if (cg.refinements < 1 || cg.refinements > 1000)
-    throw InputError("--cg-refinements: must be in [1, 1000] (the last interpolation is the step)");
-  if (!(cg.flat_tolerance >= 0) || !std::isfinite(cg.flat_tolerance))
-    throw InputError("--cg-flat: must be a non-negative number");
-  if (!(cg.load_balance >= 0 && cg.load_balance <= 1))
-    throw InputError("--load-balance: the fraction of the training set per pass must be in (0, 1] (0: off)");
-  if (cg.chunk == 0) throw InputError("--chunk: must be at least 1 pattern");
-  if (cg.time_only_probes != 0 && !(cg.time_only_probes >= cg.refinements && cg.time_only_probes <= 1e6))
-    throw InputError("--cg-probes: the mean probes per line search must be at least --cg-refinements (" +
-                     std::to_string(cg.refinements) + "), the fewest a search takes, and at most 1e6");
+  if (!c.strategy->runs(c.learning))
+    throw InputError(fmt::format("--learning {}: --strategy {} does not learn so; it runs with {}{}",
+                                 to_string(c.learning), to_string(c.strategy), strategies_that_run(c.learning),
+                                 c.learning == Learning::rprop ? " (one update from the gradient of the whole training "
+                                                                 "set, the same on every rank)"
+                                                               : ""));
+  if (c.learning == Learning::rprop) validate(c.rprop);
 }
 
 template <class T>
@@ -281,35 +249,19 @@ std::vector<std::size_t> identity_order(std::size_t n) {
   return order;
 }
 
-DataLayout data_layout(Strategy s) {
-  switch (s) {
-    case Strategy::ppt: return DataLayout::whole_train;
-    case Strategy::scatter: return DataLayout::root_only;
-    case Strategy::session: return DataLayout::whole;
-    default: return DataLayout::shares;
-  }
-}
+DataLayout data_layout(const TrainConfig& config) { return config.strategy->layout(config); }
 
-DataLayout data_layout(const TrainConfig& config) {
-  if (config.strategy == Strategy::cg && config.cg.load_balance > 0) return DataLayout::workers;
-  return data_layout(config.strategy);
-}
-
-bool splits_blocks(Strategy s) { return s == Strategy::block || s == Strategy::scatter || s == Strategy::root; }
+int block_sharers(const TrainConfig& config, int np) { return config.strategy->splits_blocks ? np : 1; }
 
 template <class T>
 TrainResult train_strategy(Mlp<T>& net, const Dataset& train, const Dataset& test, const GlobalSizes& sizes,
                            const TrainConfig& config, Comm& comm, Compute& compute, const ProgressFn& progress) {
-  switch (config.strategy) {
-    case Strategy::block: return train_block(net, train, test, sizes, config, comm, compute, progress);
-    case Strategy::average: return train_average(net, train, test, sizes, config, comm, compute, progress);
-    case Strategy::ppt: return train_ppt(net, train, test, sizes, config, comm, compute, progress);
-    case Strategy::scatter: return train_scatter(net, train, test, sizes, config, comm, compute, progress);
-    case Strategy::root: return train_root(net, train, test, sizes, config, comm, compute, progress);
-    case Strategy::cg: return train_cg(net, train, test, sizes, config, comm, compute, progress);
-    case Strategy::session: break;
-  }
-  throw InputError("--strategy session runs a table of sessions, not one run");
+  const StrategyDescriptor& d = *config.strategy;
+  StrategyTrainFn<T> fn = nullptr;
+  if constexpr (std::is_same_v<T, float>) fn = d.train_float;
+  else fn = d.train_double;
+  if (!fn) throw InputError("--strategy " + std::string(d.name) + " runs a table of sessions, not one run");
+  return fn(net, train, test, sizes, config, comm, compute, progress);
 }
 
 template <class T>

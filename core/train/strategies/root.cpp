@@ -26,7 +26,7 @@ TrainResult train_root(Mlp<T>& net, const Dataset& train, const Dataset& test, c
   using Matrix = typename Mlp<T>::Matrix;
   Run<T> run(net, train, test, sizes, config, comm, compute, progress);
   const int p = comm.size(), q = comm.rank();
-  const int threads = std::max(1, config.threads);
+  const int threads = std::max(1, static_cast<int>(setting(config, "threads")));
   const BlockPlan plan(sizes.train, block_size(config, sizes.train), p, q);
   Rng order_rng = pattern_order_rng(config, q);
   std::vector<std::size_t> order = identity_order(plan.n_local);
@@ -99,5 +99,39 @@ TrainResult train_root(Mlp<T>& net, const Dataset& train, const Dataset& test, c
 }
 
 WULF_INSTANTIATE_STRATEGY(train_root);
+
+namespace {
+
+constexpr StrategyOption root_options[] = {
+    {.name = "threads", .key = "threads", .help = "threads inside each rank", .default_value = 1, .lo = 1, .hi = 1024}};
+
+}  // namespace
+
+extern const StrategyDescriptor root_strategy{
+    .name = "root",
+    .help = "threads and a root update, seed 004",
+    .options_title = "root update (--strategy root, seed 004)",
+    .options = root_options,
+    .learning = every_learning,
+    .splits_blocks = true,
+    .layout = fixed_layout<DataLayout::shares>,
+    .memory = [](const MemoryShape& s, const TrainConfig& c, StrategyMemory& m) {
+      m.updates_each = 0;  // rank 0 makes the update
+      const double threads = setting(c, "threads");
+      if (threads > 1)
+        add_part(m.beside_net, "root's nets of the threads beyond the first", (threads - 1) * 2 * s.wT(),
+                 (threads - 1) * 2 * s.wT(), MemoryPart::Kind::held, "fewer --threads");
+      m.reduces_weights = true;
+      // --numerics off under sim, learning by epoch: wulf's reduces receive into the ranks'
+      // shared memory (Compute::shared_scratch), and only four-stage's last stage, at most
+      // one rank in fan_in + 1, calls the library's reduce.
+      if (s.sim && !s.numerics) {
+        if (s.reduce == "wulf-binomial") m.reduce_scratch = 0;
+        if (s.reduce == "four-stage") m.reduce_scratch = 2.0 / (s.fan_in + 1);
+      }
+    },
+    .train_float = train_root<float>,
+    .train_double = train_root<double>,
+};
 
 }  // namespace wulf

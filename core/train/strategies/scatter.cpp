@@ -118,4 +118,28 @@ TrainResult train_scatter(Mlp<T>& net, const Dataset& whole_train, const Dataset
 
 WULF_INSTANTIATE_STRATEGY(train_scatter);
 
+extern const StrategyDescriptor scatter_strategy{
+    .name = "scatter",
+    .help = "scatter/gather, seed 003",
+    .learning = every_learning,
+    .splits_blocks = true,
+    .layout = fixed_layout<DataLayout::root_only>,
+    .memory = [](const MemoryShape& s, const TrainConfig&, StrategyMemory& m) {
+      m.updates_each = 0;  // rank 0 makes the update
+      if (s.p > 1)
+        add_part(m.collectives, "scatter's gather of the gradients at rank 0, w x p values", s.w * s.p * s.T, 0,
+                 MemoryPart::Kind::held, "fewer ranks (--np) or --strategy block");
+    },
+    // Every share's count and their sum, the last displacement (scatter_set's).
+    .message_counts = [](const MemoryShape& s) {
+      for (const double patterns : {s.n, s.m})
+        for (const double per : {s.in, s.out}) {
+          const auto n = static_cast<std::size_t>(patterns);
+          mpi_count(n * static_cast<std::size_t>(per), scatter_what(n, static_cast<int>(per)), scatter_remedy);
+        }
+    },
+    .train_float = train_scatter<float>,
+    .train_double = train_scatter<double>,
+};
+
 }  // namespace wulf

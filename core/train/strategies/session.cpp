@@ -139,4 +139,37 @@ template std::vector<SessionOutcome> train_sessions<double>(const NetSpec&, cons
                                                             const std::vector<TrainConfig>&, Comm&, Compute&,
                                                             PhaseTimes&);
 
+namespace {
+
+constexpr StrategyOption session_options[] = {
+    {.name = "sweep",
+     .key = "sweep",
+     .kind = StrategyOption::Kind::text,
+     .help = "the sessions: values of eta, alpha, block and seed, e.g. \"eta=0.5,1.5;alpha=0.5,0.9;block=4,16\"",
+     .example = "eta=0.5,1.5;alpha=0.5,0.9"}};
+
+}  // namespace
+
+extern const StrategyDescriptor session_strategy{
+    .name = "session",
+    .help = "a parameter sweep, seed 000",
+    .options_title = "training sessions (--strategy session, seed 000)",
+    .options = session_options,
+    .learning = momentum_learning,
+    .layout = fixed_layout<DataLayout::whole>,
+    .sessions = [](const TrainConfig& c) { return sweep_configs(c, setting_text(c, "sweep")); },
+    // Each session is a whole training run on one rank's copy of the data, which a time-only
+    // run does not load.
+    .check = [](const TrainConfig&, int, bool numerics) {
+      if (!numerics) throw InputError("--numerics off: --strategy session trains whole nets and needs the arithmetic");
+    },
+    .memory = [](const MemoryShape& s, const TrainConfig&, StrategyMemory& m) {
+      double most = 0;  // the largest block of any session, which one rank runs whole
+      for (const TrainConfig& one : s.sessions)
+        most = std::max(most, static_cast<double>(block_size(one, static_cast<std::size_t>(s.n))));
+      m.columns = most;
+      m.holders = 1;
+    },
+};
+
 }  // namespace wulf

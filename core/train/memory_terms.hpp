@@ -1,0 +1,82 @@
+// The terms of a run's memory estimate that a strategy decides (job/memory_estimate.hpp adds
+// them up): what it holds beside the net, the patterns of one forward and backward pass, its
+// own collectives' buffers. A strategy's descriptor (strategy.hpp) fills a StrategyMemory
+// from a MemoryShape; the defaults are block's.
+#pragma once
+
+#include "data/partition.hpp"
+
+#include <cmath>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace wulf {
+
+struct TrainConfig;
+
+// One buffer of a run, or one kind of buffer, in bytes.
+struct MemoryPart {
+  enum class Kind {
+    held,     // on its rank for the run
+    passing,  // held a while (loading, evaluating): once per smpirun process, per rank process under mpirun
+    process,  // once per process, not per rank (the simulator itself)
+  };
+  std::string what;    // for people: "PPT's allgather buffers, (w + 1) x (p + 1) values per rank"
+  double first = 0;    // bytes on rank 0
+  double each = 0;     // bytes on every other rank
+  Kind kind = Kind::held;
+  std::string shrink;  // the options that shrink it, e.g. "fewer ranks (--np) or --strategy block"
+};
+
+// Adds a part that weighs anything.
+inline void add_part(std::vector<MemoryPart>& parts, std::string what, double first, double each,
+                     MemoryPart::Kind kind, std::string shrink) {
+  if (first > 0 || each > 0) parts.push_back({std::move(what), first, each, kind, std::move(shrink)});
+}
+
+// What the estimate reads of a job, as doubles (a product of counts may pass 2^64).
+struct MemoryShape {
+  int p = 1;               // ranks
+  double T = 4;            // bytes of one value of the net
+  double w = 0;            // weights
+  double n = 0, m = 0;     // training and test patterns
+  double in = 0, out = 0;  // inputs and outputs
+  double input_bytes = 4;  // bytes of one stored input: a float, or 1 (Dataset::input_bytes)
+  double pattern = 0;      // bytes of one stored pattern: its inputs, its float targets and its label
+  double units = 0;        // units of the layers after the input, summed
+  bool numerics = true;    // the arithmetic is done (the net, the data and the activations exist)
+  bool sim = false;
+  std::string reduce = "default";  // the reduce algorithm (--reduce)
+  int fan_in = 3;                  // four-stage's fan-in
+  std::span<const TrainConfig> sessions;  // a table of sessions' configurations (session.hpp)
+
+  // Rank 0's share of total over parts ranks, and the largest other one's.
+  static double share(double total, int parts, bool first) {
+    if (parts <= 1) return first ? total : 0;
+    if (first) return static_cast<double>(share_of(static_cast<std::size_t>(total), parts, 0).count);
+    return std::ceil(total / parts);
+  }
+  double share(double total, bool first) const { return share(total, p, first); }
+  double wT() const { return w * T; }
+};
+
+// A strategy's terms. The estimate sets the defaults from the shape before the strategy's
+// memory hook changes what differs.
+struct StrategyMemory {
+  // The update's state, in updates' states (momentum's w values, RPROP's 2 w) on rank 0 and
+  // on each other rank, and more bytes of vectors beside them (cg's).
+  double updates_first = 1, updates_each = 1;
+  double vectors_first = 0, vectors_each = 0;
+  bool sums_anywhere = false;          // allreduces the w values with Comm::allreduce_sum_anywhere (SMPI: a spare w)
+  std::vector<MemoryPart> beside_net;  // more it holds beside the net (root's threads' nets)
+  double columns = 0;                  // patterns of one forward and backward pass of a rank (default: ceil(b / p))
+  std::string columns_shrink = "a smaller --block";  // what shrinks them
+  double order_patterns = 0;           // patterns in a rank's order of patterns (default: its share, both ranks)
+  int holders = 0;                     // ranks the sets are shared over for evaluation (0: all of them)
+  std::vector<MemoryPart> collectives; // its own collectives' buffers (ppt's allgather, scatter's gather)
+  bool reduces_weights = false;        // allreduces or reduces the w values (the library's temporaries)
+  double reduce_scratch = 0;           // buffers of w values those reduces hold (default: the library's and wulf's)
+};
+
+}  // namespace wulf

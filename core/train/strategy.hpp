@@ -1,0 +1,161 @@
+// A parallel strategy (--strategy) as data: everything the rest of wulf asks of it. Each
+// strategy's descriptor lives beside its iteration in core/train/strategies/NAME.cpp, and the
+// registry (train/strategy.cpp, WULF_STRATEGIES) lists them, so adding a strategy is its file,
+// one registry line and its tests (ARCHITECTURE.md, "Adding a strategy"). The options, their
+// scopes and --help, the job's record, the memory estimate and wulf recommend's candidates all
+// read the descriptors.
+#pragma once
+
+#include "comm/comm.hpp"
+#include "comm/compute.hpp"
+#include "data/dataset.hpp"
+#include "data/problems.hpp"
+#include "nn/mlp.hpp"
+#include "train/memory_terms.hpp"
+#include "util/json.hpp"
+
+#include <cstddef>
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace wulf {
+
+struct StrategyDescriptor;
+struct TrainConfig;
+struct TrainResult;
+struct GlobalSizes;
+struct IterationRecord;
+using ProgressFn = std::function<void(const IterationRecord&)>;
+
+// A strategy, by its descriptor: copied as a pointer, equal only to itself.
+class Strategy {
+ public:
+  Strategy();  // the registry's first, block
+  constexpr explicit Strategy(const StrategyDescriptor& d) : d_(&d) {}
+  const StrategyDescriptor& operator*() const { return *d_; }
+  const StrategyDescriptor* operator->() const { return d_; }
+  friend bool operator==(Strategy a, Strategy b) { return a.d_ == b.d_; }
+
+ private:
+  const StrategyDescriptor* d_;
+};
+
+std::string_view to_string(Strategy s);
+// The strategy of that name; other text is refused naming every registered one.
+Strategy parse_strategy(std::string_view name);  // throws InputError
+// Every strategy wulf has, in the registry's order (the order --help lists them).
+std::span<const Strategy> registered_strategies();
+
+// An option a strategy owns: `--NAME VALUE` of wulf train, refused with any other strategy,
+// and the key of its value in the record's config.
+struct StrategyOption {
+  enum class Kind { whole, number, text };
+  std::string_view name;  // without the --: "average-interval"
+  std::string_view key;   // the config's key: "average_interval"; "cg.initial_step" lies in the object "cg"
+  Kind kind = Kind::whole;
+  std::string_view help;
+  double default_value = 0;  // whole and number; a text option has none and must be given
+  double lo = 0, hi = 0;     // whole: the accepted values, both included (checked as the job is resolved and read)
+  std::string_view example = {};  // text: a value that runs, for the message when it is missing (and the tests)
+  bool record_may_omit = false;   // the record may leave it out or write null: then the default
+};
+
+// The values of the job's strategy's options, by option name; an option not set here has its
+// descriptor's default (a text option has none).
+class StrategySettings {
+ public:
+  void set(std::string_view option, double value);
+  void set_text(std::string_view option, std::string value);
+  const double* find(std::string_view option) const;
+  const std::string* find_text(std::string_view option) const;
+
+ private:
+  std::vector<std::pair<std::string, double>> numbers_;
+  std::vector<std::pair<std::string, std::string>> texts_;
+};
+
+// What each rank of a strategy holds of the data (ProblemOptions follows it).
+enum class DataLayout {
+  shares,       // its share of the training and of the test set (block, average, root)
+  whole_train,  // the whole training set, its share of the test set (ppt)
+  root_only,    // rank 0 everything, which it scatters; the others nothing (scatter)
+  whole,        // everything (session)
+  workers,      // rank 0 nothing, rank r >= 1 its share of both sets over p - 1 ranks (cg --load-balance)
+};
+
+// A strategy whose ranks always hold the data the same way.
+template <DataLayout L>
+DataLayout fixed_layout(const TrainConfig&) {
+  return L;
+}
+
+// The learning rules of StrategyDescriptor::learning: every one, or the momentum rules
+// (all but RPROP, whose one update needs the whole training set's gradient on every rank).
+inline constexpr Learning every_learning[] = {Learning::pattern, Learning::block, Learning::epoch, Learning::rprop};
+inline constexpr Learning momentum_learning[] = {Learning::pattern, Learning::block, Learning::epoch};
+
+// How wulf recommend searches a strategy (predict/recommend.hpp); a strategy without one is
+// not searched.
+struct SearchTraits {
+  bool same_updates = false;         // its runs make the sequential run's updates (convergence basis "same")
+  std::string_view block_option = "block";  // the option that carries the candidate's b (ppt: "local-epoch")
+  std::string_view interval_option = {};    // an option recommend's --intervals sweeps, or none
+  std::string_view interval_label = {};     // its name in a candidate's label ("average a=64")
+  // Why b patterns cannot run on p ranks, each holding share training patterns; "" if they can.
+  std::string (*refuse)(std::size_t b, int p, std::size_t share) = nullptr;
+};
+
+template <class T>
+using StrategyTrainFn = TrainResult (*)(Mlp<T>&, const Dataset&, const Dataset&, const GlobalSizes&,
+                                        const TrainConfig&, Comm&, Compute&, const ProgressFn&);
+
+struct StrategyDescriptor {
+  std::string_view name;
+  std::string_view help;           // for --strategy's help: "training-set parallelism, seed 000"
+  std::string_view options_title;  // the --help group of its options: "conjugate gradient (--strategy cg, seed 002)"
+  std::span<const StrategyOption> options;
+  std::span<const Learning> learning;  // the learning rules it runs (--learning)
+  bool splits_blocks = false;          // shares each block out over the ranks (then b >= the ranks)
+  DataLayout (*layout)(const TrainConfig&) = nullptr;
+  // A strategy that runs a table of whole training sessions (session.hpp), not one net: their
+  // configurations. Null for the others.
+  std::vector<TrainConfig> (*sessions)(const TrainConfig&) = nullptr;
+  // Its settings against each other, the ranks and the arithmetic; throws InputError. May be null.
+  void (*check)(const TrainConfig&, int np, bool numerics) = nullptr;
+  // What --quiet leaves out: the plan's line of its training, instead of the momentum's. May be null.
+  std::string (*plan)(const TrainConfig&) = nullptr;
+  // Its part of the record's config beyond its options' values (descriptions, derived values). May be null.
+  void (*record)(const TrainConfig&, bool numerics, Json& config) = nullptr;
+  // Its terms of the memory estimate; null: the defaults (memory_terms.hpp).
+  void (*memory)(const MemoryShape&, const TrainConfig&, StrategyMemory&) = nullptr;
+  // The counts its own collectives pass to MPI, each checked with mpi_count. May be null.
+  void (*message_counts)(const MemoryShape&) = nullptr;
+  const SearchTraits* search = nullptr;
+  StrategyTrainFn<float> train_float = nullptr;  // null only where sessions is set
+  StrategyTrainFn<double> train_double = nullptr;
+
+  const StrategyOption* option(std::string_view name) const;
+  bool runs(Learning l) const;
+};
+
+// The strategies that run learning rule l, as a list: "--strategy block, scatter or root".
+std::string strategies_that_run(Learning l);
+
+// The option of that name among every strategy's (the first that owns it), or null.
+const StrategyOption* any_strategy_option(std::string_view name);
+
+// A setting of config's strategy: its value in config.settings, else its default. A name the
+// strategy does not own is a bug (std::logic_error); a text option never given, an InputError.
+double setting(const TrainConfig& config, std::string_view option);
+std::size_t setting_count(const TrainConfig& config, std::string_view option);
+const std::string& setting_text(const TrainConfig& config, std::string_view option);
+
+// The generic checks of config's settings (each whole one in its range, each number finite),
+// then the strategy's own (StrategyDescriptor::check); throws InputError naming the option.
+void check_strategy(const TrainConfig& config, int np, bool numerics);
+
+}  // namespace wulf
