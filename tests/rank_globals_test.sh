@@ -14,6 +14,7 @@ allowed=(
   "wulf::(anonymous namespace)::shared_scratches|the receives of unread sums, shared by all ranks by design (sim/compute_sim.cpp)"
   "wulf::MemoryEstimate::biggest() const::none|a constant, made on first use"
   "wulf::(anonymous namespace)::child_groups|the front end's children (util/process.cpp); no rank starts one"
+  "wulf::(anonymous namespace)::hidden_variables|the front end's children's environment (util/process.cpp); no rank starts one"
   "wulf::(anonymous namespace)::limit_end|the front end's time limit (util/process.cpp)"
   "wulf::(anonymous namespace)::limit_seconds|the front end's time limit (util/process.cpp)"
   "wulf::(anonymous namespace)::pending|the front end's pending signal (util/process.cpp)"

@@ -5,6 +5,8 @@
 // w ceil(log2 p). The result is a profile for `wulf model` and `--compute calibrated`, and a
 // SimGrid platform describing this machine.
 #include "cli/cli.hpp"
+#include "cli/launcher.hpp"
+#include "cli/runner.hpp"
 #include "predict/model.hpp"
 #include "util/errors.hpp"
 #include "data/dataset.hpp"
@@ -110,6 +112,7 @@ CalibrateJob read_calibrate_job(const po::variables_map& vm) {
                                              : generated + "/" + machine + "-" + safe_problem + ".profile";
   job.platform_path =
       vm.count("platform-out") ? vm["platform-out"].as<std::string>() : generated + "/" + machine + ".xml";
+  if (!is_leader()) return job;  // only process 0 writes the files
   if (!vm.count("profile-out") || !vm.count("platform-out")) std::filesystem::create_directories(generated);
   check_writable(job.profile_path, "--profile-out");
   check_output(job.platform_path, "--platform-out", {{"--profile-out", job.profile_path}});
@@ -126,29 +129,27 @@ struct Phases {
 
 // The phases: the training code itself on one rank of the real engine (mpirun -np 1), as
 // the runs it predicts will be started, its phase timers on.
-Phases measure_phases(const CalibrateJob& job, std::ostream& out, std::ostream& err) {
+Phases measure_phases(const CalibrateJob& job, const Runner& runner, std::ostream& out, std::ostream& err) {
   // The record goes to a folder of this run's own: write_file_atomically puts its file
   // beside the record, which must not be the shared /tmp.
   const TempDir scratch("calibrate");
   const std::string record_path = scratch.file("record.json");
   std::vector<std::string> train_args{
-      wulf_program("wulf"), "train", "--engine", "real", "--np", "1", "--problem", job.problem,
+      "train", "--engine", "real", "--np", "1", "--problem", job.problem,
       "--block", std::to_string(job.block), "--epochs", std::to_string(job.iterations),
       "--precision", job.precision, "--bias", job.bias, "--train-size", std::to_string(job.train_size),
-      "--test-size", std::to_string(job.test_size), "--quiet", "--out", record_path};
+      "--test-size", std::to_string(job.test_size), "--quiet"};
   out << "timing " << job.iterations << " iterations of " << job.problem << " on one rank under mpirun ..."
       << std::endl;
   if (job.timeout > 0) train_args.insert(train_args.end(), {"--timeout", fmt::format("{}", job.timeout)});
-  ChildOptions options;
-  options.capture = true;
-  options.grace_s = kWulfGraceSeconds;  // a wulf: it ends its own mpirun first
-  const ChildResult train = run_child(train_args, options);
-  if (train.code == exit_timeout) throw TimedOut{"the instrumented training run " + wulf_last_message(train.err)};
+  // It times this machine: alone.
+  const JobResult train = runner.run({{train_args, record_path, {}, {}}}, Spread::one_at_a_time).front();
+  if (train.code == exit_timeout) throw TimedOut{"the instrumented training run " + train.message()};
   if (train.code != exit_ok) {
     err << train.err;
     throw InputError("the instrumented training run failed (code " + std::to_string(train.code) + ")");
   }
-  const Json record = read_json_file(record_path);
+  const Json& record = train.record;
   auto field = [&](const std::string& pointer) { return json_field<double>(record, pointer, record_path); };
   Phases f;
   // Without a test set, wulf checks the error on the whole training set after every
@@ -186,37 +187,49 @@ struct AllreduceFit {
   double Tw = 0, Ti = 0;
 };
 
+// The recursive-doubling allreduce of sizes under mpirun on p ranks of wulf-rank-real: a job
+// that is no wulf command, its output the benchmark's rows.
+Job allreduce_benchmark(const CalibrateJob& job, const std::vector<std::size_t>& sizes, std::size_t p) {
+  return {{"mpirun", "-np", std::to_string(p), "wulf-rank-real", "bench"}, "", {}, [&job, sizes, p] {
+            const MpiSessionDir session;
+            std::vector<std::string> cmd = mpirun_command(static_cast<int>(p), "auto", Collectives{"rdb"},
+                                                          wulf_program("wulf-rank-real"), session);
+            CommBenchConfig bench;
+            bench.what = "allreduce";
+            bench.sizes = sizes;
+            bench.repeat = static_cast<int>(job.repeat);
+            validate(bench);
+            const RankJobArgs args(comm_bench_json(bench), true);
+            cmd.push_back("bench");
+            cmd.insert(cmd.end(), args.args().begin(), args.args().end());
+            try {
+              const RanksOutcome o = run_ranks(cmd, false, true, job.timeout);
+              return JobResult{o.code, o.output, o.failure, "", Json(), 0};
+            } catch (const TimedOut& e) {
+              throw TimedOut{"the allreduce benchmark on " + std::to_string(p) + " ranks under mpirun " + e.message};
+            }
+          }};
+}
+
 // Recursive-doubling allreduce of the job's sizes under mpirun on each p of the job, with
 // "around" resolved from the net's w.
-AllreduceFit measure_allreduce(const CalibrateJob& job, double w, std::ostream& out) {
+AllreduceFit measure_allreduce(const CalibrateJob& job, const Runner& runner, double w, std::ostream& out) {
   std::vector<std::size_t> elements = job.elements;
   if (job.around) {
     const auto W = static_cast<std::size_t>(w);
     elements = {std::max<std::size_t>(1, W / 2), std::max<std::size_t>(2, W), std::max<std::size_t>(4, 2 * W)};
   }
+  // Each benchmark times this machine: one after another, no other run beside it.
+  std::vector<Job> benchmarks;
+  for (std::size_t p : job.nps) benchmarks.push_back(allreduce_benchmark(job, elements, p));
+  const std::vector<JobResult> runs = runner.run(benchmarks, Spread::one_at_a_time, [&](std::size_t k) {
+    out << "timing the allreduce on " << job.nps[k] << " ranks under mpirun ..." << std::endl;
+  });
   AllreduceFit a;
-  for (std::size_t p : job.nps) {
-    out << "timing the allreduce on " << p << " ranks under mpirun ..." << std::endl;
-    const MpiSessionDir session;
-    std::vector<std::string> cmd = mpirun_command(static_cast<int>(p), "auto", Collectives{"rdb", "default", "default"},
-                                                  wulf_program("wulf-rank-real"), session);
-    CommBenchConfig bench;
-    bench.what = "allreduce";
-    bench.sizes = elements;
-    bench.repeat = job.repeat;
-    validate(bench);
-    const RankJobArgs args(comm_bench_json(bench), true);
-    cmd.push_back("bench");
-    cmd.insert(cmd.end(), args.args().begin(), args.args().end());
-    RanksOutcome o;
-    try {
-      o = run_ranks(cmd, false, true, job.timeout);
-    } catch (const TimedOut& e) {
-      throw TimedOut{"the allreduce benchmark on " + std::to_string(p) + " ranks under mpirun " + e.message};
-    }
-    if (o.code != 0) throw InputError("the allreduce benchmark under mpirun failed: " + o.failure);
-    for (Json& row : read_bench_rows(o.output, "the allreduce benchmark's output")) {
-      a.xs.push_back(row.at("size").get<double>() * std::ceil(std::log2(static_cast<double>(p))));
+  for (std::size_t k = 0; k < runs.size(); ++k) {
+    if (runs[k].code != 0) throw InputError("the allreduce benchmark under mpirun failed: " + runs[k].err);
+    for (Json& row : read_bench_rows(runs[k].out, "the allreduce benchmark's output")) {
+      a.xs.push_back(row.at("size").get<double>() * std::ceil(std::log2(static_cast<double>(job.nps[k]))));
       a.ts.push_back(row.at("time_s").get<double>());
       a.points.push_back(std::move(row));
     }
@@ -299,9 +312,11 @@ int calibrate_command(const std::vector<std::string>& args, std::ostream& out, s
     return exit_ok;
   }
   const CalibrateJob job = read_calibrate_job(vm);
-  const Phases phases = measure_phases(job, out, err);
-  const AllreduceFit allreduce = measure_allreduce(job, phases.w, out);
+  const Runner runner;
+  const Phases phases = measure_phases(job, runner, out, err);
+  const AllreduceFit allreduce = measure_allreduce(job, runner, phases.w, out);
   print_calibration(out, job, phases, allreduce);
+  if (!is_leader()) return exit_ok;
   write_file_atomically(job.profile_path, profile_text(job, phases, allreduce));
   write_file_atomically(job.platform_path, platform_text(job, phases, allreduce));
   out << "profile: " << job.profile_path << "\nplatform: " << job.platform_path << "\n";

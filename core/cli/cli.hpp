@@ -1,6 +1,8 @@
 // The `wulf` command: `wulf train ...` and friends, as functions so tests can run them.
 #pragma once
 
+#include "cli/runner.hpp"
+
 #include <iosfwd>
 #include <string>
 #include <vector>
@@ -26,12 +28,17 @@ int recommend_command(const std::vector<std::string>& args, std::ostream& out, s
 int platform_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 // `wulf plot REC.json... --out F.png` (cli/plot.cpp): error curves of result records.
 int plot_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
-// One iteration of seed 000's function example on Bat Cave (Table VII's runs: Table II's
-// phase times charged, no arithmetic, recursive doubling) on --engine engine (sim or
-// testbed) with p ranks and block b, its record in tmp: the iteration's seconds. extra:
-// further options of wulf train (e.g. --eager-limit).
-double table_vii_iteration(const std::string& engine, int p, int b, const std::string& tmp, const std::string& timeout,
-                           const std::vector<std::string>& extra = {});
+// A run of one iteration of seed 000's function example on Bat Cave (Table VII's runs: Table
+// II's phase times charged, no arithmetic, recursive doubling) on --engine engine (sim or
+// testbed) with p ranks and block b, its record at `record`; timeout: each run's --timeout
+// seconds (empty: none); extra: further options of wulf train (e.g. --eager-limit).
+Job table_vii_job(const std::string& engine, int p, int b, const std::string& record, const std::string& timeout,
+                  const std::vector<std::string>& extra = {});
+// The seconds of its iteration; a run that failed is an error of command ("wulf study").
+double table_vii_seconds(const JobResult& run, const Job& job, const std::string& command);
+// A run of command's that failed: TimedOut for a timeout, else an InputError with what the
+// run printed; what names the run ("a simulation").
+void check_wulf_run(const JobResult& run, const std::string& command, const std::string& what);
 // `wulf validate --testbed` (cli/validate_testbed.cpp): Table V's fit and Table VII four ways.
 int validate_testbed(const std::string& out_path, const std::string& timeout, std::ostream& out, std::ostream& err);
 // `wulf testbed check|clean` (cli/testbed.cpp).

@@ -5,9 +5,11 @@
 
 #include "util/errors.hpp"
 
+#include <boost/program_options/options_description.hpp>
 #include <boost/program_options/value_semantic.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -78,6 +80,21 @@ inline ParsedValue<bool>* on_off(const std::string& option) { return on_off_as<b
 // The same read as the word "on" or "off", for an option handed on to `wulf train`.
 inline ParsedValue<std::string>* on_off_word(const std::string& option) {
   return on_off_as<std::string>(option, "on", "off");
+}
+
+// A group of the options `names` of another command's table, declared there once: the same
+// names, values, defaults and help (e.g. wulf train's options that recommend passes on).
+inline boost::program_options::options_description options_named(
+    const boost::program_options::options_description& from, const std::string& caption,
+    const std::vector<std::string>& names) {
+  boost::program_options::options_description group(caption, 110, 55);
+  for (const std::string& name : names) {
+    const auto& all = from.options();
+    const auto at = std::find_if(all.begin(), all.end(), [&](const auto& o) { return o->long_name() == name; });
+    if (at == all.end()) throw std::logic_error("no option --" + name + " to share");
+    group.add(*at);
+  }
+  return group;
 }
 
 }  // namespace wulf

@@ -3,13 +3,12 @@
 // printed it, as wulf's model computes it, and as wulf's simulator measures it; then the
 // same grid predicted for this machine from its own calibration.
 #include "cli/cli.hpp"
-#include "util/errors.hpp"
-#include "data/dataset.hpp"
-#include "engine/launch.hpp"
+#include "cli/launcher.hpp"
+#include "cli/runner.hpp"
 #include "cli/train_options.hpp"
+#include "util/errors.hpp"
 #include "util/json.hpp"
 #include "util/files.hpp"
-#include "util/process.hpp"
 #include "util/paths.hpp"
 #include "predict/model.hpp"
 #include "train/result_record.hpp"
@@ -18,51 +17,42 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <filesystem>
 #include <ostream>
 
 namespace wulf {
-namespace {
-std::string run_wulf(std::vector<std::string> args, const std::string& timeout, const std::string& what);
-}  // namespace
 
-double table_vii_iteration(const std::string& engine, int p, int b, const std::string& tmp, const std::string& timeout,
-                           const std::vector<std::string>& extra) {
+Job table_vii_job(const std::string& engine, int p, int b, const std::string& record, const std::string& timeout,
+                  const std::vector<std::string>& extra) {
   const std::string platform = platforms_dir() + "/batcave.xml";
   std::vector<std::string> args{"train",  "--problem", "function",  "--bias",  "off",      "--precision",
                                 "double", "--block",   std::to_string(b), "--epochs", "1", "--engine",
                                 engine,   "--np",      std::to_string(p), "--platform", platform, "--compute",
                                 "calibrated", "--profile", "batcave-function", "--numerics", "off", "--allreduce",
-                                "rdb",    "--quiet",   "--out",     tmp};
+                                "rdb",    "--quiet"};
   args.insert(args.end(), extra.begin(), extra.end());
-  run_wulf(args, timeout, engine == "sim" ? "a simulation" : "a run on the " + engine);
-  return json_field<double>(read_json_file(tmp), "/history/1/time_s", tmp);
+  if (!timeout.empty()) args.insert(args.end(), {"--timeout", timeout});
+  return {args, record, {}, {}};
+}
+
+double table_vii_seconds(const JobResult& run, const Job& job, const std::string& command) {
+  const std::string engine = *(std::find(job.args.begin(), job.args.end(), "--engine") + 1);
+  check_wulf_run(run, command, engine == "sim" ? "a simulation" : "a run on the " + engine);
+  return json_field<double>(run.record, "/history/1/time_s", job.record);
+}
+
+void check_wulf_run(const JobResult& run, const std::string& command, const std::string& what) {
+  if (run.code == exit_timeout) throw TimedOut{command + ": " + what + ": " + run.message()};
+  if (run.code != exit_ok) throw InputError(command + ": " + what + " failed: " + run.err);
 }
 
 namespace {
 
 constexpr const int (&kProcs)[3] = kTableVIIProcs;
 constexpr const int (&kBlocks)[4] = kTableVIIBlocks;
-
-// A run of wulf itself (args after the program), each under --timeout when given (its
-// seconds, else empty); its output when it succeeded. what names it in errors.
-std::string run_wulf(std::vector<std::string> args, const std::string& timeout, const std::string& what) {
-  args.insert(args.begin(), wulf_program("wulf"));
-  if (!timeout.empty()) args.insert(args.end(), {"--timeout", timeout});
-  ChildOptions options;
-  options.capture = true;
-  options.grace_s = kWulfGraceSeconds;  // it ends its own ranks first
-  const ChildResult run = run_child(args, options);
-  if (run.code == exit_timeout) throw TimedOut{"wulf study: " + what + ": " + wulf_last_message(run.err)};
-  if (run.code != exit_ok) throw InputError("wulf study: " + what + " failed: " + run.err);
-  return run.out;
-}
-
-double simulated_iteration(int p, int b, const std::string& tmp, const std::string& timeout) {
-  return table_vii_iteration("sim", p, b, tmp, timeout);
-}
 
 // results/study-YYYYMMDD-HHMMSS.json (UTC), in a results/ folder it creates; never an
 // existing file, so an earlier study's record is never replaced.
@@ -79,12 +69,16 @@ std::string default_record_path() {
 }
 
 // Seed 000's Table VII beside wulf's model and simulator: the table printed, its cells for
-// the record. tmp is the simulations' record file.
-Json bat_cave_table(std::ostream& out, const std::string& tmp, const std::string& timeout) {
+// the record. Its 16 simulations (one rank at each b, then each cell) run at once.
+Json bat_cave_table(std::ostream& out, const Runner& runner, const TempDir& dir, const std::string& timeout) {
   const ModelConstants bat = model_constants(read_profile("batcave-function"));
+  std::vector<Job> jobs;
+  for (int p : {1, kProcs[0], kProcs[1], kProcs[2]})
+    for (int b : kBlocks) jobs.push_back(table_vii_job("sim", p, b, dir.file(fmt::format("p{}-b{}.json", p, b)), timeout));
+  const std::vector<JobResult> runs = runner.run(jobs);
+  std::vector<double> seconds;
+  for (std::size_t k = 0; k < runs.size(); ++k) seconds.push_back(table_vii_seconds(runs[k], jobs[k], "wulf study"));
   Json bat_grid = Json::array();
-  double seq[4];
-  for (int j = 0; j < 4; ++j) seq[j] = simulated_iteration(1, kBlocks[j], tmp, timeout);
   out << "speedup of one iteration, Bat Cave: paper / model / simulation\n";
   fmt::print(out, "{:>4}", "p");
   for (int b : kBlocks) fmt::print(out, "{:>20}", "b = " + std::to_string(b));
@@ -92,7 +86,7 @@ Json bat_cave_table(std::ostream& out, const std::string& tmp, const std::string
   for (int i = 0; i < 3; ++i) {
     fmt::print(out, "{:>4}", kProcs[i]);
     for (int j = 0; j < 4; ++j) {
-      const double sim = seq[j] / simulated_iteration(kProcs[i], kBlocks[j], tmp, timeout);
+      const double sim = seconds[static_cast<std::size_t>(j)] / seconds[static_cast<std::size_t>(4 * (i + 1) + j)];
       const std::string cell =
           fmt::format("{:.2f} / {:.2f} / {:.2f}", kTableVII[i][j], model_speedup(bat, kProcs[i], kBlocks[j]), sim);
       fmt::print(out, "{:>20}", cell);
@@ -106,14 +100,23 @@ Json bat_cave_table(std::ostream& out, const std::string& tmp, const std::string
   return bat_grid;
 }
 
-// This machine's constants (wulf calibrate) at each block size of the table.
-std::vector<ModelConstants> calibrate_here(const TempDir& dir, const std::string& timeout) {
-  std::vector<ModelConstants> here;
+// This machine's constants (wulf calibrate) at each block size of the table, one
+// calibration after another (each times this machine).
+std::vector<ModelConstants> calibrate_here(const Runner& runner, const TempDir& dir, const std::string& timeout) {
+  std::vector<Job> jobs;
   for (int b : kBlocks) {
-    run_wulf({"calibrate", "--problem", "function", "--block", std::to_string(b), "--np", "2", "--profile-out",
-              dir.file("p"), "--platform-out", dir.file("m.xml")},
-             timeout, "calibrating this machine");
-    here.push_back(model_constants(read_profile(dir.file("p"))));
+    const std::string profile = dir.file("b" + std::to_string(b) + ".profile"),
+                      machine = dir.file("b" + std::to_string(b) + ".xml");
+    std::vector<std::string> args{"calibrate", "--problem", "function", "--block", std::to_string(b), "--np", "2",
+                                  "--profile-out", profile, "--platform-out", machine};
+    if (!timeout.empty()) args.insert(args.end(), {"--timeout", timeout});
+    jobs.push_back({args, "", {profile, machine}, {}});
+  }
+  const std::vector<JobResult> runs = runner.run(jobs, Spread::one_at_a_time);
+  std::vector<ModelConstants> here;
+  for (std::size_t k = 0; k < runs.size(); ++k) {
+    check_wulf_run(runs[k], "wulf study", "calibrating this machine");
+    here.push_back(model_constants(read_profile(jobs[k].files[0])));
   }
   return here;
 }
@@ -157,8 +160,8 @@ int study_command(const std::vector<std::string>& args, std::ostream& out, std::
   std::string record_path;
   if (vm.count("out")) {
     record_path = vm["out"].as<std::string>();
-    check_writable(record_path, "--out");
-  } else {
+    if (is_leader()) check_writable(record_path, "--out");
+  } else if (is_leader()) {
     record_path = default_record_path();
   }
   Json record = Json::object();
@@ -168,12 +171,13 @@ int study_command(const std::vector<std::string>& args, std::ostream& out, std::
   record["config"]["profile"] = "batcave-function";
   record["config"]["versions"] = versions_json();
   const TempDir dir("study");
+  const Runner runner;
 
   out << "How much faster does training go on more processors? Seed 000 (Moerchen) predicted it for\n"
          "its function example (a 2-128-128-1 net, 1 024 patterns) on Bat Cave, 8 PIII nodes on\n"
          "100 Mbit Ethernet, from measured constants (its Tables II and V). wulf does it twice: with\n"
          "the paper's equation (7), and by simulating the cluster (platforms/batcave.xml) in SimGrid.\n\n";
-  record["bat_cave"] = bat_cave_table(out, dir.file("r.json"), timeout);
+  record["bat_cave"] = bat_cave_table(out, runner, dir, timeout);
   out << "Below 1, more processors are slower than one: the allreduce of 16 768 weights after\n"
          "every block costs more than the work it shares out, until the blocks are large.\n\n";
 
@@ -181,15 +185,17 @@ int study_command(const std::vector<std::string>& args, std::ostream& out, std::
          "(wulf calibrate: the phases on one core, the allreduce over mpirun on 2 ranks; p = 4, 8\n"
          "extrapolate eq. (4) beyond the cores this machine has):\n"
       << std::flush;
-  const std::vector<ModelConstants> here = calibrate_here(dir, timeout);
+  const std::vector<ModelConstants> here = calibrate_here(runner, dir, timeout);
   record["this_machine"] = this_machine_table(out, here);
   fmt::print(out,
              "(allreduce here: Ti {:.3g} us, Tw {:.3g} ns per weight, against Bat Cave's 365.868 us and 798 ns)\n\n",
              here[0].Ti * 1e6, here[0].Tw * 1e9);
   out << "More: wulf model, wulf validate, wulf train --engine real|sim, wulf platform info|bench;\n"
       << "experiments/README.md lists every table and figure reproduced.\n";
-  write_file_atomically(record_path, record_text(record) + "\n");
-  out << "record: " << record_path << "\n";
+  if (is_leader()) {
+    write_file_atomically(record_path, record_text(record) + "\n");
+    out << "record: " << record_path << "\n";
+  }
   return exit_ok;
 }
 

@@ -3,13 +3,12 @@
 // simulator on the platform calibration wrote, measures it with real mpirun, and prints
 // predicted against measured with the error of each.
 #include "cli/cli.hpp"
-#include "util/errors.hpp"
-#include "data/dataset.hpp"
-#include "engine/launch.hpp"
+#include "cli/launcher.hpp"
+#include "cli/runner.hpp"
 #include "cli/train_options.hpp"
+#include "util/errors.hpp"
 #include "util/json.hpp"
 #include "util/files.hpp"
-#include "util/process.hpp"
 #include "predict/model.hpp"
 #include "train/result_record.hpp"
 #include "util/text.hpp"
@@ -22,7 +21,6 @@
 #include <cmath>
 #include <optional>
 #include <ostream>
-#include <sstream>
 #include <thread>
 
 namespace po = boost::program_options;
@@ -30,17 +28,14 @@ namespace po = boost::program_options;
 namespace wulf {
 namespace {
 
-// Runs `wulf ARGS --out path` as a program of its own, its ranks' output captured, and
-// returns the record.
-Json run_for_record(const std::vector<std::string>& args, const std::string& path, std::ostream& err) {
-  const WulfRun run = run_wulf_for_record(args, path);
-  if (run.code == exit_timeout) throw TimedOut{"wulf validate: '" + run.command + "' " + wulf_last_message(run.err)};
+// A run's failure as validate reports it: a timeout names the run, another failure prints
+// what the run printed and names it.
+void check_run(const JobResult& run, const std::string& what, std::ostream& err) {
+  if (run.code == exit_timeout) throw TimedOut{"wulf validate: " + what + ": " + run.message()};
   if (run.code != exit_ok) {
     err << run.err;
-    throw InputError("wulf validate: '" + run.command + "' failed (code " +
-                     std::to_string(run.code) + ")");
+    throw InputError("wulf validate: " + what + " failed (code " + std::to_string(run.code) + ")");
   }
-  return read_json_file(path);
 }
 
 double median(std::vector<double> values) {
@@ -69,7 +64,7 @@ ValidateJob read_validate_job(const po::variables_map& vm) {
   ValidateJob job;
   if (vm.count("out")) {
     job.out = vm["out"].as<std::string>();
-    check_writable(job.out, "--out");
+    if (is_leader()) check_writable(job.out, "--out");
   }
   job.problems = split_list(vm["problems"].as<std::string>());
   job.nps = whole_list(vm["np"].as<std::string>(), "np");
@@ -94,34 +89,6 @@ std::string train_size_of(const ValidateJob& job, const std::string& problem) {
   return std::string(problem.rfind("digits", 0) == 0 ? "4096" : "0");
 }
 
-// Calibrated at each block size a rank works with, b / p: wulf's passes are matrix
-// products, whose time per pattern depends on the number of columns (seed 000's
-// per-pattern loops did not), and p ranks each take b / p of a block.
-ModelConstants calibrated(const ValidateJob& job, const TempDir& dir, const std::string& problem, long long local_block,
-                          std::ostream& out, std::ostream& err) {
-  out << "calibrating " << problem << " at b " << local_block << " ..." << std::endl;
-  std::ostringstream cal_out, cal_err;
-  // The allreduce is fitted where it runs one rank per core (above, ranks take turns
-  // on the cores and the time is that of the operating system's scheduler).
-  std::string fit_np = "2";
-  for (long long p : job.nps)
-    if (p > 2 && p <= job.cores) fit_np += "," + std::to_string(p);
-  std::vector<std::string> cal{"calibrate", "--problem", problem, "--block", std::to_string(local_block),
-                               "--iterations", std::to_string(job.iterations), "--np", fit_np,
-                               "--train-size", train_size_of(job, problem), "--profile-out", dir.file("profile"),
-                               "--platform-out", dir.file("machine.xml"), "--machine", job.machine};
-  cal.insert(cal.end(), job.timeout.begin(), job.timeout.end());
-  const int code = run_cli(cal, cal_out, cal_err);
-  check_interrupt();  // a signal ended calibrate's runs: it ends validate too
-  if (code == exit_timeout)
-    throw TimedOut{"wulf validate: calibrating " + problem + ": " + wulf_last_message(cal_err.str())};
-  if (code != exit_ok) {
-    err << cal_err.str();
-    throw InputError("wulf validate: calibrating " + problem + " failed");
-  }
-  return model_constants(read_profile(dir.file("profile")));
-}
-
 // One row of the table: its runs' times, one per round.
 struct Cell {
   std::string problem;
@@ -129,34 +96,73 @@ struct Cell {
   std::vector<double> measured, model, sim;
 };
 
-// One round's measured, simulated and modelled iteration of a cell; c is calibrated at
-// the cell's b / p, sequential at its b.
-void measure_cell(const ValidateJob& job, const TempDir& dir, const ModelConstants& sequential,
-                  const ModelConstants& c, Cell& cell, std::ostream& out, std::ostream& err) {
-  const std::string& problem = cell.problem;
-  const long long p = cell.p, b = cell.b;
-  out << "  " << problem << ", p " << p << ", b " << b << ": measuring and simulating ..." << std::endl;
-  const std::vector<std::string> common{"train", "--problem", problem, "--bias", "off", "--precision", "double",
-                                        "--block", std::to_string(b), "--epochs", std::to_string(job.iterations),
-                                        "--train-size", train_size_of(job, problem), "--quiet", "--allreduce", "rdb",
-                                        "--np", std::to_string(p)};
-  std::vector<std::string> real = common, sim = common;
-  for (auto* run : {&real, &sim}) run->insert(run->end(), job.timeout.begin(), job.timeout.end());
-  real.insert(real.end(), {"--engine", "real"});
-  // With the arithmetic on, so that a problem without a test set also makes its exact
-  // pass over the training set, as the measured run does.
-  sim.insert(sim.end(), {"--engine", "sim", "--platform", dir.file("machine.xml"), "--compute", "calibrated",
-                         "--profile", dir.file("profile")});
-  if (p > job.cores) sim.insert(sim.end(), {"--grow", std::to_string(p)});
-  cell.measured.push_back(per_iteration(run_for_record(real, dir.file("real.json"), err), dir.file("real.json")));
-  cell.sim.push_back(per_iteration(run_for_record(sim, dir.file("sim.json"), err), dir.file("sim.json")));
-  cell.model.push_back(p == 1 ? model_sequential(sequential, static_cast<double>(b))
-                              : model_parallel(c, static_cast<int>(p), static_cast<double>(b)));
-}
+// A round's runs, one after another in the order they are listed (calibrations and real
+// runs time this machine, and each simulation reads the calibration before it), with the
+// line each prints as it starts.
+struct Round {
+  const ValidateJob& job;
+  const TempDir& dir;
+  std::vector<Job> jobs;
+  std::vector<std::string> says;
 
-// Every round visits every row; rows take the median of their rounds, so that one
-// disturbed calibration or measurement (this machine is shared) does not make a row.
-std::vector<Cell> measure_rounds(const ValidateJob& job, std::ostream& out, std::ostream& err) {
+  std::size_t add(Job j, std::string line) {
+    jobs.push_back(std::move(j));
+    says.push_back(std::move(line));
+    return jobs.size() - 1;
+  }
+
+  // wulf calibrate of problem at each block size a rank works with, b / p: wulf's passes are
+  // matrix products, whose time per pattern depends on the number of columns (seed 000's
+  // per-pattern loops did not), and p ranks each take b / p of a block.
+  std::size_t calibration(const std::string& problem, long long local_block) {
+    // The allreduce is fitted where it runs one rank per core (above, ranks take turns
+    // on the cores and the time is that of the operating system's scheduler).
+    std::string fit_np = "2";
+    for (long long p : job.nps)
+      if (p > 2 && p <= job.cores) fit_np += "," + std::to_string(p);
+    const std::string name = std::to_string(jobs.size());
+    const std::string profile = dir.file("profile-" + name), machine = dir.file("machine-" + name + ".xml");
+    std::vector<std::string> cal{"calibrate", "--problem", problem, "--block", std::to_string(local_block),
+                                 "--iterations", std::to_string(job.iterations), "--np", fit_np,
+                                 "--train-size", train_size_of(job, problem), "--profile-out", profile,
+                                 "--platform-out", machine, "--machine", job.machine};
+    cal.insert(cal.end(), job.timeout.begin(), job.timeout.end());
+    return add({cal, "", {profile, machine}, {}},
+               "calibrating " + problem + " at b " + std::to_string(local_block) + " ...");
+  }
+
+  const std::string& profile_of(std::size_t calibration) const { return jobs[calibration].files[0]; }
+
+  // A cell's measured (real) and simulated iteration, c the calibration at its b / p; the
+  // index of the real run, the simulation's follows it.
+  std::size_t measurement(const Cell& cell, std::size_t c) {
+    const std::string& problem = cell.problem;
+    const long long p = cell.p, b = cell.b;
+    const std::vector<std::string> common{"train", "--problem", problem, "--bias", "off", "--precision", "double",
+                                          "--block", std::to_string(b), "--epochs", std::to_string(job.iterations),
+                                          "--train-size", train_size_of(job, problem), "--quiet", "--allreduce",
+                                          "rdb", "--np", std::to_string(p)};
+    std::vector<std::string> real = common, sim = common;
+    for (auto* run : {&real, &sim}) run->insert(run->end(), job.timeout.begin(), job.timeout.end());
+    real.insert(real.end(), {"--engine", "real"});
+    // With the arithmetic on, so that a problem without a test set also makes its exact
+    // pass over the training set, as the measured run does.
+    sim.insert(sim.end(), {"--engine", "sim", "--platform", jobs[c].files[1], "--compute", "calibrated",
+                           "--profile", profile_of(c)});
+    if (p > job.cores) sim.insert(sim.end(), {"--grow", std::to_string(p)});
+    const std::string name = std::to_string(jobs.size());
+    const std::size_t at =
+        add({real, dir.file("real-" + name + ".json"), {}, {}},
+            "  " + problem + ", p " + std::to_string(p) + ", b " + std::to_string(b) + ": measuring and simulating ...");
+    add({sim, dir.file("sim-" + name + ".json"), {}, {}}, "");
+    return at;
+  }
+};
+
+// Every round visits every row, calibrating before it measures; rows take the median of
+// their rounds, so that one disturbed calibration or measurement (this machine is shared)
+// does not make a row.
+std::vector<Cell> measure_rounds(const ValidateJob& job, const Runner& runner, std::ostream& out, std::ostream& err) {
   const TempDir dir("validate");
   std::vector<Cell> cells;
   for (const std::string& problem : job.problems)
@@ -164,16 +170,32 @@ std::vector<Cell> measure_rounds(const ValidateJob& job, std::ostream& out, std:
       for (long long p : job.nps) cells.push_back(Cell{problem, p, b, {}, {}, {}});
   for (long long round = 1; round <= job.repeat; ++round) {
     if (job.repeat > 1) out << "round " << round << " of " << job.repeat << std::endl;
-    std::size_t next = 0;
-    for (const std::string& problem : job.problems)
-      for (long long b : job.blocks) {
-        const ModelConstants sequential = calibrated(job, dir, problem, b, out, err);
-        for (long long p : job.nps) {
-          const ModelConstants c =
-              p == 1 ? sequential : calibrated(job, dir, problem, std::max<long long>(1, b / p), out, err);
-          measure_cell(job, dir, sequential, c, cells[next++], out, err);
-        }
+    Round runs{job, dir, {}, {}};
+    std::vector<std::size_t> sequential, calibration, real;  // per cell, the index of its runs
+    for (std::size_t next = 0; next < cells.size();) {
+      const std::size_t seq = runs.calibration(cells[next].problem, cells[next].b);
+      for (std::size_t row = 0; row < job.nps.size(); ++row, ++next) {
+        const Cell& cell = cells[next];
+        const std::size_t c = cell.p == 1 ? seq : runs.calibration(cell.problem, std::max<long long>(1, cell.b / cell.p));
+        sequential.push_back(seq), calibration.push_back(c), real.push_back(runs.measurement(cell, c));
       }
+    }
+    const std::vector<JobResult> results = runner.run(runs.jobs, Spread::one_at_a_time, [&](std::size_t i) {
+      if (!runs.says[i].empty()) out << runs.says[i] << std::endl;
+    });
+    for (std::size_t i = 0; i < results.size(); ++i)
+      check_run(results[i],
+                runs.jobs[i].args[0] == "calibrate" ? "calibrating " + runs.jobs[i].args[2] : "'" + results[i].command + "'",
+                err);
+    for (std::size_t k = 0; k < cells.size(); ++k) {
+      Cell& cell = cells[k];
+      const double b = static_cast<double>(cell.b);
+      cell.measured.push_back(per_iteration(results[real[k]].record, runs.jobs[real[k]].record));
+      cell.sim.push_back(per_iteration(results[real[k] + 1].record, runs.jobs[real[k] + 1].record));
+      cell.model.push_back(cell.p == 1 ? model_sequential(model_constants(read_profile(runs.profile_of(sequential[k]))), b)
+                                       : model_parallel(model_constants(read_profile(runs.profile_of(calibration[k]))),
+                                                        static_cast<int>(cell.p), b));
+    }
   }
   return cells;
 }
@@ -262,11 +284,11 @@ int validate_command(const std::vector<std::string>& args, std::ostream& out, st
       if (!vm[other].defaulted() && vm.count(other))
         throw InputError(std::string("--") + other + " is for wulf validate without --testbed");
     const std::string path = vm.count("out") ? vm["out"].as<std::string>() : "";
-    if (!path.empty()) check_writable(path, "--out");
+    if (!path.empty() && is_leader()) check_writable(path, "--out");
     return validate_testbed(path, vm.count("timeout") ? fmt::format("{}", vm["timeout"].as<double>()) : "", out, err);
   }
   const ValidateJob job = read_validate_job(vm);
-  Table table = tabulate(measure_rounds(job, out, err), job.cores);
+  Table table = tabulate(measure_rounds(job, Runner(), out, err), job.cores);
   print_table(out, table.rows, job.cores);
   const int count = table.count;
   const double mae_model = count ? table.sum_model / count : NAN, mae_sim = count ? table.sum_sim / count : NAN;
@@ -277,7 +299,7 @@ int validate_command(const std::vector<std::string>& args, std::ostream& out, st
                count, job.repeat, 100 * mae_model, 100 * mae_sim);
   else
     out << "no row has one rank per core: no mean absolute error\n";
-  if (!job.out.empty()) {
+  if (!job.out.empty() && is_leader()) {
     Json record = Json::object();
     record["wulf_record"] = 1;
     record["config"]["command"] = "validate";

@@ -4,6 +4,8 @@
 // paper, the model (eq. 7 with Tables II and V), the simulation and the testbed; each with
 // its error against the testbed and against the paper, all of it in the record.
 #include "cli/cli.hpp"
+#include "cli/launcher.hpp"
+#include "cli/runner.hpp"
 
 #include "engine/launch.hpp"
 #include "engine/testbed.hpp"
@@ -29,17 +31,20 @@ double error_pct(double x, double reference) { return 100.0 * (x - reference) / 
 
 // Table V's fit on one engine: the recursive-doubling allreduce of 4 096, 16 768 and 54 912
 // doubles at p = 2, 4, 8 (`wulf platform bench`), Tr = Tw w ceil(log2 p) + Ti by least squares.
-Json allreduce_fit(const std::string& engine, const std::string& tmp, const std::string& timeout) {
+Job allreduce_bench(const std::string& engine, const std::string& record, const std::string& timeout) {
   std::vector<std::string> args{"platform", "bench", platforms_dir() + "/batcave.xml", "--engine", engine,
                                 "--np", "2,4,8", "--collectives", "allreduce", "--elements", "4096,16768,54912",
                                 "--allreduce", "rdb", "--repeat", "5", "--no-pingpong"};
   if (!timeout.empty()) args.insert(args.end(), {"--timeout", timeout});
-  const WulfRun run = run_wulf_for_record(args, tmp);
-  if (run.code == exit_timeout) throw TimedOut{"wulf validate: '" + run.command + "' " + wulf_last_message(run.err)};
+  return {args, record, {}, {}};
+}
+
+Json allreduce_fit(const JobResult& run) {
+  if (run.code == exit_timeout) throw TimedOut{"wulf validate: '" + run.command + "' " + run.message()};
   if (run.code != exit_ok)
     throw InputError("wulf validate: '" + run.command + "' failed (code " + std::to_string(run.code) +
-                     "): " + wulf_last_message(run.err));
-  const Json record = read_json_file(tmp);
+                     "): " + run.message());
+  const Json& record = run.record;
   std::vector<double> x, t;
   Json points = Json::array();
   for (const Json& row : record.at("collectives")) {
@@ -67,18 +72,29 @@ void print_fit(std::ostream& out, const Json& sim, const Json& bed) {
              Tw[2] * 1e9, error_pct(Tw[1], Tw[2]), error_pct(Tw[2], Tw[0]));
 }
 
+// The runs of Table V's fits and Table VII's cells: the simulations at once, then the
+// testbed's one after another (each needs the machine's cores and links to itself).
+struct Runs {
+  std::vector<Job> sims, beds;
+  std::vector<JobResult> sim_results, bed_results;
+};
+
+// Table VII's iteration at p and b on one list: the index of its job.
+std::size_t add_iteration(std::vector<Job>& list, const std::string& engine, int p, int b, const TempDir& dir,
+                          const std::string& timeout, const std::vector<std::string>& extra = {}) {
+  const std::string name = fmt::format("{}{}-p{}-b{}.json", engine, extra.empty() ? "" : "-eager", p, b);
+  list.push_back(table_vii_job(engine, p, b, dir.file(name), timeout, extra));
+  return list.size() - 1;
+}
+
 // Table VII's cells: the speedup of one iteration at each p and b, four ways, and the
 // simulation once more with the testbed's protocol (messages up to its eager limit sent at
-// once; SMPI's default starts no transfer before the receive is posted).
-Json table_vii(std::ostream& out, const std::string& tmp, const std::string& timeout) {
+// once; SMPI's default starts no transfer before the receive is posted). The runs' first
+// jobs are the fits'; the iterations follow, one rank at each b, then each cell.
+Json table_vii(std::ostream& out, const Runs& runs) {
   const ModelConstants bat = model_constants(read_profile("batcave-function"));
-  const std::vector<std::string> eager{"--eager-limit", std::to_string(kTestbedEagerBytes)};
-  double seq_sim[4], seq_eager[4], seq_bed[4];
-  for (int j = 0; j < 4; ++j) {
-    seq_sim[j] = table_vii_iteration("sim", 1, kTableVIIBlocks[j], tmp, timeout);
-    seq_eager[j] = table_vii_iteration("sim", 1, kTableVIIBlocks[j], tmp, timeout, eager);
-    seq_bed[j] = table_vii_iteration("testbed", 1, kTableVIIBlocks[j], tmp, timeout);
-  }
+  auto sim = [&](std::size_t k) { return table_vii_seconds(runs.sim_results[k], runs.sims[k], "wulf validate"); };
+  auto bed = [&](std::size_t k) { return table_vii_seconds(runs.bed_results[k], runs.beds[k], "wulf validate"); };
   out << "\nTable VII, the speedup of one iteration of the function example on Bat Cave (sim eager: the\n"
          "simulation with the testbed's eager limit, --eager-limit "
       << kTestbedEagerBytes << "):\n";
@@ -87,31 +103,31 @@ Json table_vii(std::ostream& out, const std::string& tmp, const std::string& tim
   Json cells = Json::array();
   double worst_sim = 0;
   int within = 0, worst_p = 0, worst_b = 0;
-  for (int i = 0; i < 3; ++i)
-    for (int j = 0; j < 4; ++j) {
+  for (std::size_t i = 0; i < 3; ++i)
+    for (std::size_t j = 0; j < 4; ++j) {
       const int p = kTableVIIProcs[i], b = kTableVIIBlocks[j];
       const double paper = kTableVII[i][j], model = model_speedup(bat, p, b);
-      const double sim = seq_sim[j] / table_vii_iteration("sim", p, b, tmp, timeout);
-      const double sim_eager = seq_eager[j] / table_vii_iteration("sim", p, b, tmp, timeout, eager);
-      const double bed = seq_bed[j] / table_vii_iteration("testbed", p, b, tmp, timeout);
-      const double sim_error = std::abs(error_pct(sim, bed));
+      // The simulations: the fit, 4 x (plain, eager) one-rank runs, then per cell (plain, eager).
+      const std::size_t cell = 4 * i + j, s = 9 + 2 * cell;
+      const double simulated = sim(1 + 2 * j) / sim(s), sim_eager = sim(2 + 2 * j) / sim(s + 1);
+      const double testbed = bed(1 + j) / bed(5 + cell);
+      const double sim_error = std::abs(error_pct(simulated, testbed));
       if (sim_error <= 10) ++within;
       if (sim_error > worst_sim) worst_sim = sim_error, worst_p = p, worst_b = b;
       fmt::print(out, "{:>4}{:>6}{:>9.2f}{:>9.2f}{:>12.2f}{:>11.2f}{:>10.2f}{:>12.1f}%{:>12.1f}%{:>14.1f}%{:>14.1f}%\n", p,
-                 b, paper, model, sim, sim_eager, bed, error_pct(model, bed), error_pct(sim, bed),
-                 error_pct(sim_eager, bed), error_pct(bed, paper));
-      out << std::flush;
+                 b, paper, model, simulated, sim_eager, testbed, error_pct(model, testbed), error_pct(simulated, testbed),
+                 error_pct(sim_eager, testbed), error_pct(testbed, paper));
       cells.push_back({{"p", p},
                        {"b", b},
                        {"paper", paper},
                        {"model", model},
-                       {"simulation", sim},
+                       {"simulation", simulated},
                        {"simulation_eager", sim_eager},
-                       {"testbed", bed},
-                       {"model_vs_testbed_pct", error_pct(model, bed)},
-                       {"simulation_vs_testbed_pct", error_pct(sim, bed)},
-                       {"simulation_eager_vs_testbed_pct", error_pct(sim_eager, bed)},
-                       {"testbed_vs_paper_pct", error_pct(bed, paper)}});
+                       {"testbed", testbed},
+                       {"model_vs_testbed_pct", error_pct(model, testbed)},
+                       {"simulation_vs_testbed_pct", error_pct(simulated, testbed)},
+                       {"simulation_eager_vs_testbed_pct", error_pct(sim_eager, testbed)},
+                       {"testbed_vs_paper_pct", error_pct(testbed, paper)}});
     }
   fmt::print(out,
              "the simulation is within 10% of the testbed in {} of 12 cells; the largest error is {:.1f}% (p = {}, "
@@ -123,16 +139,46 @@ Json table_vii(std::ostream& out, const std::string& tmp, const std::string& tim
   return cells;
 }
 
+// Every run of the comparison: the simulations' list (the fit; per b the one-rank run plain
+// and eager; per cell the same) and the testbed's (the fit; per b the one-rank run; per cell).
+Runs run_all(const TempDir& dir, const std::string& timeout) {
+  Runs runs;
+  const std::vector<std::string> eager{"--eager-limit", std::to_string(kTestbedEagerBytes)};
+  runs.sims.push_back(allreduce_bench("sim", dir.file("bench-sim.json"), timeout));
+  runs.beds.push_back(allreduce_bench("testbed", dir.file("bench-testbed.json"), timeout));
+  for (int b : kTableVIIBlocks) {
+    add_iteration(runs.sims, "sim", 1, b, dir, timeout);
+    add_iteration(runs.sims, "sim", 1, b, dir, timeout, eager);
+    add_iteration(runs.beds, "testbed", 1, b, dir, timeout);
+  }
+  for (int p : kTableVIIProcs)
+    for (int b : kTableVIIBlocks) {
+      add_iteration(runs.sims, "sim", p, b, dir, timeout);
+      add_iteration(runs.sims, "sim", p, b, dir, timeout, eager);
+      add_iteration(runs.beds, "testbed", p, b, dir, timeout);
+    }
+  const Runner runner;
+  runs.sim_results = runner.run(runs.sims);
+  runs.bed_results = runner.run(runs.beds, Spread::one_at_a_time);
+  // The first run that failed, in list order, is the error (the testbed's later runs were not run).
+  for (const auto& [jobs, results] : {std::pair{&runs.sims, &runs.sim_results}, std::pair{&runs.beds, &runs.bed_results}})
+    for (std::size_t k = 0; k < results->size(); ++k)
+      if (!(*results)[k].ok()) k == 0 ? (void)allreduce_fit((*results)[k])
+                                      : (void)table_vii_seconds((*results)[k], (*jobs)[k], "wulf validate");
+  return runs;
+}
+
 }  // namespace
 
 int validate_testbed(const std::string& out_path, const std::string& timeout, std::ostream& out, std::ostream& err) {
-  ready_testbed("wulf validate --testbed", err);
+  if (is_leader()) ready_testbed("wulf validate --testbed", err);  // its runs are process 0's
   const TempDir dir("validate");
   out << "Seed 000's Bat Cave four ways: the paper, wulf's model, wulf's simulation (platforms/batcave.xml)\n"
          "and the testbed (real Open MPI over an emulated Bat Cave on this machine, times in Bat Cave's own).\n\n"
       << std::flush;
-  const Json sim = allreduce_fit("sim", dir.file("bench.json"), timeout);
-  const Json bed = allreduce_fit("testbed", dir.file("bench.json"), timeout);
+  const Runs runs = run_all(dir, timeout);
+  const Json sim = allreduce_fit(runs.sim_results[0]);
+  const Json bed = allreduce_fit(runs.bed_results[0]);
   print_fit(out, sim, bed);
   out << std::flush;
   Json record = Json::object();
@@ -144,8 +190,8 @@ int validate_testbed(const std::string& out_path, const std::string& timeout, st
                       {"testbed_eager_limit_bytes", kTestbedEagerBytes},
                       {"versions", versions_json()}};
   record["table_v"] = {{"paper", {{"Ti_s", kTableVTi}, {"Tw_s", kTableVTw}}}, {"simulation", sim}, {"testbed", bed}};
-  record["table_vii"] = table_vii(out, dir.file("train.json"), timeout);
-  if (!out_path.empty()) {
+  record["table_vii"] = table_vii(out, runs);
+  if (!out_path.empty() && is_leader()) {
     write_file_atomically(out_path, record_text(record) + "\n");
     out << "record: " << out_path << "\n";
   }

@@ -223,21 +223,6 @@ RankJobArgs::RankJobArgs(const Json& job, bool as_text) {
   }
 }
 
-WulfRun run_wulf_for_record(std::vector<std::string> args, const std::string& path) {
-  WulfRun run;
-  run.command = "wulf";
-  for (const auto& a : args) run.command += " " + a;
-  args.insert(args.end(), {"--out", path});
-  std::vector<std::string> cmd{wulf_program("wulf")};
-  cmd.insert(cmd.end(), args.begin(), args.end());
-  ChildOptions options;
-  options.capture = true;
-  options.grace_s = kWulfGraceSeconds;  // it ends its own ranks first
-  ChildResult child = run_child(cmd, options);
-  run.code = child.code, run.out = std::move(child.out), run.err = std::move(child.err);
-  return run;
-}
-
 std::string wulf_last_message(std::string text) {
   while (!text.empty() && text.back() == '\n') text.pop_back();
   const std::size_t nl = text.rfind('\n');

@@ -143,14 +143,6 @@ class RankJobArgs {
   std::vector<std::string> args_;
 };
 
-// `wulf ARGS --out path` run as a program of its own (wulf's commands that start training
-// runs: validate, recommend), its output and its ranks' output captured.
-struct WulfRun {
-  int code = 0;         // wulf's exit code (2 input, 3 diverged, ...)
-  std::string out, err; // what it printed
-  std::string command;  // "wulf ARGS" (without --out), for messages
-};
-WulfRun run_wulf_for_record(std::vector<std::string> args, const std::string& path);
 // The last line a wulf run printed on its error stream, without "wulf: error: " or "wulf: ":
 // its message ("timed out after 5 s; ended mpirun's process group 4242").
 std::string wulf_last_message(std::string err);

@@ -239,13 +239,18 @@ std::vector<char*> c_args(const std::vector<std::string>& argv) {
   return args;
 }
 
-// This process's environment with overrides ("NAME=value") put in.
+// The variables no child inherits ("NAME="), set once before any child starts.
+std::vector<std::string> hidden_variables;
+
+// This process's environment with overrides ("NAME=value") put in, the hidden variables left out.
 std::vector<std::string> environment_with(const std::vector<std::string>& overrides) {
   std::vector<std::string> env;
   for (char** e = environ; e && *e; ++e) {
     const std::string entry = *e;
     const std::string name = entry.substr(0, entry.find('=') + 1);
-    if (std::none_of(overrides.begin(), overrides.end(), [&](const std::string& o) { return o.rfind(name, 0) == 0; }))
+    const auto named = [&](const std::string& o) { return o.rfind(name, 0) == 0; };
+    if (std::none_of(overrides.begin(), overrides.end(), named) &&
+        std::find(hidden_variables.begin(), hidden_variables.end(), name) == hidden_variables.end())
       env.push_back(entry);
   }
   env.insert(env.end(), overrides.begin(), overrides.end());
@@ -399,6 +404,10 @@ int poll_ms(const Deadline& d, bool exit_seen_by_poll) {
 }
 
 }  // namespace
+
+void keep_from_children(const std::vector<std::string>& names) {
+  for (const std::string& name : names) hidden_variables.push_back(name + "=");
+}
 
 ChildResult run_child(const std::vector<std::string>& argv, const ChildOptions& options) {
   if (!options.cleanup) check_interrupt();  // asked to stop before it started: it is not started

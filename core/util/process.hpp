@@ -54,6 +54,11 @@ struct ChildResult {
 // options.timeout_s or the time limit of set_time_limit.
 ChildResult run_child(const std::vector<std::string>& argv, const ChildOptions& options = {});
 
+// From now on no child of this process inherits these variables of its environment (exact
+// names): the identity a user's MPI launcher gave this process (cli/launcher.hpp), which a
+// child's own mpirun or `wulf train` would otherwise take for its own.
+void keep_from_children(const std::vector<std::string>& names);
+
 // run_child with its output shown; returns the exit code.
 int run_program(const std::vector<std::string>& argv);
 // The same, with its standard output and error captured instead of shown.

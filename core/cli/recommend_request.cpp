@@ -1,0 +1,207 @@
+// `wulf recommend`'s request (cli/recommend_search.hpp): its options read and checked, the
+// search space and the options passed on to the runs, before any run starts.
+#include "cli/recommend_search.hpp"
+
+#include "cli/launcher.hpp"
+#include "cli/train_options.hpp"
+#include "cli/train_resolve.hpp"
+#include "engine/launch.hpp"
+#include "util/errors.hpp"
+#include "util/files.hpp"
+#include "util/text.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+namespace po = boost::program_options;
+
+namespace wulf {
+namespace {
+
+// wulf train's options that recommend passes on to every run, as wulf train declares them;
+// those only simulations take (the sequential runs count iterations and charge nothing).
+const std::vector<std::string> run_options{"allreduce",  "precision", "bias",       "momentum",
+                                           "block-step", "data-dir",  "train-size", "test-size"};
+const std::vector<std::string> simulation_options{"compute", "profile", "bw-scale", "lat-scale", "speed-scale"};
+
+// An option's value as wulf train reads it back.
+std::string option_text(const po::variable_value& v) {
+  const boost::any& a = v.value();
+  if (const auto* s = boost::any_cast<std::string>(&a)) return *s;
+  if (const auto* x = boost::any_cast<double>(&a)) return shortest(*x);
+  if (const auto* n = boost::any_cast<long long>(&a)) return std::to_string(*n);
+  if (const auto* b = boost::any_cast<bool>(&a)) return *b ? "on" : "off";
+  if (const auto* m = boost::any_cast<MomentumRule>(&a)) return std::string(to_string(*m));
+  if (const auto* s = boost::any_cast<BlockStep>(&a)) return std::string(to_string(*s));
+  if (const auto* c = boost::any_cast<ComputeMode>(&a)) return std::string(to_string(*c));
+  throw std::logic_error("an option of a type recommend does not pass on");
+}
+
+// The options of `keys` that were given, as wulf train's arguments.
+std::vector<std::string> given_options(const po::variables_map& vm, const std::vector<std::string>& keys) {
+  std::vector<std::string> args;
+  for (const std::string& key : keys)
+    if (vm.count(key) && !vm[key].defaulted()) args.insert(args.end(), {"--" + key, option_text(vm[key])});
+  return args;
+}
+
+std::vector<Strategy> parse_strategies(const std::string& list) {
+  std::vector<Strategy> strategies;
+  for (const std::string& name : split_list(list)) {
+    Strategy s{};
+    try {
+      s = parse_strategy(name);
+    } catch (const InputError&) {
+      throw InputError("--strategies: unknown strategy '" + name + "' (expected " + searched_strategy_names(" or ") + ")");
+    }
+    if (!s->search)
+      throw InputError("--strategies: '" + name + "' is not searched (wulf recommend searches " +
+                       searched_strategy_names(" and ") + ")");
+    strategies.push_back(s);
+  }
+  if (strategies.empty()) throw InputError("--strategies: empty list");
+  return strategies;
+}
+
+// --np, or the powers of two up to the platform's cores; 1 always, sorted, once each.
+std::vector<int> parse_nps(const po::variables_map& vm, const Request& r) {
+  std::vector<int> nps;
+  if (vm.count("np")) {
+    for (long long p : whole_list(vm["np"].as<std::string>(), "np")) {
+      if (p > r.cores)
+        throw InputError("--np " + std::to_string(p) + ": the platform " + r.platform + " has only " +
+                         std::to_string(r.cores) + " cores on " + std::to_string(r.hosts) + " hosts");
+      nps.push_back(static_cast<int>(p));
+    }
+  } else {
+    for (long long p = 2; p <= r.cores; p *= 2) nps.push_back(static_cast<int>(p));
+  }
+  if (std::find(nps.begin(), nps.end(), 1) == nps.end()) nps.insert(nps.begin(), 1);
+  std::sort(nps.begin(), nps.end());
+  nps.erase(std::unique(nps.begin(), nps.end()), nps.end());
+  return nps;
+}
+
+// --blocks, or the problem's block times 1, 4, 16, 64 up to the training set.
+std::vector<std::size_t> parse_blocks(const po::variables_map& vm, const Problem& problem) {
+  const std::size_t n = problem.train_total;
+  const ProblemDefaults& d = problem.defaults;
+  std::vector<std::size_t> blocks;
+  if (vm.count("blocks")) {
+    for (long long b : whole_list(vm["blocks"].as<std::string>(), "blocks")) {
+      if (static_cast<std::size_t>(b) > n)
+        throw InputError("--blocks: " + std::to_string(b) + " is larger than the training set of " + problem.name +
+                         " (" + std::to_string(n) + " patterns)");
+      blocks.push_back(static_cast<std::size_t>(b));
+    }
+  } else {
+    const std::size_t b0 = d.learning == Learning::pattern                 ? 1
+                           : d.learning == Learning::epoch || d.block == 0 ? n
+                                                                           : d.block;
+    for (std::size_t f : {1, 4, 16, 64})
+      if (b0 * f <= n) blocks.push_back(b0 * f);
+    if (blocks.empty()) blocks.push_back(n);
+  }
+  return blocks;
+}
+
+SearchSpace parse_space(const po::variables_map& vm, const Request& r) {
+  const ProblemDefaults& d = r.problem.defaults;
+  SearchSpace space;
+  space.train_patterns = r.problem.train_total;
+  space.strategies = parse_strategies(vm["strategies"].as<std::string>());
+  space.nps = parse_nps(vm, r);
+  space.blocks = parse_blocks(vm, r.problem);
+  space.etas = vm.count("etas") ? number_list(vm["etas"].as<std::string>(), "etas") : std::vector<double>{d.eta};
+  for (double eta : space.etas)
+    if (!(eta > 0)) throw InputError("--etas: " + shortest(eta) + " is not a positive learning rate");
+  space.alphas =
+      vm.count("alphas") ? number_list(vm["alphas"].as<std::string>(), "alphas") : std::vector<double>{d.alpha};
+  for (double alpha : space.alphas)
+    if (!(alpha >= 0 && alpha < 1)) throw InputError("--alphas: " + shortest(alpha) + " is not a momentum in [0, 1)");
+  for (long long a : whole_list(vm["intervals"].as<std::string>(), "intervals", 0))
+    space.intervals.push_back(static_cast<std::size_t>(a));
+  return space;
+}
+
+// --finalists, --max-epochs, --jobs, --show and --prune.
+void parse_limits(const po::variables_map& vm, Request& r) {
+  r.finalists = vm["finalists"].as<long long>();
+  if (r.finalists < 1) throw InputError("--finalists: must be at least 1");
+  r.max_epochs = vm.count("max-epochs") ? vm["max-epochs"].as<long long>() : r.problem.defaults.iterations;
+  if (r.max_epochs < 1 || r.max_epochs > 100'000'000) throw InputError("--max-epochs: must be in 1..100000000");
+  r.jobs = vm["jobs"].as<long long>();
+  if (r.jobs < 0 || r.jobs > 256) throw InputError("--jobs: must be in 0..256 (0: the cores)");
+  r.show = vm["show"].as<long long>();
+  if (r.show < 0) throw InputError("--show: must not be negative");
+  r.prune = vm["prune"].as<std::string>() == "on";
+}
+
+// The options every run shares (common) and those only simulations take (sim_args), checked
+// by wulf train's own resolution of a simulation on the platform, so that no run refuses
+// them; it also gives the problem's sizes and defaults (no data read).
+void set_run_options(const po::variables_map& vm, Request& r) {
+  if (vm.count("compute") && vm["compute"].as<ComputeMode>() == ComputeMode::measured)
+    throw InputError("--compute measured: screening simulates without the arithmetic, which measured times");
+  if (vm.count("compute") && vm["compute"].as<ComputeMode>() == ComputeMode::wall)
+    throw InputError(
+        "--compute wall: screening simulates, and a simulation has no wall clock to charge (flops or "
+        "calibrated)");
+  r.seed = vm["seed"].as<long long>();
+  const std::vector<std::string> shared{"--problem", r.problem_spec,         "--target-error", shortest(r.target),
+                                        "--seed",    std::to_string(r.seed), "--quiet"};
+  std::vector<std::string> own = given_options(vm, run_options);
+  if (vm.count("timeout")) own.insert(own.end(), {"--timeout", shortest(vm["timeout"].as<double>())});
+  r.sim_args = {"--engine", "sim", "--platform", r.platform};
+  const std::vector<std::string> sim_own = given_options(vm, simulation_options);
+  r.sim_args.insert(r.sim_args.end(), sim_own.begin(), sim_own.end());
+  std::vector<std::string> probe = shared;
+  for (const auto* more : {&own, &r.sim_args}) probe.insert(probe.end(), more->begin(), more->end());
+  const TrainJob job = resolve(parse_train(probe, train_options()));
+  r.problem = job.problem;
+  r.metric = vm.count("error") ? vm["error"].as<ErrorMetric>() : job.config.metric;
+  if (r.metric == ErrorMetric::classification && !r.problem.classifier)
+    throw InputError("--error class: the targets of " + r.problem.name + " are not classes");
+  r.common = {"train"};
+  r.common.insert(r.common.end(), shared.begin(), shared.end());
+  r.common.insert(r.common.end(), {"--error", std::string(to_string(r.metric))});
+  r.common.insert(r.common.end(), own.begin(), own.end());
+}
+
+}  // namespace
+
+std::vector<std::string> passed_train_options() {
+  std::vector<std::string> names{"seed", "error"};
+  for (const auto* list : {&run_options, &simulation_options}) names.insert(names.end(), list->begin(), list->end());
+  return names;
+}
+
+Request parse_request(const po::variables_map& vm) {
+  for (const char* required : {"platform", "problem", "target-error"})
+    if (!vm.count(required)) throw InputError("wulf recommend: --" + std::string(required) + " is required");
+  Request r;
+  r.target = vm["target-error"].as<double>();
+  if (!(r.target > 0) || !std::isfinite(r.target))
+    throw InputError("--target-error: " + shortest(r.target) +
+                     " must be a positive number (for every pattern right with --error class, give one below 1/n)");
+  r.platform = vm["platform"].as<std::string>();
+  r.problem_spec = vm["problem"].as<std::string>();
+  if (vm.count("out")) r.out = vm["out"].as<std::string>();
+  if (vm.count("records")) r.records = vm["records"].as<std::string>();
+  if (r.out && is_leader()) check_output(*r.out, "--out", {{"--platform", r.platform}});
+  if (r.records && is_leader()) {
+    std::error_code ec;
+    std::filesystem::create_directories(*r.records, ec);
+    if (ec) throw InputError("--records " + *r.records + ": " + ec.message());
+  }
+  const std::vector<PlatformHost> hosts = platform_hosts(r.platform).hosts;
+  r.hosts = hosts.size();
+  for (const PlatformHost& h : hosts) r.cores += h.cores;
+  set_run_options(vm, r);
+  r.space = parse_space(vm, r);
+  parse_limits(vm, r);
+  return r;
+}
+
+}  // namespace wulf

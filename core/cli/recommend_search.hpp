@@ -1,0 +1,94 @@
+// What `wulf recommend` (cli/recommend.cpp) asks and finds: the request, read and checked
+// from its options (cli/recommend_request.cpp), and the search's findings with their report,
+// the tables it prints phase by phase, the recommendation and the record
+// (cli/recommend_report.cpp).
+#pragma once
+
+#include "data/problems.hpp"
+#include "predict/recommend.hpp"
+#include "util/json.hpp"
+
+#include <boost/program_options/variables_map.hpp>
+
+#include <cstddef>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace wulf {
+
+// What was asked, every input checked.
+struct Request {
+  std::string platform;
+  std::size_t hosts = 0;
+  long long cores = 0;       // over all hosts
+  std::string problem_spec;  // as given to --problem, passed on to the runs
+  Problem problem;           // its sizes and defaults (wulf train's resolution, no data read)
+  double target = 0;
+  long long seed = 1;
+  SearchSpace space;
+  long long finalists = 3, max_epochs = 0, jobs = 0, show = 10;
+  bool prune = true;
+  ErrorMetric metric = ErrorMetric::rmse;
+  std::vector<std::string> common;     // wulf train's options every run shares
+  std::vector<std::string> sim_args;   // and those of every simulation on the platform
+  std::optional<std::string> out;      // --out: where the record goes
+  std::optional<std::string> records;  // --records: the folder that keeps every run's record
+
+  std::string epochs() const { return std::to_string(max_epochs); }
+  std::string metric_name() const;
+  // wulf train's options that simulate c on the platform, before the phase's own.
+  std::vector<std::string> simulation_args(const Candidate& c) const;
+  // The run that confirms c, and the one that repeats the choice: with arithmetic, to the target.
+  std::vector<std::string> confirm_args(const Candidate& c) const;
+};
+
+// The names of wulf train's options that recommend takes as wulf train declares them and
+// passes on to its runs.
+std::vector<std::string> passed_train_options();
+// The request of recommend's options, every input checked before any run starts: the options
+// passed on to the runs by wulf train's own resolution of one (which also gives the
+// problem's sizes and defaults, no data read).
+Request parse_request(const boost::program_options::variables_map& vm);
+
+// What the search found, phase by phase.
+struct Search {
+  std::vector<LearningPoint> points;
+  std::vector<Candidate> candidates;    // timed, estimated, the finalists confirmed
+  std::vector<RunOutcome> convergence;  // per learning point, its sequential run
+  std::vector<std::size_t> finalists;
+};
+
+// The report: the speed-ups' references and the choice.
+struct Verdict {
+  double estimate_reference = 0;  // the fastest sequential estimate (0: none)
+  long reference = -1;            // the fastest confirmed sequential candidate (-1: none)
+  double reference_s = 0;         // its confirmed time (0: none)
+  long choice = -1;               // the fastest confirmed candidate (-1: none)
+};
+Verdict decide(const std::vector<Candidate>& candidates);
+
+// What the search took on this machine, and how its runs were run: over how many processes
+// of a user's launcher (1: this one alone), how many at once in each.
+struct WallTimes {
+  double timing_s = 0, convergence_s = 0, screening_s = 0, confirmation_s = 0, total_s = 0;
+  int processes = 1, runs_at_once = 1;
+  Json json() const;
+};
+
+// "0.5 s" of a phase's wall time, as the phase lines end.
+std::string wall_seconds(double s);
+void print_search(const Request& r, const std::vector<Candidate>& candidates, std::ostream& out);
+void print_convergence(const Request& r, const Search& s, std::ostream& out);
+void print_estimates(const Request& r, const std::vector<Candidate>& candidates, std::ostream& out);
+void print_confirmed(const Request& r, const Search& s, const Verdict& v, std::ostream& out);
+// The learning points that never reached the target, and what was skipped.
+void print_left_out(const Request& r, const Search& s, std::ostream& out);
+void print_recommendation(const Request& r, const Search& s, const Verdict& v, std::ostream& out);
+void print_wall_times(const WallTimes& wall, std::ostream& out);
+// The record without its wall times: every candidate, the screening and the confirmation,
+// the reference and the choice.
+Json search_record(const Request& r, const Search& s, const Verdict& v);
+
+}  // namespace wulf
