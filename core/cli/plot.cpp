@@ -11,6 +11,7 @@
 #include "util/files.hpp"
 #include "util/process.hpp"
 #include "util/paths.hpp"
+#include "util/text.hpp"
 
 #include <wulf/build_info.hpp>
 
@@ -33,12 +34,14 @@ struct PlotInput {
 };
 
 // object's key as a string, or fallback where it is missing or null; of another type, an
-// InputError naming path and key.
+// InputError naming path and key. The text is the record's, as a message shows it: every
+// byte that is not printable ASCII as \xNN (a line break or an escape sequence in a field
+// cannot forge a line of wulf's output or recolour the terminal).
 std::string string_or(const Json& object, const std::string& key, const std::string& fallback,
                       const std::string& path) {
   const auto v = object.find(key);
   if (v == object.end() || v->is_null()) return fallback;
-  return read_fields(path + ": " + key, [&] { return v->get<std::string>(); });
+  return printable(read_fields(path + ": " + key, [&] { return v->get<std::string>(); }), 200);
 }
 
 PlotInput read_input(const std::string& path) {
@@ -85,9 +88,9 @@ int plot_command(const std::vector<std::string>& args, std::ostream& out, std::o
       ("x", one_of({"time", "iterations"}, "--x: '{}' (expected time or iterations)")->default_value("time"),
        "the horizontal axis: time (time_s: simulated on sim, wall on seq and real) or iterations")
       ("log-time", "a logarithmic horizontal axis (iteration 0, at 0, is left out)")
-      ("error",
-       one_of({"test", "train", "test-count"}, "--error: '{}' (expected test, train or test-count)")->default_value("test"),
-       "what is drawn: test (test_error), train (train_error), test-count (wrong test patterns, classifiers)")
+      ("error", one_of({"test", "train", "test-count"}, "--error: '{}' (expected test, train or test-count)"),
+       "what is drawn: test (test_error), train (train_error), test-count (wrong test patterns, classifiers) "
+       "(default: test, or train where a record has no test set, said on the output)")
       ("log-error", "a logarithmic vertical axis")
       ("labels", po::value<std::vector<std::string>>()->multitoken(),
        "one label per curve, in the order of the records (default: engine, p, b, strategy, platform)")
@@ -115,7 +118,7 @@ int plot_command(const std::vector<std::string>& args, std::ostream& out, std::o
   if (ext != ".png" && ext != ".pdf" && ext != ".svg")
     throw InputError("--out " + image + ": the image must end in .png, .pdf or .svg");
   check_writable(image, "--out");
-  const std::string x = vm["x"].as<std::string>(), error = vm["error"].as<std::string>();
+  const std::string x = vm["x"].as<std::string>(), error = vm.count("error") ? vm["error"].as<std::string>() : "";
 
   const auto records = vm["records"].as<std::vector<std::string>>();
   std::vector<PlotInput> inputs;
@@ -140,18 +143,19 @@ int plot_command(const std::vector<std::string>& args, std::ostream& out, std::o
   const std::string script = plot_script();
   if (!std::filesystem::exists(script)) throw InputError("wulf plot: the drawing script " + script + " is missing");
 
-  std::vector<std::string> argv{python, script};
-  argv.insert(argv.end(), records.begin(), records.end());
-  argv.insert(argv.end(), {"--out", image, "--x", x, "--error", error});
+  // Every value as --option=VALUE and the records after "--": a value or a path that starts
+  // with '-' ("--ylim -1:", a label "-p") is not taken for an option of the script's.
+  std::vector<std::string> argv{python, script, "--out=" + image, "--x=" + x};
+  if (!error.empty()) argv.push_back("--error=" + error);
   if (vm.count("log-time")) argv.push_back("--log-time");
   if (vm.count("log-error")) argv.push_back("--log-error");
   if (mixed) argv.push_back("--mixed");
   for (const char* key : {"title", "xlim", "ylim"})
-    if (vm.count(key)) argv.insert(argv.end(), {std::string("--") + key, vm[key].as<std::string>()});
-  if (vm.count("labels")) {
-    argv.push_back("--labels");
-    for (const std::string& label : vm["labels"].as<std::vector<std::string>>()) argv.push_back(label);
-  }
+    if (vm.count(key)) argv.push_back(std::string("--") + key + "=" + vm[key].as<std::string>());
+  if (vm.count("labels"))
+    for (const std::string& label : vm["labels"].as<std::vector<std::string>>()) argv.push_back("--label=" + label);
+  argv.push_back("--");
+  argv.insert(argv.end(), records.begin(), records.end());
   std::string script_out, script_err;
   const int code = run_program_captured(argv, script_out, script_err);
   out << script_out;

@@ -6,8 +6,11 @@
 One curve per training run, read from the record's `history` (a `--strategy session` record
 gives one curve per session of its sweep). `wulf plot` has already checked that every file
 is a `wulf train` record and that the records are of one problem (unless --mixed); this
-script checks what only the curves can tell (a record without the errors asked for) and
-exits with 2 and a message naming the file when one is missing.
+script checks what only the curves can tell (a record without the errors asked for, a
+value that is not a number) and exits with 2 and a message naming the file, never with a
+traceback. Without --error it draws the test error, or the training error where a record
+has no test set, and says which. Text from a record reaches a message with its control
+characters escaped.
 
 time_s is simulated seconds for --engine sim and wall seconds for seq and real; the axis
 says which. With --log-time, iteration 0 (time 0) cannot be drawn and is left out.
@@ -17,6 +20,7 @@ import json
 import math
 import pathlib
 import sys
+import unicodedata
 
 import matplotlib
 
@@ -36,32 +40,78 @@ ERRORS = {
 }
 
 
-def limits(text, option):
+def shown(value):
+    """A value from a record (or an option) as a message prints it: control, format and
+    line-separating characters escaped (\\x1b, \\u202e), so that no field can move the
+    cursor, recolour the terminal or forge a line."""
+    out = []
+    for ch in str(value):
+        if unicodedata.category(ch)[0] == "C" or unicodedata.category(ch) in ("Zl", "Zp"):
+            out.append(ascii(ch)[1:-1])
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def in_label(value):
+    """A record's field as text in the image: matplotlib reads $...$ as mathematics, which a
+    field's text must not start (a lone "$\\x" stops the drawing)."""
+    return shown(value).replace("$", r"\$")
+
+
+def limits(text, option, log, log_option):
+    """LO:HI of an axis, either empty: finite numbers, LO below HI, and positive on a
+    logarithmic axis."""
+    usage = f"{option}: '{shown(text)}' is not LO:HI (e.g. 0:1500, or 100: for no upper limit)"
+    parts = text.split(":")
+    if len(parts) != 2:
+        raise PlotError(usage)
     try:
-        lo, hi = (float(v) if v else None for v in text.split(":"))
+        lo, hi = (float(v) if v.strip() else None for v in parts)
     except ValueError:
-        raise PlotError(f"{option}: '{text}' is not LO:HI (e.g. 0:1500, or 100: for no upper limit)")
+        raise PlotError(usage)
+    for v in (lo, hi):
+        if v is not None and not math.isfinite(v):
+            raise PlotError(f"{option}: '{shown(text)}': {v} is not a finite number")
+        if v is not None and log and v <= 0:
+            raise PlotError(f"{option}: '{shown(text)}': {log_option} draws a logarithmic axis, whose limits "
+                            "are positive")
+    if lo is not None and hi is not None and not lo < hi:
+        raise PlotError(f"{option}: '{shown(text)}': LO must be below HI")
     return lo, hi
+
+
+def number(value):
+    """value as a float; None for null; a PlotError's text for anything else (a string, a
+    list, true) as the caller names it. An integer too large for a float is infinite."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return f"{shown(json.dumps(value)[:40])}, not a number"
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf
 
 
 def default_label(config, mixed):
     """engine, p, b, strategy and platform: the settings a figure of seed 000 compares."""
     engine = config.get("engine", "?")
-    parts = [engine if engine != "seq" else "sequential"]
+    parts = [in_label(engine) if engine != "seq" else "sequential"]
     if engine != "seq":
-        parts.append(f"p={config.get('np')}")
-    parts.append(f"b={config.get('block')}")
+        parts.append(f"p={in_label(config.get('np'))}")
+    parts.append(f"b={in_label(config.get('block'))}")
     strategy = config.get("strategy")
     if strategy == "average":
-        parts.append(f"average a={config.get('average_interval')}")
+        parts.append(f"average a={in_label(config.get('average_interval'))}")
     elif strategy not in (None, "block", "sequential", "session"):
-        parts.append(str(strategy))
+        parts.append(in_label(strategy))
     platform = config.get("platform")
     if platform:
-        parts.append(pathlib.Path(platform).stem)
+        parts.append(in_label(pathlib.Path(str(platform)).stem))
     label = " ".join(parts)
     if mixed:
-        label = f"{config.get('problem')} ({config.get('error_metric')}): {label}"
+        label = f"{in_label(config.get('problem'))} ({in_label(config.get('error_metric'))}): {label}"
     return label
 
 
@@ -81,30 +131,52 @@ def read_record(path):
         raise PlotError(f"{path}: not a JSON record: {e}")
 
 
+def as_list(value, where, what):
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise PlotError(f"{where}: its {what} is {shown(type(value).__name__)}, not a list")
+    return value
+
+
 def curves_of(path, record, mixed):
     """[(label, ranks or None, history, where)] of one record."""
     config = record["config"]
     if config.get("strategy") == "session":
         # Each session trains alone on one rank: its settings tell the curves apart.
-        base = "session" + (f" {pathlib.Path(config['platform']).stem}" if config.get("platform") else "")
+        base = "session" + (f" {in_label(pathlib.Path(str(config['platform'])).stem)}" if config.get("platform") else "")
         if mixed:
-            base = f"{config.get('problem')} ({config.get('error_metric')}): {base}"
+            base = f"{in_label(config.get('problem'))} ({in_label(config.get('error_metric'))}): {base}"
         out = []
-        for s in record.get("sessions", []):
-            label = f"{base} eta={s['eta']:g} alpha={s['alpha']:g} b={s['block']} seed={s['seed']}"
-            out.append((label, None, s.get("history", []), f"{path} (session {s['index']})"))
+        for i, s in enumerate(as_list(record.get("sessions"), path, "sessions")):
+            if not isinstance(s, dict):
+                raise PlotError(f"{path}: sessions[{i}] is not an object")
+            settings = []
+            for key in ("eta", "alpha", "block", "seed"):
+                v = number(s.get(key))
+                settings.append(f"{key if key != 'block' else 'b'}={v:g}" if isinstance(v, float) else
+                                f"{key if key != 'block' else 'b'}={in_label(s.get(key))}")
+            where = f"{path} (session {shown(s.get('index', i))})"
+            out.append((f"{base} {' '.join(settings)}", None, as_list(s.get("history"), where, "history"), where))
         if not out:
             raise PlotError(f"{path}: a session record without sessions")
         return out
-    return [(default_label(config, mixed), config.get("np", 1), record.get("history", []), path)]
+    return [(default_label(config, mixed), config.get("np", 1), as_list(record.get("history"), path, "history"), path)]
 
 
-def points(history, key, x_key, log_time):
+def points(history, key, x_key, log_time, where):
+    """The (x, y) of every entry of history where both are finite numbers (null: not
+    measured, as in iteration 0, is left out). An entry that is not an object, or a value that
+    is no number, is a PlotError naming where and the entry."""
     xs, ys = [], []
-    for h in history:
-        y = h.get(key)
-        x = h.get(x_key)
-        if y is None or x is None or not math.isfinite(y):
+    for i, h in enumerate(history):
+        if not isinstance(h, dict):
+            raise PlotError(f"{where}: history[{i}] is not an object")
+        x, y = number(h.get(x_key)), number(h.get(key))
+        for k, v in ((x_key, x), (key, y)):
+            if isinstance(v, str):
+                raise PlotError(f"{where}: history[{i}].{k} is {v}")
+        if x is None or y is None or not math.isfinite(x) or not math.isfinite(y):
             continue
         if log_time and x <= 0:
             continue
@@ -114,14 +186,31 @@ def points(history, key, x_key, log_time):
 
 
 def missing_reason(where, config, error):
+    problem = shown(config.get("problem"))
     if config.get("numerics") is False:
         return f"{where}: it was run with --numerics off, so its history holds times but no errors"
     if error in ("test", "test-count") and not config.get("test_patterns"):
-        return f"{where}: problem {config.get('problem')} has no test set; draw its training error (--error train)"
+        return f"{where}: problem {problem} has no test set; draw its training error (--error train)"
     if error == "test-count":
-        return (f"{where}: no counts of wrong test patterns in its history (problem {config.get('problem')} is "
+        return (f"{where}: no counts of wrong test patterns in its history (problem {problem} is "
                 "not a classifier, or a session record); draw --error test")
     return f"{where}: no {ERRORS[error][1]} in its history"
+
+
+def chosen_error(runs, x_key, log_time, out):
+    """Without --error: the test error where every curve has one; else, where each curve has
+    its training error, the training error of all (one kind of error on one axis), saying
+    which records have no test set."""
+    key = ERRORS["test"][0]
+    lacking = [(where, config) for config, _, _, history, where in runs if not points(history, key, x_key, log_time, where)[0]]
+    if not lacking:
+        return "test"
+    if all(points(history, ERRORS["train"][0], x_key, log_time, where)[0] for _, _, _, history, where in runs):
+        for where, config in lacking:
+            print(f"wulf plot: {where} has no test error (problem {shown(config.get('problem'))}): drawing the "
+                  "training error", file=out)
+        return "train"
+    return "test"
 
 
 def axis_label_time(engines, x):
@@ -138,9 +227,9 @@ def axis_label_time(engines, x):
 def axis_label_error(configs, error):
     word = ERRORS[error][1]
     if error == "test-count":
-        sizes = {c.get("test_patterns") for c in configs}
+        sizes = {in_label(c.get("test_patterns")) for c in configs}
         return f"{word} (of {sizes.pop()})" if len(sizes) == 1 else word
-    metrics = {c.get("error_metric") for c in configs}
+    metrics = {in_label(c.get("error_metric")) for c in configs}
     if len(metrics) != 1:
         return word
     metric = metrics.pop()
@@ -154,17 +243,22 @@ def main(argv):
     ap.add_argument("--x", choices=["time", "iterations"], default="time")
     ap.add_argument("--log-time", action="store_true")
     ap.add_argument("--log-error", action="store_true")
-    ap.add_argument("--error", choices=sorted(ERRORS), default="test")
+    ap.add_argument("--error", choices=sorted(ERRORS))  # none: test, or train where a record has no test set
     ap.add_argument("--labels", nargs="+")
+    ap.add_argument("--label", action="append", help="one label (wulf plot's form: --label=TEXT per curve)")
     ap.add_argument("--title")
     ap.add_argument("--xlim")
     ap.add_argument("--ylim")
     ap.add_argument("--mixed", action="store_true")
     a = ap.parse_args(argv)
+    if a.label is not None:
+        a.labels = (a.labels or []) + a.label
 
-    key = ERRORS[a.error][0]
+    # The limits first: a wrong option is named before any record is read.
+    xlim = limits(a.xlim, "--xlim", a.log_time, "--log-time") if a.xlim else None
+    ylim = limits(a.ylim, "--ylim", a.log_error, "--log-error") if a.ylim else None
     x_key = "time_s" if a.x == "time" else "iteration"
-    configs, engines, curves = [], [], []
+    configs, engines, runs = [], [], []
     for path in a.records:
         record = read_record(path)
         if not isinstance(record, dict) or not isinstance(record.get("config"), dict):
@@ -173,10 +267,15 @@ def main(argv):
         configs.append(config)
         engines.append(config.get("engine"))
         for label, p, history, where in curves_of(path, record, a.mixed):
-            xs, ys = points(history, key, x_key, a.log_time)
-            if not xs:
-                raise PlotError(missing_reason(where, config, a.error))
-            curves.append({"label": label, "p": p, "x": xs, "y": ys, "where": where})
+            runs.append((config, label, p, history, where))
+    error = a.error or chosen_error(runs, x_key, a.log_time, sys.stdout)
+    key = ERRORS[error][0]
+    curves = []
+    for config, label, p, history, where in runs:
+        xs, ys = points(history, key, x_key, a.log_time, where)
+        if not xs:
+            raise PlotError(missing_reason(where, config, error))
+        curves.append({"label": label, "p": p, "x": xs, "y": ys, "where": where})
 
     if a.labels is not None:
         if len(a.labels) != len(curves):
@@ -208,19 +307,19 @@ def main(argv):
         ax.set_xscale("log")
     if a.log_error:
         ax.set_yscale("log")
-    if a.xlim:
-        ax.set_xlim(*limits(a.xlim, "--xlim"))
-    if a.ylim:
-        ax.set_ylim(*limits(a.ylim, "--ylim"))
+    if xlim:
+        ax.set_xlim(*xlim)
+    if ylim:
+        ax.set_ylim(*ylim)
     ax.set_xlabel(axis_label_time(engines, a.x))
-    ax.set_ylabel(axis_label_error(configs, a.error))
-    problems = sorted({c.get("problem") for c in configs})
+    ax.set_ylabel(axis_label_error(configs, error))
+    problems = sorted({in_label(c.get("problem")) for c in configs})
     ax.set_title(a.title if a.title is not None else ", ".join(problems))
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(a.out, dpi=120)
-    print(f"wulf plot: {len(curves)} curve{'s' if len(curves) != 1 else ''} -> {a.out}")
+    print(f"wulf plot: {len(curves)} curve{'s' if len(curves) != 1 else ''} of {ERRORS[error][1]} -> {a.out}")
     return 0
 
 
@@ -231,5 +330,10 @@ if __name__ == "__main__":
         print(f"wulf plot: error: {e}", file=sys.stderr)
         sys.exit(2)
     except (OSError, ValueError, KeyError) as e:
-        print(f"wulf plot: error: {e}", file=sys.stderr)
+        print(f"wulf plot: error: {shown(e)}", file=sys.stderr)
         sys.exit(2)
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except Exception as e:  # a fault of this script or of matplotlib: one line, no traceback
+        print(f"wulf plot: internal error: {type(e).__name__}: {shown(e)}", file=sys.stderr)
+        sys.exit(1)
