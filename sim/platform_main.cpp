@@ -2,14 +2,16 @@
 // wulf needs of it. A program of its own so that SimGrid's engine, of which a process may
 // hold one, never lives inside the wulf command or its tests.
 //
-//   wulf-platform hosts FILE.xml [a,b,... | --ranks N [--per-host R]]
+//   wulf-platform hosts FILE.xml [a,b,... | --ranks N [--per-host R]] [--bw-scale X]
+//                  [--lat-scale Y] [--speed-scale Z]
 //                                  a first line "cost-usd X" (the wulf:cost-usd property of the
 //                                  first zone that has it, outermost first; "-" where none
 //                                  has), then one line per host: name, cores, speed in flop/s,
 //                                  and its wulf:group, wulf:node, wulf:nics properties. First
 //                                  checks that the hosts chosen reach each other: the ones
 //                                  named, or the ones N ranks fill in order, at most R on a
-//                                  host
+//                                  host; and that the run's what-if scales leave every
+//                                  bandwidth, latency and speed in wulf's bounds
 //   wulf-platform info FILE.xml    the whole platform as JSON: hosts, links, zones (with their
 //                                  properties), routes
 //                                  between the first hosts
@@ -23,8 +25,9 @@
 //                                  shaped ports cannot represent
 //
 // Every verb first refuses, with exit 2 and one line on standard error, a platform SimGrid
-// cannot load (its own abort included) or loads although no machine is like it: no hosts, a
-// speed, bandwidth or latency no machine has (check_numbers).
+// cannot load (its own abort included) or loads although no machine is like it or wulf
+// cannot print it (check_platform): a name with a blank or a control character, a cluster
+// or a platform without hosts, a speed, bandwidth, latency or core count no machine has.
 #include <simgrid/kernel/routing/ClusterZone.hpp>
 #include <simgrid/kernel/routing/NetPoint.hpp>
 #include <simgrid/s4u/Engine.hpp>
@@ -39,6 +42,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -260,15 +264,27 @@ void star(const simgrid::s4u::Engine& e, const std::vector<simgrid::s4u::Host*>&
   std::printf("%s\n", out.dump(-1, ' ', false, Json::error_handler_t::replace).c_str());
 }
 
-// The smallest numbers wulf takes from a platform. SimGrid loads a bandwidth of 1e-30 B/s,
-// a negative latency or a negative speed without a word, then either aborts the simulation
-// (zero, negative or NaN bandwidth, negative speed: smpirun exits 134) or simulates a machine
-// that cannot be (1e-30 B/s: a run of 1e30 seconds). Such a number is a unit left off or
-// mistyped ("10" for "10MBps", "us" for "s"), so it is refused, naming the host or link,
-// before any rank starts.
-constexpr double least_speed_flops = 1;   // no computer ever did less than 1 flop/s
-constexpr double least_bandwidth_Bps = 1; // nor a network link less than 1 byte/s
-constexpr double most_latency_s = 3600;   // nor took an hour to start a message
+// The numbers wulf takes from a platform, as the file gives them and after the what-if
+// scales (--bw-scale, --lat-scale, --speed-scale) multiply them. SimGrid loads a bandwidth
+// of 1e-30 B/s, a negative latency or a negative speed without a word, then either aborts
+// the simulation (zero, negative, NaN or infinite bandwidth: smpirun exits 134, "The
+// Impossible Did Happen") or simulates a machine that cannot be (1e-30 B/s: a run of 1e30
+// seconds; an infinite speed: kernels of no time). Such a number is a unit left off or
+// mistyped ("10" for "10MBps", "us" for "s") or a scale past any what-if, so it is refused,
+// naming the host or link (and the option), before any rank starts.
+constexpr double least_speed_flops = 1;    // no computer ever did less than 1 flop/s
+constexpr double most_speed_flops = 1e18;  // nor a host more than an exaflop/s
+constexpr double least_bandwidth_Bps = 1;  // nor a network link less than 1 byte/s
+constexpr double most_bandwidth_Bps = 1e18;  // nor more than an exabyte a second
+constexpr double most_latency_s = 3600;    // nor took an hour to start a message
+// No host needs more cores than wulf runs ranks (--np at most 1 000 000): a hostfile and a
+// placement hold one line per rank, whatever a host declares (core="2147483647").
+constexpr int most_cores = 1000000;
+
+// The what-if scales of a run (hosts --bw-scale X --lat-scale Y --speed-scale Z), 1: none.
+struct Scales {
+  double bw = 1, lat = 1, speed = 1;
+};
 
 std::string number_text(double x) {
   char text[32];
@@ -276,44 +292,144 @@ std::string number_text(double x) {
   return text;
 }
 
+// What is wrong with value (a speed or a bandwidth) against [least, most], or "".
+std::string out_of(double value, double least, double most, const char* unit) {
+  if (std::isfinite(value) && value >= least && value <= most) return "";
+  return number_text(value) + " " + unit + "; wulf takes a finite " + (std::string(unit) == "flop/s" ? "speed" : "bandwidth") +
+         " from " + number_text(least) + " to " + number_text(most) + " " + unit;
+}
+
+// The fault of a value that is fine in the file but not once the option's scale multiplies
+// it: "--bw-scale 1e+308: link 'l': bandwidth 1.25e+07 bytes/s x 1e+308 = inf bytes/s; ...".
+std::string scaled_fault(const char* option, double scale, const std::string& what, double value,
+                         const std::string& fault) {
+  return std::string(option) + " " + number_text(scale) + ": " + what + " " + number_text(value) + " x " +
+         number_text(scale) + " = " + fault;
+}
+
 // What is wrong with host h's numbers, or "" when nothing is.
-std::string host_fault(const simgrid::s4u::Host* h) {
+std::string host_fault(const simgrid::s4u::Host* h, const Scales& scales) {
+  const std::string what = "host '" + h->get_name() + "'";
   for (unsigned long p = 0; p < h->get_pstate_count(); ++p) {
     const double speed = h->get_pstate_speed(p);
-    if (!(std::isfinite(speed) && speed >= least_speed_flops))
-      return "host '" + h->get_name() + "': speed " + number_text(speed) +
-             " flop/s; wulf takes a finite speed of at least 1 flop/s (a unit mistyped? e.g. speed=\"1Gf\")";
+    if (const std::string fault = out_of(speed, least_speed_flops, most_speed_flops, "flop/s"); !fault.empty())
+      return what + ": speed " + fault + " (a unit mistyped? e.g. speed=\"1Gf\")";
+    if (const std::string fault = out_of(speed * scales.speed, least_speed_flops, most_speed_flops, "flop/s");
+        !fault.empty())
+      return scaled_fault("--speed-scale", scales.speed, what + ": speed", speed, fault);
   }
   if (h->get_core_count() < 1)
-    return "host '" + h->get_name() + "': " + std::to_string(h->get_core_count()) + " cores; it needs at least one";
+    return what + ": " + std::to_string(h->get_core_count()) + " cores; it needs at least one";
+  if (h->get_core_count() > most_cores)
+    return what + ": " + std::to_string(h->get_core_count()) + " cores; wulf takes at most " +
+           std::to_string(most_cores) + ", the most ranks it runs (--np)";
   return "";
 }
 
 // What is wrong with link l's numbers, or "" when nothing is.
-std::string link_fault(const simgrid::s4u::Link* l) {
+std::string link_fault(const simgrid::s4u::Link* l, const Scales& scales) {
+  const std::string what = "link '" + l->get_name() + "'";
   const double bw = l->get_bandwidth(), lat = l->get_latency();
-  if (!(std::isfinite(bw) && bw >= least_bandwidth_Bps))
-    return "link '" + l->get_name() + "': bandwidth " + number_text(bw) +
-           " bytes/s; wulf takes a finite bandwidth of at least 1 byte/s (a unit mistyped? e.g. bandwidth=\"125MBps\")";
+  if (const std::string fault = out_of(bw, least_bandwidth_Bps, most_bandwidth_Bps, "bytes/s"); !fault.empty())
+    return what + ": bandwidth " + fault + " (a unit mistyped? e.g. bandwidth=\"125MBps\")";
   if (!(std::isfinite(lat) && lat >= 0))
-    return "link '" + l->get_name() + "': latency " + number_text(lat) + " s; a latency cannot be negative";
+    return what + ": latency " + number_text(lat) + " s; a latency cannot be negative";
   if (lat > most_latency_s)
-    return "link '" + l->get_name() + "': latency " + number_text(lat) +
-           " s, more than an hour (a unit mistyped? e.g. latency=\"50us\")";
+    return what + ": latency " + number_text(lat) + " s, more than an hour (a unit mistyped? e.g. latency=\"50us\")";
+  if (const std::string fault = out_of(bw * scales.bw, least_bandwidth_Bps, most_bandwidth_Bps, "bytes/s");
+      !fault.empty())
+    return scaled_fault("--bw-scale", scales.bw, what + ": bandwidth", bw, fault);
+  if (lat * scales.lat > most_latency_s)
+    return scaled_fault("--lat-scale", scales.lat, what + ": latency", lat,
+                        number_text(lat * scales.lat) + " s; wulf takes a latency of at most an hour (3600 s)");
   return "";
 }
 
-// Exits 2 naming the first fault of the platform's numbers: no hosts at all, or a host or
-// link whose numbers no machine has (see least_speed_flops).
-int check_numbers(const simgrid::s4u::Engine& e) {
-  const std::vector<simgrid::s4u::Host*> hosts = declared_hosts(e);
-  std::string fault = hosts.empty() ? "it has no hosts (no <host> and no <cluster>)" : "";
-  for (std::size_t i = 0; fault.empty() && i < hosts.size(); ++i) fault = host_fault(hosts[i]);
+// One character of a name that no name may hold, as a message shows it ("\x0a", "a space",
+// "U+202E"), or "" for a character names may hold. A name is printed one to a line (a
+// hostfile, wulf-platform's output, `wulf platform info`) between blanks, so it holds no
+// blank, no control character (a line break would forge a line of output, an escape
+// sequence recolour the terminal) and no Unicode space or format character (one that
+// reverses the text around it). c is a code point; bytes that are not UTF-8 are refused
+// before (name_fault).
+std::string unfit_character(std::uint32_t c) {
+  char text[16];
+  if (c == ' ') return "a space";
+  if (c < 0x20 || c == 0x7f) {
+    std::snprintf(text, sizeof text, "\\x%02x", static_cast<unsigned>(c));
+    return text;
+  }
+  const bool unfit = (c >= 0x80 && c <= 0xa0) || c == 0x1680 || (c >= 0x2000 && c <= 0x200f) ||
+                     (c >= 0x2028 && c <= 0x202f) || (c >= 0x205f && c <= 0x206f) || c == 0x3000 || c == 0xfeff;
+  if (!unfit) return "";
+  std::snprintf(text, sizeof text, "U+%04X", static_cast<unsigned>(c));
+  return text;
+}
+
+// name as a message shows it: printable ASCII as it is, every other byte \xNN.
+std::string shown(const std::string& name) {
+  std::string out;
+  for (const char ch : name) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c < 0x7f) {
+      out += ch;
+    } else {
+      char text[8];
+      std::snprintf(text, sizeof text, "\\x%02x", static_cast<unsigned>(c));
+      out += text;
+    }
+  }
+  return out;
+}
+
+// What makes name unfit to be printed as one word of a line, or "": empty, not UTF-8, or
+// holding a character no name may hold (unfit_character).
+std::string name_fault(const std::string& name) {
+  if (name.empty()) return "the name is empty";
+  for (std::size_t i = 0; i < name.size();) {
+    const auto lead = static_cast<unsigned char>(name[i]);
+    const std::size_t length = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xe ? 3 : (lead >> 3) == 0x1e ? 4 : 0;
+    std::uint32_t c = length == 1 ? lead : length == 2 ? lead & 0x1f : length == 3 ? lead & 0x0f : lead & 0x07;
+    bool utf8 = length > 0 && i + length <= name.size();
+    for (std::size_t k = 1; utf8 && k < length; ++k) {
+      const auto next = static_cast<unsigned char>(name[i + k]);
+      utf8 = (next & 0xc0) == 0x80;
+      c = (c << 6) | (next & 0x3f);
+    }
+    if (!utf8) {
+      char text[8];
+      std::snprintf(text, sizeof text, "\\x%02x", static_cast<unsigned>(lead));
+      return std::string("the name is not UTF-8 text (byte ") + text + ")";
+    }
+    if (const std::string unfit = unfit_character(c); !unfit.empty())
+      return "the name holds " + unfit + "; a name may hold no blank, control or format character (wulf prints "
+             "names one to a line)";
+    i += length;
+  }
+  return "";
+}
+
+// The first name of the platform unfit to print (name_fault), as "host 'h\x0aevil0' (zone
+// c): ...", or "": every zone's, host's and link's, and the wulf:group a host belongs to.
+std::string names_fault(const simgrid::s4u::Engine& e, const std::vector<simgrid::s4u::Host*>& hosts) {
+  std::vector<const simgrid::s4u::NetZone*> zones{e.get_netzone_root()};
+  for (std::size_t i = 0; i < zones.size(); ++i)
+    for (const simgrid::s4u::NetZone* c : zones[i]->get_children()) zones.push_back(c);
+  for (const simgrid::s4u::NetZone* z : zones)
+    if (const std::string fault = name_fault(z->get_name()); !fault.empty())
+      return "zone '" + shown(z->get_name()) + "': " + fault;
+  for (const simgrid::s4u::Host* h : hosts) {
+    const std::string where = " (zone " + shown(h->get_englobing_zone()->get_name()) + ")";
+    if (const std::string fault = name_fault(h->get_name()); !fault.empty())
+      return "host '" + shown(h->get_name()) + "'" + where + ": " + fault;
+    if (const char* group = h->get_property("wulf:group"); group && *group)
+      if (const std::string fault = name_fault(group); !fault.empty())
+        return "host '" + h->get_name() + "': its wulf:group '" + shown(group) + "': " + fault;
+  }
   for (const simgrid::s4u::Link* l : e.get_all_links())
-    if (fault.empty()) fault = link_fault(l);
-  if (fault.empty()) return 0;
-  std::fprintf(stderr, "%s\n", fault.c_str());
-  return 2;
+    if (const std::string fault = name_fault(l->get_name()); !fault.empty())
+      return "link '" + shown(l->get_name()) + "': " + fault;
+  return "";
 }
 
 // Whether SimGrid builds every route between two hosts of zone z from their own links: a
@@ -321,6 +437,35 @@ int check_numbers(const simgrid::s4u::Engine& e) {
 // routing="Cluster">. Such a route is never empty; a Full zone's may be.
 bool routes_by_construction(const simgrid::s4u::NetZone* z) {
   return dynamic_cast<const simgrid::kernel::routing::ClusterZone*>(z->get_impl()) != nullptr;
+}
+
+// A <cluster> that SimGrid made without hosts, as "zone 'c' is a cluster without hosts ...",
+// or "". SimGrid reads radical="3-0" as the numbers from 3 up to 0, which are none, and says
+// nothing.
+std::string empty_cluster(const simgrid::s4u::NetZone* z) {
+  if (routes_by_construction(z) && z->get_all_hosts().empty())
+    return "zone '" + z->get_name() +
+           "' is a cluster without hosts: its radical names none (a range is FIRST-LAST with FIRST <= LAST, e.g. "
+           "radical=\"0-3\")";
+  for (const simgrid::s4u::NetZone* c : z->get_children())
+    if (std::string fault = empty_cluster(c); !fault.empty()) return fault;
+  return "";
+}
+
+// Exits 2 naming the first fault of the platform: a name unfit to print, a cluster or the
+// whole platform without hosts, a host or link whose numbers no machine has (see
+// least_speed_flops), as the file gives them or once scales multiply them.
+int check_platform(const simgrid::s4u::Engine& e, const Scales& scales) {
+  const std::vector<simgrid::s4u::Host*> hosts = declared_hosts(e);
+  std::string fault = names_fault(e, hosts);
+  if (fault.empty()) fault = empty_cluster(e.get_netzone_root());
+  if (fault.empty() && hosts.empty()) fault = "it has no hosts (no <host> and no <cluster>)";
+  for (std::size_t i = 0; fault.empty() && i < hosts.size(); ++i) fault = host_fault(hosts[i], scales);
+  for (const simgrid::s4u::Link* l : e.get_all_links())
+    if (fault.empty()) fault = link_fault(l, scales);
+  if (fault.empty()) return 0;
+  std::fprintf(stderr, "%s\n", fault.c_str());
+  return 2;
 }
 
 // Runs work (which looks routes up with route(), above) in a child process and returns its
@@ -548,6 +693,14 @@ int grow(const simgrid::s4u::Engine& e, unsigned long n, const std::string& out_
 int real_stderr = -1;
 int captured_stderr = -1;
 
+// Whether text[from, to) is the C string s. (memcmp is not among the calls POSIX allows in
+// a signal handler.)
+bool span_is(const char* text, ssize_t from, ssize_t to, const char* s) {
+  for (; from < to && *s; ++from, ++s)
+    if (text[from] != *s) return false;
+  return from == to && !*s;
+}
+
 extern "C" void refuse_on_abort(int) {
   // Only calls safe in a signal handler: SimGrid aborts from its own code, but in any state.
   static char text[1024];
@@ -557,7 +710,18 @@ extern "C" void refuse_on_abort(int) {
   const char lead[] = "SimGrid cannot load it: ";
   const char unsaid[] = "SimGrid stopped while loading it (abort)";
   ssize_t done = ::write(real_stderr, lead, sizeof lead - 1);
-  done = line > 0 ? ::write(real_stderr, text, static_cast<std::size_t>(line)) : ::write(real_stderr, unsaid, sizeof unsaid - 1);
+  // SimGrid says "Host a must have at least one core, not 0." of core="-2" too: wulf's
+  // words instead, which give no number.
+  const char host[] = "Host ", cores[] = " must have at least one core, not 0.";
+  const ssize_t name_end = line - static_cast<ssize_t>(sizeof cores - 1);
+  if (name_end > 5 && span_is(text, 0, 5, host) && span_is(text, name_end, line, cores)) {
+    const char is[] = "': core must be a whole number of at least 1";
+    done = ::write(real_stderr, "host '", 6);
+    done = ::write(real_stderr, text + 5, static_cast<std::size_t>(name_end - 5));
+    done = ::write(real_stderr, is, sizeof is - 1);
+  } else {
+    done = line > 0 ? ::write(real_stderr, text, static_cast<std::size_t>(line)) : ::write(real_stderr, unsaid, sizeof unsaid - 1);
+  }
   done = ::write(real_stderr, "\n", 1);
   static_cast<void>(done);  // nothing is left to tell a failed write to
   _exit(2);
@@ -654,15 +818,39 @@ bool hosts_of_arguments(const simgrid::s4u::Engine& engine, const std::vector<st
   return false;
 }
 
+// The what-if scales among the arguments after FILE (--bw-scale X, --lat-scale Y,
+// --speed-scale Z, each a positive number), taken out of args. False, with the fault on
+// standard error, for a scale that is no such number.
+bool take_scales(std::vector<std::string>& args, Scales& scales) {
+  for (std::size_t i = 0; i < args.size();) {
+    double* scale = args[i] == "--bw-scale" ? &scales.bw : args[i] == "--lat-scale" ? &scales.lat
+                    : args[i] == "--speed-scale" ? &scales.speed : nullptr;
+    if (!scale) {
+      ++i;
+      continue;
+    }
+    char* end = nullptr;
+    const char* text = i + 1 < args.size() ? args[i + 1].c_str() : "";
+    *scale = std::strtod(text, &end);
+    if (end == text || *end != '\0' || !(*scale > 0)) {
+      std::fprintf(stderr, "wulf-platform: %s '%s' is not a positive number\n", args[i].c_str(), text);
+      return false;
+    }
+    args.erase(args.begin() + static_cast<std::ptrdiff_t>(i), args.begin() + static_cast<std::ptrdiff_t>(std::min(i + 2, args.size())));
+  }
+  return true;
+}
+
 int run(int argc, char** argv) {
   const std::string verb = argc >= 3 ? argv[1] : "";
-  const std::vector<std::string> args(argv + std::min(argc, 3), argv + argc);  // after FILE
+  std::vector<std::string> args(argv + std::min(argc, 3), argv + argc);  // after FILE
+  Scales scales;
+  if (verb == "hosts" && !take_scales(args, scales)) return 2;
   if ((verb != "hosts" && verb != "info" && verb != "grow" && verb != "star") || (verb == "info" && !args.empty()) ||
-      (verb == "grow" && args.size() != 2) || (verb == "hosts" && args.size() > 4) ||
-      (verb == "star" && args.size() != 1)) {
+      (verb == "grow" && args.size() != 2) || (verb == "hosts" && args.size() > 4) || (verb == "star" && args.size() != 1)) {
     std::fprintf(stderr,
-                 "usage: wulf-platform hosts FILE.xml [a,b,... | --ranks N [--per-host R]] | info FILE.xml | "
-                 "grow FILE.xml N OUT.xml | star FILE.xml a,b,...\n");
+                 "usage: wulf-platform hosts FILE.xml [a,b,... | --ranks N [--per-host R]] [--bw-scale X] "
+                 "[--lat-scale Y] [--speed-scale Z] | info FILE.xml | grow FILE.xml N OUT.xml | star FILE.xml a,b,...\n");
     return 2;
   }
   try {
@@ -672,7 +860,7 @@ int run(int argc, char** argv) {
     char* sg_argv[] = {argv[0], log, format, nullptr};
     simgrid::s4u::Engine engine(&sg_argc, sg_argv);
     load_platform(engine, argv[2]);
-    if (check_numbers(engine) != 0) return 2;
+    if (check_platform(engine, scales) != 0) return 2;
     if (verb == "info")
       return guarded([&] {
         info(engine);

@@ -72,9 +72,9 @@ TEST(platform, info_names_the_slowest_route_between_every_pair_of_zones) {
   expect_success({"platform", "info", platform("no-route.xml")}, {"a -> c: no route"});
 }
 
-// Names come from the user's file: a quote, a backslash or a control character in one is
-// escaped in wulf-platform's JSON, and reaches the summary and the record unchanged.
-TEST(platform, info_reads_names_with_quotes_backslashes_and_tabs) {
+// Names come from the user's file: a quote or a backslash in one is escaped in
+// wulf-platform's JSON, and reaches the summary and the record unchanged.
+TEST(platform, info_reads_names_with_quotes_and_backslashes) {
   TestDir dir;
   const std::string file = dir.write("odd.xml", R"(<?xml version='1.0'?>
 <!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
@@ -82,30 +82,77 @@ TEST(platform, info_reads_names_with_quotes_backslashes_and_tabs) {
   <zone id="z&quot;1\" routing="Full">
     <prop id="wulf:note" value="a &quot;quoted\&#9;note"/>
     <host id="a&quot;b\c" speed="1Gf"/>
-    <host id="tab&#9;d" speed="1Gf"/>
+    <host id="d'e" speed="1Gf"/>
     <link id="l&quot;\" bandwidth="125MBps" latency="50us"/>
-    <route src="a&quot;b\c" dst="tab&#9;d"><link_ctn id="l&quot;\"/></route>
+    <route src="a&quot;b\c" dst="d'e"><link_ctn id="l&quot;\"/></route>
   </zone>
 </platform>
 )");
   expect_success({"platform", "info", file, "--out", dir.file("info.json")},
-                 {"a\"b\\c (zone z\"1\\)", "a\"b\\c -> tab\td: 1 links"});
+                 {"a\"b\\c (zone z\"1\\)", "a\"b\\c -> d'e: 1 links"});
   const Json r = read_json_file(dir.file("info.json"));
   const Json& platform = r.at("platform");
-  EXPECT_EQ(platform.at("hosts").at(1).at("name").get<std::string>(), "tab\td");
+  EXPECT_EQ(platform.at("hosts").at(1).at("name").get<std::string>(), "d'e");
   EXPECT_EQ(platform.at("links").at(0).at("name").get<std::string>(), "l\"\\");
   EXPECT_EQ(platform.at("zone").at("properties").at("wulf:note").get<std::string>(), "a \"quoted\\\tnote");
+}
 
-  // An escape sequence in a name reaches the summary as text, not the terminal.
-  const std::string esc = dir.write("esc.xml", "<?xml version='1.0'?>\n"
-                                               "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
-                                               "<platform version=\"4.1\"><zone id=\"z\" routing=\"Full\">"
-                                               "<host id=\"a\x1b[31mred\" speed=\"1Gf\"/><host id=\"b\" speed=\"1Gf\"/>"
-                                               "<link id=\"l\" bandwidth=\"1MBps\" latency=\"1us\"/>"
-                                               "<route src=\"a\x1b[31mred\" dst=\"b\"><link_ctn id=\"l\"/></route>"
-                                               "</zone></platform>\n");
-  const Outcome summary = expect_success({"platform", "info", esc}, {"a\\x1b[31mred (zone z)"});
-  EXPECT_EQ(summary.out.find('\x1b'), std::string::npos) << summary.out;
+// A platform of one cluster, c, in a Full zone w: <cluster id="c" suffix="" speed="1Gf"
+// bw="125MBps" lat="50us" ATTRIBUTES/> (its prefix and radical among them).
+std::string cluster_platform(const TestDir& dir, const std::string& name, const std::string& attributes) {
+  return dir.write(name, "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+                         "<platform version=\"4.1\"><zone id=\"w\" routing=\"Full\"><cluster id=\"c\" suffix=\"\" "
+                         "speed=\"1Gf\" bw=\"125MBps\" lat=\"50us\" " + attributes + "/></zone></platform>\n");
+}
+
+// A name is printed one to a line (a hostfile, wulf-platform's lines, `platform info`), so a
+// line break in one would forge a line of output (prefix="h&#10;evil": `platform info`
+// printed it raw, and train said "it has no hosts"), an escape sequence recolour the
+// terminal, a space split a hostfile's line. A zone, host or link name that holds a blank,
+// a control or format character, or bytes that are not UTF-8 is refused by every command
+// that reads a platform, naming the element, in one line: the same rule for info, train,
+// bench and the testbed's hosts.
+TEST(platform, names_that_could_forge_output_are_refused_naming_the_element) {
+  TestDir dir;
+  const auto cluster = [&](const std::string& name, const std::string& prefix) {
+    return cluster_platform(dir, name, "prefix=\"" + prefix + "\" radical=\"0-1\"");
+  };
+  const auto full = [&](const std::string& name, const std::string& zone, const std::string& host,
+                        const std::string& link) {
+    return dir.write(name, "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+                           "<platform version=\"4.1\"><zone id=\"" + zone + "\" routing=\"Full\">"
+                           "<host id=\"" + host + "\" speed=\"1Gf\"/><host id=\"b\" speed=\"1Gf\"/>"
+                           "<link id=\"" + link + "\" bandwidth=\"1MBps\" latency=\"1us\"/>"
+                           "<route src=\"" + host + "\" dst=\"b\"><link_ctn id=\"" + link + "\"/></route>"
+                           "</zone></platform>\n");
+  };
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {cluster("newline.xml", "h&#10;evil"), "host 'h\\x0aevil0' (zone c): the name holds \\x0a; a name may hold no blank, control or format "
+                                               "character"},
+      {cluster("escape.xml", "h\x1b[31m"), "host 'h\\x1b[31m0' (zone c): the name holds \\x1b"},
+      {cluster("space.xml", "h "), "host 'h 0' (zone c): the name holds a space"},
+      {cluster("tab.xml", "h&#9;"), "host 'h\\x090' (zone c): the name holds \\x09"},
+      {cluster("reversed.xml", "h\xe2\x80\xae"), "host 'h\\xe2\\x80\\xae0' (zone c): the name holds U+202E"},
+      {cluster("latin1.xml", "caf\xe9"), "host 'caf\\xe90' (zone c): the name is not UTF-8 text (byte \\xe9)"},
+      {full("zone.xml", "z&#10;x", "a", "l"), "zone 'z\\x0ax': the name holds \\x0a"},
+      {full("link.xml", "z", "a", "l&#13;x"), "link 'l\\x0dx': the name holds \\x0d"}};
+  for (const auto& [file, why] : cases) {
+    SCOPED_TRACE(file);
+    const std::string named = "platform " + file + ": " + why;
+    const Outcome info = expect_refused({"platform", "info", file}, {named});
+    EXPECT_EQ(std::count(info.err.begin(), info.err.end(), '\n'), 1) << "one line: " << info.err;
+    EXPECT_TRUE(plain_text(info.err.substr(0, info.err.size() - 1))) << info.err;
+    const Outcome train = expect_train_refused(
+        {"--problem", "encoder:8", "--block", "4", "--epochs", "1", "--engine", "sim", "--np", "2", "--platform", file},
+        {named});
+    EXPECT_EQ(std::count(train.err.begin(), train.err.end(), '\n'), 1) << "one line: " << train.err;
+    expect_refused({"platform", "bench", file, "--np", "2"}, {named});
+    PlatformHost b;
+    b.name = "b", b.cores = 1;
+    expect_input_error([&] { plan_testbed(file, {b}, 1, 10, 1.0); }, {named}, "the testbed's plan took the platform");
+  }
+  // A UTF-8 name is no fault: printed as it is.
+  expect_success({"platform", "info", cluster("utf8.xml", "n\xc5\x93ud-")}, {"n\xc5\x93ud-0 (zone c)"});
 }
 
 TEST(platform, every_simgrid_topology_is_read_and_measured) {
@@ -253,9 +300,9 @@ TEST(platform, a_malformed_file_a_route_to_nowhere_or_too_few_cores_stop_the_run
 TEST(platform, impossible_platforms_are_refused_before_any_rank_starts) {
   const std::vector<std::pair<std::string, std::string>> cases{
       {"no-hosts.xml", "it has no hosts"},
-      {"tiny-bandwidth.xml", "link 'slow': bandwidth 1e-30 bytes/s; wulf takes a finite bandwidth of at least 1 byte/s"},
+      {"tiny-bandwidth.xml", "link 'slow': bandwidth 1e-30 bytes/s; wulf takes a finite bandwidth from 1 to 1e+18 bytes/s"},
       {"negative-latency.xml", "latency -1e-05 s; a latency cannot be negative"},
-      {"zero-cores.xml", "SimGrid cannot load it: Host a must have at least one core, not 0."}};
+      {"zero-cores.xml", "SimGrid cannot load it: host 'a': core must be a whole number of at least 1"}};
   for (const auto& [name, why] : cases) {
     SCOPED_TRACE(name);
     const std::string file = platform(name);
@@ -275,9 +322,11 @@ TEST(platform, impossible_platforms_are_refused_before_any_rank_starts) {
   // made SimGrid abort inside the run, "nan" a JSON error).
   TestDir dir;
   const std::vector<std::tuple<std::string, std::string, std::string>> values{
-      {"speed=\"0f\"", "bandwidth=\"1MBps\" latency=\"1us\"", "host 'a': speed 0 flop/s; wulf takes a finite speed of at least 1 flop/s"},
+      {"speed=\"0f\"", "bandwidth=\"1MBps\" latency=\"1us\"", "host 'a': speed 0 flop/s; wulf takes a finite speed from 1 to 1e+18 flop/s"},
       {"speed=\"-1f\"", "bandwidth=\"1MBps\" latency=\"1us\"", "host 'a': speed -1 flop/s"},
-      {"speed=\"1Gf\"", "bandwidth=\"0MBps\" latency=\"1us\"", "link 'l': bandwidth 0 bytes/s; wulf takes a finite bandwidth of at least 1 byte/s"},
+      {"speed=\"1e300f\"", "bandwidth=\"1MBps\" latency=\"1us\"", "host 'a': speed 1e+300 flop/s; wulf takes a finite speed from 1 to 1e+18 flop/s"},
+      {"speed=\"1Gf\"", "bandwidth=\"0MBps\" latency=\"1us\"", "link 'l': bandwidth 0 bytes/s; wulf takes a finite bandwidth from 1 to 1e+18 bytes/s"},
+      {"speed=\"1Gf\"", "bandwidth=\"1e300Bps\" latency=\"1us\"", "link 'l': bandwidth 1e+300 bytes/s; wulf takes a finite bandwidth from 1 to 1e+18 bytes/s"},
       {"speed=\"1Gf\"", "bandwidth=\"nan\" latency=\"1us\"", "link 'l': bandwidth nan bytes/s"},
       {"speed=\"1Gf\"", "bandwidth=\"-5MBps\" latency=\"1us\"", "link 'l': bandwidth -5e+06 bytes/s"},
       {"speed=\"1Gf\"", "bandwidth=\"1MBps\" latency=\"1e30s\"", "link 'l': latency 1e+30 s, more than an hour"}};
@@ -295,6 +344,116 @@ TEST(platform, impossible_platforms_are_refused_before_any_rank_starts) {
         {"platform " + file + ": ", why});
     EXPECT_EQ(std::count(train.err.begin(), train.err.end(), '\n'), 1) << "one line: " << train.err;
   }
+}
+
+// A cluster's radical="3-0" (SimGrid reads the numbers from 3 up to 0: none) said "it has no
+// hosts (no <host> and no <cluster>)", and core="-2" SimGrid's "not 0": each is named as it
+// is, in one line, before any rank starts.
+TEST(platform, a_cluster_without_hosts_and_a_negative_core_count_are_named_as_they_are) {
+  TestDir dir;
+  const std::string head = "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+                           "<platform version=\"4.1\"><zone id=\"w\" routing=\"Full\">";
+  const std::string radical = cluster_platform(dir, "radical.xml", "prefix=\"c-\" radical=\"3-0\"");
+  const std::string negative = dir.write("negative.xml", head + "<host id=\"a\" speed=\"1Gf\" core=\"-2\"/><host id=\"b\" "
+                                                                "speed=\"1Gf\"/></zone></platform>\n");
+  for (const auto& [file, why] : std::vector<std::pair<std::string, std::string>>{
+           {radical, "zone 'c' is a cluster without hosts: its radical names none (a range is FIRST-LAST with FIRST "
+                     "<= LAST, e.g. radical=\"0-3\")"},
+           {negative, "SimGrid cannot load it: host 'a': core must be a whole number of at least 1"}}) {
+    SCOPED_TRACE(file);
+    const Outcome info = expect_refused({"platform", "info", file}, {"platform " + file + ": " + why});
+    EXPECT_FALSE(contains(info.err, "not 0")) << info.err;
+    EXPECT_FALSE(contains(info.err, "no <host> and no <cluster>")) << info.err;
+    const Outcome train = expect_train_refused(
+        {"--problem", "encoder:8", "--block", "4", "--epochs", "1", "--engine", "sim", "--np", "2", "--platform", file},
+        {"platform " + file + ": " + why});
+    EXPECT_EQ(std::count(train.err.begin(), train.err.end(), '\n'), 1) << "one line: " << train.err;
+  }
+}
+
+// Two hosts of core="2147483647": `platform info` said "4.29497e+09 cores", and `train
+// --engine sim --np 2` grew past 1 GB writing a hostfile of a line per core, then hung. A
+// host's cores are bounded by the most ranks wulf runs (--np 1 000 000); the hostfile holds a
+// line per rank whatever the cores (test hostfile.one_line_per_rank_whatever_the_cores_a_host_declares).
+TEST(platform, a_host_of_more_cores_than_wulf_runs_ranks_is_refused) {
+  TestDir dir;
+  const auto two_hosts = [&](const std::string& name, const std::string& cores) {
+    return cluster_platform(dir, name, "prefix=\"c-\" radical=\"0-1\" core=\"" + cores + "\"");
+  };
+  const std::string absurd = two_hosts("absurd.xml", "2147483647");
+  const std::string why = "platform " + absurd + ": host 'c-0': 2147483647 cores; wulf takes at most 1000000, the most "
+                          "ranks it runs (--np)";
+  expect_refused({"platform", "info", absurd}, {why});
+  expect_train_refused({"--problem", "encoder:8", "--block", "4", "--epochs", "1", "--engine", "sim", "--np", "2",
+                        "--platform", absurd},
+                       {why});
+  // The most cores wulf takes: two ranks on a host of a million cores, a hostfile of two lines.
+  expect_success({"train", "--quiet", "--problem", "encoder:8", "--block", "4", "--epochs", "1", "--engine", "sim",
+                  "--np", "2", "--platform", two_hosts("million.xml", "1000000")});
+}
+
+// --bw-scale 1e308 made SimGrid abort inside the run ("The Impossible Did Happen", exit
+// 134, no record); --speed-scale 1e308 made every host infinitely fast (exit 0, a rate of
+// nonsense). A scale is a number from 1e-06 to 1e+06, and each bandwidth, latency and
+// speed it multiplies stays in the bounds a platform file's own numbers have, refused
+// naming the option, the host or link and the bound, before any rank starts.
+TEST(platform, what_if_scales_are_bounded_to_what_simgrid_computes) {
+  TestDir dir;
+  const std::vector<std::string> train{"--problem", "encoder:8", "--block", "4", "--epochs", "1", "--engine", "sim",
+                                       "--np", "2", "--platform", toy4};
+  for (const char* option : {"--bw-scale", "--lat-scale", "--speed-scale"})
+    for (const char* scale : {"1e308", "1e-300", "inf", "0"}) {
+      SCOPED_TRACE(std::string(option) + " " + scale);
+      const Outcome o = expect_train_refused(with(train, {option, scale}),
+                                             {std::string(option) + ": ", "is not a number from 1e-06 to 1e+06"});
+      EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << "one line: " << o.err;
+    }
+  expect_refused({"platform", "bench", toy4, "--np", "2", "--bw-scale", "1e308"},
+                 {"--bw-scale: 1e+308 is not a number from 1e-06 to 1e+06"});
+  expect_refused({"platform", "bench", toy4, "--np", "2", "--lat-scale", "1e-9"},
+                 {"--lat-scale: 1e-09 is not a number from 1e-06 to 1e+06"});
+  // A record's what-if, re-run: the same bound, the field named.
+  Json job = train_record(dir, "toy", train).at("config");
+  job["what_if"]["bw_scale"] = 1e308;
+  const std::string record = dir.write("scaled.json", Json{{"wulf_record", 1}, {"config", job}}.dump());
+  expect_train_refused({"--rerun", record}, {"what_if.bw_scale: 1e+308 is not a number from 1e-06 to 1e+06"});
+
+  // Scales inside their bounds that take a number of the platform out of its own: a link of
+  // 1e15 bytes/s times 1e4, one of 1 kB/s times 1e-4, a latency of 1 s times 1e4, a host of
+  // 100 flop/s times 1e-3. Each named with the option, the element and the bound.
+  const std::string file = dir.write("edges.xml", R"(<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <zone id="z" routing="Full">
+    <host id="a" speed="100f"/><host id="b" speed="1Gf"/>
+    <link id="fast" bandwidth="1e15Bps" latency="1s"/><link id="slow" bandwidth="1kBps" latency="0s"/>
+    <route src="a" dst="b"><link_ctn id="fast"/><link_ctn id="slow"/></route>
+  </zone>
+</platform>
+)");
+  const std::vector<std::string> on_edges{"--problem", "encoder:8", "--block", "4", "--epochs", "1", "--engine", "sim",
+                                          "--np", "2", "--platform", file};
+  for (const auto& [option, scale, why] : std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"--bw-scale", "1e4", "--bw-scale 10000: link 'fast': bandwidth 1e+15 x 10000 = 1e+19 bytes/s; wulf takes a "
+                                 "finite bandwidth from 1 to 1e+18 bytes/s"},
+           {"--bw-scale", "1e-4", "--bw-scale 0.0001: link 'slow': bandwidth 1000 x 0.0001 = 0.1 bytes/s"},
+           {"--lat-scale", "1e4", "--lat-scale 10000: link 'fast': latency 1 x 10000 = 10000 s; wulf takes a latency of "
+                                  "at most an hour (3600 s)"},
+           {"--speed-scale", "1e-3", "--speed-scale 0.001: host 'a': speed 100 x 0.001 = 0.1 flop/s; wulf takes a "
+                                     "finite speed from 1 to 1e+18 flop/s"}}) {
+    SCOPED_TRACE(option + " " + scale);
+    const Outcome o = expect_train_refused(with(on_edges, {option, scale}), {"platform " + file + ": " + why});
+    EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << "one line: " << o.err;
+    EXPECT_FALSE(contains(o.err, "smpirun")) << o.err;
+    if (option != "--speed-scale")
+      expect_refused({"platform", "bench", file, "--np", "2", option, scale}, {"platform " + file + ": " + why});
+  }
+  // At the bounds SimGrid computes: a million times toy4's links and hosts.
+  const Json fast = train_record(dir, "fast", with(train, {"--bw-scale", "1e6", "--lat-scale", "1e6", "--speed-scale", "1e6"}));
+  EXPECT_GT(fast.at("final").at("time_s").get<double>(), 0);
+  expect_success({"platform", "bench", toy4, "--np", "2", "--collectives", "allreduce", "--elements", "1024", "--sizes",
+                  "8,65536", "--bw-scale", "1e6", "--lat-scale", "1e-6"},
+                 {"allreduce"});
 }
 
 // --grow writes the cluster back as XML: an id, host names or a property holding & " < '

@@ -208,8 +208,17 @@ PlatformHost host(const std::string& name, int cores) {
 }
 
 TEST(hostfile, one_line_per_core_so_smpirun_writes_no_file_of_its_own) {
-  const Hostfile file({host("a", 2), host("b", 1)});
+  const Hostfile file({host("a", 2), host("b", 1)}, 3);
   EXPECT_EQ(read_text_file(file.path(), "hostfile"), "a\na\nb\n");
+}
+
+// Two hosts of core="2147483647" made a hostfile of a line per core: past 1 GB, then a hang
+// (train --engine sim --np 2). A hostfile holds a line per rank, hosts filled in order.
+TEST(hostfile, one_line_per_rank_whatever_the_cores_a_host_declares) {
+  const Hostfile absurd({host("a", 2147483647), host("b", 2147483647)}, 3);
+  EXPECT_EQ(read_text_file(absurd.path(), "hostfile"), "a\na\na\n");
+  const Hostfile spread({host("a", 1), host("b", 2), host("c", 4)}, 4);
+  EXPECT_EQ(read_text_file(spread.path(), "hostfile"), "a\nb\nb\nc\n");
 }
 
 TEST(hostfile, it_is_made_in_tmpdir) {
@@ -217,7 +226,7 @@ TEST(hostfile, it_is_made_in_tmpdir) {
   const char* old = std::getenv("TMPDIR");
   const std::string saved = old ? old : "";
   ::setenv("TMPDIR", dir.str().c_str(), 1);
-  const std::string path = Hostfile({host("a", 1)}).path();
+  const std::string path = Hostfile({host("a", 1)}, 1).path();
   old ? ::setenv("TMPDIR", saved.c_str(), 1) : ::unsetenv("TMPDIR");
   EXPECT_EQ(fs::path(path).parent_path(), dir.path()) << path;
   EXPECT_FALSE(fs::exists(path));  // and removed with the object

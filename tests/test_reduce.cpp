@@ -192,7 +192,7 @@ TEST(reduce, wulf_reduces_give_the_exact_sum_under_smpirun_on_bunyip) {
   // All 194 ranks of seed 002's reduce, and 51 ranks: group A, one node of B and a CPU.
   const std::string file = wulf_platform("bunyip.xml");
   const std::vector<PlatformHost> hosts = platform_hosts(file).hosts;
-  const Hostfile hostfile(hosts);
+  const Hostfile hostfile(hosts, 194);
   for (int np : {194, 51})
     for (int root : {0, np - 1})
       for (const std::string reduce : {"four-stage", "wulf-binomial", "binomial"}) {

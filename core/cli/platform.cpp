@@ -16,6 +16,7 @@
 #include "util/text.hpp"
 #include "job/memory_estimate.hpp"
 #include "comm/comm_bench.hpp"
+#include "comm/compute.hpp"
 
 #include <boost/program_options.hpp>
 #include <fmt/format.h>
@@ -165,7 +166,9 @@ BenchJob read_bench_job(const po::variables_map& vm) {
   job.bw_scale = vm["bw-scale"].as<double>();
   job.lat_scale = vm["lat-scale"].as<double>();
   if (vm.count("timeout")) job.timeout = vm["timeout"].as<double>();
-  if (!(job.bw_scale > 0) || !(job.lat_scale > 0)) throw InputError("--bw-scale and --lat-scale must be positive");
+  for (const auto& [option, scale] : {std::pair{"--bw-scale", job.bw_scale}, std::pair{"--lat-scale", job.lat_scale}})
+    if (const std::string fault = what_if_scale_fault(scale); !fault.empty())
+      throw InputError(std::string(option) + ": " + fault);
   job.grow = vm["grow"].as<long long>();
   if (job.grow < 0) throw InputError("--grow: must not be negative");
   if (job.grow > 0) job.grown = std::make_unique<GrownPlatform>(job.file, job.grow);
@@ -286,7 +289,7 @@ std::vector<Json> measure(const BenchJob& job, const std::vector<PlatformHost>& 
       "smpi/allreduce:" + job.allreduce,
       "smpi/reduce:" + (is_point_to_point_reduce(job.reduce) ? std::string("binomial") : job.reduce)};
   for (const std::string& setting : smpi_eager_config(job.eager_limit)) cfg.push_back(setting);
-  const Hostfile hostfile(on);
+  const Hostfile hostfile(on, static_cast<long long>(np));
   std::vector<std::string> cmd = smpirun_command(job.run_file, hostfile, static_cast<int>(np), cfg, job.program);
   CommBenchConfig bench = bench_config(job, what, list);
   if (what == "reduce" && is_point_to_point_reduce(job.reduce)) {
@@ -423,7 +426,7 @@ int bench_command(const std::vector<std::string>& args, std::ostream& out, std::
   if (vm.count("help")) return out << options << "\n", exit_ok;
   BenchJob job = read_bench_job(vm);
   const long long most_np = static_cast<long long>(*std::max_element(job.nps.begin(), job.nps.end()));
-  const std::vector<PlatformHost> hosts = platform_hosts(job.run_file, most_np).hosts;
+  const std::vector<PlatformHost> hosts = platform_hosts(job.run_file, most_np, 0, {job.bw_scale, job.lat_scale, 1}).hosts;
   long long total_cores = 0;
   for (const auto& h : hosts) total_cores += h.cores;
   const std::vector<PlatformHost> pair = pingpong_pair(job, hosts);

@@ -118,10 +118,12 @@ int launch_real(const TrainJob& job, std::ostream& err) {
 }
 
 // The hosts of the platform the ranks go on, in rank order: --hosts' placement, or the
-// platform's hosts filled in order (at most --ranks-per-host each); too few cores are refused.
+// platform's hosts filled in order (at most --ranks-per-host each); too few cores are refused,
+// and so is a what-if that takes the platform's numbers out of wulf's bounds.
 PlatformHosts rank_placement(const TrainJob& job, const std::string& platform) {
-  PlatformHosts placement = job.rank_hosts.empty() ? platform_hosts(platform, job.np, job.ranks_per_host)
-                                                   : placed_hosts(platform, job.rank_hosts);
+  const PlatformScales scales{job.compute.bw_scale, job.compute.lat_scale, job.compute.speed_scale};
+  PlatformHosts placement = job.rank_hosts.empty() ? platform_hosts(platform, job.np, job.ranks_per_host, scales)
+                                                   : placed_hosts(platform, job.rank_hosts, scales);
   const std::vector<PlatformHost>& hosts = placement.hosts;
   long long cores = 0;
   for (const auto& h : hosts) cores += h.cores;
@@ -149,7 +151,7 @@ int launch_sim(TrainJob& job, std::ostream& err) {
   if (job.grow > 0) grown = std::make_unique<GrownPlatform>(job.platform, job.grow);
   const std::string platform = grown ? grown->path() : job.platform;
   const PlatformHosts placement = rank_placement(job, platform);
-  const Hostfile hostfile(placement.hosts);
+  const Hostfile hostfile(placement.hosts, job.np);
   std::vector<std::string> cfg;
   if (job.allreduce != "default") cfg.push_back("smpi/allreduce:" + job.allreduce);
   if (library_reduce(job.reduce) != "default") cfg.push_back("smpi/reduce:" + library_reduce(job.reduce));

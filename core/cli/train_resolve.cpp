@@ -166,10 +166,9 @@ void resolve_compute(const po::variables_map& vm, TrainJob& job) {
   compute.measured_scale = vm["measured-scale"].as<double>();
   if (!(compute.measured_scale > 0) || !std::isfinite(compute.measured_scale))
     throw InputError("--measured-scale: must be a positive number");
-  for (const char* scale : {"bw-scale", "lat-scale", "speed-scale"}) {
-    const double v = vm[scale].as<double>();
-    if (!(v > 0) || !std::isfinite(v)) throw InputError("--" + std::string(scale) + ": must be a positive number");
-  }
+  for (const char* scale : {"bw-scale", "lat-scale", "speed-scale"})
+    if (const std::string fault = what_if_scale_fault(vm[scale].as<double>()); !fault.empty())
+      throw InputError("--" + std::string(scale) + ": " + fault);
   compute.bw_scale = vm["bw-scale"].as<double>();
   compute.lat_scale = vm["lat-scale"].as<double>();
   compute.speed_scale = vm["speed-scale"].as<double>();

@@ -7,6 +7,8 @@
 #include "util/paths.hpp"
 #include "util/text.hpp"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -129,6 +131,11 @@ class WallCompute final : public Compute {
 }  // namespace
 
 std::unique_ptr<Compute> make_wall_compute() { return std::make_unique<WallCompute>(); }
+
+std::string what_if_scale_fault(double scale) {
+  if (std::isfinite(scale) && scale >= least_what_if_scale && scale <= most_what_if_scale) return "";
+  return fmt::format("{:g} is not a number from {:g} to {:g}", scale, least_what_if_scale, most_what_if_scale);
+}
 
 double charged_flops(const ComputeConfig& config, double flops) { return flops / config.speed_scale; }
 

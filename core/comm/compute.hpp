@@ -77,6 +77,13 @@ struct ComputeConfig {
   double collective_overhead_s = 0;
 };
 
+// The what-if scales (bw_scale, lat_scale, speed_scale) wulf takes: from a millionth to a
+// million. Each platform number they multiply is bounded too, by the platform reader
+// (sim/platform_main.cpp), which names the host or link. What is wrong with scale ("1e+308
+// is not from 1e-06 to 1e+06"), or "" when nothing is.
+constexpr double least_what_if_scale = 1e-6, most_what_if_scale = 1e6;
+std::string what_if_scale_fault(double scale);
+
 // The platform seconds a kernel is charged under flops or calibrated (0 under wall and
 // measured, which have no rule ahead of the arithmetic): the one rule of both engines.
 // flops: flops / speed_scale / host_speed; calibrated: the profile's per-pattern times

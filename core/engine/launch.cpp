@@ -6,6 +6,8 @@
 #include "util/process.hpp"
 #include "util/text.hpp"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -64,24 +66,37 @@ PlatformHosts parse_hosts(const std::string& file, const std::string& text) {
   return out;
 }
 
+// The scales that are not 1 as wulf-platform's options, appended to args: it refuses one
+// that takes a platform's number out of wulf's bounds, naming the option.
+void add_scales(std::vector<std::string>& args, const PlatformScales& scales) {
+  for (const auto& [option, scale] : {std::pair{"--bw-scale", scales.bw}, std::pair{"--lat-scale", scales.lat},
+                                      std::pair{"--speed-scale", scales.speed}})
+    if (scale != 1) args.insert(args.end(), {option, fmt::format("{:.17g}", scale)});
+}
+
 }  // namespace
 
-PlatformHosts platform_hosts(const std::string& file, long long ranks, long long ranks_per_host) {
+PlatformHosts platform_hosts(const std::string& file, long long ranks, long long ranks_per_host,
+                             const PlatformScales& scales) {
   // One run of the helper: the hosts the ranks fill, in hostfile order, must reach each other.
   std::vector<std::string> which;
   if (ranks > 0) which = {"--ranks", std::to_string(ranks)};
   if (ranks > 0 && ranks_per_host > 0) which.insert(which.end(), {"--per-host", std::to_string(ranks_per_host)});
+  add_scales(which, scales);
   PlatformHosts platform = parse_hosts(file, platform_helper("hosts", file, which));
   if (ranks_per_host > 0)
     for (auto& h : platform.hosts) h.cores = static_cast<int>(std::min<long long>(h.cores, ranks_per_host));
   return platform;
 }
 
-PlatformHosts placed_hosts(const std::string& file, const std::vector<std::string>& names) {
+PlatformHosts placed_hosts(const std::string& file, const std::vector<std::string>& names,
+                           const PlatformScales& scales) {
   std::string list;
   for (const std::string& n : names) list += (list.empty() ? "" : ",") + n;
   // Every name a host and each pair routed, checked by the run that lists the hosts.
-  PlatformHosts all = parse_hosts(file, platform_helper("hosts", file, {list}));
+  std::vector<std::string> which{list};
+  add_scales(which, scales);
+  PlatformHosts all = parse_hosts(file, platform_helper("hosts", file, which));
   std::map<std::string, int> ranks_on;
   std::vector<PlatformHost> placed;
   for (const std::string& n : names) {
@@ -143,18 +158,19 @@ GrownPlatform::GrownPlatform(const std::string& file, long long hosts) : TempFil
 
 namespace {
 
-// One line per core, as smpirun would unroll "name:cores" itself, into a file of its own in
-// the current folder, which it leaves there when a run fails or is killed.
-std::string hostfile_text(const std::vector<PlatformHost>& hosts) {
+// One line per rank, as smpirun would unroll "name:cores" itself (into a file of its own in
+// the current folder, which it leaves there when a run fails or is killed).
+std::string hostfile_text(const std::vector<PlatformHost>& hosts, long long ranks) {
   std::string text;
   for (const auto& h : hosts)
-    for (int c = 0; c < h.cores; ++c) text += h.name + "\n";
+    for (long long c = 0; c < h.cores && ranks > 0; ++c, --ranks) text += h.name + "\n";
   return text;
 }
 
 }  // namespace
 
-Hostfile::Hostfile(const std::vector<PlatformHost>& hosts) : TempFile("hostfile", hostfile_text(hosts)) {}
+Hostfile::Hostfile(const std::vector<PlatformHost>& hosts, long long ranks)
+    : TempFile("hostfile", hostfile_text(hosts, ranks)) {}
 
 void check_eager_limit(long long bytes, const std::string& what) {
   if (bytes < 1024 || bytes > (1LL << 30))

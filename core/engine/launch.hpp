@@ -36,17 +36,27 @@ struct PlatformHosts {
   double cost_usd = 0;
 };
 
+// A run's what-if (--bw-scale, --lat-scale, --speed-scale): every link's bandwidth and
+// latency and every host's speed times these. 1: as the platform is.
+struct PlatformScales {
+  double bw = 1, lat = 1, speed = 1;
+};
+
 // The hosts of a platform. Throws InputError naming the file for a missing file, one SimGrid
-// cannot load, a wulf:cost-usd that is not a positive number, or, when ranks > 0, two of the
-// hosts the first `ranks` ranks run on with no route between them. ranks_per_host > 0 puts
-// at most that many ranks on a host (each host's cores are capped to it), so that np ranks
-// spread over np hosts with 1 instead of filling the first host's cores.
-PlatformHosts platform_hosts(const std::string& file, long long ranks = 0, long long ranks_per_host = 0);
+// cannot load or wulf refuses (a name it cannot print, a number no machine has: see
+// sim/platform_main.cpp), a wulf:cost-usd that is not a positive number, or, when ranks > 0,
+// two of the hosts the first `ranks` ranks run on with no route between them; and naming
+// the option, a scale that takes a bandwidth, latency or speed out of wulf's bounds.
+// ranks_per_host > 0 puts at most that many ranks on a host (each host's cores are capped to
+// it), so that np ranks spread over np hosts with 1 instead of filling the first host's cores.
+PlatformHosts platform_hosts(const std::string& file, long long ranks = 0, long long ranks_per_host = 0,
+                             const PlatformScales& scales = {});
 // An explicit placement (--hosts): rank r on names[r]. One entry per rank, in rank order,
 // each of one core, so that a hostfile of them puts every rank where it was asked. Throws
-// InputError naming the file for a host it lacks, two hosts with no route between them, or
-// more ranks on a host than it has cores.
-PlatformHosts placed_hosts(const std::string& file, const std::vector<std::string>& names);
+// InputError naming the file for a host it lacks, two hosts with no route between them, more
+// ranks on a host than it has cores, or what platform_hosts refuses.
+PlatformHosts placed_hosts(const std::string& file, const std::vector<std::string>& names,
+                           const PlatformScales& scales = {});
 // The four-stage reduce's layout (ReduceLayout's explicit form) of np ranks filling hosts
 // in order, each host's cores: one node per host, its group and node index from the host
 // properties, the fan-in the fewest NICs of a grouped host. Empty when no host used has a
@@ -63,11 +73,12 @@ class GrownPlatform : public TempFile {
   GrownPlatform(const std::string& file, long long hosts);
 };
 
-// A hostfile for smpirun in $TMPDIR (default /tmp): a host's name on one line per core it
-// lends the ranks, removed with the object.
+// A hostfile for smpirun in $TMPDIR (default /tmp), removed with the object: one line per
+// rank, the host's name, hosts filled in order, each up to its cores. Sized by the ranks, never
+// by the cores a host declares (core="2147483647" is two billion cores but one line a rank).
 class Hostfile : public TempFile {
  public:
-  explicit Hostfile(const std::vector<PlatformHost>& hosts);
+  Hostfile(const std::vector<PlatformHost>& hosts, long long ranks);
 };
 
 // --eager-limit BYTES (sim, testbed): messages up to it go without waiting for the receiver.

@@ -284,7 +284,9 @@ void read_engine(const Fields& f, TrainJob& job) {
     job.compute.speed_scale = what_if.number("speed_scale");
     job.grow = what_if.whole("grow", 0, 1'000'000);
     for (const char* scale : {"bw_scale", "lat_scale", "speed_scale"})
-      if (what_if.has(scale) && !(what_if.number(scale) > 0)) what_if.fail(scale, "must be a positive number");
+      if (what_if.has(scale))
+        if (const std::string fault = what_if_scale_fault(what_if.number(scale)); !fault.empty())
+          what_if.fail(scale, fault);
     job.eager_limit = f.whole("eager_limit_bytes", 1, 1LL << 40, 0);
     job.ranks_per_host = f.whole("ranks_per_host", 0, 1'000'000);
     if (f.has("hosts_of_ranks")) job.rank_hosts = f.texts("hosts_of_ranks");
