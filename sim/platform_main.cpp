@@ -138,17 +138,46 @@ Route route(simgrid::s4u::Host* from, simgrid::s4u::Host* to) {
   return r;
 }
 
+// The hosts whose routes info looks up, in declared order: all of a platform of up to 1 024
+// hosts; of a larger one, from each zone's hosts about 1 024 over the number of zones, spread
+// evenly over them (its first and last among them; at least one a zone). So every pair of
+// zones is looked at, and a cluster of 100 000 hosts costs about a million look-ups (from
+// every 98th host to every host: a hundred million, 84 s, before issue 31).
+std::vector<simgrid::s4u::Host*> route_samples(const std::vector<simgrid::s4u::Host*>& hosts) {
+  constexpr std::size_t most = 1024;
+  if (hosts.size() <= most) return hosts;
+  std::vector<std::vector<simgrid::s4u::Host*>> zones;  // hosts by zone, zones as first met
+  std::map<const simgrid::s4u::NetZone*, std::size_t> index;
+  for (simgrid::s4u::Host* h : hosts) {
+    const auto [at, added] = index.emplace(h->get_englobing_zone(), zones.size());
+    if (added) zones.emplace_back();
+    zones[at->second].push_back(h);
+  }
+  const std::size_t per_zone = std::max<std::size_t>(1, most / zones.size());
+  std::vector<simgrid::s4u::Host*> out;
+  for (const auto& zone : zones) {
+    const std::size_t m = zone.size(), k = std::min(m, per_zone);
+    for (std::size_t i = 0; i < k; ++i) out.push_back(zone[k == 1 ? 0 : i * (m - 1) / (k - 1)]);
+  }
+  return out;
+}
+
 // For every pair of zones that hold hosts (a zone with itself too), the slowest route
 // between a host of one and a host of the other: the narrowest bottleneck, then the longest
-// latency. So a slow link between two zones shows, wherever it is. Platforms of up to 1 024
-// hosts are checked pair by pair; larger ones from every k-th host, k chosen for about a
-// million routes ("routes_from_every" in each entry says which).
-Json slowest_routes(const std::vector<simgrid::s4u::Host*>& hosts) {
+// latency. So a slow link between two zones shows, wherever it is. Between the hosts
+// route_samples gives: every pair on a platform of up to 1 024 hosts ("routes_looked_up" in
+// each entry says how many were compared).
+Json slowest_routes(const std::vector<simgrid::s4u::Host*>& all) {
+  const std::vector<simgrid::s4u::Host*> hosts = route_samples(all);
   const std::size_t n = hosts.size();
-  const std::size_t stride = n <= 1024 ? 1 : (n + 1023) / 1024;
-  std::map<std::pair<std::string, std::string>, std::pair<std::pair<std::size_t, std::size_t>, Route>> slowest;
+  struct Slowest {
+    std::size_t from = 0, to = 0;
+    Route route;
+    std::size_t looked_up = 0;
+  };
+  std::map<std::pair<std::string, std::string>, Slowest> slowest;
   std::vector<std::pair<std::string, std::string>> order;  // zone pairs as first met
-  for (std::size_t i = 0; i < n; i += stride)
+  for (std::size_t i = 0; i < n; ++i)
     for (std::size_t j = 0; j < n; ++j) {
       if (i == j) continue;
       const auto key = std::make_pair(hosts[i]->get_englobing_zone()->get_name(), hosts[j]->get_englobing_zone()->get_name());
@@ -156,49 +185,71 @@ Json slowest_routes(const std::vector<simgrid::s4u::Host*>& hosts) {
       auto found = slowest.find(key);
       if (found == slowest.end()) {
         order.push_back(key);
-        slowest.emplace(key, std::make_pair(std::make_pair(i, j), std::move(r)));
-      } else if (r.bandwidth() < found->second.second.bandwidth() ||
-                 (r.bandwidth() == found->second.second.bandwidth() && r.latency > found->second.second.latency)) {
-        found->second = std::make_pair(std::make_pair(i, j), std::move(r));
+        slowest.emplace(key, Slowest{i, j, std::move(r), 1});
+        continue;
       }
+      Slowest& s = found->second;
+      ++s.looked_up;
+      if (r.bandwidth() < s.route.bandwidth() ||
+          (r.bandwidth() == s.route.bandwidth() && r.latency > s.route.latency))
+        s.from = i, s.to = j, s.route = std::move(r);
     }
   Json out = Json::array();
   for (const auto& key : order) {
-    const auto& [pair, r] = slowest.at(key);
+    const Slowest& s = slowest.at(key);
+    const Route& r = s.route;
     Json links = Json::array();
     for (const simgrid::s4u::Link* l : r.links) links.push_back(l->get_name());
     out.push_back({{"from_zone", key.first},
                    {"to_zone", key.second},
-                   {"from", hosts[pair.first]->get_name()},
-                   {"to", hosts[pair.second]->get_name()},
+                   {"from", hosts[s.from]->get_name()},
+                   {"to", hosts[s.to]->get_name()},
                    {"links", std::move(links)},
                    {"latency_s", r.latency},
                    {"bottleneck_Bps", r.bandwidth() == INFINITY ? 0.0 : r.bandwidth()},
                    {"bottleneck_link", r.bottleneck ? Json(r.bottleneck->get_name()) : Json(nullptr)},
-                   {"routes_from_every", stride}});
+                   {"routes_looked_up", s.looked_up}});
   }
   return out;
 }
 
+// j as one JSON text on standard output. Names come from the user's file: bytes that are not
+// UTF-8 are written as U+FFFD (names are refused unless UTF-8, but properties are not).
+void print_json(const Json& j) {
+  std::fputs(j.dump(-1, ' ', false, Json::error_handler_t::replace).c_str(), stdout);
+}
+
+// The whole platform as one JSON object: {"hosts": [...], "links": [...], "zone": {...},
+// "routes": [...]}. Hosts and links are printed one at a time as they are made, not kept: a
+// cluster of 100 000 hosts and their links would otherwise hold 190 MB of JSON beside
+// SimGrid's own.
 void info(const simgrid::s4u::Engine& e) {
-  Json out = {{"hosts", Json::array()}, {"links", Json::array()}};
   const std::vector<simgrid::s4u::Host*> hosts = declared_hosts(e);
-  for (const simgrid::s4u::Host* h : hosts)
-    out["hosts"].push_back({{"name", h->get_name()},
-                            {"cores", h->get_core_count()},
-                            {"speed_flops", h->get_speed()},
-                            {"zone", h->get_englobing_zone()->get_name()}});
+  std::fputs("{\"hosts\": [", stdout);
+  for (std::size_t i = 0; i < hosts.size(); ++i) {
+    if (i > 0) std::fputs(", ", stdout);
+    print_json({{"name", hosts[i]->get_name()},
+                {"cores", hosts[i]->get_core_count()},
+                {"speed_flops", hosts[i]->get_speed()},
+                {"zone", hosts[i]->get_englobing_zone()->get_name()}});
+  }
   // The platform's own links; SimGrid's internal ones (__loopback__) are not the user's.
+  std::fputs("], \"links\": [", stdout);
+  bool first = true;
   for (const simgrid::s4u::Link* l : e.get_all_links())
-    if (l->get_name().rfind("__", 0) != 0)
-      out["links"].push_back({{"name", l->get_name()},
-                              {"bandwidth_Bps", l->get_bandwidth()},
-                              {"latency_s", l->get_latency()},
-                              {"sharing", policy(l->get_sharing_policy())}});
-  out["zone"] = zone_json(e.get_netzone_root());
-  out["routes"] = slowest_routes(hosts);
-  // Names come from the user's file: bytes that are not UTF-8 are written as U+FFFD.
-  std::printf("%s\n", out.dump(-1, ' ', false, Json::error_handler_t::replace).c_str());
+    if (l->get_name().rfind("__", 0) != 0) {
+      if (!first) std::fputs(", ", stdout);
+      first = false;
+      print_json({{"name", l->get_name()},
+                  {"bandwidth_Bps", l->get_bandwidth()},
+                  {"latency_s", l->get_latency()},
+                  {"sharing", policy(l->get_sharing_policy())}});
+    }
+  std::fputs("], \"zone\": ", stdout);
+  print_json(zone_json(e.get_netzone_root()));
+  std::fputs(", \"routes\": ", stdout);
+  print_json(slowest_routes(hosts));
+  std::fputs("}\n", stdout);
 }
 
 }  // namespace
@@ -261,7 +312,8 @@ void star(const simgrid::s4u::Engine& e, const std::vector<simgrid::s4u::Host*>&
                                    {"sharing", policy(link->get_sharing_policy())}});
   }
   out["route_latency_s"] = {{"least", n > 1 ? least_latency : 0.0}, {"most", most_latency}};
-  std::printf("%s\n", out.dump(-1, ' ', false, Json::error_handler_t::replace).c_str());
+  print_json(out);
+  std::fputs("\n", stdout);
 }
 
 // The numbers wulf takes from a platform, as the file gives them and after the what-if

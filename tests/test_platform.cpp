@@ -42,15 +42,15 @@ TEST(platform, info_reports_what_simgrid_loaded) {
 
 // The whole network: for every pair of zones, the slowest route between them with its
 // bottleneck link named, wherever it is; SimGrid's own __loopback__ is no platform link.
-TEST(platform, info_names_the_slowest_route_between_every_pair_of_zones) {
-  TestDir dir;
-  // Two clusters of three hosts; their backbones meet through a 1 MB/s link, far slower
-  // than anything inside either.
-  const std::string file = dir.write("two.xml", R"(<?xml version='1.0'?>
+// Two clusters, left (hosts l-0 .. l-<left_hosts - 1>) and right (r-0 .. r-2), whose backbones
+// meet through a 1 MB/s link, "narrow", far slower than anything inside either.
+std::string two_clusters(const TestDir& dir, const std::string& name, int left_hosts) {
+  return dir.write(name, R"(<?xml version='1.0'?>
 <!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
 <platform version="4.1">
   <zone id="world" routing="Full">
-    <cluster id="left" prefix="l-" suffix="" radical="0-2" speed="1Gf" bw="125MBps" lat="50us"/>
+    <cluster id="left" prefix="l-" suffix="" radical="0-)" + std::to_string(left_hosts - 1) +
+                         R"(" speed="1Gf" bw="125MBps" lat="50us"/>
     <cluster id="right" prefix="r-" suffix="" radical="0-2" speed="1Gf" bw="125MBps" lat="50us"/>
     <link id="narrow" bandwidth="1MBps" latency="1ms"/>
     <zoneRoute src="left" dst="right" gw_src="l-left_router" gw_dst="r-right_router">
@@ -59,6 +59,11 @@ TEST(platform, info_names_the_slowest_route_between_every_pair_of_zones) {
   </zone>
 </platform>
 )");
+}
+
+TEST(platform, info_names_the_slowest_route_between_every_pair_of_zones) {
+  TestDir dir;
+  const std::string file = two_clusters(dir, "two.xml", 3);
   expect_success({"platform", "info", file, "--out", dir.file("info.json")},
                  {"left -> right: l-0 -> r-0: ", "bottleneck 8 Mbit/s (narrow)"});
   const Json p = read_json_file(dir.file("info.json")).at("platform");
@@ -454,6 +459,26 @@ TEST(platform, what_if_scales_are_bounded_to_what_simgrid_computes) {
   expect_success({"platform", "bench", toy4, "--np", "2", "--collectives", "allreduce", "--elements", "1024", "--sizes",
                   "8,65536", "--bw-scale", "1e6", "--lat-scale", "1e-6"},
                  {"allreduce"});
+}
+
+// `platform info` on a large cluster looked up the routes from every 98th host to every host
+// (100 000 hosts: a hundred million look-ups, 84 s). It samples hosts of every zone, about
+// a million routes in all, and still compares every pair of zones: here a cluster of 3 000
+// hosts beside one of three.
+TEST(platform, info_on_a_large_platform_samples_every_zone_and_bounds_the_look_ups) {
+  TestDir dir;
+  const std::string file = two_clusters(dir, "large.xml", 3000);
+  expect_success({"platform", "info", file, "--out", dir.file("info.json")}, {"3003 hosts"});
+  const Json routes = read_json_file(dir.file("info.json")).at("platform").at("routes");
+  ASSERT_EQ(routes.size(), 4u);  // left-left, left-right, right-left, right-right
+  long long looked_up = 0;
+  for (const Json& r : routes) {
+    looked_up += r.at("routes_looked_up").get<long long>();
+    EXPECT_EQ(r.at("bottleneck_link") == "narrow", r.at("from_zone") != r.at("to_zone")) << r;
+  }
+  EXPECT_LE(looked_up, 1024 * 1023) << "routes looked up";
+  EXPECT_EQ(routes.at(3).at("routes_looked_up").get<long long>(), 6) << "all of the small cluster's pairs";
+  EXPECT_EQ(routes.at(0).at("from").get<std::string>().substr(0, 2), "l-");
 }
 
 // --grow writes the cluster back as XML: an id, host names or a property holding & " < '
