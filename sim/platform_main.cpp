@@ -462,7 +462,8 @@ std::string name_fault(const std::string& name) {
 }
 
 // The first name of the platform unfit to print (name_fault), as "host 'h\x0aevil0' (zone
-// c): ...", or "": every zone's, host's and link's, and the wulf:group a host belongs to.
+// c): ...", or "": every zone's, host's and link's, and the wulf:group, wulf:node and
+// wulf:nics of a host, which `hosts` prints beside its name.
 std::string names_fault(const simgrid::s4u::Engine& e, const std::vector<simgrid::s4u::Host*>& hosts) {
   std::vector<const simgrid::s4u::NetZone*> zones{e.get_netzone_root()};
   for (std::size_t i = 0; i < zones.size(); ++i)
@@ -474,9 +475,10 @@ std::string names_fault(const simgrid::s4u::Engine& e, const std::vector<simgrid
     const std::string where = " (zone " + shown(h->get_englobing_zone()->get_name()) + ")";
     if (const std::string fault = name_fault(h->get_name()); !fault.empty())
       return "host '" + shown(h->get_name()) + "'" + where + ": " + fault;
-    if (const char* group = h->get_property("wulf:group"); group && *group)
-      if (const std::string fault = name_fault(group); !fault.empty())
-        return "host '" + h->get_name() + "': its wulf:group '" + shown(group) + "': " + fault;
+    for (const char* key : {"wulf:group", "wulf:node", "wulf:nics"})
+      if (const char* value = h->get_property(key); value && *value)
+        if (const std::string fault = name_fault(value); !fault.empty())
+          return "host '" + h->get_name() + "': its " + key + " '" + shown(value) + "': " + fault;
   }
   for (const simgrid::s4u::Link* l : e.get_all_links())
     if (const std::string fault = name_fault(l->get_name()); !fault.empty())

@@ -140,7 +140,11 @@ TEST(platform, names_that_could_forge_output_are_refused_naming_the_element) {
       {cluster("reversed.xml", "h\xe2\x80\xae"), "host 'h\\xe2\\x80\\xae0' (zone c): the name holds U+202E"},
       {cluster("latin1.xml", "caf\xe9"), "host 'caf\\xe90' (zone c): the name is not UTF-8 text (byte \\xe9)"},
       {full("zone.xml", "z&#10;x", "a", "l"), "zone 'z\\x0ax': the name holds \\x0a"},
-      {full("link.xml", "z", "a", "l&#13;x"), "link 'l\\x0dx': the name holds \\x0d"}};
+      {full("link.xml", "z", "a", "l&#13;x"), "link 'l\\x0dx': the name holds \\x0d"},
+      {dir.write("group.xml", "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+                              "<platform version=\"4.1\"><zone id=\"z\" routing=\"Full\"><host id=\"a\" speed=\"1Gf\">"
+                              "<prop id=\"wulf:group\" value=\"A B\"/></host></zone></platform>\n"),
+       "host 'a': its wulf:group 'A B': the name holds a space"}};
   for (const auto& [file, why] : cases) {
     SCOPED_TRACE(file);
     const std::string named = "platform " + file + ": " + why;
