@@ -163,8 +163,8 @@ TEST_F(cli, outputs_write_through_links_and_never_replace_inputs) {
 // No output replaces a file the run reads, whatever made the run read it (util/files.hpp's
 // InputLog): MNIST's four IDX files under --data-dir (once replaced by the record, so that the
 // next run found "wrong magic number ... 0x7b0a2020"), a FANN test set, the platform, mpirun's
-// hostfile, a --hosts file, a profile, the record --rerun reads. Each is refused before the
-// run, naming both, and the file stays as it was.
+// hostfile, a --hosts file, a profile, the record --rerun reads; recommend's --out too. Each
+// is refused before the run, naming both, and the file stays as it was.
 TEST_F(cli, no_output_replaces_a_file_the_run_reads) {
   const std::string mnist = small_mnist(dir_, 40, 20);
   const std::vector<std::string> digits{"train", "--problem", "digits", "--data-dir",
@@ -182,6 +182,10 @@ TEST_F(cli, no_output_replaces_a_file_the_run_reads) {
       EXPECT_EQ(read_text_file(file, "IDX file", data_file_limit), before);
     }
   }
+  // recommend reads them in its probe of a simulation.
+  expect_refused({"recommend", "--platform", toy4, "--problem", "digits", "--data-dir", mnist, "--target-error", "0.5",
+                  "--out", mnist + "/t10k-labels-idx1-ubyte"},
+                 {"is the same file as IDX file " + mnist + "/t10k-labels-idx1-ubyte"});
   testing_support::expect_success(with(digits, {"--out", path("digits.json")}));  // and it still reads
   // A FANN test set; --test-data with a problem that reads none is refused, not ignored.
   const std::string train = write("train.data", "2 1 1\n0\n0\n1\n1\n"), test = write("test.data", "1 1 1\n1\n1\n");
