@@ -376,7 +376,8 @@ TEST(cg_cli, weights_out_holds_the_final_weights_of_any_strategy) {
   // A file that is not one, or is cut short, is refused with its name.
   const std::string bad = dir.write("bad.txt", "hello\n");
   EXPECT_TRUE(contains(input_error([&] { read_weights(bad); }), "not a wulf weights file"));
-  const std::string cut = dir.write("cut.txt", "wulf-weights 1\nparameters 3\nvalues\n1\n2\n");
+  const std::string cut =
+      dir.write("cut.txt", "wulf-weights 1\nnet 2-1 linear mse bias\nlayers 2 1\nparameters 3\nvalues\n1\n2\n");
   EXPECT_TRUE(contains(input_error([&] { read_weights(cut); }), "2 values, the header says 3"));
 }
 
@@ -582,17 +583,69 @@ TEST(cg_engines, a_time_only_run_with_load_balancing_charges_the_workers_chunks)
   EXPECT_NEAR(off.at("final").at("time_s").get<double>(), real.at("final").at("time_s").get<double>(), 1e-9);
 }
 
-// A weights file is user input: a parameter count of 4e15 is refused by the values the file
-// holds, not met with a request for 32 PB (once "out of memory", exit 1); a value line of
-// binary bytes is shown as plain text.
+// A weights file is user input: a parameter count of 4e15 is refused by the header's own
+// layers before a value is read, not met with a request for 32 PB (once "out of memory", exit
+// 1); a value line of binary bytes is shown as plain text.
 TEST(cg_cli, a_weights_file_with_a_huge_count_or_binary_values_is_refused_naming_it) {
   TestDir dir;
   const std::string head = "wulf-weights 1\nnet 2-1 linear mse bias\nlayers 2 1\nprecision float\n";
   const std::string huge = dir.write("huge.weights", head + "parameters 4000000000000000\nvalues\n1\n2\n3\n");
-  EXPECT_TRUE(contains(input_error([&] { read_weights(huge); }), huge + ": 3 values, the header says 4000000000000000"));
+  EXPECT_EQ(input_error([&] { read_weights(huge); }),
+            "weights file " + huge + ":5: parameters 4000000000000000, but a net of layers 2-1 with biases has 3");
   const std::string binary = dir.write("binary.weights", head + "parameters 3\nvalues\n1\n\x7f\xff\xfe\x01\n3\n");
   const std::string message = input_error([&] { read_weights(binary); });
   EXPECT_TRUE(contains(message, binary + ":8: '\\x7f\\xff\\xfe\\x01' is not a number")) << message;
+}
+
+// Weights are finite numbers of the net's shape. A value that is nan or inf, or beyond a
+// float's range in a float run (1e300), is refused with its line, before the run: such a
+// file once trained into "training diverged ... (try a smaller --eta)", and with --epochs 0
+// reported "rmse nan" with exit 0. So is a header that does not hold together: layers that
+// are not the net's, a count that is not theirs, a key given twice, an iteration that is no
+// number.
+TEST(cg_cli, weights_that_are_not_finite_or_a_header_that_disagrees_are_refused_with_the_line) {
+  TestDir dir;
+  const std::vector<std::string> net{"--problem", "function", "--hidden", "1"};  // 2-1-1: 5 values
+  const auto file = [](const std::string& precision, const std::string& third) {
+    return "wulf-weights 1\nnet 2-1-1 sigmoid/sigmoid mse bias\nlayers 2 1 1\nprecision " + precision +
+           "\nparameters 5\nvalues\n0.1\n0.2\n" + third + "\n0.4\n0.5\n";  // the third value on line 9
+  };
+  const std::string good = dir.write("good.weights", file("float", "0.3"));
+  train_record(dir, "good", with(net, {"--epochs", "0", "--weights-in", good}));
+  for (const std::string value : {"nan", "-nan", "inf", "-inf", "1e999"})
+    for (const std::string epochs : {"0", "1"}) {
+      SCOPED_TRACE(value + " --epochs " + epochs);
+      const std::string bad = dir.write(value + ".weights", file("float", value));
+      expect_train_refused(with(net, {"--epochs", epochs, "--weights-in", bad}),
+                           {"--weights-in " + bad + ":9: '" + value + "' is not a finite number"});
+    }
+  const std::string huge_float = dir.write("huge-float.weights", file("float", "1e300"));
+  expect_train_refused(with(net, {"--weights-in", huge_float}),
+                       {huge_float + ":9: '1e300' is beyond a float's range (the file's precision is float)"});
+  // 1e300 is a double: a double run may start from it, a float run may not.
+  const std::string huge_double = dir.write("huge-double.weights", file("double", "1e300"));
+  expect_train_refused(with(net, {"--epochs", "0", "--weights-in", huge_double}),
+                       {huge_double + ":9: '1e300' is beyond a float's range (this run is --precision float)"});
+  train_record(dir, "double", with(net, {"--epochs", "0", "--precision", "double", "--weights-in", huge_double}));
+  // Headers that disagree with themselves.
+  const std::string text = file("float", "0.3");
+  const auto with_line = [&](const std::string& from, const std::string& to) {
+    std::string t = text;
+    t.replace(t.find(from), from.size(), to);
+    return t;
+  };
+  const std::vector<std::pair<std::string, std::string>> headers{
+      {with_line("layers 2 1 1", "layers 2 2 1"), ":3: layers 2 2 1, but the net on line 2 is 2-1-1"},
+      {with_line("layers 2 1 1", "layers 2 x 1"), ":3: layer size 'x' is not a whole number of at least 1"},
+      {with_line("parameters 5", "parameters 6"), ":5: parameters 6, but a net of layers 2-1-1 with biases has 5"},
+      {with_line("precision float", "precision float\nprecision double"), ":5: 'precision' again (first on line 4)"},
+      {with_line("values", "iteration 1.5\nvalues"), ":6: '1.5' is not an iteration number"},
+      {with_line("layers 2 1 1\n", ""), ": no 'layers' line before 'values'"}};
+  for (const auto& [contents, why] : headers) {
+    SCOPED_TRACE(why);
+    const std::string bad = dir.write("header.weights", contents);
+    expect_train_refused(with(net, {"--epochs", "0", "--weights-in", bad}), {"--weights-in " + bad + why});
+  }
 }
 
 }  // namespace

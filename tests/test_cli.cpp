@@ -77,6 +77,27 @@ TEST_F(cli, inputs_must_be_regular_files_within_a_stated_limit) {
     cmd.insert(cmd.end(), args.begin(), args.end());
     expect_refused(cmd, {"/dev/null", "is not a regular file"});
   }
+  // A FIFO is refused the same way whichever input names it (its writer never comes: a read
+  // would wait forever), the platform too (once "no such file").
+  const std::string fifo = path("input.fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::string batcave = wulf_platform("batcave.xml");
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"train", "--config", fifo},
+           {"train", "--problem", "fann:" + fifo},
+           {"train", "--problem", "encoder:8", "--weights-in", fifo},
+           {"train", "--problem", "encoder:8", "--engine", "sim", "--np", "1", "--platform", fifo},
+           {"train", "--problem", "encoder:8", "--engine", "sim", "--np", "1", "--platform", batcave, "--hosts", fifo},
+           {"train", "--problem", "encoder:8", "--engine", "real", "--np", "1", "--hostfile", fifo},
+           {"train", "--problem", "encoder:8", "--engine", "sim", "--platform", batcave, "--compute", "calibrated",
+            "--profile", fifo},
+           {"train", "--rerun", fifo},
+           {"platform", "info", fifo},
+           {"model", "--profile", fifo}}) {
+    SCOPED_TRACE(args[1] + " " + args.back());
+    expect_refused(args, {fifo, "is not a regular file"});
+  }
+  expect_refused({"train", "--problem", "digits", "--data-dir", fifo}, {"--data-dir", fifo, "is not a folder"});
   // A sparse file one byte past the 64 MiB of a --config: refused by its size, unread.
   const std::string big = path("big.cfg");
   { std::ofstream(big) << "epochs = 1\n"; }
@@ -137,6 +158,61 @@ TEST_F(cli, outputs_write_through_links_and_never_replace_inputs) {
   expect_refused({"platform", "info", platform, "--out", platform}, {"--out", "is the same file as FILE " + platform});
   expect_refused({"model", "--profile", profile, "--out", profile}, {"is the same file as --profile " + profile});
   EXPECT_EQ(read_text_file(profile, "profile"), read_text_file(wulf_platform("profiles/batcave-function.profile"), "p"));
+}
+
+// No output replaces a file the run reads, whatever made the run read it (util/files.hpp's
+// InputLog): MNIST's four IDX files under --data-dir (once replaced by the record, so that the
+// next run found "wrong magic number ... 0x7b0a2020"), a FANN test set, the platform, mpirun's
+// hostfile, a --hosts file, a profile, the record --rerun reads; recommend's --out too. Each
+// is refused before the run, naming both, and the file stays as it was.
+TEST_F(cli, no_output_replaces_a_file_the_run_reads) {
+  const std::string mnist = small_mnist(dir_, 40, 20);
+  const std::vector<std::string> digits{"train", "--problem", "digits", "--data-dir",
+                                        mnist,   "--epochs",  "1",      "--quiet"};
+  testing_support::expect_success(with(digits, {"--out", path("digits.json")}));  // the folder is MNIST's, small
+  for (const std::string name :
+       {"t10k-labels-idx1-ubyte", "t10k-images-idx3-ubyte", "train-labels-idx1-ubyte", "train-images-idx3-ubyte"}) {
+    const std::string file = mnist + "/" + name;
+    const std::string before = read_text_file(file, "IDX file", data_file_limit);
+    fs::create_symlink(file, path(name + "-link"));
+    for (const std::string option : {"--out", "--weights-out"}) {
+      SCOPED_TRACE(option + " " + name);
+      expect_refused(with(digits, {option, file}), {option + " " + file + " is the same file as IDX file " + file});
+      expect_refused(with(digits, {option, path(name + "-link")}), {"is the same file as IDX file " + file});
+      EXPECT_EQ(read_text_file(file, "IDX file", data_file_limit), before);
+    }
+  }
+  // recommend reads them in its probe of a simulation.
+  expect_refused({"recommend", "--platform", toy4, "--problem", "digits", "--data-dir", mnist, "--target-error", "0.5",
+                  "--out", mnist + "/t10k-labels-idx1-ubyte"},
+                 {"is the same file as IDX file " + mnist + "/t10k-labels-idx1-ubyte"});
+  testing_support::expect_success(with(digits, {"--out", path("digits.json")}));  // and it still reads
+  // A FANN test set; --test-data with a problem that reads none is refused, not ignored.
+  const std::string train = write("train.data", "2 1 1\n0\n0\n1\n1\n"), test = write("test.data", "1 1 1\n1\n1\n");
+  const std::vector<std::string> fann{"train", "--problem", "fann:" + train, "--test-data", test, "--epochs", "1"};
+  expect_refused(with(fann, {"--out", test}), {"--out " + test + " is the same file as FANN data file " + test});
+  expect_refused(with(fann, {"--weights-out", train}), {"is the same file as FANN data file " + train});
+  expect_refused({"train", "--problem", "encoder:8", "--test-data", test}, {"--test-data is for --problem fann:PATH"});
+  // The platform and the files that place the ranks, read when the run starts.
+  const std::string platform = path("toy4.xml"), hosts = write("hosts.txt", "toy-0\n"),
+                    hostfile = write("hostfile", "localhost\n");
+  fs::copy_file(toy4, platform);
+  const std::vector<std::string> sim{"train", "--problem", "encoder:8",  "--engine", "sim",
+                                     "--np",  "1",         "--platform", platform};
+  expect_refused(with(sim, {"--out", platform}), {"--out " + platform + " is the same file as --platform " + platform});
+  expect_refused(with(sim, {"--hosts", hosts, "--weights-out", hosts}), {"is the same file as --hosts " + hosts});
+  expect_refused(
+      {"train", "--problem", "encoder:8", "--engine", "real", "--np", "1", "--hostfile", hostfile, "--out", hostfile},
+      {"is the same file as --hostfile " + hostfile});
+  const std::string profile =
+      write("toy.profile", "Tf_ms = 0.1\nTb_ms = 0.1\nTu_ms = 0.1\nTm_ms = 0.1\nTs_ms = 0.1\nTo_ms = 1\n");
+  expect_refused(with(sim, {"--compute", "calibrated", "--profile", profile, "--out", profile}),
+                 {"is the same file as --profile " + profile});
+  EXPECT_EQ(read_text_file(platform, "platform"), read_text_file(toy4, "platform"));
+  // The record a re-run reads.
+  const std::string record = path("digits.json"), kept = read_text_file(record, "record");
+  expect_refused({"train", "--rerun", record, "--out", record}, {"is the same file as --rerun " + record});
+  EXPECT_EQ(read_text_file(record, "record"), kept);
 }
 
 // --out /dev/null, as root: the device stays a device; a block device (a disk) is refused.
@@ -345,6 +421,58 @@ TEST_F(cli, a_sequential_run_past_its_timeout_ends_with_exit_4_and_a_record_that
   EXPECT_EQ(sweep.err, "wulf: timed out after 0.5 s\n");
   // The limit was this run's: the next run has none.
   expect_success({"train", "--problem", "encoder:8", "--epochs", "5", "--quiet"});
+}
+
+// A run ended by --timeout (or a signal: the same code) never replaces a record of a run that
+// finished at --out: that stays byte for byte, and the ended run's record goes beside it,
+// OUT.ended.json, which the next ended run replaces. An --out that holds only an ended run's
+// record gets the new one; a beside file that holds a finished record is left too.
+TEST_F(cli, an_ended_run_keeps_the_finished_record_at_out_and_writes_its_own_beside_it) {
+  const std::string out = path("r.json"), beside = path("r.ended.json");
+  expect_success({"train", "--problem", "encoder:8", "--epochs", "3", "--quiet", "--out", out});
+  const std::string finished = read_text_file(out, "record");
+  const std::vector<std::string> endless{"train",   "--problem", "encoder:8", "--epochs", "100000000",
+                                         "--quiet", "--timeout", "0.5",       "--out",    out};
+  for (int run = 0; run < 2; ++run) {
+    const Outcome r = wulf(endless);
+    EXPECT_EQ(r.code, exit_timeout) << r.err;
+    EXPECT_EQ(r.err, "wulf: timed out after 0.5 s; --out " + out + " keeps the record it held, this run's is " +
+                         beside + "\n");
+    EXPECT_EQ(read_text_file(out, "record"), finished);
+    EXPECT_EQ(read_json_file(beside).at("ended").at("status").get<std::string>(), "timed_out");
+  }
+  fs::rename(beside, out);  // only an ended run's record at --out: replaced
+  const Outcome replaced = wulf(endless);
+  EXPECT_EQ(replaced.err, "wulf: timed out after 0.5 s\n");
+  EXPECT_EQ(read_json_file(out).at("ended").at("status").get<std::string>(), "timed_out");
+  EXPECT_FALSE(fs::exists(beside));
+  write("r.json", finished);
+  write("r.ended.json", finished);
+  const Outcome both = wulf(endless);
+  EXPECT_TRUE(contains(both.err, beside + " holds a record too: nothing written")) << both.err;
+  EXPECT_EQ(read_text_file(out, "record"), finished);
+  EXPECT_EQ(read_text_file(beside, "record"), finished);
+}
+
+// A run that --force took past the memory estimate and that then runs out of memory is told
+// its estimate and what shrinks it, and --precision float only where it computes in double
+// (once "try --train-size or --precision float" to a float run). The wulf program runs under
+// a limit of 1 GB of address space, the net takes 1.6 GB of floats.
+TEST_F(cli, a_forced_run_that_runs_out_of_memory_is_told_what_shrinks_it) {
+  for (const std::string precision : {"float", "double"}) {
+    SCOPED_TRACE(precision);
+    std::string out, err;
+    const int code =
+        run_program_captured({"sh", "-c", "ulimit -v 1000000 && WULF_MEMORY_LIMIT_BYTES=100e6 exec \"$0\" \"$@\"",
+                              std::string(WULF_BINARY_DIR) + "/wulf", "train", "--problem", "encoder:8", "--hidden",
+                              "20000,20000", "--epochs", "1", "--quiet", "--force", "--precision", precision},
+                             out, err);
+    EXPECT_EQ(code, exit_internal) << err;
+    EXPECT_TRUE(contains(err, "wulf: error: out of memory: the run's memory estimate is ")) << err;
+    EXPECT_TRUE(contains(err, "this machine has 95.4 MiB (WULF_MEMORY_LIMIT_BYTES)")) << err;
+    EXPECT_TRUE(contains(err, "to shrink it: ")) << err;
+    EXPECT_EQ(contains(err, "--precision float"), precision == "double") << err;
+  }
 }
 
 TEST_F(cli, train_help_lists_the_exit_codes) {

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace wulf {
@@ -183,6 +184,86 @@ TEST(json, a_planted_link_beside_the_record_is_never_followed) {
   EXPECT_EQ(read_text_file(victim, "the victim"), "keep me\n");
   EXPECT_EQ(read_text_file(path, "the record"), "{}\n");
   EXPECT_FALSE(std::filesystem::is_symlink(path));
+}
+
+// A key given twice in one object is refused, naming where: the library would let the last
+// one win, and a hand-edited record would run another job than it shows.
+TEST(json, a_key_given_twice_in_one_object_is_refused_naming_where) {
+  TestDir dir;
+  const std::string path = dir.write("twice.json", "{\"config\": {\"eta\": 0.5, \"block\": 4, \"eta\": 9}}\n");
+  EXPECT_EQ(input_error([&] { read_json_file(path); }),
+            path + ": config.eta: given twice in one object (each key is given once)");
+  EXPECT_TRUE(contains(input_error([&] { parse_json("[{\"a\": 1}, {\"b\": 1, \"b\": 2}]", "the output"); }),
+                       "the output: [].b: given twice"));
+  // The same key in two objects, or at two levels, is no repeat.
+  const Json ok = parse_json("{\"a\": {\"a\": 1}, \"h\": [{\"a\": 1}, {\"a\": 2}]}", "ok");
+  EXPECT_EQ(ok.at("h").at(1).at("a"), 2);
+}
+
+// The new file takes the mode of the one it replaces (a record kept private stays 0600); a
+// hard link to the old file keeps the old text, as the rename gives the path a new file.
+TEST(json, replacing_a_file_keeps_its_mode_and_leaves_a_hard_link_the_old_text) {
+  const TestDir dir;
+  const std::string path = dir.write("r.json", "old\n");
+  ASSERT_EQ(::chmod(path.c_str(), 0600), 0);
+  std::filesystem::create_hard_link(path, dir.file("link.json"));
+  write_file_atomically(path, "new\n");
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+  EXPECT_EQ(read_text_file(path, "the record"), "new\n");
+  EXPECT_EQ(read_text_file(dir.file("link.json"), "the link"), "old\n");
+  ASSERT_EQ(::chmod(path.c_str(), 0640), 0);
+  write_file_atomically(path, "newer\n");
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0640u);
+}
+
+// While an InputLog lives, every file check_input_file sees is in it, once, under the name it
+// was read as; check_output refuses any of them, naming it; outside one nothing is kept.
+TEST(json, an_output_that_is_a_file_the_command_read_is_refused) {
+  const TestDir dir;
+  const std::string data = dir.write("data.txt", "1\n"), other = dir.write("other.txt", "2\n");
+  read_text_file(data, "--config");  // no log: nothing kept, nothing refused
+  check_output(data, "--out", {});
+  {
+    const InputLog log;
+    read_text_file(data, "--config");
+    read_text_file(data, "again");
+    EXPECT_THROW(read_text_file(dir.file("none"), "--hosts"), InputError);
+    ASSERT_EQ(log.files().size(), 2u);
+    EXPECT_EQ(log.files()[0].option, "--config");
+    EXPECT_EQ(log.files()[0].path, data);
+    EXPECT_EQ(input_error([&] { check_output(data, "--out", {}); }),
+              "--out " + data + " is the same file as --config " + data + ": writing it would destroy that");
+    std::filesystem::create_symlink(data, dir.file("link"));
+    EXPECT_TRUE(contains(input_error([&] { check_output(dir.file("link"), "--out", {}); }), "--config " + data));
+    check_output(other, "--out", {});
+    {
+      const InputLog inner;
+      read_text_file(other, "FANN data file");
+      EXPECT_EQ(inner.files().size(), 1u);
+      EXPECT_EQ(InputLog::current(), &inner);
+    }
+    EXPECT_EQ(InputLog::current(), &log);
+  }
+  EXPECT_EQ(InputLog::current(), nullptr);
+  check_output(data, "--out", {});
+}
+
+// $TMPDIR that names no folder is said to be so, naming TMPDIR, not a library's exception.
+TEST(json, a_tmpdir_that_is_no_folder_is_named) {
+  const TestDir dir;
+  const std::string file = dir.write("file", "x\n");
+  for (const auto& [tmpdir, what] : std::vector<std::pair<std::string, std::string>>{
+           {dir.file("missing"), "no such folder"}, {file, "is not a folder"}}) {
+    const ScopedEnv env("TMPDIR", tmpdir);
+    EXPECT_TRUE(contains(input_error([] { TempDir scratch("test"); }), "TMPDIR " + tmpdir + ": " + what));
+    EXPECT_TRUE(contains(input_error([] { TempFile scratch("test", "x"); }), "TMPDIR " + tmpdir + ": " + what));
+  }
+  const ScopedEnv env("TMPDIR", dir.str());
+  const TempDir inside("test");
+  EXPECT_EQ(inside.path().parent_path(), dir.path());
 }
 
 }  // namespace

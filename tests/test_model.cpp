@@ -154,8 +154,8 @@ TEST(model, bad_input_is_refused_with_the_reason) {
 
 // A profile of zeros or of absurd times is refused with its line, by the model and by every
 // engine, before a result is printed: all zeros made `wulf model` print -nan with exit 0, and
-// a simulation wait forever.
-TEST(model, profiles_of_zeros_or_absurd_times_are_refused_with_the_line) {
+// a simulation wait forever. So is a key given twice (the last one won).
+TEST(model, profiles_of_zeros_absurd_times_or_a_key_twice_are_refused_with_the_line) {
   TestDir dir;
   const std::string zeros =
       dir.write("zeros.profile", "Tf_ms = 0\nTb_ms = 0\nTu_ms = 0\nTm_ms = 0\nTs_ms = 0\nTo_ms = 0\nTi_us = 0\nTw_us = 0\n");
@@ -163,8 +163,12 @@ TEST(model, profiles_of_zeros_or_absurd_times_are_refused_with_the_line) {
       "huge.profile", "Tf_ms = 1\nTb_ms = 1\nTu_ms = 1\nTm_ms = 1\nTs_ms = 1\nTo_ms = 1e300\nTi_us = 1\nTw_us = 1\n");
   const std::string no_test =
       dir.write("no-test.profile", "Tf_ms = 1\nTb_ms = 1\nTu_ms = 1\nTm_ms = 1\nTs_ms = -1\nTo_ms = 1\nTi_us = 1\nTw_us = 1\n");
+  const std::string twice =
+      dir.write("twice.profile",
+                "Tf_ms = 1\nTb_ms = 1\nTu_ms = 1\nTm_ms = 1\nTs_ms = 1\nTo_ms = 1\nTi_us = 1\nTf_ms = 2\nTw_us = 1\n");
   const std::vector<std::pair<std::string, std::string>> cases{
       {zeros, zeros + ":2: Tb_ms is 0"},
+      {twice, twice + ":8: 'Tf_ms' again (first on line 1): each key is given once"},
       {huge, huge + ":6: To_ms = 1e300 is out of range: a time is at most an hour (3600 s)"},
       {no_test, no_test + ":5: Ts_ms: Tf_ms + Ts_ms is not positive"}};
   for (const auto& [file, why] : cases) {

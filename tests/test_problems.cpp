@@ -8,6 +8,7 @@
 #include "test_support.hpp"
 
 #include <cmath>
+#include <filesystem>
 #include <numbers>
 #include <string>
 
@@ -150,6 +151,39 @@ TEST(problems, digits_are_mnist_with_seed000s_net) {
   EXPECT_EQ(p.defaults.hidden, (std::vector<int>{64, 64}));
   EXPECT_DOUBLE_EQ(p.defaults.eta, 1.5);
   EXPECT_EQ(p.defaults.block, 16u);
+}
+
+// MNIST's files are checked against each other before any pattern is trained: one label per
+// image (an image file of more images than labels was read up to the labels), and every
+// label a digit (one of 10 was refused with no file named), in the front end that reads only
+// the shapes too.
+TEST(problems, digit_files_that_disagree_are_refused_naming_them) {
+  testing_support::TestDir dir;
+  const std::string mnist = testing_support::small_mnist(dir, 30, 10);
+  ProblemOptions o;
+  o.mnist_dir = mnist;
+  EXPECT_EQ(make_problem("digits", o).train.size(), 30u);
+  const std::string more = testing_support::small_mnist(dir, 31, 10, "more");
+  std::filesystem::copy_file(more + "/train-images-idx3-ubyte", mnist + "/train-images-idx3-ubyte",
+                             std::filesystem::copy_options::overwrite_existing);
+  for (const bool shape_only : {false, true}) {
+    o.shape_only = shape_only;
+    EXPECT_EQ(error_of("digits", o), "IDX file '" + mnist + "/train-images-idx3-ubyte': 31 images, but '" + mnist +
+                                         "/train-labels-idx1-ubyte' holds 30 labels (one per image)");
+  }
+  const std::string labels = mnist + "/t10k-labels-idx1-ubyte";
+  std::string text = read_text_file(labels, "labels", data_file_limit);
+  text[8 + 6] = 10;  // the seventh label
+  write_file_atomically(labels, text);
+  o.mnist_dir = testing_support::small_mnist(dir, 30, 10, "again");
+  std::filesystem::copy_file(labels, o.mnist_dir + "/t10k-labels-idx1-ubyte",
+                             std::filesystem::copy_options::overwrite_existing);
+  for (const bool shape_only : {false, true}) {
+    o.shape_only = shape_only;
+    EXPECT_EQ(error_of("digits", o), "IDX file '" + o.mnist_dir +
+                                         "/t10k-labels-idx1-ubyte': label 10 of item 7 is not a digit (MNIST's labels "
+                                         "are 0..9)");
+  }
 }
 
 TEST(problems, resized_digits_follow_seeds_003_and_004) {

@@ -14,10 +14,13 @@
 #include <algorithm>
 #include <cmath>
 #include <csignal>
+#include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <sys/resource.h>
@@ -190,26 +193,59 @@ inline std::string full_device(const TestDir& dir) {
   return "/dev/full";
 }
 
-// $WULF_MEMORY_LIMIT_BYTES (the machine's memory to the estimate) set for one scope, or
-// unset with nullopt; as it was afterwards.
-class MemoryLimit {
+// An environment variable set for one scope, or unset with nullopt; as it was afterwards.
+class ScopedEnv {
  public:
-  explicit MemoryLimit(const std::optional<std::string>& value) {
-    if (const char* old = std::getenv(name)) saved_ = old;
-    if (value) ::setenv(name, value->c_str(), 1);
-    else ::unsetenv(name);
+  ScopedEnv(std::string name, const std::optional<std::string>& value) : name_(std::move(name)) {
+    if (const char* old = std::getenv(name_.c_str())) saved_ = old;
+    if (value)
+      ::setenv(name_.c_str(), value->c_str(), 1);
+    else
+      ::unsetenv(name_.c_str());
   }
-  ~MemoryLimit() {
-    if (saved_) ::setenv(name, saved_->c_str(), 1);
-    else ::unsetenv(name);
+  ~ScopedEnv() {
+    if (saved_)
+      ::setenv(name_.c_str(), saved_->c_str(), 1);
+    else
+      ::unsetenv(name_.c_str());
   }
-  MemoryLimit(const MemoryLimit&) = delete;
-  MemoryLimit& operator=(const MemoryLimit&) = delete;
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
 
  private:
-  static constexpr const char* name = "WULF_MEMORY_LIMIT_BYTES";
+  std::string name_;
   std::optional<std::string> saved_;
 };
+
+// $WULF_MEMORY_LIMIT_BYTES (the machine's memory to the estimate) set for one scope, or
+// unset with nullopt; as it was afterwards.
+class MemoryLimit : public ScopedEnv {
+ public:
+  explicit MemoryLimit(const std::optional<std::string>& value) : ScopedEnv("WULF_MEMORY_LIMIT_BYTES", value) {}
+};
+
+// A folder of MNIST's four IDX files in dir, name, holding `train` and `test` images of 28 x 28
+// pixels (pixel i of image k is (i + k) mod 256) labelled k mod 10: MNIST's files, small.
+inline std::string small_mnist(const TestDir& dir, std::uint32_t train, std::uint32_t test,
+                               const std::string& name = "mnist") {
+  const std::string folder = dir.file(name);
+  std::filesystem::create_directory(folder);
+  const auto big_endian = [](std::string& s, std::uint32_t v) {
+    for (int shift = 24; shift >= 0; shift -= 8) s += static_cast<char>((v >> shift) & 0xff);
+  };
+  for (const auto& [set, count] : {std::pair<std::string, std::uint32_t>{"train", train}, {"t10k", test}}) {
+    std::string images, labels;
+    big_endian(images, 0x803), big_endian(images, count), big_endian(images, 28), big_endian(images, 28);
+    big_endian(labels, 0x801), big_endian(labels, count);
+    for (std::uint32_t k = 0; k < count; ++k) {
+      for (std::uint32_t i = 0; i < 28 * 28; ++i) images += static_cast<char>((i + k) % 256);
+      labels += static_cast<char>(k % 10);
+    }
+    write_file_atomically(folder + "/" + set + "-images-idx3-ubyte", images);
+    write_file_atomically(folder + "/" + set + "-labels-idx1-ubyte", labels);
+  }
+  return folder;
+}
 
 // While it lives, no file this process writes may grow beyond `bytes` (RLIMIT_FSIZE): a write
 // past it fails (EFBIG), as one on a full disk does. SIGXFSZ is ignored meanwhile, so that

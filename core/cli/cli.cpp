@@ -3,6 +3,7 @@
 
 #include "train/result_record.hpp"
 #include "util/errors.hpp"
+#include "util/files.hpp"
 #include "util/json.hpp"
 
 #include <wulf/build_info.hpp>
@@ -36,6 +37,7 @@ const char* usage =
 }  // namespace
 
 int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  const InputLog inputs;  // every file the command reads, which none of its outputs may replace
   try {
     if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
       (args.empty() ? err : out) << usage;

@@ -9,7 +9,8 @@
 
 namespace wulf {
 
-// args excludes the program name: {"train", "--problem", "encoder"}.
+// args excludes the program name: {"train", "--problem", "encoder"}. The command runs with
+// an InputLog of its own (util/files.hpp): none of its outputs may be a file it has read.
 int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
 // `wulf train ...` (cli/train.cpp).

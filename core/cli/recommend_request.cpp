@@ -189,7 +189,6 @@ Request parse_request(const po::variables_map& vm) {
   r.problem_spec = vm["problem"].as<std::string>();
   if (vm.count("out")) r.out = vm["out"].as<std::string>();
   if (vm.count("records")) r.records = vm["records"].as<std::string>();
-  if (r.out && is_leader()) check_output(*r.out, "--out", {{"--platform", r.platform}});
   if (r.records && is_leader()) {
     std::error_code ec;
     std::filesystem::create_directories(*r.records, ec);
@@ -199,6 +198,8 @@ Request parse_request(const po::variables_map& vm) {
   r.hosts = hosts.size();
   for (const PlatformHost& h : hosts) r.cores += h.cores;
   set_run_options(vm, r);
+  // After the probe's resolve, which read the problem's files: --out may be none of them.
+  if (r.out && is_leader()) check_output(*r.out, "--out", {{"--platform", r.platform}});
   r.space = parse_space(vm, r);
   parse_limits(vm, r);
   return r;

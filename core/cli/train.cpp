@@ -11,6 +11,7 @@
 #include "engine/launch.hpp"
 #include "engine/testbed.hpp"
 #include "job/job_json.hpp"
+#include "job/memory_estimate.hpp"
 #include "job/run_train.hpp"
 #include "job/train_job.hpp"
 #include "util/errors.hpp"
@@ -26,7 +27,9 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <memory>
+#include <new>
 #include <optional>
 #include <ostream>
 
@@ -48,7 +51,8 @@ const std::string exit_codes_help = fmt::format(
     "record says where), {} timed out (--timeout), 128 + N ended by signal N: 129 SIGHUP, 130 SIGINT, 143\n"
     "SIGTERM. On a signal or a timeout wulf ends its mpirun or smpirun and every rank (SIGTERM, SIGKILL {:g} s\n"
     "later), removes its temporary files, and writes to --out a record of the config, no history and\n"
-    "\"ended\": {{\"status\": \"timed_out\" or \"interrupted\", \"message\"}}.\n",
+    "\"ended\": {{\"status\": \"timed_out\" or \"interrupted\", \"message\"}}; where --out holds a record\n"
+    "of a run that finished, that is kept and this one goes beside it (OUT.ended.json for OUT.json).\n",
     static_cast<int>(exit_timeout), kGraceSeconds);
 
 // The ranks' exit code; a failure other than a fault in training is reported.
@@ -189,17 +193,42 @@ int launch_testbed(TrainJob& job, std::ostream& out, std::ostream& err) {
   return ranks_ended(run_ranks(cmd, false, false, 0, bed.environment()), "testbed mpirun", err);
 }
 
-// A run that --timeout or a signal ended has no result, but --out still gets a record: the
-// run's config, an empty history, and how it ended ("ended": {"status", "message"}), so that
-// a sweep of runs keeps a file for each and says which ran out of time.
-void write_ended_record(const TrainJob& job, const std::string& status, const std::string& message) {
-  if (job.out_path.empty()) return;
+// Whether the file at path holds a record worth keeping: anything but nothing or the record
+// of a run that was ended ("ended"), which says only that the run did not finish.
+bool holds_a_result(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec) || std::filesystem::file_size(path, ec) == 0) return false;
+  try {
+    const Json record = parse_json(read_text_file(path, "--out"), path);
+    return !(record.is_object() && record.contains("ended"));
+  } catch (const InputError&) {
+    return true;  // not a record of wulf's, or too large to be an ended one: not ours to replace
+  }
+}
+
+// A run that --timeout or a signal ended has no result, but still writes a record: the run's
+// config, an empty history, and how it ended ("ended": {"status", "message"}), so that a sweep
+// of runs keeps a file for each and says which ran out of time. It goes to --out unless that
+// holds a result (holds_a_result: an earlier run's record, or this run's, written just before
+// the end), which is kept; then beside it, OUT.ended.json for OUT.json. Returns what the
+// message of the end adds: where the record went when not to --out.
+std::string write_ended_record(const TrainJob& job, const std::string& status, const std::string& message) {
+  if (job.out_path.empty()) return "";
   Json record = Json::object();
   record["wulf_record"] = 1;
   record["config"] = job.config_json;
   record["history"] = Json::array();
   record["ended"] = {{"status", status}, {"message", message}};
-  write_file_atomically(job.out_path, record_text(record));
+  if (!holds_a_result(job.out_path)) {
+    write_file_atomically(job.out_path, record_text(record));
+    return "";
+  }
+  std::filesystem::path beside(job.out_path);
+  beside.replace_extension(".ended" + beside.extension().string());
+  const std::string kept = "; --out " + job.out_path + " keeps the record it held";
+  if (holds_a_result(beside.string())) return kept + " (" + beside.string() + " holds a record too: nothing written)";
+  write_file_atomically(beside.string(), record_text(record));
+  return kept + ", this run's is " + beside.string();
 }
 
 int launch(TrainJob& job, std::ostream& out, std::ostream& err) {
@@ -228,12 +257,15 @@ int train_command(const std::vector<std::string>& given, std::ostream& out, std:
   const TimeLimit limit(vm.count("timeout") ? vm["timeout"].as<double>() : 0);
   try {
     return launch(job, out, err);
-  } catch (const TimedOut& e) {
-    write_ended_record(job, "timed_out", e.message);
+  } catch (TimedOut& e) {
+    e.message += write_ended_record(job, "timed_out", e.message);
     throw;
-  } catch (const Interrupted& e) {
-    write_ended_record(job, "interrupted", e.message);
+  } catch (Interrupted& e) {
+    e.message += write_ended_record(job, "interrupted", e.message);
     throw;
+  } catch (const std::bad_alloc&) {  // --engine seq; a rank says the same (job/rank.cpp)
+    err << "wulf: error: out of memory: " << out_of_memory_advice(job) << "\n";
+    return exit_internal;
   }
 }
 

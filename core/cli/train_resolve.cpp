@@ -71,7 +71,7 @@ void resolve_engine(const po::variables_map& vm, TrainJob& job) {
 std::vector<std::string> rank_hosts(const std::string& text, const TrainJob& job) {
   std::vector<std::string> names;
   std::error_code ec;
-  if (std::filesystem::is_regular_file(text, ec)) {
+  if (std::filesystem::exists(text, ec)) {  // a file (read_text_file refuses a FIFO, a folder ...)
     for (const std::string& line : split_list(read_text_file(text, "--hosts"), '\n')) {
       const std::string name = trim(line.substr(0, line.find('#')));
       if (!name.empty()) names.push_back(name);
@@ -293,20 +293,16 @@ void resolve_training(const po::variables_map& vm, std::optional<std::size_t> bl
   c.init_range = given<double>(vm, "init-range").value_or(d.init_range);
 }
 
-// An output that names one of the run's inputs, or the other output, would destroy it: refused
-// before the run, naming both (check_output).
-// inputs: those only the command line names (--config, a --hosts file, the record --rerun
-// reads); the job's own are added here.
-void check_outputs_apart(const TrainJob& job, std::vector<NamedPath> inputs) {
-  if (job.problem_name.rfind("fann:", 0) == 0) inputs.push_back({"--problem", job.problem_name.substr(5)});
-  inputs.push_back({"--test-data", job.data.test_data});
-  inputs.push_back({"--weights-in", job.weights_in});
-  if (job.compute.mode == ComputeMode::calibrated) inputs.push_back({"--profile", job.compute.profile.name});
-  inputs.push_back({"--platform", job.platform});
-  inputs.push_back({"--hostfile", job.hostfile});
-  if (!job.out_path.empty()) check_output(job.out_path, "--out", inputs);
-  inputs.push_back({"--out", job.out_path});
-  if (!job.weights_path.empty()) check_output(job.weights_path, "--weights-out", inputs);
+// An output that names a file the run reads, or the other output, would destroy it: refused
+// before the run, naming both. check_output compares each output with every file the command
+// has read so far (InputLog: --config, the problem's data files, --weights-in, --profile, a
+// --hosts file, the record --rerun reads, ...); the files the engine reads only when the run
+// starts, the platform and mpirun's hostfile, are named here.
+void check_outputs_apart(const TrainJob& job) {
+  std::vector<NamedPath> others{{"--platform", job.platform}, {"--hostfile", job.hostfile}};
+  if (!job.out_path.empty()) check_output(job.out_path, "--out", others);
+  others.push_back({"--out", job.out_path});
+  if (!job.weights_path.empty()) check_output(job.weights_path, "--weights-out", others);
 }
 
 }  // namespace
@@ -332,10 +328,7 @@ TrainJob resolve(const po::variables_map& vm) {
   resolve_training(vm, block, epochs, job);
   job.weights_in = given<std::string>(vm, "weights-in").value_or("");
   check_job(job);
-  std::vector<NamedPath> named;
-  if (vm.count("config")) named.push_back({"--config", vm["config"].as<std::string>()});
-  if (vm.count("hosts")) named.push_back({"--hosts", vm["hosts"].as<std::string>()});
-  check_outputs_apart(job, std::move(named));
+  check_outputs_apart(job);
   finish_front_end(job, vm.count("force") > 0);
   return job;
 }
@@ -439,14 +432,14 @@ void apply_rerun_overrides(const po::variables_map& vm, TrainJob& job) {
 TrainJob resolve_rerun(const po::variables_map& vm) {
   check_rerun_options(vm);
   const std::string path = vm["rerun"].as<std::string>();
-  const Json record = read_json_file(path);
+  const Json record = read_json_file(path, "--rerun");
   if (!record.is_object() || !record.contains("config"))
     throw InputError(path + ": config: missing (not a record of wulf train)");
   TrainJob job = job_from_json(record.at("config"), path);
   apply_rerun_overrides(vm, job);
   load_problem(job, RankPlace{});
   check_job(job);
-  check_outputs_apart(job, {{"--rerun", path}});  // no output may be the record read either
+  check_outputs_apart(job);  // nor the record read (InputLog)
   finish_front_end(job, vm.count("force") > 0);
   return job;
 }

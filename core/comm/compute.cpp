@@ -50,6 +50,7 @@ Profile read_profile(const std::string& name) {
   std::map<std::string, double> values;
   std::map<std::string, std::pair<int, std::string>> given;  // each value's line and text
   std::map<std::string, std::string> words;  // problem, precision
+  std::map<std::string, int> lines;          // every key's line
   std::string line;
   for (int number = 1; std::getline(in, line); ++number) {
     if (const auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
@@ -58,6 +59,9 @@ Profile read_profile(const std::string& name) {
     if (eq == std::string::npos)
       throw InputError("--profile " + path + ":" + std::to_string(number) + ": expected 'key = value'");
     const std::string key = trim(line.substr(0, eq)), text = trim(line.substr(eq + 1));
+    if (const auto [at, first] = lines.emplace(key, number); !first)
+      throw InputError("--profile " + path + ":" + std::to_string(number) + ": '" + printable(key) +
+                       "' again (first on line " + std::to_string(at->second) + "): each key is given once");
     if (key == "problem" || key == "precision") {
       if (text.empty()) throw InputError("--profile " + path + ":" + std::to_string(number) + ": " + key + " is empty");
       if (key == "precision" && text != "float" && text != "double")

@@ -53,7 +53,8 @@ struct Profile {
 // Reads a profile (platforms/profiles/README.md): lines "key = value" with keys Tf_ms,
 // Tb_ms, Tu_ms, Tm_ms, Ts_ms, To_ms and optionally Ti_us, Tw_us; '#' comments. name is a
 // path, or <cluster>-<problem> for platforms/profiles/<name>.profile. Throws InputError
-// naming the file and the fault.
+// naming the file, the line where there is one, and the fault (a value out of range, a key
+// given twice, an unknown key, ...).
 Profile read_profile(const std::string& name);
 
 struct ComputeConfig {

@@ -121,6 +121,7 @@ IdxImages read_idx_images(const std::string& path, std::size_t max_count, std::s
   IdxImages out;
   out.rows = static_cast<int>(rows);
   out.cols = static_cast<int>(cols);
+  out.count = count;
   // IDX stores each image row-major and images one after another, which is exactly a
   // column-major (pixels, n) matrix.
   out.bytes = Eigen::Map<const ByteMatrix>(buf.data(), static_cast<Eigen::Index>(pixels), static_cast<Eigen::Index>(n));

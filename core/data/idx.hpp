@@ -16,6 +16,7 @@ struct IdxImages {
   ByteMatrix bytes;  // (rows * cols, count) as stored; pixel (r, c) at index r * cols + c
   int rows = 0;
   int cols = 0;
+  std::size_t count = 0;  // the images the file holds (its header), of which bytes holds those read
   // The pixels as inputs: byte / 255 (byte_input).
   DataMatrix pixels() const { return byte_inputs_as_floats(bytes); }
 };

@@ -247,9 +247,12 @@ Problem make_digits(std::string_view size, const ProblemOptions& o) {
   }
   if (o.mnist_dir.empty()) throw InputError("--data-dir: no MNIST folder given");
   const std::filesystem::path dir(o.mnist_dir);
-  if (!std::filesystem::is_directory(dir))
+  std::error_code ec;
+  if (!std::filesystem::exists(dir, ec))
     throw InputError("--data-dir: MNIST folder '" + o.mnist_dir +
                      "' does not exist (the set-up installs it: see README.md)");
+  if (!std::filesystem::is_directory(dir, ec))
+    throw InputError("--data-dir: '" + o.mnist_dir + "' is not a folder (the folder of MNIST's four IDX files)");
   Problem p;
   p.bytes_per_input = 1;  // unless the images are resampled
   p.name = "digits:" + std::to_string(rows) + "x" + std::to_string(cols);
@@ -260,6 +263,10 @@ Problem make_digits(std::string_view size, const ProblemOptions& o) {
                   const char* option, bool whole) {
     const std::string label_path = (dir / labels).string(), image_path = (dir / images).string();
     std::vector<int> all = read_idx_labels(label_path);
+    for (std::size_t i = 0; i < all.size(); ++i)  // all of them, in the front end too, before any rank starts
+      if (all[i] > 9)
+        throw InputError(fmt::format("IDX file '{}': label {} of item {} is not a digit (MNIST's labels are 0..9)",
+                                     label_path, all[i], i + 1));
     if (wanted > all.size())
       throw InputError(std::string(option) + ": " + std::to_string(wanted) + " is more than the " +
                        std::to_string(all.size()) + " patterns of " + label_path);
@@ -270,11 +277,12 @@ Problem make_digits(std::string_view size, const ProblemOptions& o) {
     // With only the shape wanted no image is read, but the file's header and length are
     // still checked.
     IdxImages img = read_idx_images(image_path, o.shape_only ? 0 : share.count, share.begin);
+    if (img.count != all.size())  // one label per image
+      throw InputError(fmt::format("IDX file '{}': {} images, but '{}' holds {} labels (one per image)", image_path,
+                                   img.count, label_path, all.size()));
     const bool own_size = rows == img.rows && cols == img.cols;
     if (!own_size) p.bytes_per_input = 4;
     if (o.shape_only) return;
-    if (static_cast<std::size_t>(img.bytes.cols()) != share.count)
-      throw InputError(image_path + ": holds fewer images than " + label_path + " has labels");
     if (own_size)
       d.input_bytes = std::move(img.bytes);
     else
@@ -382,6 +390,9 @@ Problem make_problem(std::string_view spec, const ProblemOptions& o) {
   if (has_arg && arg.empty())
     throw InputError("--problem " + std::string(spec) + ": nothing after the ':'");
 
+  if (!o.test_data.empty() && name != "fann")
+    throw InputError("--test-data is for --problem fann:PATH; " + std::string(spec) +
+                     " makes its own test set or has none");
   Problem p;
   if (name == "function") {
     if (has_arg) throw InputError("--problem function takes no parameter");

@@ -32,8 +32,7 @@ namespace {
 
 std::string platform_helper(const std::string& verb, const std::string& file,
                             const std::vector<std::string>& extra = {}) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(file, ec)) throw InputError("platform " + file + ": no such file");
+  check_input_file(file, "platform", text_file_limit);  // missing, a folder, a FIFO: said before SimGrid sees it
   std::string text, errors;
   std::vector<std::string> cmd{wulf_program("wulf-platform"), verb, file};
   cmd.insert(cmd.end(), extra.begin(), extra.end());
@@ -156,8 +155,7 @@ Json platform_info(const std::string& file) {
 GrownPlatform::GrownPlatform(const std::string& file, long long hosts) : TempFile("platform", "") {
   if (hosts < 1 || hosts > 100000) throw InputError("--grow: " + std::to_string(hosts) + " hosts is out of 1..100000");
   std::string text, errors;
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(file, ec)) throw InputError("platform " + file + ": no such file");
+  check_input_file(file, "platform", text_file_limit);
   if (run_program_captured({wulf_program("wulf-platform"), "grow", file, std::to_string(hosts), path()}, text, errors) !=
       0) {
     while (!errors.empty() && errors.back() == '\n') errors.pop_back();

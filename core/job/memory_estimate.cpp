@@ -324,16 +324,35 @@ std::optional<MachineMemory> machine_memory() {
   return std::nullopt;
 }
 
+namespace {
+
+// "the biggest part is the training set: 1.2 GiB; to shrink it: fewer patterns (...)".
+std::string biggest_part(const MemoryEstimate& e) {
+  const MemoryPart& big = e.biggest();
+  return fmt::format("the biggest part is {}: {}{}", big.what, human_bytes(e.weight(big)),
+                     big.shrink.empty() ? "" : "; to shrink it: " + big.shrink);
+}
+
+}  // namespace
+
 void check_memory_fits(const MemoryEstimate& e, const std::optional<MachineMemory>& machine, bool force,
                        const std::string& who) {
   if (force || !machine || e.machine_bytes <= machine->bytes) return;
-  const MemoryPart& big = e.biggest();
-  throw InputError(fmt::format(
-      "{}the memory estimate is {} ({}), more than the {} this machine has ({}); the biggest part is {}: {}{}; "
-      "--force runs it all the same",
-      who.empty() ? "" : who + ": ", human_bytes(e.machine_bytes), e.where, human_bytes(machine->bytes),
-      machine->source, big.what, human_bytes(e.weight(big)),
-      big.shrink.empty() ? "" : "; to shrink it: " + big.shrink));
+  throw InputError(
+      fmt::format("{}the memory estimate is {} ({}), more than the {} this machine has ({}); {}; "
+                  "--force runs it all the same",
+                  who.empty() ? "" : who + ": ", human_bytes(e.machine_bytes), e.where, human_bytes(machine->bytes),
+                  machine->source, biggest_part(e)));
+}
+
+std::string out_of_memory_advice(const TrainJob& job) {
+  const MemoryEstimate e = estimate_memory(job);
+  std::string s = fmt::format("the run's memory estimate is {} ({})", human_bytes(e.machine_bytes), e.where);
+  if (const std::optional<MachineMemory> machine = machine_memory())
+    s += fmt::format(", this machine has {} ({})", human_bytes(machine->bytes), machine->source);
+  s += "; " + biggest_part(e);
+  if (job.double_precision) s += "; or --precision float (this run computes in double)";
+  return s;
 }
 
 void check_message_counts(const TrainJob& job) {

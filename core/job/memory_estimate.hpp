@@ -74,6 +74,11 @@ std::optional<MachineMemory> machine_memory();
 void check_memory_fits(const MemoryEstimate& e, const std::optional<MachineMemory>& machine, bool force,
                        const std::string& who);
 
+// What a run that ran out of memory all the same (--force past the estimate, or an estimate
+// short of the truth) is told: its estimate against this machine's memory, the biggest part
+// and what shrinks it, and --precision float only where the run computes in double.
+std::string out_of_memory_advice(const TrainJob& job);
+
 // The counts that the run's collectives will pass to MPI (the parameters, PPT's allgather,
 // scatter's shares and their sum), each checked against MPI's int before any rank starts
 // (mpi_count, comm.hpp); nothing to check under --engine seq.

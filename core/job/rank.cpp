@@ -3,12 +3,14 @@
 #include "comm/staged_reduce.hpp"
 #include "comm/rank_env.hpp"
 #include "job/job_json.hpp"
+#include "job/memory_estimate.hpp"
 #include "job/run_train.hpp"
 #include "job/train_job.hpp"
 #include "comm/comm_bench.hpp"
 #include "util/errors.hpp"
 #include "util/json.hpp"
 
+#include <new>
 #include <ostream>
 
 namespace wulf {
@@ -79,9 +81,10 @@ int run_rank(const std::vector<std::string>& args, Comm& comm, const ComputeFact
   report_rank_started(comm.rank());
   std::string message;
   int code = exit_ok;
+  TrainJob job;
   try {
     const Json config = read_job_args(args);
-    TrainJob job = job_from_json(config, "the job");
+    job = job_from_json(config, "the job");
     if (job.np != comm.size())
       throw InputError("the job is for " + std::to_string(job.np) + " ranks but " + std::to_string(comm.size()) +
                        " were started");
@@ -102,6 +105,9 @@ int run_rank(const std::vector<std::string>& args, Comm& comm, const ComputeFact
     return done;
   } catch (const InputError& e) {
     message = std::string("error: ") + e.what(), code = exit_input;
+  } catch (const std::bad_alloc&) {  // with the estimate's advice once the data's shape is known
+    message = "error: out of memory" + (job.problem.train_total > 0 ? ": " + out_of_memory_advice(job) : "");
+    code = exit_internal;
   } catch (const std::exception& e) {
     message = std::string("internal error: ") + e.what(), code = exit_internal;
   }

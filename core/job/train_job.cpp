@@ -73,7 +73,7 @@ void read_initial_weights(TrainJob& job) {
     throw InputError(where + "--strategy " + std::string(to_string(job.strategy)) +
                      " trains one net per session, each from its own seed");
   if (!job.compute.numerics) throw InputError(where + "--numerics off computes with no weights");
-  const WeightsFile file = read_weights(job.weights_in);
+  const WeightsFile file = read_weights(job.weights_in, "--weights-in", !job.double_precision);
   if (file.net != job.spec.describe())
     throw InputError(where + "holds a net " + file.net + ", this run's is " + job.spec.describe() +
                      " (--hidden, --activation, --output-activation, --loss and --bias must match)");

@@ -42,7 +42,12 @@ struct WeightsFile {
 template <class T>
 std::string weights_text(const Mlp<T>& net, const std::string& status, int iteration);
 
-// Reads a weights file; throws InputError naming the path and the fault.
-WeightsFile read_weights(const std::string& path);
+// Reads a weights file, what naming it in messages ("--weights-in"). Throws InputError naming
+// the path, and the line where there is one, for a file that does not hold itself together:
+// a header key given twice; no net, layers or parameters line; layers that are not the net's
+// sizes, or a parameter count that is not theirs; a value that is not a finite number, or
+// (where the file's precision is float, or as_float: the values go into a float net) beyond
+// a float's range; as many values as the header says.
+WeightsFile read_weights(const std::string& path, const std::string& what = "weights file", bool as_float = false);
 
 }  // namespace wulf

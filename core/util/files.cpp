@@ -4,6 +4,7 @@
 #include "util/text.hpp"
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <cstdio>
 #include <fstream>
@@ -23,8 +24,14 @@ namespace {
 
 // "/tmp/wulf-<purpose>-XXXXXX" as a buffer mkdtemp and mkstemp may fill in.
 std::vector<char> temp_template(const std::string& purpose) {
-  const std::string name = (fs::temp_directory_path() / ("wulf-" + purpose + "-XXXXXX")).string();
+  const std::string name = (temp_folder() / ("wulf-" + purpose + "-XXXXXX")).string();
   return std::vector<char>(name.c_str(), name.c_str() + name.size() + 1);
+}
+
+// The temporary folder as a message names it: "/scratch (TMPDIR)", or "/tmp".
+std::string temp_folder_named() {
+  const char* env = std::getenv("TMPDIR");
+  return temp_folder().string() + (env && *env ? " (TMPDIR)" : "");
 }
 
 // Writes all of text to fd; false on a short or failed write.
@@ -136,7 +143,37 @@ void write_in_place(const std::string& path, int fd, const std::string& text) {
     throw InputError(path + ": writing failed: " + std::strerror(written ? errno : write_errno));
 }
 
+// The innermost InputLog of this thread (InputLog): set only where a command runs, never in
+// a rank.
+thread_local InputLog* innermost_log = nullptr;
+
 }  // namespace
+
+InputLog::InputLog() : outer_(innermost_log) { innermost_log = this; }
+
+InputLog::~InputLog() { innermost_log = outer_; }
+
+const InputLog* InputLog::current() { return innermost_log; }
+
+void InputLog::note(const std::string& path, const std::string& what) {
+  if (!innermost_log) return;
+  std::vector<NamedPath>& files = innermost_log->files_;
+  for (const NamedPath& f : files)
+    if (f.path == path) return;
+  files.push_back({what, path});
+}
+
+fs::path temp_folder() {
+  const char* env = std::getenv("TMPDIR");
+  if (!env || !*env) return "/tmp";
+  const std::string dir = env;
+  std::error_code ec;
+  const fs::file_status st = fs::status(dir, ec);
+  const char* how = "(wulf keeps its temporary files there: set TMPDIR to a folder, or unset it for /tmp)";
+  if (!fs::exists(st)) throw InputError("TMPDIR " + dir + ": no such folder " + how);
+  if (!fs::is_directory(st)) throw InputError("TMPDIR " + dir + ": is not a folder " + how);
+  return dir;
+}
 
 void check_writable(const std::string& path, const std::string& option) { output_target(path, option); }
 
@@ -150,10 +187,14 @@ bool same_file(const std::string& a, const std::string& b) {
 void check_output(const std::string& path, const std::string& option, const std::vector<NamedPath>& others) {
   const OutputTarget target = output_target(path, option);
   if (target.descriptor >= 0 || target.in_place) return;
-  for (const NamedPath& other : others)
-    if (!other.path.empty() && same_file(path, other.path))
-      throw InputError(option + " " + path + " is the same file as " + other.option + " " + other.path +
-                       ": writing it would destroy that");
+  const auto refuse_same = [&](const std::vector<NamedPath>& files) {
+    for (const NamedPath& other : files)
+      if (!other.path.empty() && same_file(path, other.path))
+        throw InputError(option + " " + path + " is the same file as " + other.option + " " + other.path +
+                         ": writing it would destroy that");
+  };
+  refuse_same(others);
+  if (const InputLog* read = InputLog::current()) refuse_same(read->files());
 }
 
 void write_file_atomically(const std::string& path_given, const std::string& text) {
@@ -162,9 +203,12 @@ void write_file_atomically(const std::string& path_given, const std::string& tex
     return write_in_place(target.descriptor >= 0 ? path_given : target.file, target.descriptor, text);
   const std::string& path = target.file;  // the file a link leads to, which is replaced
   const auto [fd, tmp] = create_beside(path);
+  // The file replaced keeps its permissions: the new one takes its mode.
+  struct stat old {};
+  const bool kept_mode = ::stat(path.c_str(), &old) != 0 || ::fchmod(fd, old.st_mode & 07777) == 0;
   // Every write and the close are checked (a full disk may fail either); on a failure the
   // file beside goes and path is left as it was.
-  const bool written = write_all(fd, text);
+  const bool written = kept_mode && write_all(fd, text);
   const int write_errno = errno;
   const bool closed = ::close(fd) == 0;
   if (!written || !closed) {
@@ -180,6 +224,7 @@ void write_file_atomically(const std::string& path_given, const std::string& tex
 }
 
 std::uintmax_t check_input_file(const std::string& path, const std::string& what, std::uintmax_t max_bytes) {
+  InputLog::note(path, what);
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0)
     throw InputError(what + " " + path + ": " + (errno == ENOENT ? "no such file" : std::strerror(errno)));
@@ -211,9 +256,10 @@ std::string read_text_file(const std::string& path, const std::string& what, std
 
 TempDir::TempDir(const std::string& purpose) {
   std::vector<char> name = temp_template(purpose);
-  if (!::mkdtemp(name.data()))
-    throw InputError("cannot create a folder in " + fs::temp_directory_path().string() + " for " + purpose + ": " +
-                     std::strerror(errno));
+  if (!::mkdtemp(name.data())) {
+    const std::string reason = std::strerror(errno);
+    throw InputError("cannot create a folder in " + temp_folder_named() + " for " + purpose + ": " + reason);
+  }
   path_ = name.data();
 }
 
@@ -225,9 +271,10 @@ TempDir::~TempDir() {
 TempFile::TempFile(const std::string& purpose, const std::string& text) {
   std::vector<char> name = temp_template(purpose);
   const int fd = ::mkstemp(name.data());
-  if (fd < 0)
-    throw InputError("cannot create a file in " + fs::temp_directory_path().string() + " for " + purpose + ": " +
-                     std::strerror(errno));
+  if (fd < 0) {
+    const std::string reason = std::strerror(errno);
+    throw InputError("cannot create a file in " + temp_folder_named() + " for " + purpose + ": " + reason);
+  }
   path_ = name.data();
   const bool written = write_all(fd, text);
   const bool closed = ::close(fd) == 0;

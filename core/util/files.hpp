@@ -12,7 +12,9 @@ namespace wulf {
 // Writes text to path so that a reader never sees a half-written file: it goes to a new
 // file of its own in the same folder first (created with O_EXCL, never a name that exists),
 // then replaces path in one rename. Every write is checked: when one fails (a full disk),
-// the new file is removed and a file already at path is left byte for byte as it was.
+// the new file is removed and a file already at path is left byte for byte as it was. The
+// new file takes the permissions of the one it replaces (a record of mode 0600 stays 0600);
+// a hard link to the old file keeps the old text, as the rename gives path a new file.
 // What is not a regular file is never replaced: a symbolic link is written through (the file
 // it leads to is replaced, the link stays); a device or a FIFO (/dev/null, /dev/full) is
 // written in place; /dev/stdout, /dev/stderr, /dev/fd/N and /proc/self/fd/N are written
@@ -31,10 +33,35 @@ struct NamedPath {
   std::string option, path;
 };
 // check_writable, and then refuses an output that is the same file (same_file) as one of
-// others: one of the command's inputs, or another of its outputs, which writing it would
-// destroy. The message names both. Devices and pipes are not compared (two records written
-// to /dev/null destroy nothing); empty paths are skipped.
+// others (another of the command's outputs, say) or as any file the command has read so far
+// (InputLog): writing it would destroy that. The message names both. Devices and pipes are
+// not compared (two records written to /dev/null destroy nothing); empty paths are skipped.
 void check_output(const std::string& path, const std::string& option, const std::vector<NamedPath>& others);
+
+// The files one command reads, so that none of its outputs replaces one (check_output),
+// whatever option or problem made it read them. While an InputLog lives, check_input_file,
+// through which every reader of wulf's passes (read_text_file, the IDX, FANN, weights and
+// profile readers, JSON records), adds each file it is given on this thread to the innermost
+// InputLog, under the name it was read as ("IDX file", "--config"). run_cli keeps one for
+// each command; where none lives (the rank programs) nothing is kept.
+class InputLog {
+ public:
+  InputLog();
+  ~InputLog();
+  InputLog(const InputLog&) = delete;
+  InputLog& operator=(const InputLog&) = delete;
+
+  // The files read while it lived, each once, in the order they were first read.
+  const std::vector<NamedPath>& files() const { return files_; }
+  // The innermost InputLog of this thread, or null.
+  static const InputLog* current();
+  // Adds path, read as what, to the innermost InputLog of this thread, if any.
+  static void note(const std::string& path, const std::string& what);
+
+ private:
+  std::vector<NamedPath> files_;
+  InputLog* outer_;
+};
 // The most wulf reads of one file, named in a refusal: text a user writes (a --config, a
 // profile, a hostfile) and data (a FANN data file, a weights file, an IDX file, a JSON record).
 constexpr std::uintmax_t text_file_limit = std::uintmax_t{64} << 20;  // 64 MiB
@@ -42,12 +69,18 @@ constexpr std::uintmax_t data_file_limit = std::uintmax_t{64} << 30;  // 64 GiB
 
 // The size of the regular file at path. Throws InputError naming what (e.g. "--config") and
 // the path, before anything is read, for a path that is missing, a folder, a device, a pipe or
-// a socket (a read of /dev/zero would never end), or a file larger than max_bytes.
+// a socket (a read of /dev/zero would never end), or a file larger than max_bytes. The file
+// is noted in the InputLog, if one lives (InputLog::note).
 std::uintmax_t check_input_file(const std::string& path, const std::string& what, std::uintmax_t max_bytes);
 // The whole regular file at path (check_input_file), at most max_bytes of it; throws
 // InputError naming what and the path when it cannot be read, or grows past max_bytes.
 std::string read_text_file(const std::string& path, const std::string& what,
                            std::uintmax_t max_bytes = text_file_limit);
+
+// The system's temporary folder, where wulf and the MPI it starts keep their scratch files:
+// $TMPDIR where it is set and not empty, else /tmp. Throws InputError naming TMPDIR when it
+// names no folder (missing, or a file).
+std::filesystem::path temp_folder();
 
 // A folder of wulf's own in the system's temporary folder (mkdtemp: a name no other process
 // has, created with mode 0700), removed with everything in it when the object goes.

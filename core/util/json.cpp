@@ -5,23 +5,54 @@
 
 #include <cmath>
 #include <fstream>
+#include <set>
 #include <sstream>
+#include <vector>
 
 namespace wulf {
 
 namespace {
 
+// An array or object open while the text is parsed: an object's keys so far, the last one.
+struct OpenLevel {
+  bool object = false;
+  std::set<std::string> keys;
+  std::string key;
+};
+
+// Where the innermost key of open stands, as job_json's messages name fields: "config.eta",
+// "history[].iteration".
+std::string key_path(const std::vector<OpenLevel>& open) {
+  std::string path;
+  for (const OpenLevel& level : open) path += level.object ? (path.empty() ? "" : ".") + level.key : "[]";
+  return path;
+}
+
 Json parse(const std::string& text, const std::string& source, const std::string& kind) {
-  // The callback sees every array and object as it opens, with the number of those around it.
-  const auto refuse_deep = [&](int depth, Json::parse_event_t event, Json&) {
-    if ((event == Json::parse_event_t::object_start || event == Json::parse_event_t::array_start) &&
-        depth >= json_max_depth)
-      throw InputError(source + ": " + kind + " nested deeper than " + std::to_string(json_max_depth) +
-                       " levels (wulf's are a few levels deep)");
+  // The callback sees every array and object as it opens (with the number of those around
+  // it) and closes, and every key: too deep a nesting and a key given twice in one object
+  // (which the library would let the last one win) are refused.
+  std::vector<OpenLevel> open;
+  const auto check = [&](int depth, Json::parse_event_t event, Json& parsed) {
+    using E = Json::parse_event_t;
+    if (event == E::object_start || event == E::array_start) {
+      if (depth >= json_max_depth)
+        throw InputError(source + ": " + kind + " nested deeper than " + std::to_string(json_max_depth) +
+                         " levels (wulf's are a few levels deep)");
+      open.push_back({event == E::object_start, {}, {}});
+    } else if (event == E::object_end || event == E::array_end) {
+      open.pop_back();
+    } else if (event == E::key && !open.empty()) {
+      OpenLevel& level = open.back();
+      level.key = parsed.get<std::string>();
+      if (!level.keys.insert(level.key).second)
+        throw InputError(source + ": " + printable(key_path(open), 200) +
+                         ": given twice in one object (each key is given once)");
+    }
     return true;
   };
   try {
-    return Json::parse(text, refuse_deep);
+    return Json::parse(text, check);
   } catch (const Json::parse_error& e) {
     // The library's message ends with the token it last read, which comes from the file: it
     // may be long (a string of a megabyte) or hold bytes that are not UTF-8.
@@ -73,8 +104,8 @@ void write(std::string& out, const Json& j, bool lines, int depth) {
 
 Json parse_json(const std::string& text, const std::string& source) { return parse(text, source, "JSON"); }
 
-Json read_json_file(const std::string& path) {
-  return parse(read_text_file(path, "JSON record", data_file_limit), path, "a JSON record");
+Json read_json_file(const std::string& path, const std::string& what) {
+  return parse(read_text_file(path, what, data_file_limit), path, "a JSON record");
 }
 
 std::string record_text(const Json& j) {

@@ -19,13 +19,15 @@ using Json = nlohmann::ordered_json;
 inline constexpr int json_max_depth = 100;
 
 // Parses JSON text that came from source (a file name, or the program that printed it).
-// Text that is not JSON, or is nested deeper than json_max_depth, is an InputError naming
-// source and where the fault is.
+// Text that is not JSON, is nested deeper than json_max_depth, or gives a key twice in one
+// object, is an InputError naming source and where the fault is ("r.json: config.eta: given
+// twice ...").
 Json parse_json(const std::string& text, const std::string& source);
 
 // Parses the JSON file at path (a result record). Throws InputError naming the path when it
-// cannot be read, is not JSON or is nested too deep.
-Json read_json_file(const std::string& path);
+// cannot be read (what names the file there, as check_input_file's: "--rerun"), is not JSON
+// or is nested too deep.
+Json read_json_file(const std::string& path, const std::string& what = "JSON record");
 
 // The text of a record file: two spaces of indent per level, one key per line, and arrays
 // of plain values (numbers, strings) on one line. Doubles are written in the fewest digits
