@@ -161,6 +161,21 @@ TEST(process, a_time_limit_bounds_every_child_and_the_work_in_between) {
   EXPECT_EQ(run_program({"true"}), 0);
 }
 
+// A limit beyond the steady clock's range (its nanoseconds reach about 292 years) once
+// overflowed into the past and timed out at once; --timeout refuses such values, and one
+// given here is cut to kLongestTimeoutSeconds instead.
+TEST(process, a_limit_too_long_for_the_clock_is_no_limit_at_once) {
+  for (const double seconds : {9.3e9, 1e10, 1e20, 1e300}) {
+    SCOPED_TRACE(seconds);
+    ChildOptions o;
+    o.timeout_s = seconds;
+    EXPECT_EQ(run_child({"sleep", "0.1"}, o).code, 0);
+    const TimeLimit limit(seconds);
+    EXPECT_NO_THROW(check_interrupt());
+    EXPECT_EQ(run_program({"true"}), 0);
+  }
+}
+
 TEST(process, a_program_that_is_not_there_cannot_be_started) {
   EXPECT_THROW(run_program({"/no/such/program"}), std::runtime_error);
 }

@@ -7,7 +7,10 @@
 
 #include <wulf/build_info.hpp>
 
+#include "cli/train_options.hpp"
+
 #include <boost/program_options/errors.hpp>
+#include <boost/program_options/options_description.hpp>
 
 #include <new>
 #include <ostream>
@@ -34,6 +37,12 @@ const char* usage =
     "wulf --version prints the version and the libraries it was built with.\n";
 
 }  // namespace
+
+std::vector<std::pair<std::string, po::options_description>> command_options() {
+  return {{"train", train_options()},         {"recommend", recommend_options()}, {"calibrate", calibrate_options()},
+          {"validate", validate_options()},   {"study", study_options()},         {"model", model_options()},
+          {"platform bench", bench_options()}};
+}
 
 int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   try {

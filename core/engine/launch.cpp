@@ -130,7 +130,8 @@ Json platform_info(const std::string& file) {
 }
 
 GrownPlatform::GrownPlatform(const std::string& file, long long hosts) : TempFile("platform", "") {
-  if (hosts < 1 || hosts > 100000) throw InputError("--grow: " + std::to_string(hosts) + " hosts is out of 1..100000");
+  if (hosts < 1) throw InputError("--grow: " + std::to_string(hosts) + " must be at least 1");
+  check_in_range(static_cast<double>(hosts), kGrowRange, "grow");
   std::string text, errors;
   std::error_code ec;
   if (!std::filesystem::is_regular_file(file, ec)) throw InputError("platform " + file + ": no such file");
@@ -157,7 +158,7 @@ std::string hostfile_text(const std::vector<PlatformHost>& hosts) {
 Hostfile::Hostfile(const std::vector<PlatformHost>& hosts) : TempFile("hostfile", hostfile_text(hosts)) {}
 
 void check_eager_limit(long long bytes, const std::string& what) {
-  if (bytes < 1024 || bytes > (1LL << 30))
+  if (const auto b = static_cast<double>(bytes); b < kEagerLimitRange.lo || b > kEagerLimitRange.hi)
     throw InputError(what + " " + std::to_string(bytes) + ": must be a number of bytes from 1024 to 1073741824");
 }
 

@@ -6,6 +6,7 @@
 #include "util/errors.hpp"
 #include "util/files.hpp"
 #include "util/json.hpp"
+#include "util/text.hpp"
 
 #include <memory>
 #include <string>
@@ -55,9 +56,11 @@ std::string reduce_layout_of(const std::vector<PlatformHost>& hosts, int np);
 // Everything `wulf-platform info` says of the platform (hosts, links, zones, routes).
 Json platform_info(const std::string& file);
 
+// --grow HOSTS: 0 (the platform as it is) or the hosts of the grown cluster, at most 100 000.
+inline constexpr Range kGrowRange{.lo = 0, .hi = 100'000, .whole = true};
 // The what-if of a platform with more hosts: its one homogeneous cluster rewritten with
-// `hosts` hosts in a file in $TMPDIR (default /tmp), removed with the object. Throws
-// InputError naming the file when the platform is not such a cluster.
+// `hosts` hosts (1 to kGrowRange.hi) in a file in $TMPDIR (default /tmp), removed with the
+// object. Throws InputError naming the file when the platform is not such a cluster.
 class GrownPlatform : public TempFile {
  public:
   GrownPlatform(const std::string& file, long long hosts);
@@ -71,7 +74,9 @@ class Hostfile : public TempFile {
 };
 
 // --eager-limit BYTES (sim, testbed): messages up to it go without waiting for the receiver.
-// Refused unless a whole number of bytes in [1 KiB, 1 GiB] (what names the option in errors).
+// Refused unless a whole number of bytes in kEagerLimitRange, [1 KiB, 1 GiB] (what names the
+// option in errors).
+inline constexpr Range kEagerLimitRange{.lo = 1024, .hi = 1 << 30, .whole = true};
 void check_eager_limit(long long bytes, const std::string& what);
 // SMPI's settings for it: the data of a message up to bytes flows as soon as it is sent
 // (smpi/async-small-thresh) and the sender does not wait (smpi/send-is-detached-thresh).

@@ -194,6 +194,11 @@ TestbedPlan plan_testbed(const std::string& platform, const std::vector<Platform
                                      "is the software path's own instead",
                                      plan.route_latency_s * 1e6));
   plan.dilation = dilation > 0 ? dilation : default_dilation(plan.hosts, np, std::thread::hardware_concurrency());
+  if (dilation <= 0 && plan.dilation > kDilationRange.hi)
+    throw InputError(fmt::format("the testbed of {} ranks on {} cores would need a time dilation of {:g}, more than "
+                                 "the {:g} it can have (--dilation): fewer ranks, or a machine with more cores",
+                                 np, std::thread::hardware_concurrency(), plan.dilation, kDilationRange.hi));
+  check_in_range(plan.dilation, kDilationRange, "dilation");
   plan.dilation_from = dilation > 0 ? "--dilation"
                                     : fmt::format("default for {} ranks on {} cores and these links", np,
                                                   std::thread::hardware_concurrency());

@@ -103,7 +103,8 @@ double limit_seconds = 0;
 
 std::string seconds_text(double s) { return fmt::format("{:g} s", s); }
 Clock::duration after(double seconds) {
-  return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  return std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(std::min(seconds, kLongestTimeoutSeconds)));
 }
 
 // ---- Processes as /proc shows them.

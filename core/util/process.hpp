@@ -27,11 +27,16 @@ inline constexpr double kWulfGraceSeconds = 2 * kGraceSeconds + 2;
 // executable); empty if there is none.
 std::string find_program(const std::string& program);
 
+// The longest time limit a run may have (--timeout): 1e9 s, about 31 years. A limit is a
+// point on the steady clock, whose nanoseconds in 64 bits reach about 292 years past its
+// start; a longer limit would overflow it into the past. Longer ones given here are cut to it.
+inline constexpr double kLongestTimeoutSeconds = 1e9;
+
 // How a child runs.
 struct ChildOptions {
   bool capture = false;    // its standard output and error into ChildResult instead of shown
   bool keep_err = false;   // (not capture) its standard error shown as it comes and also kept
-  double timeout_s = 0;    // > 0: ended after this many seconds, then TimedOut is thrown
+  double timeout_s = 0;    // > 0: ended after this many seconds (at most kLongestTimeoutSeconds), then TimedOut is thrown
   double grace_s = kGraceSeconds;
   std::vector<std::string> env;  // "NAME=value" set for the child only
   std::string name;              // what messages call the child (empty: argv[0]'s file name)
