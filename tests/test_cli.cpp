@@ -2,6 +2,8 @@
 // input gets one clear message, naming the input, and a non-zero exit before training.
 #include "cli/cli.hpp"
 #include "cli/options.hpp"
+#include "cli/train_options.hpp"
+#include "cli/train_resolve.hpp"
 #include "util/errors.hpp"
 #include "util/files.hpp"
 #include "util/process.hpp"
@@ -399,7 +401,62 @@ TEST_F(cli, every_numeric_option_states_and_checks_its_range) {
   EXPECT_GT(ranged, 60);
 }
 
+// wulf decides its mpirun's processes, hosts and program: --mpirun-args may add to it but
+// not undo it, and a --hostfile must be one Open MPI reads (mpirun would otherwise refuse it
+// after printing its banner, exit 1). All refused as the job is resolved, before mpirun.
+TEST_F(cli, mpirun_args_and_a_hostfile_cannot_get_around_the_checks) {
+  const auto resolved = [](std::vector<std::string> args) {
+    args.insert(args.begin(), {"--problem", "encoder:8", "--epochs", "1", "--engine", "real", "--np", "2"});
+    return resolve(parse_train(args, train_options()));
+  };
+  const auto refused = [&](const std::vector<std::string>& args, const std::vector<std::string>& fragments) {
+    try {
+      resolved(args);
+      ADD_FAILURE() << args.back() << ": not refused";
+    } catch (const InputError& e) {
+      for (const std::string& f : fragments) EXPECT_TRUE(contains(e.what(), f)) << "'" << f << "' not in: " << e.what();
+    }
+  };
+  const std::string np = "sets the number of processes, which wulf's --np does";
+  const std::string hosts = "sets the hosts, which wulf's --hostfile does";
+  const std::string program = "wulf starts its own rank program";
+  refused({"--mpirun-args", "-np 1000 --oversubscribe"}, {"--mpirun-args: '-np' " + np});
+  for (const std::string count : {"-n 4", "--n 4", "-c 4", "--np 4", "-N 2", "--npernode 2", "-npersocket 1",
+                                  "--pernode", "--ppr 2:node"})
+    refused({"--mpirun-args", count}, {"--mpirun-args: '" + count.substr(0, count.find(' ')) + "' " + np});
+  refused({"--mpirun-args", "--map-by ppr:4:node"}, {"'--map-by ppr:4:node' " + np});
+  for (const std::string where : {"-H a,b", "--host a", "-host a", "--hostfile f", "-machinefile f",
+                                  "--default-hostfile f", "--rankfile f"})
+    refused({"--mpirun-args", where}, {"--mpirun-args: '" + where.substr(0, where.find(' ')) + "' " + hosts});
+  refused({"--mpirun-args", "--oversubscribe"}, {"'--oversubscribe' sets oversubscription, which wulf's --oversubscribe"});
+  refused({"--mpirun-args", "--map-by node:OVERSUBSCRIBE"}, {"sets oversubscription"});
+  refused({"--mpirun-args", "--app f"}, {"'--app' sets the program; " + program});
+  refused({"--mpirun-args", "-x A : /bin/true"}, {"':' starts a second program; " + program});
+  refused({"--mpirun-args", "--bind-to none /bin/sh"}, {"'/bin/sh' is no option's value", program});
+  refused({"--mpirun-args", "--report-bindings sh"}, {"'sh' is no option's value"});
+  refused({"--mpirun-args", "--version"}, {"'--version' starts no ranks"});
+  refused({"--mpirun-args", "--np=4"}, {"'--np=4' is no option of Open MPI 4.1's mpirun"});
+  refused({"--mpirun-args", "--mca btl"}, {"'--mca' takes 2 values"});
+  // What adds to wulf's mpirun is taken.
+  const TrainJob fine = resolved({"--mpirun-args", "--mca btl tcp,self --bind-to none -x FOO --map-by node "
+                                                   "--report-bindings -mca btl_tcp_if_include lo"});
+  EXPECT_EQ(fine.mpirun_args.size(), 13u);
 
+  // The hostfile: what Open MPI 4.1 reads, and enough slots for --np unless oversubscribed.
+  const auto hostfile = [&](const std::string& text) { return write("hosts", text); };
+  refused({"--hostfile", hostfile("localhost slots=abc\n")},
+          {"--hostfile " + path("hosts") + ":1: 'localhost slots=abc'", "slots=abc is not a whole number"});
+  refused({"--hostfile", hostfile("# two\nlocalhost slots=2\nslots=2\n")}, {":3: 'slots=2' begins with a setting"});
+  refused({"--hostfile", hostfile("localhost colour=blue\n")}, {":1:", "'colour' is no setting"});
+  refused({"--hostfile", hostfile("localhost 4\n")}, {":1:", "'4' after the host, not key=value"});
+  refused({"--hostfile", hostfile("# none\n\n")}, {"it names no host"});
+  refused({"--hostfile", hostfile("localhost slots=1\n")}, {"it gives 1 slot, fewer than --np 2 ranks",
+                                                             "--oversubscribe on"});
+  EXPECT_EQ(resolved({"--hostfile", hostfile("localhost slots=1\n"), "--oversubscribe", "on"}).np, 2);
+  EXPECT_EQ(resolved({"--hostfile", hostfile("# the nodes\nlocalhost slots = 1 max_slots=4  # here\n"
+                                             "127.0.0.1 slots=1 user=me\n")}).np, 2);
+  EXPECT_EQ(resolved({"--hostfile", hostfile("localhost\n")}).np, 2);  // slots: the host's cores
+}
 
 // The values the third sweep of hostile inputs gave, refused before anything runs.
 TEST_F(cli, numbers_out_of_their_range_are_refused_before_anything_runs) {

@@ -114,6 +114,7 @@ void check_engine_fits(const TrainJob& job) {
       if (!c.numerics && c.mode != ComputeMode::calibrated)
         throw InputError("--numerics off on --engine real needs --compute calibrated --profile FILE (each kernel "
                          "then sleeps its profile's time instead of computing)");
+      check_mpirun_launch(job.np, job.hostfile, job.oversubscribe, job.mpirun_args);
       break;
     case Engine::sim:
       if (c.mode == ComputeMode::wall)

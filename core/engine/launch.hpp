@@ -117,6 +117,25 @@ std::vector<std::string> mpirun_command(int np, const std::string& oversubscribe
                                         const std::string& program, const MpiSessionDir& session,
                                         const std::string& hostfile, const std::vector<std::string>& extra);
 
+// What wulf decides of its own mpirun (--engine real), checked before it starts:
+// - --mpirun-args may not undo it: options that set the number of processes (-np, -n, -c,
+//   -N, --npernode, --npersocket, --pernode, --ppr, --map-by ppr:...; wulf's --np), the hosts
+//   (-H, --host, --hostfile, --machinefile, --default-hostfile, --rankfile; wulf's
+//   --hostfile), oversubscription (--oversubscribe, --nooversubscribe, --map-by
+//   ...:OVERSUBSCRIBE; wulf's --oversubscribe), or the program (--app, ':', a word that is no
+//   option's value; wulf starts its rank program), nor options that start no ranks (--help,
+//   --version, --do-not-launch); an option Open MPI 4.1's mpirun does not know is refused as
+//   mpirun would refuse it, after it started;
+// - a --hostfile is one Open MPI reads: each line a host, then settings key=value (slots,
+//   count or cpu, their max- forms, port: whole numbers; username), '#' a comment; and where
+//   every line gives its slots, they hold np ranks unless oversubscribe is "on".
+// Throws InputError naming the option, the word or the file's line, and what to use instead.
+void check_mpirun_launch(int np, const std::string& hostfile, const std::string& oversubscribe,
+                         const std::vector<std::string>& mpirun_args);
+// The slots an Open MPI hostfile gives, all lines together; 0 when a line leaves them to the
+// host's cores. Throws InputError naming --hostfile, the path and the line it cannot read.
+long long hostfile_slots(const std::string& path);
+
 struct RanksOutcome {
   int code = 0;          // the exit code of the whole run (2 input, 3 diverged, ...)
   std::string failure;   // "rank 3: error: ..." of the first rank that failed, or empty
