@@ -3,6 +3,7 @@
 
 #include "train/result_record.hpp"
 #include "util/errors.hpp"
+#include "util/files.hpp"
 #include "util/json.hpp"
 
 #include <wulf/build_info.hpp>
@@ -33,6 +34,7 @@ const char* usage =
     "  recommend  the fastest strategy, p and b to a target error on a platform, searched by simulation\n"
     "  plot       draw the error curves of result records against time or iterations into one PNG\n"
     "  testbed    whether this machine can run --engine testbed (check), and removing killed runs' leftovers (clean)\n"
+    "  clean      remove what killed runs left: temporary files and folders, testbed namespaces\n"
     "\n"
     "wulf --version prints the version and the libraries it was built with.\n";
 
@@ -55,6 +57,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       return exit_ok;
     }
     const std::vector<std::string> rest(args.begin() + 1, args.end());
+    if (args[0] != "clean") remove_temp_leftovers();  // what killed runs left; never a live run's
     if (args[0] == "train") return train_command(rest, out, err);
     if (args[0] == "platform") return platform_command(rest, out, err);
     if (args[0] == "model") return model_command(rest, out, err);
@@ -64,6 +67,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     if (args[0] == "recommend") return recommend_command(rest, out, err);
     if (args[0] == "plot") return plot_command(rest, out, err);
     if (args[0] == "testbed") return testbed_command(rest, out, err);
+    if (args[0] == "clean") return clean_command(rest, out, err);
     err << "wulf: unknown command '" << args[0] << "'\n" << usage;
     return exit_input;
   } catch (const Interrupted& e) {  // its children ended, its temporary files gone with the stack

@@ -46,6 +46,9 @@ double table_vii_seconds(const JobResult& run, const Job& job, const std::string
 void check_wulf_run(const JobResult& run, const std::string& command, const std::string& what);
 // `wulf validate --testbed` (cli/validate_testbed.cpp): Table V's fit and Table VII four ways.
 int validate_testbed(const std::string& out_path, const std::string& timeout, std::ostream& out, std::ostream& err);
+// `wulf clean` (cli/clean.cpp): what killed runs left, their temporary files and folders
+// and testbed namespaces, removed (remove_temp_leftovers, remove_testbed_leftovers).
+int clean_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 // `wulf testbed check|clean` (cli/testbed.cpp).
 int testbed_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 

@@ -536,6 +536,28 @@ void check_interrupt() {
   if (limit_end && Clock::now() >= *limit_end) throw TimedOut{"timed out after " + seconds_text(limit_seconds)};
 }
 
+std::string owner_tag() {
+  const auto me = read_proc(::getpid());
+  return fmt::format("{}.{}", ::getpid(), me ? me->start : 0);
+}
+
+bool is_owner_tag(std::string_view text) {
+  const std::size_t dot = text.find('.');
+  if (dot == std::string_view::npos) return false;
+  const std::string_view pid = text.substr(0, dot), start = text.substr(dot + 1);
+  const auto digits = [](std::string_view s, std::size_t most) {
+    return !s.empty() && s.size() <= most && s.find_first_not_of("0123456789") == std::string_view::npos;
+  };
+  return digits(pid, 9) && digits(start, 19);
+}
+
+bool owner_alive(std::string_view tag) {
+  if (!is_owner_tag(tag)) return false;
+  const std::size_t dot = tag.find('.');
+  const auto p = read_proc(static_cast<pid_t>(std::stol(std::string(tag.substr(0, dot)))));
+  return p && p->state != 'Z' && std::to_string(p->start) == tag.substr(dot + 1);
+}
+
 std::string host_name() {
   char name[256] = {};
   if (::gethostname(name, sizeof name - 1) != 0) return "?";

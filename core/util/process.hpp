@@ -11,6 +11,7 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace wulf {
@@ -98,6 +99,17 @@ class TimeLimit {
 // Throws Interrupted if a signal asked wulf to stop, TimedOut if the time limit passed.
 // Long work done in this process (each iteration of a --engine seq run) calls it.
 void check_interrupt();
+
+// What this process owns outside itself carries its owner tag, "<pid>.<start time>" (the
+// start in clock ticks after boot, which tells a pid's processes apart): its temporary files
+// and folders (util/files.hpp) and the testbed's namespaces. Whatever carries the tag of a
+// process that is gone was left by a killed run and may be removed; nothing else may be.
+std::string owner_tag();
+// Whether text is an owner tag: "<pid>.<start>", both whole numbers.
+bool is_owner_tag(std::string_view text);
+// Whether the process of an owner tag runs: the same pid, started at the same time (a zombie
+// does not run). Text that is no owner tag names no process that runs.
+bool owner_alive(std::string_view tag);
 
 // This machine's host name ("?" where it cannot be read).
 std::string host_name();
