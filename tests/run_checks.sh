@@ -58,7 +58,7 @@ start_wulf() {
     [ -n "$sid" ] && break
     sleep 0.1
   done
-  [ -n "$sid" ] || fail "wulf $wulf is not the leader of a session of its own"
+  [ -n "$sid" ] || fail "wulf $wulf is not the leader of a session of its own: $(cat "$dir/err" 2>/dev/null)"
 }
 
 # wait_started DIR N: waits until N ranks wrote "started" into the run's status file.

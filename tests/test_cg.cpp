@@ -331,8 +331,9 @@ double stat(const Json& r, const std::string& key) { return r.at("final").at("st
 
 TEST(cg_cli, help_names_every_cg_option_with_its_default) {
   expect_success({"train", "--help"},
-                 {"cg (master-worker", "--cg-step arg (=1)", "--cg-expansions arg (=30)", "--cg-refinements arg (=2)",
-                  "--cg-flat arg (=0)", "--load-balance arg (=0)", "--chunk arg (=64)", "--weights-out"});
+                 {"cg (master-worker", "--cg-step arg in (0, 1e+30] (=1)", "--cg-expansions arg in [0, 1000] (=30)",
+                  "--cg-refinements arg in [1, 1000] (=2)", "--cg-flat arg in [0, 1000000] (=0)",
+                  "--load-balance arg in [0, 1] (=0)", "--chunk arg in [1, 2147483647] (=64)", "--weights-out"});
 }
 
 TEST(cg_cli, refuses_settings_that_cannot_work_before_any_rank_starts) {
@@ -341,10 +342,10 @@ TEST(cg_cli, refuses_settings_that_cannot_work_before_any_rank_starts) {
   refused(with(cg, {"--load-balance", "0.5"}), {"--load-balance", "at least 2 ranks", "--np 1"});
   refused(with(cg, {"--load-balance", "0.5", "--engine", "sim", "--np", "1", "--platform", toy4}),
           {"--load-balance", "at least 2 ranks"});
-  refused(with(cg, {"--load-balance", "1.5", "--engine", "real", "--np", "2"}), {"--load-balance", "(0, 1]"});
+  refused(with(cg, {"--load-balance", "1.5", "--engine", "real", "--np", "2"}), {"--load-balance: 1.5 is more than 1"});
   refused(with(cg, {"--chunk", "0"}), {"--chunk", "at least 1"});
   refused(with(cg, {"--cg-refinements", "0"}), {"--cg-refinements"});
-  refused(with(cg, {"--cg-step", "-1"}), {"--cg-step", "positive"});
+  refused(with(cg, {"--cg-step", "-1"}), {"--cg-step: -1 must be more than 0"});
   refused(with(cg, {"--cg-flat", "nan"}), {"--cg-flat"});
   refused({"--problem", "encoder:8", "--load-balance", "0.5"}, {"--load-balance is for --strategy cg"});
   refused({"--problem", "encoder:8", "--cg-step", "2"}, {"--cg-step is for --strategy cg"});

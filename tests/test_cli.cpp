@@ -1,6 +1,9 @@
 // The `wulf` command end to end, in process: a real run writes its record, and every bad
 // input gets one clear message, naming the input, and a non-zero exit before training.
 #include "cli/cli.hpp"
+#include "cli/options.hpp"
+#include "cli/train_options.hpp"
+#include "cli/train_resolve.hpp"
 #include "util/errors.hpp"
 #include "util/files.hpp"
 #include "util/process.hpp"
@@ -9,6 +12,9 @@
 
 #include "test_support.hpp"
 
+#include <boost/program_options.hpp>
+
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -46,7 +52,8 @@ TEST_F(cli, trains_and_writes_a_complete_record) {
 
 TEST_F(cli, help_lists_every_option_with_its_default) {
   expect_success({"train", "--help"}, {"--problem arg (=digits)", "--precision arg (=float)", "--bias arg (=on)",
-                                       "--seed arg (=1)", "--block", "--eta", "--alpha", "--epochs", "--target-error",
+                                       "--seed arg in [0, 1e+18] (=1)", "--block", "--eta", "--alpha", "--epochs",
+                                       "--np arg in [1, 1000000] (=1)", "--dilation arg in [1, 600]", "--target-error",
                                        "--out", "--config", "--engine arg (=seq)", "encoder[:N]", "fann:PATH"});
 }
 
@@ -394,12 +401,158 @@ TEST_F(cli, a_record_that_cannot_be_written_is_an_error_and_the_old_one_stays) {
 }
 
 TEST_F(cli, a_timeout_must_be_a_positive_number_of_seconds) {
-  for (const std::string bad : {"0", "-1", "soon", "nan", "inf"})
-    expect_refused({"train", "--problem", "encoder:8", "--timeout", bad},
-                   {"--timeout: '" + bad + "' is not a positive number of seconds"});
+  for (const std::string bad : {"0", "-1"})
+    expect_refused({"train", "--problem", "encoder:8", "--timeout", bad}, {"--timeout: " + bad + " must be more than 0"});
+  for (const std::string bad : {"soon", "nan", "inf"})
+    expect_refused({"train", "--problem", "encoder:8", "--timeout", bad}, {"--timeout: '" + bad + "' is not a number"});
   for (const std::string command : {"calibrate", "validate", "study", "recommend"})
-    expect_refused({command, "--timeout", "-1"}, {"--timeout: '-1' is not a positive number of seconds"});
-  expect_refused({"platform", "bench", toy4, "--timeout", "x"}, {"--timeout: 'x' is not a positive number"});
+    expect_refused({command, "--timeout", "-1"}, {"--timeout: -1 must be more than 0"});
+  expect_refused({"platform", "bench", toy4, "--timeout", "x"}, {"--timeout: 'x' is not a number"});
+}
+
+// A limit past the steady clock's range once overflowed into the past: every run timed out at
+// once ("timed out after 1e+20 s", exit 4, a timed_out record). Such limits are refused up
+// front, on every command that takes one; no record is written.
+TEST_F(cli, a_timeout_longer_than_31_years_is_refused_not_past_at_once) {
+  const std::string out = path("r.json");
+  for (const std::string big : {"9.3e9", "1e10", "1e20", "1e300"}) {
+    expect_refused({"train", "--problem", "encoder:8", "--epochs", "1", "--timeout", big, "--out", out},
+                   {"--timeout: ", " is more than 1000000000"});
+    expect_refused({"train", "--problem", "encoder:8", "--epochs", "1", "--engine", "sim", "--platform", toy4,
+                    "--timeout", big, "--out", out},
+                   {"--timeout: ", " is more than 1000000000"});
+    for (const std::string command : {"calibrate", "validate", "study", "recommend"})
+      expect_refused({command, "--timeout", big}, {"--timeout: ", " is more than 1000000000"});
+    expect_refused({"platform", "bench", toy4, "--timeout", big}, {"--timeout: ", " is more than 1000000000"});
+  }
+  EXPECT_FALSE(fs::exists(out));
+  // The longest limit there is still runs.
+  expect_success({"train", "--problem", "encoder:8", "--epochs", "1", "--quiet", "--timeout", "1e9", "--out", out});
+}
+
+// Every number option of every command states its range (its help shows "arg in [lo, hi]")
+// and refuses a value outside it, or one that is no number, naming itself, before anything
+// runs. Only the platform's what-if scales have no upper bound of wulf's.
+TEST_F(cli, every_numeric_option_states_and_checks_its_range) {
+  namespace po = boost::program_options;
+  int ranged = 0;
+  for (const auto& [command, table] : command_options())
+    for (const auto& o : table.options()) {
+      const std::string name = o->long_name();
+      SCOPED_TRACE("wulf " + command + " --" + name);
+      const auto* r = dynamic_cast<const RangedOption*>(o->semantic().get());
+      if (!r) {
+        EXPECT_FALSE(dynamic_cast<const po::typed_value<double>*>(o->semantic().get()) ||
+                     dynamic_cast<const po::typed_value<long long>*>(o->semantic().get()) ||
+                     dynamic_cast<const po::typed_value<int>*>(o->semantic().get()))
+            << "a number option without a range";
+        continue;
+      }
+      ++ranged;
+      const Range& range = r->range();
+      EXPECT_TRUE(contains(o->format_parameter(), "arg in " + range_text(range))) << o->format_parameter();
+      const bool scale = name.size() > 6 && name.substr(name.size() - 6) == "-scale";
+      EXPECT_EQ(std::isfinite(range.hi), !scale) << range_text(range);
+      const auto refused = [&](const std::string& text, const std::string& what) {
+        boost::any value;
+        try {
+          o->semantic()->parse(value, {text}, true);
+          ADD_FAILURE() << text << " taken";
+        } catch (const InputError& e) {
+          EXPECT_TRUE(contains(e.what(), "--" + name + ": ")) << e.what();
+          EXPECT_TRUE(contains(e.what(), what)) << e.what();
+        }
+      };
+      refused(number_text(range.lo - 1), range.lo_open    ? "must be more than"
+                                         : range.lo == 0 ? "is negative"
+                                                         : "must be at least");
+      if (range.lo_open) refused(number_text(range.lo), "must be more than");
+      if (!scale) refused(std::isinf(range.hi) ? "1e300" : number_text(range.hi * 2 + 1), "");
+      if (range.whole) refused(number_text(range.lo + 0.5), "is not a whole number");
+      refused("1e309", "is not a number");
+      refused("x", "is not a number");
+      boost::any value;
+      EXPECT_NO_THROW(o->semantic()->parse(value, {number_text(range.lo_open ? range.lo + 0.5 : range.lo)}, true));
+    }
+  EXPECT_GT(ranged, 60);
+}
+
+// wulf decides its mpirun's processes, hosts and program: --mpirun-args may add to it but
+// not undo it, and a --hostfile must be one Open MPI reads (mpirun would otherwise refuse it
+// after printing its banner, exit 1). All refused as the job is resolved, before mpirun.
+TEST_F(cli, mpirun_args_and_a_hostfile_cannot_get_around_the_checks) {
+  const auto resolved = [](std::vector<std::string> args) {
+    args.insert(args.begin(), {"--problem", "encoder:8", "--epochs", "1", "--engine", "real", "--np", "2"});
+    return resolve(parse_train(args, train_options()));
+  };
+  const auto refused = [&](const std::vector<std::string>& args, const std::vector<std::string>& fragments) {
+    try {
+      resolved(args);
+      ADD_FAILURE() << args.back() << ": not refused";
+    } catch (const InputError& e) {
+      for (const std::string& f : fragments) EXPECT_TRUE(contains(e.what(), f)) << "'" << f << "' not in: " << e.what();
+    }
+  };
+  const std::string np = "sets the number of processes, which wulf's --np does";
+  const std::string hosts = "sets the hosts, which wulf's --hostfile does";
+  const std::string program = "wulf starts its own rank program";
+  refused({"--mpirun-args", "-np 1000 --oversubscribe"}, {"--mpirun-args: '-np' " + np});
+  for (const std::string count : {"-n 4", "--n 4", "-c 4", "--np 4", "-N 2", "--npernode 2", "-npersocket 1",
+                                  "--pernode", "--ppr 2:node"})
+    refused({"--mpirun-args", count}, {"--mpirun-args: '" + count.substr(0, count.find(' ')) + "' " + np});
+  refused({"--mpirun-args", "--map-by ppr:4:node"}, {"'--map-by ppr:4:node' " + np});
+  for (const std::string where : {"-H a,b", "--host a", "-host a", "--hostfile f", "-machinefile f",
+                                  "--default-hostfile f", "--rankfile f"})
+    refused({"--mpirun-args", where}, {"--mpirun-args: '" + where.substr(0, where.find(' ')) + "' " + hosts});
+  refused({"--mpirun-args", "--oversubscribe"}, {"'--oversubscribe' sets oversubscription, which wulf's --oversubscribe"});
+  refused({"--mpirun-args", "--map-by node:OVERSUBSCRIBE"}, {"sets oversubscription"});
+  refused({"--mpirun-args", "--app f"}, {"'--app' sets the program; " + program});
+  refused({"--mpirun-args", "-x A : /bin/true"}, {"':' starts a second program; " + program});
+  refused({"--mpirun-args", "--bind-to none /bin/sh"}, {"'/bin/sh' is no option's value", program});
+  refused({"--mpirun-args", "--report-bindings sh"}, {"'sh' is no option's value"});
+  refused({"--mpirun-args", "--version"}, {"'--version' starts no ranks"});
+  refused({"--mpirun-args", "--np=4"}, {"'--np=4' is no option of Open MPI 4.1's mpirun"});
+  refused({"--mpirun-args", "--mca btl"}, {"'--mca' takes 2 values"});
+  // What adds to wulf's mpirun is taken.
+  const TrainJob fine = resolved({"--mpirun-args", "--mca btl tcp,self --bind-to none -x FOO --map-by node "
+                                                   "--report-bindings -mca btl_tcp_if_include lo"});
+  EXPECT_EQ(fine.mpirun_args.size(), 13u);
+
+  // The hostfile: what Open MPI 4.1 reads, and enough slots for --np unless oversubscribed.
+  const auto hostfile = [&](const std::string& text) { return write("hosts", text); };
+  refused({"--hostfile", hostfile("localhost slots=abc\n")},
+          {"--hostfile " + path("hosts") + ":1: 'localhost slots=abc'", "slots=abc is not a whole number"});
+  refused({"--hostfile", hostfile("# two\nlocalhost slots=2\nslots=2\n")}, {":3: 'slots=2' begins with a setting"});
+  refused({"--hostfile", hostfile("localhost colour=blue\n")}, {":1:", "'colour' is no setting"});
+  refused({"--hostfile", hostfile("localhost 4\n")}, {":1:", "'4' after the host, not key=value"});
+  refused({"--hostfile", hostfile("# none\n\n")}, {"it names no host"});
+  refused({"--hostfile", hostfile("localhost slots=1\n")}, {"it gives 1 slot, fewer than --np 2 ranks",
+                                                             "--oversubscribe on"});
+  EXPECT_EQ(resolved({"--hostfile", hostfile("localhost slots=1\n"), "--oversubscribe", "on"}).np, 2);
+  EXPECT_EQ(resolved({"--hostfile", hostfile("# the nodes\nlocalhost slots = 1 max_slots=4  # here\n"
+                                             "127.0.0.1 slots=1 user=me\n")}).np, 2);
+  EXPECT_EQ(resolved({"--hostfile", hostfile("localhost\n")}).np, 2);  // slots: the host's cores
+}
+
+// The values the third sweep of hostile inputs gave, refused before anything runs.
+TEST_F(cli, numbers_out_of_their_range_are_refused_before_anything_runs) {
+  const std::string out = path("r.json");
+  expect_refused({"train", "--problem", "encoder:8", "--strategy", "root", "--threads", "1000000"},
+                 {"--threads: 1000000 is more than 1024"});
+  expect_refused({"train", "--problem", "encoder:8", "--engine", "testbed", "--platform", toy4, "--dilation", "1e300"},
+                 {"--dilation: 1e+300 is more than 600"});
+  expect_refused({"platform", "bench", toy4, "--engine", "testbed", "--dilation", "1e300"},
+                 {"--dilation: 1e+300 is more than 600"});
+  expect_refused({"train", "--problem", "encoder:8", "--eta", "1e300"}, {"--eta: 1e+300 is more than 1000000"});
+  expect_refused({"train", "--problem", "encoder:8", "--seed", "1e300"}, {"--seed: 1e+300 is more than 1e+18"});
+  expect_refused({"train", "--problem", "encoder:8", "--history-every", "1e300"}, {"--history-every: "});
+  expect_refused({"train", "--problem", "encoder:8", "--alpha", "1"}, {"--alpha: 1 must be less than 1"});
+  expect_refused({"model", "--profile", "batcave-function", "--n", "1e300", "--out", out}, {"--n: 1e+300 is more than"});
+  expect_refused({"recommend", "--finalists", "1e9"}, {"--finalists: 1000000000 is more than 1000"});
+  expect_refused({"calibrate", "--problem", "xor", "--iterations", "1e300"}, {"--iterations: 1e+300 is more than"});
+  expect_refused({"validate", "--repeat", "1e9"}, {"--repeat: 1000000000 is more than 1000"});
+  expect_refused({"platform", "bench", toy4, "--grow", "1e9"}, {"--grow: 1000000000 is more than 100000"});
+  EXPECT_FALSE(fs::exists(out));
 }
 
 // The record says why: the run's config, no history, "ended": timed_out and the message.

@@ -272,8 +272,15 @@ TEST(compute, each_engine_takes_its_own_compute_modes) {
                  {"--compute measured on --engine testbed"});
   expect_refused({"--engine", "testbed", "--platform", toy4, "--compute", "wall"},
                  {"--compute wall on --engine testbed"});
-  for (const char* d : {"0.5", "0", "-3", "inf", "nan"})
-    expect_refused({"--engine", "testbed", "--platform", toy4, std::string("--dilation=") + d}, {"--dilation", "at least 1"});
+  for (const char* d : {"0.5", "0", "-3"})
+    expect_refused({"--engine", "testbed", "--platform", toy4, std::string("--dilation=") + d},
+                   {"--dilation: ", " must be at least 1"});
+  for (const char* d : {"inf", "nan", "ten"})
+    expect_refused({"--engine", "testbed", "--platform", toy4, std::string("--dilation=") + d}, {"--dilation", "not a number"});
+  // At most 600: TCP's least retransmission timeout dilated (200 ms D) reaches Linux's largest.
+  for (const char* d : {"601", "1e300"})
+    expect_refused({"--engine", "testbed", "--platform", toy4, std::string("--dilation=") + d},
+                   {"--dilation: ", " is more than 600"});
 
   EXPECT_EQ(resolved({}).compute.mode, ComputeMode::wall);
   EXPECT_EQ(resolved({"--engine", "real"}).compute.mode, ComputeMode::wall);

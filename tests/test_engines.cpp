@@ -305,7 +305,7 @@ TEST(engines, rprop_runs_on_every_engine_with_block_scatter_and_root) {
   expect_train_refused(with(rprop, {"--strategy", "average"}), {"--learning rprop", "average"});
   expect_train_refused(with(rprop, {"--eta", "0.3"}), {"--eta", "--learning rprop"});
   expect_train_refused(with(function_problem, {"--rprop-increase", "1.3"}), {"--rprop-increase", "--learning rprop"});
-  expect_train_refused(with(rprop, {"--rprop-decrease", "1.5"}), {"--rprop-decrease", "(0, 1)"});
+  expect_train_refused(with(rprop, {"--rprop-decrease", "1.5"}), {"--rprop-decrease: 1.5 must be less than 1"});
 }
 
 TEST(engines, ppt_stops_at_the_same_round_on_both_engines) {

@@ -251,7 +251,7 @@ TEST(platform, bench_eager_limit_lets_early_data_flow) {
   EXPECT_NEAR(eager_barrier, rendezvous, 0.01 * rendezvous);
   EXPECT_TRUE(c1.at("eager_limit_bytes").is_null());
   EXPECT_EQ(c2.at("eager_limit_bytes").get<long long>(), 4194304);
-  expect_refused({"platform", "bench", bat, "--eager-limit", "5"}, {"--eager-limit 5: must be a number of bytes"});
+  expect_refused({"platform", "bench", bat, "--eager-limit", "5"}, {"--eager-limit: 5 must be at least 1024"});
   expect_refused({"train", "--problem", "xor", "--eager-limit", "65536"},
                  {"--eager-limit is for --engine sim or --engine testbed"});
 }

@@ -12,11 +12,15 @@
 
 #include "test_support.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
+#include <vector>
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 namespace wulf {
@@ -161,6 +165,21 @@ TEST(process, a_time_limit_bounds_every_child_and_the_work_in_between) {
   EXPECT_EQ(run_program({"true"}), 0);
 }
 
+// A limit beyond the steady clock's range (its nanoseconds reach about 292 years) once
+// overflowed into the past and timed out at once; --timeout refuses such values, and one
+// given here is cut to kLongestTimeoutSeconds instead.
+TEST(process, a_limit_too_long_for_the_clock_is_no_limit_at_once) {
+  for (const double seconds : {9.3e9, 1e10, 1e20, 1e300}) {
+    SCOPED_TRACE(seconds);
+    ChildOptions o;
+    o.timeout_s = seconds;
+    EXPECT_EQ(run_child({"sleep", "0.1"}, o).code, 0);
+    const TimeLimit limit(seconds);
+    EXPECT_NO_THROW(check_interrupt());
+    EXPECT_EQ(run_program({"true"}), 0);
+  }
+}
+
 TEST(process, a_program_that_is_not_there_cannot_be_started) {
   EXPECT_THROW(run_program({"/no/such/program"}), std::runtime_error);
 }
@@ -199,6 +218,63 @@ TEST_F(status_file, a_link_put_in_its_place_is_not_followed) {
   ::setenv("WULF_STATUS_FILE", link.c_str(), 1);
   report_rank_status(0, 0, "finished");
   EXPECT_EQ(read_text_file(target, "target"), "mine\n");
+}
+
+// Temporary files and folders carry their owner (util/files.hpp): what a process that is
+// gone left is removed, what a live one holds and what carries no owner are never touched.
+class temp_leftovers : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* old = std::getenv("TMPDIR");
+    saved_ = old ? std::optional<std::string>(old) : std::nullopt;
+    ::setenv("TMPDIR", dir_.str().c_str(), 1);
+  }
+  void TearDown() override { saved_ ? ::setenv("TMPDIR", saved_->c_str(), 1) : ::unsetenv("TMPDIR"); }
+  std::vector<std::string> names() const {
+    std::vector<std::string> found;
+    for (const auto& e : fs::directory_iterator(dir_.path())) found.push_back(e.path().filename().string());
+    std::sort(found.begin(), found.end());
+    return found;
+  }
+  TestDir dir_;
+  std::optional<std::string> saved_;
+};
+
+TEST_F(temp_leftovers, what_a_killed_process_left_goes_and_nothing_of_a_live_one) {
+  // A child makes a folder with a file in it and a file, then dies as SIGKILL would leave
+  // them: no destructor runs.
+  const pid_t child = ::fork();
+  if (child == 0) {
+    auto* folder = new TempDir("mpi");
+    std::ofstream(folder->file("session")) << "x";
+    new TempFile("status", "started 0 1 host\n");
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_EQ(names().size(), 2u);
+  const TempDir live("smpi");
+  const TempFile live_file("hostfile", "a\n");
+  // Another program's, an older wulf's (no owner), and one whose pid runs but started at
+  // another time (a pid used again).
+  fs::create_directory(dir_.path() / "wulf-mpi-Xa3k9Q");
+  std::ofstream(dir_.path() / "wulf-status-abcdef") << "";
+  const std::string reused = "wulf-job-" + std::to_string(::getpid()) + ".1-Qq1234";
+  std::ofstream(dir_.path() / reused) << "{}";
+  EXPECT_TRUE(owner_alive(owner_tag()));
+  EXPECT_FALSE(owner_alive(std::to_string(::getpid()) + ".1"));
+  EXPECT_FALSE(owner_alive(std::to_string(child) + ".1"));
+  EXPECT_FALSE(owner_alive("1234"));
+
+  EXPECT_EQ(remove_temp_leftovers(), 3);
+  const std::vector<std::string> left = names();
+  EXPECT_EQ(left.size(), 4u);
+  EXPECT_TRUE(fs::is_directory(live.path()));
+  EXPECT_TRUE(fs::exists(live_file.path()));
+  EXPECT_TRUE(fs::exists(dir_.path() / "wulf-mpi-Xa3k9Q"));
+  EXPECT_TRUE(fs::exists(dir_.path() / "wulf-status-abcdef"));
+  EXPECT_FALSE(fs::exists(dir_.path() / reused));
+  EXPECT_EQ(remove_temp_leftovers(), 0);
 }
 
 PlatformHost host(const std::string& name, int cores) {

@@ -146,9 +146,13 @@ TEST(trainer, every_registered_strategy_has_a_whole_descriptor) {
       EXPECT_TRUE(keys.insert(std::string(o.key)).second) << "two options of one key in the record";
       EXPECT_FALSE(o.help.empty());
       EXPECT_EQ(any_strategy_option(o.name), &o) << "an option name another strategy owns";
+      if (o.kind != StrategyOption::Kind::text) {  // its default in its range, the range a finite one
+        EXPECT_LE(o.range.lo, o.default_value);
+        EXPECT_LE(o.default_value, o.range.hi);
+        EXPECT_LT(o.range.lo, o.range.hi);
+        EXPECT_TRUE(std::isfinite(o.range.hi));
+      }
       if (o.kind == StrategyOption::Kind::whole) {
-        EXPECT_LE(o.lo, o.default_value);
-        EXPECT_LE(o.default_value, o.hi);
         EXPECT_EQ(o.default_value, std::floor(o.default_value));
       }
       if (o.kind == StrategyOption::Kind::text) c.settings.set_text(o.name, std::string(o.example));

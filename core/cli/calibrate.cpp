@@ -51,30 +51,34 @@ struct CalibrateJob {
   double timeout = 0;                 // --timeout of each run (0: none)
 };
 
+}  // namespace
+
 po::options_description calibrate_options() {
   po::options_description options("wulf calibrate --problem NAME [options]", 110, 55);
   options.add_options()
       ("help,h", "print this help")
       ("problem", po::value<std::string>(), "the problem whose phases are timed (wulf train's names)")
-      ("block", po::value<long long>()->default_value(16), "block size of the instrumented iterations")
-      ("iterations", po::value<long long>()->default_value(20),
+      ("block", whole_in("block", {.lo = 1, .hi = kPatternCountRange.hi})->default_value(16), "block size of the instrumented iterations")
+      ("iterations", whole_in("iterations", {.lo = 1, .hi = 1e6})->default_value(20),
        "instrumented iterations (seed 000 used a few of its long ones; ours take milliseconds)")
       ("precision", precision_value()->default_value("double"),
        "float|double (Table V's w are doubles)")
       ("bias", on_off_word("bias")->default_value("off"),
        "bias weights: on|off (seed 000 counts none)")
-      ("train-size", po::value<long long>()->default_value(0), "use only the first N training patterns (0: all)")
-      ("test-size", po::value<long long>()->default_value(0), "use only the first N test patterns (0: all)")
+      ("train-size", whole_in("train-size", kPatternCountRange)->default_value(0), "use only the first N training patterns (0: all)")
+      ("test-size", whole_in("test-size", kPatternCountRange)->default_value(0), "use only the first N test patterns (0: all)")
       ("np", po::value<std::string>()->default_value("2,4"), "ranks of the allreduce benchmark under mpirun")
       ("elements", po::value<std::string>()->default_value("around"),
        "doubles per allreduce, a list; around: w/2, w and 2w of the problem's net (the fit is local)")
-      ("repeat", po::value<long long>()->default_value(20), "allreduce calls per point (the mean is used)")
+      ("repeat", whole_in("repeat", {.lo = 1, .hi = 1e6})->default_value(20), "allreduce calls per point (the mean is used)")
       ("profile-out", po::value<std::string>(), "the profile to write (default: platforms/generated/<machine>-<problem>.profile)")
       ("platform-out", po::value<std::string>(), "the platform to write (default: platforms/generated/<machine>.xml)")
       ("machine", po::value<std::string>()->default_value("this-machine"), "the machine's name in the files it writes")
       ("timeout", timeout_value(), timeout_help("each run (the training run, each benchmark): ").c_str());
   return options;
 }
+
+namespace {
 
 CalibrateJob read_calibrate_job(const po::variables_map& vm) {
   if (!vm.count("problem")) throw InputError("wulf calibrate: --problem is required");
@@ -91,8 +95,6 @@ CalibrateJob read_calibrate_job(const po::variables_map& vm) {
       job.around ? std::vector<std::size_t>{1, 2, 4} : size_list(vm["elements"].as<std::string>(), "elements");
   job.iterations = vm["iterations"].as<long long>(), job.repeat = vm["repeat"].as<long long>();
   if (vm.count("timeout")) job.timeout = vm["timeout"].as<double>();
-  if (job.iterations < 1) throw InputError("--iterations: must be at least 1");
-  if (job.repeat < 1) throw InputError("--repeat: must be at least 1");
   std::vector<double> xs;
   for (std::size_t p : job.nps)
     for (std::size_t w : job.elements) {

@@ -8,7 +8,10 @@
 
 #include <wulf/build_info.hpp>
 
+#include "cli/train_options.hpp"
+
 #include <boost/program_options/errors.hpp>
+#include <boost/program_options/options_description.hpp>
 
 #include <new>
 #include <ostream>
@@ -31,10 +34,17 @@ const char* usage =
     "  recommend  the fastest strategy, p and b to a target error on a platform, searched by simulation\n"
     "  plot       draw the error curves of result records against time or iterations into one PNG\n"
     "  testbed    whether this machine can run --engine testbed (check), and removing killed runs' leftovers (clean)\n"
+    "  clean      remove what killed runs left: temporary files and folders, testbed namespaces\n"
     "\n"
     "wulf --version prints the version and the libraries it was built with.\n";
 
 }  // namespace
+
+std::vector<std::pair<std::string, po::options_description>> command_options() {
+  return {{"train", train_options()},         {"recommend", recommend_options()}, {"calibrate", calibrate_options()},
+          {"validate", validate_options()},   {"study", study_options()},         {"model", model_options()},
+          {"platform bench", bench_options()}};
+}
 
 int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   const InputLog inputs;  // every file the command reads, which none of its outputs may replace
@@ -48,6 +58,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       return exit_ok;
     }
     const std::vector<std::string> rest(args.begin() + 1, args.end());
+    if (args[0] != "clean") remove_temp_leftovers();  // what killed runs left; never a live run's
     if (args[0] == "train") return train_command(rest, out, err);
     if (args[0] == "platform") return platform_command(rest, out, err);
     if (args[0] == "model") return model_command(rest, out, err);
@@ -57,6 +68,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     if (args[0] == "recommend") return recommend_command(rest, out, err);
     if (args[0] == "plot") return plot_command(rest, out, err);
     if (args[0] == "testbed") return testbed_command(rest, out, err);
+    if (args[0] == "clean") return clean_command(rest, out, err);
     err << "wulf: unknown command '" << args[0] << "'\n" << usage;
     return exit_input;
   } catch (const Interrupted& e) {  // its children ended, its temporary files gone with the stack

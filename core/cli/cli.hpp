@@ -4,8 +4,13 @@
 #include "cli/runner.hpp"
 
 #include <iosfwd>
+#include <utility>
 #include <string>
 #include <vector>
+
+namespace boost::program_options {
+class options_description;
+}
 
 namespace wulf {
 
@@ -42,7 +47,22 @@ double table_vii_seconds(const JobResult& run, const Job& job, const std::string
 void check_wulf_run(const JobResult& run, const std::string& command, const std::string& what);
 // `wulf validate --testbed` (cli/validate_testbed.cpp): Table V's fit and Table VII four ways.
 int validate_testbed(const std::string& out_path, const std::string& timeout, std::ostream& out, std::ostream& err);
+// `wulf clean` (cli/clean.cpp): what killed runs left, their temporary files and folders
+// and testbed namespaces, removed (remove_temp_leftovers, remove_testbed_leftovers).
+int clean_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 // `wulf testbed check|clean` (cli/testbed.cpp).
 int testbed_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
+// The commands' tables of options, each in its command's file (wulf train's:
+// cli/train_options.hpp).
+boost::program_options::options_description recommend_options();
+boost::program_options::options_description calibrate_options();
+boost::program_options::options_description validate_options();
+boost::program_options::options_description study_options();
+boost::program_options::options_description model_options();
+boost::program_options::options_description bench_options();
+// Every command's table, by the command's words ("train", "platform bench", ...), for the
+// test that every numeric option states its range and refuses values outside it.
+std::vector<std::pair<std::string, boost::program_options::options_description>> command_options();
 
 }  // namespace wulf

@@ -1,6 +1,7 @@
 // `wulf model`: seed 000's predicted speedup and efficiency tables from a calibration
 // profile (model.hpp), for lists of p, b and, for weight averaging, a.
 #include "cli/cli.hpp"
+#include "cli/options.hpp"
 #include "util/errors.hpp"
 #include "data/dataset.hpp"
 #include "util/json.hpp"
@@ -29,6 +30,9 @@ struct ModelJob {
   std::string out;  // the record to write (empty: none)
 };
 
+// --n, --m and --w: counts of patterns and weights (0: the profile's).
+constexpr Range size{.lo = 0, .hi = 1e12};
+
 std::vector<double> whole_numbers(const std::string& text, const std::string& option) {
   const std::vector<long long> values = whole_list(text, option);
   return std::vector<double>(values.begin(), values.end());
@@ -41,7 +45,6 @@ ModelJob read_model_job(const po::variables_map& vm) {
   job.profile = read_profile(vm["profile"].as<std::string>());
   if (!job.out.empty()) check_output(job.out, "--out", {{"--profile", job.profile.name}});
   auto given = [&](const char* key) { return vm.count(key) ? vm[key].as<double>() : 0.0; };
-  if (given("n") < 0 || given("m") < 0 || given("w") < 0) throw InputError("--n, --m, --w must not be negative");
   job.c = model_constants(job.profile, given("n"), given("m"), given("w"));
   job.ps = whole_numbers(vm["np"].as<std::string>(), "np");
   job.bs = whole_numbers(vm["block"].as<std::string>(), "block");
@@ -135,7 +138,7 @@ Json model_grid(const ModelJob& job) {
 
 }  // namespace
 
-int model_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& /*err*/) {
+po::options_description model_options() {
   po::options_description options("wulf model --profile NAME [options]", 110, 55);
   options.add_options()
       ("help,h", "print this help")
@@ -143,10 +146,15 @@ int model_command(const std::vector<std::string>& args, std::ostream& out, std::
       ("np", po::value<std::string>()->default_value("2,4,8"), "processors, a list")
       ("block", po::value<std::string>()->default_value("16,32,64,128"), "block sizes b, a list")
       ("average-interval", po::value<std::string>(), "weight averaging intervals a, a list (eq. 9; needs Ta_ms)")
-      ("n", po::value<double>(), "training patterns (default: the profile's)")
-      ("m", po::value<double>(), "test patterns (default: the profile's)")
-      ("w", po::value<double>(), "weights (default: the profile's)")
+      ("n", number_in("n", size), "training patterns (default: the profile's)")
+      ("m", number_in("m", size), "test patterns (default: the profile's)")
+      ("w", number_in("w", size), "weights (default: the profile's)")
       ("out", po::value<std::string>(), "write the tables (JSON, key grid) to FILE");
+  return options;
+}
+
+int model_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& /*err*/) {
+  const po::options_description options = model_options();
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(options).run(), vm);
   if (vm.count("help")) return out << options << "\n", exit_ok;

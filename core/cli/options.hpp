@@ -4,6 +4,7 @@
 #pragma once
 
 #include "util/errors.hpp"
+#include "util/text.hpp"
 
 #include <boost/program_options/options_description.hpp>
 #include <boost/program_options/value_semantic.hpp>
@@ -49,6 +50,47 @@ class ParsedValue : public boost::program_options::typed_value<T> {
 template <class T>
 ParsedValue<T>* parsed(std::function<T(const std::string&)> parse) {
   return new ParsedValue<T>(std::move(parse));  // the options_description owns it
+}
+
+// A number option's value with its range (util/text.hpp), checked as it is read; its help
+// shows the range where Boost shows "arg": "--np arg in [1, 1000000] (=1)". Every numeric
+// option of every command is one (test cli.every_numeric_option_states_and_checks_its_range).
+class RangedOption {
+ public:
+  virtual ~RangedOption() = default;
+  virtual const Range& range() const = 0;
+};
+
+template <class T>
+class RangedValue : public ParsedValue<T>, public RangedOption {
+ public:
+  // note: added to every refusal, in parentheses ("" for none).
+  RangedValue(const std::string& option, Range range, const std::string& note = "")
+      : ParsedValue<T>([option, range, note](const std::string& text) {
+          try {
+            return static_cast<T>(number_in_range(text, range, option));
+          } catch (const InputError& e) {
+            if (note.empty()) throw;
+            throw InputError(std::string(e.what()) + " (" + note + ")");
+          }
+        }),
+        range_(range) {
+    this->value_name("arg in " + range_text(range));
+  }
+  const Range& range() const override { return range_; }
+
+ private:
+  Range range_;
+};
+
+// --option NUMBER in [lo, hi] (lo_open: more than lo):  number_in("eta", {.lo = 0, .hi = 1e6, .lo_open = true})
+inline RangedValue<double>* number_in(const std::string& option, Range range, const std::string& note = "") {
+  return new RangedValue<double>(option, range, note);  // the options_description owns it
+}
+// --option N, a whole number in [lo, hi]:  whole_in("np", {.lo = 1, .hi = 1e6})
+inline RangedValue<long long>* whole_in(const std::string& option, Range range) {
+  range.whole = true;
+  return new RangedValue<long long>(option, range);
 }
 
 // One of a few names, each standing for a value; other text is refused with `refusal`, in

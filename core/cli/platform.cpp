@@ -380,7 +380,9 @@ Json bench_collectives(const BenchJob& job, const std::vector<PlatformHost>& hos
   return rows;
 }
 
-int bench_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+}  // namespace
+
+po::options_description bench_options() {
   po::options_description options("wulf platform bench FILE.xml [options]", 110, 55);
   options.add_options()
       ("help,h", "print this help")
@@ -396,29 +398,36 @@ int bench_command(const std::vector<std::string>& args, std::ostream& out, std::
       ("reduce", reduce_value()->default_value("default"),
        "reduce algorithm: SMPI's (default, binomial) or wulf's own (wulf-binomial, four-stage: seed 002's, its "
        "layout from the platform's host properties)")
-      ("repeat", po::value<long long>()->default_value(3),
+      ("repeat", whole_in("repeat", {.lo = 1, .hi = 1e6})->default_value(3),
        "calls per measurement: a collective's time is the mean over the calls of the last rank's finish "
        "(every call starts after a barrier); a ping-pong's is half the mean round trip")
       ("no-pingpong", "measure only the collectives")
       ("back-to-back", "the collectives' calls in a row, as training makes them: one barrier before the first "
                        "call, none between calls; the time is the last rank's finish of the last call over --repeat")
-      ("bw-scale", po::value<double>()->default_value(1.0), "what-if: every link's bandwidth times this")
-      ("lat-scale", po::value<double>()->default_value(1.0), "what-if: every link's latency times this")
-      ("grow", po::value<long long>()->default_value(0),
+      ("bw-scale", number_in("bw-scale", kScaleRange)->default_value(1.0), "what-if: every link's bandwidth times this")
+      ("lat-scale", number_in("lat-scale", kScaleRange)->default_value(1.0), "what-if: every link's latency times this")
+      ("grow", whole_in("grow", kGrowRange)->default_value(0),
        "what-if: the platform's one homogeneous cluster with this many hosts (0: as it is)")
       ("engine", one_of({"sim", "testbed"}, "--engine: '{}' (expected sim or testbed)")->default_value("sim"),
        "sim (smpirun on the platform) or testbed (real Open MPI over an emulated cluster of the platform's hosts "
        "and links on this machine, as root; times in the platform's seconds)")
-      ("dilation", po::value<double>(), "testbed: time dilation D (default: as wulf train --engine testbed)")
+      ("dilation", number_in("dilation", kDilationRange), "testbed: time dilation D (default: as wulf train --engine testbed)")
       ("unread-sums", "the collectives' sums are not computed, as in a time-only training run (--numerics off): "
                       "the same messages and times, less of the simulator's arithmetic")
-      ("eager-limit", po::value<long long>(),
+      ("eager-limit", whole_in("eager-limit", kEagerLimitRange),
        "messages up to this many bytes are sent without waiting for the receiver (default: sim SMPI's, where no "
        "data flows before the receive is posted; testbed 4194304, Open MPI's btl_tcp_eager_limit)")
       ("timeout", timeout_value(), timeout_help("each run (one smpirun or mpirun): ").c_str())
       ("out", po::value<std::string>(), "write the measurements (JSON) to FILE")
       ("force", "run even where the memory estimate of a run exceeds this machine's memory (MemAvailable, or "
                 "$WULF_MEMORY_LIMIT_BYTES)");
+  return options;
+}
+
+namespace {
+
+int bench_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  const po::options_description options = bench_options();
   po::positional_options_description positional;
   positional.add("file", 1);
   po::variables_map vm;

@@ -31,6 +31,8 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
+}  // namespace
+
 po::options_description recommend_options() {
   po::options_description search("search", 110, 55);
   // clang-format off
@@ -38,7 +40,8 @@ po::options_description recommend_options() {
       ("help,h", "print this help")
       ("platform", po::value<std::string>(), "the SimGrid platform file (XML) to train on")
       ("problem", po::value<std::string>(), "the problem (wulf train --help lists them)")
-      ("target-error", po::value<double>(),
+      ("target-error", number_in("target-error", {.lo = 0, .hi = 1e9, .lo_open = true},
+                                 "for every pattern right with --error class, give one below 1/n"),
        "reach this check error (test error, or training error without a test set; --error says which kind)")
       ("strategies", po::value<std::string>()->default_value("block"),
        "strategies to search, a list of block (training-set parallelism), average (weight averaging), ppt "
@@ -52,16 +55,16 @@ po::options_description recommend_options() {
       ("alphas", po::value<std::string>(), "momentum rates, a list (default: the problem's)")
       ("intervals", po::value<std::string>()->default_value("0"),
        "average: patterns per rank between averagings, a list (0: after every block)")
-      ("finalists", po::value<long long>()->default_value(3),
+      ("finalists", whole_in("finalists", {.lo = 1, .hi = 1000})->default_value(3),
        "K: the K fastest estimates are simulated with real arithmetic, with the fastest of each strategy and "
        "the fastest sequential one")
-      ("max-epochs", po::value<long long>(), "most iterations of any run (default: the problem's)")
+      ("max-epochs", whole_in("max-epochs", {.lo = 1, .hi = 1e8}), "most iterations of any run (default: the problem's)")
       ("prune", on_off_word("prune")->default_value("on"),
        "on: a finalist's simulation stops once it is slower than the best one confirmed before it")
-      ("jobs", po::value<long long>()->default_value(0),
+      ("jobs", whole_in("jobs", {.lo = 0, .hi = 256})->default_value(0),
        "runs at once, each a program of its own (0: the cores; under mpirun or srun, each process's share of its "
        "machine's)")
-      ("show", po::value<long long>()->default_value(10), "screening estimates printed")
+      ("show", whole_in("show", {.lo = 0, .hi = 1e6})->default_value(10), "screening estimates printed")
       ("out", po::value<std::string>(), "write the record (JSON) to FILE")
       ("records", po::value<std::string>(),
        "keep every run's record in folder DIR: time-J.json (the time per iteration), conv-K.json (the "
@@ -75,6 +78,8 @@ po::options_description recommend_options() {
   options.add(search).add(training);
   return options;
 }
+
+namespace {
 
 // A phase's runs, their records kept with --records; a run that failed ends the line its
 // phase began, and the search: a refusal (exit 2) is an input error naming the run, anything

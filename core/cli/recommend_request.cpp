@@ -125,16 +125,12 @@ SearchSpace parse_space(const po::variables_map& vm, const Request& r) {
   return space;
 }
 
-// --finalists, --max-epochs, --jobs, --show and --prune.
+// --finalists, --max-epochs, --jobs, --show (each in its range, cli/recommend.cpp) and --prune.
 void parse_limits(const po::variables_map& vm, Request& r) {
   r.finalists = vm["finalists"].as<long long>();
-  if (r.finalists < 1) throw InputError("--finalists: must be at least 1");
   r.max_epochs = vm.count("max-epochs") ? vm["max-epochs"].as<long long>() : r.problem.defaults.iterations;
-  if (r.max_epochs < 1 || r.max_epochs > 100'000'000) throw InputError("--max-epochs: must be in 1..100000000");
   r.jobs = vm["jobs"].as<long long>();
-  if (r.jobs < 0 || r.jobs > 256) throw InputError("--jobs: must be in 0..256 (0: the cores)");
   r.show = vm["show"].as<long long>();
-  if (r.show < 0) throw InputError("--show: must not be negative");
   r.prune = vm["prune"].as<std::string>() == "on";
 }
 
@@ -181,10 +177,7 @@ Request parse_request(const po::variables_map& vm) {
   for (const char* required : {"platform", "problem", "target-error"})
     if (!vm.count(required)) throw InputError("wulf recommend: --" + std::string(required) + " is required");
   Request r;
-  r.target = vm["target-error"].as<double>();
-  if (!(r.target > 0) || !std::isfinite(r.target))
-    throw InputError("--target-error: " + shortest(r.target) +
-                     " must be a positive number (for every pattern right with --error class, give one below 1/n)");
+  r.target = vm["target-error"].as<double>();  // in its range (cli/recommend.cpp)
   r.platform = vm["platform"].as<std::string>();
   r.problem_spec = vm["problem"].as<std::string>();
   if (vm.count("out")) r.out = vm["out"].as<std::string>();

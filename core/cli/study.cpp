@@ -145,14 +145,20 @@ Json this_machine_table(std::ostream& out, const std::vector<ModelConstants>& he
 
 }  // namespace
 
-int study_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& /*err*/) {
-  namespace po = boost::program_options;
+namespace po = boost::program_options;
+
+po::options_description study_options() {
   po::options_description options("wulf study [options]: seed 000's Table VII by the paper, wulf's model and\n"
                                   "wulf's simulator, then the same grid predicted for this machine", 110, 55);
   options.add_options()
       ("help,h", "print this help")
       ("out", po::value<std::string>(), "write the record (JSON) to FILE (default: results/study-<UTC time>.json)")
       ("timeout", timeout_value(), timeout_help("each run (simulation, calibration): ").c_str());
+  return options;
+}
+
+int study_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& /*err*/) {
+  const po::options_description options = study_options();
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(options).run(), vm);
   if (vm.count("help")) return out << options << "\n", exit_ok;

@@ -4,6 +4,7 @@
 
 #include "engine/testbed.hpp"
 #include "util/errors.hpp"
+#include "util/files.hpp"
 
 #include <ostream>
 
@@ -13,7 +14,8 @@ int testbed_command(const std::vector<std::string>& args, std::ostream& out, std
   const std::string verb = args.empty() ? "" : args[0];
   if (verb == "--help" || verb == "-h") {
     out << "usage: wulf testbed check   whether this machine can run --engine testbed (exit 0), or why not (exit 2)\n"
-           "       wulf testbed clean   remove the namespaces and processes of testbed runs that were killed\n";
+           "       wulf testbed clean   remove the namespaces, processes and temporary files of testbed runs that "
+           "were killed\n";
     return exit_ok;
   }
   if (args.size() != 1 || (verb != "check" && verb != "clean")) {
@@ -22,6 +24,7 @@ int testbed_command(const std::vector<std::string>& args, std::ostream& out, std
   }
   if (verb == "clean") {
     const int removed = remove_testbed_leftovers();
+    remove_temp_leftovers();
     out << "wulf testbed: removed " << removed << " namespace" << (removed == 1 ? "" : "s")
         << " of testbed runs that are gone\n";
     return exit_ok;

@@ -3,6 +3,8 @@
 #include "comm/compute.hpp"
 #include "job/train_job.hpp"
 #include "data/problems.hpp"
+#include "engine/launch.hpp"
+#include "engine/testbed.hpp"
 #include "nn/activation.hpp"
 #include "util/errors.hpp"
 #include "util/files.hpp"
@@ -44,6 +46,11 @@ std::vector<std::string> names(const std::array<std::string_view, N>& list) {
 // Help lines of 110 characters, descriptions from column 55.
 constexpr unsigned line_length = 110, description_column = 55;
 
+// The ranges of options that share one.
+constexpr Range rank_count{.lo = 1, .hi = 1'000'000};
+constexpr Range step{.lo = 0, .hi = 1e6, .lo_open = true};  // a learning rate, an RPROP step
+constexpr Range error_value{.lo = 0, .hi = 1e9};            // an error of any --error metric
+
 std::vector<int> parse_hidden(const std::string& text) {
   std::vector<int> sizes;
   if (text == "none" || text.empty()) return sizes;
@@ -66,8 +73,9 @@ po::options_description problem_options() {
       ("data-dir", po::value<std::string>(),
        ("folder of the MNIST IDX files (default: $WULF_MNIST_DIR, else " + std::string(build::mnist_dir) + ")").c_str())
       ("test-data", po::value<std::string>(), "fann: a test set in FANN's format")
-      ("train-size", po::value<long long>()->default_value(0), "use only the first N training patterns (0: all)")
-      ("test-size", po::value<long long>()->default_value(0), "use only the first N test patterns (0: all)");
+      ("train-size", whole_in("train-size", kPatternCountRange)->default_value(0),
+       "use only the first N training patterns (0: all)")
+      ("test-size", whole_in("test-size", kPatternCountRange)->default_value(0), "use only the first N test patterns (0: all)");
   return problem;
 }
 
@@ -85,7 +93,7 @@ po::options_description net_options() {
        "takes it, which keeps saturated units learning")
       ("precision", precision_value()->default_value("float"),
        "arithmetic: float|double")
-      ("init-range", po::value<double>(), "initial weights uniform in [-r, r]; 0: 1/sqrt(fan-in) (default: the problem's)")
+      ("init-range", number_in("init-range", {.lo = 0, .hi = 1e6}), "initial weights uniform in [-r, r]; 0: 1/sqrt(fan-in) (default: the problem's)")
       ("weights-in", po::value<std::string>(),
        "start from the weights in FILE (as --weights-out writes them) instead of random ones; with --epochs 0 the "
        "net is only evaluated");
@@ -109,7 +117,7 @@ po::options_description engine_options() {
                      ->default_value("seq"),
        "where it runs: seq (this process), real (mpirun), sim (smpirun on --platform), testbed (mpirun over "
        "an emulated cluster of --platform's hosts and links on this machine, as root)")
-      ("np", po::value<long long>()->default_value(1), "ranks (real, sim, testbed)")
+      ("np", whole_in("np", rank_count)->default_value(1), "ranks (real, sim, testbed)")
       ("strategy", parsed<Strategy>(parse_strategy)->default_value(Strategy(), "block"), strategy_help().c_str())
       ("reduce", reduce_value()->default_value("default"),
        "reduce algorithm: default, binomial (the library reduce of seed 002's LAM), wulf-binomial (the same tree "
@@ -128,24 +136,24 @@ po::options_description engine_options() {
        "how compute time is charged: sim flops (default)|calibrated|measured; testbed flops (default)|"
        "calibrated, each kernel padded with sleep to its charge times --dilation; real wall (default)|calibrated")
       ("profile", po::value<std::string>(), "sim, testbed, real: the calibration profile of --compute calibrated")
-      ("dilation", po::value<double>(),
+      ("dilation", number_in("dilation", kDilationRange),
        "testbed: time dilation D, every link's bandwidth over D and every charged compute time times D, times "
        "reported over D (default: 10 per 8 ranks on 2 cores and 800 Mbit/s of links, more where the ranks or the "
        "links' sum are larger; README)")
-      ("measured-scale", po::value<double>()->default_value(1.0),
+      ("measured-scale", number_in("measured-scale", kScaleRange)->default_value(1.0),
        "sim: --compute measured charges the kernel's time here times this")
-      ("bw-scale", po::value<double>()->default_value(1.0), "sim, testbed what-if: every link's bandwidth times this")
-      ("lat-scale", po::value<double>()->default_value(1.0), "sim what-if: every link's latency times this")
-      ("eager-limit", po::value<long long>(),
+      ("bw-scale", number_in("bw-scale", kScaleRange)->default_value(1.0), "sim, testbed what-if: every link's bandwidth times this")
+      ("lat-scale", number_in("lat-scale", kScaleRange)->default_value(1.0), "sim what-if: every link's latency times this")
+      ("eager-limit", whole_in("eager-limit", kEagerLimitRange),
        "sim, testbed: messages up to this many bytes are sent without waiting for the receiver (default: sim "
        "SMPI's, where no data flows before the receive is posted; testbed 4194304, Open MPI's btl_tcp_eager_limit)")
-      ("speed-scale", po::value<double>()->default_value(1.0), "sim, testbed what-if: every host's speed times this")
-      ("grow", po::value<long long>()->default_value(0),
+      ("speed-scale", number_in("speed-scale", kScaleRange)->default_value(1.0), "sim, testbed what-if: every host's speed times this")
+      ("grow", whole_in("grow", kGrowRange)->default_value(0),
        "sim what-if: the platform's one homogeneous cluster with this many hosts (0: as it is)")
       ("hosts", po::value<std::string>(),
        "sim, testbed: the host of each rank, in rank order: a list (a,b,a,b) or a file of one host name per line "
        "(default: the platform's hosts in the order it declares them, each filled to its cores)")
-      ("ranks-per-host", po::value<long long>()->default_value(0),
+      ("ranks-per-host", whole_in("ranks-per-host", {.lo = 0, .hi = rank_count.hi})->default_value(0),
        "sim, testbed: at most this many ranks on a host, e.g. 1 for one rank per node of multi-core hosts (0: fill "
        "each host's cores in order)")
       ("numerics", on_off("numerics")->default_value(true, "on"),
@@ -173,11 +181,12 @@ void add_strategy_options(po::options_description& all) {
       const std::string name(o.name), help(o.help);
       switch (o.kind) {
         case StrategyOption::Kind::whole:
-          group.add_options()(name.c_str(), po::value<long long>()->default_value(static_cast<long long>(o.default_value)),
+          group.add_options()(name.c_str(),
+                              whole_in(name, o.range)->default_value(static_cast<long long>(o.default_value)),
                               help.c_str());
           break;
         case StrategyOption::Kind::number:
-          group.add_options()(name.c_str(), po::value<double>()->default_value(o.default_value), help.c_str());
+          group.add_options()(name.c_str(), number_in(name, o.range)->default_value(o.default_value), help.c_str());
           break;
         case StrategyOption::Kind::text: group.add_options()(name.c_str(), po::value<std::string>(), help.c_str()); break;
       }
@@ -190,11 +199,15 @@ void add_strategy_options(po::options_description& all) {
 po::options_description rprop_options() {
   po::options_description rprop("RPROP (--learning rprop)", line_length, description_column);
   rprop.add_options()
-      ("rprop-increase", po::value<double>()->default_value(1.2, "1.2"), "a weight's step grows by this factor while its gradient keeps its sign")
-      ("rprop-decrease", po::value<double>()->default_value(0.5, "0.5"), "and shrinks by this one when the sign changes")
-      ("rprop-delta-min", po::value<double>()->default_value(0.0, "0"), "smallest step")
-      ("rprop-delta-max", po::value<double>()->default_value(50.0, "50"), "largest step")
-      ("rprop-delta-zero", po::value<double>()->default_value(0.1, "0.1"), "every weight's step before the first update");
+      ("rprop-increase", number_in("rprop-increase", {.lo = 1, .hi = 1e6, .lo_open = true})->default_value(1.2, "1.2"),
+       "a weight's step grows by this factor while its gradient keeps its sign")
+      ("rprop-decrease", number_in("rprop-decrease", {.lo = 0, .hi = 1, .lo_open = true, .hi_open = true})
+                             ->default_value(0.5, "0.5"),
+       "and shrinks by this one when the sign changes")
+      ("rprop-delta-min", number_in("rprop-delta-min", {.lo = 0, .hi = 1e6})->default_value(0.0, "0"), "smallest step")
+      ("rprop-delta-max", number_in("rprop-delta-max", step)->default_value(50.0, "50"), "largest step")
+      ("rprop-delta-zero", number_in("rprop-delta-zero", step)->default_value(0.1, "0.1"),
+       "every weight's step before the first update");
   return rprop;
 }
 
@@ -204,21 +217,21 @@ po::options_description training_options() {
       ("learning", parsed<Learning>(parse_learning),
        fmt::format("update after each: pattern|block|epoch, or rprop: an RPROP update after each epoch (FANN 2.2's "
                    "iRprop-; {}) (default: the problem's)", strategies_that_run(Learning::rprop)).c_str())
-      ("block", po::value<long long>(), "patterns per update with --learning block (default: the problem's)")
-      ("eta", po::value<double>(), "learning rate (default: the problem's)")
-      ("alpha", po::value<double>(), "momentum in [0, 1) (default: the problem's)")
+      ("block", whole_in("block", {.lo = 1, .hi = kPatternCountRange.hi}), "patterns per update with --learning block (default: the problem's)")
+      ("eta", number_in("eta", step), "learning rate (default: the problem's)")
+      ("alpha", number_in("alpha", {.lo = 0, .hi = 1, .hi_open = true}), "momentum (default: the problem's)")
       ("momentum", parsed<MomentumRule>(parse_momentum_rule), "momentum rule: classic|damped (damped scales the step by 1 - alpha) (default: the problem's)")
       ("block-step", parsed<BlockStep>(parse_block_step), "a block's update: sum|mean of its patterns' updates (sum: eta is each pattern's step; mean: the block's) (default: the problem's)")
-      ("epochs", po::value<long long>(),
+      ("epochs", whole_in("epochs", {.lo = 0, .hi = 1e8}),
        "most iterations (passes over the training set); 0: evaluate the net only (default: the problem's)")
-      ("target-error", po::value<double>(), "stop when the test error (the training error where there is no test set) is <= E")
+      ("target-error", number_in("target-error", error_value), "stop when the test error (the training error where there is no test set) is <= E")
       ("error", parsed<ErrorMetric>(parse_error_metric), "what errors mean: rmse|mse|loss|class (default: class for classifiers, else rmse)")
-      ("max-seconds", po::value<double>()->default_value(0.0), "stop after this much training time (0: no limit)")
-      ("seed", po::value<long long>()->default_value(1), "seed of the data, the weights and the pattern order")
+      ("max-seconds", number_in("max-seconds", {.lo = 0, .hi = kTimeoutRange.hi})->default_value(0.0), "stop after this much training time (0: no limit)")
+      ("seed", whole_in("seed", {.lo = 0, .hi = 1e18})->default_value(1), "seed of the data, the weights and the pattern order")
       ("shuffle", on_off("shuffle")->default_value(true, "on"), "new pattern order every iteration: on|off")
       ("eval-train", on_off("eval-train")->default_value(false, "off"),
        "exact training-set error after every iteration: on|off (always on without a test set)")
-      ("history-every", po::value<long long>()->default_value(1),
+      ("history-every", whole_in("history-every", {.lo = 1, .hi = 1e9})->default_value(1),
        "keep every Nth iteration in the record's history (and iteration 0 and the last; the stopping rule "
        "still checks every iteration)");
   return training;
@@ -230,7 +243,7 @@ po::options_description output_options() {
       ("out", po::value<std::string>(), "write the result record (JSON) to FILE")
       ("weights-out", po::value<std::string>(),
        "write the final weights to FILE (text, header naming the net; after a fault the last good weights)")
-      ("machine-cost", po::value<double>(),
+      ("machine-cost", number_in("machine-cost", {.lo = 0, .hi = 1e12, .lo_open = true}),
        "USD: the record's price/performance, cents per MFlop/s of the run's flop rate (sim: default the "
        "platform's wulf:cost-usd zone property)")
       ("quiet,q", "print no progress, only the result");
@@ -280,18 +293,15 @@ po::typed_value<std::string>* reduce_value() {
 }
 
 po::typed_value<double>* timeout_value() {
-  return parsed<double>([](const std::string& text) {
-    const std::optional<double> s = parse_number(text);
-    if (!s || !(*s > 0) || !std::isfinite(*s))
-      throw InputError("--timeout: '" + text + "' is not a positive number of seconds");
-    return *s;
-  });
+  return number_in("timeout", kTimeoutRange, "at most about 31 years; without --timeout a run has no limit");
 }
 
 std::string timeout_help(const std::string& what) {
   return fmt::format("{}end a run that takes longer than this many seconds: its processes get SIGTERM, then SIGKILL "
-                     "{:g} s later, and wulf exits {}, saying 'timed out after N s' (default: no limit)",
-                     what, kGraceSeconds, static_cast<int>(exit_timeout));
+                     "{:g} s later, and wulf exits {}, saying 'timed out after N s' (default: no limit; at most {:g} "
+                     "s, about {:.0f} years)",
+                     what, kGraceSeconds, static_cast<int>(exit_timeout), kTimeoutRange.hi,
+                     kTimeoutRange.hi / (365.25 * 86400));
 }
 
 po::options_description train_options() {

@@ -3,9 +3,12 @@
 #pragma once
 
 #include "train/trainer.hpp"
+#include "util/process.hpp"
+#include "util/text.hpp"
 
 #include <boost/program_options.hpp>
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -23,8 +26,16 @@ boost::program_options::typed_value<std::string>* reduce_value();
 boost::program_options::typed_value<std::string>* precision_value();
 boost::program_options::typed_value<std::string>* allreduce_value();
 
+// Ranges that options of several commands share: --train-size and --test-size (0: all; as
+// many patterns as the readers take, an int), and the platform's what-if scales (--bw-scale,
+// --lat-scale, --speed-scale, --measured-scale: any positive factor).
+inline constexpr Range kPatternCountRange{.lo = 0, .hi = 2147483647};
+inline constexpr Range kScaleRange{.lo = 0, .hi = std::numeric_limits<double>::infinity(), .lo_open = true};
+
 // --timeout SECONDS, which every command that starts runs takes: a positive number of
-// seconds; others are refused ("--timeout: 'x' is not a positive number of seconds").
+// seconds up to kLongestTimeoutSeconds (util/process.hpp, about 31 years); others are
+// refused ("--timeout: 1e+20 is more than 1000000000"), none treated as no limit.
+inline constexpr Range kTimeoutRange{.lo = 0, .hi = kLongestTimeoutSeconds, .lo_open = true};
 boost::program_options::typed_value<double>* timeout_value();
 // Its help line, the same for every command, after what (e.g. "each run: ").
 std::string timeout_help(const std::string& what);

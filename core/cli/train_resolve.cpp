@@ -40,9 +40,7 @@ std::size_t positive(const po::variables_map& vm, const std::string& key, bool z
 // --engine, --np, --strategy and the collectives; an option the choices would ignore is refused.
 void resolve_engine(const po::variables_map& vm, TrainJob& job) {
   job.engine = parse_engine(vm["engine"].as<std::string>());
-  const long long np = vm["np"].as<long long>();
-  if (np < 1) throw InputError("--np: " + std::to_string(np) + " must be at least 1");
-  if (np > 1'000'000) throw InputError("--np: " + std::to_string(np) + " ranks is too many");
+  const long long np = vm["np"].as<long long>();  // in its range (cli/train_options.cpp)
   job.np = static_cast<int>(np);
   if (job.engine == Engine::seq && job.np > 1) throw InputError("--np " + std::to_string(np) + " needs --engine real or sim");
   job.strategy = vm["strategy"].as<Strategy>();
@@ -116,6 +114,7 @@ void check_engine_fits(const TrainJob& job) {
       if (!c.numerics && c.mode != ComputeMode::calibrated)
         throw InputError("--numerics off on --engine real needs --compute calibrated --profile FILE (each kernel "
                          "then sleeps its profile's time instead of computing)");
+      check_mpirun_launch(job.np, job.hostfile, job.oversubscribe, job.mpirun_args);
       break;
     case Engine::sim:
       if (c.mode == ComputeMode::wall)
@@ -144,16 +143,9 @@ void check_engine_fits(const TrainJob& job) {
 }
 
 // --engine testbed: without --dilation the front end chooses it (dilation 0 until then);
-// the ranks are always given one.
+// the ranks are always given one. --dilation is in its range (kDilationRange).
 void resolve_dilation(const po::variables_map& vm, ComputeConfig& compute) {
-  compute.dilation = 0;
-  if (vm.count("dilation")) {
-    const double d = vm["dilation"].as<double>();
-    if (!std::isfinite(d) || !(d >= 1))
-      throw InputError(fmt::format("--dilation: {:g} must be a finite number of at least 1 (wall seconds per "
-                                   "platform second)", d));
-    compute.dilation = d;
-  }
+  compute.dilation = vm.count("dilation") ? vm["dilation"].as<double>() : 0;
 }
 
 // The arithmetic (precision, numerics) and, under sim, how its time is charged and the
@@ -317,7 +309,6 @@ TrainJob resolve(const po::variables_map& vm) {
   const std::optional<std::size_t> block = vm.count("block") ? std::optional(positive(vm, "block")) : std::nullopt;
   const std::optional<std::size_t> epochs =
       vm.count("epochs") ? std::optional(positive(vm, "epochs", true)) : std::nullopt;
-  if (epochs && *epochs > 100'000'000) throw InputError("--epochs: too many");
 
   job.data = data_options(vm);
   job.problem_name = vm["problem"].as<std::string>();
@@ -382,11 +373,7 @@ void rerun_on_engine(TrainJob& job, Engine engine) {
 void apply_rerun_overrides(const po::variables_map& vm, TrainJob& job) {
   const auto given = [&](const char* key) { return vm.count(key) && !vm[key].defaulted(); };
   if (given("engine")) rerun_on_engine(job, parse_engine(vm["engine"].as<std::string>()));
-  if (given("np")) {
-    const long long np = vm["np"].as<long long>();
-    if (np < 1 || np > 1'000'000) throw InputError("--np: " + std::to_string(np) + " must be in 1..1000000");
-    job.np = static_cast<int>(np);
-  }
+  if (given("np")) job.np = static_cast<int>(vm["np"].as<long long>());
   job.compute.ranks = job.np;
   if (job.has_reduce_layout) job.reduce_layout = ReduceLayout::parse(job.reduce_layout.to_string(), job.np);
   if (given("platform")) job.platform = vm["platform"].as<std::string>();
@@ -399,9 +386,7 @@ void apply_rerun_overrides(const po::variables_map& vm, TrainJob& job) {
   }
   if (given("dilation")) {
     if (job.engine != Engine::testbed) throw InputError("--dilation is for --engine testbed");
-    const double d = vm["dilation"].as<double>();
-    if (!std::isfinite(d) || !(d >= 1)) throw InputError(fmt::format("--dilation: {:g} must be at least 1", d));
-    job.compute.dilation = d;
+    job.compute.dilation = vm["dilation"].as<double>();
   }
   if (given("hostfile")) job.hostfile = vm["hostfile"].as<std::string>();
   if (given("mpirun-args")) job.mpirun_args = split_list(vm["mpirun-args"].as<std::string>(), ' ');

@@ -5,6 +5,7 @@
 #include "cli/cli.hpp"
 #include "cli/launcher.hpp"
 #include "cli/runner.hpp"
+#include "cli/options.hpp"
 #include "cli/train_options.hpp"
 #include "util/errors.hpp"
 #include "util/json.hpp"
@@ -70,9 +71,7 @@ ValidateJob read_validate_job(const po::variables_map& vm) {
   job.nps = whole_list(vm["np"].as<std::string>(), "np");
   job.blocks = whole_list(vm["block"].as<std::string>(), "block");
   job.iterations = vm["iterations"].as<long long>();
-  if (job.iterations < 1) throw InputError("--iterations: must be at least 1");
   job.repeat = vm["repeat"].as<long long>();
-  if (job.repeat < 1) throw InputError("--repeat: must be at least 1");
   if (vm.count("train-size")) job.train_size = vm["train-size"].as<long long>();
   job.machine = vm["machine"].as<std::string>();
   if (vm.count("timeout")) job.timeout = {"--timeout", fmt::format("{}", vm["timeout"].as<double>())};
@@ -256,7 +255,7 @@ void print_table(std::ostream& out, const Json& rows, long long cores) {
 
 }  // namespace
 
-int validate_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+po::options_description validate_options() {
   po::options_description options("wulf validate [options]", 110, 55);
   options.add_options()
       ("help,h", "print this help")
@@ -264,18 +263,23 @@ int validate_command(const std::vector<std::string>& args, std::ostream& out, st
        "the problems, a list (by default seed 000's and seed 003's digit nets: iterations of 7-60 ms)")
       ("np", po::value<std::string>()->default_value("1,2"), "ranks, a list (p above this machine's cores oversubscribe it)")
       ("block", po::value<std::string>()->default_value("256,1024"), "block sizes, a list")
-      ("iterations", po::value<long long>()->default_value(20),
+      ("iterations", whole_in("iterations", {.lo = 1, .hi = 1e6})->default_value(20),
        "iterations per calibrated, measured or simulated run (short runs on a busy machine are noisy)")
-      ("repeat", po::value<long long>()->default_value(3),
+      ("repeat", whole_in("repeat", {.lo = 1, .hi = 1000})->default_value(3),
        "rounds of calibrate, measure and simulate, interleaved over the table; each row takes the median "
        "of its rounds")
-      ("train-size", po::value<long long>(),
+      ("train-size", whole_in("train-size", kPatternCountRange),
        "use only the first N training patterns (0: all; default: 4096 for digits problems, all for others)")
       ("machine", po::value<std::string>()->default_value("this-machine"), "name of this machine in the files written")
       ("timeout", timeout_value(), timeout_help("each run (calibration, training): ").c_str())
       ("testbed", "instead: seed 000's Table V fit (Ti, Tw) and Table VII for Bat Cave by paper, model, simulation "
                   "and testbed (real Open MPI over an emulated Bat Cave here; root; README)")
       ("out", po::value<std::string>(), "write the table (JSON) to FILE");
+  return options;
+}
+
+int validate_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  const po::options_description options = validate_options();
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(options).run(), vm);
   if (vm.count("help")) return out << options << "\n", exit_ok;

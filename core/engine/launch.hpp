@@ -6,6 +6,7 @@
 #include "util/errors.hpp"
 #include "util/files.hpp"
 #include "util/json.hpp"
+#include "util/text.hpp"
 
 #include <memory>
 #include <string>
@@ -65,9 +66,11 @@ std::string reduce_layout_of(const std::vector<PlatformHost>& hosts, int np);
 // Everything `wulf-platform info` says of the platform (hosts, links, zones, routes).
 Json platform_info(const std::string& file);
 
+// --grow HOSTS: 0 (the platform as it is) or the hosts of the grown cluster, at most 100 000.
+inline constexpr Range kGrowRange{.lo = 0, .hi = 100'000, .whole = true};
 // The what-if of a platform with more hosts: its one homogeneous cluster rewritten with
-// `hosts` hosts in a file in $TMPDIR (default /tmp), removed with the object. Throws
-// InputError naming the file when the platform is not such a cluster.
+// `hosts` hosts (1 to kGrowRange.hi) in a file in $TMPDIR (default /tmp), removed with the
+// object. Throws InputError naming the file when the platform is not such a cluster.
 class GrownPlatform : public TempFile {
  public:
   GrownPlatform(const std::string& file, long long hosts);
@@ -82,7 +85,9 @@ class Hostfile : public TempFile {
 };
 
 // --eager-limit BYTES (sim, testbed): messages up to it go without waiting for the receiver.
-// Refused unless a whole number of bytes in [1 KiB, 1 GiB] (what names the option in errors).
+// Refused unless a whole number of bytes in kEagerLimitRange, [1 KiB, 1 GiB] (what names the
+// option in errors).
+inline constexpr Range kEagerLimitRange{.lo = 1024, .hi = 1 << 30, .whole = true};
 void check_eager_limit(long long bytes, const std::string& what);
 // SMPI's settings for it: the data of a message up to bytes flows as soon as it is sent
 // (smpi/async-small-thresh) and the sender does not wait (smpi/send-is-detached-thresh).
@@ -122,6 +127,25 @@ std::vector<std::string> mpirun_command(int np, const std::string& oversubscribe
 std::vector<std::string> mpirun_command(int np, const std::string& oversubscribe, const Collectives& collectives,
                                         const std::string& program, const MpiSessionDir& session,
                                         const std::string& hostfile, const std::vector<std::string>& extra);
+
+// What wulf decides of its own mpirun (--engine real), checked before it starts:
+// - --mpirun-args may not undo it: options that set the number of processes (-np, -n, -c,
+//   -N, --npernode, --npersocket, --pernode, --ppr, --map-by ppr:...; wulf's --np), the hosts
+//   (-H, --host, --hostfile, --machinefile, --default-hostfile, --rankfile; wulf's
+//   --hostfile), oversubscription (--oversubscribe, --nooversubscribe, --map-by
+//   ...:OVERSUBSCRIBE; wulf's --oversubscribe), or the program (--app, ':', a word that is no
+//   option's value; wulf starts its rank program), nor options that start no ranks (--help,
+//   --version, --do-not-launch); an option Open MPI 4.1's mpirun does not know is refused as
+//   mpirun would refuse it, after it started;
+// - a --hostfile is one Open MPI reads: each line a host, then settings key=value (slots,
+//   count or cpu, their max- forms, port: whole numbers; username), '#' a comment; and where
+//   every line gives its slots, they hold np ranks unless oversubscribe is "on".
+// Throws InputError naming the option, the word or the file's line, and what to use instead.
+void check_mpirun_launch(int np, const std::string& hostfile, const std::string& oversubscribe,
+                         const std::vector<std::string>& mpirun_args);
+// The slots an Open MPI hostfile gives, all lines together; 0 when a line leaves them to the
+// host's cores. Throws InputError naming --hostfile, the path and the line it cannot read.
+long long hostfile_slots(const std::string& path);
 
 struct RanksOutcome {
   int code = 0;          // the exit code of the whole run (2 input, 3 diverged, ...)

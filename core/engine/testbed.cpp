@@ -68,21 +68,6 @@ bool quiet_ok(const std::vector<std::string>& argv) {
   return run_program_captured(argv, out, err) == 0;
 }
 
-// The start time of process pid (field 22 of /proc/pid/stat, clock ticks since boot), or
-// empty when there is no such process.
-std::string start_time(long pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string text;
-  if (!std::getline(stat, text)) return "";
-  const std::size_t close = text.rfind(')');  // the command name may hold blanks
-  if (close == std::string::npos) return "";
-  std::istringstream fields(text.substr(close + 2));
-  std::string field;
-  for (int i = 3; i <= 22 && fields >> field; ++i)
-    if (i == 22) return field;
-  return "";
-}
-
 // The namespaces there are, by name.
 std::vector<std::string> all_namespaces() {
   std::string out, err;
@@ -194,6 +179,11 @@ TestbedPlan plan_testbed(const std::string& platform, const std::vector<Platform
                                      "is the software path's own instead",
                                      plan.route_latency_s * 1e6));
   plan.dilation = dilation > 0 ? dilation : default_dilation(plan.hosts, np, std::thread::hardware_concurrency());
+  if (dilation <= 0 && plan.dilation > kDilationRange.hi)
+    throw InputError(fmt::format("the testbed of {} ranks on {} cores would need a time dilation of {:g}, more than "
+                                 "the {:g} it can have (--dilation): fewer ranks, or a machine with more cores",
+                                 np, std::thread::hardware_concurrency(), plan.dilation, kDilationRange.hi));
+  check_in_range(plan.dilation, kDilationRange, "dilation");
   plan.dilation_from = dilation > 0 ? "--dilation"
                                     : fmt::format("default for {} ranks on {} cores and these links", np,
                                                   std::thread::hardware_concurrency());
@@ -267,7 +257,7 @@ std::string testbed_unavailable() {
     if (find_program(program).empty())
       return std::string(program) + " is not installed (apt-get install iproute2 ethtool util-linux hostname)";
   // What the kernel can do, tried in a namespace of this check's own.
-  const std::string ns = fmt::format("{}{}.{}-check", kPrefix, ::getpid(), start_time(::getpid()));
+  const std::string ns = kPrefix + owner_tag() + "-check";
   std::string reason;
   std::string out, err;
   if (run_program_captured({"ip", "netns", "add", ns}, out, err) != 0)
@@ -309,13 +299,11 @@ int remove_testbed_leftovers() {
   int removed = 0;
   for (const std::string& ns : all_namespaces()) {
     if (ns.rfind(kPrefix, 0) != 0) continue;
-    // wulf-tb-<pid>.<start>-<role>: left over when that process is gone or is another one.
+    // wulf-tb-<owner tag>-<role>: left over when that process is gone or is another one.
     const std::string id = ns.substr(std::string(kPrefix).size());
-    const std::size_t dot = id.find('.'), dash = id.find('-');
-    if (dot == std::string::npos || dash == std::string::npos || dash < dot) continue;
-    const long pid = std::strtol(id.substr(0, dot).c_str(), nullptr, 10);
-    const std::string started = id.substr(dot + 1, dash - dot - 1);
-    if (pid > 0 && start_time(pid) == started) continue;  // its run is still going
+    const std::size_t dash = id.find('-');
+    if (dash == std::string::npos || !is_owner_tag(id.substr(0, dash))) continue;  // not a run's
+    if (owner_alive(id.substr(0, dash))) continue;                                     // its run is still going
     remove_namespace(ns);
     ++removed;
   }
@@ -323,7 +311,7 @@ int remove_testbed_leftovers() {
 }
 
 Testbed::Testbed(TestbedPlan plan) : plan_(std::move(plan)) {
-  prefix_ = fmt::format("{}{}.{}", kPrefix, ::getpid(), start_time(::getpid()));
+  prefix_ = kPrefix + owner_tag();
   try {
     build();
   } catch (...) {

@@ -23,6 +23,12 @@
 
 namespace wulf {
 
+// The time dilation D of a testbed (--dilation, or the default): at least 1 (real time), at
+// most 600, where TCP's least retransmission timeout, which the testbed dilates (200 ms times
+// D), reaches the largest Linux allows (TCP_RTO_MAX, 120 s): beyond it TCP's timers would no
+// longer run D times slower than the platform's.
+inline constexpr Range kDilationRange{.lo = 1, .hi = 600};
+
 // One platform host of the testbed.
 struct TestbedHost {
   std::string name;      // the platform's host, also the hostname of its namespace

@@ -239,8 +239,8 @@ void read_strategy(const Fields& f, TrainConfig& c) {
     if (o.record_may_omit && !where.has(field)) continue;
     switch (o.kind) {
       case StrategyOption::Kind::whole:
-        c.settings.set(o.name, static_cast<double>(where.whole(field, static_cast<long long>(o.lo),
-                                                               static_cast<long long>(o.hi))));
+        c.settings.set(o.name, static_cast<double>(where.whole(field, static_cast<long long>(o.range.lo),
+                                                               static_cast<long long>(o.range.hi))));
         break;
       case StrategyOption::Kind::number: c.settings.set(o.name, where.number(field)); break;
       case StrategyOption::Kind::text: c.settings.set_text(o.name, where.text(field)); break;
@@ -327,7 +327,9 @@ void read_compute(const Fields& f, TrainJob& job) {
     if (!(compute.measured_scale > 0)) f.fail("measured_scale", "must be a positive number");
   }
   compute.dilation = job.engine == Engine::testbed ? f.number("dilation", 0) : 1.0;
-  if (job.engine == Engine::testbed && f.has("dilation") && !(compute.dilation >= 1)) f.fail("dilation", "must be at least 1");
+  if (job.engine == Engine::testbed && f.has("dilation") &&
+      !(compute.dilation >= kDilationRange.lo && compute.dilation <= kDilationRange.hi))
+    f.fail("dilation", fmt::format("{:g} is not in {}", compute.dilation, range_text(kDilationRange)));
 }
 
 void read_net(const Fields& f, TrainJob& job) {

@@ -127,13 +127,9 @@ void check_strategy(const TrainConfig& config, int np, bool numerics) {
                                      o.name, o.example));
       continue;
     }
-    const double v = setting(config, o.name);
-    if (!std::isfinite(v)) throw InputError(fmt::format("--{}: must be a finite number", o.name));
-    if (o.kind != StrategyOption::Kind::whole) continue;
-    if (v < o.lo)
-      throw InputError(o.lo == 0 ? fmt::format("--{}: {:g} is negative", o.name, v)
-                                 : fmt::format("--{}: {:g} must be at least {:g}", o.name, v, o.lo));
-    if (v > o.hi) throw InputError(fmt::format("--{}: {:g} is more than {:g}", o.name, v, o.hi));
+    Range range = o.range;
+    range.whole = o.kind == StrategyOption::Kind::whole;
+    check_in_range(setting(config, o.name), range, o.name);
   }
   if (config.strategy->check) config.strategy->check(config, np, numerics);
 }

@@ -13,6 +13,7 @@
 #include "nn/mlp.hpp"
 #include "train/memory_terms.hpp"
 #include "util/json.hpp"
+#include "util/text.hpp"
 
 #include <cstddef>
 #include <functional>
@@ -59,7 +60,7 @@ struct StrategyOption {
   Kind kind = Kind::whole;
   std::string_view help;
   double default_value = 0;  // whole and number; a text option has none and must be given
-  double lo = 0, hi = 0;     // whole: the accepted values, both included (checked as the job is resolved and read)
+  Range range;  // whole and number: the accepted values (checked as the option is read, the job resolved and read)
   std::string_view example = {};  // text: a value that runs, for the message when it is missing (and the tests)
   bool record_may_omit = false;   // the record may leave it out or write null: then the default
 };

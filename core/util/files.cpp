@@ -1,6 +1,7 @@
 #include "util/files.hpp"
 
 #include "util/errors.hpp"
+#include "util/process.hpp"
 #include "util/text.hpp"
 
 #include <cerrno>
@@ -22,9 +23,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// "/tmp/wulf-<purpose>-XXXXXX" as a buffer mkdtemp and mkstemp may fill in.
+// "/tmp/wulf-<purpose>-<owner tag>-XXXXXX" as a buffer mkdtemp and mkstemp may fill in.
 std::vector<char> temp_template(const std::string& purpose) {
-  const std::string name = (temp_folder() / ("wulf-" + purpose + "-XXXXXX")).string();
+  const std::string name = (temp_folder() / ("wulf-" + purpose + "-" + owner_tag() + "-XXXXXX")).string();
   return std::vector<char>(name.c_str(), name.c_str() + name.size() + 1);
 }
 
@@ -32,6 +33,17 @@ std::vector<char> temp_template(const std::string& purpose) {
 std::string temp_folder_named() {
   const char* env = std::getenv("TMPDIR");
   return temp_folder().string() + (env && *env ? " (TMPDIR)" : "");
+}
+
+// The owner tag in the name of a TempDir or TempFile, wulf-<purpose>-<owner tag>-XXXXXX;
+// empty for any other name.
+std::string temp_owner(const std::string& name) {
+  constexpr std::size_t suffix = 7;  // "-XXXXXX"
+  if (name.rfind("wulf-", 0) != 0 || name.size() < 5 + suffix || name[name.size() - suffix] != '-') return "";
+  const std::size_t end = name.size() - suffix, start = name.rfind('-', end - 1) + 1;
+  if (start <= 5) return "";  // no purpose before the tag
+  const std::string tag = name.substr(start, end - start);
+  return is_owner_tag(tag) ? tag : "";
 }
 
 // Writes all of text to fd; false on a short or failed write.
@@ -288,6 +300,27 @@ TempFile::TempFile(const std::string& purpose, const std::string& text) {
 TempFile::~TempFile() {
   std::error_code ec;
   fs::remove(path_, ec);
+}
+
+int remove_temp_leftovers() {
+  int removed = 0;
+  std::error_code ec;
+  fs::path folder;
+  try {
+    folder = temp_folder();
+  } catch (const InputError&) {
+    return 0;  // no folder to clean; the run itself says what is wrong with TMPDIR
+  }
+  std::vector<fs::path> left;
+  for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string owner = temp_owner(it->path().filename().string());
+    if (!owner.empty() && !owner_alive(owner)) left.push_back(it->path());
+  }
+  for (const fs::path& path : left) {
+    std::error_code gone;
+    if (fs::remove_all(path, gone) > 0 && !gone) ++removed;
+  }
+  return removed;
 }
 
 }  // namespace wulf

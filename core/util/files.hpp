@@ -83,8 +83,10 @@ std::string read_text_file(const std::string& path, const std::string& what,
 std::filesystem::path temp_folder();
 
 // A folder of wulf's own in the system's temporary folder (mkdtemp: a name no other process
-// has, created with mode 0700), removed with everything in it when the object goes.
-// purpose is part of the name, e.g. "recommend" -> /tmp/wulf-recommend-Xa3k9Q.
+// has, created with mode 0700), removed with everything in it when the object goes. Its name
+// holds its purpose and its owner's tag (util/process.hpp, owner_tag): "recommend" ->
+// /tmp/wulf-recommend-4242.1234567-Xa3k9Q, so that what a killed run left can be told from
+// what a live run holds (remove_temp_leftovers).
 class TempDir {
  public:
   explicit TempDir(const std::string& purpose);
@@ -102,7 +104,7 @@ class TempDir {
 };
 
 // A file of wulf's own in the system's temporary folder (mkstemp, mode 0600), holding text,
-// removed when the object goes. purpose is part of the name: /tmp/wulf-hostfile-Xa3k9Q.
+// removed when the object goes. Named as a TempDir is: /tmp/wulf-hostfile-4242.1234567-Xa3k9Q.
 class TempFile {
  public:
   TempFile(const std::string& purpose, const std::string& text);
@@ -115,5 +117,14 @@ class TempFile {
  private:
   std::string path_;
 };
+
+// Removes the temporary files and folders (TempDir, TempFile) in the system's temporary
+// folder whose owner is gone: a run killed by SIGKILL leaves them (Open MPI's session folder,
+// the ranks' status file, a hostfile, SimGrid's copies of the rank program). An item is
+// removed only when its name carries an owner tag whose process no longer runs
+// (owner_alive); one of a live run, or with no tag (another program's, an older wulf's), is
+// never touched. Returns how many it removed. Every wulf command calls it as it starts;
+// `wulf clean` calls it alone.
+int remove_temp_leftovers();
 
 }  // namespace wulf

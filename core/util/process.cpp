@@ -103,7 +103,8 @@ double limit_seconds = 0;
 
 std::string seconds_text(double s) { return fmt::format("{:g} s", s); }
 Clock::duration after(double seconds) {
-  return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  return std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(std::min(seconds, kLongestTimeoutSeconds)));
 }
 
 // ---- Processes as /proc shows them.
@@ -533,6 +534,28 @@ TimeLimit::~TimeLimit() {
 void check_interrupt() {
   if (const int s = pending.load()) throw Interrupted{s, "interrupted (" + signal_name(s) + ")"};
   if (limit_end && Clock::now() >= *limit_end) throw TimedOut{"timed out after " + seconds_text(limit_seconds)};
+}
+
+std::string owner_tag() {
+  const auto me = read_proc(::getpid());
+  return fmt::format("{}.{}", ::getpid(), me ? me->start : 0);
+}
+
+bool is_owner_tag(std::string_view text) {
+  const std::size_t dot = text.find('.');
+  if (dot == std::string_view::npos) return false;
+  const std::string_view pid = text.substr(0, dot), start = text.substr(dot + 1);
+  const auto digits = [](std::string_view s, std::size_t most) {
+    return !s.empty() && s.size() <= most && s.find_first_not_of("0123456789") == std::string_view::npos;
+  };
+  return digits(pid, 9) && digits(start, 19);
+}
+
+bool owner_alive(std::string_view tag) {
+  if (!is_owner_tag(tag)) return false;
+  const std::size_t dot = tag.find('.');
+  const auto p = read_proc(static_cast<pid_t>(std::stol(std::string(tag.substr(0, dot)))));
+  return p && p->state != 'Z' && std::to_string(p->start) == tag.substr(dot + 1);
 }
 
 std::string host_name() {

@@ -11,6 +11,7 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace wulf {
@@ -27,11 +28,16 @@ inline constexpr double kWulfGraceSeconds = 2 * kGraceSeconds + 2;
 // executable); empty if there is none.
 std::string find_program(const std::string& program);
 
+// The longest time limit a run may have (--timeout): 1e9 s, about 31 years. A limit is a
+// point on the steady clock, whose nanoseconds in 64 bits reach about 292 years past its
+// start; a longer limit would overflow it into the past. Longer ones given here are cut to it.
+inline constexpr double kLongestTimeoutSeconds = 1e9;
+
 // How a child runs.
 struct ChildOptions {
   bool capture = false;    // its standard output and error into ChildResult instead of shown
   bool keep_err = false;   // (not capture) its standard error shown as it comes and also kept
-  double timeout_s = 0;    // > 0: ended after this many seconds, then TimedOut is thrown
+  double timeout_s = 0;    // > 0: ended after this many seconds (at most kLongestTimeoutSeconds), then TimedOut is thrown
   double grace_s = kGraceSeconds;
   std::vector<std::string> env;  // "NAME=value" set for the child only
   std::string name;              // what messages call the child (empty: argv[0]'s file name)
@@ -93,6 +99,17 @@ class TimeLimit {
 // Throws Interrupted if a signal asked wulf to stop, TimedOut if the time limit passed.
 // Long work done in this process (each iteration of a --engine seq run) calls it.
 void check_interrupt();
+
+// What this process owns outside itself carries its owner tag, "<pid>.<start time>" (the
+// start in clock ticks after boot, which tells a pid's processes apart): its temporary files
+// and folders (util/files.hpp) and the testbed's namespaces. Whatever carries the tag of a
+// process that is gone was left by a killed run and may be removed; nothing else may be.
+std::string owner_tag();
+// Whether text is an owner tag: "<pid>.<start>", both whole numbers.
+bool is_owner_tag(std::string_view text);
+// Whether the process of an owner tag runs: the same pid, started at the same time (a zombie
+// does not run). Text that is no owner tag names no process that runs.
+bool owner_alive(std::string_view tag);
 
 // This machine's host name ("?" where it cannot be read).
 std::string host_name();

@@ -2,6 +2,8 @@
 #include "util/errors.hpp"
 
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -23,6 +25,36 @@ std::optional<double> parse_number(std::string_view text) {
   const double v = std::strtod(t.c_str(), &end);
   if (end != t.c_str() + t.size() || !std::isfinite(v)) return std::nullopt;
   return v;
+}
+
+std::string number_text(double v) {
+  if (v == std::floor(v) && std::abs(v) < 1e15) return fmt::format("{:.0f}", v);
+  return fmt::format("{:g}", v);
+}
+
+std::string range_text(const Range& range) {
+  const bool open_hi = range.hi_open || std::isinf(range.hi);
+  return fmt::format("{}{}, {}{}", range.lo_open ? "(" : "[", number_text(range.lo), number_text(range.hi),
+                     open_hi ? ")" : "]");
+}
+
+void check_in_range(double v, const Range& range, std::string_view option) {
+  const auto refuse = [&](const std::string& what) {
+    throw InputError(fmt::format("--{}: {} {}", option, number_text(v), what));
+  };
+  if (!std::isfinite(v)) throw InputError(fmt::format("--{}: {} is not a finite number", option, v));
+  if (range.whole && v != std::floor(v)) refuse("is not a whole number");
+  if (range.lo_open && !(v > range.lo)) refuse("must be more than " + number_text(range.lo));
+  if (v < range.lo) refuse(range.lo == 0 ? "is negative" : "must be at least " + number_text(range.lo));
+  if (range.hi_open && !(v < range.hi)) refuse("must be less than " + number_text(range.hi));
+  if (v > range.hi) refuse("is more than " + number_text(range.hi));
+}
+
+double number_in_range(std::string_view text, const Range& range, std::string_view option) {
+  const std::optional<double> v = parse_number(text);
+  if (!v) throw InputError(fmt::format("--{}: '{}' is not a number", option, printable(text)));
+  check_in_range(*v, range, option);
+  return *v;
 }
 
 std::vector<std::string> split_list(std::string_view text, char separator) {

@@ -18,6 +18,27 @@ std::optional<double> parse_number(std::string_view text);
 // The items of a comma-separated option value, each trimmed: "4, 16,64" -> {"4", "16", "64"}
 // (another separator for lists of lists: "eta=0.5,1.5;alpha=0.9" split at ';').
 std::vector<std::string> split_list(std::string_view text, char separator = ',');
+// The values a number option accepts: lo to hi, both included, but lo itself refused where
+// lo_open ("more than 0") and hi where hi_open ("less than 1"); whole: only whole numbers; hi
+// infinite: no upper bound but a finite number. Every numeric option of every command states
+// one (its help shows range_text) and is checked against it as it is read.
+struct Range {
+  double lo = 0, hi = 0;
+  bool whole = false;
+  bool lo_open = false, hi_open = false;
+};
+// How help and messages show a range: "[1, 1024]", "(0, 1000000]", "[0, 1)", "(0, inf)".
+std::string range_text(const Range& range);
+// v as messages show it: whole numbers in full ("1000000"), others as %g ("1e+300").
+std::string number_text(double v);
+// Throws InputError naming --option unless v lies in range: "--np: 0 must be at least 1",
+// "--eta: 0 must be more than 0", "--epochs: -1 is negative", "--threads: 2000 is more than
+// 1024", "--alpha: 1 must be less than 1", "--block: 2.5 is not a whole number".
+void check_in_range(double v, const Range& range, std::string_view option);
+// The number all of text spells, checked against range: check_in_range, and "--eta: 'x' is
+// not a number" for text that spells no finite number.
+double number_in_range(std::string_view text, const Range& range, std::string_view option);
+
 // A list of whole numbers, each at least `least`. Throws InputError naming --option for an
 // item that is not one ("--np: 'x' is not a whole number >= 1") and for an empty list.
 std::vector<long long> whole_list(std::string_view text, const std::string& option, long long least = 1);

@@ -62,8 +62,7 @@ constexpr StrategyOption average_options[] = {
     {.name = "average-interval",
      .key = "average_interval",
      .help = "patterns per rank between weight averagings (0: every block)",
-     .lo = 0,
-     .hi = 2147483647}};
+     .range = {.lo = 0, .hi = 2147483647}}};
 
 constexpr SearchTraits average_search{
     .interval_option = "average-interval",

@@ -66,17 +66,9 @@ CgConfig cg_config(const TrainConfig& config) {
   return cg;
 }
 
+// Beyond each option's range (checked first, check_strategy): the rules between them.
 void check_cg(const TrainConfig& config, int np, bool numerics) {
   const CgConfig cg = cg_config(config);
-  if (!(cg.initial_step > 0))
-    throw InputError("--cg-step: the first step of the line search must be a positive number");
-  if (cg.max_expansions < 0 || cg.max_expansions > 1000) throw InputError("--cg-expansions: must be in [0, 1000]");
-  if (cg.refinements < 1 || cg.refinements > 1000)
-    throw InputError("--cg-refinements: must be in [1, 1000] (the last interpolation is the step)");
-  if (!(cg.flat_tolerance >= 0)) throw InputError("--cg-flat: must be a non-negative number");
-  if (!(cg.load_balance >= 0 && cg.load_balance <= 1))
-    throw InputError("--load-balance: the fraction of the training set per pass must be in (0, 1] (0: off)");
-  if (cg.chunk == 0) throw InputError("--chunk: must be at least 1 pattern");
   if (cg.time_only_probes != 0 && numerics)
     throw InputError("--cg-probes is for --numerics off (a run with the arithmetic probes as its search needs)");
   if (cg.time_only_probes != 0 && !(cg.time_only_probes >= cg.refinements && cg.time_only_probes <= 1e6))
@@ -435,7 +427,6 @@ WULF_INSTANTIATE_STRATEGY(train_cg);
 namespace {
 
 using Kind = StrategyOption::Kind;
-constexpr double unbounded = 2147483647;  // whole settings checked by check_cg, not by their range
 
 // Seed 002's conjugate gradient: f is the training loss per pattern, f'(s) its slope along
 // the search direction d at step s.
@@ -444,40 +435,41 @@ constexpr StrategyOption cg_options[] = {
      .key = "cg.initial_step",
      .kind = Kind::number,
      .help = "first step of the first line search (later ones start at the previous accepted step)",
-     .default_value = 1.0},
+     .default_value = 1.0,
+     .range = {.lo = 0, .hi = 1e30, .lo_open = true}},
     {.name = "cg-expansions",
      .key = "cg.max_expansions",
      .help = "most doublings (or halvings) of the step in search of a sign change of f'",
      .default_value = 30,
-     .lo = -unbounded,
-     .hi = unbounded},
+     .range = {.lo = 0, .hi = 1000}},
     {.name = "cg-refinements",
      .key = "cg.refinements",
      .help = "quadratic interpolations in the bracket; all but the last are probed (>= 1)",
      .default_value = 2,
-     .lo = -unbounded,
-     .hi = unbounded},
+     .range = {.lo = 1, .hi = 1000}},
     {.name = "cg-probes",
      .key = "cg.time_only_probes",
      .kind = Kind::number,
      .help = "with --numerics off: mean line-search probes per iteration to charge, e.g. a real run's "
              "line_search_probes / iterations (0: --cg-refinements, the fewest a search takes)",
+     .range = {.lo = 0, .hi = 1e6},
      .record_may_omit = true},
     {.name = "cg-flat",
      .key = "cg.flat_tolerance",
      .kind = Kind::number,
-     .help = "|f'(0)| at or below this is a flat direction, which stops training (0: only an exact 0)"},
+     .help = "|f'(0)| at or below this is a flat direction, which stops training (0: only an exact 0)",
+     .range = {.lo = 0, .hi = 1e6}},
     {.name = "load-balance",
      .key = "cg.load_balance",
      .kind = Kind::number,
      .help = "FRACTION: rank 0 only polls, ranks 1.. end each pass once this fraction of the training set is "
-             "consumed (0: off; needs --np >= 2)"},
+             "consumed (0: off; needs --np >= 2)",
+     .range = {.lo = 0, .hi = 1}},
     {.name = "chunk",
      .key = "cg.chunk",
      .help = "with --load-balance: patterns a rank takes between polls",
      .default_value = 64,
-     .lo = -unbounded,
-     .hi = unbounded,
+     .range = {.lo = 1, .hi = 2147483647},
      .record_may_omit = true},
 };
 

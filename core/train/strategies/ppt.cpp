@@ -242,20 +242,17 @@ constexpr StrategyOption ppt_options[] = {
     {.name = "local-epoch",
      .key = "local_epoch",
      .help = "patterns each rank draws per round (0: n / np)",
-     .lo = 0,
-     .hi = 2147483647},
+     .range = {.lo = 0, .hi = 2147483647}},
     {.name = "error-window",
      .key = "error_window",
      .help = "k, the error estimate covers each rank's last k n / np patterns",
      .default_value = 4,
-     .lo = 1,
-     .hi = 1000},
+     .range = {.lo = 1, .hi = 1000}},
     {.name = "rounds-per-iteration",
      .key = "rounds_per_iteration",
      .help = "rounds in one iteration, i.e. between wulf's error records and their allreduce (0: n / (np e) "
              "rounded up, about n patterns over all ranks)",
-     .lo = 0,
-     .hi = 2147483647},
+     .range = {.lo = 0, .hi = 2147483647}},
 };
 
 constexpr SearchTraits ppt_search{.block_option = "local-epoch"};

@@ -103,7 +103,7 @@ WULF_INSTANTIATE_STRATEGY(train_root);
 namespace {
 
 constexpr StrategyOption root_options[] = {
-    {.name = "threads", .key = "threads", .help = "threads inside each rank", .default_value = 1, .lo = 1, .hi = 1024}};
+    {.name = "threads", .key = "threads", .help = "threads inside each rank", .default_value = 1, .range = {.lo = 1, .hi = 1024}}};
 
 }  // namespace
 

@@ -146,6 +146,7 @@ constexpr StrategyOption session_options[] = {
      .key = "sweep",
      .kind = StrategyOption::Kind::text,
      .help = "the sessions: values of eta, alpha, block and seed, e.g. \"eta=0.5,1.5;alpha=0.5,0.9;block=4,16\"",
+     .range = {},  // a text option has none
      .example = "eta=0.5,1.5;alpha=0.5,0.9"}};
 
 }  // namespace
