@@ -404,8 +404,8 @@ po::options_description bench_options() {
       ("no-pingpong", "measure only the collectives")
       ("back-to-back", "the collectives' calls in a row, as training makes them: one barrier before the first "
                        "call, none between calls; the time is the last rank's finish of the last call over --repeat")
-      ("bw-scale", number_in("bw-scale", kScaleRange)->default_value(1.0), "what-if: every link's bandwidth times this")
-      ("lat-scale", number_in("lat-scale", kScaleRange)->default_value(1.0), "what-if: every link's latency times this")
+      ("bw-scale", number_in("bw-scale", kWhatIfScaleRange)->default_value(1.0), "what-if: every link's bandwidth times this")
+      ("lat-scale", number_in("lat-scale", kWhatIfScaleRange)->default_value(1.0), "what-if: every link's latency times this")
       ("grow", whole_in("grow", kGrowRange)->default_value(0),
        "what-if: the platform's one homogeneous cluster with this many hosts (0: as it is)")
       ("engine", one_of({"sim", "testbed"}, "--engine: '{}' (expected sim or testbed)")->default_value("sim"),

@@ -142,12 +142,12 @@ po::options_description engine_options() {
        "links' sum are larger; README)")
       ("measured-scale", number_in("measured-scale", kScaleRange)->default_value(1.0),
        "sim: --compute measured charges the kernel's time here times this")
-      ("bw-scale", number_in("bw-scale", kScaleRange)->default_value(1.0), "sim, testbed what-if: every link's bandwidth times this")
-      ("lat-scale", number_in("lat-scale", kScaleRange)->default_value(1.0), "sim what-if: every link's latency times this")
+      ("bw-scale", number_in("bw-scale", kWhatIfScaleRange)->default_value(1.0), "sim, testbed what-if: every link's bandwidth times this")
+      ("lat-scale", number_in("lat-scale", kWhatIfScaleRange)->default_value(1.0), "sim what-if: every link's latency times this")
       ("eager-limit", whole_in("eager-limit", kEagerLimitRange),
        "sim, testbed: messages up to this many bytes are sent without waiting for the receiver (default: sim "
        "SMPI's, where no data flows before the receive is posted; testbed 4194304, Open MPI's btl_tcp_eager_limit)")
-      ("speed-scale", number_in("speed-scale", kScaleRange)->default_value(1.0), "sim, testbed what-if: every host's speed times this")
+      ("speed-scale", number_in("speed-scale", kWhatIfScaleRange)->default_value(1.0), "sim, testbed what-if: every host's speed times this")
       ("grow", whole_in("grow", kGrowRange)->default_value(0),
        "sim what-if: the platform's one homogeneous cluster with this many hosts (0: as it is)")
       ("hosts", po::value<std::string>(),

@@ -2,6 +2,8 @@
 // --config file), and which options only one engine, strategy or reduce reads.
 #pragma once
 
+#include "comm/compute.hpp"
+
 #include "train/trainer.hpp"
 #include "util/process.hpp"
 #include "util/text.hpp"
@@ -31,6 +33,9 @@ boost::program_options::typed_value<std::string>* allreduce_value();
 // --lat-scale, --speed-scale, --measured-scale: any positive factor).
 inline constexpr Range kPatternCountRange{.lo = 0, .hi = 2147483647};
 inline constexpr Range kScaleRange{.lo = 0, .hi = std::numeric_limits<double>::infinity(), .lo_open = true};
+// A what-if scale (--bw-scale, --lat-scale, --speed-scale of train and platform bench): from
+// least_what_if_scale to most_what_if_scale (comm/compute.hpp), what SimGrid computes.
+inline constexpr Range kWhatIfScaleRange{.lo = least_what_if_scale, .hi = most_what_if_scale};
 
 // --timeout SECONDS, which every command that starts runs takes: a positive number of
 // seconds up to kLongestTimeoutSeconds (util/process.hpp, about 31 years); others are
