@@ -553,6 +553,13 @@ TEST_F(cli, numbers_out_of_their_range_are_refused_before_anything_runs) {
   expect_refused({"calibrate", "--problem", "xor", "--iterations", "1e300"}, {"--iterations: 1e+300 is more than"});
   expect_refused({"validate", "--repeat", "1e9"}, {"--repeat: 1000000000 is more than 1000"});
   expect_refused({"platform", "bench", toy4, "--grow", "1e9"}, {"--grow: 1000000000 is more than 100000"});
+  // Lists too: each item in its range (calibrate and validate start their ranks here).
+  expect_refused({"train", "--problem", "encoder:8", "--hidden", "8,1e10"}, {"--hidden: 10000000000 is more than"});
+  expect_refused({"calibrate", "--problem", "xor", "--np", "2,1000000000"}, {"--np: 1000000000 is more than 1024"});
+  expect_refused({"validate", "--np", "1,5000"}, {"--np: 5000 is more than 1024"});
+  expect_refused({"model", "--profile", "batcave-function", "--np", "1e16"}, {"--np: 1e+16 is more than 1000000"});
+  expect_refused({"platform", "bench", toy4, "--sizes", "1,1e12"}, {"--sizes: 1000000000000 is more than 1073741824"});
+  expect_refused({"platform", "bench", toy4, "--elements", "0"}, {"--elements: 0 must be at least 1"});
   EXPECT_FALSE(fs::exists(out));
 }
 

@@ -144,6 +144,18 @@ TEST(rerun, records_of_older_wulfs_and_hand_edited_ones_are_refused_naming_the_f
                        {"--out", "--rerun", "same file"});
   expect_train_refused({"--rerun", dir.file("sim.json"), "--engine", "real", "--platform", toy4},
                        {"--platform"});
+  // What a record asks of wulf's mpirun is checked as the options are: a hand-edited one
+  // cannot start other ranks than its --np.
+  expect_train_refused({"--rerun", edited("mpirun.json",
+                                          [](Json& c) {
+                                            c["engine"] = "real", c["compute"] = "wall", c["platform"] = nullptr;
+                                            c["mpirun_args"] = Json::array({"-np", "1000"});
+                                          })},
+                       {"--mpirun-args: '-np' sets the number of processes, which wulf's --np does"});
+  expect_train_refused({"--rerun", dir.file("sim.json"), "--engine", "real", "--mpirun-args", "--host a,b"},
+                       {"--mpirun-args: '--host' sets the hosts"});
+  expect_train_refused({"--rerun", dir.file("sim.json"), "--engine", "testbed", "--dilation", "1e300"},
+                       {"--dilation: 1e+300 is more than 600"});
 }
 
 }  // namespace

@@ -34,6 +34,12 @@ namespace po = boost::program_options;
 namespace wulf {
 namespace {
 
+// The lists' ranges: ping-pong messages up to 1 GiB, simulated ranks (those above the cores
+// are skipped), values per rank in a collective up to 100 million.
+constexpr Range message_bytes{.lo = 1, .hi = 1 << 30};
+constexpr Range bench_ranks{.lo = 1, .hi = 1e6};
+constexpr Range bench_elements{.lo = 1, .hi = 1e8};
+
 std::string human_rate(double bytes_per_s) { return fmt::format("{:.4g} Mbit/s", bytes_per_s * 8 / 1e6); }
 
 std::string human_time(double seconds) {
@@ -147,9 +153,9 @@ BenchJob read_bench_job(const po::variables_map& vm) {
   if (!vm.count("file")) throw InputError("wulf platform bench: no platform file given");
   BenchJob job;
   job.file = vm["file"].as<std::string>();
-  job.sizes = size_list(vm["sizes"].as<std::string>(), "sizes");
-  job.nps = size_list(vm["np"].as<std::string>(), "np");
-  job.elements = size_list(vm["elements"].as<std::string>(), "elements");
+  job.sizes = size_list(vm["sizes"].as<std::string>(), "sizes", message_bytes);
+  job.nps = size_list(vm["np"].as<std::string>(), "np", bench_ranks);
+  job.elements = size_list(vm["elements"].as<std::string>(), "elements", bench_elements);
   job.collectives = split_list(vm["collectives"].as<std::string>());
   for (const auto& c : job.collectives)
     if (!is_one_of(c, {"allreduce", "reduce", "allgather"}))
@@ -388,10 +394,14 @@ po::options_description bench_options() {
       ("help,h", "print this help")
       ("file", po::value<std::string>(), "the platform file")
       ("hosts", po::value<std::string>(), "ping-pong between these two hosts, e.g. a,b (default: the first two)")
-      ("sizes", po::value<std::string>()->default_value("1,1024,65536,1048576,16777216"), "ping-pong message sizes, bytes")
-      ("np", po::value<std::string>()->default_value("2,4,8,16"), "ranks of the collectives (those above the cores are skipped)")
+      ("sizes", po::value<std::string>()->default_value("1,1024,65536,1048576,16777216"),
+       fmt::format("ping-pong message sizes, bytes, each in {}", range_text(message_bytes)).c_str())
+      ("np", po::value<std::string>()->default_value("2,4,8,16"),
+       fmt::format("ranks of the collectives, each in {} (those above the cores are skipped)", range_text(bench_ranks))
+           .c_str())
       ("collectives", po::value<std::string>()->default_value("allreduce,reduce,allgather"), "which: allreduce, reduce, allgather")
-      ("elements", po::value<std::string>()->default_value("4096,16768,54912"), "values per rank in the collectives")
+      ("elements", po::value<std::string>()->default_value("4096,16768,54912"),
+       fmt::format("values per rank in the collectives, each in {}", range_text(bench_elements)).c_str())
       ("type", one_of({"double", "float"}, "--type: '{}' (expected double or float)")->default_value("double"),
        "value type: double|float")
       ("allreduce", po::value<std::string>()->default_value("default"), "SMPI's allreduce algorithm (e.g. rdb)")

@@ -47,14 +47,19 @@ po::options_description recommend_options() {
        "strategies to search, a list of block (training-set parallelism), average (weight averaging), ppt "
        "(pattern parallel training; b is each rank's local epoch)")
       ("np", po::value<std::string>(),
-       "processors, a list; 1, the sequential reference, is always added (default: 1 and the powers of two up "
-       "to the platform's cores)")
+       fmt::format("processors, a list, each in {} and at most the platform's cores; 1, the sequential reference, "
+                   "is always added (default: 1 and the powers of two up to the platform's cores)",
+                   range_text(kSearchNpRange)).c_str())
       ("blocks", po::value<std::string>(),
-       "block sizes b, a list (default: the problem's block times 1, 4, 16, 64, up to the training set)")
-      ("etas", po::value<std::string>(), "learning rates, a list (default: the problem's)")
-      ("alphas", po::value<std::string>(), "momentum rates, a list (default: the problem's)")
+       fmt::format("block sizes b, a list, each in {} and at most the training set (default: the problem's block "
+                   "times 1, 4, 16, 64, up to the training set)", range_text(kBlockRange)).c_str())
+      ("etas", po::value<std::string>(),
+       fmt::format("learning rates, a list, each in {} (default: the problem's)", range_text(kSearchEtaRange)).c_str())
+      ("alphas", po::value<std::string>(),
+       fmt::format("momentum rates, a list, each in {} (default: the problem's)", range_text(kSearchAlphaRange)).c_str())
       ("intervals", po::value<std::string>()->default_value("0"),
-       "average: patterns per rank between averagings, a list (0: after every block)")
+       fmt::format("average: patterns per rank between averagings, a list, each in {} (0: after every block)",
+                   range_text(kSearchIntervalRange)).c_str())
       ("finalists", whole_in("finalists", {.lo = 1, .hi = 1000})->default_value(3),
        "K: the K fastest estimates are simulated with real arithmetic, with the fastest of each strategy and "
        "the fastest sequential one")

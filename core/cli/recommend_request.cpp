@@ -68,7 +68,7 @@ std::vector<Strategy> parse_strategies(const std::string& list) {
 std::vector<int> parse_nps(const po::variables_map& vm, const Request& r) {
   std::vector<int> nps;
   if (vm.count("np")) {
-    for (long long p : whole_list(vm["np"].as<std::string>(), "np")) {
+    for (long long p : whole_list(vm["np"].as<std::string>(), "np", kSearchNpRange)) {
       if (p > r.cores)
         throw InputError("--np " + std::to_string(p) + ": the platform " + r.platform + " has only " +
                          std::to_string(r.cores) + " cores on " + std::to_string(r.hosts) + " hosts");
@@ -89,7 +89,7 @@ std::vector<std::size_t> parse_blocks(const po::variables_map& vm, const Problem
   const ProblemDefaults& d = problem.defaults;
   std::vector<std::size_t> blocks;
   if (vm.count("blocks")) {
-    for (long long b : whole_list(vm["blocks"].as<std::string>(), "blocks")) {
+    for (long long b : whole_list(vm["blocks"].as<std::string>(), "blocks", kBlockRange)) {
       if (static_cast<std::size_t>(b) > n)
         throw InputError("--blocks: " + std::to_string(b) + " is larger than the training set of " + problem.name +
                          " (" + std::to_string(n) + " patterns)");
@@ -113,14 +113,11 @@ SearchSpace parse_space(const po::variables_map& vm, const Request& r) {
   space.strategies = parse_strategies(vm["strategies"].as<std::string>());
   space.nps = parse_nps(vm, r);
   space.blocks = parse_blocks(vm, r.problem);
-  space.etas = vm.count("etas") ? number_list(vm["etas"].as<std::string>(), "etas") : std::vector<double>{d.eta};
-  for (double eta : space.etas)
-    if (!(eta > 0)) throw InputError("--etas: " + shortest(eta) + " is not a positive learning rate");
-  space.alphas =
-      vm.count("alphas") ? number_list(vm["alphas"].as<std::string>(), "alphas") : std::vector<double>{d.alpha};
-  for (double alpha : space.alphas)
-    if (!(alpha >= 0 && alpha < 1)) throw InputError("--alphas: " + shortest(alpha) + " is not a momentum in [0, 1)");
-  for (long long a : whole_list(vm["intervals"].as<std::string>(), "intervals", 0))
+  space.etas = vm.count("etas") ? number_list(vm["etas"].as<std::string>(), "etas", kSearchEtaRange)
+                                : std::vector<double>{d.eta};
+  space.alphas = vm.count("alphas") ? number_list(vm["alphas"].as<std::string>(), "alphas", kSearchAlphaRange)
+                                    : std::vector<double>{d.alpha};
+  for (long long a : whole_list(vm["intervals"].as<std::string>(), "intervals", kSearchIntervalRange))
     space.intervals.push_back(static_cast<std::size_t>(a));
   return space;
 }

@@ -51,14 +51,14 @@ constexpr Range rank_count{.lo = 1, .hi = 1'000'000};
 constexpr Range step{.lo = 0, .hi = 1e6, .lo_open = true};  // a learning rate, an RPROP step
 constexpr Range error_value{.lo = 0, .hi = 1e9};            // an error of any --error metric
 
+// A hidden layer's size: up to an int; a net too large for the memory is refused by the
+// memory estimate.
+constexpr Range layer_size{.lo = 1, .hi = 2147483647};
+
 std::vector<int> parse_hidden(const std::string& text) {
   std::vector<int> sizes;
   if (text == "none" || text.empty()) return sizes;
-  for (const long long size : whole_list(text, "hidden")) {
-    // Up to an int; a net too large for the memory is refused by the memory estimate.
-    if (size > 2147483647) throw InputError("--hidden: layer size " + std::to_string(size) + " is too large");
-    sizes.push_back(static_cast<int>(size));
-  }
+  for (const long long size : whole_list(text, "hidden", layer_size)) sizes.push_back(static_cast<int>(size));
   return sizes;
 }
 
@@ -82,7 +82,9 @@ po::options_description problem_options() {
 po::options_description net_options() {
   po::options_description net("network", line_length, description_column);
   net.add_options()
-      ("hidden", parsed<std::vector<int>>(parse_hidden), "hidden layer sizes, e.g. 64,64, or none (default: the problem's)")
+      ("hidden", parsed<std::vector<int>>(parse_hidden),
+       fmt::format("hidden layer sizes, each in {}, e.g. 64,64, or none (default: the problem's)",
+                   range_text(layer_size)).c_str())
       ("activation", activation("activation"), "hidden activation: sigmoid|tanh|linear (default: the problem's)")
       ("output-activation", activation("output-activation"), "output activation: sigmoid|tanh|linear|softmax (default: the problem's)")
       ("loss", parsed<Loss>([](const std::string& name) { return parse_loss(name, "loss"); }),

@@ -32,6 +32,10 @@ boost::program_options::typed_value<std::string>* allreduce_value();
 // many patterns as the readers take, an int), and the platform's what-if scales (--bw-scale,
 // --lat-scale, --speed-scale, --measured-scale: any positive factor).
 inline constexpr Range kPatternCountRange{.lo = 0, .hi = 2147483647};
+// Ranks that calibrate and validate start on this machine (more than its cores oversubscribe it).
+inline constexpr Range kRanksHereRange{.lo = 1, .hi = 1024};
+// Block sizes, patterns per update (and intervals from 0): as many as a training set holds.
+inline constexpr Range kBlockRange{.lo = 1, .hi = kPatternCountRange.hi};
 inline constexpr Range kScaleRange{.lo = 0, .hi = std::numeric_limits<double>::infinity(), .lo_open = true};
 // A what-if scale (--bw-scale, --lat-scale, --speed-scale of train and platform bench): from
 // least_what_if_scale to most_what_if_scale (comm/compute.hpp), what SimGrid computes.

@@ -68,8 +68,8 @@ ValidateJob read_validate_job(const po::variables_map& vm) {
     if (is_leader()) check_writable(job.out, "--out");
   }
   job.problems = split_list(vm["problems"].as<std::string>());
-  job.nps = whole_list(vm["np"].as<std::string>(), "np");
-  job.blocks = whole_list(vm["block"].as<std::string>(), "block");
+  job.nps = whole_list(vm["np"].as<std::string>(), "np", kRanksHereRange);
+  job.blocks = whole_list(vm["block"].as<std::string>(), "block", kBlockRange);
   job.iterations = vm["iterations"].as<long long>();
   job.repeat = vm["repeat"].as<long long>();
   if (vm.count("train-size")) job.train_size = vm["train-size"].as<long long>();
@@ -261,8 +261,11 @@ po::options_description validate_options() {
       ("help,h", "print this help")
       ("problems", po::value<std::string>()->default_value("digits,digits:20x20"),
        "the problems, a list (by default seed 000's and seed 003's digit nets: iterations of 7-60 ms)")
-      ("np", po::value<std::string>()->default_value("1,2"), "ranks, a list (p above this machine's cores oversubscribe it)")
-      ("block", po::value<std::string>()->default_value("256,1024"), "block sizes, a list")
+      ("np", po::value<std::string>()->default_value("1,2"),
+       fmt::format("ranks, a list, each in {} (p above this machine's cores oversubscribe it)",
+                   range_text(kRanksHereRange)).c_str())
+      ("block", po::value<std::string>()->default_value("256,1024"),
+       fmt::format("block sizes, a list, each in {}", range_text(kBlockRange)).c_str())
       ("iterations", whole_in("iterations", {.lo = 1, .hi = 1e6})->default_value(20),
        "iterations per calibrated, measured or simulated run (short runs on a busy machine are noisy)")
       ("repeat", whole_in("repeat", {.lo = 1, .hi = 1000})->default_value(3),

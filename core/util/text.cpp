@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 
 namespace wulf {
 
@@ -68,31 +69,30 @@ std::vector<std::string> split_list(std::string_view text, char separator) {
   return items;
 }
 
-std::vector<long long> whole_list(std::string_view text, const std::string& option, long long least) {
-  std::vector<long long> values;
-  for (const std::string& item : split_list(text)) {
-    const auto v = parse_number(item);
-    if (!v || *v < static_cast<double>(least) || *v != std::floor(*v) || *v > 1e15)
-      throw InputError("--" + option + ": '" + item + "' is not a whole number >= " + std::to_string(least));
-    values.push_back(static_cast<long long>(*v));
-  }
+std::vector<double> number_list(std::string_view text, const std::string& option, Range range) {
+  std::vector<double> values;
+  for (const std::string& item : split_list(text)) values.push_back(number_in_range(item, range, option));
   if (values.empty()) throw InputError("--" + option + ": empty list");
   return values;
 }
 
 std::vector<double> number_list(std::string_view text, const std::string& option) {
-  std::vector<double> values;
-  for (const std::string& item : split_list(text)) {
-    const auto v = parse_number(item);
-    if (!v) throw InputError("--" + option + ": '" + item + "' is not a number");
-    values.push_back(*v);
-  }
-  if (values.empty()) throw InputError("--" + option + ": empty list");
-  return values;
+  constexpr double most = std::numeric_limits<double>::max();
+  return number_list(text, option, Range{.lo = -most, .hi = most});
 }
 
-std::vector<std::size_t> size_list(std::string_view text, const std::string& option) {
-  const std::vector<long long> values = whole_list(text, option);
+std::vector<long long> whole_list(std::string_view text, const std::string& option, Range range) {
+  range.whole = true;
+  const std::vector<double> values = number_list(text, option, range);
+  return std::vector<long long>(values.begin(), values.end());
+}
+
+std::vector<long long> whole_list(std::string_view text, const std::string& option, long long least) {
+  return whole_list(text, option, Range{.lo = static_cast<double>(least), .hi = 1e15});
+}
+
+std::vector<std::size_t> size_list(std::string_view text, const std::string& option, Range range) {
+  const std::vector<long long> values = whole_list(text, option, range);
   return std::vector<std::size_t>(values.begin(), values.end());
 }
 

@@ -39,15 +39,18 @@ void check_in_range(double v, const Range& range, std::string_view option);
 // not a number" for text that spells no finite number.
 double number_in_range(std::string_view text, const Range& range, std::string_view option);
 
-// A list of whole numbers, each at least `least`. Throws InputError naming --option for an
-// item that is not one ("--np: 'x' is not a whole number >= 1") and for an empty list.
+// A list of whole numbers, each in range (check_in_range: "--np: 2000 is more than 1024").
+// Throws InputError naming --option for an item that is not one and for an empty list.
+std::vector<long long> whole_list(std::string_view text, const std::string& option, Range range);
+// The same, each from least to 1e15.
 std::vector<long long> whole_list(std::string_view text, const std::string& option, long long least = 1);
-// A list of finite numbers. Throws InputError naming --option for an item that is not a
-// number and for an empty list.
+// A list of finite numbers (each in range, where one is given). Throws InputError naming
+// --option for an item that is not a number or out of range, and for an empty list.
 std::vector<double> number_list(std::string_view text, const std::string& option);
+std::vector<double> number_list(std::string_view text, const std::string& option, Range range);
 
 // whole_list's numbers as counts and sizes (ranks, elements, bytes): same checks, same messages.
-std::vector<std::size_t> size_list(std::string_view text, const std::string& option);
+std::vector<std::size_t> size_list(std::string_view text, const std::string& option, Range range);
 // Whether value is one of choices: the check of an option that takes one of a few words.
 bool is_one_of(std::string_view value, std::initializer_list<std::string_view> choices);
 
