@@ -149,7 +149,7 @@ TEST(model, bad_input_is_refused_with_the_reason) {
   expect_refused({"model", "--profile", "batcave-function", "--np", "two"}, {"--np"});
   // One rank count and one size: a single point cannot fit a line.
   expect_refused({"calibrate", "--problem", "encoder:8", "--np", "2", "--elements", "1024"}, {"fewer than two points"});
-  expect_refused({"calibrate", "--problem", "encoder:8", "--np", "1"}, {"p >= 2"});
+  expect_refused({"calibrate", "--problem", "encoder:8", "--np", "1"}, {"--np: 1 must be at least 2"});
 }
 
 // A profile of zeros or of absurd times is refused with its line, by the model and by every

@@ -1,10 +1,12 @@
 // `wulf <command>`: the usage and the dispatch to the commands, each in its own file.
 #include "cli/cli.hpp"
 
+#include "job/memory_estimate.hpp"
 #include "train/result_record.hpp"
 #include "util/errors.hpp"
 #include "util/files.hpp"
 #include "util/json.hpp"
+#include "util/text.hpp"
 
 #include <wulf/build_info.hpp>
 
@@ -14,12 +16,23 @@
 #include <boost/program_options/options_description.hpp>
 
 #include <new>
+#include <optional>
 #include <ostream>
 
 namespace po = boost::program_options;
 
 namespace wulf {
 namespace {
+
+// ": this machine has 1.2 GiB (MemAvailable)", or nothing where that cannot be read.
+std::string memory_left_to_say() {
+  try {
+    const std::optional<MachineMemory> machine = machine_memory();
+    return machine ? ": this machine has " + human_bytes(machine->bytes) + " (" + machine->source + ")" : "";
+  } catch (const std::exception&) {
+    return "";
+  }
+}
 
 const char* usage =
     "usage: wulf <command> [options]\n"
@@ -84,7 +97,8 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     err << "wulf: error: " << safe_to_print(e.what()) << " (see wulf " << (args.empty() ? "" : args[0]) << " --help)\n";
     return exit_input;
   } catch (const std::bad_alloc&) {
-    err << "wulf: error: out of memory (try --train-size or --precision float)\n";
+    // wulf train says what shrinks its run (train.cpp); another command's options differ
+    err << "wulf: error: out of memory in wulf " << (args.empty() ? "" : args[0]) << memory_left_to_say() << "\n";
     return exit_internal;
   } catch (const std::exception& e) {
     err << "wulf: internal error: " << safe_to_print(e.what()) << "\n";
