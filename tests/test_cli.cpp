@@ -220,6 +220,17 @@ TEST_F(cli, no_output_replaces_a_file_the_run_reads) {
   const std::string record = path("digits.json"), kept = read_text_file(record, "record");
   expect_refused({"train", "--rerun", record, "--out", record}, {"is the same file as --rerun " + record});
   EXPECT_EQ(read_text_file(record, "record"), kept);
+  // validate's problems are read in its runs, and their shapes before: an unknown one is
+  // refused there, and --out is none of their files.
+  expect_refused({"validate", "--problems", "fann:" + train, "--out", train},
+                 {"--out " + train + " is the same file as FANN data file " + train});
+  expect_refused({"validate", "--problems", "encoder:8,nonsense"}, {"nonsense"});
+  EXPECT_EQ(read_text_file(train, "FANN data"), "2 1 1\n0\n0\n1\n1\n");
+  // study's runs read Bat Cave's platform and profile (a link to it here). Were the check
+  // missing, its first run would time out and the study write nothing.
+  const std::string batcave = path("batcave-link.xml");
+  fs::create_symlink(std::string(WULF_PLATFORMS_DIR) + "/batcave.xml", batcave);
+  expect_refused({"study", "--out", batcave, "--timeout", "0.01"}, {"is the same file as Bat Cave's platform"});
 }
 
 // --out /dev/null, as root: the device stays a device; a block device (a disk) is refused.

@@ -166,7 +166,11 @@ int study_command(const std::vector<std::string>& args, std::ostream& out, std::
   std::string record_path;
   if (vm.count("out")) {
     record_path = vm["out"].as<std::string>();
-    if (is_leader()) check_writable(record_path, "--out");
+    // the files its runs read: Bat Cave's platform and profile (this machine's are made here)
+    if (is_leader())
+      check_output(record_path, "--out",
+                   {{"Bat Cave's platform", platforms_dir() + "/batcave.xml"},
+                    {"Bat Cave's profile", platforms_dir() + "/profiles/batcave-function.profile"}});
   } else if (is_leader()) {
     record_path = default_record_path();
   }

@@ -223,10 +223,8 @@ ProblemOptions data_options(const po::variables_map& vm) {
   data.seed = static_cast<std::uint64_t>(seed);
   if (vm.count("data-dir")) {
     data.mnist_dir = vm["data-dir"].as<std::string>();
-  } else if (const char* env = std::getenv("WULF_MNIST_DIR"); env && *env) {
-    data.mnist_dir = env;
   } else {
-    data.mnist_dir = build::mnist_dir;
+    data.mnist_dir = default_mnist_dir();
   }
   if (vm.count("test-data")) data.test_data = vm["test-data"].as<std::string>();
   data.train_size = positive(vm, "train-size", true);
@@ -298,6 +296,11 @@ void check_outputs_apart(const TrainJob& job) {
 }
 
 }  // namespace
+
+std::string default_mnist_dir() {
+  const char* env = std::getenv("WULF_MNIST_DIR");
+  return env && *env ? env : build::mnist_dir;
+}
 
 TrainJob resolve(const po::variables_map& vm) {
   TrainJob job;

@@ -5,6 +5,8 @@
 
 #include <boost/program_options/variables_map.hpp>
 
+#include <string>
+
 namespace wulf {
 
 // The job of vm (train_options()): the problem's defaults where the options say nothing,
@@ -19,5 +21,9 @@ TrainJob resolve(const boost::program_options::variables_map& vm);
 // refused; so is a record of an older wulf, or one whose config does not read as a job, with
 // the field named. The data is read and the job checked as resolve does.
 TrainJob resolve_rerun(const boost::program_options::variables_map& vm);
+
+// The MNIST folder a run reads without --data-dir: $WULF_MNIST_DIR, else the one found at
+// build time.
+std::string default_mnist_dir();
 
 }  // namespace wulf

@@ -7,6 +7,8 @@
 #include "cli/runner.hpp"
 #include "cli/options.hpp"
 #include "cli/train_options.hpp"
+#include "cli/train_resolve.hpp"
+#include "data/problems.hpp"
 #include "util/errors.hpp"
 #include "util/json.hpp"
 #include "util/files.hpp"
@@ -65,7 +67,7 @@ ValidateJob read_validate_job(const po::variables_map& vm) {
   ValidateJob job;
   if (vm.count("out")) {
     job.out = vm["out"].as<std::string>();
-    if (is_leader()) check_writable(job.out, "--out");
+    if (is_leader()) check_writable(job.out, "--out");  // and against the files read, below
   }
   job.problems = split_list(vm["problems"].as<std::string>());
   job.nps = whole_list(vm["np"].as<std::string>(), "np", kRanksHereRange);
@@ -79,6 +81,13 @@ ValidateJob read_validate_job(const po::variables_map& vm) {
   const long long most = *std::max_element(job.nps.begin(), job.nps.end());
   for (long long b : job.blocks)
     if (b < most) throw InputError("--block " + std::to_string(b) + " is smaller than --np " + std::to_string(most));
+  // Each problem's shape is read here, as its runs will read it (an unknown one is refused
+  // before any run), so that --out is compared with its files too (MNIST's, a fann: file).
+  ProblemOptions shape;
+  shape.mnist_dir = default_mnist_dir();
+  shape.shape_only = true;
+  for (const std::string& problem : job.problems) make_problem(problem, shape);
+  if (!job.out.empty() && is_leader()) check_output(job.out, "--out", {});
   return job;
 }
 
