@@ -781,9 +781,29 @@ extern "C" void refuse_on_abort(int) {
   _exit(2);
 }
 
+// The most hosts a platform may declare: the most ranks wulf places (--np's range, 1 000 000).
+// A cluster's radical may name far more ("0-99999999"), and SimGrid would then create hosts
+// until the machine's memory runs out (about 5 KB each): the load stops at the first host
+// past the limit instead.
+constexpr unsigned long kMostHosts = 1'000'000;
+
+[[noreturn]] void refuse_too_many_hosts() {
+  char text[200];
+  const int n = std::snprintf(text, sizeof text,
+                              "it declares more than %lu hosts, the most wulf reads (the most ranks it places)\n",
+                              kMostHosts);
+  ssize_t done = ::write(real_stderr >= 0 ? real_stderr : STDERR_FILENO, text, static_cast<std::size_t>(n));
+  static_cast<void>(done);
+  _exit(2);
+}
+
 // Loads the platform at path into e; SimGrid's aborts become a refusal (above), and what it
 // logs otherwise reaches standard error after loading.
 void load_platform(simgrid::s4u::Engine& e, const char* path) {
+  static unsigned long created = 0;
+  simgrid::s4u::Host::on_creation_cb([](simgrid::s4u::Host&) {
+    if (++created > kMostHosts) refuse_too_many_hosts();
+  });
   captured_stderr = ::memfd_create("wulf-platform-stderr", MFD_CLOEXEC);
   real_stderr = ::dup(STDERR_FILENO);
   if (captured_stderr < 0 || real_stderr < 0) {  // no capture: SimGrid's own words, then
@@ -951,6 +971,10 @@ int run(int argc, char** argv) {
       std::printf("%s %d %.17g %s %s %s\n", h->get_cname(), h->get_core_count(), h->get_speed(),
                   prop(h, "wulf:group").c_str(), prop(h, "wulf:node").c_str(), prop(h, "wulf:nics").c_str());
     return 0;
+  } catch (const std::bad_alloc&) {  // past the address space wulf gives it (engine/launch)
+    std::fprintf(stderr, "SimGrid ran out of memory loading it (wulf-platform may take the memory this machine "
+                         "has available): a cluster's radical, or another count, too large?\n");
+    return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "SimGrid cannot load it: %s\n", e.what());
     return 2;

@@ -5,6 +5,7 @@
 #include "comm/compute.hpp"
 #include "data/dataset.hpp"
 #include "util/json.hpp"
+#include "util/machine.hpp"
 #include "util/process.hpp"
 #include "engine/launch.hpp"
 #include "engine/testbed.hpp"
@@ -378,6 +379,29 @@ TEST(platform, a_cluster_without_hosts_and_a_negative_core_count_are_named_as_th
         {"platform " + file + ": " + why});
     EXPECT_EQ(std::count(train.err.begin(), train.err.end(), '\n'), 1) << "one line: " << train.err;
   }
+}
+
+// A cluster's radical may name more hosts than any run places, and SimGrid makes them all:
+// radical="0-2147483647" grew a vector of 2^31 numbers until the machine's memory ran out,
+// "0-99999999" a hundred million hosts. wulf-platform runs in the address space of this
+// machine's memory (here made 100 MB: 2 GiB with the program's own), and stops at the first
+// host past 1 000 000, the most ranks wulf places (about 3 GB and 6 s of SimGrid's work, so
+// the second case needs that much memory free).
+TEST(platform, a_radical_of_absurd_size_is_refused_by_memory_or_by_its_hosts) {
+  TestDir dir;
+  const std::string endless = cluster_platform(dir, "endless.xml", "prefix=\"c-\" radical=\"0-2147483647\"");
+  {
+    const MemoryLimit limit("100e6");
+    const Outcome info = expect_refused({"platform", "info", endless},
+                                        {"platform " + endless + ": SimGrid ran out of memory loading it"});
+    EXPECT_EQ(std::count(info.err.begin(), info.err.end(), '\n'), 1) << "one line: " << info.err;
+  }
+  const auto available = machine_memory();
+  if (!available || available->bytes < 5e9) GTEST_SKIP() << "less than 5 GB free for SimGrid's million hosts";
+  const std::string many = cluster_platform(dir, "many.xml", "prefix=\"c-\" radical=\"0-99999999\"");
+  expect_train_refused({"--problem", "encoder:8", "--block", "4", "--epochs", "1", "--engine", "sim", "--np", "2",
+                        "--platform", many},
+                       {"platform " + many + ": it declares more than 1000000 hosts, the most wulf reads"});
 }
 
 // Two hosts of core="2147483647": `platform info` said "4.29497e+09 cores", and `train

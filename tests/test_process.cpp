@@ -89,6 +89,22 @@ TEST(process, a_child_gets_its_own_environment_and_keeps_its_error_stream) {
   EXPECT_EQ(run_child({"sh", "-c", "echo shown and kept >&2"}, kept).err, "shown and kept\n");
 }
 
+// address_space_bytes is the child's RLIMIT_AS, which `ulimit -v` reads in KiB; a child
+// without it has the limit this process has. A sanitized build sets none (ASan's shadow
+// memory would not fit).
+TEST(process, a_child_gets_the_address_space_it_is_given) {
+  ChildOptions o;
+  o.capture = true;
+  const std::string unbounded = run_child({"sh", "-c", "ulimit -v"}, o).out;
+  o.address_space_bytes = 1e9;
+#ifdef __SANITIZE_ADDRESS__
+  EXPECT_EQ(run_child({"sh", "-c", "ulimit -v"}, o).out, unbounded);
+#else
+  EXPECT_EQ(run_child({"sh", "-c", "ulimit -v"}, o).out, "976562\n");
+  EXPECT_EQ(unbounded, "unlimited\n");
+#endif
+}
+
 TEST(process, a_child_killed_by_a_signal_gives_128_plus_the_signal) {
   EXPECT_EQ(run_program({"sh", "-c", "kill -KILL $$"}), 137);
 }

@@ -2,6 +2,7 @@
 #include "util/errors.hpp"
 
 #include "data/dataset.hpp"
+#include "util/machine.hpp"
 #include "util/paths.hpp"
 #include "util/process.hpp"
 #include "util/text.hpp"
@@ -28,15 +29,28 @@ namespace wulf {
 
 std::string wulf_program(const std::string& name) { return helper_program(name); }
 
+int run_wulf_platform(const std::vector<std::string>& args, std::string& out, std::string& err) {
+  constexpr double GiB = 1024.0 * 1024 * 1024;
+  std::vector<std::string> argv{wulf_program("wulf-platform")};
+  argv.insert(argv.end(), args.begin(), args.end());
+  ChildOptions options;
+  options.capture = true;
+  if (const std::optional<MachineMemory> machine = machine_memory())
+    options.address_space_bytes = std::max(machine->bytes, GiB) + GiB;
+  ChildResult r = run_child(argv, options);
+  out = std::move(r.out), err = std::move(r.err);
+  return r.code;
+}
+
 namespace {
 
 std::string platform_helper(const std::string& verb, const std::string& file,
                             const std::vector<std::string>& extra = {}) {
   check_input_file(file, "platform", text_file_limit);  // missing, a folder, a FIFO: said before SimGrid sees it
   std::string text, errors;
-  std::vector<std::string> cmd{wulf_program("wulf-platform"), verb, file};
-  cmd.insert(cmd.end(), extra.begin(), extra.end());
-  if (run_program_captured(cmd, text, errors) != 0) {
+  std::vector<std::string> args{verb, file};
+  args.insert(args.end(), extra.begin(), extra.end());
+  if (run_wulf_platform(args, text, errors) != 0) {
     while (!errors.empty() && errors.back() == '\n') errors.pop_back();
     throw InputError("platform " + file + ": " + (errors.empty() ? "SimGrid cannot load it" : errors));
   }
@@ -157,8 +171,7 @@ GrownPlatform::GrownPlatform(const std::string& file, long long hosts) : TempFil
   check_in_range(static_cast<double>(hosts), kGrowRange, "grow");
   std::string text, errors;
   check_input_file(file, "platform", text_file_limit);
-  if (run_program_captured({wulf_program("wulf-platform"), "grow", file, std::to_string(hosts), path()}, text, errors) !=
-      0) {
+  if (run_wulf_platform({"grow", file, std::to_string(hosts), path()}, text, errors) != 0) {
     while (!errors.empty() && errors.back() == '\n') errors.pop_back();
     throw InputError("platform " + file + ": " + errors);
   }

@@ -18,6 +18,13 @@ namespace wulf {
 // wulf-platform. Throws InputError if it is not built.
 std::string wulf_program(const std::string& name);
 
+// Runs wulf-platform with args (its verb, the platform file, ...), its output captured, and
+// returns its exit code. Its address space is bounded by this machine's memory
+// (machine_memory, and 1 GiB for the program itself): a platform whose numbers make SimGrid
+// allocate without end (a radical of 2^31 hosts) is refused for its memory, not left to
+// take the machine's.
+int run_wulf_platform(const std::vector<std::string>& args, std::string& out, std::string& err);
+
 struct PlatformHost {
   std::string name;
   int cores = 0;

@@ -141,7 +141,7 @@ TestbedPlan plan_testbed(const std::string& platform, const std::vector<Platform
   std::string list;
   for (const auto& n : names) list += (list.empty() ? "" : ",") + n;
   std::string text, errors;
-  if (run_program_captured({wulf_program("wulf-platform"), "star", platform, list}, text, errors) != 0)
+  if (run_wulf_platform({"star", platform, list}, text, errors) != 0)
     throw InputError("platform " + platform + ": " + first_line(errors));
   const Json star = parse_json(text, "wulf-platform star " + platform);
   const Json& hosts = star.at("hosts");

@@ -20,6 +20,8 @@
 // /usr/bin/time on a Release build (ARCHITECTURE.md, "Memory").
 #pragma once
 
+#include "util/machine.hpp"
+
 #include "job/train_job.hpp"
 #include "train/memory_terms.hpp"
 #include "util/json.hpp"
@@ -58,15 +60,6 @@ MemoryEstimate estimate_memory(const TrainJob& job);
 MemoryEstimate estimate_bench_memory(const std::string& what, int np, std::size_t elements, std::size_t value_bytes,
                                      const std::string& reduce);
 
-// The memory this machine can give a run: $WULF_MEMORY_LIMIT_BYTES where it is set (tests,
-// or a share of a machine that others use too), else MemAvailable of /proc/meminfo; none
-// where neither can be read (then nothing is checked). Throws InputError for a variable
-// that is not a positive number of bytes.
-struct MachineMemory {
-  double bytes = 0;
-  std::string source;  // "MemAvailable" or "WULF_MEMORY_LIMIT_BYTES"
-};
-std::optional<MachineMemory> machine_memory();
 
 // Throws InputError when the estimate exceeds the machine's memory, unless force. The
 // message names who (e.g. "wulf platform bench: the allgather of 54912 values on 196

@@ -22,6 +22,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -307,6 +308,11 @@ pid_t spawn(const std::vector<std::string>& argv, const ChildOptions& options, c
   std::vector<char*> env = c_args(env_text);
   int failed[2];  // the child's errno, should exec fail; closed by a successful exec
   if (::pipe2(failed, O_CLOEXEC) != 0) throw std::runtime_error("cannot start " + argv[0] + ": " + std::strerror(errno));
+  struct rlimit limit {RLIM_INFINITY, RLIM_INFINITY};
+#ifndef __SANITIZE_ADDRESS__
+  if (options.address_space_bytes > 0 && options.address_space_bytes < 1e18)
+    limit.rlim_cur = limit.rlim_max = static_cast<rlim_t>(options.address_space_bytes);
+#endif
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) {
@@ -324,6 +330,7 @@ pid_t spawn(const std::vector<std::string>& argv, const ChildOptions& options, c
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    if (limit.rlim_cur != RLIM_INFINITY) ::setrlimit(RLIMIT_AS, &limit);
     const int null = ::open("/dev/null", O_RDONLY);
     if (null >= 0 && null != 0) ::dup2(null, 0), ::close(null);
     if (out.write >= 0) ::dup2(out.write, 1);

@@ -47,6 +47,10 @@ struct ChildOptions {
   // Asked when the child timed out, before its processes are ended: what to say of them
   // (e.g. which rank is stopped), added to TimedOut's message.
   std::function<std::string()> on_timeout;
+  // > 0: the most address space the child may map (RLIMIT_AS): past it its allocations fail
+  // (std::bad_alloc) instead of taking the machine's memory. A sanitized build's children
+  // get none, since AddressSanitizer maps terabytes of shadow memory as a program starts.
+  double address_space_bytes = 0;
 };
 
 struct ChildResult {
