@@ -138,7 +138,9 @@ TEST(trainer, every_registered_strategy_has_a_whole_descriptor) {
     ASSERT_NE(s->layout, nullptr);
     EXPECT_EQ(s->train_float == nullptr, s->sessions != nullptr) << "one net's training, or a table of sessions";
     EXPECT_EQ(s->train_double == nullptr, s->sessions != nullptr);
-    if (!s->options.empty()) EXPECT_FALSE(s->options_title.empty());
+    if (!s->options.empty()) {
+      EXPECT_FALSE(s->options_title.empty());
+    }
     TrainConfig c;
     c.strategy = s;
     for (const StrategyOption& o : s->options) {
@@ -161,8 +163,12 @@ TEST(trainer, every_registered_strategy_has_a_whole_descriptor) {
     EXPECT_NO_THROW(check_strategy(c, 2, true));
     // wulf recommend gives b to --block or to an option of the strategy's own, and sweeps
     // only options the strategy owns.
-    if (s->search && s->search->block_option != "block") EXPECT_NE(s->option(s->search->block_option), nullptr);
-    if (s->search && !s->search->interval_option.empty()) EXPECT_NE(s->option(s->search->interval_option), nullptr);
+    if (s->search && s->search->block_option != "block") {
+      EXPECT_NE(s->option(s->search->block_option), nullptr);
+    }
+    if (s->search && !s->search->interval_option.empty()) {
+      EXPECT_NE(s->option(s->search->interval_option), nullptr);
+    }
   }
   EXPECT_EQ(to_string(Strategy()), "block");
   TrainConfig c;

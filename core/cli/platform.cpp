@@ -249,7 +249,7 @@ CommBenchConfig bench_config(const BenchJob& job, const std::string& what, const
   CommBenchConfig c;
   c.what = what;
   c.sizes = list;
-  c.repeat = job.repeat;
+  c.repeat = static_cast<int>(job.repeat);  // in its range
   c.bw_scale = job.bw_scale;
   c.lat_scale = job.lat_scale;
   c.doubles = job.type != "float";

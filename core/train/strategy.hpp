@@ -117,8 +117,8 @@ using StrategyTrainFn = TrainResult (*)(Mlp<T>&, const Dataset&, const Dataset&,
 struct StrategyDescriptor {
   std::string_view name;
   std::string_view help;           // for --strategy's help: "training-set parallelism, seed 000"
-  std::string_view options_title;  // the --help group of its options: "conjugate gradient (--strategy cg, seed 002)"
-  std::span<const StrategyOption> options;
+  std::string_view options_title{};  // the --help group of its options: "conjugate gradient (--strategy cg, seed 002)"
+  std::span<const StrategyOption> options{};
   std::span<const Learning> learning;  // the learning rules it runs (--learning)
   bool splits_blocks = false;          // shares each block out over the ranks (then b >= the ranks)
   DataLayout (*layout)(const TrainConfig&) = nullptr;
