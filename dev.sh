@@ -73,10 +73,15 @@ install_mnist() {
   mnist_ok || die "the MNIST files in $mnist_data do not match their md5 sums"
 }
 
-configure() {  # folder [extra cmake options]: once per folder
+configure() {  # folder [extra cmake options, taken the first time]
   local dir="$1"
   shift
-  [ -f "$dir/CMakeCache.txt" ] && return 0
+  if [ -f "$dir/CMakeCache.txt" ]; then
+    # Configured before: generated again with the options it has (about a second), so that a
+    # target added since (programs, tests_without_ranks) is known to the build.
+    cmake -S "$here" -B "$dir" >/dev/null
+    return 0
+  fi
   local launcher=()
   if command -v ccache >/dev/null 2>&1; then
     launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
