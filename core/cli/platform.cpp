@@ -10,6 +10,7 @@
 #include "cli/train_options.hpp"
 #include "cli/options.hpp"
 #include "comm/staged_reduce.hpp"
+#include "engine/collective_choice.hpp"
 #include "util/json.hpp"
 #include "util/files.hpp"
 #include "train/result_record.hpp"
@@ -161,7 +162,7 @@ BenchJob read_bench_job(const po::variables_map& vm) {
     if (!is_one_of(c, {"allreduce", "reduce", "allgather"}))
       throw InputError("--collectives: unknown collective '" + c + "' (expected allreduce, reduce or allgather)");
   job.type = vm["type"].as<std::string>();
-  job.allreduce = vm["allreduce"].as<std::string>();  // SMPI's own names: SMPI checks them
+  job.allreduce = vm["allreduce"].as<std::string>();  // checked as it was read
   job.reduce = vm["reduce"].as<std::string>();
   job.repeat = vm["repeat"].as<long long>();
   if (job.repeat < 1) throw InputError("--repeat: must be at least 1");
@@ -197,8 +198,6 @@ BenchJob read_bench_job(const po::variables_map& vm) {
       throw InputError("--dilation: must be a number of at least 1");
   }
   if (job.engine == "testbed") {
-    if (!is_one_of(job.allreduce, {"default", "rdb", "redbcast"}))
-      throw InputError("--allreduce " + job.allreduce + ": the testbed's Open MPI takes default, rdb or redbcast");
     if (!is_one_of(job.reduce, {"default", "binomial"}))
       throw InputError("--reduce " + job.reduce + ": the testbed takes the library's reduces, default or binomial");
     if (job.grow > 0 || job.lat_scale != 1.0)
@@ -262,13 +261,14 @@ CommBenchConfig bench_config(const BenchJob& job, const std::string& what, const
 // emulated cluster, np ranks of wulf-rank-real under mpirun across it, times in the
 // platform's seconds (the ranks divide by the dilation).
 std::vector<Json> measure_on_testbed(const BenchJob& job, const std::vector<PlatformHost>& on, std::size_t np,
-                                     const std::string& what, const std::vector<std::size_t>& list) {
+                                     const std::string& what, const std::vector<std::size_t>& list,
+                                     const std::string& allreduce) {
   TestbedPlan plan = plan_testbed(job.run_file, hosts_of_ranks(on, static_cast<long long>(np)), static_cast<int>(np), job.dilation, job.bw_scale);
   plan.platform = job.file;
   if (job.eager_limit > 0) plan.eager_bytes = job.eager_limit;
   const Testbed bed(std::move(plan));
   const MpiSessionDir session;
-  std::vector<std::string> cmd = bed.command(job.program, session, {job.allreduce, job.reduce, "default"});
+  std::vector<std::string> cmd = bed.command(job.program, session, {allreduce, job.reduce, "default"});
   CommBenchConfig bench = bench_config(job, what, list);
   bench.dilation = bed.plan().dilation;
   validate(bench);
@@ -286,14 +286,17 @@ std::vector<Json> measure_on_testbed(const BenchJob& job, const std::vector<Plat
 }
 
 // One smpirun of wulf-rank-sim's bench on the hosts `on`: np ranks measure `what` at each
-// size of list; the rows rank 0 printed.
+// size of list, their allreduce the algorithm named (default: each engine's own; the
+// allreduce rows come through measure_sizes, which names one); the rows rank 0 printed.
 std::vector<Json> measure(const BenchJob& job, const std::vector<PlatformHost>& on, std::size_t np,
-                          const std::string& what, const std::vector<std::size_t>& list) {
-  if (job.engine == "testbed") return measure_on_testbed(job, on, np, what, list);
+                          const std::string& what, const std::vector<std::size_t>& list,
+                          const std::string& allreduce = "default") {
+  if (job.engine == "testbed") return measure_on_testbed(job, on, np, what, list, allreduce);
   // wulf's own reduces end in (four-stage) or stand beside the library's binomial one.
   std::vector<std::string> cfg{
-      "smpi/allreduce:" + job.allreduce,
       "smpi/reduce:" + (is_point_to_point_reduce(job.reduce) ? std::string("binomial") : job.reduce)};
+  if (const AllreduceAlgorithm* a = find_allreduce_algorithm(allreduce))
+    cfg.push_back("smpi/allreduce:" + std::string(a->smpi));
   for (const std::string& setting : smpi_eager_config(job.eager_limit)) cfg.push_back(setting);
   const Hostfile hostfile(on, static_cast<long long>(np));
   std::vector<std::string> cmd = smpirun_command(job.run_file, hostfile, static_cast<int>(np), cfg, job.program);
@@ -363,6 +366,38 @@ void bench_pingpong(const BenchJob& job, const std::vector<PlatformHost>& pair, 
 }
 
 // The collectives' table and rows; np above the platform's cores is skipped with a note.
+// measure's rows for every size of --elements. An allreduce runs the algorithm --allreduce
+// names, or where it is `default`, Open MPI 4.1's choice for np ranks and each size
+// (engine/collective_choice): the sizes that share one are measured in one run, forced on
+// the engine, and each row names its algorithm and how it was chosen.
+std::vector<Json> measure_sizes(const BenchJob& job, const std::vector<PlatformHost>& hosts, std::size_t np,
+                                const std::string& what) {
+  if (what != "allreduce") return measure(job, hosts, np, what, job.elements);
+  const std::size_t value_bytes = job.type == "float" ? sizeof(float) : sizeof(double);
+  std::vector<Json> rows;
+  for (std::size_t first = 0; first < job.elements.size();) {
+    const ResolvedAllreduce chosen =
+        resolve_allreduce(job.allreduce, static_cast<long long>(np), job.elements[first] * value_bytes);
+    std::size_t end = first + 1;
+    while (end < job.elements.size() &&
+           resolve_allreduce(job.allreduce, static_cast<long long>(np), job.elements[end] * value_bytes).name ==
+               chosen.name)
+      ++end;
+    const std::vector<std::size_t> sizes(job.elements.begin() + static_cast<std::ptrdiff_t>(first),
+                                         job.elements.begin() + static_cast<std::ptrdiff_t>(end));
+    for (Json& row : measure(job, hosts, np, what, sizes, chosen.name)) {
+      row["algorithm"] = chosen.name;
+      row["chosen_by"] = chosen.by_default ? resolve_allreduce(job.allreduce, static_cast<long long>(np),
+                                                               row.at("size").get<std::size_t>() * value_bytes)
+                                                 .chosen_by
+                                           : chosen.chosen_by;
+      rows.push_back(std::move(row));
+    }
+    first = end;
+  }
+  return rows;
+}
+
 Json bench_collectives(const BenchJob& job, const std::vector<PlatformHost>& hosts, long long total_cores,
                        std::ostream& out, std::ostream& err) {
   Json rows = Json::array();
@@ -377,10 +412,11 @@ Json bench_collectives(const BenchJob& job, const std::vector<PlatformHost>& hos
         err << "wulf platform bench: np " << np << " skipped: the platform has " << total_cores << " cores\n";
         continue;
       }
-      for (const Json& row : measure(job, hosts, np, what, job.elements)) {
-        fmt::print(out, "{:>11}{:>6}{:>10g}{:>14}\n", what, np, row.at("size").get<double>(),
-                   human_time(row.at("time_s").get<double>()));
-        rows.push_back(row);
+      for (Json& row : measure_sizes(job, hosts, np, what)) {
+        fmt::print(out, "{:>11}{:>6}{:>10g}{:>14}{}\n", what, np, row.at("size").get<double>(),
+                   human_time(row.at("time_s").get<double>()),
+                   row.contains("algorithm") ? "  " + row.at("algorithm").get<std::string>() : "");
+        rows.push_back(std::move(row));
       }
     }
   return rows;
@@ -404,7 +440,9 @@ po::options_description bench_options() {
        fmt::format("values per rank in the collectives, each in {}", range_text(bench_elements)).c_str())
       ("type", one_of({"double", "float"}, "--type: '{}' (expected double or float)")->default_value("double"),
        "value type: double|float")
-      ("allreduce", po::value<std::string>()->default_value("default"), "SMPI's allreduce algorithm (e.g. rdb)")
+      ("allreduce", allreduce_value()->default_value("default"),
+       "allreduce algorithm, the same on both engines: default (Open MPI 4.1's choice for each np and size, named "
+       "in each row), rdb, redbcast, ring or rabenseifner (wulf train --help)")
       ("reduce", reduce_value()->default_value("default"),
        "reduce algorithm: SMPI's (default, binomial) or wulf's own (wulf-binomial, four-stage: seed 002's, its "
        "layout from the platform's host properties)")
@@ -464,10 +502,6 @@ int bench_command(const std::vector<std::string>& args, std::ostream& out, std::
     plan.platform = job.file;
     job.dilation = plan.dilation;
     print_testbed(out, plan);
-    if (job.allreduce == "default") {
-      out << "  note: " << kTestbedDefaultAllreduceNote << "\n";
-      record["config"]["collective_note"] = kTestbedDefaultAllreduceNote;
-    }
     record["config"]["engine"] = "testbed";
     record["config"]["testbed"] = plan.to_json();
   } else {

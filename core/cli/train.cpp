@@ -8,6 +8,7 @@
 #include "comm/comm.hpp"
 #include "comm/compute.hpp"
 #include "comm/staged_reduce.hpp"
+#include "engine/collective_choice.hpp"
 #include "engine/launch.hpp"
 #include "engine/testbed.hpp"
 #include "job/job_json.hpp"
@@ -157,7 +158,8 @@ int launch_sim(TrainJob& job, std::ostream& err) {
   const PlatformHosts placement = rank_placement(job, platform);
   const Hostfile hostfile(placement.hosts, job.np);
   std::vector<std::string> cfg;
-  if (job.allreduce != "default") cfg.push_back("smpi/allreduce:" + job.allreduce);
+  if (const AllreduceAlgorithm* a = find_allreduce_algorithm(job.allreduce))  // resolved: never default
+    cfg.push_back("smpi/allreduce:" + std::string(a->smpi));
   if (library_reduce(job.reduce) != "default") cfg.push_back("smpi/reduce:" + library_reduce(job.reduce));
   if (job.bcast != "default") cfg.push_back("smpi/bcast:binomial_tree");  // SMPI's name for it
   for (const std::string& setting : smpi_eager_config(job.eager_limit)) cfg.push_back(setting);
@@ -181,7 +183,6 @@ int launch_testbed(TrainJob& job, std::ostream& out, std::ostream& err) {
   plan.platform = job.platform;
   if (job.eager_limit > 0) plan.eager_bytes = job.eager_limit;
   if (!job.quiet) print_testbed(out, plan);
-  if (!job.quiet && job.allreduce == "default") out << "  note: " << kTestbedDefaultAllreduceNote << "\n";
   const Testbed bed(std::move(plan));
   job.compute.dilation = bed.plan().dilation;
   add_placement(job, placement);

@@ -131,8 +131,10 @@ po::options_description engine_options() {
                     ->default_value("default"),
        "broadcast algorithm: default, binomial")
       ("allreduce", allreduce_value()->default_value("default"),
-       "allreduce algorithm: default (the MPI's own choice), rdb (recursive doubling, seed 000), "
-       "redbcast (reduce then broadcast)")
+       "allreduce algorithm, the same on every engine: default (the one Open MPI 4.1 chooses for the ranks and "
+       "the gradients' size, named in the record), rdb (recursive doubling, seed 000), redbcast (reduce then "
+       "broadcast), ring (reduce-scatter then allgather around a ring), rabenseifner (recursive halving, then "
+       "doubling)")
       ("platform", po::value<std::string>(), "sim, testbed: the SimGrid platform file (XML)")
       ("compute", parsed<ComputeMode>(parse_compute_mode),
        "how compute time is charged: sim flops (default)|calibrated|measured; testbed flops (default)|"
@@ -287,7 +289,7 @@ po::typed_value<std::string>* precision_value() {
 }
 
 po::typed_value<std::string>* allreduce_value() {
-  return one_of(names(allreduce_algorithms), "--allreduce: unknown algorithm '{}' (expected default, rdb or redbcast)");
+  return one_of(names(allreduce_algorithms), "--allreduce: unknown algorithm '{}' (expected default, rdb, redbcast, ring or rabenseifner)");
 }
 
 po::typed_value<std::string>* reduce_value() {

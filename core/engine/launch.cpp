@@ -1,4 +1,5 @@
 #include "engine/launch.hpp"
+#include "engine/collective_choice.hpp"
 #include "util/errors.hpp"
 
 #include "data/dataset.hpp"
@@ -237,12 +238,15 @@ std::vector<std::string> mpirun_command(int np, const std::string& oversubscribe
   const bool over = oversubscribe == "on" || (oversubscribe == "auto" && hostfile.empty() &&
                                               np > static_cast<int>(std::thread::hardware_concurrency()));
   if (over) cmd.push_back("--oversubscribe");
-  // Open MPI's tuned collectives: allreduce 2 reduce + bcast, 3 recursive doubling;
+  // Open MPI's tuned collectives: allreduce by its number (engine/collective_choice);
   // reduce 5 binomial; bcast 6 binomial.
   if (c.allreduce != "default" || c.reduce != "default" || c.bcast != "default")
     cmd.insert(cmd.end(), {"--mca", "coll_tuned_use_dynamic_rules", "1"});
-  if (c.allreduce != "default")
-    cmd.insert(cmd.end(), {"--mca", "coll_tuned_allreduce_algorithm", c.allreduce == "rdb" ? "3" : "2"});
+  if (c.allreduce != "default") {
+    const AllreduceAlgorithm* a = find_allreduce_algorithm(c.allreduce);
+    if (!a) throw InputError("--allreduce " + c.allreduce + ": Open MPI runs default, rdb, redbcast, ring or rabenseifner");
+    cmd.insert(cmd.end(), {"--mca", "coll_tuned_allreduce_algorithm", std::to_string(a->tuned_id)});
+  }
   if (c.reduce != "default") cmd.insert(cmd.end(), {"--mca", "coll_tuned_reduce_algorithm", "5"});
   if (c.bcast != "default") cmd.insert(cmd.end(), {"--mca", "coll_tuned_bcast_algorithm", "6"});
   cmd.insert(cmd.end(), extra.begin(), extra.end());

@@ -46,11 +46,6 @@ struct TestbedHost {
 // which the simulator's rendezvous does not model (README, "Validate on an emulated cluster").
 constexpr long long kTestbedEagerBytes = 4 << 20;
 
-// What --allreduce default means on the testbed, for the screen and the record.
-inline constexpr const char* kTestbedDefaultAllreduceNote =
-    "--allreduce default: Open MPI chooses its allreduce by message size and ranks, which is not the "
-    "simulation's default; to compare the two, force the same algorithm on both (--allreduce rdb or redbcast)";
-
 struct TestbedPlan {
   std::string platform;
   std::vector<TestbedHost> hosts;  // the hosts used, in rank order

@@ -55,8 +55,8 @@ void add_engine_json(Json& j, const TrainJob& job) {
   j["collective_algorithm"] = job.engine == Engine::seq ? Json(nullptr)
                                                         : Json("allreduce:" + job.allreduce + ", reduce:" + job.reduce +
                                                                ", bcast:" + job.bcast);
-  if (job.engine == Engine::testbed && job.allreduce == "default")
-    j["collective_note"] = kTestbedDefaultAllreduceNote;
+  if (job.engine != Engine::seq && !job.allreduce_chosen_by.empty())
+    j["allreduce_chosen_by"] = job.allreduce_chosen_by;
   if (job.reduce == "four-stage") {
     // Without a layout (or with no rank in a group) the four-stage reduce is the library's.
     j["reduce_layout"] = job.has_reduce_layout ? Json(job.reduce_layout.to_string()) : Json(nullptr);
@@ -260,6 +260,7 @@ void read_engine(const Fields& f, TrainJob& job) {
   job.reduce = coll.text("reduce");
   job.bcast = coll.text("bcast");
   if (!named_in(job.allreduce, allreduce_algorithms)) coll.fail("allreduce", "unknown algorithm");
+  if (f.has("allreduce_chosen_by")) job.allreduce_chosen_by = f.text("allreduce_chosen_by");
   if (!named_in(job.reduce, reduce_algorithms)) coll.fail("reduce", "unknown algorithm");
   if (!named_in(job.bcast, bcast_algorithms)) coll.fail("bcast", "unknown algorithm");
   if (job.reduce == "four-stage" && f.has("reduce_layout")) {

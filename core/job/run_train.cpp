@@ -47,8 +47,9 @@ void print_plan(std::ostream& out, const TrainJob& job, std::size_t weights, int
   }
   fmt::print(out, ", at most {} iterations, seed {}\n", c.max_iterations, c.seed);
   if (job.engine == Engine::seq) return;
-  fmt::print(out, "  engine {}, {} ranks, strategy {}, allreduce {}", to_string(job.engine), ranks, to_string(job.strategy),
-             job.allreduce);
+  fmt::print(out, "  engine {}, {} ranks, strategy {}, allreduce {}{}", to_string(job.engine), ranks,
+             to_string(job.strategy), job.allreduce,
+             job.allreduce_chosen_by.rfind("default", 0) == 0 ? " (" + job.allreduce_chosen_by + ")" : "");
   if (job.engine == Engine::sim || job.engine == Engine::testbed)
     fmt::print(out, ", platform {}", job.platform);
   if (job.engine != Engine::real || job.compute.mode != ComputeMode::wall)

@@ -1,5 +1,7 @@
 #include "job/train_job.hpp"
 
+#include "engine/collective_choice.hpp"
+
 #include "job/job_json.hpp"
 #include "job/memory_estimate.hpp"
 #include "nn/weights_file.hpp"
@@ -132,7 +134,25 @@ void set_config_json(TrainJob& job) {
   job.config_json["memory_estimate"] = estimate_memory(job).to_json();
 }
 
+namespace {
+
+// --allreduce default becomes the algorithm every engine runs (engine/collective_choice).
+void resolve_collectives(TrainJob& job) {
+  if (job.engine == Engine::seq || job.allreduce != "default") {
+    if (job.allreduce_chosen_by.empty() && job.allreduce != "default") job.allreduce_chosen_by = "--allreduce";
+    return;
+  }
+  // The gradients' allreduce, the largest a strategy makes, picks the algorithm for all.
+  const std::size_t bytes = job.spec.parameter_count() * (job.double_precision ? sizeof(double) : sizeof(float));
+  const ResolvedAllreduce r = resolve_allreduce(job.allreduce, job.np, bytes);
+  job.allreduce = r.name;
+  job.allreduce_chosen_by = "default, " + r.chosen_by + ", the gradients' size";
+}
+
+}  // namespace
+
 void finish_front_end(TrainJob& job, bool force) {
+  resolve_collectives(job);
   // The memory the run needs, against this machine's, before any rank starts (the ranks
   // themselves only record it); then the counts its collectives pass to MPI.
   check_memory_fits(estimate_memory(job), machine_memory(), force, "");

@@ -26,7 +26,8 @@ Engine parse_engine(std::string_view name);  // throws InputError
 inline const char* precision_name(bool double_precision) { return double_precision ? "double" : "float"; }
 // The names a job's collectives and mpirun's oversubscription take; wulf train's options
 // accept these and a record's job is read against them.
-inline constexpr std::array<std::string_view, 3> allreduce_algorithms{"default", "rdb", "redbcast"};
+inline constexpr std::array<std::string_view, 5> allreduce_algorithms{"default", "rdb", "redbcast", "ring",
+                                                                       "rabenseifner"};
 inline constexpr std::array<std::string_view, 4> reduce_algorithms{"default", "binomial", "wulf-binomial", "four-stage"};
 inline constexpr std::array<std::string_view, 2> bcast_algorithms{"default", "binomial"};
 inline constexpr std::array<std::string_view, 3> oversubscribe_modes{"auto", "on", "off"};
@@ -44,7 +45,10 @@ struct TrainJob {
   Engine engine = Engine::seq;
   int np = 1;
   Strategy strategy{};  // and config.strategy, with its settings
+  // "default" until the front end resolves it (engine/collective_choice): then the
+  // algorithm every engine runs, and how it was chosen.
   std::string allreduce = "default";
+  std::string allreduce_chosen_by;
   std::string reduce = "default";
   ReduceLayout reduce_layout;  // four-stage (empty: the library reduce)
   bool has_reduce_layout = false;
