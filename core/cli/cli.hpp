@@ -37,16 +37,19 @@ int plot_command(const std::vector<std::string>& args, std::ostream& out, std::o
 // A run of one iteration of seed 000's function example on Bat Cave (Table VII's runs: Table
 // II's phase times charged, no arithmetic, recursive doubling) on --engine engine (sim or
 // testbed) with p ranks and block b, its record at `record`; timeout: each run's --timeout
-// seconds (empty: none); extra: further options of wulf train (e.g. --eager-limit).
+// seconds (empty: none); extra: further options of wulf train (e.g. --eager-limit);
+// allreduce: its --allreduce (seed 000's recursive doubling unless another is asked for).
 Job table_vii_job(const std::string& engine, int p, int b, const std::string& record, const std::string& timeout,
-                  const std::vector<std::string>& extra = {});
+                  const std::vector<std::string>& extra = {}, const std::string& allreduce = "rdb");
 // The seconds of its iteration; a run that failed is an error of command ("wulf study").
 double table_vii_seconds(const JobResult& run, const Job& job, const std::string& command);
 // A run of command's that failed: TimedOut for a timeout, else an InputError with what the
 // run printed; what names the run ("a simulation").
 void check_wulf_run(const JobResult& run, const std::string& command, const std::string& what);
 // `wulf validate --testbed` (cli/validate_testbed.cpp): Table V's fit and Table VII four ways.
-int validate_testbed(const std::string& out_path, const std::string& timeout, std::ostream& out, std::ostream& err);
+// allreduce: Table VII's on both engines (--allreduce); Table V's fit is recursive doubling's.
+int validate_testbed(const std::string& out_path, const std::string& timeout, const std::string& allreduce,
+                     std::ostream& out, std::ostream& err);
 // `wulf clean` (cli/clean.cpp): what killed runs left, their temporary files and folders
 // and testbed namespaces, removed (remove_temp_leftovers, remove_testbed_leftovers).
 int clean_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);

@@ -26,13 +26,13 @@
 namespace wulf {
 
 Job table_vii_job(const std::string& engine, int p, int b, const std::string& record, const std::string& timeout,
-                  const std::vector<std::string>& extra) {
+                  const std::vector<std::string>& extra, const std::string& allreduce) {
   const std::string platform = platforms_dir() + "/batcave.xml";
   std::vector<std::string> args{"train",  "--problem", "function",  "--bias",  "off",      "--precision",
                                 "double", "--block",   std::to_string(b), "--epochs", "1", "--engine",
                                 engine,   "--np",      std::to_string(p), "--platform", platform, "--compute",
                                 "calibrated", "--profile", "batcave-function", "--numerics", "off", "--allreduce",
-                                "rdb",    "--quiet"};
+                                allreduce, "--quiet"};
   args.insert(args.end(), extra.begin(), extra.end());
   if (!timeout.empty()) args.insert(args.end(), {"--timeout", timeout});
   return {args, record, {}, {}};

@@ -286,6 +286,10 @@ po::options_description validate_options() {
       ("timeout", timeout_value(), timeout_help("each run (calibration, training): ").c_str())
       ("testbed", "instead: seed 000's Table V fit (Ti, Tw) and Table VII for Bat Cave by paper, model, simulation "
                   "and testbed (real Open MPI over an emulated Bat Cave here; root; README)")
+      ("allreduce", allreduce_value()->default_value("rdb"),
+       "--testbed: Table VII's allreduce on both engines: rdb (seed 000's recursive doubling), default (Open MPI "
+       "4.1's choice, as wulf train --allreduce default), redbcast, ring or rabenseifner; Table V's fit is "
+       "recursive doubling's")
       ("out", po::value<std::string>(), "write the table (JSON) to FILE");
   return options;
 }
@@ -301,8 +305,10 @@ int validate_command(const std::vector<std::string>& args, std::ostream& out, st
         throw InputError(std::string("--") + other + " is for wulf validate without --testbed");
     const std::string path = vm.count("out") ? vm["out"].as<std::string>() : "";
     if (!path.empty() && is_leader()) check_writable(path, "--out");
-    return validate_testbed(path, vm.count("timeout") ? fmt::format("{}", vm["timeout"].as<double>()) : "", out, err);
+    return validate_testbed(path, vm.count("timeout") ? fmt::format("{}", vm["timeout"].as<double>()) : "",
+                            vm["allreduce"].as<std::string>(), out, err);
   }
+  if (!vm["allreduce"].defaulted()) throw InputError("--allreduce is for wulf validate --testbed");
   const ValidateJob job = read_validate_job(vm);
   Table table = tabulate(measure_rounds(job, Runner(), out, err), job.cores);
   print_table(out, table.rows, job.cores);

@@ -81,9 +81,10 @@ struct Runs {
 
 // Table VII's iteration at p and b on one list: the index of its job.
 std::size_t add_iteration(std::vector<Job>& list, const std::string& engine, int p, int b, const TempDir& dir,
-                          const std::string& timeout, const std::vector<std::string>& extra = {}) {
+                          const std::string& timeout, const std::string& allreduce,
+                          const std::vector<std::string>& extra = {}) {
   const std::string name = fmt::format("{}{}-p{}-b{}.json", engine, extra.empty() ? "" : "-eager", p, b);
-  list.push_back(table_vii_job(engine, p, b, dir.file(name), timeout, extra));
+  list.push_back(table_vii_job(engine, p, b, dir.file(name), timeout, extra, allreduce));
   return list.size() - 1;
 }
 
@@ -141,21 +142,21 @@ Json table_vii(std::ostream& out, const Runs& runs) {
 
 // Every run of the comparison: the simulations' list (the fit; per b the one-rank run plain
 // and eager; per cell the same) and the testbed's (the fit; per b the one-rank run; per cell).
-Runs run_all(const TempDir& dir, const std::string& timeout) {
+Runs run_all(const TempDir& dir, const std::string& timeout, const std::string& allreduce) {
   Runs runs;
   const std::vector<std::string> eager{"--eager-limit", std::to_string(kTestbedEagerBytes)};
   runs.sims.push_back(allreduce_bench("sim", dir.file("bench-sim.json"), timeout));
   runs.beds.push_back(allreduce_bench("testbed", dir.file("bench-testbed.json"), timeout));
   for (int b : kTableVIIBlocks) {
-    add_iteration(runs.sims, "sim", 1, b, dir, timeout);
-    add_iteration(runs.sims, "sim", 1, b, dir, timeout, eager);
-    add_iteration(runs.beds, "testbed", 1, b, dir, timeout);
+    add_iteration(runs.sims, "sim", 1, b, dir, timeout, allreduce);
+    add_iteration(runs.sims, "sim", 1, b, dir, timeout, allreduce, eager);
+    add_iteration(runs.beds, "testbed", 1, b, dir, timeout, allreduce);
   }
   for (int p : kTableVIIProcs)
     for (int b : kTableVIIBlocks) {
-      add_iteration(runs.sims, "sim", p, b, dir, timeout);
-      add_iteration(runs.sims, "sim", p, b, dir, timeout, eager);
-      add_iteration(runs.beds, "testbed", p, b, dir, timeout);
+      add_iteration(runs.sims, "sim", p, b, dir, timeout, allreduce);
+      add_iteration(runs.sims, "sim", p, b, dir, timeout, allreduce, eager);
+      add_iteration(runs.beds, "testbed", p, b, dir, timeout, allreduce);
     }
   const Runner runner;
   runs.sim_results = runner.run(runs.sims);
@@ -170,13 +171,14 @@ Runs run_all(const TempDir& dir, const std::string& timeout) {
 
 }  // namespace
 
-int validate_testbed(const std::string& out_path, const std::string& timeout, std::ostream& out, std::ostream& err) {
+int validate_testbed(const std::string& out_path, const std::string& timeout, const std::string& allreduce,
+                     std::ostream& out, std::ostream& err) {
   if (is_leader()) ready_testbed("wulf validate --testbed", err);  // its runs are process 0's
   const TempDir dir("validate");
   out << "Seed 000's Bat Cave four ways: the paper, wulf's model, wulf's simulation (platforms/batcave.xml)\n"
          "and the testbed (real Open MPI over an emulated Bat Cave on this machine, times in Bat Cave's own).\n\n"
       << std::flush;
-  const Runs runs = run_all(dir, timeout);
+  const Runs runs = run_all(dir, timeout, allreduce);
   const Json sim = allreduce_fit(runs.sim_results[0]);
   const Json bed = allreduce_fit(runs.bed_results[0]);
   print_fit(out, sim, bed);
@@ -186,7 +188,8 @@ int validate_testbed(const std::string& out_path, const std::string& timeout, st
   record["config"] = {{"command", "validate --testbed"},
                       {"platform", "platforms/batcave.xml"},
                       {"profile", "batcave-function"},
-                      {"collective_algorithm", "allreduce:rdb (Open MPI coll_tuned 3, SMPI rdb)"},
+                      {"collective_algorithm", "Table V: allreduce:rdb (Open MPI coll_tuned 3, SMPI rdb); Table VII: "
+                                               "allreduce:" + allreduce + " (each run's record names the algorithm)"},
                       {"testbed_eager_limit_bytes", kTestbedEagerBytes},
                       {"versions", versions_json()}};
   record["table_v"] = {{"paper", {{"Ti_s", kTableVTi}, {"Tw_s", kTableVTw}}}, {"simulation", sim}, {"testbed", bed}};
