@@ -105,6 +105,25 @@ TEST(rerun, seq_and_sim_give_the_same_errors_to_the_bit_and_the_same_simulated_t
   EXPECT_EQ(c1, c2);
 }
 
+// An allreduce the record's run took by default is chosen again for the re-run's ranks (the
+// ring for an 8-1000-8 encoder's 68 032 bytes on 2 ranks, Rabenseifner's on 4); one the
+// user named stays named.
+TEST(rerun, a_default_allreduce_is_chosen_again_for_the_reruns_ranks) {
+  TestDir dir;
+  const std::vector<std::string> wide{"--problem", "encoder:8", "--hidden", "1000", "--epochs", "1", "--numerics", "off",
+                                      "--engine", "sim", "--platform", toy4};
+  const auto allreduce = [](const Json& r) {
+    return r.at("config").at("collectives").at("allreduce").get<std::string>() + " / " +
+           r.at("config").at("allreduce_chosen_by").get<std::string>();
+  };
+  EXPECT_EQ(allreduce(train_record(dir, "two", with(wide, {"--np", "2"}))),
+            "ring / default, Open MPI 4.1's choice for 2 ranks and 68032 bytes, the gradients' size");
+  EXPECT_EQ(allreduce(rerun(dir, dir.file("two.json"), "four", {"--np", "4"})),
+            "rabenseifner / default, Open MPI 4.1's choice for 4 ranks and 68032 bytes, the gradients' size");
+  train_record(dir, "named", with(wide, {"--np", "2", "--allreduce", "rdb"}));
+  EXPECT_EQ(allreduce(rerun(dir, dir.file("named.json"), "named4", {"--np", "4"})), "rdb / --allreduce");
+}
+
 TEST(rerun, a_simulated_run_checked_on_real_mpi_gives_the_real_runs_errors) {
   TestDir dir;
   const std::vector<std::string> sim_args = with(encoder, {"--np", "2", "--allreduce", "rdb"});

@@ -396,6 +396,12 @@ void apply_rerun_overrides(const po::variables_map& vm, TrainJob& job) {
   std::erase(job.mpirun_args, std::string());
   for (const char* option : {"hostfile", "mpirun-args"})
     if (given(option) && job.engine != Engine::real) throw InputError(fmt::format("--{} is for --engine real", option));
+  // An allreduce the record's run took by default is chosen again for this run's ranks;
+  // one --allreduce names is taken as it is.
+  if (given("allreduce") || job.allreduce_chosen_by.rfind("default", 0) == 0) {
+    job.allreduce = "default";
+    job.allreduce_chosen_by.clear();
+  }
   for (const char* option : {"oversubscribe", "allreduce", "reduce", "bcast"})
     if (given(option)) {
       const std::string value = vm[option].as<std::string>();
