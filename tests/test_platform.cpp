@@ -10,6 +10,7 @@
 #include "engine/launch.hpp"
 #include "engine/testbed.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <tuple>
@@ -198,6 +199,30 @@ TEST(platform, bench_measures_latency_bandwidth_and_collectives_deterministicall
   EXPECT_NE(a.at("config").at("measured_as").at("pingpong").get<std::string>().find("half the round trip"),
             std::string::npos);
   EXPECT_NE(wulf({"platform", "bench", "--help"}).out.find("the last rank's finish"), std::string::npos);
+}
+
+// --allreduce default: each row's algorithm is Open MPI 4.1's choice for its ranks and size,
+// named with how it was chosen; sizes that share one are measured in one run. 512 doubles
+// (4 096 bytes): the ring on 2 ranks, recursive doubling on 4; 40 000 (320 000 bytes):
+// Rabenseifner's on both. A named algorithm is every row's.
+TEST(platform, bench_names_each_allreduce_rows_algorithm) {
+  TestDir dir;
+  const std::vector<std::string> args{"platform", "bench", toy4, "--np", "2,4", "--collectives", "allreduce",
+                                      "--elements", "512,40000", "--no-pingpong"};
+  const Json d = record_of(dir, "default", args);
+  ASSERT_EQ(d.at("collectives").size(), 4u);
+  const std::vector<std::string> expected{"ring", "rabenseifner", "rdb", "rabenseifner"};
+  for (std::size_t i = 0; i < 4; ++i) {
+    const Json& row = d.at("collectives")[i];
+    EXPECT_EQ(row.at("algorithm").get<std::string>(), expected[i]) << row;
+    EXPECT_EQ(row.at("chosen_by").get<std::string>(),
+              fmt::format("Open MPI 4.1's choice for {} ranks and {} bytes", row.at("np").get<int>(),
+                          row.at("size").get<int>() * 8));
+  }
+  for (const Json& row : record_of(dir, "ring", with(args, {"--allreduce", "ring"})).at("collectives")) {
+    EXPECT_EQ(row.at("algorithm").get<std::string>(), "ring");
+    EXPECT_EQ(row.at("chosen_by").get<std::string>(), "--allreduce");
+  }
 }
 
 // --back-to-back: the calls in a row with no barrier between them, the time per call. The

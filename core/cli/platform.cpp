@@ -374,23 +374,19 @@ std::vector<Json> measure_sizes(const BenchJob& job, const std::vector<PlatformH
                                 const std::string& what) {
   if (what != "allreduce") return measure(job, hosts, np, what, job.elements);
   const std::size_t value_bytes = job.type == "float" ? sizeof(float) : sizeof(double);
+  const auto pick = [&](std::size_t elements) {
+    return resolve_allreduce(job.allreduce, static_cast<long long>(np), elements * value_bytes);
+  };
   std::vector<Json> rows;
   for (std::size_t first = 0; first < job.elements.size();) {
-    const ResolvedAllreduce chosen =
-        resolve_allreduce(job.allreduce, static_cast<long long>(np), job.elements[first] * value_bytes);
+    const std::string algorithm = pick(job.elements[first]).name;
     std::size_t end = first + 1;
-    while (end < job.elements.size() &&
-           resolve_allreduce(job.allreduce, static_cast<long long>(np), job.elements[end] * value_bytes).name ==
-               chosen.name)
-      ++end;
+    while (end < job.elements.size() && pick(job.elements[end]).name == algorithm) ++end;
     const std::vector<std::size_t> sizes(job.elements.begin() + static_cast<std::ptrdiff_t>(first),
                                          job.elements.begin() + static_cast<std::ptrdiff_t>(end));
-    for (Json& row : measure(job, hosts, np, what, sizes, chosen.name)) {
-      row["algorithm"] = chosen.name;
-      row["chosen_by"] = chosen.by_default ? resolve_allreduce(job.allreduce, static_cast<long long>(np),
-                                                               row.at("size").get<std::size_t>() * value_bytes)
-                                                 .chosen_by
-                                           : chosen.chosen_by;
+    for (Json& row : measure(job, hosts, np, what, sizes, algorithm)) {
+      row["algorithm"] = algorithm;
+      row["chosen_by"] = pick(row.at("size").get<std::size_t>()).chosen_by;
       rows.push_back(std::move(row));
     }
     first = end;
