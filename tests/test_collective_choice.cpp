@@ -2,6 +2,7 @@
 // edges of the rules of ompi/mca/coll/tuned/coll_tuned_decision_fixed.c in Open MPI 4.1.4
 // (the commutative branch), each edge from both sides.
 #include "engine/collective_choice.hpp"
+#include "job/train_job.hpp"
 #include "util/errors.hpp"
 
 #include <gtest/gtest.h>
@@ -52,8 +53,10 @@ TEST(collective_choice, bat_caves_grid) {
 }
 
 // From 1 to 10^7 doubles on 2 to 64 ranks every choice is an algorithm both engines run:
-// an Open MPI number and an SMPI name.
+// an Open MPI number and an SMPI name; so is every name --allreduce takes but default.
 TEST(collective_choice, every_choice_runs_on_both_engines) {
+  for (const std::string_view name : allreduce_algorithms)
+    EXPECT_EQ(find_allreduce_algorithm(name) == nullptr, name == "default") << name;
   for (long long p = 2; p <= 64; ++p)
     for (std::size_t n = 1; n <= 10'000'000; n = n * 3 + 1) {
       const AllreduceAlgorithm& a = open_mpi_allreduce_choice(p, n * 8);

@@ -164,8 +164,8 @@ BenchJob read_bench_job(const po::variables_map& vm) {
   job.type = vm["type"].as<std::string>();
   job.allreduce = vm["allreduce"].as<std::string>();  // checked as it was read
   job.reduce = vm["reduce"].as<std::string>();
+  // The numbers are in their ranges (bench_options), checked as they were read.
   job.repeat = vm["repeat"].as<long long>();
-  if (job.repeat < 1) throw InputError("--repeat: must be at least 1");
   if (vm.count("out")) {
     job.out = vm["out"].as<std::string>();
     check_output(job.out, "--out", {{"FILE", job.file}});
@@ -173,29 +173,20 @@ BenchJob read_bench_job(const po::variables_map& vm) {
   job.bw_scale = vm["bw-scale"].as<double>();
   job.lat_scale = vm["lat-scale"].as<double>();
   if (vm.count("timeout")) job.timeout = vm["timeout"].as<double>();
-  for (const auto& [option, scale] : {std::pair{"--bw-scale", job.bw_scale}, std::pair{"--lat-scale", job.lat_scale}})
-    if (const std::string fault = what_if_scale_fault(scale); !fault.empty())
-      throw InputError(std::string(option) + ": " + fault);
   job.grow = vm["grow"].as<long long>();
-  if (job.grow < 0) throw InputError("--grow: must not be negative");
   if (job.grow > 0) job.grown = std::make_unique<GrownPlatform>(job.file, job.grow);
   job.run_file = job.grown ? job.grown->path() : job.file;
   if (vm.count("hosts")) job.hosts = split_list(vm["hosts"].as<std::string>());
   job.pingpong = !vm.count("no-pingpong");
   job.back_to_back = vm.count("back-to-back") > 0;
   job.unread = vm.count("unread-sums") > 0;
-  if (vm.count("eager-limit")) {
-    job.eager_limit = vm["eager-limit"].as<long long>();
-    check_eager_limit(job.eager_limit, "--eager-limit");
-  }
+  if (vm.count("eager-limit")) job.eager_limit = vm["eager-limit"].as<long long>();
   job.engine = vm["engine"].as<std::string>();
   job.program = wulf_program(job.engine == "testbed" ? "wulf-rank-real" : "wulf-rank-sim");
   job.force = vm.count("force") > 0;
   if (vm.count("dilation")) {
     if (job.engine != "testbed") throw InputError("--dilation is for --engine testbed");
     job.dilation = vm["dilation"].as<double>();
-    if (!(job.dilation >= 1) || !std::isfinite(job.dilation))
-      throw InputError("--dilation: must be a number of at least 1");
   }
   if (job.engine == "testbed") {
     if (!is_one_of(job.reduce, {"default", "binomial"}))
@@ -365,7 +356,6 @@ void bench_pingpong(const BenchJob& job, const std::vector<PlatformHost>& pair, 
   record["summary"]["bandwidth_Bps"] = bandwidth;
 }
 
-// The collectives' table and rows; np above the platform's cores is skipped with a note.
 // measure's rows for every size of --elements. An allreduce runs the algorithm --allreduce
 // names, or where it is `default`, Open MPI 4.1's choice for np ranks and each size
 // (engine/collective_choice): the sizes that share one are measured in one run, forced on
@@ -394,6 +384,7 @@ std::vector<Json> measure_sizes(const BenchJob& job, const std::vector<PlatformH
   return rows;
 }
 
+// The collectives' table and rows; np above the platform's cores is skipped with a note.
 Json bench_collectives(const BenchJob& job, const std::vector<PlatformHost>& hosts, long long total_cores,
                        std::ostream& out, std::ostream& err) {
   Json rows = Json::array();

@@ -155,23 +155,14 @@ void resolve_compute(const po::variables_map& vm, TrainJob& job) {
   ComputeConfig& compute = job.compute;
   compute.numerics = vm["numerics"].as<bool>();
   compute.ranks = job.np;
+  // The numbers are in their ranges (cli/train_options.cpp), checked as they were read.
   compute.measured_scale = vm["measured-scale"].as<double>();
-  if (!(compute.measured_scale > 0) || !std::isfinite(compute.measured_scale))
-    throw InputError("--measured-scale: must be a positive number");
-  for (const char* scale : {"bw-scale", "lat-scale", "speed-scale"})
-    if (const std::string fault = what_if_scale_fault(vm[scale].as<double>()); !fault.empty())
-      throw InputError("--" + std::string(scale) + ": " + fault);
   compute.bw_scale = vm["bw-scale"].as<double>();
   compute.lat_scale = vm["lat-scale"].as<double>();
   compute.speed_scale = vm["speed-scale"].as<double>();
   job.grow = vm["grow"].as<long long>();
-  if (job.grow < 0) throw InputError("--grow: must not be negative");
-  if (vm.count("eager-limit")) {
-    job.eager_limit = vm["eager-limit"].as<long long>();
-    check_eager_limit(job.eager_limit, "--eager-limit");
-  }
+  if (vm.count("eager-limit")) job.eager_limit = vm["eager-limit"].as<long long>();
   job.ranks_per_host = vm["ranks-per-host"].as<long long>();
-  if (job.ranks_per_host < 0) throw InputError("--ranks-per-host: must not be negative");
   if (vm.count("hosts")) job.rank_hosts = rank_hosts(vm["hosts"].as<std::string>(), job);
   if (!job.rank_hosts.empty() && job.reduce == "four-stage" && !job.has_reduce_layout)
     throw InputError("--hosts with --reduce four-stage needs --reduce-layout (the layout read from the platform "

@@ -12,10 +12,8 @@
 #pragma once
 
 #include <cstddef>
-#include <span>
 #include <string>
 #include <string_view>
-#include <vector>
 
 namespace wulf {
 
@@ -25,16 +23,14 @@ struct AllreduceAlgorithm {
   std::string_view name;   // rdb, redbcast, ring, rabenseifner
   int tuned_id = 0;        // Open MPI: 2 nonoverlapping, 3 recursive doubling, 4 ring, 6 rabenseifner
   std::string_view smpi;   // SMPI: redbcast, rdb, lr, rab_rdb
-  std::string_view help;   // one line: what it sends
 };
 
-// The algorithms --allreduce names besides `default`, in the order --help lists them.
-std::span<const AllreduceAlgorithm> allreduce_algorithm_table();
-// The algorithm of that name (one of allreduce_algorithm_table's), or nullptr.
+// The algorithm of that name: one of --allreduce's (job/train_job.hpp's allreduce_algorithms)
+// but `default`; nullptr for any other.
 const AllreduceAlgorithm* find_allreduce_algorithm(std::string_view name);
 
 // Open MPI 4.1's fixed choice for an allreduce of `bytes` bytes (a commutative operation)
-// on `ranks` ranks, as one of allreduce_algorithm_table's. Its segmented ring (5) is the
+// on `ranks` ranks, as find_allreduce_algorithm gives it. Its segmented ring (5) is the
 // ring: the fixed rules give it no segment size, and without one Open MPI runs the plain
 // ring. Its linear algorithm (1) is chosen only for operations that do not commute.
 const AllreduceAlgorithm& open_mpi_allreduce_choice(long long ranks, std::size_t bytes);
@@ -42,7 +38,7 @@ const AllreduceAlgorithm& open_mpi_allreduce_choice(long long ranks, std::size_t
 // The allreduce a run uses: `choice` as given (--allreduce), or where it is "default", Open
 // MPI 4.1's choice for `ranks` and `bytes`. Throws InputError for an unknown name.
 struct ResolvedAllreduce {
-  std::string name;  // an algorithm of allreduce_algorithm_table
+  std::string name;  // find_allreduce_algorithm finds it
   bool by_default = false;
   // How it was chosen, for records and the plan: "Open MPI 4.1's choice for 4 ranks and
   // 134144 bytes" or "--allreduce".

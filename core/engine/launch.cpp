@@ -155,16 +155,7 @@ std::string reduce_layout_of(const std::vector<PlatformHost>& hosts, int np) {
 }
 
 Json platform_info(const std::string& file) {
-  // Parsed without parse_json's depth check: wulf-platform's JSON is four levels deep by
-  // construction, and nlohmann 3.11's parser with a callback (parse_json's) looks through
-  // the whole enclosing array at the end of every object, quadratic in the hosts and links
-  // (100 000 hosts: 12 s of the 16 of `platform info`).
-  const std::string text = platform_helper("info", file);
-  try {
-    return Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    throw InputError("wulf-platform info " + file + ": not JSON: " + printable(json_reason(e), 300));
-  }
+  return parse_json(platform_helper("info", file), "wulf-platform info " + file);
 }
 
 GrownPlatform::GrownPlatform(const std::string& file, long long hosts) : TempFile("platform", "") {

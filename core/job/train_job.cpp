@@ -137,16 +137,14 @@ void set_config_json(TrainJob& job) {
 namespace {
 
 // --allreduce default becomes the algorithm every engine runs (engine/collective_choice).
+// A job read from a record comes chosen (allreduce_chosen_by), unless a re-run chooses again.
 void resolve_collectives(TrainJob& job) {
-  if (job.engine == Engine::seq || job.allreduce != "default") {
-    if (job.allreduce_chosen_by.empty() && job.allreduce != "default") job.allreduce_chosen_by = "--allreduce";
-    return;
-  }
+  if (job.engine == Engine::seq || !job.allreduce_chosen_by.empty()) return;
   // The gradients' allreduce, the largest a strategy makes, picks the algorithm for all.
   const std::size_t bytes = job.spec.parameter_count() * (job.double_precision ? sizeof(double) : sizeof(float));
   const ResolvedAllreduce r = resolve_allreduce(job.allreduce, job.np, bytes);
   job.allreduce = r.name;
-  job.allreduce_chosen_by = "default, " + r.chosen_by + ", the gradients' size";
+  job.allreduce_chosen_by = r.by_default ? "default, " + r.chosen_by + ", the gradients' size" : r.chosen_by;
 }
 
 }  // namespace
