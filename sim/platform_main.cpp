@@ -18,11 +18,11 @@
 //   wulf-platform grow FILE.xml N OUT.xml
 //                                  writes the platform's one homogeneous cluster with N hosts
 //                                  (the what-if of more processors than the machine had)
-//   wulf-platform star FILE.xml a,b,...
-//                                  the hosts named as the testbed's star switch sees them
-//                                  (JSON): each host's own link rates, speed and collective
-//                                  overhead, and what of the routes between them a star of
-//                                  shaped ports cannot represent
+//   wulf-platform network FILE.xml a,b,...
+//                                  the hosts named and the network between them, as the
+//                                  testbed builds it (JSON): each host's speed, cores and
+//                                  collective overhead, the links of their routes, and the
+//                                  route of every ordered pair
 //
 // Every verb first refuses, with exit 2 and one line on standard error, a platform SimGrid
 // cannot load (its own abort included) or loads although no machine is like it or wulf
@@ -263,55 +263,37 @@ const char* zone_property(const simgrid::s4u::Engine& e, const simgrid::s4u::Hos
   return nullptr;
 }
 
-// The testbed's view of hosts (distinct, at least one): one port per host on one switch.
-// A host's port sends at the rate of the first link of its routes to the other hosts (its
-// own link, or its NIC's) and receives at the rate of the last link of their routes to it.
-// A link between those (a backbone, a router's) is represented only when it never limits a
-// flow more than the ports do: a FATPIPE at least as fast as the fastest port. Every other
-// one, and every latency (the testbed has no delay emulation), is listed as not emulated.
-void star(const simgrid::s4u::Engine& e, const std::vector<simgrid::s4u::Host*>& hosts) {
-  const std::size_t n = hosts.size();
-  Json out = {{"hosts", Json::array()}, {"not_emulated", Json::array()}};
-  std::vector<double> up(n, 0), down(n, 0);
-  std::vector<std::string> up_link(n), down_link(n);
-  std::vector<bool> several_nics(n, false);
-  std::map<const simgrid::s4u::Link*, bool> middle;  // a link between the ports -> seen
-  double least_latency = INFINITY, most_latency = 0;
-  for (std::size_t i = 0; i < n; ++i)
-    for (std::size_t j = 0; j < n; ++j) {
-      if (i == j) continue;
-      const Route r = route(hosts[i], hosts[j]);
-      least_latency = std::min(least_latency, r.latency);
-      most_latency = std::max(most_latency, r.latency);
-      if (r.links.empty()) continue;
-      const simgrid::s4u::Link* first = r.links.front();
-      const simgrid::s4u::Link* last = r.links.back();
-      if (!up_link[i].empty() && up_link[i] != first->get_name()) several_nics[i] = true;
-      if (first->get_bandwidth() > up[i]) up[i] = first->get_bandwidth(), up_link[i] = first->get_name();
-      if (last->get_bandwidth() > down[j]) down[j] = last->get_bandwidth(), down_link[j] = last->get_name();
-      for (std::size_t k = 1; k + 1 < r.links.size(); ++k) middle[r.links[k]] = true;
-    }
-  const double fastest = n > 1 ? *std::max_element(up.begin(), up.end()) : 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const char* overhead = zone_property(e, hosts[i], "wulf:collective_overhead");
-    out["hosts"].push_back({{"name", hosts[i]->get_name()},
-                            {"speed_flops", hosts[i]->get_speed()},
-                            {"cores", hosts[i]->get_core_count()},
-                            {"up_Bps", up[i]},
-                            {"down_Bps", down[i]},
-                            {"up_link", up_link[i]},
-                            {"down_link", down_link[i]},
-                            {"several_nics", several_nics[i]},
+// The hosts (distinct, at least one) and the network between them as the testbed builds it
+// (engine/testbed_network): each host's speed, cores and collective overhead; every link of
+// their routes once (bandwidth, latency, sharing policy: a split-duplex link is two links,
+// NAME_UP and NAME_DOWN, one a direction); and the route of every ordered pair of hosts as
+// the indices of its links in order, with its latency.
+void network(const simgrid::s4u::Engine& e, const std::vector<simgrid::s4u::Host*>& hosts) {
+  Json out = {{"hosts", Json::array()}, {"links", Json::array()}, {"routes", Json::array()}};
+  for (const simgrid::s4u::Host* h : hosts) {
+    const char* overhead = zone_property(e, h, "wulf:collective_overhead");
+    out["hosts"].push_back({{"name", h->get_name()},
+                            {"speed_flops", h->get_speed()},
+                            {"cores", h->get_core_count()},
                             {"collective_overhead", overhead ? overhead : ""}});
   }
-  for (const auto& [link, seen] : middle) {
-    const bool fatpipe = link->get_sharing_policy() == simgrid::s4u::Link::SharingPolicy::FATPIPE;
-    if (fatpipe && link->get_bandwidth() >= fastest) continue;
-    out["not_emulated"].push_back({{"link", link->get_name()},
-                                   {"bandwidth_Bps", link->get_bandwidth()},
-                                   {"sharing", policy(link->get_sharing_policy())}});
-  }
-  out["route_latency_s"] = {{"least", n > 1 ? least_latency : 0.0}, {"most", most_latency}};
+  std::map<const simgrid::s4u::Link*, std::size_t> index;
+  for (std::size_t i = 0; i < hosts.size(); ++i)
+    for (std::size_t j = 0; j < hosts.size(); ++j) {
+      if (i == j) continue;
+      const Route r = route(hosts[i], hosts[j]);
+      Json links = Json::array();
+      for (const simgrid::s4u::Link* l : r.links) {
+        const auto [at, added] = index.emplace(l, index.size());
+        if (added)
+          out["links"].push_back({{"name", l->get_name()},
+                                  {"bandwidth_Bps", l->get_bandwidth()},
+                                  {"latency_s", l->get_latency()},
+                                  {"sharing", policy(l->get_sharing_policy())}});
+        links.push_back(at->second);
+      }
+      out["routes"].push_back({{"from", i}, {"to", j}, {"links", std::move(links)}, {"latency_s", r.latency}});
+    }
   print_json(out);
   std::fputs("\n", stdout);
 }
@@ -876,7 +858,7 @@ std::vector<simgrid::s4u::Host*> filled_hosts(const simgrid::s4u::Engine& engine
   return hosts;
 }
 
-// The hosts the arguments after FILE choose for `hosts` and `star`: none (every host, no
+// The hosts the arguments after FILE choose for `hosts` and `network`: none (every host, no
 // route checked), a,b,..., or --ranks N [--per-host R]. False, with the fault on standard
 // error, for arguments that are none of these or a name the platform lacks.
 bool hosts_of_arguments(const simgrid::s4u::Engine& engine, const std::vector<std::string>& args,
@@ -920,11 +902,11 @@ int run(int argc, char** argv) {
   std::vector<std::string> args(argv + std::min(argc, 3), argv + argc);  // after FILE
   Scales scales;
   if (verb == "hosts" && !take_scales(args, scales)) return 2;
-  if ((verb != "hosts" && verb != "info" && verb != "grow" && verb != "star") || (verb == "info" && !args.empty()) ||
-      (verb == "grow" && args.size() != 2) || (verb == "hosts" && args.size() > 4) || (verb == "star" && args.size() != 1)) {
+  if ((verb != "hosts" && verb != "info" && verb != "grow" && verb != "network") || (verb == "info" && !args.empty()) ||
+      (verb == "grow" && args.size() != 2) || (verb == "hosts" && args.size() > 4) || (verb == "network" && args.size() != 1)) {
     std::fprintf(stderr,
                  "usage: wulf-platform hosts FILE.xml [a,b,... | --ranks N [--per-host R]] [--bw-scale X] "
-                 "[--lat-scale Y] [--speed-scale Z] | info FILE.xml | grow FILE.xml N OUT.xml | star FILE.xml a,b,...\n");
+                 "[--lat-scale Y] [--speed-scale Z] | info FILE.xml | grow FILE.xml N OUT.xml | network FILE.xml a,b,...\n");
     return 2;
   }
   try {
@@ -953,8 +935,8 @@ int run(int argc, char** argv) {
     if (!args.empty()) {
       std::vector<simgrid::s4u::Host*> chosen;
       if (!hosts_of_arguments(engine, args, chosen) || check_routes(chosen) != 0) return 2;
-      if (verb == "star") {
-        star(engine, chosen);
+      if (verb == "network") {
+        network(engine, chosen);
         return 0;
       }
     }

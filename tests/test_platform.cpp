@@ -630,7 +630,8 @@ namespace wulf {
 namespace {
 
 // The testbed's plan from a platform: the hosts the ranks use, their own links' rates
-// (SPLITDUPLEX: the _UP and _DOWN links), speeds and collective overhead, the dilation.
+// (SPLITDUPLEX: the _UP and _DOWN links), speeds and collective overhead, the dilation; Bat
+// Cave's switch (a FATPIPE backbone as fast as the hosts' links) one node between them.
 TEST(testbed, plans_the_star_of_the_hosts_the_ranks_use) {
   const std::string bat = std::string(WULF_PLATFORMS_DIR) + "/batcave.xml";
   const TestbedPlan plan = plan_testbed(bat, hosts_of_ranks(platform_hosts(bat, 4).hosts, 4), 4, 0, 1.0);
@@ -646,13 +647,50 @@ TEST(testbed, plans_the_star_of_the_hosts_the_ranks_use) {
   // Latency cannot be emulated here: said, not hidden.
   ASSERT_FALSE(plan.notes.empty());
   EXPECT_NE(plan.notes.back().find("latency is not emulated"), std::string::npos);
+  ASSERT_EQ(plan.network.nodes.size(), 5u);  // 4 hosts and the switch
+  EXPECT_EQ(plan.network.nodes[4].kind, NetworkNode::Kind::junction);
+  ASSERT_EQ(plan.network.veths.size(), 4u);  // one port a host, shaped both ways
+  for (std::size_t h = 0; h < 4; ++h) {
+    const auto v = std::find_if(plan.network.veths.begin(), plan.network.veths.end(),
+                                [&](const Veth& x) { return x.a.node == h || x.b.node == h; });
+    ASSERT_NE(v, plan.network.veths.end());
+    const VethEnd& host = v->a.node == h ? v->a : v->b;
+    const VethEnd& port = v->a.node == h ? v->b : v->a;
+    EXPECT_EQ(host.link, "batcave_link_" + std::to_string(h) + "_UP");
+    EXPECT_DOUBLE_EQ(host.rate_Bps, 10.6e6);
+    EXPECT_EQ(port.node, 4u);
+    EXPECT_EQ(port.link, "batcave_link_" + std::to_string(h) + "_DOWN");
+    EXPECT_DOUBLE_EQ(port.rate_Bps, 10.6e6 * kSwitchFaster);  // the switch's port into the host
+    EXPECT_EQ(plan.hosts[h].ports, 1);
+  }
+  EXPECT_EQ(plan.network.routes.size(), 4u * 3 + 4);  // each host to the 3 others, the switch to all 4
   const Json j = plan.to_json();
-  EXPECT_DOUBLE_EQ(j.at("hosts").at(0).at("shaped_up_bit_s").get<double>(), 10.6e6 * 8 / 10);
+  EXPECT_DOUBLE_EQ(j.at("network").at("veths").at(0).at("a").at("shaped_bit_s").get<double>(), 10.6e6 * 8 / 10);
   // --bw-scale and --dilation: the what-if and the given D.
   const TestbedPlan scaled = plan_testbed(bat, hosts_of_ranks(platform_hosts(bat, 2).hosts, 2), 2, 25, 0.5);
   EXPECT_DOUBLE_EQ(scaled.hosts[0].up_Bps, 5.3e6);
   EXPECT_EQ(scaled.dilation, 25);
   EXPECT_EQ(scaled.dilation_from, "--dilation");
+}
+
+// A fat tree is built as it is: a switch per leaf and one at the top, the uplinks shaped
+// between them, each host one port into its leaf.
+TEST(testbed, plans_a_fat_tree_with_its_switches_and_uplinks) {
+  const std::string ft = std::string(WULF_TEST_PLATFORMS) + "/fattree8.xml";
+  const TestbedPlan plan = plan_testbed(ft, hosts_of_ranks(platform_hosts(ft, 8).hosts, 8), 8, 0, 1.0);
+  ASSERT_EQ(plan.hosts.size(), 8u);
+  std::size_t switches = 0, uplinks = 0;
+  for (const NetworkNode& n : plan.network.nodes) switches += n.kind == NetworkNode::Kind::junction;
+  EXPECT_EQ(switches, 3u);
+  for (const Veth& v : plan.network.veths) {
+    const bool between_switches = v.a.node >= 8 && v.b.node >= 8;
+    uplinks += between_switches;
+    if (between_switches) EXPECT_DOUBLE_EQ(v.a.rate_Bps, 10e6) << v.a.link;  // exact: they are the bottleneck
+  }
+  EXPECT_EQ(uplinks, 2u);  // one cable a leaf, shaped both ways
+  for (const TestbedHost& h : plan.hosts) EXPECT_EQ(h.ports, 1) << h.name;
+  EXPECT_EQ(plan.network.most_hops, 4u);
+  EXPECT_TRUE(plan.network.notes.empty());
 }
 
 TEST(testbed, the_default_dilation_grows_with_the_ranks_per_core_and_the_links) {

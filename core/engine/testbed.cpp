@@ -27,7 +27,8 @@ namespace {
 
 // Namespaces of wulf's testbed runs: wulf-tb-<pid>.<start time>-<role>.
 constexpr const char* kPrefix = "wulf-tb-";
-// Open MPI's and the hosts' subnet (inside 198.18.0.0/15, RFC 2544).
+// Open MPI's and the hosts' subnet (inside 198.18.0.0/15, RFC 2544); the veth pairs' are
+// in 198.19.0.0/16 (testbed_network.cpp).
 constexpr const char* kSubnet = "198.18.0.0/16";
 
 // Shaping: a tbf bucket of kBurstSeconds of the port's rate, at least one frame; bytes
@@ -39,9 +40,6 @@ constexpr double kBurstSeconds = 256e-6;
 constexpr double kFrameBytes = 1600;  // the largest frame with the wire's overhead (1 538), rounded up
 double burst_bytes(double rate_Bps) { return std::ceil(std::max(kFrameBytes, rate_Bps * kBurstSeconds)); }
 constexpr double kMinRtoSeconds = 0.2;  // Linux's TCP_RTO_MIN
-constexpr double kSwitchFaster = 1.02;
-constexpr double kHostQueueBytes = 1 << 20;
-constexpr double kSwitchQueueBytes = 4 << 20;
 constexpr const char* kStab[] = {"stab", "overhead", "24", "mpu", "84"};
 // Open MPI's TCP sockets' buffers, bytes (see Testbed::command).
 constexpr long long kSocketBufferBytes = 4 << 20;
@@ -122,14 +120,38 @@ std::string shell_quote(const std::string& s) {
 
 }  // namespace
 
-double default_dilation(const std::vector<TestbedHost>& hosts, int np, unsigned cores) {
+double default_dilation(const std::vector<TestbedHost>& hosts, int np, unsigned cores, std::size_t most_hops) {
   cores = std::max(1u, cores);
   const double per_core = std::ceil(static_cast<double>(np) / (4.0 * cores));
   double links = 0;
   for (const TestbedHost& h : hosts) links += h.up_Bps;
-  const double carried = std::ceil(links / (50e6 * cores));
+  const double hops = std::max(1.0, static_cast<double>(most_hops) / 2);
+  const double carried = std::ceil(links * hops / (50e6 * cores));
   return std::max({10.0, 10.0 * per_core, carried});
 }
+
+namespace {
+
+// The network between the hosts named in `list`, as wulf-platform gives it, rates times
+// bw_scale.
+PlatformNetwork read_network(const std::string& platform, const std::string& list, double bw_scale, Json& hosts) {
+  std::string text, errors;
+  if (run_wulf_platform({"network", platform, list}, text, errors) != 0)
+    throw InputError("platform " + platform + ": " + first_line(errors));
+  const Json j = parse_json(text, "wulf-platform network " + platform);
+  PlatformNetwork net;
+  hosts = j.at("hosts");
+  for (const Json& h : hosts) net.hosts.push_back(h.at("name").get<std::string>());
+  for (const Json& l : j.at("links"))
+    net.links.push_back({l.at("name").get<std::string>(), l.at("bandwidth_Bps").get<double>() * bw_scale,
+                         l.at("latency_s").get<double>(), l.at("sharing").get<std::string>()});
+  for (const Json& r : j.at("routes"))
+    net.routes.push_back({r.at("from").get<std::size_t>(), r.at("to").get<std::size_t>(),
+                          r.at("links").get<std::vector<std::size_t>>(), r.at("latency_s").get<double>()});
+  return net;
+}
+
+}  // namespace
 
 TestbedPlan plan_testbed(const std::string& platform, const std::vector<PlatformHost>& placed, int np,
                          double dilation, double bw_scale) {
@@ -140,26 +162,32 @@ TestbedPlan plan_testbed(const std::string& platform, const std::vector<Platform
     if (std::find(names.begin(), names.end(), h.name) == names.end()) names.push_back(h.name);
   std::string list;
   for (const auto& n : names) list += (list.empty() ? "" : ",") + n;
-  std::string text, errors;
-  if (run_wulf_platform({"star", platform, list}, text, errors) != 0)
-    throw InputError("platform " + platform + ": " + first_line(errors));
-  const Json star = parse_json(text, "wulf-platform star " + platform);
-  const Json& hosts = star.at("hosts");
+  Json hosts;
+  const PlatformNetwork net = read_network(platform, list, bw_scale, hosts);
   for (std::size_t i = 0; i < hosts.size(); ++i) {
     const Json& h = hosts[i];
     TestbedHost t;
     t.name = h.at("name").get<std::string>();
     t.address = fmt::format("198.18.{}.{}", (i + 1) / 256, (i + 1) % 256);
-    t.up_Bps = h.at("up_Bps").get<double>() * bw_scale;
-    t.down_Bps = h.at("down_Bps").get<double>() * bw_scale;
     t.speed_flops = h.at("speed_flops").get<double>();
     const std::string overhead = h.at("collective_overhead").get<std::string>();
     t.collective_overhead_s =
         overhead.empty() ? 0 : parse_duration(overhead, "platform " + platform + ": wulf:collective_overhead");
-    if (h.at("several_nics").get<bool>())
-      plan.notes.push_back("host " + t.name + " has several NICs: its one port runs at its fastest NIC's rate");
     plan.hosts.push_back(std::move(t));
   }
+  for (const NetworkRoute& r : net.routes) {
+    plan.route_latency_s = std::max(plan.route_latency_s, r.latency_s);
+    if (r.links.empty()) continue;
+    TestbedHost &from = plan.hosts.at(r.from), &to = plan.hosts.at(r.to);
+    from.up_Bps = std::max(from.up_Bps, net.links.at(r.links.front()).bandwidth_Bps);
+    to.down_Bps = std::max(to.down_Bps, net.links.at(r.links.back()).bandwidth_Bps);
+  }
+  std::vector<std::string> addresses;
+  for (const TestbedHost& h : plan.hosts) addresses.push_back(h.address);
+  plan.network = plan_network(net, addresses, platform);
+  for (const Veth& v : plan.network.veths)
+    for (const VethEnd* e : {&v.a, &v.b})
+      if (e->node < plan.hosts.size()) plan.hosts[e->node].ports += 1;
   for (const PlatformHost& p : placed) {
     const auto at = std::find(names.begin(), names.end(), p.name) - names.begin();
     for (int c = 0; c < p.cores && static_cast<int>(plan.rank_host.size()) < np; ++c) {
@@ -167,36 +195,39 @@ TestbedPlan plan_testbed(const std::string& platform, const std::vector<Platform
       plan.hosts[static_cast<std::size_t>(at)].ranks += 1;
     }
   }
-  for (const Json& link : star.at("not_emulated"))
-    plan.notes.push_back(fmt::format("link {} ({:.4g} Mbit/s, {}) between the hosts' own links is not emulated: "
-                                     "the testbed's switch never limits a flow",
-                                     link.at("link").get<std::string>(),
-                                     link.at("bandwidth_Bps").get<double>() * 8e-6,
-                                     link.at("sharing").get<std::string>()));
-  plan.route_latency_s = star.at("route_latency_s").at("most").get<double>();
+  plan.notes = plan.network.notes;
   if (plan.route_latency_s > 0)
     plan.notes.push_back(fmt::format("latency is not emulated (no netem here): the platform's host-to-host {:.4g} us "
                                      "is the software path's own instead",
                                      plan.route_latency_s * 1e6));
-  plan.dilation = dilation > 0 ? dilation : default_dilation(plan.hosts, np, std::thread::hardware_concurrency());
+  const unsigned cores = std::thread::hardware_concurrency();
+  plan.dilation = dilation > 0 ? dilation : default_dilation(plan.hosts, np, cores, plan.network.most_hops);
   if (dilation <= 0 && plan.dilation > kDilationRange.hi)
     throw InputError(fmt::format("the testbed of {} ranks on {} cores would need a time dilation of {:g}, more than "
                                  "the {:g} it can have (--dilation): fewer ranks, or a machine with more cores",
-                                 np, std::thread::hardware_concurrency(), plan.dilation, kDilationRange.hi));
+                                 np, cores, plan.dilation, kDilationRange.hi));
   check_in_range(plan.dilation, kDilationRange, "dilation");
-  plan.dilation_from = dilation > 0 ? "--dilation"
-                                    : fmt::format("default for {} ranks on {} cores and these links", np,
-                                                  std::thread::hardware_concurrency());
+  plan.dilation_from = dilation > 0 ? "--dilation" : fmt::format("default for {} ranks on {} cores and these links", np, cores);
   return plan;
 }
 
 void print_testbed(std::ostream& out, const TestbedPlan& plan) {
-  fmt::print(out, "testbed: {} hosts of {} as a star switch, time dilation {:g} ({})\n", plan.hosts.size(),
-             plan.platform, plan.dilation, plan.dilation_from);
+  const TestbedNetwork& net = plan.network;
+  std::size_t switches = 0;
+  for (const NetworkNode& node : net.nodes) switches += node.kind == NetworkNode::Kind::junction;
+  fmt::print(out, "testbed: {} hosts of {}, {} switch{} between them, time dilation {:g} ({})\n", plan.hosts.size(),
+             plan.platform, switches, switches == 1 ? "" : "es", plan.dilation, plan.dilation_from);
   for (const TestbedHost& h : plan.hosts)
-    fmt::print(out, "  {:<16} {:<14} {} rank{}, link {:.4g} Mbit/s (shaped to {:.4g}), {:.4g} Gflop/s\n", h.name,
-               h.address, h.ranks, h.ranks == 1 ? "" : "s", h.up_Bps * 8e-6, h.up_Bps * 8e-6 / plan.dilation,
-               h.speed_flops * 1e-9);
+    fmt::print(out, "  {:<16} {:<14} {} rank{}, {} port{}, link {:.4g} Mbit/s (shaped to {:.4g}), {:.4g} Gflop/s\n",
+               h.name, h.address, h.ranks, h.ranks == 1 ? "" : "s", h.ports, h.ports == 1 ? "" : "s", h.up_Bps * 8e-6,
+               h.up_Bps * 8e-6 / plan.dilation, h.speed_flops * 1e-9);
+  // The links that do not start at a host: between switches (trunks, uplinks, backbones).
+  for (const Veth& v : net.veths)
+    for (const VethEnd* e : {&v.a, &v.b})
+      if (e->rate_Bps > 0 && net.nodes[e->node].kind != NetworkNode::Kind::host &&
+          net.nodes[(e == &v.a ? v.b : v.a).node].kind != NetworkNode::Kind::host)
+        fmt::print(out, "  link {} between switches, {:.4g} Mbit/s (shaped to {:.4g})\n", e->link, e->rate_Bps * 8e-6,
+                   e->rate_Bps * 8e-6 / plan.dilation);
   for (const std::string& note : plan.notes) out << "  note: " << note << "\n";
   out.flush();
 }
@@ -207,12 +238,9 @@ Json TestbedPlan::to_json() const {
     hosts_json.push_back({{"name", h.name},
                           {"address", h.address},
                           {"ranks", h.ranks},
+                          {"ports", h.ports},
                           {"platform_up_Bps", h.up_Bps},
                           {"platform_down_Bps", h.down_Bps},
-                          {"shaped_up_bit_s", h.up_Bps * 8 / dilation},
-                          {"shaped_switch_port_bit_s", h.down_Bps * 8 / dilation * kSwitchFaster},
-                          {"burst_bytes", burst_bytes(h.up_Bps / dilation)},
-                          {"switch_port_burst_bytes", burst_bytes(h.down_Bps / dilation * kSwitchFaster)},
                           {"speed_flops", h.speed_flops},
                           {"collective_overhead_s", h.collective_overhead_s}});
   Json ranks = Json::array();
@@ -220,7 +248,9 @@ Json TestbedPlan::to_json() const {
   return {{"platform", platform},
           {"dilation", dilation},
           {"dilation_from", dilation_from},
-          {"topology", "star: one switch (a Linux bridge), one port per host shaped by tc tbf"},
+          {"topology", "the platform's routes: a namespace per host and per switch, each link a veth pair shaped by "
+                       "tc tbf at its sending end"},
+          {"network", network.to_json(dilation)},
           {"shaping", {{"burst_s", kBurstSeconds},
                        {"burst_min_bytes", kFrameBytes},
                        {"wire_overhead_bytes", 24},
@@ -234,7 +264,8 @@ Json TestbedPlan::to_json() const {
           {"open_mpi", {{"btl", "tcp,self"}, {"pml", "ob1"}, {"btl_tcp_eager_limit", eager_bytes},
                         {"btl_tcp_max_send_size", std::max(eager_bytes, kDefaultMaxSendBytes)},
                         {"btl_tcp_sndbuf", kSocketBufferBytes},
-                        {"btl_tcp_rcvbuf", kSocketBufferBytes}, {"mpi_yield_when_idle", 1}}},
+                        {"btl_tcp_rcvbuf", kSocketBufferBytes}, {"mpi_yield_when_idle", 1},
+                        {"reachable", "weighted"}}},
           {"hosts", std::move(hosts_json)},
           {"rank_host", std::move(ranks)},
           {"route_latency_not_emulated_s", route_latency_s},
@@ -331,53 +362,80 @@ void Testbed::remove() noexcept {
 }
 
 void Testbed::build() {
-  const std::string sw = prefix_ + "-switch";
-  must({"ip", "netns", "add", sw});
-  namespaces_.push_back(sw);
-  must({"ip", "-n", sw, "link", "add", "br0", "type", "bridge"});
-  must({"ip", "-n", sw, "link", "set", "br0", "up"});
+  const TestbedNetwork& net = plan_.network;
   const double d = plan_.dilation;
-  for (std::size_t i = 0; i < plan_.hosts.size(); ++i) {
-    const TestbedHost& h = plan_.hosts[i];
-    const std::string ns = prefix_ + "-h" + std::to_string(i), port = "p" + std::to_string(i);
+  std::size_t switches = 0;
+  for (std::size_t i = 0; i < net.nodes.size(); ++i) {
+    const bool host = i < plan_.hosts.size();
+    const std::string ns = prefix_ + (host ? "-h" + std::to_string(i) : "-n" + std::to_string(switches++));
     must({"ip", "netns", "add", ns});
     namespaces_.push_back(ns);
-    must({"ip", "-n", sw, "link", "add", port, "type", "veth", "peer", "name", "eth0", "netns", ns});
-    must({"ip", "-n", sw, "link", "set", port, "master", "br0", "up"});
-    must({"ip", "-n", ns, "addr", "add", h.address + "/16", "dev", "eth0"});
-    must({"ip", "-n", ns, "link", "set", "eth0", "up"});
     must({"ip", "-n", ns, "link", "set", "lo", "up"});
-    // Segments the size of frames on the wire, so that tbf shapes what a NIC would send.
-    must({"ip", "netns", "exec", ns, "ethtool", "-K", "eth0", "tso", "off", "gso", "off", "gro", "off"});
-    must({"ip", "netns", "exec", sw, "ethtool", "-K", port, "tso", "off", "gso", "off", "gro", "off"});
-    if (plan_.hosts.size() > 1) {
-      std::vector<std::string> host_tbf{"tc", "-n", ns, "qdisc", "add", "dev", "eth0", "root"};
-      std::vector<std::string> port_tbf{"tc", "-n", sw, "qdisc", "add", "dev", port, "root"};
-      for (auto* cmd : {&host_tbf, &port_tbf}) cmd->insert(cmd->end(), std::begin(kStab), std::end(kStab));
-      host_tbf.insert(host_tbf.end(), {"tbf", "rate", rate_text(h.up_Bps / d), "burst",
-                                       fmt::format("{:.0f}", burst_bytes(h.up_Bps / d)), "limit",
-                                       fmt::format("{:.0f}", kHostQueueBytes)});
-      port_tbf.insert(port_tbf.end(), {"tbf", "rate", rate_text(h.down_Bps / d * kSwitchFaster), "burst",
-                                       fmt::format("{:.0f}", burst_bytes(h.down_Bps / d * kSwitchFaster)), "limit",
-                                       fmt::format("{:.0f}", kSwitchQueueBytes)});
-      must(host_tbf);
-      must(port_tbf);
+    // Every node forwards: switches by their role, hosts where a route passes through them.
+    must({"ip", "netns", "exec", ns, "sysctl", "-q", "-w", "net.ipv4.ip_forward=1"});
+  }
+  // The veth pairs: addresses, no offloads (segments the size of frames on the wire, so that
+  // tbf shapes what a NIC would send), and each sending end of a link shaped to its rate.
+  for (const Veth& v : net.veths) {
+    const std::string &na = namespaces_.at(v.a.node), &nb = namespaces_.at(v.b.node);
+    must({"ip", "-n", na, "link", "add", v.a.ifname, "type", "veth", "peer", "name", v.b.ifname, "netns", nb});
+    for (const VethEnd* e : {&v.a, &v.b}) {
+      const std::string& ns = namespaces_.at(e->node);
+      if (!e->address.empty()) must({"ip", "-n", ns, "addr", "add", e->address + "/31", "dev", e->ifname});
+      must({"ip", "-n", ns, "link", "set", e->ifname, "up"});
+      must({"ip", "netns", "exec", ns, "ethtool", "-K", e->ifname, "tso", "off", "gso", "off", "gro", "off"});
+      if (e->rate_Bps <= 0 || plan_.hosts.size() < 2) continue;
+      std::vector<std::string> tbf{"tc", "-n", ns, "qdisc", "add", "dev", e->ifname, "root"};
+      tbf.insert(tbf.end(), std::begin(kStab), std::end(kStab));
+      const double rate = e->rate_Bps / d;
+      tbf.insert(tbf.end(), {"tbf", "rate", rate_text(rate), "burst", fmt::format("{:.0f}", burst_bytes(rate)), "limit",
+                             fmt::format("{:.0f}", e->queue_bytes)});
+      must(tbf);
     }
+  }
+  // Each host's address on its first port (the one Open MPI's TCP uses, in kSubnet), and
+  // every node's route to every host, as the platform's routes go.
+  for (std::size_t i = 0; i < plan_.hosts.size(); ++i)
+    if (plan_.hosts[i].ports > 0 || plan_.hosts.size() == 1) {
+      if (plan_.hosts[i].ports == 0) must({"ip", "-n", namespaces_[i], "link", "add", "eth0", "type", "veth", "peer",
+                                           "name", "eth0p"});  // one host alone: an address to run on
+      must({"ip", "-n", namespaces_[i], "addr", "add", plan_.hosts[i].address + "/16", "dev", "eth0"});
+      if (plan_.hosts[i].ports == 0) must({"ip", "-n", namespaces_[i], "link", "set", "eth0", "up"});
+    }
+  std::vector<std::string> batches(net.nodes.size());
+  for (const NodeRoute& r : net.routes) {
+    const Veth& v = net.veths.at(r.veth);
+    const VethEnd &out = r.end == 0 ? v.a : v.b, &peer = r.end == 0 ? v.b : v.a;
+    // To the next node's port, or to a host's address, which is on the link (onlink) to
+    // whichever of its ports the route reaches.
+    const bool to_host = peer.node < plan_.hosts.size();
+    std::string line = "route add " + r.destination + "/32 via " +
+                       (to_host ? plan_.hosts[peer.node].address : peer.address) + " dev " + out.ifname + " onlink";
+    // From a host: from its address, with TCP's least retransmission timeout dilated too,
+    // 200 ms times D. Messages take D times longer on the wire, so undilated timers fire
+    // while a message still waits in a queue: no packet is lost (tbf drops none), but the
+    // spurious retransmission cuts the window. Back-to-back allreduces at p = 8 (Bat Cave,
+    // D = 10) counted up to 5 retransmitted segments, 8 tail-loss probes and a timeout per
+    // host, all spurious (D-SACKed); with these settings, none.
+    if (r.node < plan_.hosts.size())
+      line += " src " + plan_.hosts[r.node].address + fmt::format(" rto_min {:.0f}ms", kMinRtoSeconds * d * 1e3);
+    batches[r.node] += line + "\n";
+  }
+  for (std::size_t i = 0; i < batches.size(); ++i)
+    if (!batches[i].empty()) {
+      const std::string file = files_.file("routes-" + std::to_string(i));
+      write_file_atomically(file, batches[i]);
+      must({"ip", "-n", namespaces_[i], "-batch", file});
+    }
+  for (std::size_t i = 0; i < plan_.hosts.size(); ++i) {
+    const std::string& ns = namespaces_[i];
     // Reno in every host: the same congestion control whatever the machine's default.
     quiet_ok({"ip", "netns", "exec", ns, "sysctl", "-q", "-w", "net.ipv4.tcp_congestion_control=reno"});
     // No slow start again after an idle spell: a connection between two ranks idles between
     // collective calls, and the simulator's TCP model has no such restart. Without this the
     // allreduce of 54 912 doubles at p = 8 took 1.4-1.6 times the simulated 131 ms, 1.2 with it.
     quiet_ok({"ip", "netns", "exec", ns, "sysctl", "-q", "-w", "net.ipv4.tcp_slow_start_after_idle=0"});
-    // TCP's timers dilated too: the least retransmission timeout, 200 ms, times D (on the
-    // subnet's route), and no tail-loss probe (a timer of twice the smoothed round trip).
-    // Messages take D times longer on the wire, so undilated timers fire while a message still
-    // waits in a queue: no packet is lost (tbf drops none), but the spurious retransmission
-    // cuts the window. Back-to-back allreduces at p = 8 (Bat Cave, D = 10) counted up to 5
-    // retransmitted segments, 8 tail-loss probes and a timeout per host, all spurious
-    // (D-SACKed); with these settings, none.
-    must({"ip", "-n", ns, "route", "replace", std::string(kSubnet), "dev", "eth0", "proto", "kernel", "scope", "link",
-          "src", h.address, "rto_min", fmt::format("{:.0f}ms", kMinRtoSeconds * d * 1e3)});
+    // No tail-loss probe (a timer of twice the smoothed round trip): see rto_min above.
     quiet_ok({"ip", "netns", "exec", ns, "sysctl", "-q", "-w", "net.ipv4.tcp_early_retrans=0"});
   }
   // The hostfile (addresses, a slot per rank), the rsh agent and the ranks' description.
@@ -390,7 +448,7 @@ void Testbed::build() {
       "#!/bin/sh\n# Open MPI's rsh agent of a wulf testbed run: HOST COMMAND... in HOST's namespace.\n"
       "host=$1; shift\ncase \"$host\" in\n";
   for (std::size_t i = 0; i < plan_.hosts.size(); ++i)
-    agent += "  " + plan_.hosts[i].address + ") exec ip netns exec " + shell_quote(namespaces_[i + 1]) +
+    agent += "  " + plan_.hosts[i].address + ") exec ip netns exec " + shell_quote(namespaces_[i]) +
              " unshare --uts -- sh -c \"hostname " + shell_quote(host_label(plan_.hosts[i].name, i)) +
              " && $*\" ;;\n";
   agent += "esac\necho \"wulf testbed: no host has the address $host\" >&2\nexit 255\n";
@@ -409,6 +467,10 @@ std::vector<std::string> Testbed::command(const std::string& program, const MpiS
       "--mca", "pml", "ob1",
       "--mca", "btl_tcp_if_include", kSubnet,
       "--mca", "oob_tcp_if_include", kSubnet,
+      // Whether a peer is reachable by its subnet: Open MPI's netlink component would ask the
+      // kernel for the route and refuse a peer reached through another port than the one
+      // holding the host's address, as a host with several NICs reaches most peers.
+      "--mca", "reachable", "weighted",
       // Ranks that wait yield the CPU: 8 ranks on 2 cores would otherwise spin each other out.
       "--mca", "mpi_yield_when_idle", "1",
       // Messages up to the eager limit (default 4 MiB) go eagerly, in one piece. With Open
@@ -431,7 +493,7 @@ std::vector<std::string> Testbed::command(const std::string& program, const MpiS
       "--mca", "btl_tcp_rcvbuf", std::to_string(kSocketBufferBytes)};
   const std::vector<std::string> mpirun =
       mpirun_command(np, "on", collectives, program, session, files_.file("hostfile"), mca);
-  std::vector<std::string> cmd{"ip", "netns", "exec", namespaces_.at(1), "unshare", "--uts", "--",
+  std::vector<std::string> cmd{"ip", "netns", "exec", namespaces_.at(0), "unshare", "--uts", "--",
                                "sh", "-c", "hostname \"$0\" && exec \"$@\"", host_label(plan_.hosts[0].name, 0)};
   cmd.insert(cmd.end(), mpirun.begin(), mpirun.end());
   return cmd;

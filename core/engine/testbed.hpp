@@ -1,18 +1,20 @@
 // The testbed: an emulated cluster on this machine, on which real Open MPI runs over real
-// TCP (issue 16). One network namespace per platform host, each with one virtual Ethernet
-// port into a bridge that stands for the switch (in a namespace of its own), every port
-// shaped by `tc tbf` to the platform's link rate over the time dilation D; mpirun starts in
-// the first host's namespace and reaches the others through an rsh agent that enters their
-// namespaces. Nothing is made outside the namespaces a run creates, and only addresses of
-// 198.18.0.0/15 (RFC 2544's range for network benchmarks) are used.
+// TCP (issue 16). One network namespace per platform host; the network between them built
+// as the platform's routes give it (issue 32, engine/testbed_network.hpp): each link that
+// can limit a flow a veth pair shaped by `tc tbf` to its rate over the time dilation D,
+// each switch or router a namespace that forwards by destination, a port per NIC. mpirun
+// starts in the first host's namespace and reaches the others through an rsh agent that
+// enters their namespaces. Nothing is made outside the namespaces a run creates, and only
+// addresses of 198.18.0.0/15 (RFC 2544's range for network benchmarks) are used: the hosts'
+// in 198.18.0.0/16, the veth pairs' own in 198.19.0.0/16.
 //
-// What a star of shaped ports cannot represent is said, never hidden: link latencies (no
-// delay emulation: the kernel here has no netem, the software path adds its own 50-100 us
-// round trip), links between the hosts' own links that could limit a flow (a slow or shared
-// backbone), and hosts with several NICs (their port takes the fastest one's rate).
+// What it cannot represent is said, never hidden: link latencies (no delay emulation: the
+// kernel here has no netem, the software path adds its own 50-100 us round trip), and links
+// whose sharing no queue reproduces (a FATPIPE slower than the hosts' links, WIFI).
 #pragma once
 
 #include "engine/launch.hpp"
+#include "engine/testbed_network.hpp"
 #include "util/files.hpp"
 #include "util/json.hpp"
 
@@ -34,8 +36,9 @@ struct TestbedHost {
   std::string name;      // the platform's host, also the hostname of its namespace
   std::string address;   // its IPv4 address in 198.18.0.0/16
   int ranks = 0;         // ranks placed on it
-  double up_Bps = 0;     // the platform's rate of its own link, out and in (times --bw-scale)
+  double up_Bps = 0;     // the platform's rate of its fastest own link, out and in (times --bw-scale)
   double down_Bps = 0;
+  int ports = 0;         // its NICs: veth pairs of its namespace
   double speed_flops = 0;
   double collective_overhead_s = 0;  // the platform's wulf:collective_overhead (0: none)
 };
@@ -52,7 +55,8 @@ struct TestbedPlan {
   std::vector<int> rank_host;      // rank r runs on hosts[rank_host[r]]
   double dilation = 0;
   std::string dilation_from;       // "--dilation" or how the default was chosen
-  std::vector<std::string> notes;  // what the star does not represent, for people
+  TestbedNetwork network;          // what is built between the hosts
+  std::vector<std::string> notes;  // what it does not represent, for people
   double route_latency_s = 0;      // the platform's largest host-to-host latency (not emulated)
   // Open MPI's eager limit, bytes: messages up to it are sent without waiting for the receiver
   // (--eager-limit; default kTestbedEagerBytes).
@@ -64,19 +68,20 @@ struct TestbedPlan {
 
 // The plan for placed hosts (one entry per host with its ranks in `cores`, in rank order, as
 // platform_hosts or placed_hosts give them, cut to the ranks), the platform read through
-// SimGrid (wulf-platform star). dilation 0 chooses the default (default_dilation).
+// SimGrid (wulf-platform network). dilation 0 chooses the default (default_dilation).
 TestbedPlan plan_testbed(const std::string& platform, const std::vector<PlatformHost>& placed, int np,
                          double dilation, double bw_scale);
 
-// What the plan builds, for people: the hosts and their shaped rates, the dilation, and
-// every note of what is not represented.
+// What the plan builds, for people: the hosts and their shaped rates, the switches and the
+// links between them, the dilation, and every note of what is not represented.
 void print_testbed(std::ostream& out, const TestbedPlan& plan);
 
 // The default D: 10 for up to 4 ranks per core of this machine (more ranks, proportionally
 // more), and at least enough that the links' rates summed over the hosts, over D, stay under
-// 50 MB/s per core, the most the software path was measured to carry without its CPU time
-// showing (README, "Validate on an emulated cluster").
-double default_dilation(const std::vector<TestbedHost>& hosts, int np, unsigned cores);
+// 50 MB/s per core, the most the software path was measured to carry through a switch (two
+// shaped hops) without its CPU time showing (README, "Validate on an emulated cluster");
+// routes of more hops carry each byte more times: hops / 2 times more.
+double default_dilation(const std::vector<TestbedHost>& hosts, int np, unsigned cores, std::size_t most_hops = 2);
 
 // Why this machine cannot build the testbed ("" when it can): not root or without
 // CAP_NET_ADMIN, a program missing (ip, tc, ethtool, unshare, hostname), or a kernel without
@@ -123,7 +128,7 @@ class Testbed {
 
   TestbedPlan plan_;
   std::string prefix_;                  // wulf-tb-<pid>.<start time>
-  std::vector<std::string> namespaces_; // switch first, then the hosts in plan order
+  std::vector<std::string> namespaces_; // the network's nodes in order: the hosts first
   TempDir files_{"testbed"};            // hostfile, rsh agent, the ranks' description
 };
 
