@@ -685,7 +685,9 @@ TEST(testbed, plans_a_fat_tree_with_its_switches_and_uplinks) {
   for (const Veth& v : plan.network.veths) {
     const bool between_switches = v.a.node >= 8 && v.b.node >= 8;
     uplinks += between_switches;
-    if (between_switches) EXPECT_DOUBLE_EQ(v.a.rate_Bps, 10e6) << v.a.link;  // exact: they are the bottleneck
+    if (between_switches) {
+      EXPECT_DOUBLE_EQ(v.a.rate_Bps, 10e6) << v.a.link;  // exact: they are the bottleneck
+    }
   }
   EXPECT_EQ(uplinks, 2u);  // one cable a leaf, shaped both ways
   for (const TestbedHost& h : plan.hosts) EXPECT_EQ(h.ports, 1) << h.name;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# --engine testbed: real Open MPI over an emulated Bat Cave (namespaces, a bridge, tc tbf) at
+# --engine testbed: real Open MPI over an emulated Bat Cave (namespaces, a switch, tc tbf) at
 # p = 2 and 4 with one size, against the simulation of the same platform; a training run's
-# record; nothing left after success, SIGTERM, or (after `wulf testbed clean`) SIGKILL.
+# record; nothing left after success, SIGTERM, SIGKILL in a run across three switches (the
+# run's guardian), or (after `wulf testbed clean`) SIGKILL of wulf and its guardian.
 # Skipped (exit 77) with the reason where this machine cannot build the testbed.
 #   testbed_test.sh BUILD_DIR PLATFORM
 set -u
@@ -73,17 +74,37 @@ expect_nothing_left "$tmp/term"
 [ -z "$(namespaces_of "$wulf")" ] || fail "namespaces left after SIGTERM: $(namespaces_of "$wulf")"
 echo "SIGTERM: exit $code, nothing left"
 
-# 4. SIGKILL leaves the namespaces and the ranks; `wulf testbed clean` removes both.
+# 4. SIGKILL of wulf in the middle of a run across three switches (a fat tree's two leaves
+# and its top): its guardian removes every namespace (and so every veth and qdisc in them)
+# and the processes inside, without help.
+fattree="$(cd "$(dirname "$0")" && pwd)/platforms/fattree8.xml"
 start_wulf "$tmp/kill" train --problem encoder:8 --epochs 100000000 --quiet --engine testbed --np 2 \
-  --platform "$platform" --dilation 10
+  --platform "$fattree" --hosts ft8-0,ft8-4 --dilation 10
 wait_started "$tmp/kill" 2
 killed=$wulf
+made=$(namespaces_of "$killed" | wc -l)
+[ "$made" -eq 5 ] || fail "the run across the fat tree made $made namespaces, not 2 hosts and 3 switches"
 kill -KILL "$killed"
 wait "$killed" 2>/dev/null
-[ -n "$(namespaces_of "$killed")" ] || fail "SIGKILL: no namespaces of the killed run to clean"
+for _ in $(seq 1 100); do [ -z "$(namespaces_of "$killed")" ] && break; sleep 0.1; done
+[ -z "$(namespaces_of "$killed")" ] || fail "SIGKILL: namespaces left 10 s after: $(namespaces_of "$killed")"
+left=$(session_processes "$killed")
+[ -z "$left" ] || fail "processes of the killed run are left: $left"
+echo "SIGKILL: the guardian removed its $made namespaces and processes"
+
+# 5. SIGKILL of wulf and its guardian leaves the namespaces; `wulf testbed clean` removes them.
+start_wulf "$tmp/kill2" train --problem encoder:8 --epochs 100000000 --quiet --engine testbed --np 2 \
+  --platform "$platform" --dilation 10
+wait_started "$tmp/kill2" 2
+killed=$wulf
+guardian=$(ps --ppid "$killed" -o pid=,args= | awk '/testbed guard/ {print $1}')
+[ -n "$guardian" ] || fail "the run has no guardian"
+kill -KILL "$guardian" "$killed"
+wait "$killed" 2>/dev/null
+[ -n "$(namespaces_of "$killed")" ] || fail "SIGKILL of both: no namespaces of the killed run to clean"
 "$build/wulf" testbed clean || fail "wulf testbed clean failed"
 [ -z "$(namespaces_of "$killed")" ] || fail "namespaces left after clean: $(namespaces_of "$killed")"
 left=$(session_processes "$killed")
 [ -z "$left" ] || fail "processes of the killed run are left after clean: $left"
-echo "SIGKILL: wulf testbed clean removed its namespaces and processes"
+echo "SIGKILL of wulf and its guardian: wulf testbed clean removed its namespaces and processes"
 echo "PASSED"

@@ -189,8 +189,6 @@ BenchJob read_bench_job(const po::variables_map& vm) {
     job.dilation = vm["dilation"].as<double>();
   }
   if (job.engine == "testbed") {
-    if (!is_one_of(job.reduce, {"default", "binomial"}))
-      throw InputError("--reduce " + job.reduce + ": the testbed takes the library's reduces, default or binomial");
     if (job.grow > 0 || job.lat_scale != 1.0)
       throw InputError("--grow and --lat-scale are for --engine sim (the testbed emulates no latency)");
   }
@@ -251,6 +249,23 @@ CommBenchConfig bench_config(const BenchJob& job, const std::string& what, const
 // The same on the testbed: the hosts `on` (their cores cut to np ranks) built as an
 // emulated cluster, np ranks of wulf-rank-real under mpirun across it, times in the
 // platform's seconds (the ranks divide by the dilation).
+// The ranks' job for `what` at the sizes of list: wulf's own reduce where one is named
+// (four-stage with the layout the platform's hosts give).
+CommBenchConfig rank_bench(const BenchJob& job, const std::vector<PlatformHost>& on, std::size_t np,
+                           const std::string& what, const std::vector<std::size_t>& list) {
+  CommBenchConfig bench = bench_config(job, what, list);
+  if (what == "reduce" && is_point_to_point_reduce(job.reduce)) {
+    bench.reduce = job.reduce;
+    if (job.reduce == "four-stage") bench.reduce_layout = reduce_layout_of(on, static_cast<int>(np));
+  }
+  return bench;
+}
+
+// The library's reduce: the binomial tree under wulf's own (four-stage ends in it).
+std::string library_reduce_of(const BenchJob& job) {
+  return is_point_to_point_reduce(job.reduce) ? std::string("binomial") : job.reduce;
+}
+
 std::vector<Json> measure_on_testbed(const BenchJob& job, const std::vector<PlatformHost>& on, std::size_t np,
                                      const std::string& what, const std::vector<std::size_t>& list,
                                      const std::string& allreduce) {
@@ -259,8 +274,8 @@ std::vector<Json> measure_on_testbed(const BenchJob& job, const std::vector<Plat
   if (job.eager_limit > 0) plan.eager_bytes = job.eager_limit;
   const Testbed bed(std::move(plan));
   const MpiSessionDir session;
-  std::vector<std::string> cmd = bed.command(job.program, session, {allreduce, job.reduce, "default"});
-  CommBenchConfig bench = bench_config(job, what, list);
+  std::vector<std::string> cmd = bed.command(job.program, session, {allreduce, library_reduce_of(job), "default"});
+  CommBenchConfig bench = rank_bench(job, on, np, what, list);
   bench.dilation = bed.plan().dilation;
   validate(bench);
   const RankJobArgs args(comm_bench_json(bench), job.engine == "testbed");
@@ -283,19 +298,13 @@ std::vector<Json> measure(const BenchJob& job, const std::vector<PlatformHost>& 
                           const std::string& what, const std::vector<std::size_t>& list,
                           const std::string& allreduce = "default") {
   if (job.engine == "testbed") return measure_on_testbed(job, on, np, what, list, allreduce);
-  // wulf's own reduces end in (four-stage) or stand beside the library's binomial one.
-  std::vector<std::string> cfg{
-      "smpi/reduce:" + (is_point_to_point_reduce(job.reduce) ? std::string("binomial") : job.reduce)};
+  std::vector<std::string> cfg{"smpi/reduce:" + library_reduce_of(job)};
   if (const AllreduceAlgorithm* a = find_allreduce_algorithm(allreduce))
     cfg.push_back("smpi/allreduce:" + std::string(a->smpi));
   for (const std::string& setting : smpi_eager_config(job.eager_limit)) cfg.push_back(setting);
   const Hostfile hostfile(on, static_cast<long long>(np));
   std::vector<std::string> cmd = smpirun_command(job.run_file, hostfile, static_cast<int>(np), cfg, job.program);
-  CommBenchConfig bench = bench_config(job, what, list);
-  if (what == "reduce" && is_point_to_point_reduce(job.reduce)) {
-    bench.reduce = job.reduce;
-    if (job.reduce == "four-stage") bench.reduce_layout = reduce_layout_of(on, static_cast<int>(np));
-  }
+  CommBenchConfig bench = rank_bench(job, on, np, what, list);
   validate(bench);
   const RankJobArgs args(comm_bench_json(bench), job.engine == "testbed");
   cmd.push_back("bench");

@@ -326,6 +326,14 @@ std::vector<PlatformHost> hosts_of_ranks(const std::vector<PlatformHost>& placed
   return used;
 }
 
+int remove_testbed_namespaces(const std::string& tag) {
+  int removed = 0;
+  const std::string prefix = kPrefix + tag + "-";
+  for (const std::string& ns : all_namespaces())
+    if (ns.rfind(prefix, 0) == 0) remove_namespace(ns), ++removed;
+  return removed;
+}
+
 int remove_testbed_leftovers() {
   int removed = 0;
   for (const std::string& ns : all_namespaces()) {
@@ -343,15 +351,20 @@ int remove_testbed_leftovers() {
 
 Testbed::Testbed(TestbedPlan plan) : plan_(std::move(plan)) {
   prefix_ = kPrefix + owner_tag();
+  guardian_ = start_guardian({wulf_program("wulf"), "testbed", "guard", owner_tag()});
   try {
     build();
   } catch (...) {
     remove();
+    end_guardian(guardian_);
     throw;
   }
 }
 
-Testbed::~Testbed() { remove(); }
+Testbed::~Testbed() {
+  remove();
+  end_guardian(guardian_);
+}
 
 void Testbed::remove() noexcept {
   try {

@@ -16,6 +16,7 @@
 #include "engine/launch.hpp"
 #include "engine/testbed_network.hpp"
 #include "util/files.hpp"
+#include "util/process.hpp"
 #include "util/json.hpp"
 
 #include <iosfwd>
@@ -96,6 +97,10 @@ void ready_testbed(const std::string& command, std::ostream& err);
 // with the ranks it gets in `cores`: the hosts a testbed of np ranks builds.
 std::vector<PlatformHost> hosts_of_ranks(const std::vector<PlatformHost>& placed, long long np);
 
+// Removes the namespaces of the run whose owner tag is `tag` and the processes inside them
+// (the guardian of a run, below, once the run has ended); returns how many.
+int remove_testbed_namespaces(const std::string& tag);
+
 // Removes what runs of the testbed that were killed (SIGKILL) left behind: their namespaces,
 // and the processes still inside them. A run's namespaces carry its wulf's pid and start
 // time, so those of a run still going are left alone. Returns how many were removed.
@@ -103,7 +108,9 @@ int remove_testbed_leftovers();
 
 // The emulated cluster of a plan, built by the constructor (InputError, with everything made
 // so far removed, if a step fails) and removed by the destructor, which also ends every
-// process still inside its namespaces.
+// process still inside its namespaces. Before it builds, it starts its guardian, `wulf
+// testbed guard TAG` (util/process.hpp's start_guardian), which removes the namespaces once
+// this process has ended, should it end without its destructor (SIGKILL).
 class Testbed {
  public:
   explicit Testbed(TestbedPlan plan);
@@ -130,6 +137,7 @@ class Testbed {
   std::string prefix_;                  // wulf-tb-<pid>.<start time>
   std::vector<std::string> namespaces_; // the network's nodes in order: the hosts first
   TempDir files_{"testbed"};            // hostfile, rsh agent, the ranks' description
+  Guardian guardian_;
 };
 
 }  // namespace wulf

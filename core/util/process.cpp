@@ -353,6 +353,50 @@ pid_t spawn(const std::vector<std::string>& argv, const ChildOptions& options, c
   return pid;
 }
 
+}  // namespace
+
+Guardian start_guardian(const std::vector<std::string>& argv) {
+  const std::string program = program_path(argv[0]);
+  if (program.empty()) throw std::runtime_error("cannot start " + argv[0] + ": " + std::strerror(ENOENT));
+  std::vector<char*> args = c_args(argv);
+  const std::vector<std::string> env_text = environment_with({});
+  std::vector<char*> env = c_args(env_text);
+  int line[2];
+  if (::pipe2(line, O_CLOEXEC) != 0) throw std::runtime_error("cannot start " + argv[0] + ": " + std::strerror(errno));
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    const int e = errno;
+    ::close(line[0]), ::close(line[1]);
+    throw std::runtime_error("cannot start " + argv[0] + ": " + std::strerror(e));
+  }
+  if (pid == 0) {  // async-signal-safe calls only from here
+    ::setsid();
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) ::sigaction(sig, &dfl, nullptr);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::dup2(line[0], 0);  // dup2 clears close-on-exec on the copy
+    const int null = ::open("/dev/null", O_WRONLY);
+    if (null >= 0) ::dup2(null, 1);
+    ::execve(program.c_str(), args.data(), env.data());
+    ::_exit(127);
+  }
+  ::close(line[0]);
+  return {pid, line[1]};
+}
+
+void end_guardian(Guardian& guardian) noexcept {
+  if (guardian.fd >= 0) ::close(guardian.fd);
+  if (guardian.pid > 0)
+    while (::waitpid(guardian.pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+  guardian = {};
+}
+
+namespace {
+
 // Reads what is there from a pipe into sink; closes it at its end. keep: the most of sink
 // kept (its tail); echo: also written to this process's standard error.
 void drain(Pipe& pipe, std::string& sink, std::size_t keep, bool echo) {

@@ -76,6 +76,21 @@ int run_program_captured(const std::vector<std::string>& argv, std::string& out,
 // The same as a cleanup step (ChildOptions::cleanup): it runs even after a signal came.
 int run_cleanup_captured(const std::vector<std::string>& argv, std::string& out, std::string& err);
 
+// A process that finishes this one's cleanup however this one ends, SIGKILL included: the
+// one exception to "nothing wulf starts outlives it" (spawn, in process.cpp), since it
+// writes nothing and only removes what the run made (the testbed's namespaces). argv runs
+// in a session of its own (signals to wulf's process group do not reach it), its standard
+// input the read end of a pipe whose write end this process holds, close-on-exec (no other
+// child inherits it): it reads end of file when end_guardian closes it, or when this process
+// dies. Throws std::runtime_error if it cannot be started.
+struct Guardian {
+  int pid = -1;
+  int fd = -1;  // the pipe's write end
+};
+Guardian start_guardian(const std::vector<std::string>& argv);
+// Closes the pipe and waits for the guardian to end; nothing where there is none.
+void end_guardian(Guardian& guardian) noexcept;
+
 // The state /proc gives process pid (R running, S sleeping, T stopped, Z zombie, ...); '?'
 // when there is no such process in this process's session.
 char process_state(int pid);
