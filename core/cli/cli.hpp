@@ -46,6 +46,10 @@ double table_vii_seconds(const JobResult& run, const Job& job, const std::string
 // A run of command's that failed: TimedOut for a timeout, else an InputError with what the
 // run printed; what names the run ("a simulation").
 void check_wulf_run(const JobResult& run, const std::string& command, const std::string& what);
+// `wulf validate --testbed --platform P` (cli/validate_platform.cpp): any platform's
+// allreduce and reduce grid and one training run, simulation against testbed.
+int validate_testbed_platform(const std::string& platform, const std::string& out_path, const std::string& timeout,
+                              std::ostream& out, std::ostream& err);
 // `wulf validate --testbed` (cli/validate_testbed.cpp): Table V's fit and Table VII four ways.
 // allreduce: Table VII's on both engines (--allreduce); Table V's fit is recursive doubling's.
 int validate_testbed(const std::string& out_path, const std::string& timeout, const std::string& allreduce,

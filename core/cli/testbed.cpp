@@ -45,7 +45,7 @@ int testbed_command(const std::vector<std::string>& args, std::ostream& out, std
     out << "wulf testbed: this machine cannot build the testbed: " << why << "\n";
     return exit_input;
   }
-  out << "wulf testbed: this machine can build the testbed (namespaces, veth, a bridge, tbf)\n";
+  out << "wulf testbed: this machine can build the testbed (namespaces, veth, tbf)\n";
   return exit_ok;
 }
 

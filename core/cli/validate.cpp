@@ -290,6 +290,9 @@ po::options_description validate_options() {
        "--testbed: Table VII's allreduce on both engines: rdb (seed 000's recursive doubling), default (Open MPI "
        "4.1's choice, as wulf train --allreduce default), redbcast, ring or rabenseifner; Table V's fit is "
        "recursive doubling's")
+      ("platform", po::value<std::string>(),
+       "--testbed: instead of Bat Cave's tables, platform FILE's allreduce and reduce grid (p = 2, 4, 8, 4 096 to "
+       "54 912 doubles) and a training run, simulation against testbed, the algorithms Open MPI 4.1's choice")
       ("out", po::value<std::string>(), "write the table (JSON) to FILE");
   return options;
 }
@@ -304,11 +307,17 @@ int validate_command(const std::vector<std::string>& args, std::ostream& out, st
       if (!vm[other].defaulted() && vm.count(other))
         throw InputError(std::string("--") + other + " is for wulf validate without --testbed");
     const std::string path = vm.count("out") ? vm["out"].as<std::string>() : "";
+    const std::string timeout = vm.count("timeout") ? fmt::format("{}", vm["timeout"].as<double>()) : "";
+    if (vm.count("platform")) {
+      if (!vm["allreduce"].defaulted()) throw InputError("--allreduce is for wulf validate --testbed without --platform");
+      return validate_testbed_platform(vm["platform"].as<std::string>(), path, timeout, out, err);
+    }
     if (!path.empty() && is_leader()) check_writable(path, "--out");
     return validate_testbed(path, vm.count("timeout") ? fmt::format("{}", vm["timeout"].as<double>()) : "",
                             vm["allreduce"].as<std::string>(), out, err);
   }
   if (!vm["allreduce"].defaulted()) throw InputError("--allreduce is for wulf validate --testbed");
+  if (vm.count("platform")) throw InputError("--platform is for wulf validate --testbed");
   const ValidateJob job = read_validate_job(vm);
   Table table = tabulate(measure_rounds(job, Runner(), out, err), job.cores);
   print_table(out, table.rows, job.cores);
