@@ -722,6 +722,26 @@ TEST(testbed, its_options_are_refused_where_they_mean_nothing) {
   EXPECT_NE(err2.str().find("--dilation is for --engine testbed"), std::string::npos) << err2.str();
   std::ostringstream out3, err3;
   EXPECT_EQ(run_cli({"testbed", "frobnicate"}, out3, err3), exit_input);
+  // validate's --platform is the testbed's comparison on any platform; its algorithms are
+  // Open MPI's choice on both engines.
+  const std::string bat = std::string(WULF_PLATFORMS_DIR) + "/batcave.xml";
+  std::ostringstream out4, err4;
+  EXPECT_EQ(run_cli({"validate", "--platform", bat}, out4, err4), exit_input);
+  EXPECT_NE(err4.str().find("--platform is for wulf validate --testbed"), std::string::npos) << err4.str();
+  std::ostringstream out5, err5;
+  EXPECT_EQ(run_cli({"validate", "--testbed", "--platform", bat, "--allreduce", "ring"}, out5, err5), exit_input);
+  EXPECT_NE(err5.str().find("--allreduce is for wulf validate --testbed without --platform"), std::string::npos)
+      << err5.str();
+  std::ostringstream out6, err6;
+  EXPECT_EQ(run_cli({"validate", "--testbed", "--platform", "/nonexistent/p.xml"}, out6, err6), exit_input);
+  EXPECT_NE(err6.str().find("/nonexistent/p.xml"), std::string::npos) << err6.str();
+  // Its record may not replace the platform it reads.
+  TestDir dir;
+  const std::string copy = dir.write("p.xml", read_text_file(bat, "platform"));
+  std::ostringstream out7, err7;
+  EXPECT_EQ(run_cli({"validate", "--testbed", "--platform", copy, "--out", copy}, out7, err7), exit_input);
+  EXPECT_NE(err7.str().find("--out"), std::string::npos) << err7.str();
+  EXPECT_EQ(read_text_file(copy, "platform"), read_text_file(bat, "platform"));
 }
 
 }  // namespace
