@@ -1,4 +1,5 @@
 #include "comm/staged_reduce.hpp"
+#include "comm/tree_collectives.hpp"
 #include "util/errors.hpp"
 
 #include "data/dataset.hpp"  // InputError
@@ -119,10 +120,15 @@ bool ReduceLayout::has_groups() const {
   return std::any_of(ranks.begin(), ranks.end(), [](const Place& p) { return p.group >= 0; });
 }
 
-bool is_point_to_point_reduce(const std::string& name) { return name == "wulf-binomial" || name == "four-stage"; }
+bool is_point_to_point_reduce(const std::string& name) {
+  return name == "wulf-binomial" || name == "four-stage" || own_reduce_tree(name);
+}
 
 PointToPointReduce::Algorithm parse_point_to_point_reduce(const std::string& name) {
-  return name == "four-stage" ? PointToPointReduce::Algorithm::four_stage : PointToPointReduce::Algorithm::binomial;
+  if (name == "four-stage") return PointToPointReduce::Algorithm::four_stage;
+  if (const Tree* tree = own_reduce_tree(name))
+    return *tree == Tree::chain ? PointToPointReduce::Algorithm::chain : PointToPointReduce::Algorithm::binary;
+  return PointToPointReduce::Algorithm::binomial;
 }
 
 // ---- the plan of a four-stage reduce -------------------------------------------------
@@ -289,6 +295,11 @@ void PointToPointReduce::reduce(std::span<T> data, int root) {
   stages_ = StageTimes{};
   if (comm_.size() == 1) return;
   if (algorithm_ == Algorithm::binomial) return binomial(data, root);
+  if (algorithm_ == Algorithm::chain || algorithm_ == Algorithm::binary) {
+    bool unread = false;
+    T* room = scratch(std::span<const T>(data), 2 * data.size(), unread);
+    return tree_reduce_sum(comm_, data, root, algorithm_ == Algorithm::chain ? Tree::chain : Tree::binary, room, !unread);
+  }
   if (falls_back()) return comm_.reduce_sum(data, root);
   four_stage(data, root);
 }
