@@ -3,6 +3,7 @@
 // both engines they give the exact sums, broadcasts and gathers, at any root.
 #include "comm/comm_bench.hpp"
 #include "comm/tree_collectives.hpp"
+#include "engine/collective_choice.hpp"
 #include "engine/launch.hpp"
 #include "util/json.hpp"
 #include "util/process.hpp"
@@ -80,7 +81,7 @@ void expect_exact(std::vector<std::string> cmd, bool sim, const std::string& wha
   c.doubles = what != "reduce";  // the sums in float, the others in double
   if (what == "reduce") c.reduce = algorithm;
   if (what == "bcast") c.bcast = algorithm;
-  if (what == "gather") c.gather = algorithm;
+  if (what == "gather") c.gather = algorithm;  // the others are the library's, forced in cmd
   const RankJobArgs job(comm_bench_json(c), false);
   cmd.push_back("bench");
   cmd.insert(cmd.end(), job.args().begin(), job.args().end());
@@ -119,6 +120,37 @@ TEST(tree_collectives, wulfs_own_give_exact_values_at_every_root_under_mpirun) {
       expect_exact(mpirun_command(np, "auto", Collectives{}, wulf_program("wulf-rank-real"), session), false, what,
                    algorithm, np);
     }
+}
+
+// The libraries' algorithms wulf forces (SMPI's equal by its name, Open MPI's by its number)
+// are accepted by each engine and give the exact values too: every algorithm of every
+// collective that is not wulf's own, on 4 and 5 ranks (a power of two and not).
+TEST(tree_collectives, the_libraries_algorithms_wulf_forces_give_exact_values_on_both_engines) {
+  const std::string file = wulf_platform("batcave.xml");
+  const Hostfile hostfile(platform_hosts(file).hosts, 8);
+  for (const Collective c : {Collective::reduce, Collective::bcast, Collective::allgather, Collective::gather})
+    for (const CollectiveAlgorithm& a : collective_algorithms(c)) {
+      if (a.wulfs_own() || (c == Collective::allgather && a.name == "two-proc")) continue;  // two-proc: 2 ranks only
+      Collectives forced;
+      (c == Collective::reduce ? forced.reduce : c == Collective::bcast ? forced.bcast
+                                : c == Collective::allgather        ? forced.allgather
+                                                                    : forced.gather) = std::string(a.name);
+      const std::string what(to_string(c));
+      for (const int np : {4, 5}) {
+        // Bruck's and the ring are what Open MPI's rdb and neighbour exchange run there.
+        if (c == Collective::allgather && ((a.name == "rdb" && np == 5) || (a.name == "neighbor" && np == 5)))
+          continue;
+        expect_exact(smpirun_command(file, hostfile, np, smpi_collective_config(forced), wulf_program("wulf-rank-sim")),
+                     true, what, std::string(a.name), np);
+        const MpiSessionDir session;
+        expect_exact(mpirun_command(np, "auto", forced, wulf_program("wulf-rank-real"), session), false, what,
+                     std::string(a.name), np);
+      }
+    }
+  Collectives pair;
+  pair.allgather = "two-proc";
+  expect_exact(smpirun_command(file, hostfile, 2, smpi_collective_config(pair), wulf_program("wulf-rank-sim")), true,
+               "allgather", "two-proc", 2);
 }
 
 }  // namespace

@@ -55,8 +55,8 @@ CommBenchConfig comm_bench_from_json(const Json& j, const std::string& source) {
 void validate(const CommBenchConfig& c) {
   if (!is_one_of(c.what, {"pingpong", "allreduce", "reduce", "bcast", "allgather", "gather", "gradient"}))
     throw InputError("bench: what must be pingpong, allreduce, reduce, bcast, allgather, gather or gradient");
-  if (c.check && !is_one_of(c.what, {"reduce", "bcast", "gather"}))
-    throw InputError("bench: check is for what reduce, bcast or gather");
+  if (c.check && !is_one_of(c.what, {"reduce", "bcast", "allgather", "gather"}))
+    throw InputError("bench: check is for what reduce, bcast, allgather or gather");
   if (c.what == "gradient") gradient_bench_net(c.net);  // refuses an unknown net here
   if (c.sizes.empty()) throw InputError("bench: no sizes");
   if (c.repeat < 1) throw InputError("bench: repeat must be at least 1");
@@ -142,13 +142,15 @@ double time_collective(const std::string& what, std::size_t n, int repeat, bool 
 
 // Whole numbers, exact in float whatever the order of the additions: rank q's value i is
 // (q + 1) * (i % 13 + 1). A reduce to root must leave there p (p + 1) / 2 * (i % 13 + 1); a
-// bcast the root's values on every rank; a gather every rank's block at the root. Rank 0
+// bcast the root's values on every rank; a gather every rank's block at the root, an
+// allgather on every rank. Rank 0
 // prints {"check": what, ..., "wrong": values that differ, "ok": true|false}.
 template <class T>
 bool check_collective(const std::string& what, std::size_t n, int root, Comm& comm, std::ostream& out) {
   const int p = comm.size(), q = comm.rank();
   const auto value = [](int rank, std::size_t i) { return static_cast<T>((rank + 1) * static_cast<int>(i % 13 + 1)); };
-  std::vector<T> data(n), gathered(what == "gather" && q == root ? n * static_cast<std::size_t>(p) : 0);
+  const bool gathers = what == "allgather" || (what == "gather" && q == root);
+  std::vector<T> data(n), gathered(gathers ? n * static_cast<std::size_t>(p) : 0);
   for (std::size_t i = 0; i < n; ++i) data[i] = what == "bcast" && q != root ? T(0) : value(q, i);
   std::array<double, 1> wrong{0};
   if (what == "reduce") {
@@ -159,7 +161,8 @@ bool check_collective(const std::string& what, std::size_t n, int root, Comm& co
     comm.bcast(std::span<T>(data), root);
     for (std::size_t i = 0; i < n; ++i) wrong[0] += data[i] != value(root, i);
   } else {
-    comm.gather(std::span<const T>(data), std::span<T>(gathered), root);
+    if (what == "gather") comm.gather(std::span<const T>(data), std::span<T>(gathered), root);
+    if (what == "allgather") comm.allgather(std::span<const T>(data), std::span<T>(gathered));
     for (std::size_t i = 0; i < gathered.size(); ++i) wrong[0] += gathered[i] != value(static_cast<int>(i / n), i % n);
   }
   // Counted by the library's allreduce, never one of wulf's own collectives under test.

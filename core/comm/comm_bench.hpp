@@ -32,7 +32,7 @@ struct CommBenchConfig {
   std::string reduce_layout;       // four-stage: ReduceLayout's text (empty: none)
   std::string bcast = "default";
   std::string gather = "default";
-  bool check = false;              // reduce, bcast, gather: check the values exactly instead of timing
+  bool check = false;              // reduce, bcast, allgather, gather: check the values exactly instead of timing
   static constexpr int every_root = -1;
   int root = 0;                    // the root of the check (every_root: each rank in turn)
   std::string net = "jocr";  // gradient: jocr or digits
@@ -55,7 +55,7 @@ void validate(const CommBenchConfig& config);
 // repeats, which follow one another with no barrier between them (as in training), over
 // the repeats.
 // compute charges the platform's fixed cost of each collective call (charge_collective).
-// With check, a reduce, bcast or gather of whole numbers ((rank + 1) * (i % 13 + 1), exact
+// With check, a reduce, bcast, allgather or gather of whole numbers ((rank + 1) * (i % 13 + 1), exact
 // in float) to or from root is compared with what it must give; rank 0 prints {"check":
 // what, ..., "ok": true|false} and the call throws when a value differs.
 // With a four-stage reducer (the comm's own), reduce rows also carry "stages_s": the time

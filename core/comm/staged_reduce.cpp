@@ -5,7 +5,6 @@
 #include "data/dataset.hpp"  // InputError
 #include "util/text.hpp"
 
-#include <Eigen/Core>
 
 #include <fmt/format.h>
 
@@ -229,17 +228,6 @@ FourStagePlan plan_four_stage(const ReduceLayout& layout, int root) {
 }
 
 }  // namespace detail
-
-namespace {
-
-template <class T>
-void add_into(std::span<T> data, const T* from) {
-  using Array = Eigen::Array<T, Eigen::Dynamic, 1>;
-  const auto n = static_cast<Eigen::Index>(data.size());
-  Eigen::Map<Array>(data.data(), n) += Eigen::Map<const Array>(from, n);
-}
-
-}  // namespace
 
 // ---- the algorithms ------------------------------------------------------------------
 

@@ -57,14 +57,14 @@ TreeLinks shifted_links(Tree tree, int v, int p) {
   return t;
 }
 
+}  // namespace
+
 template <class T>
 void add_into(std::span<T> data, const T* from) {
   using Array = Eigen::Array<T, Eigen::Dynamic, 1>;
   const auto n = static_cast<Eigen::Index>(data.size());
   Eigen::Map<Array>(data.data(), n) += Eigen::Map<const Array>(from, n);
 }
-
-}  // namespace
 
 TreeLinks tree_links(Tree tree, int rank, int size, int root) {
   const auto unshift = [&](int v) { return (v + root) % size; };
@@ -221,6 +221,8 @@ void linear_sync_gather(Comm& comm, std::span<const T> send, std::span<T> recv, 
   for (const int ticket : second_parts) comm.wait(ticket);
 }
 
+template void add_into<float>(std::span<float>, const float*);
+template void add_into<double>(std::span<double>, const double*);
 template void tree_bcast<float>(Comm&, std::span<float>, int, Tree);
 template void tree_bcast<double>(Comm&, std::span<double>, int, Tree);
 template void tree_reduce_sum<float>(Comm&, std::span<float>, int, Tree, float*, bool);

@@ -37,6 +37,10 @@ bool is_own_bcast(std::string_view name);
 // Whether --gather's algorithm is wulf's own (linear-sync).
 bool is_own_gather(std::string_view name);
 
+// data[i] += from[i] for every i, vectorised (Eigen): the sum of wulf's own reduces.
+template <class T>
+void add_into(std::span<T> data, const T* from);
+
 // Open MPI's generic broadcast with one segment: a rank receives data from its parent, then
 // sends it to all its children at once.
 template <class T>
