@@ -2,6 +2,8 @@
 // edges of the rules of ompi/mca/coll/tuned/coll_tuned_decision_fixed.c in Open MPI 4.1.4
 // (the commutative branch), each edge from both sides.
 #include "engine/collective_choice.hpp"
+#include "comm/staged_reduce.hpp"
+#include "comm/tree_collectives.hpp"
 #include "job/train_job.hpp"
 #include "util/errors.hpp"
 
@@ -75,6 +77,137 @@ TEST(collective_choice, a_named_algorithm_is_taken_as_it_is_and_an_unknown_one_r
   EXPECT_EQ(r.name, "ring");
   EXPECT_FALSE(r.by_default);
   expect_input_error([] { resolve_allreduce("lr", 4, 8); }, {"--allreduce", "'lr'", "ring"});
+}
+
+}  // namespace
+}  // namespace wulf
+
+namespace wulf {
+namespace {
+
+std::string choice_of(Collective c, long long ranks, std::size_t bytes) {
+  return std::string(open_mpi_choice(c, ranks, bytes).name);
+}
+
+struct Cell {
+  long long ranks;
+  std::size_t bytes;
+  std::string name;
+};
+
+void expect_choices(Collective c, const std::vector<Cell>& cells) {
+  for (const Cell& cell : cells) {
+    SCOPED_TRACE(std::string(to_string(c)) + ", " + std::to_string(cell.ranks) + " ranks, " +
+                 std::to_string(cell.bytes) + " bytes");
+    EXPECT_EQ(choice_of(c, cell.ranks, cell.bytes), cell.name);
+  }
+}
+
+// ompi_coll_tuned_reduce_intra_dec_fixed's commutative branch, read by hand: each edge from
+// both sides. Its Rabenseifner's (below 8 bytes on fewer than 4 ranks: one float) has fewer
+// values than ranks and runs the linear reduce.
+TEST(collective_choice, open_mpi_41_reduce_rules_at_their_edges) {
+  expect_choices(Collective::reduce,
+                 {{2, 4, "linear"},           {3, 8, "binary"},          {3, 15, "binary"},
+                  {2, 16, "pipeline"},        {2, 31, "pipeline"},       {2, 32, "linear"},
+                  {3, 262143, "linear"},      {3, 262144, "pipeline"},   {2, 524287, "pipeline"},
+                  {2, 524288, "chain"},       {2, 1048575, "chain"},     {2, 1048576, "pipeline"},
+                  {4, 4095, "binary"},        {7, 4096, "chain"},        {4, 65535, "chain"},
+                  {4, 65536, "binomial"},     {7, 262144, "linear"},     {7, 524288, "binomial"},
+                  {4, 1048576, "linear"},     {8, 8191, "binary"},       {15, 8192, "binomial"},
+                  {16, 4095, "binary"},       {31, 4096, "binomial"},    {32, 8, "binomial"},
+                  {64, 80000000, "binomial"}, {256, 8192, "in-order-binary"}, {511, 16384, "binomial"},
+                  {4096, 31, "in-order-binary"}, {5000, 16383, "in-order-binary"}});
+}
+
+// ompi_coll_tuned_bcast_intra_dec_fixed.
+TEST(collective_choice, open_mpi_41_bcast_rules_at_their_edges) {
+  expect_choices(Collective::bcast,
+                 {{2, 31, "pipeline"},   {2, 32, "bintree"},    {3, 256, "pipeline"},  {3, 512, "knomial"},
+                  {2, 1024, "linear"},   {2, 32767, "linear"},  {2, 32768, "bintree"}, {2, 131072, "chain"},
+                  {2, 262144, "linear"}, {2, 524288, "binomial"}, {2, 1048576, "bintree"},
+                  {4, 63, "bintree"},    {5, 64, "binomial"},   {6, 128, "bintree"},   {7, 2048, "binomial"},
+                  {4, 8192, "linear"},   {7, 1048575, "linear"}, {7, 1048576, "chain"}, {8, 8, "bintree"},
+                  {9, 64, "knomial"},    {15, 4096, "bintree"}, {15, 16384, "binomial"}, {8, 32768, "linear"},
+                  {16, 4095, "knomial"}, {31, 4096, "binomial"}, {32, 2047, "binomial"}, {63, 2048, "knomial"},
+                  {64, 80000000, "knomial"}, {128, 1, "binomial"}, {255, 16384, "linear"}, {255, 65536, "knomial"}});
+}
+
+// ompi_coll_tuned_allgather_intra_dec_fixed, by each rank's block: recursive doubling runs
+// Bruck's on ranks that are not a power of two, the neighbour exchange the ring on odd ones.
+TEST(collective_choice, open_mpi_41_allgather_rules_at_their_edges) {
+  expect_choices(Collective::allgather,
+                 {{2, 8, "two-proc"},       {2, 80000000, "two-proc"}, {4, 8, "rdb"},        {16, 80000000, "rdb"},
+                  {3, 8, "bruck"},          {31, 8, "bruck"},          {32, 1023, "rdb"},    {48, 1024, "neighbor"},
+                  {49, 1024, "ring"},       {63, 65535, "ring"},       {32, 65536, "ring"},  {64, 511, "rdb"},
+                  {100, 512, "neighbor"},   {128, 131072, "ring"},     {300, 64, "bruck"},   {2000, 4, "bruck"}});
+}
+
+// ompi_coll_tuned_gather_intra_dec_fixed, by each rank's block.
+TEST(collective_choice, open_mpi_41_gather_rules_at_their_edges) {
+  expect_choices(Collective::gather,
+                 {{2, 1, "linear-sync"},   {2, 2, "linear"},        {3, 4, "binomial"},       {3, 32767, "binomial"},
+                  {2, 32768, "linear"},    {2, 65536, "binomial"},  {3, 131072, "linear-sync"}, {4, 1023, "binomial"},
+                  {7, 1024, "linear"},     {4, 8192, "binomial"},   {5, 32768, "linear"},     {7, 262144, "linear-sync"},
+                  {8, 80000000, "binomial"}, {255, 8, "binomial"},  {256, 2048, "linear"},    {600, 8192, "binomial"}});
+}
+
+// From 1 to 10^7 doubles on 2 to 64 ranks every choice of every collective is an algorithm
+// both engines run: an Open MPI number, and SMPI's equal or wulf's own version.
+TEST(collective_choice, every_default_of_every_collective_runs_on_both_engines) {
+  for (const Collective c :
+       {Collective::allreduce, Collective::reduce, Collective::bcast, Collective::allgather, Collective::gather})
+    for (long long p = 2; p <= 64; ++p)
+      for (std::size_t n = 1; n <= 10'000'000; n = n * 3 + 1) {
+        SCOPED_TRACE(std::string(to_string(c)) + ", " + std::to_string(p) + " ranks, " + std::to_string(n) + " doubles");
+        const CollectiveAlgorithm* a = nullptr;
+        ASSERT_NO_THROW(a = &open_mpi_choice(c, p, n * 8));
+        EXPECT_EQ(find_algorithm(c, a->name), a);
+        EXPECT_GT(a->tuned_id, 0);
+        const bool wulfs = (c == Collective::reduce && own_reduce_tree(a->name)) ||
+                           (c == Collective::bcast && is_own_bcast(a->name)) ||
+                           (c == Collective::gather && is_own_gather(a->name));
+        EXPECT_EQ(a->wulfs_own(), wulfs) << a->name;
+      }
+}
+
+// The names the options take are the tables' (and default), wulf's own reduces included; the
+// algorithms SMPI has no equal of are exactly those wulf makes itself.
+TEST(collective_choice, the_options_names_are_the_tables_and_wulfs_own_are_those_smpi_lacks) {
+  const auto names_of = [](Collective c) {
+    std::vector<std::string_view> names{"default"};
+    for (const CollectiveAlgorithm& a : collective_algorithms(c)) names.push_back(a.name);
+    return names;
+  };
+  const auto as_vector = [](const auto& list) { return std::vector<std::string_view>(list.begin(), list.end()); };
+  EXPECT_EQ(names_of(Collective::allreduce), as_vector(allreduce_algorithms));
+  EXPECT_EQ(names_of(Collective::reduce), as_vector(reduce_algorithms));
+  EXPECT_EQ(names_of(Collective::allgather), as_vector(allgather_algorithms));
+  EXPECT_EQ(names_of(Collective::gather), as_vector(gather_algorithms));
+  EXPECT_EQ(names_of(Collective::bcast), as_vector(bcast_algorithms));
+  for (const CollectiveAlgorithm& a : collective_algorithms(Collective::reduce))
+    EXPECT_EQ(a.wulfs_own(), is_point_to_point_reduce(std::string(a.name))) << a.name;
+  for (const CollectiveAlgorithm& a : collective_algorithms(Collective::bcast))
+    EXPECT_EQ(a.wulfs_own(), is_own_bcast(a.name)) << a.name;
+  for (const CollectiveAlgorithm& a : collective_algorithms(Collective::gather))
+    EXPECT_EQ(a.wulfs_own(), is_own_gather(a.name)) << a.name;
+}
+
+// Open MPI gets the algorithm's number and, for a chain, the fixed rules' one chain (a forced
+// chain would otherwise get coll_tuned's default fanout of 4).
+TEST(collective_choice, open_mpi_is_forced_as_its_fixed_rules_run_the_algorithm) {
+  EXPECT_EQ(open_mpi_forcing(Collective::reduce, *find_algorithm(Collective::reduce, "chain")),
+            (std::vector<std::string>{"--mca", "coll_tuned_reduce_algorithm", "2", "--mca",
+                                      "coll_tuned_reduce_algorithm_chain_fanout", "1"}));
+  EXPECT_EQ(open_mpi_forcing(Collective::bcast, *find_algorithm(Collective::bcast, "knomial")),
+            (std::vector<std::string>{"--mca", "coll_tuned_bcast_algorithm", "7"}));
+  EXPECT_EQ(open_mpi_forcing(Collective::gather, *find_algorithm(Collective::gather, "linear-sync")),
+            (std::vector<std::string>{"--mca", "coll_tuned_gather_algorithm", "3"}));
+  EXPECT_TRUE(open_mpi_forcing(Collective::reduce, *find_algorithm(Collective::reduce, "four-stage")).empty());
+  expect_input_error([] { resolve_collective(Collective::bcast, "flattree", 4, 8); },
+                     {"--bcast", "'flattree'", "knomial"});
+  expect_input_error([] { open_mpi_choice(Collective::bcast, 300, 20000); },
+                     {"--bcast default", "split binary tree", "300 ranks", "20000 bytes", "--bcast"});
 }
 
 }  // namespace

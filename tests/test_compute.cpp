@@ -4,7 +4,7 @@
 // how each engine resolves --compute, --profile, --numerics and --dilation.
 #include "comm/comm.hpp"
 #include "comm/compute.hpp"
-#include "comm/staged_reduce.hpp"
+#include "comm/own_comm.hpp"
 #include "job/train_job.hpp"
 #include "cli/train_options.hpp"
 #include "cli/train_resolve.hpp"
@@ -190,9 +190,9 @@ TEST(compute, the_clock_reads_wall_time_over_the_dilation_and_splits_inherit_it)
   const double before = steady_seconds();
   const double now = comm.now();
   EXPECT_GE(now, before / 2);
-  // wulf's own reduces wrap the run's communicator: the dilation reaches it.
+  // wulf's own collectives wrap the run's communicator: the dilation reaches it.
   SerialComm inner;
-  ReduceComm reducing(inner, PointToPointReduce::Algorithm::binomial, ReduceLayout{});
+  OwnCollectivesComm reducing(inner, OwnCollectives{"wulf-binomial", "binomial", "linear-sync"}, ReduceLayout{});
   reducing.set_time_dilation(8);
   const double before8 = steady_seconds();
   const double now8 = inner.now();

@@ -225,6 +225,35 @@ TEST(platform, bench_names_each_allreduce_rows_algorithm) {
   }
 }
 
+// So do the reduce's, bcast's, allgather's and gather's: Open MPI 4.1's choice for their
+// ranks and size (each rank's block for the gathers), run on the engine, or the one named.
+TEST(platform, bench_names_every_collectives_rows_algorithm) {
+  TestDir dir;
+  const std::vector<std::string> args{"platform", "bench", toy4, "--np", "2,4", "--collectives",
+                                      "reduce,bcast,allgather,gather", "--elements", "512,40000", "--no-pingpong"};
+  const Json d = record_of(dir, "default", args);
+  std::vector<std::string> names;
+  for (const Json& row : d.at("collectives")) {
+    names.push_back(row.at("what").get<std::string>() + ":" + row.at("algorithm").get<std::string>());
+    EXPECT_EQ(row.at("chosen_by").get<std::string>(),
+              fmt::format("Open MPI 4.1's choice for {} ranks and {} bytes", row.at("np").get<int>(),
+                          row.at("size").get<int>() * 8));
+    EXPECT_GT(row.at("time_s").get<double>(), 0) << row;
+  }
+  // 4 096 and 320 000 bytes on 2 ranks, then on 4 (coll_tuned_decision_fixed.c, by hand).
+  EXPECT_EQ(names, (std::vector<std::string>{"reduce:linear", "reduce:pipeline", "reduce:chain", "reduce:linear",
+                                             "bcast:linear", "bcast:linear", "bcast:binomial", "bcast:linear",
+                                             "allgather:two-proc", "allgather:two-proc", "allgather:rdb",
+                                             "allgather:rdb", "gather:binomial", "gather:linear-sync", "gather:linear",
+                                             "gather:linear-sync"}));
+  const std::vector<std::string> knomial{"platform", "bench", toy4,      "--np",          "2,4",  "--collectives", "bcast",
+                                         "--bcast",  "knomial", "--elements", "512,40000", "--no-pingpong"};
+  for (const Json& row : record_of(dir, "knomial", knomial).at("collectives")) {
+    EXPECT_EQ(row.at("algorithm").get<std::string>(), "knomial");
+    EXPECT_EQ(row.at("chosen_by").get<std::string>(), "--bcast");
+  }
+}
+
 // --back-to-back: the calls in a row with no barrier between them, the time per call. The
 // simulation keeps the ranks in step, so a symmetric allreduce takes what it takes after a
 // barrier (within 2%: toy4 gives 1.2%), and the time is per call whatever the number of

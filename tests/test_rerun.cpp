@@ -122,6 +122,17 @@ TEST(rerun, a_default_allreduce_is_chosen_again_for_the_reruns_ranks) {
             "rabenseifner / default, Open MPI 4.1's choice for 4 ranks and 68032 bytes, the gradients' size");
   train_record(dir, "named", with(wide, {"--np", "2", "--allreduce", "rdb"}));
   EXPECT_EQ(allreduce(rerun(dir, dir.file("named.json"), "named4", {"--np", "4"})), "rdb / --allreduce");
+  // So is every other collective: the reduce is linear for 2 ranks, binomial for 4.
+  const auto reduce = [](const Json& r) {
+    return r.at("config").at("collectives").at("reduce").get<std::string>() + " / " +
+           r.at("config").at("reduce_chosen_by").get<std::string>();
+  };
+  EXPECT_EQ(reduce(read_json_file(dir.file("two.json"))),
+            "linear / default, Open MPI 4.1's choice for 2 ranks and 68032 bytes, the gradients' size");
+  EXPECT_EQ(reduce(read_json_file(dir.file("four.json"))),
+            "binomial / default, Open MPI 4.1's choice for 4 ranks and 68032 bytes, the gradients' size");
+  EXPECT_EQ(reduce(rerun(dir, dir.file("named.json"), "chain4", {"--np", "4", "--reduce", "chain"})),
+            "chain / --reduce");
 }
 
 TEST(rerun, a_simulated_run_checked_on_real_mpi_gives_the_real_runs_errors) {

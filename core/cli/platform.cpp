@@ -130,9 +130,9 @@ struct BenchJob {
   std::unique_ptr<GrownPlatform> grown;   // --grow's platform, or none
   std::string run_file;                   // the one the ranks run on: file or grown's
   std::vector<std::size_t> sizes, nps, elements;
-  std::vector<std::string> collectives;   // allreduce, reduce, allgather
+  std::vector<std::string> collectives;   // allreduce, reduce, bcast, allgather, gather
   std::string type;                       // double or float
-  std::string allreduce, reduce;          // the collectives' algorithms
+  std::string allreduce, reduce, bcast;   // the collectives' algorithms (the gathers': default)
   long long repeat = 0, grow = 0;
   double bw_scale = 0, lat_scale = 0;
   double timeout = 0;                     // --timeout of each run (0: none)
@@ -159,11 +159,13 @@ BenchJob read_bench_job(const po::variables_map& vm) {
   job.elements = size_list(vm["elements"].as<std::string>(), "elements", bench_elements);
   job.collectives = split_list(vm["collectives"].as<std::string>());
   for (const auto& c : job.collectives)
-    if (!is_one_of(c, {"allreduce", "reduce", "allgather"}))
-      throw InputError("--collectives: unknown collective '" + c + "' (expected allreduce, reduce or allgather)");
+    if (!is_one_of(c, {"allreduce", "reduce", "bcast", "allgather", "gather"}))
+      throw InputError("--collectives: unknown collective '" + c +
+                       "' (expected allreduce, reduce, bcast, allgather or gather)");
   job.type = vm["type"].as<std::string>();
   job.allreduce = vm["allreduce"].as<std::string>();  // checked as it was read
   job.reduce = vm["reduce"].as<std::string>();
+  job.bcast = vm["bcast"].as<std::string>();
   // The numbers are in their ranges (bench_options), checked as they were read.
   job.repeat = vm["repeat"].as<long long>();
   if (vm.count("out")) {
@@ -249,33 +251,14 @@ CommBenchConfig bench_config(const BenchJob& job, const std::string& what, const
 // The same on the testbed: the hosts `on` (their cores cut to np ranks) built as an
 // emulated cluster, np ranks of wulf-rank-real under mpirun across it, times in the
 // platform's seconds (the ranks divide by the dilation).
-// The ranks' job for `what` at the sizes of list: wulf's own reduce where one is named
-// (four-stage with the layout the platform's hosts give).
-CommBenchConfig rank_bench(const BenchJob& job, const std::vector<PlatformHost>& on, std::size_t np,
-                           const std::string& what, const std::vector<std::size_t>& list) {
-  CommBenchConfig bench = bench_config(job, what, list);
-  if (what == "reduce" && is_point_to_point_reduce(job.reduce)) {
-    bench.reduce = job.reduce;
-    if (job.reduce == "four-stage") bench.reduce_layout = reduce_layout_of(on, static_cast<int>(np));
-  }
-  return bench;
-}
-
-// The library's reduce: the binomial tree under wulf's own (four-stage ends in it).
-std::string library_reduce_of(const BenchJob& job) {
-  return is_point_to_point_reduce(job.reduce) ? std::string("binomial") : job.reduce;
-}
-
 std::vector<Json> measure_on_testbed(const BenchJob& job, const std::vector<PlatformHost>& on, std::size_t np,
-                                     const std::string& what, const std::vector<std::size_t>& list,
-                                     const std::string& allreduce) {
+                                     const std::string& what, CommBenchConfig bench, const Collectives& chosen) {
   TestbedPlan plan = plan_testbed(job.run_file, hosts_of_ranks(on, static_cast<long long>(np)), static_cast<int>(np), job.dilation, job.bw_scale);
   plan.platform = job.file;
   if (job.eager_limit > 0) plan.eager_bytes = job.eager_limit;
   const Testbed bed(std::move(plan));
   const MpiSessionDir session;
-  std::vector<std::string> cmd = bed.command(job.program, session, {allreduce, library_reduce_of(job), "default"});
-  CommBenchConfig bench = rank_bench(job, on, np, what, list);
+  std::vector<std::string> cmd = bed.command(job.program, session, chosen);
   bench.dilation = bed.plan().dilation;
   validate(bench);
   const RankJobArgs args(comm_bench_json(bench), job.engine == "testbed");
@@ -291,20 +274,40 @@ std::vector<Json> measure_on_testbed(const BenchJob& job, const std::vector<Plat
   return read_bench_rows(o.output, "the testbed's " + what + " run's output");
 }
 
-// One smpirun of wulf-rank-sim's bench on the hosts `on`: np ranks measure `what` at each
-// size of list, their allreduce the algorithm named (default: each engine's own; the
-// allreduce rows come through measure_sizes, which names one); the rows rank 0 printed.
+// The algorithms a bench run forces: `algorithm` for `what`; the others are the engine's own
+// (the run makes none of those calls). Under wulf's own reduces the library's is binomial
+// (four-stage's last stage).
+Collectives forced_for(const std::string& what, const std::string& algorithm) {
+  Collectives c;
+  if (what == "allreduce") c.allreduce = algorithm;
+  if (what == "reduce") c.reduce = algorithm == "wulf-binomial" || algorithm == "four-stage" ? "binomial" : algorithm;
+  if (what == "bcast") c.bcast = algorithm;
+  if (what == "allgather") c.allgather = algorithm;
+  if (what == "gather") c.gather = algorithm;
+  return c;
+}
+
+// One run of the rank program's bench on the hosts `on` (smpirun, or mpirun on the
+// testbed): np ranks measure `what` at each size of list with the algorithm named
+// ("default": each engine's own; the collectives' rows come through measure_sizes, which
+// names one); the rows rank 0 printed.
 std::vector<Json> measure(const BenchJob& job, const std::vector<PlatformHost>& on, std::size_t np,
                           const std::string& what, const std::vector<std::size_t>& list,
-                          const std::string& allreduce = "default") {
-  if (job.engine == "testbed") return measure_on_testbed(job, on, np, what, list, allreduce);
-  std::vector<std::string> cfg{"smpi/reduce:" + library_reduce_of(job)};
-  if (const AllreduceAlgorithm* a = find_allreduce_algorithm(allreduce))
-    cfg.push_back("smpi/allreduce:" + std::string(a->smpi));
+                          const std::string& algorithm = "default") {
+  CommBenchConfig bench = bench_config(job, what, list);
+  // wulf's own algorithms run in the ranks: the bench is told them.
+  if (what == "reduce" && is_point_to_point_reduce(algorithm)) {
+    bench.reduce = algorithm;
+    if (algorithm == "four-stage") bench.reduce_layout = reduce_layout_of(on, static_cast<int>(np));
+  }
+  if (what == "bcast") bench.bcast = algorithm;
+  if (what == "gather") bench.gather = algorithm;
+  const Collectives chosen = forced_for(what, algorithm);
+  if (job.engine == "testbed") return measure_on_testbed(job, on, np, what, bench, chosen);
+  std::vector<std::string> cfg = smpi_collective_config(chosen);
   for (const std::string& setting : smpi_eager_config(job.eager_limit)) cfg.push_back(setting);
   const Hostfile hostfile(on, static_cast<long long>(np));
   std::vector<std::string> cmd = smpirun_command(job.run_file, hostfile, static_cast<int>(np), cfg, job.program);
-  CommBenchConfig bench = rank_bench(job, on, np, what, list);
   validate(bench);
   const RankJobArgs args(comm_bench_json(bench), job.engine == "testbed");
   cmd.push_back("bench");
@@ -335,7 +338,8 @@ Json bench_config(const BenchJob& job, const std::vector<PlatformHost>& pair) {
   config["back_to_back"] = job.back_to_back;
   config["eager_limit_bytes"] = job.eager_limit > 0 ? Json(job.eager_limit) : Json(nullptr);
   config["unread_sums"] = job.unread;
-  config["collective_algorithm"] = "allreduce:" + job.allreduce + ", reduce:" + job.reduce;
+  config["collective_algorithm"] = "allreduce:" + job.allreduce + ", reduce:" + job.reduce + ", bcast:" + job.bcast +
+                                   ", allgather:default, gather:default";
   config["what_if"]["bw_scale"] = job.bw_scale;
   config["what_if"]["lat_scale"] = job.lat_scale;
   config["what_if"]["grow"] = job.grow;
@@ -365,16 +369,25 @@ void bench_pingpong(const BenchJob& job, const std::vector<PlatformHost>& pair, 
   record["summary"]["bandwidth_Bps"] = bandwidth;
 }
 
-// measure's rows for every size of --elements. An allreduce runs the algorithm --allreduce
+// measure's rows for every size of --elements. A collective runs the algorithm its option
 // names, or where it is `default`, Open MPI 4.1's choice for np ranks and each size
-// (engine/collective_choice): the sizes that share one are measured in one run, forced on
-// the engine, and each row names its algorithm and how it was chosen.
+// (engine/collective_choice; a gather's by each rank's block): the sizes that share one are
+// measured in one run, forced on the engine, and each row names its algorithm and how it
+// was chosen.
 std::vector<Json> measure_sizes(const BenchJob& job, const std::vector<PlatformHost>& hosts, std::size_t np,
                                 const std::string& what) {
-  if (what != "allreduce") return measure(job, hosts, np, what, job.elements);
+  const Collective collective = what == "allreduce" ? Collective::allreduce
+                                : what == "reduce"  ? Collective::reduce
+                                : what == "bcast"   ? Collective::bcast
+                                : what == "gather"  ? Collective::gather
+                                                    : Collective::allgather;
+  const std::string choice = what == "allreduce" ? job.allreduce
+                             : what == "reduce"  ? job.reduce
+                             : what == "bcast"   ? job.bcast
+                                                 : "default";
   const std::size_t value_bytes = job.type == "float" ? sizeof(float) : sizeof(double);
   const auto pick = [&](std::size_t elements) {
-    return resolve_allreduce(job.allreduce, static_cast<long long>(np), elements * value_bytes);
+    return resolve_collective(collective, choice, static_cast<long long>(np), elements * value_bytes);
   };
   std::vector<Json> rows;
   for (std::size_t first = 0; first < job.elements.size();) {
@@ -431,7 +444,8 @@ po::options_description bench_options() {
       ("np", po::value<std::string>()->default_value("2,4,8,16"),
        fmt::format("ranks of the collectives, each in {} (those above the cores are skipped)", range_text(bench_ranks))
            .c_str())
-      ("collectives", po::value<std::string>()->default_value("allreduce,reduce,allgather"), "which: allreduce, reduce, allgather")
+      ("collectives", po::value<std::string>()->default_value("allreduce,reduce,allgather"),
+       "which: allreduce, reduce, bcast, allgather, gather (each row names its algorithm)")
       ("elements", po::value<std::string>()->default_value("4096,16768,54912"),
        fmt::format("values per rank in the collectives, each in {}", range_text(bench_elements)).c_str())
       ("type", one_of({"double", "float"}, "--type: '{}' (expected double or float)")->default_value("double"),
@@ -440,8 +454,13 @@ po::options_description bench_options() {
        "allreduce algorithm, the same on both engines: default (Open MPI 4.1's choice for each np and size, named "
        "in each row), rdb, redbcast, ring or rabenseifner (wulf train --help)")
       ("reduce", reduce_value()->default_value("default"),
-       "reduce algorithm: SMPI's (default, binomial) or wulf's own (wulf-binomial, four-stage: seed 002's, its "
-       "layout from the platform's host properties)")
+       "reduce algorithm, the same on both engines: default (Open MPI 4.1's choice for each np and size), Open "
+       "MPI's linear, chain, pipeline, binary, binomial or in-order-binary, or wulf's own wulf-binomial or "
+       "four-stage (seed 002's, its layout from the platform's host properties) (wulf train --help)")
+      ("bcast", bcast_value()->default_value("default"),
+       "broadcast algorithm, the same on both engines: default (Open MPI 4.1's choice for each np and size), "
+       "linear, chain, pipeline, bintree, binomial, knomial or scatter-allgather (wulf train --help); the "
+       "gathers' is always default")
       ("repeat", whole_in("repeat", {.lo = 1, .hi = 1e6})->default_value(3),
        "calls per measurement: a collective's time is the mean over the calls of the last rank's finish "
        "(every call starts after a barrier); a ping-pong's is half the mean round trip")

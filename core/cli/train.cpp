@@ -41,10 +41,12 @@ namespace po = boost::program_options;
 namespace wulf {
 namespace {
 
-// The MPI library's reduce under wulf's own: four-stage's last stage is the library
-// reduce, binomial as LAM's in seed 002; wulf-binomial makes no library call.
-std::string library_reduce(const std::string& reduce) {
-  return is_point_to_point_reduce(reduce) ? "binomial" : reduce;
+// The algorithms the job forces on its engine. Under wulf's own reduces the library's is
+// binomial: four-stage's last stage is the library reduce, binomial as LAM's in seed 002
+// (wulf-binomial makes no library call).
+Collectives collectives_of(const TrainJob& job) {
+  const bool wulfs = job.reduce == "wulf-binomial" || job.reduce == "four-stage";
+  return {job.allreduce, wulfs ? "binomial" : job.reduce, job.bcast, job.allgather, job.gather};
 }
 
 const std::string exit_codes_help = fmt::format(
@@ -115,9 +117,8 @@ int launch_real(const TrainJob& job, std::ostream& err) {
     throw InputError("cannot start " + program + ": " + std::strerror(errno));
   }
   const MpiSessionDir session;
-  std::vector<std::string> cmd = mpirun_command(job.np, job.oversubscribe,
-                                                {job.allreduce, library_reduce(job.reduce), job.bcast}, program,
-                                                session, job.hostfile, job.mpirun_args);
+  std::vector<std::string> cmd = mpirun_command(job.np, job.oversubscribe, collectives_of(job), program, session,
+                                                job.hostfile, job.mpirun_args);
   cmd.insert(cmd.end(), rank_job.args().begin(), rank_job.args().end());
   return ranks_ended(run_ranks(cmd, false, false), "mpirun", err);
 }
@@ -157,11 +158,7 @@ int launch_sim(TrainJob& job, std::ostream& err) {
   const std::string platform = grown ? grown->path() : job.platform;
   const PlatformHosts placement = rank_placement(job, platform);
   const Hostfile hostfile(placement.hosts, job.np);
-  std::vector<std::string> cfg;
-  if (const AllreduceAlgorithm* a = find_allreduce_algorithm(job.allreduce))  // resolved: never default
-    cfg.push_back("smpi/allreduce:" + std::string(a->smpi));
-  if (library_reduce(job.reduce) != "default") cfg.push_back("smpi/reduce:" + library_reduce(job.reduce));
-  if (job.bcast != "default") cfg.push_back("smpi/bcast:binomial_tree");  // SMPI's name for it
+  std::vector<std::string> cfg = smpi_collective_config(collectives_of(job));
   for (const std::string& setting : smpi_eager_config(job.eager_limit)) cfg.push_back(setting);
   std::vector<std::string> cmd = smpirun_command(platform, hostfile, job.np, cfg, wulf_program("wulf-rank-sim"));
   add_placement(job, placement);
@@ -188,8 +185,7 @@ int launch_testbed(TrainJob& job, std::ostream& out, std::ostream& err) {
   add_placement(job, placement);
   const RankJobArgs rank_job(job.config_json, false);  // the namespaces share this machine's files
   const MpiSessionDir session;
-  std::vector<std::string> cmd = bed.command(wulf_program("wulf-rank-real"), session,
-                                             {job.allreduce, library_reduce(job.reduce), job.bcast});
+  std::vector<std::string> cmd = bed.command(wulf_program("wulf-rank-real"), session, collectives_of(job));
   cmd.insert(cmd.end(), rank_job.args().begin(), rank_job.args().end());
   return ranks_ended(run_ranks(cmd, false, false, 0, bed.environment()), "testbed mpirun", err);
 }

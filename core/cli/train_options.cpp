@@ -122,14 +122,18 @@ po::options_description engine_options() {
       ("np", whole_in("np", rank_count)->default_value(1), "ranks (real, sim, testbed)")
       ("strategy", parsed<Strategy>(parse_strategy)->default_value(Strategy(), "block"), strategy_help().c_str())
       ("reduce", reduce_value()->default_value("default"),
-       "reduce algorithm: default, binomial (the library reduce of seed 002's LAM), wulf-binomial (the same tree "
-       "from wulf's own point-to-point messages), four-stage (seed 002's topology-aware reduce; needs a layout)")
+       "reduce algorithm, the same on every engine: default (the one Open MPI 4.1 chooses for the ranks and the "
+       "gradients' size, named in the record), Open MPI's linear, chain, pipeline, binary, binomial (the library "
+       "reduce of seed 002's LAM) or in-order-binary, unsegmented; wulf's own wulf-binomial (the binomial tree "
+       "from point-to-point messages, one receive at a time) or four-stage (seed 002's topology-aware reduce; "
+       "needs a layout)")
       ("reduce-layout", po::value<std::string>(),
        "four-stage: ranks in nodes and groups, e.g. groups=4,nodes=24,cpus=2,outside=2,fan-in=3 (sim: read from "
        "the platform's wulf:group / wulf:node host properties and wulf:nics zone property when not given)")
-      ("bcast", one_of(names(bcast_algorithms), "--bcast: unknown algorithm '{}' (expected default or binomial)")
-                    ->default_value("default"),
-       "broadcast algorithm: default, binomial")
+      ("bcast", bcast_value()->default_value("default"),
+       "broadcast algorithm, the same on every engine: default (the one Open MPI 4.1 chooses for the ranks and the "
+       "parameters' size, named in the record), or Open MPI's linear, chain, pipeline, bintree, binomial, "
+       "knomial (radix 4), unsegmented, or scatter-allgather")
       ("allreduce", allreduce_value()->default_value("default"),
        "allreduce algorithm, the same on every engine: default (the one Open MPI 4.1 chooses for the ranks and "
        "the gradients' size, named in the record), rdb (recursive doubling, seed 000), redbcast (reduce then "
@@ -293,7 +297,13 @@ po::typed_value<std::string>* allreduce_value() {
 }
 
 po::typed_value<std::string>* reduce_value() {
-  return one_of(names(reduce_algorithms), "--reduce: unknown algorithm '{}' (expected default, binomial, wulf-binomial or four-stage)");
+  return one_of(names(reduce_algorithms), "--reduce: unknown algorithm '{}' (expected default, linear, chain, pipeline, "
+                                          "binary, binomial, in-order-binary, wulf-binomial or four-stage)");
+}
+
+po::typed_value<std::string>* bcast_value() {
+  return one_of(names(bcast_algorithms), "--bcast: unknown algorithm '{}' (expected default, linear, chain, pipeline, "
+                                         "bintree, binomial, knomial or scatter-allgather)");
 }
 
 po::typed_value<double>* timeout_value() {

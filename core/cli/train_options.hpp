@@ -20,9 +20,10 @@ namespace wulf {
 // Boost default; their help says "the problem's" and ProblemDefaults fills them in.
 boost::program_options::options_description train_options();
 
-// The value of --reduce, which `wulf train` and `wulf platform bench` share: default,
-// binomial (the library's), wulf-binomial or four-stage (wulf's own); others are refused.
+// The values of --reduce and --bcast, which `wulf train` and `wulf platform bench` share:
+// job/train_job.hpp's reduce_algorithms and bcast_algorithms; others are refused.
 boost::program_options::typed_value<std::string>* reduce_value();
+boost::program_options::typed_value<std::string>* bcast_value();
 // --precision (float or double) and --allreduce (default, rdb or redbcast), which the
 // commands that start training runs share with `wulf train`.
 boost::program_options::typed_value<std::string>* precision_value();

@@ -387,21 +387,19 @@ void apply_rerun_overrides(const po::variables_map& vm, TrainJob& job) {
   std::erase(job.mpirun_args, std::string());
   for (const char* option : {"hostfile", "mpirun-args"})
     if (given(option) && job.engine != Engine::real) throw InputError(fmt::format("--{} is for --engine real", option));
-  // An allreduce the record's run took by default is chosen again for this run's ranks;
-  // one --allreduce names is taken as it is.
-  if (given("allreduce") || job.allreduce_chosen_by.rfind("default", 0) == 0) {
-    job.allreduce = "default";
-    job.allreduce_chosen_by.clear();
-  }
-  for (const char* option : {"oversubscribe", "allreduce", "reduce", "bcast"})
-    if (given(option)) {
-      const std::string value = vm[option].as<std::string>();
-      std::string& field = std::string(option) == "oversubscribe" ? job.oversubscribe
-                           : std::string(option) == "allreduce"   ? job.allreduce
-                           : std::string(option) == "reduce"      ? job.reduce
-                                                                  : job.bcast;
-      field = value;
+  // A collective the record's run took by default is chosen again for this run's ranks;
+  // one an option names is taken as it is (chosen again: "--reduce").
+  for (const JobCollective& c : job_collectives(job)) {
+    const std::string option(c.name);
+    if (given(option.c_str())) {
+      c.algorithm = vm[option].as<std::string>();
+      c.chosen_by.clear();
+    } else if (c.chosen_by.rfind("default", 0) == 0) {
+      c.algorithm = "default";
+      c.chosen_by.clear();
     }
+  }
+  if (given("oversubscribe")) job.oversubscribe = vm["oversubscribe"].as<std::string>();
   if (given("data-dir")) job.data.mnist_dir = vm["data-dir"].as<std::string>();
   // A re-run writes only where it is told to: the record's own outputs are the originals.
   job.out_path = given("out") ? vm["out"].as<std::string>() : "";

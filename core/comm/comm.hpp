@@ -109,6 +109,16 @@ class Comm {
   // MPI_Waitall): a rank with several network interfaces takes them in parallel.
   virtual void recv_all(std::span<const std::span<float>> data, std::span<const int> sources) = 0;
   virtual void recv_all(std::span<const std::span<double>> data, std::span<const int> sources) = 0;
+  // Non-blocking, for hand-made collectives that overlap their messages as Open MPI's do
+  // (comm/tree_collectives): irecv posts a receive (MPI_Irecv) of at most data.size() values
+  // and returns its ticket, which wait completes, returning the values that came; every
+  // ticket must be waited for. send_all sends data to every rank of
+  // dests at once (MPI_Isend each, then MPI_Waitall), as a tree's node to its children.
+  virtual int irecv(std::span<float> data, int source) = 0;
+  virtual int irecv(std::span<double> data, int source) = 0;
+  virtual std::size_t wait(int ticket) = 0;
+  virtual void send_all(std::span<const float> data, std::span<const int> dests) = 0;
+  virtual void send_all(std::span<const double> data, std::span<const int> dests) = 0;
   // MPI_Comm_split (a collective over this communicator): the ranks of one color form a
   // communicator, ordered by key; a rank that passes no_color gets nullptr.
   static constexpr int no_color = -1;
@@ -180,6 +190,15 @@ class SerialComm final : public Comm {
   }
   void recv_all(std::span<const std::span<double>> d, std::span<const int>) override {
     if (!d.empty()) alone();
+  }
+  int irecv(std::span<float>, int) override { alone(); }
+  int irecv(std::span<double>, int) override { alone(); }
+  std::size_t wait(int) override { alone(); }
+  void send_all(std::span<const float>, std::span<const int> dests) override {
+    if (!dests.empty()) alone();
+  }
+  void send_all(std::span<const double>, std::span<const int> dests) override {
+    if (!dests.empty()) alone();
   }
   std::unique_ptr<Comm> split(int color, int) override;
   std::vector<std::string> hosts() override;  // this machine's name

@@ -21,7 +21,8 @@ Json comm_bench_json(const CommBenchConfig& c) {
   return {{"what", c.what},         {"sizes", c.sizes},         {"doubles", c.doubles},
           {"repeat", c.repeat},     {"back_to_back", c.back_to_back}, {"unread", c.unread},
           {"bw_scale", c.bw_scale}, {"lat_scale", c.lat_scale}, {"dilation", c.dilation},
-          {"reduce", c.reduce},     {"reduce_layout", c.reduce_layout}, {"check", c.check},
+          {"reduce", c.reduce},     {"reduce_layout", c.reduce_layout}, {"bcast", c.bcast},
+          {"gather", c.gather},     {"check", c.check},
           {"root", c.root},         {"net", c.net},             {"sgemm_n", c.sgemm_n}};
 }
 
@@ -39,6 +40,8 @@ CommBenchConfig comm_bench_from_json(const Json& j, const std::string& source) {
     c.dilation = j.at("dilation").get<double>();
     c.reduce = j.at("reduce").get<std::string>();
     c.reduce_layout = j.at("reduce_layout").get<std::string>();
+    c.bcast = j.at("bcast").get<std::string>();
+    c.gather = j.at("gather").get<std::string>();
     c.check = j.at("check").get<bool>();
     c.root = j.at("root").get<int>();
     c.net = j.at("net").get<std::string>();
@@ -50,15 +53,17 @@ CommBenchConfig comm_bench_from_json(const Json& j, const std::string& source) {
 }
 
 void validate(const CommBenchConfig& c) {
-  if (!is_one_of(c.what, {"pingpong", "allreduce", "reduce", "allgather", "gradient"}))
-    throw InputError("bench: what must be pingpong, allreduce, reduce, allgather or gradient");
+  if (!is_one_of(c.what, {"pingpong", "allreduce", "reduce", "bcast", "allgather", "gather", "gradient"}))
+    throw InputError("bench: what must be pingpong, allreduce, reduce, bcast, allgather, gather or gradient");
+  if (c.check && !is_one_of(c.what, {"reduce", "bcast", "allgather", "gather"}))
+    throw InputError("bench: check is for what reduce, bcast, allgather or gather");
   if (c.what == "gradient") gradient_bench_net(c.net);  // refuses an unknown net here
   if (c.sizes.empty()) throw InputError("bench: no sizes");
   if (c.repeat < 1) throw InputError("bench: repeat must be at least 1");
   if (!(c.bw_scale > 0) || !std::isfinite(c.bw_scale)) throw InputError("bench: bw_scale must be a positive number");
   if (!(c.lat_scale > 0) || !std::isfinite(c.lat_scale)) throw InputError("bench: lat_scale must be a positive number");
   if (!(c.dilation >= 1) || !std::isfinite(c.dilation)) throw InputError("bench: dilation must be at least 1");
-  if (c.root < 0) throw InputError("bench: root must be a rank");
+  if (c.root < CommBenchConfig::every_root) throw InputError("bench: root must be a rank, or every_root");
   if (c.sgemm_n < 1 || c.sgemm_n > 16384) throw InputError("bench: sgemm_n must be a whole number in 1..16384");
 }
 
@@ -89,7 +94,8 @@ double time_collective(const std::string& what, std::size_t n, int repeat, bool 
                        Comm& comm, Compute& compute, const PointToPointReduce* reducer,
                        std::array<double, 4>& stages) {
   const int p = comm.size();
-  std::vector<T> data(n, T(1)), gathered(what == "allgather" ? n * static_cast<std::size_t>(p) : 0);
+  const bool gathers = what == "allgather" || what == "gather";
+  std::vector<T> data(n, T(1)), gathered(gathers ? n * static_cast<std::size_t>(p) : 0);
   // --unread: the data's sums are declared unread for these calls only.
   struct Unread {
     Comm& comm;
@@ -101,7 +107,9 @@ double time_collective(const std::string& what, std::size_t n, int repeat, bool 
   auto call = [&] {
     if (what == "allreduce") comm.allreduce_sum(std::span<T>(data));
     if (what == "reduce") comm.reduce_sum(std::span<T>(data), 0);
+    if (what == "bcast") comm.bcast(std::span<T>(data), 0);
     if (what == "allgather") comm.allgather(std::span<const T>(data), std::span<T>(gathered));
+    if (what == "gather") comm.gather(std::span<const T>(data), std::span<T>(gathered), 0);
   };
   // On a real network one call first, untimed: Open MPI opens a TCP connection to a peer at
   // the first message, which no later call pays (the simulator has no such cost).
@@ -132,21 +140,35 @@ double time_collective(const std::string& what, std::size_t n, int repeat, bool 
   return total / repeat;
 }
 
-// Every rank contributes (rank + 1) * (i % 13 + 1); the root must hold
-// p (p + 1) / 2 * (i % 13 + 1) exactly, whatever the order of the additions.
+// Whole numbers, exact in float whatever the order of the additions: rank q's value i is
+// (q + 1) * (i % 13 + 1). A reduce to root must leave there p (p + 1) / 2 * (i % 13 + 1); a
+// bcast the root's values on every rank; a gather every rank's block at the root, an
+// allgather on every rank. Rank 0
+// prints {"check": what, ..., "wrong": values that differ, "ok": true|false}.
 template <class T>
-bool check_reduce(std::size_t n, int root, Comm& comm, std::ostream& out) {
+bool check_collective(const std::string& what, std::size_t n, int root, Comm& comm, std::ostream& out) {
   const int p = comm.size(), q = comm.rank();
-  std::vector<T> data(n);
-  for (std::size_t i = 0; i < n; ++i) data[i] = static_cast<T>((q + 1) * static_cast<int>(i % 13 + 1));
-  comm.reduce_sum(std::span<T>(data), root);
+  const auto value = [](int rank, std::size_t i) { return static_cast<T>((rank + 1) * static_cast<int>(i % 13 + 1)); };
+  const bool gathers = what == "allgather" || (what == "gather" && q == root);
+  std::vector<T> data(n), gathered(gathers ? n * static_cast<std::size_t>(p) : 0);
+  for (std::size_t i = 0; i < n; ++i) data[i] = what == "bcast" && q != root ? T(0) : value(q, i);
   std::array<double, 1> wrong{0};
-  if (q == root)
-    for (std::size_t i = 0; i < n; ++i)
-      if (data[i] != static_cast<T>(p * (p + 1) / 2 * static_cast<int>(i % 13 + 1))) wrong[0] += 1;
-  comm.bcast(std::span<double>(wrong), root);
+  if (what == "reduce") {
+    comm.reduce_sum(std::span<T>(data), root);
+    for (std::size_t i = 0; q == root && i < n; ++i)
+      wrong[0] += data[i] != static_cast<T>(p * (p + 1) / 2 * static_cast<int>(i % 13 + 1));
+  } else if (what == "bcast") {
+    comm.bcast(std::span<T>(data), root);
+    for (std::size_t i = 0; i < n; ++i) wrong[0] += data[i] != value(root, i);
+  } else {
+    if (what == "gather") comm.gather(std::span<const T>(data), std::span<T>(gathered), root);
+    if (what == "allgather") comm.allgather(std::span<const T>(data), std::span<T>(gathered));
+    for (std::size_t i = 0; i < gathered.size(); ++i) wrong[0] += gathered[i] != value(static_cast<int>(i / n), i % n);
+  }
+  // Counted by the library's allreduce, never one of wulf's own collectives under test.
+  comm.allreduce_sum(std::span<double>(wrong));
   if (q == 0)
-    out << json_line({{"check", "reduce"},
+    out << json_line({{"check", what},
                       {"np", p},
                       {"size", n},
                       {"root", root},
@@ -164,12 +186,13 @@ void run_comm_bench(const CommBenchConfig& c, Comm& comm, Compute& compute, std:
     return run_gradient_bench({c.net, c.sizes, c.repeat, c.sgemm_n}, comm, compute.simulated(), out);
   const int p = comm.size(), q = comm.rank();
   if (c.check) {
-    if (c.what != "reduce") throw InputError("bench: check is for what reduce");
     if (c.root >= p) throw InputError("bench: root " + std::to_string(c.root) + " is not a rank");
-    for (std::size_t size : c.sizes) {
-      const bool ok = c.doubles ? check_reduce<double>(size, c.root, comm, out) : check_reduce<float>(size, c.root, comm, out);
-      if (!ok) throw std::runtime_error("the reduce of " + std::to_string(size) + " values gave a wrong sum");
-    }
+    for (int root = std::max(c.root, 0); root < (c.root == CommBenchConfig::every_root ? p : c.root + 1); ++root)
+      for (std::size_t size : c.sizes) {
+        const bool ok = c.doubles ? check_collective<double>(c.what, size, root, comm, out)
+                                  : check_collective<float>(c.what, size, root, comm, out);
+        if (!ok) throw std::runtime_error("the " + c.what + " of " + std::to_string(size) + " values gave wrong values");
+      }
     return;
   }
   for (std::size_t size : c.sizes) {

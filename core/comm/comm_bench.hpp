@@ -16,7 +16,7 @@
 namespace wulf {
 
 struct CommBenchConfig {
-  std::string what;                  // "pingpong", a collective (allreduce, reduce, allgather) or "gradient"
+  std::string what;                  // "pingpong", a collective (allreduce, reduce, bcast, allgather, gather) or "gradient"
   std::vector<std::size_t> sizes;    // pingpong: bytes; collectives: elements; gradient: patterns in all
   bool doubles = true;               // collectives: element type (8 or 4 bytes)
   int repeat = 3;
@@ -25,10 +25,16 @@ struct CommBenchConfig {
   double bw_scale = 1.0;   // what-if: links' bandwidth and latency times these
   double lat_scale = 1.0;
   double dilation = 1.0;   // testbed: wall seconds per platform second (times are reported over it)
-  std::string reduce = "default";  // wulf-binomial or four-stage: wulf's own reduce
+  // wulf's own algorithms (comm/own_comm.hpp's OwnCollectives): a reduce (wulf-binomial,
+  // four-stage, chain, pipeline, binary), a bcast's tree, the linear-sync gather; others
+  // leave the call to the library.
+  std::string reduce = "default";
   std::string reduce_layout;       // four-stage: ReduceLayout's text (empty: none)
-  bool check = false;              // reduce: check the sum exactly instead of timing
-  int root = 0;                    // reduce: the root of the check
+  std::string bcast = "default";
+  std::string gather = "default";
+  bool check = false;              // reduce, bcast, allgather, gather: check the values exactly instead of timing
+  static constexpr int every_root = -1;
+  int root = 0;                    // the root of the check (every_root: each rank in turn)
   std::string net = "jocr";  // gradient: jocr or digits
   int sgemm_n = 1024;        // gradient: the n x n SGEMM it is compared with
 };
@@ -49,9 +55,9 @@ void validate(const CommBenchConfig& config);
 // repeats, which follow one another with no barrier between them (as in training), over
 // the repeats.
 // compute charges the platform's fixed cost of each collective call (charge_collective).
-// With check, a reduce of whole numbers ((rank + 1) * (i % 13 + 1), exact in float) to
-// root is compared with its sum; rank 0 prints {"check": "reduce", ..., "ok": true|false}
-// and the call throws when a value differs.
+// With check, a reduce, bcast, allgather or gather of whole numbers ((rank + 1) * (i % 13 + 1), exact
+// in float) to or from root is compared with what it must give; rank 0 prints {"check":
+// what, ..., "ok": true|false} and the call throws when a value differs.
 // With a four-stage reducer (the comm's own), reduce rows also carry "stages_s": the time
 // at which the last rank ended each of the four stages.
 class PointToPointReduce;

@@ -1,10 +1,10 @@
 #include "comm/staged_reduce.hpp"
+#include "comm/tree_collectives.hpp"
 #include "util/errors.hpp"
 
 #include "data/dataset.hpp"  // InputError
 #include "util/text.hpp"
 
-#include <Eigen/Core>
 
 #include <fmt/format.h>
 
@@ -119,10 +119,15 @@ bool ReduceLayout::has_groups() const {
   return std::any_of(ranks.begin(), ranks.end(), [](const Place& p) { return p.group >= 0; });
 }
 
-bool is_point_to_point_reduce(const std::string& name) { return name == "wulf-binomial" || name == "four-stage"; }
+bool is_point_to_point_reduce(const std::string& name) {
+  return name == "wulf-binomial" || name == "four-stage" || own_reduce_tree(name);
+}
 
 PointToPointReduce::Algorithm parse_point_to_point_reduce(const std::string& name) {
-  return name == "four-stage" ? PointToPointReduce::Algorithm::four_stage : PointToPointReduce::Algorithm::binomial;
+  if (name == "four-stage") return PointToPointReduce::Algorithm::four_stage;
+  if (const Tree* tree = own_reduce_tree(name))
+    return *tree == Tree::chain ? PointToPointReduce::Algorithm::chain : PointToPointReduce::Algorithm::binary;
+  return PointToPointReduce::Algorithm::binomial;
 }
 
 // ---- the plan of a four-stage reduce -------------------------------------------------
@@ -224,17 +229,6 @@ FourStagePlan plan_four_stage(const ReduceLayout& layout, int root) {
 
 }  // namespace detail
 
-namespace {
-
-template <class T>
-void add_into(std::span<T> data, const T* from) {
-  using Array = Eigen::Array<T, Eigen::Dynamic, 1>;
-  const auto n = static_cast<Eigen::Index>(data.size());
-  Eigen::Map<Array>(data.data(), n) += Eigen::Map<const Array>(from, n);
-}
-
-}  // namespace
-
 // ---- the algorithms ------------------------------------------------------------------
 
 struct PointToPointReduce::RootPlan {
@@ -289,6 +283,11 @@ void PointToPointReduce::reduce(std::span<T> data, int root) {
   stages_ = StageTimes{};
   if (comm_.size() == 1) return;
   if (algorithm_ == Algorithm::binomial) return binomial(data, root);
+  if (algorithm_ == Algorithm::chain || algorithm_ == Algorithm::binary) {
+    bool unread = false;
+    T* room = scratch(std::span<const T>(data), 2 * data.size(), unread);
+    return tree_reduce_sum(comm_, data, root, algorithm_ == Algorithm::chain ? Tree::chain : Tree::binary, room, !unread);
+  }
   if (falls_back()) return comm_.reduce_sum(data, root);
   four_stage(data, root);
 }

@@ -64,7 +64,8 @@ struct StageTimes {
 // The reduce algorithms on top of a communicator; scratch buffers are kept between calls.
 class PointToPointReduce {
  public:
-  enum class Algorithm { binomial, four_stage };
+  // binomial: wulf-binomial; chain and binary: Open MPI's unsegmented trees (tree_collectives).
+  enum class Algorithm { binomial, four_stage, chain, binary };
   // Memory of at least the given bytes that the receives of unread data may use (nullptr:
   // none), e.g. the simulated ranks' shared memory (Compute::shared_scratch).
   using ScratchSource = std::function<void*(std::size_t bytes)>;
@@ -108,62 +109,9 @@ class PointToPointReduce {
   UnreadRange unread_;
 };
 
-// A communicator whose reduce_sum is one of the algorithms above; everything else is the
-// wrapped communicator's.
-class ReduceComm final : public Comm {
- public:
-  // scratch: where the reduces of unread data receive (PointToPointReduce::set_unread_storage).
-  ReduceComm(Comm& inner, PointToPointReduce::Algorithm algorithm, ReduceLayout layout,
-             PointToPointReduce::ScratchSource scratch = {})
-      : inner_(inner), reduce_(inner, algorithm, std::move(layout), std::move(scratch)) {}
-  const PointToPointReduce& reducer() const { return reduce_; }
-
-  int rank() const override { return inner_.rank(); }
-  int size() const override { return inner_.size(); }
-  double now() const override { return inner_.now(); }
-  void set_time_dilation(double d) override { inner_.set_time_dilation(d); }
-  void set_unread_storage(const void* begin, std::size_t bytes) override {
-    inner_.set_unread_storage(begin, bytes);
-    reduce_.set_unread_storage(begin, bytes);
-  }
-  void barrier() override { inner_.barrier(); }
-  void allreduce_sum(std::span<float> d) override { inner_.allreduce_sum(d); }
-  void allreduce_sum(std::span<double> d) override { inner_.allreduce_sum(d); }
-  std::span<float> allreduce_sum_anywhere(std::span<float> d) override { return inner_.allreduce_sum_anywhere(d); }
-  std::span<double> allreduce_sum_anywhere(std::span<double> d) override { return inner_.allreduce_sum_anywhere(d); }
-  void lend_spare_storage(void* begin, std::size_t bytes) override { inner_.lend_spare_storage(begin, bytes); }
-  void reduce_sum(std::span<float> d, int root) override { reduce_.reduce_sum(d, root); }
-  void reduce_sum(std::span<double> d, int root) override { reduce_.reduce_sum(d, root); }
-  void bcast(std::span<float> d, int root) override { inner_.bcast(d, root); }
-  void bcast(std::span<double> d, int root) override { inner_.bcast(d, root); }
-  void allgather(std::span<const float> s, std::span<float> r) override { inner_.allgather(s, r); }
-  void allgather(std::span<const double> s, std::span<double> r) override { inner_.allgather(s, r); }
-  void gather(std::span<const double> s, std::span<double> r, int root) override { inner_.gather(s, r, root); }
-  void gather(std::span<const float> s, std::span<float> r, int root) override { inner_.gather(s, r, root); }
-  void scatter(std::span<const float> s, std::span<float> r, int root) override { inner_.scatter(s, r, root); }
-  void scatterv(std::span<const float> s, std::span<const int> c, std::span<float> r, int root) override {
-    inner_.scatterv(s, c, r, root);
-  }
-  void send(std::span<const float> d, int dest) override { inner_.send(d, dest); }
-  void send(std::span<const double> d, int dest) override { inner_.send(d, dest); }
-  int recv(std::span<float> d, int source) override { return inner_.recv(d, source); }
-  int recv(std::span<double> d, int source) override { return inner_.recv(d, source); }
-  void recv_all(std::span<const std::span<float>> d, std::span<const int> s) override { inner_.recv_all(d, s); }
-  void recv_all(std::span<const std::span<double>> d, std::span<const int> s) override { inner_.recv_all(d, s); }
-  std::unique_ptr<Comm> split(int color, int key) override { return inner_.split(color, key); }
-  std::vector<std::string> hosts() override { return inner_.hosts(); }
-  [[noreturn]] void abort(const std::string& message, int code) override {
-    inner_.abort(message, code);
-    std::terminate();  // not reached: abort does not return
-  }
-
- private:
-  Comm& inner_;
-  PointToPointReduce reduce_;
-};
-
-// The algorithms of --reduce that wulf makes itself (wulf-binomial, four-stage); the
-// others (default, binomial) are the MPI library's.
+// The algorithms of --reduce that wulf makes itself: its own (wulf-binomial, four-stage)
+// and Open MPI's that SMPI has no equal of (chain, pipeline, binary: comm/tree_collectives);
+// the others are the MPI library's.
 bool is_point_to_point_reduce(const std::string& name);
 PointToPointReduce::Algorithm parse_point_to_point_reduce(const std::string& name);
 

@@ -218,6 +218,31 @@ std::vector<std::string> mpirun_command(int np, const std::string& oversubscribe
   return mpirun_command(np, oversubscribe, c, program, session, "", {});
 }
 
+namespace {
+
+// The algorithms of c that are not "default", each found; an unknown name is refused.
+std::vector<std::pair<Collective, const CollectiveAlgorithm*>> chosen_algorithms(const Collectives& c) {
+  std::vector<std::pair<Collective, const CollectiveAlgorithm*>> chosen;
+  for (const auto& [collective, name] : {std::pair{Collective::allreduce, &c.allreduce}, {Collective::reduce, &c.reduce},
+                                        {Collective::bcast, &c.bcast}, {Collective::allgather, &c.allgather},
+                                        {Collective::gather, &c.gather}}) {
+    if (*name == "default") continue;
+    const CollectiveAlgorithm* a = find_algorithm(collective, *name);
+    if (!a) throw InputError("--" + std::string(to_string(collective)) + " " + *name + ": no such algorithm");
+    chosen.emplace_back(collective, a);
+  }
+  return chosen;
+}
+
+}  // namespace
+
+std::vector<std::string> smpi_collective_config(const Collectives& c) {
+  std::vector<std::string> cfg;
+  for (const auto& [collective, a] : chosen_algorithms(c))
+    if (!a->wulfs_own()) cfg.push_back("smpi/" + std::string(to_string(collective)) + ":" + std::string(a->smpi));
+  return cfg;
+}
+
 std::vector<std::string> mpirun_command(int np, const std::string& oversubscribe, const Collectives& c,
                                         const std::string& program, const MpiSessionDir& session,
                                         const std::string& hostfile, const std::vector<std::string>& extra) {
@@ -229,17 +254,14 @@ std::vector<std::string> mpirun_command(int np, const std::string& oversubscribe
   const bool over = oversubscribe == "on" || (oversubscribe == "auto" && hostfile.empty() &&
                                               np > static_cast<int>(std::thread::hardware_concurrency()));
   if (over) cmd.push_back("--oversubscribe");
-  // Open MPI's tuned collectives: allreduce by its number (engine/collective_choice);
-  // reduce 5 binomial; bcast 6 binomial.
-  if (c.allreduce != "default" || c.reduce != "default" || c.bcast != "default")
-    cmd.insert(cmd.end(), {"--mca", "coll_tuned_use_dynamic_rules", "1"});
-  if (c.allreduce != "default") {
-    const AllreduceAlgorithm* a = find_allreduce_algorithm(c.allreduce);
-    if (!a) throw InputError("--allreduce " + c.allreduce + ": Open MPI runs default, rdb, redbcast, ring or rabenseifner");
-    cmd.insert(cmd.end(), {"--mca", "coll_tuned_allreduce_algorithm", std::to_string(a->tuned_id)});
+  // Open MPI's tuned collectives, each forced as its fixed rules run it (collective_choice).
+  std::vector<std::string> forced;
+  for (const auto& [collective, a] : chosen_algorithms(c)) {
+    const std::vector<std::string> mca = open_mpi_forcing(collective, *a);
+    forced.insert(forced.end(), mca.begin(), mca.end());
   }
-  if (c.reduce != "default") cmd.insert(cmd.end(), {"--mca", "coll_tuned_reduce_algorithm", "5"});
-  if (c.bcast != "default") cmd.insert(cmd.end(), {"--mca", "coll_tuned_bcast_algorithm", "6"});
+  if (!forced.empty()) cmd.insert(cmd.end(), {"--mca", "coll_tuned_use_dynamic_rules", "1"});
+  cmd.insert(cmd.end(), forced.begin(), forced.end());
   cmd.insert(cmd.end(), extra.begin(), extra.end());
   cmd.push_back(program);
   return cmd;

@@ -107,12 +107,21 @@ std::vector<std::string> smpi_eager_config(long long bytes);
 std::vector<std::string> smpirun_command(const std::string& platform, const Hostfile& hosts, int np,
                                          const std::vector<std::string>& extra_cfg, const std::string& program);
 
-// The collective algorithms a run asks for: "default" leaves the MPI's own choice.
+// The collective algorithms a run forces on its engine, by engine/collective_choice's names
+// (resolved: Open MPI 4.1's choice where the user said default); "default" leaves the
+// MPI's own choice. A reduce here is a library's: wulf's own reduces name the library
+// reduce they call (four-stage's last stage), or none.
 struct Collectives {
-  std::string allreduce = "default";  // default, rdb (recursive doubling), redbcast
-  std::string reduce = "default";     // default, binomial
-  std::string bcast = "default";      // default, binomial
+  std::string allreduce = "default";
+  std::string reduce = "default";
+  std::string bcast = "default";
+  std::string allgather = "default";
+  std::string gather = "default";
 };
+
+// smpirun's --cfg settings that force them on SMPI: smpi/<collective>:NAME for those SMPI
+// has (collective_choice's smpi), none for wulf's own, which make no library call.
+std::vector<std::string> smpi_collective_config(const Collectives& collectives);
 
 // A folder of one mpirun's own for Open MPI's session directory, removed with the object.
 // Open MPI 4.1 puts every mpirun's session under /tmp/ompi.<host>.<uid>, and two mpiruns

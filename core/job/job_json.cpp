@@ -52,11 +52,16 @@ void add_engine_json(Json& j, const TrainJob& job) {
     j["hostfile"] = job.hostfile.empty() ? Json(nullptr) : Json(job.hostfile);
     j["mpirun_args"] = job.mpirun_args;
   }
-  j["collective_algorithm"] = job.engine == Engine::seq ? Json(nullptr)
-                                                        : Json("allreduce:" + job.allreduce + ", reduce:" + job.reduce +
-                                                               ", bcast:" + job.bcast);
-  if (job.engine != Engine::seq && !job.allreduce_chosen_by.empty())
-    j["allreduce_chosen_by"] = job.allreduce_chosen_by;
+  j["collective_algorithm"] = job.engine == Engine::seq
+                                  ? Json(nullptr)
+                                  : Json("allreduce:" + job.allreduce + ", reduce:" + job.reduce + ", bcast:" + job.bcast +
+                                         ", allgather:" + job.allgather + ", gather:" + job.gather);
+  for (const auto& [key, chosen_by] : {std::pair{"allreduce_chosen_by", &job.allreduce_chosen_by},
+                                       {"reduce_chosen_by", &job.reduce_chosen_by},
+                                       {"bcast_chosen_by", &job.bcast_chosen_by},
+                                       {"allgather_chosen_by", &job.allgather_chosen_by},
+                                       {"gather_chosen_by", &job.gather_chosen_by}})
+    if (job.engine != Engine::seq && !chosen_by->empty()) j[key] = *chosen_by;
   if (job.reduce == "four-stage") {
     // Without a layout (or with no rank in a group) the four-stage reduce is the library's.
     j["reduce_layout"] = job.has_reduce_layout ? Json(job.reduce_layout.to_string()) : Json(nullptr);
@@ -135,7 +140,8 @@ void add_job_fields(Json& j, const TrainJob& job) {
   j["train_size"] = job.data.train_size;
   j["test_size"] = job.data.test_size;
   j["test_data"] = job.data.test_data.empty() ? Json(nullptr) : Json(job.data.test_data);
-  j["collectives"] = {{"allreduce", job.allreduce}, {"reduce", job.reduce}, {"bcast", job.bcast}};
+  j["collectives"] = {{"allreduce", job.allreduce}, {"reduce", job.reduce},   {"bcast", job.bcast},
+                      {"allgather", job.allgather}, {"gather", job.gather}};
   j["oversubscribe"] = job.oversubscribe;
   j["hosts_of_ranks"] = job.rank_hosts.empty() ? Json(nullptr) : Json(job.rank_hosts);
   if (job.compute.mode == ComputeMode::calibrated) {
@@ -255,14 +261,18 @@ void read_engine(const Fields& f, TrainJob& job) {
   TrainConfig& c = job.config;
   c.strategy = job.strategy;
   read_strategy(f, c);
+  // Records from before the gathers were chosen have none: their MPI's own, default.
   const Fields coll = f.object("collectives");
-  job.allreduce = coll.text("allreduce");
-  job.reduce = coll.text("reduce");
-  job.bcast = coll.text("bcast");
+  for (const JobCollective& one : job_collectives(job)) {
+    const std::string key(one.name);
+    one.algorithm = key == "allgather" || key == "gather" ? coll.text(key, "default") : coll.text(key);
+    one.chosen_by = f.text(key + "_chosen_by", "");
+  }
   if (!named_in(job.allreduce, allreduce_algorithms)) coll.fail("allreduce", "unknown algorithm");
-  if (f.has("allreduce_chosen_by")) job.allreduce_chosen_by = f.text("allreduce_chosen_by");
   if (!named_in(job.reduce, reduce_algorithms)) coll.fail("reduce", "unknown algorithm");
   if (!named_in(job.bcast, bcast_algorithms)) coll.fail("bcast", "unknown algorithm");
+  if (!named_in(job.allgather, allgather_algorithms)) coll.fail("allgather", "unknown algorithm");
+  if (!named_in(job.gather, gather_algorithms)) coll.fail("gather", "unknown algorithm");
   if (job.reduce == "four-stage" && f.has("reduce_layout")) {
     try {
       job.reduce_layout = ReduceLayout::parse(f.text("reduce_layout"), job.np);

@@ -292,13 +292,14 @@ MemoryEstimate estimate_bench_memory(const std::string& what, int np, std::size_
     add(e.parts, "the ping-pong's message buffer", n, n, Kind::held, "smaller messages (--sizes)");
   } else {
     add(e.parts, "each rank's values", n * v, n * v, Kind::held, "fewer values (--elements)");
-    if (what == "allgather")
-      add(e.parts, "allgather's receive buffer, elements x np values per rank", n * v * np, n * v * np, Kind::held,
-          "fewer values (--elements) or ranks (--np), or no allgather (--collectives allreduce,reduce)");
-    double scratch = 2;  // the library's temporaries (two buffers of the message)
+    // The gather's receive buffer is the bench's on every rank (only the root's is used).
+    if (what == "allgather" || what == "gather")
+      add(e.parts, what + "'s receive buffer, elements x np values per rank", n * v * np, n * v * np, Kind::held,
+          "fewer values (--elements) or ranks (--np), or no " + what + " (--collectives allreduce,reduce)");
+    double scratch = 2;  // the library's temporaries (two buffers of the message), or wulf's tree reduces'
     if (what == "reduce" && reduce == "wulf-binomial") scratch += 1;
     if (what == "reduce" && reduce == "four-stage") scratch += 4;
-    if (what != "allgather")
+    if (what != "allgather" && what != "gather")
       add(e.parts, "the MPI library's temporaries", scratch * n * v, scratch * n * v, Kind::held,
           "fewer values (--elements)");
   }

@@ -1,6 +1,6 @@
 #include "job/rank.hpp"
 
-#include "comm/staged_reduce.hpp"
+#include "comm/own_comm.hpp"
 #include "comm/rank_env.hpp"
 #include "job/job_json.hpp"
 #include "job/memory_estimate.hpp"
@@ -54,11 +54,11 @@ int run_rank_bench(const std::vector<std::string>& args, Comm& comm, const Compu
       config.collective_overhead_s = testbed_rank_facts(bed, comm.rank()).collective_overhead_s;
     const std::unique_ptr<Compute> compute = make_compute(config);
     compute->prepare(comm);
-    if (is_point_to_point_reduce(bench.reduce)) {
-      ReduceComm reducing(comm, parse_point_to_point_reduce(bench.reduce),
-                          bench.reduce_layout.empty() ? ReduceLayout{}
-                                                      : ReduceLayout::parse(bench.reduce_layout, comm.size()));
-      run_comm_bench(bench, reducing, *compute, out, &reducing.reducer());
+    if (const OwnCollectives own{bench.reduce, bench.bcast, bench.gather}; own.any()) {
+      OwnCollectivesComm owned(comm, own,
+                               bench.reduce_layout.empty() ? ReduceLayout{}
+                                                           : ReduceLayout::parse(bench.reduce_layout, comm.size()));
+      run_comm_bench(bench, owned, *compute, out, owned.reducer());
     } else {
       run_comm_bench(bench, comm, *compute, out);
     }
@@ -94,12 +94,13 @@ int run_rank(const std::vector<std::string>& args, Comm& comm, const ComputeFact
     job.config_json["load_s"] = job.load_seconds;  // this rank's own
     if (job.engine == Engine::testbed) join_testbed(job, comm.rank());
     const std::unique_ptr<Compute> compute = make_compute(job.compute);
-    // wulf's own reduces wrap the engine's communicator; the strategies see one Comm.
-    std::unique_ptr<ReduceComm> reducing;
-    if (is_point_to_point_reduce(job.reduce))
-      reducing = std::make_unique<ReduceComm>(comm, parse_point_to_point_reduce(job.reduce), job.reduce_layout,
-                                              [&c = *compute](std::size_t bytes) { return c.shared_scratch(bytes); });
-    Comm& used = reducing ? static_cast<Comm&>(*reducing) : comm;
+    // wulf's own collectives wrap the engine's communicator; the strategies see one Comm.
+    std::unique_ptr<OwnCollectivesComm> owned;
+    if (const OwnCollectives own{job.reduce, job.bcast, job.gather}; own.any())
+      owned = std::make_unique<OwnCollectivesComm>(comm, own, job.reduce_layout, [&c = *compute](std::size_t bytes) {
+        return c.shared_scratch(bytes);
+      });
+    Comm& used = owned ? static_cast<Comm&>(*owned) : comm;
     const int done = run_train(job, used, *compute, out, err);
     if (comm.rank() == 0) report_rank_status(done, 0, "finished");
     return done;

@@ -136,18 +136,46 @@ void set_config_json(TrainJob& job) {
 
 namespace {
 
-// --allreduce default becomes the algorithm every engine runs (engine/collective_choice).
-// A job read from a record comes chosen (allreduce_chosen_by), unless a re-run chooses again.
+// `default` becomes the algorithm every engine runs (engine/collective_choice), chosen by the
+// size the run's main call of each collective moves; the record says which. A job read
+// from a record comes chosen, unless a re-run chooses again (its chosen_by cleared).
 void resolve_collectives(TrainJob& job) {
-  if (job.engine == Engine::seq || !job.allreduce_chosen_by.empty()) return;
-  // The gradients' allreduce, the largest a strategy makes, picks the algorithm for all.
-  const std::size_t bytes = job.spec.parameter_count() * (job.double_precision ? sizeof(double) : sizeof(float));
-  const ResolvedAllreduce r = resolve_allreduce(job.allreduce, job.np, bytes);
-  job.allreduce = r.name;
-  job.allreduce_chosen_by = r.by_default ? "default, " + r.chosen_by + ", the gradients' size" : r.chosen_by;
+  if (job.engine == Engine::seq) return;
+  const std::size_t value = job.double_precision ? sizeof(double) : sizeof(float);
+  const std::size_t gradients = job.spec.parameter_count() * value;
+  const bool ppt = to_string(job.strategy) == "ppt";
+  // The allreduce and reduce of the gradients, the parameters' broadcast (root, scatter),
+  // scatter's gather of every rank's gradients, ppt's allgather of each rank's update and
+  // estimate; the other strategies make no allgather that is timed (session's of results).
+  const std::array<std::pair<std::size_t, const char*>, 5> sizes{{
+      {gradients, "the gradients' size"},
+      {gradients, "the gradients' size"},
+      {gradients, "the parameters' size"},
+      {ppt ? gradients + value : gradients,
+       ppt ? "ppt's w + 1 values per rank" : "the gradients' size per rank (no allgather of this strategy is timed)"},
+      {gradients, "the gradients' size per rank"},
+  }};
+  const std::array<Collective, 5> collectives{Collective::allreduce, Collective::reduce, Collective::bcast,
+                                              Collective::allgather, Collective::gather};
+  const std::array<JobCollective, 5> fields = job_collectives(job);
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    const JobCollective& f = fields[i];
+    if (!f.chosen_by.empty()) continue;
+    const ResolvedCollective r = resolve_collective(collectives[i], f.algorithm, job.np, sizes[i].first);
+    f.algorithm = r.name;
+    f.chosen_by = r.by_default ? "default, " + r.chosen_by + ", " + sizes[i].second : r.chosen_by;
+  }
 }
 
 }  // namespace
+
+std::array<JobCollective, 5> job_collectives(TrainJob& job) {
+  return {{{"allreduce", job.allreduce, job.allreduce_chosen_by},
+           {"reduce", job.reduce, job.reduce_chosen_by},
+           {"bcast", job.bcast, job.bcast_chosen_by},
+           {"allgather", job.allgather, job.allgather_chosen_by},
+           {"gather", job.gather, job.gather_chosen_by}}};
+}
 
 void finish_front_end(TrainJob& job, bool force) {
   resolve_collectives(job);

@@ -28,8 +28,15 @@ inline const char* precision_name(bool double_precision) { return double_precisi
 // accept these and a record's job is read against them.
 inline constexpr std::array<std::string_view, 5> allreduce_algorithms{"default", "rdb", "redbcast", "ring",
                                                                        "rabenseifner"};
-inline constexpr std::array<std::string_view, 4> reduce_algorithms{"default", "binomial", "wulf-binomial", "four-stage"};
-inline constexpr std::array<std::string_view, 2> bcast_algorithms{"default", "binomial"};
+// Open MPI 4.1's algorithms by engine/collective_choice's names (test_collective_choice holds
+// the lists together), and wulf's own reduces (wulf-binomial, four-stage).
+inline constexpr std::array<std::string_view, 9> reduce_algorithms{
+    "default", "linear", "chain", "pipeline", "binary", "binomial", "in-order-binary", "wulf-binomial", "four-stage"};
+inline constexpr std::array<std::string_view, 8> bcast_algorithms{
+    "default", "linear", "chain", "pipeline", "bintree", "binomial", "knomial", "scatter-allgather"};
+inline constexpr std::array<std::string_view, 6> allgather_algorithms{"default", "bruck", "rdb", "ring", "neighbor",
+                                                                       "two-proc"};
+inline constexpr std::array<std::string_view, 4> gather_algorithms{"default", "linear", "binomial", "linear-sync"};
 inline constexpr std::array<std::string_view, 3> oversubscribe_modes{"auto", "on", "off"};
 
 // sim and testbed run on a platform file's hosts.
@@ -45,14 +52,21 @@ struct TrainJob {
   Engine engine = Engine::seq;
   int np = 1;
   Strategy strategy{};  // and config.strategy, with its settings
-  // "default" until the front end resolves it (engine/collective_choice): then the
-  // algorithm every engine runs, and how it was chosen.
+  // Each collective's algorithm: "default" until the front end resolves it
+  // (engine/collective_choice), then the algorithm every engine runs, and how it was chosen
+  // (empty until then). The gathers have no option: only default, or a record's choice.
   std::string allreduce = "default";
   std::string allreduce_chosen_by;
   std::string reduce = "default";
+  std::string reduce_chosen_by;
   ReduceLayout reduce_layout;  // four-stage (empty: the library reduce)
   bool has_reduce_layout = false;
   std::string bcast = "default";
+  std::string bcast_chosen_by;
+  std::string allgather = "default";
+  std::string allgather_chosen_by;
+  std::string gather = "default";
+  std::string gather_chosen_by;
   std::string platform;
   ComputeConfig compute;  // host_speed and collective_overhead_s are the testbed rank's own
   std::string oversubscribe = "auto";
@@ -103,5 +117,15 @@ void finish_front_end(TrainJob& job, bool force);
 
 // The record's config of the job as it stands (job_json plus the estimate of its memory).
 void set_config_json(TrainJob& job);
+
+// One collective of the job: its name (the record's key, the option's name), its algorithm
+// and how it was chosen, the job's own fields.
+struct JobCollective {
+  std::string_view name;
+  std::string& algorithm;
+  std::string& chosen_by;
+};
+// allreduce, reduce, bcast, allgather, gather, in the record's order.
+std::array<JobCollective, 5> job_collectives(TrainJob& job);
 
 }  // namespace wulf

@@ -6,6 +6,7 @@
 
 #include <Eigen/Core>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -107,6 +108,19 @@ class MpiComm final : public Comm {
   int recv(std::span<double> d, int source) override { return recv_(d, source); }
   void recv_all(std::span<const std::span<float>> d, std::span<const int> s) override { recv_all_(d, s); }
   void recv_all(std::span<const std::span<double>> d, std::span<const int> s) override { recv_all_(d, s); }
+  int irecv(std::span<float> d, int source) override { return irecv_(d, source); }
+  int irecv(std::span<double> d, int source) override { return irecv_(d, source); }
+  std::size_t wait(int ticket) override {
+    Pending& p = pending_.at(static_cast<std::size_t>(ticket));
+    MPI_Status status;
+    MPI_Wait(&p.request, &status);
+    int values = 0;
+    MPI_Get_count(&status, p.type, &values);
+    while (!pending_.empty() && pending_.back().request == MPI_REQUEST_NULL) pending_.pop_back();
+    return static_cast<std::size_t>(values);
+  }
+  void send_all(std::span<const float> d, std::span<const int> dests) override { send_all_(d, dests); }
+  void send_all(std::span<const double> d, std::span<const int> dests) override { send_all_(d, dests); }
   std::vector<std::string> hosts() override {
     char mine[MPI_MAX_PROCESSOR_NAME] = {};
     int length = 0;
@@ -156,6 +170,23 @@ class MpiComm final : public Comm {
     std::vector<MPI_Request> requests(d.size());
     for (std::size_t i = 0; i < d.size(); ++i)
       MPI_Irecv(d[i].data(), count_of(d[i].size(), "MPI_Irecv"), mpi_type<T>(), sources[i], 0, comm_, &requests[i]);
+    MPI_Waitall(count_of(requests.size(), "MPI_Waitall"), requests.data(), MPI_STATUSES_IGNORE);
+  }
+  // A ticket is the request's index in pending_: a free slot (a completed request) is
+  // taken again, and the completed ones at the end are dropped.
+  template <class T>
+  int irecv_(std::span<T> d, int source) {
+    auto slot = std::find_if(pending_.begin(), pending_.end(), [](const Pending& p) { return p.request == MPI_REQUEST_NULL; });
+    if (slot == pending_.end()) slot = pending_.insert(slot, Pending{});
+    slot->type = mpi_type<T>();
+    MPI_Irecv(d.data(), count_of(d.size(), "MPI_Irecv"), slot->type, source, 0, comm_, &slot->request);
+    return static_cast<int>(slot - pending_.begin());
+  }
+  template <class T>
+  void send_all_(std::span<const T> d, std::span<const int> dests) {
+    std::vector<MPI_Request> requests(dests.size());
+    for (std::size_t i = 0; i < dests.size(); ++i)
+      MPI_Isend(d.data(), count_of(d.size(), "MPI_Isend"), mpi_type<T>(), dests[i], 0, comm_, &requests[i]);
     MPI_Waitall(count_of(requests.size(), "MPI_Waitall"), requests.data(), MPI_STATUSES_IGNORE);
   }
   // The sum, or the reduction that adds nothing where d lies in the unread storage.
@@ -228,6 +259,11 @@ class MpiComm final : public Comm {
   std::span<std::byte> lent_;           // lend_spare_storage's
   std::unique_ptr<std::byte[]> own_spare_;  // allreduce_sum_anywhere's own spare buffer
   std::size_t own_spare_bytes_ = 0;
+  struct Pending {
+    MPI_Request request = MPI_REQUEST_NULL;
+    MPI_Datatype type = MPI_DOUBLE;
+  };
+  std::vector<Pending> pending_;        // irecv's requests, by ticket
 };
 
 }  // namespace

@@ -1,0 +1,111 @@
+// The communicator the strategies see when a run's reduce, broadcast or gather is wulf's own
+// (comm/staged_reduce, comm/tree_collectives): those calls are made of point-to-point
+// messages, everything else is the wrapped communicator's.
+#pragma once
+
+#include "comm/comm.hpp"
+#include "comm/staged_reduce.hpp"
+#include "comm/tree_collectives.hpp"
+
+#include <exception>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace wulf {
+
+// A run's choices of reduce, bcast and gather, by the names of --reduce and --bcast and the
+// gather's algorithm; those that are not wulf's own leave the call to the MPI library.
+struct OwnCollectives {
+  std::string reduce = "default", bcast = "default", gather = "default";
+  bool any() const { return is_point_to_point_reduce(reduce) || is_own_bcast(bcast) || is_own_gather(gather); }
+};
+
+class OwnCollectivesComm final : public Comm {
+ public:
+  // layout: four-stage's; scratch: where the reduces of unread data receive
+  // (PointToPointReduce::set_unread_storage).
+  OwnCollectivesComm(Comm& inner, const OwnCollectives& own, ReduceLayout layout,
+                     PointToPointReduce::ScratchSource scratch = {})
+      : inner_(inner),
+        bcast_tree_(own_bcast_tree(own.bcast)),
+        scatter_allgather_(own.bcast == "scatter-allgather"),
+        own_gather_(is_own_gather(own.gather)) {
+    if (is_point_to_point_reduce(own.reduce))
+      reduce_.emplace(inner, parse_point_to_point_reduce(own.reduce), std::move(layout), std::move(scratch));
+  }
+  // The reducer of wulf's own reduce; nullptr where the reduce is the library's.
+  const PointToPointReduce* reducer() const { return reduce_ ? &*reduce_ : nullptr; }
+
+  int rank() const override { return inner_.rank(); }
+  int size() const override { return inner_.size(); }
+  double now() const override { return inner_.now(); }
+  void set_time_dilation(double d) override { inner_.set_time_dilation(d); }
+  void set_unread_storage(const void* begin, std::size_t bytes) override {
+    inner_.set_unread_storage(begin, bytes);
+    if (reduce_) reduce_->set_unread_storage(begin, bytes);
+  }
+  void barrier() override { inner_.barrier(); }
+  void allreduce_sum(std::span<float> d) override { inner_.allreduce_sum(d); }
+  void allreduce_sum(std::span<double> d) override { inner_.allreduce_sum(d); }
+  std::span<float> allreduce_sum_anywhere(std::span<float> d) override { return inner_.allreduce_sum_anywhere(d); }
+  std::span<double> allreduce_sum_anywhere(std::span<double> d) override { return inner_.allreduce_sum_anywhere(d); }
+  void lend_spare_storage(void* begin, std::size_t bytes) override { inner_.lend_spare_storage(begin, bytes); }
+  void reduce_sum(std::span<float> d, int root) override { reduce(d, root); }
+  void reduce_sum(std::span<double> d, int root) override { reduce(d, root); }
+  void bcast(std::span<float> d, int root) override { bcast_(d, root); }
+  void bcast(std::span<double> d, int root) override { bcast_(d, root); }
+  void allgather(std::span<const float> s, std::span<float> r) override { inner_.allgather(s, r); }
+  void allgather(std::span<const double> s, std::span<double> r) override { inner_.allgather(s, r); }
+  void gather(std::span<const double> s, std::span<double> r, int root) override { gather_(s, r, root); }
+  void gather(std::span<const float> s, std::span<float> r, int root) override { gather_(s, r, root); }
+  void scatter(std::span<const float> s, std::span<float> r, int root) override { inner_.scatter(s, r, root); }
+  void scatterv(std::span<const float> s, std::span<const int> c, std::span<float> r, int root) override {
+    inner_.scatterv(s, c, r, root);
+  }
+  void send(std::span<const float> d, int dest) override { inner_.send(d, dest); }
+  void send(std::span<const double> d, int dest) override { inner_.send(d, dest); }
+  int recv(std::span<float> d, int source) override { return inner_.recv(d, source); }
+  int recv(std::span<double> d, int source) override { return inner_.recv(d, source); }
+  void recv_all(std::span<const std::span<float>> d, std::span<const int> s) override { inner_.recv_all(d, s); }
+  void recv_all(std::span<const std::span<double>> d, std::span<const int> s) override { inner_.recv_all(d, s); }
+  int irecv(std::span<float> d, int source) override { return inner_.irecv(d, source); }
+  int irecv(std::span<double> d, int source) override { return inner_.irecv(d, source); }
+  std::size_t wait(int ticket) override { return inner_.wait(ticket); }
+  void send_all(std::span<const float> d, std::span<const int> dests) override { inner_.send_all(d, dests); }
+  void send_all(std::span<const double> d, std::span<const int> dests) override { inner_.send_all(d, dests); }
+  std::unique_ptr<Comm> split(int color, int key) override { return inner_.split(color, key); }
+  std::vector<std::string> hosts() override { return inner_.hosts(); }
+  [[noreturn]] void abort(const std::string& message, int code) override {
+    inner_.abort(message, code);
+    std::terminate();  // not reached: abort does not return
+  }
+
+ private:
+  template <class T>
+  void reduce(std::span<T> d, int root) {
+    if (reduce_) return reduce_->reduce_sum(d, root);
+    inner_.reduce_sum(d, root);
+  }
+  template <class T>
+  void bcast_(std::span<T> d, int root) {
+    if (bcast_tree_ && size() > 1) return tree_bcast(inner_, d, root, *bcast_tree_);
+    if (scatter_allgather_) return scatter_allgather_bcast(inner_, d, root);
+    inner_.bcast(d, root);
+  }
+  template <class T>
+  void gather_(std::span<const T> s, std::span<T> r, int root) {
+    if (own_gather_) return linear_sync_gather(inner_, s, r, root);
+    inner_.gather(s, r, root);
+  }
+
+  Comm& inner_;
+  std::optional<PointToPointReduce> reduce_;  // wulf's own reduce, or none: the library's
+  const Tree* bcast_tree_;                    // wulf's own bcast's tree, or none
+  bool scatter_allgather_;                    // or its scatter-allgather
+  bool own_gather_;
+};
+
+}  // namespace wulf
+
+
