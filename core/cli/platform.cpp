@@ -134,6 +134,7 @@ struct BenchJob {
   std::string type;                       // double or float
   std::string allreduce, reduce, bcast;   // the collectives' algorithms (the gathers': default)
   long long repeat = 0, grow = 0;
+  long long ranks_per_host = 0;           // --ranks-per-host (0: each host filled to its cores)
   double bw_scale = 0, lat_scale = 0;
   double timeout = 0;                     // --timeout of each run (0: none)
   std::optional<std::vector<std::string>> hosts;  // the ping-pong pair's names (none: the first two)
@@ -176,6 +177,7 @@ BenchJob read_bench_job(const po::variables_map& vm) {
   job.lat_scale = vm["lat-scale"].as<double>();
   if (vm.count("timeout")) job.timeout = vm["timeout"].as<double>();
   job.grow = vm["grow"].as<long long>();
+  job.ranks_per_host = vm["ranks-per-host"].as<long long>();
   if (job.grow > 0) job.grown = std::make_unique<GrownPlatform>(job.file, job.grow);
   job.run_file = job.grown ? job.grown->path() : job.file;
   if (vm.count("hosts")) job.hosts = split_list(vm["hosts"].as<std::string>());
@@ -340,6 +342,7 @@ Json bench_config(const BenchJob& job, const std::vector<PlatformHost>& pair) {
   config["unread_sums"] = job.unread;
   config["collective_algorithm"] = "allreduce:" + job.allreduce + ", reduce:" + job.reduce + ", bcast:" + job.bcast +
                                    ", allgather:default, gather:default";
+  config["ranks_per_host"] = job.ranks_per_host;
   config["what_if"]["bw_scale"] = job.bw_scale;
   config["what_if"]["lat_scale"] = job.lat_scale;
   config["what_if"]["grow"] = job.grow;
@@ -464,6 +467,9 @@ po::options_description bench_options() {
       ("repeat", whole_in("repeat", {.lo = 1, .hi = 1e6})->default_value(3),
        "calls per measurement: a collective's time is the mean over the calls of the last rank's finish "
        "(every call starts after a barrier); a ping-pong's is half the mean round trip")
+      ("ranks-per-host", whole_in("ranks-per-host", {.lo = 0, .hi = bench_ranks.hi})->default_value(0),
+       "at most this many of the collectives' ranks on a host, e.g. 1 to measure the network between hosts only "
+       "(0: each host filled to its cores, in the platform's order)")
       ("no-pingpong", "measure only the collectives")
       ("back-to-back", "the collectives' calls in a row, as training makes them: one barrier before the first "
                        "call, none between calls; the time is the last rank's finish of the last call over --repeat")
@@ -498,7 +504,8 @@ int bench_command(const std::vector<std::string>& args, std::ostream& out, std::
   if (vm.count("help")) return out << options << "\n", exit_ok;
   BenchJob job = read_bench_job(vm);
   const long long most_np = static_cast<long long>(*std::max_element(job.nps.begin(), job.nps.end()));
-  const std::vector<PlatformHost> hosts = platform_hosts(job.run_file, most_np, 0, {job.bw_scale, job.lat_scale, 1}).hosts;
+  const std::vector<PlatformHost> hosts =
+      platform_hosts(job.run_file, most_np, job.ranks_per_host, {job.bw_scale, job.lat_scale, 1}).hosts;
   long long total_cores = 0;
   for (const auto& h : hosts) total_cores += h.cores;
   const std::vector<PlatformHost> pair = pingpong_pair(job, hosts);

@@ -1,8 +1,11 @@
 // `wulf validate --testbed --platform P`: any platform, the simulation against the testbed
 // (real Open MPI over the platform's network built on this machine, engine/testbed.hpp):
-// the allreduce and reduce grid, and one training run, time to the end. Both engines run
-// the same named algorithms (Open MPI 4.1's choice unless given), so what differs is the
-// network and the MPI library's way of using it.
+// the allreduce and reduce grid, and one training run, time to the end, one rank a host.
+// Both engines run the same named algorithms (Open MPI 4.1's choice), so what differs is the
+// network and the MPI library's way of using it. One rank a host, because ranks that share
+// a host talk through its memory on the testbed (the real machine's loopback, unshaped),
+// while SimGrid sends them through the platform's route from the host to itself (a
+// cluster without a loopback link: the host's own link, up and down).
 #include "cli/cli.hpp"
 #include "cli/launcher.hpp"
 #include "cli/runner.hpp"
@@ -32,12 +35,19 @@ constexpr const char* kGridSizes = "4096,16768,54912";
 double error_pct(double x, double reference) { return 100.0 * (x - reference) / reference; }
 
 Job grid_bench(const std::string& platform, const std::string& engine, const std::string& nps,
-               const std::string& record, const std::string& timeout) {
-  std::vector<std::string> args{"platform", "bench", platform, "--engine", engine, "--np", nps, "--collectives",
-                                "allreduce,reduce", "--elements", kGridSizes, "--repeat", "3", "--no-pingpong"};
+               const std::string& record, const std::string& timeout, const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> args{"platform",        "bench",     platform,   "--engine",       engine,
+                                "--np",            nps,         "--collectives", "allreduce,reduce", "--elements",
+                                kGridSizes,        "--repeat",  "3",        "--no-pingpong",  "--ranks-per-host",
+                                "1"};
+  args.insert(args.end(), extra.begin(), extra.end());
   if (!timeout.empty()) args.insert(args.end(), {"--timeout", timeout});
   return {args, record, {}, {}};
 }
+
+// The simulation as the testbed builds the platform: without its links' latency (this
+// kernel has no netem), each latency times 1e-6 (--lat-scale's least).
+const std::vector<std::string> kNoLatency{"--lat-scale", "1e-6"};
 
 // Seed 000's function example, 3 epochs of blocks of 64 at p ranks, compute charged by the
 // platform's host speed: a run whose time mixes compute and the gradients' allreduce.
@@ -45,7 +55,8 @@ Job training(const std::string& platform, const std::string& engine, int p, cons
              const std::string& timeout) {
   std::vector<std::string> args{"train",    "--problem", "function", "--bias",      "off",  "--block",
                                 "64",       "--epochs",  "3",        "--engine",    engine, "--np",
-                                std::to_string(p), "--platform", platform, "--compute", "flops", "--quiet"};
+                                std::to_string(p), "--platform", platform, "--compute", "flops",
+                                "--ranks-per-host", "1", "--quiet"};
   if (!timeout.empty()) args.insert(args.end(), {"--timeout", timeout});
   return {args, record, {}, {}};
 }
@@ -69,20 +80,20 @@ std::map<std::tuple<std::string, int, long long>, Json> grid_rows(const Json& re
 
 int validate_testbed_platform(const std::string& platform, const std::string& out_path, const std::string& timeout,
                               std::ostream& out, std::ostream& err) {
-  long long cores = 0;
-  for (const PlatformHost& h : platform_hosts(platform).hosts) cores += h.cores;  // read, and checked
+  const long long hosts = static_cast<long long>(platform_hosts(platform).hosts.size());  // read, and checked
   if (!out_path.empty() && is_leader()) check_output(out_path, "--out", {});       // not the platform
   if (is_leader()) ready_testbed("wulf validate --testbed --platform", err);
   std::string nps;
   int most = 0;
   for (const int p : kGridRanks)
-    if (p <= cores) nps += (nps.empty() ? "" : ",") + std::to_string(p), most = p;
-  if (most == 0) throw InputError("--platform " + platform + ": it has 1 core; the grid needs 2 ranks at least");
+    if (p <= hosts) nps += (nps.empty() ? "" : ",") + std::to_string(p), most = p;
+  if (most == 0) throw InputError("--platform " + platform + ": it has 1 host; the grid needs 2, one rank on each");
   const TempDir dir("validate");
   out << "Platform " << platform << ": the simulation against the testbed (real Open MPI over the platform's\n"
-      << "network built on this machine), times in the platform's own seconds.\n\n" << std::flush;
+      << "network built on this machine), one rank a host, times in the platform's own seconds.\n\n" << std::flush;
   const std::vector<Job> sims{grid_bench(platform, "sim", nps, dir.file("grid-sim.json"), timeout),
-                              training(platform, "sim", most, dir.file("train-sim.json"), timeout)};
+                              training(platform, "sim", most, dir.file("train-sim.json"), timeout),
+                              grid_bench(platform, "sim", nps, dir.file("grid-sim-0.json"), timeout, kNoLatency)};
   const std::vector<Job> beds{grid_bench(platform, "testbed", nps, dir.file("grid-testbed.json"), timeout),
                               training(platform, "testbed", most, dir.file("train-testbed.json"), timeout)};
   const Runner runner;
@@ -90,10 +101,12 @@ int validate_testbed_platform(const std::string& platform, const std::string& ou
   const std::vector<std::string> what{"the grid's simulation", "the training run's simulation",
                                       "the grid on the testbed", "the training run on the testbed"};
   for (std::size_t k = 0; k < 2; ++k) check_run(sim[k], what[k]), check_run(bed[k], what[2 + k]);
+  check_run(sim[2], "the grid's simulation without latency");
 
   const auto sim_rows = grid_rows(sim[0].record), bed_rows = grid_rows(bed[0].record);
-  fmt::print(out, "{:<10}{:>4}{:>10}{:>14}{:>13}{:>13}{:>10}\n", "collective", "p", "doubles", "algorithm",
-             "simulation", "testbed", "sim/bed");
+  const auto flat_rows = grid_rows(sim[2].record);
+  fmt::print(out, "{:<10}{:>4}{:>10}{:>14}{:>13}{:>13}{:>10}{:>16}{:>10}\n", "collective", "p", "doubles", "algorithm",
+             "simulation", "testbed", "sim/bed", "sim, no lat.", "/bed");
   Json grid = Json::array();
   int within = 0;
   double worst = 0;
@@ -101,12 +114,13 @@ int validate_testbed_platform(const std::string& platform, const std::string& ou
     const auto b = bed_rows.find(key);
     if (b == bed_rows.end()) throw InputError("wulf validate --platform: the testbed's grid lacks a row of the simulation's");
     const double ts = s.at("time_s").get<double>(), tb = b->second.at("time_s").get<double>();
+    const double t0 = flat_rows.at(key).at("time_s").get<double>();
     const std::string algorithm = s.value("algorithm", std::string("-"));
     const double e = error_pct(ts, tb);
     within += std::abs(e) <= 5;
     worst = std::max(worst, std::abs(e));
-    fmt::print(out, "{:<10}{:>4}{:>10}{:>14}{:>10.4g} ms{:>10.4g} ms{:>9.1f}%\n", std::get<0>(key), std::get<1>(key),
-               std::get<2>(key), algorithm, ts * 1e3, tb * 1e3, e);
+    fmt::print(out, "{:<10}{:>4}{:>10}{:>14}{:>10.4g} ms{:>10.4g} ms{:>9.1f}%{:>13.4g} ms{:>9.1f}%\n", std::get<0>(key),
+               std::get<1>(key), std::get<2>(key), algorithm, ts * 1e3, tb * 1e3, e, t0 * 1e3, error_pct(t0, tb));
     grid.push_back({{"collective", std::get<0>(key)},
                     {"np", std::get<1>(key)},
                     {"size", std::get<2>(key)},
@@ -114,13 +128,16 @@ int validate_testbed_platform(const std::string& platform, const std::string& ou
                     {"testbed_algorithm", b->second.value("algorithm", std::string("-"))},
                     {"simulation_s", ts},
                     {"testbed_s", tb},
-                    {"simulation_vs_testbed_pct", e}});
+                    {"simulation_vs_testbed_pct", e},
+                    {"simulation_without_latency_s", t0},
+                    {"simulation_without_latency_vs_testbed_pct", error_pct(t0, tb)}});
   }
   fmt::print(out, "the simulation is within 5% of the testbed in {} of {} cells; the largest error is {:.1f}%\n\n",
              within, grid.size(), worst);
   const double train_sim = json_field<double>(sim[1].record, "/final/time_s", sims[1].record);
   const double train_bed = json_field<double>(bed[1].record, "/final/time_s", beds[1].record);
-  fmt::print(out, "training (function example, {} ranks, blocks of 64, 3 epochs, compute at the hosts' speed):\n"
+  fmt::print(out, "training (function example, {} ranks on as many hosts, blocks of 64, 3 epochs, compute at the "
+                  "hosts' speed):\n"
                   "  simulation {:.4g} s, testbed {:.4g} s, sim/bed {:.1f}%\n",
              most, train_sim, train_bed, error_pct(train_sim, train_bed));
   out << std::flush;
@@ -129,7 +146,7 @@ int validate_testbed_platform(const std::string& platform, const std::string& ou
     record["wulf_record"] = 1;
     record["config"] = {{"command", "validate --testbed --platform"},
                         {"platform", platform},
-                        {"grid", {{"np", nps}, {"doubles", kGridSizes}, {"repeat", 3}}},
+                        {"grid", {{"np", nps}, {"doubles", kGridSizes}, {"repeat", 3}, {"ranks_per_host", 1}}},
                         {"training", sims[1].args},
                         {"testbed", bed[0].record.at("config").at("testbed")},
                         {"versions", versions_json()}};

@@ -58,17 +58,18 @@ def bunyip(rec, lines, out):
     names = {65536: "rendezvous past 64 KiB", 4194304: "eager up to 4 MiB"}
     for eager in [65536, 4194304]:
         t = {}
-        for reduce in ["wulf-binomial", "four-stage"]:
+        for reduce in ["binomial", "wulf-binomial", "four-stage"]:
             s = load(rec, f"bunyip-sim-{reduce}-{eager}.json")["collectives"][0]["time_s"]
             b = load(rec, f"bunyip-testbed-{reduce}-{eager}.json")["collectives"][0]["time_s"]
             t[reduce] = (s, b)
             lines.append(f"{names[eager]:<34}{reduce:>14}{s*1e3:>10.1f} ms{b*1e3:>9.1f} ms{err(s, b):>9.1f}%")
             out["cells"].append({"platform": "bunyip-reduced", "what": f"reduce {reduce}, {names[eager]}", "np": 17,
                                  "size": 262144, "simulation_s": s, "testbed_s": b})
-        ss = t["wulf-binomial"][0] - t["four-stage"][0]
-        sb = t["wulf-binomial"][1] - t["four-stage"][1]
+        # The four-stage reduce's saving against the library's reduce (seed 002's comparison).
+        ss = t["binomial"][0] - t["four-stage"][0]
+        sb = t["binomial"][1] - t["four-stage"][1]
         lines.append(f"{'':<34}{'saving':>14}{ss*1e3:>10.1f} ms{sb*1e3:>9.1f} ms"
-                     + (f"{err(ss, sb):>9.1f}%" if abs(sb) > 1e-3 else "         -"))
+                     + (f"{err(ss, sb):>9.1f}%" if abs(sb) > 5e-3 else "         -"))
         out["four_stage_saving"].append({"protocol": names[eager], "simulation_s": ss, "testbed_s": sb})
     lines.append("")
 
@@ -76,7 +77,7 @@ def bunyip(rec, lines, out):
 def platforms(rec, lines, out):
     lines.append("3. Every platform, `wulf validate --testbed --platform P` (p = 2, 4, 8; 4 096, 16 768, 54 912 doubles):")
     lines.append(f"{'platform':<16}{'allreduce within 5%':>21}{'worst':>8}{'reduce within 5%':>18}{'worst':>8}"
-                 f"{'training sim/bed':>18}")
+                 f"{'training sim/bed':>18}{'without latency: within 5%':>28}{'10%':>9}")
     for p in PLATFORMS:
         path = os.path.join(rec, f"validate-{p}.json")
         if not os.path.exists(path):
@@ -92,9 +93,13 @@ def platforms(rec, lines, out):
             for c in cells:
                 out["cells"].append({"platform": p, "what": what + " " + c["algorithm"], "np": c["np"],
                                      "size": c["size"], "simulation_s": c["simulation_s"],
-                                     "testbed_s": c["testbed_s"]})
+                                     "testbed_s": c["testbed_s"],
+                                     "simulation_without_latency_s": c["simulation_without_latency_s"]})
         tr = r["training"]["simulation_vs_testbed_pct"]
-        lines.append(f"{p:<16}{cols[0]:>21}{cols[1]:>7.1f}%{cols[2]:>18}{cols[3]:>7.1f}%{tr:>17.1f}%")
+        flat = [abs(c["simulation_without_latency_vs_testbed_pct"]) for c in r["grid"]]
+        w5, w10 = sum(e <= 5 for e in flat), sum(e <= 10 for e in flat)
+        lines.append(f"{p:<16}{cols[0]:>21}{cols[1]:>7.1f}%{cols[2]:>18}{cols[3]:>7.1f}%{tr:>17.1f}%"
+                     f"{w5:>18} of {len(flat):<7}{w10:>3} of {len(flat)}")
         out["platforms"].append({"platform": p, "training": r["training"], "dilation": r["config"]["testbed"]["dilation"]})
     lines.append("")
 
@@ -105,7 +110,12 @@ def figure(out, path):
     for c in out["cells"]:
         by.setdefault(c["platform"], []).append(c)
     for name, cells in by.items():
-        ax.scatter([c["testbed_s"] * 1e3 for c in cells], [c["simulation_s"] * 1e3 for c in cells], s=18, label=name)
+        dots = ax.scatter([c["testbed_s"] * 1e3 for c in cells], [c["simulation_s"] * 1e3 for c in cells], s=18,
+                          label=name)
+        flat = [c for c in cells if "simulation_without_latency_s" in c]
+        if flat:  # the same cells simulated without the links' latency, which the testbed lacks
+            ax.scatter([c["testbed_s"] * 1e3 for c in flat], [c["simulation_without_latency_s"] * 1e3 for c in flat],
+                       s=18, facecolors="none", edgecolors=dots.get_facecolor()[0])
     lo = min(c["testbed_s"] for c in out["cells"]) * 1e3 / 1.5
     hi = max(c["testbed_s"] for c in out["cells"]) * 1e3 * 1.5
     ax.plot([lo, hi], [lo, hi], "k-", lw=0.8)
@@ -115,7 +125,8 @@ def figure(out, path):
     ax.set_yscale("log")
     ax.set_xlabel("testbed (real Open MPI over the emulated network), ms")
     ax.set_ylabel("simulation (SMPI), ms")
-    ax.set_title("Every collective cell, simulation against testbed\n(solid: equal; dotted: 10% off)")
+    ax.set_title("Every collective cell, simulation against testbed\n(hollow: simulated without latency, which the "
+                 "testbed lacks;\nsolid line: equal; dotted: 10% off)", fontsize=10)
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)

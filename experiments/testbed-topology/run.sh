@@ -6,8 +6,10 @@
 #      all 4 flows of a leaf through the uplink) against the ring (one flow each way), at
 #      p = 4 (one leaf, no uplink) and 8, on both engines;
 #   2. bunyip: platforms/bunyip-reduced.xml, seed 002's tetrahedron at 4 groups of 4 nodes
-#      and a server (17 ranks): wulf's own binomial reduce against seed 002's four-stage
-#      reduce of 262 144 floats (1 MiB), on both engines, each with both protocols: messages
+#      and a server (17 ranks): the library's binomial reduce (Open MPI's tree on both
+#      engines), wulf's own binomial reduce (the same messages from wulf's point-to-point
+#      calls) and seed 002's four-stage reduce of 262 144 floats (1 MiB), on both engines,
+#      each with both protocols: messages
 #      up to 64 KiB sent at once, larger ones only once the receive is posted (SMPI's default,
 #      and Open MPI's with --eager-limit 65536), and all sent at once (the testbed's default
 #      eager limit, 4 MiB; the simulation with --eager-limit 4194304);
@@ -39,7 +41,7 @@ step_fattree() {
 
 step_bunyip() {
   for engine in sim testbed; do
-    for reduce in wulf-binomial four-stage; do
+    for reduce in binomial wulf-binomial four-stage; do
       for eager in 65536 4194304; do
         "$wulf" platform bench platforms/bunyip-reduced.xml --engine "$engine" --np 17 --collectives reduce \
           --reduce "$reduce" --type float --elements 262144 --repeat 3 --no-pingpong --eager-limit "$eager" \
