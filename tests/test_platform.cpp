@@ -724,6 +724,35 @@ TEST(testbed, plans_a_fat_tree_with_its_switches_and_uplinks) {
   EXPECT_TRUE(plan.network.notes.empty());
 }
 
+// A torus has no switch: its hosts forward for each other, each with a port per neighbour
+// link. SimGrid's dragonfly routes some pairs through a link between two other routers (df-4
+// to df-6 crosses the black link from router 1 to 3 after the green one from 2 to 3), which
+// no path of links can be: each link is built as a pair of namespaces of its own, said in a
+// note, and every route crosses the links it names.
+TEST(testbed, plans_a_torus_and_a_dragonfly_as_their_routes_go) {
+  const std::string torus = std::string(WULF_TEST_PLATFORMS) + "/torus.xml";
+  const TestbedPlan t = plan_testbed(torus, hosts_of_ranks(platform_hosts(torus, 16).hosts, 16), 16, 0, 1.0);
+  for (const NetworkNode& n : t.network.nodes) EXPECT_EQ(n.kind, NetworkNode::Kind::host) << n.label;
+  for (const TestbedHost& h : t.hosts) EXPECT_GE(h.ports, 2) << h.name;
+  EXPECT_GT(t.network.most_hops, 2u);  // routes through other hosts
+  const std::string df = std::string(WULF_TEST_PLATFORMS) + "/dragonfly.xml";
+  const TestbedPlan d = plan_testbed(df, hosts_of_ranks(platform_hosts(df, 16).hosts, 16), 16, 0, 1.0);
+  ASSERT_FALSE(d.network.notes.empty());
+  EXPECT_NE(d.network.notes.back().find("do not form paths"), std::string::npos) << d.network.notes.back();
+  std::size_t shaped = 0;
+  for (const Veth& v : d.network.veths)
+    for (const VethEnd* e : {&v.a, &v.b}) shaped += e->rate_Bps > 0;
+  std::size_t pairs = 0;
+  for (const NetworkNode& n : d.network.nodes) pairs += n.kind == NetworkNode::Kind::shared_in;
+  EXPECT_EQ(shaped, pairs);  // one shaped hop a link
+  EXPECT_GT(pairs, 32u);     // more than the hosts' own cables: routers' links too
+  // With 8 hosts the routes are paths: switches, the routers' links shaped between them.
+  const TestbedPlan d8 = plan_testbed(df, hosts_of_ranks(platform_hosts(df, 8).hosts, 8), 8, 0, 1.0);
+  std::size_t switches = 0;
+  for (const NetworkNode& n : d8.network.nodes) switches += n.kind == NetworkNode::Kind::junction;
+  EXPECT_EQ(switches, 4u);
+}
+
 TEST(testbed, the_default_dilation_grows_with_the_ranks_per_core_and_the_links) {
   const auto hosts = [](int n, double rate) {
     std::vector<TestbedHost> h(static_cast<std::size_t>(n));

@@ -432,6 +432,16 @@ void Testbed::build() {
     // host, all spurious (D-SACKed); with these settings, none.
     if (r.node < plan_.hosts.size())
       line += " src " + plan_.hosts[r.node].address + fmt::format(" rto_min {:.0f}ms", kMinRtoSeconds * d * 1e3);
+    // A route for one source's packets (the platform routes by source there): in a table of
+    // that source's, which a rule sends its packets to.
+    if (!r.source.empty()) {
+      const auto source = std::find_if(plan_.hosts.begin(), plan_.hosts.end(),
+                                       [&](const TestbedHost& h) { return h.address == r.source; });
+      const std::string table = std::to_string(100 + (source - plan_.hosts.begin()));
+      line += " table " + table;
+      const std::string rule = "rule add from " + r.source + "/32 lookup " + table + " pref " + table + "\n";
+      if (batches[r.node].find(rule) == std::string::npos) batches[r.node] = rule + batches[r.node];
+    }
     batches[r.node] += line + "\n";
   }
   for (std::size_t i = 0; i < batches.size(); ++i)

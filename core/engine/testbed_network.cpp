@@ -52,21 +52,20 @@ std::string address_of(std::size_t veth, int end) {
   return fmt::format("198.19.{}.{}", a / 256, a % 256);
 }
 
-}  // namespace
+// Why the routes did not form paths the inference could build (plan_network then builds
+// every link as a pair of nodes of its own).
+struct NotPaths {
+  std::string why;
+};
 
-TestbedNetwork plan_network(const PlatformNetwork& net, const std::vector<std::string>& addresses,
-                            const std::string& platform) {
-  const std::size_t n = net.hosts.size(), m = net.links.size();
-  TestbedNetwork out;
-  auto cannot = [&](const std::string& why) {
-    return InputError("platform " + platform + ": the testbed cannot build the network between the run's hosts: " + why);
-  };
-  // The fastest a host sends: the first link of its routes.
-  double fastest = 0;
+// The links of each route that the testbed builds (junction links left out), and a note for
+// each junction link that could limit a flow or that the testbed has no model of.
+std::vector<std::vector<std::size_t>> built_links(const PlatformNetwork& net, std::vector<std::string>& notes) {
+  double fastest = 0;  // the fastest a host sends: the first link of its routes
   for (const NetworkRoute& r : net.routes)
     if (!r.links.empty()) fastest = std::max(fastest, net.links.at(r.links.front()).bandwidth_Bps);
-  std::vector<bool> noted(m, false);
-  std::vector<std::vector<std::size_t>> hops(net.routes.size());  // each route's links the testbed builds
+  std::vector<bool> noted(net.links.size(), false);
+  std::vector<std::vector<std::size_t>> hops(net.routes.size());
   for (std::size_t r = 0; r < net.routes.size(); ++r)
     for (const std::size_t l : net.routes[r].links) {
       const NetworkLink& link = net.links.at(l);
@@ -77,23 +76,146 @@ TestbedNetwork plan_network(const PlatformNetwork& net, const std::vector<std::s
       if (noted[l]) continue;
       noted[l] = true;
       if (link.sharing != "fatpipe")
-        out.notes.push_back(fmt::format("link {} ({} sharing) is not emulated: the testbed has no model of it, the "
-                                        "routes pass it as a switch",
-                                        link.name, link.sharing));
+        notes.push_back(fmt::format("link {} ({} sharing) is not emulated: the testbed has no model of it, the "
+                                    "routes pass it as a switch",
+                                    link.name, link.sharing));
       else if (link.bandwidth_Bps < fastest)
-        out.notes.push_back(fmt::format("link {} ({:.4g} Mbit/s, fatpipe) is not emulated: it limits each flow alone "
-                                        "to less than a host's link, which no queue of the testbed does",
-                                        link.name, link.bandwidth_Bps * 8e-6));
+        notes.push_back(fmt::format("link {} ({:.4g} Mbit/s, fatpipe) is not emulated: it limits each flow alone "
+                                    "to less than a host's link, which no queue of the testbed does",
+                                    link.name, link.bandwidth_Bps * 8e-6));
     }
+  return hops;
+}
 
+// What both ways of building share: the nodes (the hosts first), the veth pairs, and each
+// node's next hop for each route.
+class Builder {
+ public:
+  using End = std::pair<std::size_t, int>;  // a veth and its sending end (0: a, 1: b)
+
+  Builder(const PlatformNetwork& net, const std::vector<std::string>& addresses, TestbedNetwork& out)
+      : net_(net), addresses_(addresses), out_(out) {
+    for (std::size_t h = 0; h < net.hosts.size(); ++h) add_node(NetworkNode::Kind::host, net.hosts[h]);
+  }
+
+  std::size_t add_node(NetworkNode::Kind kind, std::string label) {
+    out_.nodes.push_back({kind, kind == NetworkNode::Kind::host ? out_.nodes.size() : 0, std::move(label)});
+    interfaces_.push_back(0);
+    return out_.nodes.size() - 1;
+  }
+  bool is_host(std::size_t node) const { return out_.nodes[node].kind == NetworkNode::Kind::host; }
+
+  // A hop from node `from` to node `to`, shaped to `link`'s rate (nullptr: a wire), as a new
+  // veth pair or as the unused direction of one between the two (a cable's other way). A
+  // switch's port into a host runs kSwitchFaster than the link: a single flow's bottleneck
+  // is then the sender's own port.
+  End hop(std::size_t from, std::size_t to, const NetworkLink* link, bool into_host) {
+    auto shape = [&](VethEnd& e) {
+      e.sends = true;
+      if (!link) return;
+      e.link = link->name;
+      e.rate_Bps = link->bandwidth_Bps * (into_host ? kSwitchFaster : 1.0);
+      e.queue_bytes = is_host(from) ? kHostQueueBytes : kSwitchQueueBytes;
+    };
+    for (std::size_t v = 0; v < out_.veths.size(); ++v) {
+      Veth& pair = out_.veths[v];
+      if (pair.a.node == to && pair.b.node == from && !pair.b.sends && (pair.a.link.empty() == !link)) {
+        shape(pair.b);
+        return {v, 1};
+      }
+    }
+    const std::size_t v = out_.veths.size();
+    VethEnd a = end_at(from, v, 0), b = end_at(to, v, 1);
+    out_.veths.push_back({std::move(a), std::move(b)});
+    shape(out_.veths[v].a);
+    return {v, 0};
+  }
+  std::size_t sender(End e) const { return e.second == 0 ? out_.veths[e.first].a.node : out_.veths[e.first].b.node; }
+  std::size_t receiver(End e) const { return e.second == 0 ? out_.veths[e.first].b.node : out_.veths[e.first].a.node; }
+
+  // The route from host `from` to host `to` goes on from node `at` by e: `at` becomes the
+  // node e reaches. A route that would leave a node twice by different ends loops.
+  void step(std::size_t from, std::size_t to, std::size_t& at, End e, const std::string& what) {
+    if (sender(e) != at)
+      throw std::logic_error("plan_network: the route from " + net_.hosts[from] + " to " + net_.hosts[to] +
+                             " takes " + what + " away from where it is");
+    const auto [it, added] = next_.emplace(std::make_tuple(at, to, from), e);
+    if (!added && it->second != e)
+      throw NotPaths{fmt::format("the route from host {} to host {} would leave {} twice, by two different links "
+                                 "(one of them {})",
+                                 net_.hosts[from], net_.hosts[to], out_.nodes[at].label, what)};
+    at = receiver(e);
+  }
+
+  // Each node's routes: one per destination where every source's next hop is the same, else
+  // one per source (the platform routes by source there, as SimGrid's dragonfly does).
+  void finish() {
+    for (auto it = next_.begin(); it != next_.end();) {
+      const std::size_t node = std::get<0>(it->first), to = std::get<1>(it->first);
+      auto end = it;
+      bool agree = true;
+      for (; end != next_.end() && std::get<0>(end->first) == node && std::get<1>(end->first) == to; ++end)
+        agree = agree && end->second == it->second;
+      for (auto r = it; r != end; ++r) {
+        out_.routes.push_back({node, addresses_.at(to), r->second.first, r->second.second,
+                               agree ? std::string() : addresses_.at(std::get<2>(r->first))});
+        if (agree) break;
+      }
+      it = end;
+    }
+  }
+
+ private:
+  VethEnd end_at(std::size_t node, std::size_t veth, int which) {
+    VethEnd e;
+    e.node = node;
+    e.ifname = (is_host(node) ? "eth" : "p") + std::to_string(interfaces_[node]++);
+    // A host's ports hold no address of their own: the host's one address (on its first
+    // port) is the one Open MPI sees and every route of the host sends from.
+    e.address = is_host(node) ? "" : address_of(veth, which);
+    return e;
+  }
+
+  const PlatformNetwork& net_;
+  const std::vector<std::string>& addresses_;
+  TestbedNetwork& out_;
+  std::vector<std::size_t> interfaces_;  // per node, how many it has
+  std::map<std::tuple<std::size_t, std::size_t, std::size_t>, End> next_;  // (node, to, from) -> next hop
+};
+
+// The network the routes' links make where they form paths: which points the routes join
+// is inferred from the links' order in them (see the header). Throws NotPaths where they
+// do not.
+void inferred(const PlatformNetwork& net, const std::vector<std::vector<std::size_t>>& hops, Builder& b,
+              TestbedNetwork& out) {
+  const std::size_t n = net.hosts.size(), m = net.links.size();
   // Which points the routes join, and which way each link is crossed (bit 1: side 0 to side
   // 1; bit 2: back). A link entered where it was left before is crossed back.
   Points points(n, m);
   std::vector<int> crossed(m, 0);
   std::vector<std::vector<int>> entry(net.routes.size());  // the side each hop was entered by
-  auto joined = [&](std::size_t a, std::size_t b, const std::string& where) {
-    if (const auto [x, y] = points.join(a, b); x != none)
-      throw cannot(fmt::format("hosts {} and {} would be one point of it ({})", net.hosts[x], net.hosts[y], where));
+  // Where a route passes from one link to the next, the two meet: their points are joined.
+  // A join that would make two hosts one point, or a link start and end at one point, is a
+  // route that needs no link at all, or whose consecutive links do not meet: an unshaped wire
+  // joins the two points instead, and the route crosses it.
+  std::vector<std::pair<std::size_t, std::size_t>> wires;  // from point, to point
+  std::vector<std::vector<std::size_t>> wire_before(net.routes.size());  // per hop, then at the end
+  auto loops = [&](Points& p, std::size_t current) {
+    for (std::size_t l = 0; l < m; ++l)
+      if ((crossed[l] != 0 || l == current) && p.find(p.side(l, 0)) == p.find(p.side(l, 1))) return true;
+    for (const auto& [a, c] : wires)
+      if (p.find(a) == p.find(c)) return true;
+    return false;
+  };
+  auto connect = [&](std::size_t a, std::size_t c, std::size_t current) {
+    if (points.find(a) == points.find(c)) return none;
+    Points tried = points;
+    if (tried.join(a, c).first == none && !loops(tried, current)) {
+      points = std::move(tried);
+      return none;
+    }
+    wires.emplace_back(a, c);
+    return wires.size() - 1;
   };
   for (std::size_t r = 0; r < net.routes.size(); ++r) {
     const NetworkRoute& route = net.routes[r];
@@ -107,14 +229,12 @@ TestbedNetwork plan_network(const PlatformNetwork& net, const std::vector<std::s
       else if (points.find(at) == points.find(s1)) in = 1;
       else if (last && points.find(route.to) == points.find(s1)) in = 0;
       else if (last && points.find(route.to) == points.find(s0)) in = 1;
-      joined(at, in == 0 ? s0 : s1, "link " + net.links[l].name);
+      wire_before[r].push_back(connect(at, in == 0 ? s0 : s1, l));
       crossed[l] |= in == 0 ? 1 : 2;
       entry[r].push_back(in);
       at = in == 0 ? s1 : s0;
     }
-    joined(at, route.to,
-           hops[r].empty() ? "no link between them that the testbed builds"
-                           : "link " + net.links[hops[r].back()].name);
+    wire_before[r].push_back(connect(at, route.to, none));
   }
 
   // The two directions of a split-duplex link (SimGrid's NAME_UP and NAME_DOWN) are one
@@ -135,89 +255,47 @@ TestbedNetwork plan_network(const PlatformNetwork& net, const std::vector<std::s
     auto out_of = [&](std::size_t l) { return points.side(l, crossed[l] == 1 ? 1 : 0); };
     Points cable = points;
     if (cable.join(in(up), out_of(dn)).first != none || cable.join(out_of(up), in(dn)).first != none) continue;
-    bool loops = false;
-    for (std::size_t l = 0; l < m && !loops; ++l)
-      loops = crossed[l] != 0 && cable.find(points.side(l, 0)) == cable.find(points.side(l, 1));
-    if (!loops) points = std::move(cable);
+    if (!loops(cable, none)) points = std::move(cable);
   }
 
   // The nodes: the hosts, then every other point a link starts or ends at.
   std::map<std::size_t, std::size_t> node_of;  // a point's root -> node
-  for (std::size_t h = 0; h < n; ++h) {
-    node_of[points.find(h)] = h;
-    out.nodes.push_back({NetworkNode::Kind::host, h, net.hosts[h]});
-  }
+  for (std::size_t h = 0; h < n; ++h) node_of[points.find(h)] = h;
   auto node = [&](std::size_t point) {
-    const auto [it, added] = node_of.emplace(points.find(point), out.nodes.size());
-    if (added) out.nodes.push_back({NetworkNode::Kind::junction, 0, ""});
-    return it->second;
+    const auto it = node_of.find(points.find(point));
+    if (it != node_of.end()) return it->second;
+    const std::size_t added = b.add_node(NetworkNode::Kind::junction, "");
+    node_of[points.find(point)] = added;
+    return added;
   };
-  std::vector<std::size_t> interfaces;  // per node, how many it has
-  auto end_at = [&](std::size_t node_index, std::size_t veth, int which) {
-    interfaces.resize(out.nodes.size());
-    VethEnd e;
-    e.node = node_index;
-    e.ifname = (out.nodes[node_index].kind == NetworkNode::Kind::host ? "eth" : "p") +
-               std::to_string(interfaces[node_index]++);
-    // A host's ports hold no address of their own: the host's one address (on its first
-    // port) is the one Open MPI sees and every route of the host sends from.
-    e.address = out.nodes[node_index].kind == NetworkNode::Kind::host ? "" : address_of(veth, which);
-    return e;
-  };
-  // The node a hop's sending end sends to.
-  auto receiver = [&](std::pair<std::size_t, int> via) {
-    const Veth& v = out.veths[via.first];
-    return via.second == 0 ? v.b.node : v.a.node;
-  };
-  // A hop from node `from` to node `to` that sends at `rate` (0: a wire), as a new veth or as
-  // the unused direction of one between the two; returns the veth and its sending end.
-  auto hop = [&](std::size_t from, std::size_t to, const NetworkLink* link) -> std::pair<std::size_t, int> {
-    const bool into_host = out.nodes[to].kind == NetworkNode::Kind::host && out.nodes[from].kind != NetworkNode::Kind::host;
-    auto shape = [&](VethEnd& e) {
-      e.sends = true;
-      if (!link) return;
-      e.link = link->name;
-      e.rate_Bps = link->bandwidth_Bps * (into_host ? kSwitchFaster : 1.0);
-      e.queue_bytes = out.nodes[from].kind == NetworkNode::Kind::host ? kHostQueueBytes : kSwitchQueueBytes;
-    };
-    for (std::size_t v = 0; v < out.veths.size(); ++v) {
-      Veth& pair = out.veths[v];
-      if (pair.a.node == to && pair.b.node == from && !pair.b.sends && (pair.a.link.empty() == !link)) {
-        shape(pair.b);
-        return {v, 1};
-      }
-    }
-    const std::size_t v = out.veths.size();
-    VethEnd a = end_at(from, v, 0), b = end_at(to, v, 1);
-    out.veths.push_back({std::move(a), std::move(b)});
-    shape(out.veths[v].a);
-    return {v, 0};
-  };
+  auto into_host = [&](std::size_t from, std::size_t to) { return b.is_host(to) && !b.is_host(from); };
 
   // Each link's hop: one way, between the nodes of its sides; both ways, through a pair of
   // nodes of its own (in, shaped, out) with wires from and to both sides.
   struct Built {
-    std::pair<std::size_t, int> shaped{none, 0};
-    std::pair<std::size_t, int> wire_in[2]{{none, 0}, {none, 0}}, wire_out[2]{{none, 0}, {none, 0}};
+    Builder::End shaped{none, 0};
+    Builder::End wire_in[2]{{none, 0}, {none, 0}}, wire_out[2]{{none, 0}, {none, 0}};
   };
   std::vector<Built> built(m);
   for (std::size_t l = 0; l < m; ++l) {
     if (crossed[l] == 0) continue;
-    const std::size_t a = node(points.side(l, 0)), b = node(points.side(l, 1));
-    if (a == b) throw cannot("link " + net.links[l].name + " would start and end at one point");
+    const std::size_t a = node(points.side(l, 0)), c = node(points.side(l, 1));
+    if (a == c) throw NotPaths{"link " + net.links[l].name + " would start and end at one point"};
     if (crossed[l] != 3) {
-      built[l].shaped = crossed[l] == 1 ? hop(a, b, &net.links[l]) : hop(b, a, &net.links[l]);
+      const std::size_t from = crossed[l] == 1 ? a : c, to = crossed[l] == 1 ? c : a;
+      built[l].shaped = b.hop(from, to, &net.links[l], into_host(from, to));
       continue;
     }
-    const std::size_t in = out.nodes.size(), outn = in + 1;
-    out.nodes.push_back({NetworkNode::Kind::shared_in, 0, "link " + net.links[l].name + " (in)"});
-    out.nodes.push_back({NetworkNode::Kind::shared_out, 0, "link " + net.links[l].name + " (out)"});
-    built[l].shaped = hop(in, outn, &net.links[l]);
+    const std::size_t in = b.add_node(NetworkNode::Kind::shared_in, "link " + net.links[l].name + " (in)");
+    const std::size_t outn = b.add_node(NetworkNode::Kind::shared_out, "link " + net.links[l].name + " (out)");
+    built[l].shaped = b.hop(in, outn, &net.links[l], false);
     for (int s = 0; s < 2; ++s) {
-      built[l].wire_in[s] = hop(s == 0 ? a : b, in, nullptr);
-      built[l].wire_out[s] = hop(outn, s == 0 ? a : b, nullptr);
+      built[l].wire_in[s] = b.hop(s == 0 ? a : c, in, nullptr, false);
+      built[l].wire_out[s] = b.hop(outn, s == 0 ? a : c, nullptr, false);
     }
   }
+  std::vector<Builder::End> wire_hops;
+  for (const auto& [a, c] : wires) wire_hops.push_back(b.hop(node(a), node(c), nullptr, false));
   // Labels: a junction by the links that meet there.
   for (std::size_t l = 0; l < m; ++l)
     for (int s = 0; s < 2 && crossed[l]; ++s) {
@@ -226,40 +304,99 @@ TestbedNetwork plan_network(const PlatformNetwork& net, const std::vector<std::s
         j.label += (j.label.empty() ? "switch of " : ", ") + net.links[l].name;
     }
 
-  // Every node's route to every host, as the platform's routes go.
-  std::map<std::pair<std::size_t, std::size_t>, std::pair<std::size_t, int>> next;  // (node, host) -> veth end
-  auto route_via = [&](std::size_t at, std::size_t to, std::pair<std::size_t, int> via, const std::string& link) {
-    const auto [it, added] = next.emplace(std::make_pair(at, to), via);
-    if (!added && it->second != via)
-      throw cannot(fmt::format("routes to host {} leave {} by two different links (one of them {}): the testbed "
-                               "routes by destination only",
-                               net.hosts[to], out.nodes[at].label, link));
-    if (added) out.routes.push_back({at, addresses.at(to), via.first, via.second});
+  // Every node's next hop on every route.
+  for (std::size_t r = 0; r < net.routes.size(); ++r) {
+    const NetworkRoute& route = net.routes[r];
+    std::size_t at = route.from;
+    auto cross_wire = [&](std::size_t w, const std::string& before) {
+      if (w != none) b.step(route.from, route.to, at, wire_hops[w], "a wire before " + before);
+    };
+    for (std::size_t k = 0; k < hops[r].size(); ++k) {
+      const std::size_t l = hops[r][k];
+      const Built& h = built[l];
+      const std::string name = "link " + net.links[l].name;
+      const int in = entry[r][k];
+      cross_wire(wire_before[r][k], name);
+      if (crossed[l] != 3) {
+        b.step(route.from, route.to, at, h.shaped, name);
+      } else {
+        b.step(route.from, route.to, at, h.wire_in[in], name);
+        b.step(route.from, route.to, at, h.shaped, name);
+        b.step(route.from, route.to, at, h.wire_out[1 - in], name);
+      }
+    }
+    cross_wire(wire_before[r].back(), "host " + net.hosts[route.to]);
+    if (at != route.to)
+      throw std::logic_error("plan_network: the route from " + net.hosts[route.from] + " to " + net.hosts[route.to] +
+                             " does not end at it");
+    out.most_hops = std::max(out.most_hops, hops[r].size());
+  }
+  b.finish();
+}
+
+// The network where the routes do not form paths: every link a pair of nodes of its own
+// (in, out) and one shaped hop between them, the routes joined from one link's out to the
+// next one's in by wires. Every flow still crosses the links its route names and shares
+// each with every other flow through it; only the namespaces are more.
+void circuit(const PlatformNetwork& net, const std::vector<std::vector<std::size_t>>& hops, Builder& b,
+             TestbedNetwork& out) {
+  const std::size_t m = net.links.size();
+  std::vector<bool> into_host(m, false);  // the last link of a route: a switch's port into a host
+  for (std::size_t r = 0; r < net.routes.size(); ++r)
+    if (!hops[r].empty()) into_host[hops[r].back()] = true;
+  std::vector<std::size_t> in_of(m, none);
+  std::vector<Builder::End> shaped(m);
+  for (const auto& route_links : hops)
+    for (const std::size_t l : route_links)
+      if (in_of[l] == none) {
+        in_of[l] = b.add_node(NetworkNode::Kind::shared_in, "link " + net.links[l].name + " (in)");
+        const std::size_t o = b.add_node(NetworkNode::Kind::shared_out, "link " + net.links[l].name + " (out)");
+        shaped[l] = b.hop(in_of[l], o, &net.links[l], into_host[l]);
+      }
+  std::map<std::pair<std::size_t, std::size_t>, Builder::End> wires;
+  auto wire = [&](std::size_t from, std::size_t to) {
+    const auto it = wires.find({from, to});
+    if (it != wires.end()) return it->second;
+    return wires[{from, to}] = b.hop(from, to, nullptr, false);
   };
   for (std::size_t r = 0; r < net.routes.size(); ++r) {
     const NetworkRoute& route = net.routes[r];
     std::size_t at = route.from;
-    for (std::size_t k = 0; k < hops[r].size(); ++k) {
-      const std::size_t l = hops[r][k];
-      const Built& b = built[l];
-      const std::string& name = net.links[l].name;
-      const int in = entry[r][k];
-      const std::pair<std::size_t, int> first = crossed[l] != 3 ? b.shaped : b.wire_in[in];
-      const Veth& v = out.veths[first.first];
-      if ((first.second == 0 ? v.a.node : v.b.node) != at)
-        throw std::logic_error("plan_network: the route from " + net.hosts[route.from] + " to " + net.hosts[route.to] +
-                               " enters link " + name + " away from where it is");
-      if (crossed[l] != 3) {
-        route_via(at, route.to, b.shaped, name);
-      } else {
-        route_via(at, route.to, b.wire_in[in], name);
-        route_via(receiver(b.wire_in[in]), route.to, b.shaped, name);
-        route_via(receiver(b.shaped), route.to, b.wire_out[1 - in], name);
-      }
-      at = receiver(crossed[l] != 3 ? b.shaped : b.wire_out[1 - in]);
+    for (const std::size_t l : hops[r]) {
+      const std::string name = "link " + net.links[l].name;
+      b.step(route.from, route.to, at, wire(at, in_of[l]), "a wire into " + name);
+      b.step(route.from, route.to, at, shaped[l], name);
     }
+    b.step(route.from, route.to, at, wire(at, route.to), "a wire into host " + net.hosts[route.to]);
     out.most_hops = std::max(out.most_hops, hops[r].size());
   }
+  b.finish();
+}
+
+}  // namespace
+
+TestbedNetwork plan_network(const PlatformNetwork& net, const std::vector<std::string>& addresses,
+                            const std::string& platform) {
+  std::vector<std::string> notes;
+  const std::vector<std::vector<std::size_t>> hops = built_links(net, notes);
+  TestbedNetwork out;
+  try {
+    Builder b(net, addresses, out);
+    inferred(net, hops, b, out);
+  } catch (const NotPaths& e) {
+    out = {};
+    Builder b(net, addresses, out);
+    try {
+      circuit(net, hops, b, out);
+    } catch (const NotPaths& again) {
+      throw InputError("platform " + platform + ": the testbed cannot build the network between the run's hosts: " +
+                       again.why);
+    }
+    notes.push_back("the platform's routes do not form paths the testbed can join link to link (" + e.why +
+                    "): each link is built as a pair of namespaces of its own, the routes joined by wires (the same "
+                    "sharing, more namespaces)");
+  }
+  out.notes = std::move(notes);
   return out;
 }
 

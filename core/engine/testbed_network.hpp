@@ -72,12 +72,14 @@ struct NetworkNode {
 };
 
 // A route of one node: to `destination` (a host's address) out of veth `veth`'s end `end`
-// (0: a, 1: b), to the other end's address.
+// (0: a, 1: b), to the other end's address; for packets from `source` only (a host's
+// address; empty: from any), where the platform routes by source too.
 struct NodeRoute {
   std::size_t node = 0;
   std::string destination;
   std::size_t veth = 0;
   int end = 0;
+  std::string source;
 };
 
 struct TestbedNetwork {
@@ -93,8 +95,7 @@ struct TestbedNetwork {
 // The network that carries `net`'s routes, hosts at `addresses` (one per host, in order).
 // host_rate_Bps: the fastest rate a host sends at (FATPIPE links at least that fast are
 // junctions). Throws InputError naming the platform, the links or hosts, and why, where the
-// routes cannot be built (two hosts with no link between them that the testbed builds; a
-// node that the routes to one host leave by two different links).
+// routes cannot be built (a route that would leave a node twice by different links).
 TestbedNetwork plan_network(const PlatformNetwork& net, const std::vector<std::string>& addresses,
                             const std::string& platform);
 
