@@ -18,6 +18,12 @@
 // the one shaped hop to the second, and leaves to the other side. A FATPIPE link, which
 // limits each flow alone and no sum of them, is a junction: it is emulated where it is at
 // least as fast as every host's own link (it then never limits a flow), and said otherwise.
+// Where a route needs no link that limits, or enters a link away from where the last one
+// ended, an unshaped wire joins the two points. Where routes to one host leave a node by
+// different links depending on the source, that node routes by source too. Where the routes
+// do not form paths at all (a route would leave a node twice), every link is a pair of nodes
+// of its own (in, out) with its one shaped hop, and wires join each route's links in order:
+// the same sharing, more namespaces.
 //
 // The plan is pure data: testbed.cpp makes it with ip and tc, tests check it without root.
 #pragma once
