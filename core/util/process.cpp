@@ -293,6 +293,28 @@ std::string program_path(const std::string& name) {
   return "";
 }
 
+// fork(), or std::runtime_error naming what was to start (the pipe's ends closed).
+pid_t fork_or_throw(const std::string& what, const int pipe_ends[2]) {
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    const int e = errno;
+    ::close(pipe_ends[0]), ::close(pipe_ends[1]);
+    throw std::runtime_error("cannot start " + what + ": " + std::strerror(e));
+  }
+  return pid;
+}
+
+// In a child before exec (async-signal-safe): the signals wulf handles at their defaults,
+// none blocked.
+void default_signals() {
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) ::sigaction(sig, &dfl, nullptr);
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+}
+
 // Starts argv in a process group of its own, standard input from /dev/null, the signals wulf
 // handles at their defaults, the pipes given as standard output and error. The child ends
 // with this process: it asks the kernel for SIGKILL should its parent die (PR_SET_PDEATHSIG),
@@ -314,22 +336,12 @@ pid_t spawn(const std::vector<std::string>& argv, const ChildOptions& options, c
     limit.rlim_cur = limit.rlim_max = static_cast<rlim_t>(options.address_space_bytes);
 #endif
   const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    const int e = errno;
-    ::close(failed[0]), ::close(failed[1]);
-    throw std::runtime_error("cannot start " + argv[0] + ": " + std::strerror(e));
-  }
+  const pid_t pid = fork_or_throw(argv[0], failed);
   if (pid == 0) {  // async-signal-safe calls only from here
     ::setpgid(0, 0);
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(127);  // the parent died before the request
-    struct sigaction dfl {};
-    dfl.sa_handler = SIG_DFL;
-    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) ::sigaction(sig, &dfl, nullptr);
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    default_signals();
     if (limit.rlim_cur != RLIM_INFINITY) ::setrlimit(RLIMIT_AS, &limit);
     const int null = ::open("/dev/null", O_RDONLY);
     if (null >= 0 && null != 0) ::dup2(null, 0), ::close(null);
@@ -363,20 +375,10 @@ Guardian start_guardian(const std::vector<std::string>& argv) {
   std::vector<char*> env = c_args(env_text);
   int line[2];
   if (::pipe2(line, O_CLOEXEC) != 0) throw std::runtime_error("cannot start " + argv[0] + ": " + std::strerror(errno));
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    const int e = errno;
-    ::close(line[0]), ::close(line[1]);
-    throw std::runtime_error("cannot start " + argv[0] + ": " + std::strerror(e));
-  }
+  const pid_t pid = fork_or_throw(argv[0], line);
   if (pid == 0) {  // async-signal-safe calls only from here
     ::setsid();
-    struct sigaction dfl {};
-    dfl.sa_handler = SIG_DFL;
-    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) ::sigaction(sig, &dfl, nullptr);
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    default_signals();
     ::dup2(line[0], 0);  // dup2 clears close-on-exec on the copy
     const int null = ::open("/dev/null", O_WRONLY);
     if (null >= 0) ::dup2(null, 1);
