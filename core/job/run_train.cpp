@@ -55,6 +55,20 @@ void print_plan(std::ostream& out, const TrainJob& job, std::size_t weights, int
   if (job.engine != Engine::real || job.compute.mode != ComputeMode::wall)
     fmt::print(out, ", compute {}{}", to_string(job.compute.mode), job.compute.numerics ? "" : ", numerics off");
   if (job.engine == Engine::testbed) fmt::print(out, ", dilation {:g}", job.compute.dilation);
+  // The other collectives, named on every engine (issue 32): each a default resolved as the
+  // allreduce, or the one asked for.
+  const std::pair<const char*, const std::string*> others[] = {
+      {"reduce", &job.reduce}, {"bcast", &job.bcast}, {"allgather", &job.allgather}, {"gather", &job.gather}};
+  const std::string* chosen[] = {&job.reduce_chosen_by, &job.bcast_chosen_by, &job.allgather_chosen_by,
+                                 &job.gather_chosen_by};
+  fmt::print(out, "\n  collectives:");
+  bool any_default = false;
+  for (std::size_t i = 0; i < std::size(others); ++i) {
+    const bool by_default = chosen[i]->rfind("default", 0) == 0;
+    any_default = any_default || by_default;
+    fmt::print(out, "{} {} {}{}", i == 0 ? "" : ",", others[i].first, *others[i].second, by_default ? "" : " (asked)");
+  }
+  if (any_default) out << " (defaults: Open MPI 4.1's choice at the run's sizes, each named in the record)";
   out << "\n";
 }
 
