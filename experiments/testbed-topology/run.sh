@@ -20,7 +20,7 @@
 #   experiments/testbed-topology/run.sh [build dir] [fattree] [bunyip] [platforms] [compare]
 #
 # Needs root (network namespaces) and an otherwise idle machine: the testbed's times are the
-# wall clock's. About 25 minutes on 2 cores.
+# wall clock's. About 8 minutes on 2 cores.
 # shellcheck source=SCRIPTDIR/../common.sh disable=SC2317  # steps called as step_$name
 source "$(dirname "${BASH_SOURCE[0]}")/../common.sh" "${1:-}"
 shift || true
