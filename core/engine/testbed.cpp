@@ -294,7 +294,6 @@ std::string testbed_unavailable() {
   if (run_program_captured({"ip", "netns", "add", ns}, out, err) != 0)
     return "network namespaces cannot be made here: " + first_line(err);
   const std::vector<std::pair<std::vector<std::string>, std::string>> steps = {
-      {{"ip", "-n", ns, "link", "add", "b0", "type", "bridge"}, "the kernel has no bridges"},
       {{"ip", "-n", ns, "link", "add", "v0", "type", "veth", "peer", "name", "v1"}, "the kernel has no veth"},
       {{"tc", "-n", ns, "qdisc", "add", "dev", "v0", "root", "tbf", "rate", "1mbit", "burst", "3200", "limit",
         "10000"},

@@ -86,7 +86,7 @@ double default_dilation(const std::vector<TestbedHost>& hosts, int np, unsigned 
 
 // Why this machine cannot build the testbed ("" when it can): not root or without
 // CAP_NET_ADMIN, a program missing (ip, tc, ethtool, unshare, hostname), or a kernel without
-// network namespaces, veth, bridges or tbf (tried in a namespace made for it and removed).
+// network namespaces, veth or tbf (tried in a namespace made for it and removed).
 std::string testbed_unavailable();
 
 // Before a command builds testbeds: InputError naming `command` and why this machine cannot,
