@@ -29,7 +29,6 @@ class Points {
     while (parent_[p] != p) p = parent_[p] = parent_[parent_[p]];
     return p;
   }
-  std::size_t host_at(std::size_t p) { return host_[find(p)]; }
   // Joins a and b; the hosts of both where each holds one (they cannot be one point).
   std::pair<std::size_t, std::size_t> join(std::size_t a, std::size_t b) {
     a = find(a), b = find(b);
@@ -47,8 +46,12 @@ class Points {
 
 bool is_junction(const NetworkLink& l) { return l.sharing == "fatpipe" || l.sharing == "wifi" || l.sharing == "nonlinear"; }
 
+// The address of a veth pair's end: each pair a /31 of 198.19.0.0/16, which holds 32 768.
 std::string address_of(std::size_t veth, int end) {
   const std::size_t a = 2 * veth + static_cast<std::size_t>(end);
+  if (a >= 65536)
+    throw InputError("the testbed's network would need more than 32 768 veth pairs, more than 198.19.0.0/16 "
+                     "holds: fewer hosts (--np)");
   return fmt::format("198.19.{}.{}", a / 256, a % 256);
 }
 
