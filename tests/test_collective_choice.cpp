@@ -21,7 +21,7 @@ namespace {
 using namespace testing_support;
 
 std::string choice(long long ranks, std::size_t bytes) {
-  return std::string(open_mpi_allreduce_choice(ranks, bytes).name);
+  return std::string(open_mpi_choice(Collective::allreduce, ranks, bytes).name);
 }
 
 TEST(collective_choice, open_mpi_41_rules_at_their_edges) {
@@ -58,25 +58,25 @@ TEST(collective_choice, bat_caves_grid) {
 // an Open MPI number and an SMPI name; so is every name --allreduce takes but default.
 TEST(collective_choice, every_choice_runs_on_both_engines) {
   for (const std::string_view name : allreduce_algorithms)
-    EXPECT_EQ(find_allreduce_algorithm(name) == nullptr, name == "default") << name;
+    EXPECT_EQ(find_algorithm(Collective::allreduce, name) == nullptr, name == "default") << name;
   for (long long p = 2; p <= 64; ++p)
     for (std::size_t n = 1; n <= 10'000'000; n = n * 3 + 1) {
-      const AllreduceAlgorithm& a = open_mpi_allreduce_choice(p, n * 8);
-      EXPECT_EQ(find_allreduce_algorithm(a.name), &a);
+      const CollectiveAlgorithm& a = open_mpi_choice(Collective::allreduce, p, n * 8);
+      EXPECT_EQ(find_algorithm(Collective::allreduce, a.name), &a);
       EXPECT_TRUE(a.tuned_id == 2 || a.tuned_id == 3 || a.tuned_id == 4 || a.tuned_id == 6) << a.name;
       EXPECT_FALSE(a.smpi.empty());
     }
 }
 
 TEST(collective_choice, a_named_algorithm_is_taken_as_it_is_and_an_unknown_one_refused) {
-  const ResolvedAllreduce d = resolve_allreduce("default", 4, 134144);
+  const ResolvedCollective d = resolve_collective(Collective::allreduce, "default", 4, 134144);
   EXPECT_EQ(d.name, "rabenseifner");
   EXPECT_TRUE(d.by_default);
   EXPECT_EQ(d.chosen_by, "Open MPI 4.1's choice for 4 ranks and 134144 bytes");
-  const ResolvedAllreduce r = resolve_allreduce("ring", 4, 134144);
+  const ResolvedCollective r = resolve_collective(Collective::allreduce, "ring", 4, 134144);
   EXPECT_EQ(r.name, "ring");
   EXPECT_FALSE(r.by_default);
-  expect_input_error([] { resolve_allreduce("lr", 4, 8); }, {"--allreduce", "'lr'", "ring"});
+  expect_input_error([] { resolve_collective(Collective::allreduce, "lr", 4, 8); }, {"--allreduce", "'lr'", "ring"});
 }
 
 }  // namespace

@@ -46,6 +46,8 @@ double table_vii_seconds(const JobResult& run, const Job& job, const std::string
 // A run of command's that failed: TimedOut for a timeout, else an InputError with what the
 // run printed; what names the run ("a simulation").
 void check_wulf_run(const JobResult& run, const std::string& command, const std::string& what);
+// x's error against reference, in percent.
+inline double error_pct(double x, double reference) { return 100.0 * (x - reference) / reference; }
 // `wulf validate --testbed --platform P` (cli/validate_platform.cpp): any platform's
 // allreduce and reduce grid and one training run, simulation against testbed.
 int validate_testbed_platform(const std::string& platform, const std::string& out_path, const std::string& timeout,

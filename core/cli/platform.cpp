@@ -277,12 +277,11 @@ std::vector<Json> measure_on_testbed(const BenchJob& job, const std::vector<Plat
 }
 
 // The algorithms a bench run forces: `algorithm` for `what`; the others are the engine's own
-// (the run makes none of those calls). Under wulf's own reduces the library's is binomial
-// (four-stage's last stage).
+// (the run makes none of those calls).
 Collectives forced_for(const std::string& what, const std::string& algorithm) {
   Collectives c;
   if (what == "allreduce") c.allreduce = algorithm;
-  if (what == "reduce") c.reduce = algorithm == "wulf-binomial" || algorithm == "four-stage" ? "binomial" : algorithm;
+  if (what == "reduce") c.reduce = library_reduce(algorithm);
   if (what == "bcast") c.bcast = algorithm;
   if (what == "allgather") c.allgather = algorithm;
   if (what == "gather") c.gather = algorithm;
@@ -379,11 +378,10 @@ void bench_pingpong(const BenchJob& job, const std::vector<PlatformHost>& pair, 
 // was chosen.
 std::vector<Json> measure_sizes(const BenchJob& job, const std::vector<PlatformHost>& hosts, std::size_t np,
                                 const std::string& what) {
-  const Collective collective = what == "allreduce" ? Collective::allreduce
-                                : what == "reduce"  ? Collective::reduce
-                                : what == "bcast"   ? Collective::bcast
-                                : what == "gather"  ? Collective::gather
-                                                    : Collective::allgather;
+  Collective collective = Collective::allreduce;
+  for (const Collective c : {Collective::allreduce, Collective::reduce, Collective::bcast, Collective::allgather,
+                             Collective::gather})
+    if (to_string(c) == what) collective = c;
   const std::string choice = what == "allreduce" ? job.allreduce
                              : what == "reduce"  ? job.reduce
                              : what == "bcast"   ? job.bcast
@@ -425,9 +423,8 @@ Json bench_collectives(const BenchJob& job, const std::vector<PlatformHost>& hos
         continue;
       }
       for (Json& row : measure_sizes(job, hosts, np, what)) {
-        fmt::print(out, "{:>11}{:>6}{:>10g}{:>14}{}\n", what, np, row.at("size").get<double>(),
-                   human_time(row.at("time_s").get<double>()),
-                   row.contains("algorithm") ? "  " + row.at("algorithm").get<std::string>() : "");
+        fmt::print(out, "{:>11}{:>6}{:>10g}{:>14}  {}\n", what, np, row.at("size").get<double>(),
+                   human_time(row.at("time_s").get<double>()), row.at("algorithm").get<std::string>());
         rows.push_back(std::move(row));
       }
     }

@@ -41,12 +41,9 @@ namespace po = boost::program_options;
 namespace wulf {
 namespace {
 
-// The algorithms the job forces on its engine. Under wulf's own reduces the library's is
-// binomial: four-stage's last stage is the library reduce, binomial as LAM's in seed 002
-// (wulf-binomial makes no library call).
+// The algorithms the job forces on its engine.
 Collectives collectives_of(const TrainJob& job) {
-  const bool wulfs = job.reduce == "wulf-binomial" || job.reduce == "four-stage";
-  return {job.allreduce, wulfs ? "binomial" : job.reduce, job.bcast, job.allgather, job.gather};
+  return {job.allreduce, library_reduce(job.reduce), job.bcast, job.allgather, job.gather};
 }
 
 const std::string exit_codes_help = fmt::format(

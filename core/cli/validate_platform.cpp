@@ -32,8 +32,6 @@ namespace {
 constexpr int kGridRanks[] = {2, 4, 8};
 constexpr const char* kGridSizes = "4096,16768,54912";
 
-double error_pct(double x, double reference) { return 100.0 * (x - reference) / reference; }
-
 Job grid_bench(const std::string& platform, const std::string& engine, const std::string& nps,
                const std::string& record, const std::string& timeout, const std::vector<std::string>& extra = {}) {
   std::vector<std::string> args{"platform",        "bench",     platform,   "--engine",       engine,
@@ -59,13 +57,6 @@ Job training(const std::string& platform, const std::string& engine, int p, cons
                                 "--ranks-per-host", "1", "--quiet"};
   if (!timeout.empty()) args.insert(args.end(), {"--timeout", timeout});
   return {args, record, {}, {}};
-}
-
-void check_run(const JobResult& run, const std::string& what) {
-  if (run.code == exit_timeout) throw TimedOut{"wulf validate --platform: " + what + ": " + run.message()};
-  if (run.code != exit_ok)
-    throw InputError("wulf validate --platform: " + what + " failed (code " + std::to_string(run.code) +
-                     "): " + run.message());
 }
 
 // The grid's rows by (collective, p, size): time and algorithm.
@@ -100,8 +91,9 @@ int validate_testbed_platform(const std::string& platform, const std::string& ou
   const std::vector<JobResult> sim = runner.run(sims), bed = runner.run(beds, Spread::one_at_a_time);
   const std::vector<std::string> what{"the grid's simulation", "the training run's simulation",
                                       "the grid on the testbed", "the training run on the testbed"};
-  for (std::size_t k = 0; k < 2; ++k) check_run(sim[k], what[k]), check_run(bed[k], what[2 + k]);
-  check_run(sim[2], "the grid's simulation without latency");
+  const std::string command = "wulf validate --platform";
+  for (std::size_t k = 0; k < 2; ++k) check_wulf_run(sim[k], command, what[k]), check_wulf_run(bed[k], command, what[2 + k]);
+  check_wulf_run(sim[2], command, "the grid's simulation without latency");
 
   const auto sim_rows = grid_rows(sim[0].record), bed_rows = grid_rows(bed[0].record);
   const auto flat_rows = grid_rows(sim[2].record);

@@ -26,8 +26,6 @@
 namespace wulf {
 namespace {
 
-// Relative error of x against reference, in percent.
-double error_pct(double x, double reference) { return 100.0 * (x - reference) / reference; }
 
 // Table V's fit on one engine: the recursive-doubling allreduce of 4 096, 16 768 and 54 912
 // doubles at p = 2, 4, 8 (`wulf platform bench`), Tr = Tw w ceil(log2 p) + Ti by least squares.

@@ -119,6 +119,10 @@ bool ReduceLayout::has_groups() const {
   return std::any_of(ranks.begin(), ranks.end(), [](const Place& p) { return p.group >= 0; });
 }
 
+std::string library_reduce(const std::string& name) {
+  return name == "wulf-binomial" || name == "four-stage" ? "binomial" : name;
+}
+
 bool is_point_to_point_reduce(const std::string& name) {
   return name == "wulf-binomial" || name == "four-stage" || own_reduce_tree(name);
 }

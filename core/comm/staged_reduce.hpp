@@ -113,6 +113,10 @@ class PointToPointReduce {
 // and Open MPI's that SMPI has no equal of (chain, pipeline, binary: comm/tree_collectives);
 // the others are the MPI library's.
 bool is_point_to_point_reduce(const std::string& name);
+// The MPI library's reduce that a run under --reduce `name` forces: binomial under wulf's
+// own wulf-binomial and four-stage (four-stage's last stage is the library's, binomial as
+// LAM's in seed 002), else name.
+std::string library_reduce(const std::string& name);
 PointToPointReduce::Algorithm parse_point_to_point_reduce(const std::string& name);
 
 }  // namespace wulf

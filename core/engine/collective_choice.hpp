@@ -35,7 +35,6 @@ struct CollectiveAlgorithm {
   std::string_view smpi;
   bool wulfs_own() const { return smpi.empty(); }
 };
-using AllreduceAlgorithm = CollectiveAlgorithm;
 
 // The algorithms of c wulf runs, each once.
 std::span<const CollectiveAlgorithm> collective_algorithms(Collective c);
@@ -71,17 +70,5 @@ ResolvedCollective resolve_collective(Collective c, std::string_view choice, lon
 // segment size 0 (coll_tuned's default: unsegmented, as the fixed rules pass it). Empty for
 // wulf's own reduces (tuned_id 0). coll_tuned_use_dynamic_rules is the caller's.
 std::vector<std::string> open_mpi_forcing(Collective c, const CollectiveAlgorithm& a);
-
-// The allreduce's names, as before the other collectives joined it.
-inline const AllreduceAlgorithm* find_allreduce_algorithm(std::string_view name) {
-  return find_algorithm(Collective::allreduce, name);
-}
-inline const AllreduceAlgorithm& open_mpi_allreduce_choice(long long ranks, std::size_t bytes) {
-  return open_mpi_choice(Collective::allreduce, ranks, bytes);
-}
-using ResolvedAllreduce = ResolvedCollective;
-inline ResolvedAllreduce resolve_allreduce(std::string_view choice, long long ranks, std::size_t bytes) {
-  return resolve_collective(Collective::allreduce, choice, ranks, bytes);
-}
 
 }  // namespace wulf

@@ -407,13 +407,13 @@ void Testbed::build() {
   }
   // Each host's address on its first port (the one Open MPI's TCP uses, in kSubnet), and
   // every node's route to every host, as the platform's routes go.
-  for (std::size_t i = 0; i < plan_.hosts.size(); ++i)
-    if (plan_.hosts[i].ports > 0 || plan_.hosts.size() == 1) {
-      if (plan_.hosts[i].ports == 0) must({"ip", "-n", namespaces_[i], "link", "add", "eth0", "type", "veth", "peer",
-                                           "name", "eth0p"});  // one host alone: an address to run on
-      must({"ip", "-n", namespaces_[i], "addr", "add", plan_.hosts[i].address + "/16", "dev", "eth0"});
-      if (plan_.hosts[i].ports == 0) must({"ip", "-n", namespaces_[i], "link", "set", "eth0", "up"});
+  for (std::size_t i = 0; i < plan_.hosts.size(); ++i) {
+    if (plan_.hosts[i].ports == 0) {  // one host alone: a port to hold its address
+      must({"ip", "-n", namespaces_[i], "link", "add", "eth0", "type", "veth", "peer", "name", "eth0p"});
+      must({"ip", "-n", namespaces_[i], "link", "set", "eth0", "up"});
     }
+    must({"ip", "-n", namespaces_[i], "addr", "add", plan_.hosts[i].address + "/16", "dev", "eth0"});
+  }
   std::vector<std::string> batches(net.nodes.size());
   for (const NodeRoute& r : net.routes) {
     const Veth& v = net.veths.at(r.veth);

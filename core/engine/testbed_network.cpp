@@ -102,11 +102,12 @@ class Builder {
   }
 
   std::size_t add_node(NetworkNode::Kind kind, std::string label) {
-    out_.nodes.push_back({kind, kind == NetworkNode::Kind::host ? out_.nodes.size() : 0, std::move(label)});
+    out_.nodes.push_back({kind, std::move(label)});
     interfaces_.push_back(0);
     return out_.nodes.size() - 1;
   }
   bool is_host(std::size_t node) const { return out_.nodes[node].kind == NetworkNode::Kind::host; }
+  NetworkNode& node(std::size_t index) { return out_.nodes[index]; }
 
   // A hop from node `from` to node `to`, shaped to `link`'s rate (nullptr: a wire), as a new
   // veth pair or as the unused direction of one between the two (a cable's other way). A
@@ -189,8 +190,7 @@ class Builder {
 // The network the routes' links make where they form paths: which points the routes join
 // is inferred from the links' order in them (see the header). Throws NotPaths where they
 // do not.
-void inferred(const PlatformNetwork& net, const std::vector<std::vector<std::size_t>>& hops, Builder& b,
-              TestbedNetwork& out) {
+void inferred(const PlatformNetwork& net, const std::vector<std::vector<std::size_t>>& hops, Builder& b) {
   const std::size_t n = net.hosts.size(), m = net.links.size();
   // Which points the routes join, and which way each link is crossed (bit 1: side 0 to side
   // 1; bit 2: back). A link entered where it was left before is crossed back.
@@ -302,7 +302,7 @@ void inferred(const PlatformNetwork& net, const std::vector<std::vector<std::siz
   // Labels: a junction by the links that meet there.
   for (std::size_t l = 0; l < m; ++l)
     for (int s = 0; s < 2 && crossed[l]; ++s) {
-      NetworkNode& j = out.nodes[node(points.side(l, s))];
+      NetworkNode& j = b.node(node(points.side(l, s)));
       if (j.kind == NetworkNode::Kind::junction && j.label.size() < 160)
         j.label += (j.label.empty() ? "switch of " : ", ") + net.links[l].name;
     }
@@ -332,7 +332,6 @@ void inferred(const PlatformNetwork& net, const std::vector<std::vector<std::siz
     if (at != route.to)
       throw std::logic_error("plan_network: the route from " + net.hosts[route.from] + " to " + net.hosts[route.to] +
                              " does not end at it");
-    out.most_hops = std::max(out.most_hops, hops[r].size());
   }
   b.finish();
 }
@@ -341,8 +340,7 @@ void inferred(const PlatformNetwork& net, const std::vector<std::vector<std::siz
 // (in, out) and one shaped hop between them, the routes joined from one link's out to the
 // next one's in by wires. Every flow still crosses the links its route names and shares
 // each with every other flow through it; only the namespaces are more.
-void circuit(const PlatformNetwork& net, const std::vector<std::vector<std::size_t>>& hops, Builder& b,
-             TestbedNetwork& out) {
+void circuit(const PlatformNetwork& net, const std::vector<std::vector<std::size_t>>& hops, Builder& b) {
   const std::size_t m = net.links.size();
   std::vector<bool> into_host(m, false);  // the last link of a route: a switch's port into a host
   for (std::size_t r = 0; r < net.routes.size(); ++r)
@@ -371,7 +369,6 @@ void circuit(const PlatformNetwork& net, const std::vector<std::vector<std::size
       b.step(route.from, route.to, at, shaped[l], name);
     }
     b.step(route.from, route.to, at, wire(at, route.to), "a wire into host " + net.hosts[route.to]);
-    out.most_hops = std::max(out.most_hops, hops[r].size());
   }
   b.finish();
 }
@@ -385,12 +382,12 @@ TestbedNetwork plan_network(const PlatformNetwork& net, const std::vector<std::s
   TestbedNetwork out;
   try {
     Builder b(net, addresses, out);
-    inferred(net, hops, b, out);
+    inferred(net, hops, b);
   } catch (const NotPaths& e) {
     out = {};
     Builder b(net, addresses, out);
     try {
-      circuit(net, hops, b, out);
+      circuit(net, hops, b);
     } catch (const NotPaths& again) {
       throw InputError("platform " + platform + ": the testbed cannot build the network between the run's hosts: " +
                        again.why);
@@ -399,6 +396,7 @@ TestbedNetwork plan_network(const PlatformNetwork& net, const std::vector<std::s
                     "): each link is built as a pair of namespaces of its own, the routes joined by wires (the same "
                     "sharing, more namespaces)");
   }
+  for (const auto& route_links : hops) out.most_hops = std::max(out.most_hops, route_links.size());
   out.notes = std::move(notes);
   return out;
 }
@@ -421,7 +419,7 @@ Json TestbedNetwork::to_json(double dilation) const {
   Json veths_json = Json::array();
   for (const Veth& v : veths) veths_json.push_back({{"a", end_json(v.a)}, {"b", end_json(v.b)}});
   return {{"nodes", std::move(nodes_json)}, {"veths", std::move(veths_json)}, {"routes", routes.size()},
-          {"most_shaped_hops", most_hops}, {"notes", notes}};
+          {"most_shaped_hops", most_hops}};
 }
 
 }  // namespace wulf

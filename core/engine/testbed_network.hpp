@@ -73,7 +73,6 @@ struct Veth {
 struct NetworkNode {
   enum class Kind { host, junction, shared_in, shared_out };
   Kind kind = Kind::junction;
-  std::size_t host = 0;       // for a host
   std::string label;          // for people: the host's name, or the links that meet there
 };
 
@@ -94,7 +93,7 @@ struct TestbedNetwork {
   std::vector<NodeRoute> routes;
   std::vector<std::string> notes;  // what is not emulated, for people and the record
   std::size_t most_hops = 0;       // the most shaped hops a route crosses
-  // For the record, with the rates shaped at dilation d.
+  // For the record, with the rates shaped at dilation d (the notes are the plan's).
   Json to_json(double dilation) const;
 };
 
