@@ -16,6 +16,7 @@
 #include "train/result_record.hpp"
 #include "util/text.hpp"
 #include "job/memory_estimate.hpp"
+#include "job/train_job.hpp"
 #include "comm/comm_bench.hpp"
 #include "comm/compute.hpp"
 
@@ -145,7 +146,7 @@ struct BenchJob {
   std::string out;                        // the record to write (empty: none)
   std::string program;                    // wulf-rank-sim, or wulf-rank-real on the testbed
   bool force = false;                     // run even where the memory estimate says it does not fit
-  std::string engine;                     // sim or testbed
+  Engine engine = Engine::sim;            // sim or testbed
   double dilation = 0;                    // testbed: --dilation (0: the default)
 };
 
@@ -185,14 +186,14 @@ BenchJob read_bench_job(const po::variables_map& vm) {
   job.back_to_back = vm.count("back-to-back") > 0;
   job.unread = vm.count("unread-sums") > 0;
   if (vm.count("eager-limit")) job.eager_limit = vm["eager-limit"].as<long long>();
-  job.engine = vm["engine"].as<std::string>();
-  job.program = wulf_program(job.engine == "testbed" ? "wulf-rank-real" : "wulf-rank-sim");
+  job.engine = parse_engine(vm["engine"].as<std::string>());
+  job.program = wulf_program(job.engine == Engine::testbed ? "wulf-rank-real" : "wulf-rank-sim");
   job.force = vm.count("force") > 0;
   if (vm.count("dilation")) {
-    if (job.engine != "testbed") throw InputError("--dilation is for --engine testbed");
+    if (job.engine != Engine::testbed) throw InputError("--dilation is for --engine testbed");
     job.dilation = vm["dilation"].as<double>();
   }
-  if (job.engine == "testbed") {
+  if (job.engine == Engine::testbed) {
     if (job.grow > 0 || job.lat_scale != 1.0)
       throw InputError("--grow and --lat-scale are for --engine sim (the testbed emulates no latency)");
   }
@@ -263,7 +264,7 @@ std::vector<Json> measure_on_testbed(const BenchJob& job, const std::vector<Plat
   std::vector<std::string> cmd = bed.command(job.program, session, chosen);
   bench.dilation = bed.plan().dilation;
   validate(bench);
-  const RankJobArgs args(comm_bench_json(bench), job.engine == "testbed");
+  const RankJobArgs args(comm_bench_json(bench), job.engine == Engine::testbed);
   cmd.push_back("bench");
   cmd.insert(cmd.end(), args.args().begin(), args.args().end());
   RanksOutcome o;
@@ -304,13 +305,13 @@ std::vector<Json> measure(const BenchJob& job, const std::vector<PlatformHost>& 
   if (what == "bcast") bench.bcast = algorithm;
   if (what == "gather") bench.gather = algorithm;
   const Collectives chosen = forced_for(what, algorithm);
-  if (job.engine == "testbed") return measure_on_testbed(job, on, np, what, bench, chosen);
+  if (job.engine == Engine::testbed) return measure_on_testbed(job, on, np, what, bench, chosen);
   std::vector<std::string> cfg = smpi_collective_config(chosen);
   for (const std::string& setting : smpi_eager_config(job.eager_limit)) cfg.push_back(setting);
   const Hostfile hostfile(on, static_cast<long long>(np));
   std::vector<std::string> cmd = smpirun_command(job.run_file, hostfile, static_cast<int>(np), cfg, job.program);
   validate(bench);
-  const RankJobArgs args(comm_bench_json(bench), job.engine == "testbed");
+  const RankJobArgs args(comm_bench_json(bench), job.engine == Engine::testbed);
   cmd.push_back("bench");
   cmd.insert(cmd.end(), args.args().begin(), args.args().end());
   RanksOutcome o;
@@ -506,13 +507,14 @@ int bench_command(const std::vector<std::string>& args, std::ostream& out, std::
   long long total_cores = 0;
   for (const auto& h : hosts) total_cores += h.cores;
   const std::vector<PlatformHost> pair = pingpong_pair(job, hosts);
-  if (job.engine == "sim") check_bench_memory(job, total_cores);
+  if (job.engine == Engine::sim) check_bench_memory(job, total_cores);
 
   Json record = Json::object();
   record["wulf_record"] = 1;
   record["config"] = bench_config(job, pair);
+  record["config"]["engine"] = to_string(job.engine);
   out << "platform " << job.file << ": " << hosts.size() << " hosts, " << total_cores << " cores\n";
-  if (job.engine == "testbed") {
+  if (job.engine == Engine::testbed) {
     // One dilation for every run of the bench: the one the largest run would get.
     ready_testbed("wulf platform bench --engine testbed", err);
     const long long largest = std::min(most_np, total_cores);
@@ -521,10 +523,7 @@ int bench_command(const std::vector<std::string>& args, std::ostream& out, std::
     plan.platform = job.file;
     job.dilation = plan.dilation;
     print_testbed(out, plan);
-    record["config"]["engine"] = "testbed";
     record["config"]["testbed"] = plan.to_json();
-  } else {
-    record["config"]["engine"] = "sim";
   }
   if (job.pingpong) bench_pingpong(job, pair, out, record);
   record["collectives"] = bench_collectives(job, hosts, total_cores, out, err);
