@@ -21,10 +21,10 @@ struct Net {
   explicit Net(std::size_t n) {
     for (std::size_t h = 0; h < n; ++h) net.hosts.push_back("h" + std::to_string(h));
   }
-  std::size_t link(const std::string& name, double Bps, const std::string& sharing = "shared") {
+  std::size_t link(const std::string& name, double Bps, const std::string& sharing = "shared", double latency_s = 1e-5) {
     for (std::size_t l = 0; l < net.links.size(); ++l)
       if (net.links[l].name == name) return l;
-    net.links.push_back({name, Bps, 1e-5, sharing});
+    net.links.push_back({name, Bps, latency_s, sharing});
     return net.links.size() - 1;
   }
   void route(std::size_t from, std::size_t to, const std::vector<std::string>& names) {
@@ -41,14 +41,14 @@ struct Net {
 };
 
 // A cluster as SimGrid routes it: each host's split-duplex link (NAME_UP, NAME_DOWN), and
-// between them a backbone of the given sharing.
-Net cluster(std::size_t n, const std::string& backbone_sharing, double backbone_Bps) {
+// between them a backbone of the given sharing and latency.
+Net cluster(std::size_t n, const std::string& backbone_sharing, double backbone_Bps, double backbone_latency_s = 0) {
   Net t(n);
   for (std::size_t h = 0; h < n; ++h) {
     t.link("l" + std::to_string(h) + "_UP", 10e6);
     t.link("l" + std::to_string(h) + "_DOWN", 10e6);
   }
-  t.link("bb", backbone_Bps, backbone_sharing);
+  t.link("bb", backbone_Bps, backbone_sharing, backbone_latency_s);
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t j = 0; j < n; ++j)
       if (i != j) t.route(i, j, {"l" + std::to_string(i) + "_UP", "bb", "l" + std::to_string(j) + "_DOWN"});
@@ -104,6 +104,20 @@ TEST(testbed_network, a_cluster_with_a_fatpipe_switch_is_one_switch_and_a_port_a
 }
 
 // A SHARED backbone: one hop that every flow crosses, whichever host sends, at its rate.
+// Each shaped hop holds what it sends for its link's latency; a link the routes pass as a
+// switch (a fast FATPIPE backbone) cannot, and its latency is said to be missing.
+TEST(testbed_network, each_hop_carries_its_links_latency_and_a_switchs_is_said_to_be_missing) {
+  Net t = cluster(3, "fatpipe", 1e9, 5e-6);
+  t.net.links[t.link("l1_DOWN", 0)].latency_s = 2e-5;
+  const TestbedNetwork plan = t.plan();
+  ASSERT_EQ(shaped(plan, "l0_UP").size(), 1u);
+  EXPECT_DOUBLE_EQ(shaped(plan, "l0_UP")[0]->latency_s, 1e-5);
+  EXPECT_DOUBLE_EQ(shaped(plan, "l1_DOWN")[0]->latency_s, 2e-5);
+  ASSERT_EQ(plan.notes.size(), 1u);
+  EXPECT_TRUE(contains(plan.notes[0], "link bb's latency of 5 us is not emulated")) << plan.notes[0];
+  EXPECT_DOUBLE_EQ(plan.to_json(10).at("veths").at(0).at("a").at("held_s").get<double>(), 1e-4);
+}
+
 TEST(testbed_network, a_shared_backbone_is_one_hop_that_every_flow_crosses) {
   const TestbedNetwork t = cluster(4, "shared", 15e6).plan();
   EXPECT_EQ(count(t, NetworkNode::Kind::junction), 2u);  // before the backbone, after it

@@ -195,7 +195,7 @@ BenchJob read_bench_job(const po::variables_map& vm) {
   }
   if (job.engine == Engine::testbed) {
     if (job.grow > 0 || job.lat_scale != 1.0)
-      throw InputError("--grow and --lat-scale are for --engine sim (the testbed emulates no latency)");
+      throw InputError("--grow and --lat-scale are for --engine sim (the testbed builds the platform's own hosts and latencies)");
   }
   return job;
 }

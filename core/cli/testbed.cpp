@@ -2,6 +2,7 @@
 // cluster of --engine testbed (engine/testbed.hpp), and removing what killed runs left.
 #include "cli/cli.hpp"
 
+#include "engine/delay_link.hpp"
 #include "engine/testbed.hpp"
 #include "util/errors.hpp"
 #include "util/files.hpp"
@@ -11,6 +12,21 @@
 #include <ostream>
 
 namespace wulf {
+
+namespace {
+
+double parse_seconds(const std::string& text) {
+  std::size_t used = 0;
+  double s = -1;
+  try {
+    s = std::stod(text, &used);
+  } catch (const std::exception&) {
+  }
+  if (used != text.size() || !(s >= 0)) throw InputError("wulf testbed delay: '" + text + "' is no number of seconds");
+  return s;
+}
+
+}  // namespace
 
 int testbed_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   const std::string verb = args.empty() ? "" : args[0];
@@ -27,6 +43,12 @@ int testbed_command(const std::vector<std::string>& args, std::ostream& out, std
     while (std::cin.read(buf, sizeof buf) || std::cin.gcount() > 0) {
     }
     remove_testbed_namespaces(args[1]);
+    return exit_ok;
+  }
+  // A link's latency (engine/delay_link.hpp): started by a run inside a namespace of its
+  // testbed, returns once the wire forwards.
+  if (verb == "delay" && args.size() == 5) {
+    start_delay_link({args[1], args[2], parse_seconds(args[3]), parse_seconds(args[4])});
     return exit_ok;
   }
   if (args.size() != 1 || (verb != "check" && verb != "clean")) {

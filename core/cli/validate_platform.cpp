@@ -43,8 +43,8 @@ Job grid_bench(const std::string& platform, const std::string& engine, const std
   return {args, record, {}, {}};
 }
 
-// The simulation as the testbed builds the platform: without its links' latency (this
-// kernel has no netem), each latency times 1e-6 (--lat-scale's least).
+// The simulation without the links' latency, each latency times 1e-6 (--lat-scale's least):
+// what the latency, which the testbed emulates too, adds to each cell.
 const std::vector<std::string> kNoLatency{"--lat-scale", "1e-6"};
 
 // Seed 000's function example, 3 epochs of blocks of 64 at p ranks, compute charged by the

@@ -196,10 +196,6 @@ TestbedPlan plan_testbed(const std::string& platform, const std::vector<Platform
     }
   }
   plan.notes = plan.network.notes;
-  if (plan.route_latency_s > 0)
-    plan.notes.push_back(fmt::format("latency is not emulated (no netem here): the platform's host-to-host {:.4g} us "
-                                     "is the software path's own instead",
-                                     plan.route_latency_s * 1e6));
   const unsigned cores = std::thread::hardware_concurrency();
   plan.dilation = dilation > 0 ? dilation : default_dilation(plan.hosts, np, cores, plan.network.most_hops);
   if (dilation <= 0 && plan.dilation > kDilationRange.hi)
@@ -268,7 +264,10 @@ Json TestbedPlan::to_json() const {
                         {"reachable", "weighted"}}},
           {"hosts", std::move(hosts_json)},
           {"rank_host", std::move(ranks)},
-          {"route_latency_not_emulated_s", route_latency_s},
+          {"latency", {{"largest_route_s", route_latency_s},
+                       {"emulated", "each link's latency times the dilation, by a forwarder between the link's ends "
+                                    "(wulf testbed delay) that holds every frame that long after the kernel received "
+                                    "it; the software path's own time comes on top"}}},
           {"notes", notes}};
 }
 
@@ -388,14 +387,37 @@ void Testbed::build() {
   }
   // The veth pairs: addresses, no offloads (segments the size of frames on the wire, so that
   // tbf shapes what a NIC would send), and each sending end of a link shaped to its rate.
+  // A pair whose link has a latency is two, with a namespace between them where a forwarder
+  // holds each frame for the latency times D (engine/delay_link.hpp); the ends facing it
+  // compute their checksums themselves (tx off), since the forwarder copies frames as they are.
+  std::size_t delays = 0;
   for (const Veth& v : net.veths) {
-    const std::string &na = namespaces_.at(v.a.node), &nb = namespaces_.at(v.b.node);
-    must({"ip", "-n", na, "link", "add", v.a.ifname, "type", "veth", "peer", "name", v.b.ifname, "netns", nb});
+    const std::string na = namespaces_.at(v.a.node), nb = namespaces_.at(v.b.node);  // copies: delays are added
+    const bool delayed = (v.a.latency_s > 0 || v.b.latency_s > 0) && plan_.hosts.size() > 1;
+    if (delayed) {
+      const std::string nd = prefix_ + "-d" + std::to_string(delays++);
+      must({"ip", "netns", "add", nd});
+      namespaces_.push_back(nd);
+      quiet_ok({"ip", "netns", "exec", nd, "sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1"});
+      must({"ip", "-n", na, "link", "add", v.a.ifname, "type", "veth", "peer", "name", "da", "netns", nd});
+      must({"ip", "-n", nb, "link", "add", v.b.ifname, "type", "veth", "peer", "name", "db", "netns", nd});
+      for (const char* port : {"da", "db"}) {
+        must({"ip", "-n", nd, "link", "set", port, "up"});
+        must({"ip", "netns", "exec", nd, "ethtool", "-K", port, "tso", "off", "gso", "off", "gro", "off"});
+      }
+      must({"ip", "netns", "exec", nd, wulf_program("wulf"), "testbed", "delay", "da", "db",
+            fmt::format("{:.9g}", v.a.latency_s * d), fmt::format("{:.9g}", v.b.latency_s * d)});
+    } else {
+      must({"ip", "-n", na, "link", "add", v.a.ifname, "type", "veth", "peer", "name", v.b.ifname, "netns", nb});
+    }
     for (const VethEnd* e : {&v.a, &v.b}) {
       const std::string& ns = namespaces_.at(e->node);
       if (!e->address.empty()) must({"ip", "-n", ns, "addr", "add", e->address + "/31", "dev", e->ifname});
       must({"ip", "-n", ns, "link", "set", e->ifname, "up"});
-      must({"ip", "netns", "exec", ns, "ethtool", "-K", e->ifname, "tso", "off", "gso", "off", "gro", "off"});
+      std::vector<std::string> offloads{"ip", "netns", "exec", ns, "ethtool", "-K", e->ifname, "tso", "off", "gso",
+                                        "off", "gro", "off"};
+      if (delayed) offloads.insert(offloads.end(), {"tx", "off"});
+      must(offloads);
       if (e->rate_Bps <= 0 || plan_.hosts.size() < 2) continue;
       std::vector<std::string> tbf{"tc", "-n", ns, "qdisc", "add", "dev", e->ifname, "root"};
       tbf.insert(tbf.end(), std::begin(kStab), std::end(kStab));

@@ -8,9 +8,12 @@
 // addresses of 198.18.0.0/15 (RFC 2544's range for network benchmarks) are used: the hosts'
 // in 198.18.0.0/16, the veth pairs' own in 198.19.0.0/16.
 //
-// What it cannot represent is said, never hidden: link latencies (no delay emulation: the
-// kernel here has no netem, the software path adds its own 50-100 us round trip), and links
-// whose sharing no queue reproduces (a FATPIPE slower than the hosts' links, WIFI).
+// Each link's latency is a namespace between the veth pair's ends where a forwarder holds
+// every frame for the latency times D (engine/delay_link.hpp): this kernel has no netem,
+// and the forwarder works on any kernel with packet sockets. The software path adds its own
+// time on top (about 50 us of wall time a round trip, measured in README). What the testbed
+// cannot represent is said, never hidden: links whose sharing no queue reproduces (a FATPIPE
+// slower than the hosts' links, WIFI), and the latency of a link the routes pass as a switch.
 #pragma once
 
 #include "engine/launch.hpp"
@@ -58,7 +61,7 @@ struct TestbedPlan {
   std::string dilation_from;       // "--dilation" or how the default was chosen
   TestbedNetwork network;          // what is built between the hosts
   std::vector<std::string> notes;  // what it does not represent, for people
-  double route_latency_s = 0;      // the platform's largest host-to-host latency (not emulated)
+  double route_latency_s = 0;      // the platform's largest host-to-host latency
   // Open MPI's eager limit, bytes: messages up to it are sent without waiting for the receiver
   // (--eager-limit; default kTestbedEagerBytes).
   long long eager_bytes = kTestbedEagerBytes;

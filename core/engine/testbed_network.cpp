@@ -78,6 +78,9 @@ std::vector<std::vector<std::size_t>> built_links(const PlatformNetwork& net, st
       }
       if (noted[l]) continue;
       noted[l] = true;
+      if (link.latency_s > 0)
+        notes.push_back(fmt::format("link {}'s latency of {:.4g} us is not emulated: the routes pass it as a switch",
+                                    link.name, link.latency_s * 1e6));
       if (link.sharing != "fatpipe")
         notes.push_back(fmt::format("link {} ({} sharing) is not emulated: the testbed has no model of it, the "
                                     "routes pass it as a switch",
@@ -119,6 +122,7 @@ class Builder {
       if (!link) return;
       e.link = link->name;
       e.rate_Bps = link->bandwidth_Bps * (into_host ? kSwitchFaster : 1.0);
+      e.latency_s = link->latency_s;
       e.queue_bytes = is_host(from) ? kHostQueueBytes : kSwitchQueueBytes;
     };
     for (std::size_t v = 0; v < out_.veths.size(); ++v) {
@@ -413,7 +417,9 @@ Json TestbedNetwork::to_json(double dilation) const {
       j.update({{"link", e.link},
                 {"platform_Bps", e.rate_Bps},
                 {"shaped_bit_s", e.rate_Bps * 8 / dilation},
-                {"queue_bytes", e.queue_bytes}});
+                {"queue_bytes", e.queue_bytes},
+                {"latency_s", e.latency_s},
+                {"held_s", e.latency_s * dilation}});
     return j;
   };
   Json veths_json = Json::array();

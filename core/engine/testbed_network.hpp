@@ -64,6 +64,8 @@ struct VethEnd {
   double rate_Bps = 0;        // the platform's rate (undilated)
   double queue_bytes = 0;
   std::string link;           // the platform link it emulates ("" for a wire)
+  double latency_s = 0;       // the link's latency (undilated): what it sends is held this long
+                              // on the way (engine/delay_link.hpp)
 };
 struct Veth {
   VethEnd a, b;
