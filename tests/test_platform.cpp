@@ -820,6 +820,30 @@ TEST(testbed, every_route_is_held_for_the_platforms_latency_of_that_route) {
   }
 }
 
+// Where the forwarders would need more dilation than the testbed may have (sorgan's 8 hosts,
+// one rank each: 1 GB/s links, 4 delayed hops a route, D = 1 100 for the forwarders), the
+// latencies are left out and said to be, and D is what the rest needs; a --dilation below
+// what the forwarders need keeps them and says so.
+TEST(testbed, latencies_whose_forwarders_need_too_much_dilation_are_left_out_and_said) {
+  const std::string sorgan = std::string(WULF_PLATFORMS_DIR) + "/sorgan.xml";
+  const auto placed = hosts_of_ranks(platform_hosts(sorgan, 8, 1).hosts, 8);
+  const TestbedPlan plan = plan_testbed(sorgan, placed, 8, 0, 1.0);
+  EXPECT_LE(plan.dilation, kDilationRange.hi);
+  EXPECT_EQ(plan.network.most_delayed_hops, 0u);
+  for (const Veth& v : plan.network.veths) EXPECT_EQ(v.a.latency_s + v.b.latency_s, 0) << v.a.link;
+  ASSERT_FALSE(plan.notes.empty());
+  EXPECT_NE(plan.notes.back().find("link latencies are not emulated: the forwarders that would hold them need a "
+                                   "time dilation of 1100"),
+            std::string::npos)
+      << plan.notes.back();
+  const TestbedPlan given = plan_testbed(sorgan, placed, 8, 100, 1.0);
+  EXPECT_GT(given.network.most_delayed_hops, 0u);
+  EXPECT_NE(given.notes.back().find("need a time dilation of 1100 here for their own time not to show; at "
+                                    "--dilation 100 it may"),
+            std::string::npos)
+      << given.notes.back();
+}
+
 TEST(testbed, the_default_dilation_grows_with_the_ranks_per_core_and_the_links) {
   const auto hosts = [](int n, double rate) {
     std::vector<TestbedHost> h(static_cast<std::size_t>(n));
@@ -831,6 +855,9 @@ TEST(testbed, the_default_dilation_grows_with_the_ranks_per_core_and_the_links) 
   EXPECT_EQ(default_dilation(hosts(8, 36.8e6), 8, 2), 10);    // Messner: 294 MB/s of links
   EXPECT_EQ(default_dilation(hosts(8, 1.25e9), 8, 2), 100);   // 10 Gbit/s links: 10 GB/s over 100 MB/s
   EXPECT_EQ(default_dilation(hosts(2, 10.6e6), 2, 16), 10);
+  // Links with a latency: their forwarders carry each byte once a delayed hop, 15 MB/s a core.
+  EXPECT_EQ(default_dilation(hosts(8, 10.6e6), 8, 2, 2, 2), 10);  // Bat Cave: 170 MB/s over 30 MB/s
+  EXPECT_EQ(default_dilation(hosts(8, 36.8e6), 8, 2, 2, 2), 20);  // Messner: 589 MB/s over 30 MB/s
 }
 
 TEST(testbed, its_options_are_refused_where_they_mean_nothing) {

@@ -120,14 +120,16 @@ std::string shell_quote(const std::string& s) {
 
 }  // namespace
 
-double default_dilation(const std::vector<TestbedHost>& hosts, int np, unsigned cores, std::size_t most_hops) {
+double default_dilation(const std::vector<TestbedHost>& hosts, int np, unsigned cores, std::size_t most_hops,
+                        std::size_t most_delayed_hops) {
   cores = std::max(1u, cores);
   const double per_core = std::ceil(static_cast<double>(np) / (4.0 * cores));
   double links = 0;
   for (const TestbedHost& h : hosts) links += h.up_Bps;
   const double hops = std::max(1.0, static_cast<double>(most_hops) / 2);
   const double carried = std::ceil(links * hops / (50e6 * cores));
-  return std::max({10.0, 10.0 * per_core, carried});
+  const double forwarded = std::ceil(links * static_cast<double>(most_delayed_hops) / (kForwardedBytesPerCore * cores));
+  return std::max({10.0, 10.0 * per_core, carried, forwarded});
 }
 
 namespace {
@@ -197,7 +199,24 @@ TestbedPlan plan_testbed(const std::string& platform, const std::vector<Platform
   }
   plan.notes = plan.network.notes;
   const unsigned cores = std::thread::hardware_concurrency();
-  plan.dilation = dilation > 0 ? dilation : default_dilation(plan.hosts, np, cores, plan.network.most_hops);
+  TestbedNetwork& network = plan.network;
+  // The dilation the links' forwarders need, and what is done where it is more than D may be.
+  const double held = default_dilation(plan.hosts, np, cores, network.most_hops, network.most_delayed_hops);
+  const double unheld = default_dilation(plan.hosts, np, cores, network.most_hops, 0);
+  if (network.most_delayed_hops > 0 && dilation <= 0 && held > kDilationRange.hi && unheld <= kDilationRange.hi) {
+    for (Veth& v : network.veths) v.a.latency_s = v.b.latency_s = 0;
+    network.most_delayed_hops = 0;
+    plan.notes.push_back(fmt::format("link latencies are not emulated: the forwarders that would hold them need a "
+                                     "time dilation of {:g} here, more than {:g}; the platform's host-to-host {:.4g} us "
+                                     "is the software path's own instead",
+                                     held, kDilationRange.hi, plan.route_latency_s * 1e6));
+  } else if (network.most_delayed_hops > 0 && dilation > 0 && dilation < held) {
+    plan.notes.push_back(fmt::format("the forwarders that hold the links' latencies need a time dilation of {:g} "
+                                     "here for their own time not to show; at --dilation {:g} it may",
+                                     held, dilation));
+  }
+  plan.dilation = dilation > 0 ? dilation : default_dilation(plan.hosts, np, cores, network.most_hops,
+                                                                        network.most_delayed_hops);
   if (dilation <= 0 && plan.dilation > kDilationRange.hi)
     throw InputError(fmt::format("the testbed of {} ranks on {} cores would need a time dilation of {:g}, more than "
                                  "the {:g} it can have (--dilation): fewer ranks, or a machine with more cores",

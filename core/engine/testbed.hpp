@@ -84,8 +84,17 @@ void print_testbed(std::ostream& out, const TestbedPlan& plan);
 // more), and at least enough that the links' rates summed over the hosts, over D, stay under
 // 50 MB/s per core, the most the software path was measured to carry through a switch (two
 // shaped hops) without its CPU time showing (README, "Validate on an emulated cluster");
-// routes of more hops carry each byte more times: hops / 2 times more.
-double default_dilation(const std::vector<TestbedHost>& hosts, int np, unsigned cores, std::size_t most_hops = 2);
+// routes of more hops carry each byte more times: hops / 2 times more. Where links have a
+// latency, the forwarders that hold their frames (engine/delay_link.hpp) carry each byte once
+// a delayed hop, at most kForwardedBytesPerCore each core.
+double default_dilation(const std::vector<TestbedHost>& hosts, int np, unsigned cores, std::size_t most_hops = 2,
+                        std::size_t most_delayed_hops = 0);
+// What the forwarders of delayed links carry without their own time showing, bytes per second
+// a core at the links' rates: Messner's 8 hosts (294 MB/s of links, 2 delayed hops a route) on
+// 2 cores needed D = 20 (its allreduces of 4 096 to 54 912 doubles at p = 8 took 10-18% longer
+// at D = 10 than at D = 40, within 2.1% at D = 20), while Bat Cave's 8 (85 MB/s) were the same
+// at D = 10 and 20 (within 0.3%): 15 MB/s a core puts Messner at 20 and Bat Cave at 10.
+inline constexpr double kForwardedBytesPerCore = 15e6;
 
 // Why this machine cannot build the testbed ("" when it can): not root or without
 // CAP_NET_ADMIN, a program missing (ip, tc, ethtool, unshare, hostname), or a kernel without

@@ -400,7 +400,12 @@ TestbedNetwork plan_network(const PlatformNetwork& net, const std::vector<std::s
                     "): each link is built as a pair of namespaces of its own, the routes joined by wires (the same "
                     "sharing, more namespaces)");
   }
-  for (const auto& route_links : hops) out.most_hops = std::max(out.most_hops, route_links.size());
+  for (const auto& route_links : hops) {
+    out.most_hops = std::max(out.most_hops, route_links.size());
+    const auto delayed = static_cast<std::size_t>(std::count_if(
+        route_links.begin(), route_links.end(), [&](std::size_t l) { return net.links.at(l).latency_s > 0; }));
+    out.most_delayed_hops = std::max(out.most_delayed_hops, delayed);
+  }
   out.notes = std::move(notes);
   return out;
 }
@@ -425,7 +430,7 @@ Json TestbedNetwork::to_json(double dilation) const {
   Json veths_json = Json::array();
   for (const Veth& v : veths) veths_json.push_back({{"a", end_json(v.a)}, {"b", end_json(v.b)}});
   return {{"nodes", std::move(nodes_json)}, {"veths", std::move(veths_json)}, {"routes", routes.size()},
-          {"most_shaped_hops", most_hops}};
+          {"most_shaped_hops", most_hops}, {"most_delayed_hops", most_delayed_hops}};
 }
 
 }  // namespace wulf

@@ -95,6 +95,7 @@ struct TestbedNetwork {
   std::vector<NodeRoute> routes;
   std::vector<std::string> notes;  // what is not emulated, for people and the record
   std::size_t most_hops = 0;       // the most shaped hops a route crosses
+  std::size_t most_delayed_hops = 0;  // the most hops with a latency (a forwarder each) a route crosses
   // For the record, with the rates shaped at dilation d (the notes are the plan's).
   Json to_json(double dilation) const;
 };
