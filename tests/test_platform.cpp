@@ -213,6 +213,43 @@ TEST(platform, a_small_messages_pingpong_takes_its_routes_latency) {
   EXPECT_LT(one_way, 1.01e-3);  // the bytes at 12.5 MB/s and the ranks' own time: microseconds
 }
 
+// --back-to-back --gap: compute charged before each call, as training's between its
+// allreduces, and rank 0's time in each call. Bat Cave's recursive doubling at p = 8 with
+// 16 768 doubles and the 1.36 ms a Table VII block of 16 computes between its calls: under
+// SMPI's rendezvous the ranks stay in step (40.3 ms a call); under its eager model (the
+// testbed's 4 MiB eager limit) a rank that is ahead sends its next call's first message while
+// its partner still receives the last one, the difference grows every other call, and the
+// ranks end in a cycle of two calls, 150.4 and 75.0 ms (measured). The testbed falls into a
+// like cycle in some runs (197 and 17 ms) and stays in step in others (experiments/testbed).
+TEST(platform, a_gap_between_back_to_back_calls_and_each_calls_time) {
+  TestDir dir;
+  const std::vector<std::string> args{"platform", "bench", std::string(WULF_PLATFORMS_DIR) + "/batcave.xml", "--np",
+                                      "8", "--collectives", "allreduce", "--elements", "16768", "--allreduce", "rdb",
+                                      "--no-pingpong", "--back-to-back", "--repeat", "40", "--gap", "0.00136"};
+  const Json in_step = record_of(dir, "rendezvous", args);
+  EXPECT_EQ(in_step.at("config").at("gap_s").get<double>(), 0.00136);
+  const Json& row = in_step.at("collectives").at(0);
+  const auto calls = row.at("calls_s").get<std::vector<double>>();
+  ASSERT_EQ(calls.size(), 40u);
+  for (const double t : calls) EXPECT_NEAR(t, 0.0403, 0.0005);
+  EXPECT_NEAR(row.at("time_s").get<double>(), 0.0403, 0.0005);  // per call, the gap left out
+  std::vector<std::string> eager = args;
+  eager.insert(eager.end(), {"--eager-limit", "4194304"});
+  const auto cycle = record_of(dir, "eager", eager).at("collectives").at(0).at("calls_s").get<std::vector<double>>();
+  ASSERT_EQ(cycle.size(), 40u);
+  EXPECT_NEAR(cycle.front(), 0.0403, 0.0005);  // in step at first
+  for (std::size_t i = 30; i < 38; i += 2) {
+    const double a = std::min(cycle[i], cycle[i + 1]), b = std::max(cycle[i], cycle[i + 1]);
+    EXPECT_NEAR(a, 0.0750, 0.002) << i;
+    EXPECT_NEAR(b, 0.1504, 0.002) << i;
+  }
+  // --gap needs --back-to-back.
+  std::ostringstream out, err;
+  EXPECT_EQ(run_cli({"platform", "bench", std::string(WULF_PLATFORMS_DIR) + "/batcave.xml", "--gap", "0.001"}, out, err),
+            exit_input);
+  EXPECT_NE(err.str().find("--gap is for --back-to-back calls"), std::string::npos) << err.str();
+}
+
 // --allreduce default: each row's algorithm is Open MPI 4.1's choice for its ranks and size,
 // named with how it was chosen; sizes that share one are measured in one run. 512 doubles
 // (4 096 bytes): the ring on 2 ranks, recursive doubling on 4; 40 000 (320 000 bytes):

@@ -141,6 +141,7 @@ struct BenchJob {
   std::optional<std::vector<std::string>> hosts;  // the ping-pong pair's names (none: the first two)
   bool pingpong = true;
   bool back_to_back = false;              // the collectives' calls in a row, no barrier between them
+  double gap_s = 0;                       // --gap: compute charged before each back-to-back call
   long long eager_limit = 0;              // --eager-limit bytes (0: the engine's default)
   bool unread = false;                    // --unread-sums: the collectives' sums are not computed
   std::string out;                        // the record to write (empty: none)
@@ -184,6 +185,8 @@ BenchJob read_bench_job(const po::variables_map& vm) {
   if (vm.count("hosts")) job.hosts = split_list(vm["hosts"].as<std::string>());
   job.pingpong = !vm.count("no-pingpong");
   job.back_to_back = vm.count("back-to-back") > 0;
+  job.gap_s = vm["gap"].as<double>();
+  if (job.gap_s > 0 && !job.back_to_back) throw InputError("--gap is for --back-to-back calls");
   job.unread = vm.count("unread-sums") > 0;
   if (vm.count("eager-limit")) job.eager_limit = vm["eager-limit"].as<long long>();
   job.engine = parse_engine(vm["engine"].as<std::string>());
@@ -247,6 +250,7 @@ CommBenchConfig bench_config(const BenchJob& job, const std::string& what, const
   c.lat_scale = job.lat_scale;
   c.doubles = job.type != "float";
   c.back_to_back = job.back_to_back;
+  c.gap_s = job.gap_s;
   c.unread = job.unread;
   return c;
 }
@@ -338,6 +342,7 @@ Json bench_config(const BenchJob& job, const std::vector<PlatformHost>& pair) {
                                          "the last call, over the calls"
                                        : "from a barrier to the last rank's finish, the mean over the calls"}};
   config["back_to_back"] = job.back_to_back;
+  config["gap_s"] = job.gap_s;
   config["eager_limit_bytes"] = job.eager_limit > 0 ? Json(job.eager_limit) : Json(nullptr);
   config["unread_sums"] = job.unread;
   config["collective_algorithm"] = "allreduce:" + job.allreduce + ", reduce:" + job.reduce + ", bcast:" + job.bcast +
@@ -471,6 +476,9 @@ po::options_description bench_options() {
       ("no-pingpong", "measure only the collectives")
       ("back-to-back", "the collectives' calls in a row, as training makes them: one barrier before the first "
                        "call, none between calls; the time is the last rank's finish of the last call over --repeat")
+      ("gap", number_in("gap", {.lo = 0, .hi = 60})->default_value(0.0),
+       "back to back: seconds of compute charged before each call, as a training's between its allreduces (the time "
+       "is then per call less the gap; the record's rows hold rank 0's time in each call, calls_s)")
       ("bw-scale", number_in("bw-scale", kWhatIfScaleRange)->default_value(1.0), "what-if: every link's bandwidth times this")
       ("lat-scale", number_in("lat-scale", kWhatIfScaleRange)->default_value(1.0), "what-if: every link's latency times this")
       ("grow", whole_in("grow", kGrowRange)->default_value(0),

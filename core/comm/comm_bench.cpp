@@ -19,7 +19,7 @@ namespace wulf {
 
 Json comm_bench_json(const CommBenchConfig& c) {
   return {{"what", c.what},         {"sizes", c.sizes},         {"doubles", c.doubles},
-          {"repeat", c.repeat},     {"back_to_back", c.back_to_back}, {"unread", c.unread},
+          {"repeat", c.repeat},     {"back_to_back", c.back_to_back}, {"gap_s", c.gap_s}, {"unread", c.unread},
           {"bw_scale", c.bw_scale}, {"lat_scale", c.lat_scale}, {"dilation", c.dilation},
           {"reduce", c.reduce},     {"reduce_layout", c.reduce_layout}, {"bcast", c.bcast},
           {"gather", c.gather},     {"check", c.check},
@@ -34,6 +34,7 @@ CommBenchConfig comm_bench_from_json(const Json& j, const std::string& source) {
     c.doubles = j.at("doubles").get<bool>();
     c.repeat = j.at("repeat").get<int>();
     c.back_to_back = j.at("back_to_back").get<bool>();
+    c.gap_s = j.at("gap_s").get<double>();
     c.unread = j.at("unread").get<bool>();
     c.bw_scale = j.at("bw_scale").get<double>();
     c.lat_scale = j.at("lat_scale").get<double>();
@@ -60,6 +61,8 @@ void validate(const CommBenchConfig& c) {
   if (c.what == "gradient") gradient_bench_net(c.net);  // refuses an unknown net here
   if (c.sizes.empty()) throw InputError("bench: no sizes");
   if (c.repeat < 1) throw InputError("bench: repeat must be at least 1");
+  if (!(c.gap_s >= 0 && c.gap_s <= 60)) throw InputError("bench: gap_s must be a number of seconds in [0, 60]");
+  if (c.gap_s > 0 && !c.back_to_back) throw InputError("bench: gap_s is for back_to_back calls");
   if (!(c.bw_scale > 0) || !std::isfinite(c.bw_scale)) throw InputError("bench: bw_scale must be a positive number");
   if (!(c.lat_scale > 0) || !std::isfinite(c.lat_scale)) throw InputError("bench: lat_scale must be a positive number");
   if (!(c.dilation >= 1) || !std::isfinite(c.dilation)) throw InputError("bench: dilation must be at least 1");
@@ -90,9 +93,11 @@ double latest(Comm& comm, double seconds) {
 }
 
 template <class T>
-double time_collective(const std::string& what, std::size_t n, int repeat, bool back_to_back, bool unread,
-                       Comm& comm, Compute& compute, const PointToPointReduce* reducer,
-                       std::array<double, 4>& stages) {
+double time_collective(const CommBenchConfig& c, std::size_t n, Comm& comm, Compute& compute,
+                       const PointToPointReduce* reducer, std::array<double, 4>& stages, std::vector<double>& calls) {
+  const std::string& what = c.what;
+  const int repeat = c.repeat;
+  const bool unread = c.unread;
   const int p = comm.size();
   const bool gathers = what == "allgather" || what == "gather";
   std::vector<T> data(n, T(1)), gathered(gathers ? n * static_cast<std::size_t>(p) : 0);
@@ -114,13 +119,18 @@ double time_collective(const std::string& what, std::size_t n, int repeat, bool 
   // On a real network one call first, untimed: Open MPI opens a TCP connection to a peer at
   // the first message, which no later call pays (the simulator has no such cost).
   if (!compute.simulated()) comm.barrier(), call();
-  if (back_to_back) {
+  if (c.back_to_back) {
     comm.barrier();
     const double t0 = comm.now();
-    for (int r = 0; r < repeat; ++r) compute.charge_collective(), call();
+    for (int r = 0; r < repeat; ++r) {
+      if (c.gap_s > 0) compute.begin(), compute.charge(Phase::forward, 1, 0);  // the gap: the profile's Tf
+      const double start = comm.now();
+      compute.charge_collective(), call();
+      calls.push_back(comm.now() - start);
+    }
     const double elapsed = comm.now() - t0;
     comm.barrier();
-    return latest(comm, elapsed) / repeat;
+    return latest(comm, elapsed) / repeat - c.gap_s;
   }
   double total = 0;
   for (int r = 0; r < repeat; ++r) {
@@ -199,6 +209,7 @@ void run_comm_bench(const CommBenchConfig& c, Comm& comm, Compute& compute, std:
     double seconds = 0;
     std::size_t bytes = 0;
     std::array<double, 4> stages{};
+    std::vector<double> calls;
     if (c.what == "pingpong") {
       if (p < 2) throw InputError("bench: a ping-pong needs 2 ranks");
       // size bytes, rounded up to whole floats; one-way time = round trip / 2.
@@ -220,13 +231,14 @@ void run_comm_bench(const CommBenchConfig& c, Comm& comm, Compute& compute, std:
       seconds = (comm.now() - t0) / (2.0 * c.repeat);
     } else {
       bytes = size * (c.doubles ? 8 : 4);
-      seconds = c.doubles ? time_collective<double>(c.what, size, c.repeat, c.back_to_back, c.unread, comm, compute, reducer, stages)
-                          : time_collective<float>(c.what, size, c.repeat, c.back_to_back, c.unread, comm, compute, reducer, stages);
+      seconds = c.doubles ? time_collective<double>(c, size, comm, compute, reducer, stages, calls)
+                          : time_collective<float>(c, size, comm, compute, reducer, stages, calls);
     }
     if (q == 0) {
       Json row = {{"what", c.what}, {"np", p}, {"size", size}, {"bytes", bytes}, {"time_s", seconds}};
       if (reducer && c.what == "reduce" && !reducer->falls_back() && c.reduce == "four-stage" && !c.back_to_back)
         row["stages_s"] = stages;
+      if (!calls.empty()) row["calls_s"] = calls;
       out << json_line(row) << std::endl;
     }
   }

@@ -21,6 +21,8 @@ struct CommBenchConfig {
   bool doubles = true;               // collectives: element type (8 or 4 bytes)
   int repeat = 3;
   bool back_to_back = false;         // collectives: the repeats in a row, one barrier before the first
+  double gap_s = 0;                  // back_to_back: compute charged before each call (platform seconds), as a
+                                     // training's between its allreduces
   bool unread = false;               // collectives: the sums are never read (Comm::set_unread_storage)
   double bw_scale = 1.0;   // what-if: links' bandwidth and latency times these
   double lat_scale = 1.0;
@@ -53,7 +55,9 @@ void validate(const CommBenchConfig& config);
 // mean over the repeats of the time from a barrier to the last rank's return; with
 // back_to_back, the time from one barrier to the last rank's return from the last of the
 // repeats, which follow one another with no barrier between them (as in training), over
-// the repeats.
+// the repeats, less gap_s (the compute charged before each call); the row then also holds
+// "calls_s", rank 0's time in each call in turn (from its start to its return), whose
+// sequence shows a cycle the ranks fall into.
 // compute charges the platform's fixed cost of each collective call (charge_collective).
 // With check, a reduce, bcast, allgather or gather of whole numbers ((rank + 1) * (i % 13 + 1), exact
 // in float) to or from root is compared with what it must give; rank 0 prints {"check":

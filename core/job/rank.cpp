@@ -45,7 +45,11 @@ int run_rank_bench(const std::vector<std::string>& args, Comm& comm, const Compu
   std::string message;
   try {
     const CommBenchConfig bench = comm_bench_from_json(read_job_args(args), "the bench job");
-    ComputeConfig config;  // charges no compute: only the collectives' own cost
+    ComputeConfig config;  // charges no compute but the gap: only the collectives' own cost
+    if (bench.gap_s > 0) {  // the gap between back-to-back calls, charged as one pattern's forward pass
+      config.mode = ComputeMode::calibrated;
+      config.profile.Tf = bench.gap_s;
+    }
     config.bw_scale = bench.bw_scale;
     config.lat_scale = bench.lat_scale;
     config.dilation = bench.dilation;
