@@ -193,6 +193,20 @@ TEST(collective_choice, the_options_names_are_the_tables_and_wulfs_own_are_those
     EXPECT_EQ(a.wulfs_own(), is_own_gather(a.name)) << a.name;
 }
 
+// Every collective's default is one wulf runs, at every size and up to 4 096 ranks: the
+// split binary tree bcast (Open MPI's choice for 257-1024 ranks and 16-32 KiB) is wulf's
+// own since it was refused.
+TEST(collective_choice, every_collective_has_a_choice_wulf_runs_up_to_4096_ranks) {
+  std::vector<long long> ranks;
+  for (long long p = 2; p <= 64; ++p) ranks.push_back(p);
+  for (const long long p : {100, 255, 256, 257, 300, 511, 512, 513, 1000, 1023, 1024, 1025, 2048, 2049, 4096})
+    ranks.push_back(p);
+  for (const Collective c : {Collective::reduce, Collective::bcast, Collective::allgather, Collective::gather})
+    for (const long long p : ranks)
+      for (std::size_t bytes = 1; bytes <= 100'000'000; bytes = bytes * 3 + 1)
+        EXPECT_NO_THROW(open_mpi_choice(c, p, bytes)) << to_string(c) << " " << p << " " << bytes;
+}
+
 // Open MPI gets the algorithm's number and, for a chain, the fixed rules' one chain (a forced
 // chain would otherwise get coll_tuned's default fanout of 4).
 TEST(collective_choice, open_mpi_is_forced_as_its_fixed_rules_run_the_algorithm) {
@@ -206,8 +220,12 @@ TEST(collective_choice, open_mpi_is_forced_as_its_fixed_rules_run_the_algorithm)
   EXPECT_TRUE(open_mpi_forcing(Collective::reduce, *find_algorithm(Collective::reduce, "four-stage")).empty());
   expect_input_error([] { resolve_collective(Collective::bcast, "flattree", 4, 8); },
                      {"--bcast", "'flattree'", "knomial"});
-  expect_input_error([] { open_mpi_choice(Collective::bcast, 300, 20000); },
-                     {"--bcast default", "split binary tree", "300 ranks", "20000 bytes", "--bcast"});
+  // The split binary tree (300 ranks, 20 000 bytes): wulf's own on both engines, Open MPI's 4.
+  const CollectiveAlgorithm& split = open_mpi_choice(Collective::bcast, 300, 20000);
+  EXPECT_EQ(split.name, "split-bintree");
+  EXPECT_TRUE(split.wulfs_own());
+  EXPECT_EQ(open_mpi_forcing(Collective::bcast, split),
+            (std::vector<std::string>{"--mca", "coll_tuned_bcast_algorithm", "4"}));
 }
 
 }  // namespace

@@ -103,7 +103,7 @@ void expect_exact(std::vector<std::string> cmd, bool sim, const std::string& wha
 const std::vector<std::pair<std::string, std::string>> own_algorithms{
     {"reduce", "chain"},   {"reduce", "pipeline"}, {"reduce", "binary"},  {"bcast", "chain"},
     {"bcast", "pipeline"}, {"bcast", "bintree"},   {"bcast", "binomial"}, {"bcast", "knomial"},
-    {"bcast", "scatter-allgather"}, {"gather", "linear-sync"}};
+    {"bcast", "scatter-allgather"}, {"bcast", "split-bintree"}, {"gather", "linear-sync"}};
 
 TEST(tree_collectives, wulfs_own_give_exact_values_at_every_root_under_smpirun) {
   const std::string file = wulf_platform("batcave.xml");

@@ -465,7 +465,7 @@ po::options_description bench_options() {
        "four-stage (seed 002's, its layout from the platform's host properties) (wulf train --help)")
       ("bcast", bcast_value()->default_value("default"),
        "broadcast algorithm, the same on both engines: default (Open MPI 4.1's choice for each np and size), "
-       "linear, chain, pipeline, bintree, binomial, knomial or scatter-allgather (wulf train --help); the "
+       "linear, chain, pipeline, split-bintree, bintree, binomial, knomial or scatter-allgather (wulf train --help); the "
        "gathers' is always default")
       ("repeat", whole_in("repeat", {.lo = 1, .hi = 1e6})->default_value(3),
        "calls per measurement: a collective's time is the mean over the calls of the last rank's finish "

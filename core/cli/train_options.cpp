@@ -132,8 +132,8 @@ po::options_description engine_options() {
        "the platform's wulf:group / wulf:node host properties and wulf:nics zone property when not given)")
       ("bcast", bcast_value()->default_value("default"),
        "broadcast algorithm, the same on every engine: default (the one Open MPI 4.1 chooses for the ranks and the "
-       "parameters' size, named in the record), or Open MPI's linear, chain, pipeline, bintree, binomial, "
-       "knomial (radix 4), unsegmented, or scatter-allgather")
+       "parameters' size, named in the record), or Open MPI's linear, chain, pipeline, split-bintree, bintree, "
+       "binomial, knomial (radix 4), unsegmented, or scatter-allgather")
       ("allreduce", allreduce_value()->default_value("default"),
        "allreduce algorithm, the same on every engine: default (the one Open MPI 4.1 chooses for the ranks and "
        "the gradients' size, named in the record), rdb (recursive doubling, seed 000), redbcast (reduce then "
@@ -303,7 +303,7 @@ po::typed_value<std::string>* reduce_value() {
 
 po::typed_value<std::string>* bcast_value() {
   return one_of(names(bcast_algorithms), "--bcast: unknown algorithm '{}' (expected default, linear, chain, pipeline, "
-                                         "bintree, binomial, knomial or scatter-allgather)");
+                                         "split-bintree, bintree, binomial, knomial or scatter-allgather)");
 }
 
 po::typed_value<double>* timeout_value() {

@@ -30,6 +30,7 @@ class OwnCollectivesComm final : public Comm {
       : inner_(inner),
         bcast_tree_(own_bcast_tree(own.bcast)),
         scatter_allgather_(own.bcast == "scatter-allgather"),
+        split_bintree_(own.bcast == "split-bintree"),
         own_gather_(is_own_gather(own.gather)) {
     if (is_point_to_point_reduce(own.reduce))
       reduce_.emplace(inner, parse_point_to_point_reduce(own.reduce), std::move(layout), std::move(scratch));
@@ -91,6 +92,7 @@ class OwnCollectivesComm final : public Comm {
   void bcast_(std::span<T> d, int root) {
     if (bcast_tree_ && size() > 1) return tree_bcast(inner_, d, root, *bcast_tree_);
     if (scatter_allgather_) return scatter_allgather_bcast(inner_, d, root);
+    if (split_bintree_) return split_bintree_bcast(inner_, d, root);
     inner_.bcast(d, root);
   }
   template <class T>
@@ -103,6 +105,7 @@ class OwnCollectivesComm final : public Comm {
   std::optional<PointToPointReduce> reduce_;  // wulf's own reduce, or none: the library's
   const Tree* bcast_tree_;                    // wulf's own bcast's tree, or none
   bool scatter_allgather_;                    // or its scatter-allgather
+  bool split_bintree_;                        // or its split binary tree
   bool own_gather_;
 };
 

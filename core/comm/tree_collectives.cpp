@@ -95,7 +95,9 @@ const Tree* tree_named(const std::array<std::pair<std::string_view, Tree>, N>& t
 
 const Tree* own_bcast_tree(std::string_view name) { return tree_named(bcast_trees, name); }
 const Tree* own_reduce_tree(std::string_view name) { return tree_named(reduce_trees, name); }
-bool is_own_bcast(std::string_view name) { return own_bcast_tree(name) || name == "scatter-allgather"; }
+bool is_own_bcast(std::string_view name) {
+  return own_bcast_tree(name) || name == "scatter-allgather" || name == "split-bintree";
+}
 bool is_own_gather(std::string_view name) { return name == "linear-sync"; }
 
 template <class T>
@@ -181,6 +183,40 @@ void scatter_allgather_bcast(Comm& comm, std::span<T> data, int root) {
 }
 
 template <class T>
+void split_bintree_bcast(Comm& comm, std::span<T> data, int root) {
+  const int p = comm.size(), rank = comm.rank();
+  if (p < 2) return;
+  const std::size_t first = (data.size() + 1) / 2;
+  const std::array<std::span<T>, 2> half{data.first(first), data.subspan(first)};
+  if (half[1].empty()) return tree_bcast(comm, data, root, Tree::chain);  // too small to split
+  const auto sent = [](std::span<T> s) { return std::span<const T>(s); };
+  const int v = (rank - root + p) % p;
+  const int lr = (v + 1) % 2;  // 0: the left subtree, 1: the right (the root's side)
+  const TreeLinks t = tree_links(Tree::binary, rank, p, root);
+  if (rank == root) {
+    for (std::size_t i = 0; i < t.children.size() && i < 2; ++i) comm.send(sent(half[i]), t.children[i]);
+  } else {
+    comm.recv(half[lr], t.parent);
+    for (const int child : t.children) comm.send(sent(half[lr]), child);
+  }
+  const int twin = lr == 0 ? (rank + 1) % p : (rank + p - 1) % p, last = (root + p - 1) % p;
+  const auto swap_halves = [&] {  // Open MPI's sendrecv: the receive posted first
+    const int ticket = comm.irecv(half[1 - lr], twin);
+    comm.send(sent(half[lr]), twin);
+    comm.wait(ticket);
+  };
+  if (p % 2 != 0) {
+    if (rank != root) swap_halves();
+  } else if (rank == root) {
+    comm.send(sent(half[1]), last);
+  } else if (rank == last) {
+    comm.recv(half[1], root);
+  } else {
+    swap_halves();
+  }
+}
+
+template <class T>
 void tree_reduce_sum(Comm& comm, std::span<T> data, int root, Tree tree, T* room, bool add) {
   const TreeLinks t = tree_links(tree, comm.rank(), comm.size(), root);
   const std::size_t n = data.size();
@@ -227,6 +263,8 @@ template void tree_bcast<float>(Comm&, std::span<float>, int, Tree);
 template void tree_bcast<double>(Comm&, std::span<double>, int, Tree);
 template void tree_reduce_sum<float>(Comm&, std::span<float>, int, Tree, float*, bool);
 template void tree_reduce_sum<double>(Comm&, std::span<double>, int, Tree, double*, bool);
+template void split_bintree_bcast<float>(Comm&, std::span<float>, int);
+template void split_bintree_bcast<double>(Comm&, std::span<double>, int);
 template void scatter_allgather_bcast<float>(Comm&, std::span<float>, int);
 template void scatter_allgather_bcast<double>(Comm&, std::span<double>, int);
 template void linear_sync_gather<float>(Comm&, std::span<const float>, std::span<float>, int);

@@ -62,6 +62,16 @@ void scatter_allgather_bcast(Comm& comm, std::span<T> data, int root);
 template <class T>
 void tree_reduce_sum(Comm& comm, std::span<T> data, int root, Tree tree, T* room, bool add);
 
+// Open MPI's split binary tree broadcast, unsegmented (the fixed rules' segment size 0): the
+// data in two halves (the first the larger by one where n is odd); the root sends the first
+// half down its left subtree (odd shifted ranks) and the second down its right one (even),
+// each node forwarding its half to its children one after the other; then each rank swaps
+// halves with its twin in the other subtree (odd v with v + 1), and on an even number of
+// ranks the root sends the second half to the last rank, whose twin it would be. Fewer than
+// 2 values: the chain.
+template <class T>
+void split_bintree_bcast(Comm& comm, std::span<T> data, int root);
+
 // Open MPI's linear gather with synchronisation, unsegmented: the root, rank by rank in rank
 // order, posts the receive of the block, sends an empty message that lets the rank send, and
 // waits for the block; each rank then sends an empty second part. recv as Comm::gather's.

@@ -51,6 +51,7 @@ constexpr CollectiveAlgorithm bcasts[] = {
     // child at a time (its binomial_tree, MPICH's, is also another tree).
     {"chain", 2, ""},
     {"pipeline", 3, ""},
+    {"split-bintree", 4, ""},  // halves down the two subtrees of the binary tree, then swapped
     {"bintree", 5, ""},
     {"binomial", 6, ""},
     {"knomial", 7, ""},  // radix 4, coll_tuned_bcast_knomial_radix's default
@@ -169,7 +170,6 @@ int runs_as(Collective c, int id, long long ranks) {
 
 // Open MPI's own names, for the error of a choice wulf cannot run.
 std::string open_mpi_name(Collective c, int id) {
-  if (c == Collective::bcast && id == 4) return "split binary tree";
   if (c == Collective::bcast && id == 9) return "scatter-allgather ring";
   return "number " + std::to_string(id);
 }

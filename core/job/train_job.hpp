@@ -32,8 +32,9 @@ inline constexpr std::array<std::string_view, 5> allreduce_algorithms{"default",
 // the lists together), and wulf's own reduces (wulf-binomial, four-stage).
 inline constexpr std::array<std::string_view, 9> reduce_algorithms{
     "default", "linear", "chain", "pipeline", "binary", "binomial", "in-order-binary", "wulf-binomial", "four-stage"};
-inline constexpr std::array<std::string_view, 8> bcast_algorithms{
-    "default", "linear", "chain", "pipeline", "bintree", "binomial", "knomial", "scatter-allgather"};
+inline constexpr std::array<std::string_view, 9> bcast_algorithms{
+    "default", "linear", "chain", "pipeline", "split-bintree", "bintree", "binomial", "knomial",
+    "scatter-allgather"};
 inline constexpr std::array<std::string_view, 6> allgather_algorithms{"default", "bruck", "rdb", "ring", "neighbor",
                                                                        "two-proc"};
 inline constexpr std::array<std::string_view, 4> gather_algorithms{"default", "linear", "binomial", "linear-sync"};
