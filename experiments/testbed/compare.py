@@ -192,6 +192,32 @@ def back_to_back(rec, results):
     results["back_to_back"] = rows
 
 
+def states(rec, results):
+    """Rank 0's time in each of 64 back-to-back calls (step states): whether a run stayed in
+    step (every call of its last 20 under 60 ms) or fell into the cycle, and where."""
+    names = sorted(f[:-5] for f in os.listdir(rec) if f.startswith("states-") and f.endswith(".json"))
+    if not names:
+        return
+    print()
+    print("6. Back-to-back allreduces of 16 768 doubles at p = 8, call by call (rank 0), ms")
+    print("%-28s %8s %8s %8s %8s  %s" % ("run", "per call", "last 20", "min", "max", "first call over 60 ms"))
+    rows = []
+    for name in names:
+        row = collective_row(load(rec, name))
+        calls = [1e3 * t for t in row["calls_s"]]
+        tail = calls[-20:]
+        first = next((i for i, t in enumerate(calls) if t > 60), None)
+        rows.append({"run": name, "time_s": row["time_s"], "calls_s": row["calls_s"], "first_slow_call": first,
+                     "in_step": first is None})
+        print("%-28s %8.2f %8.2f %8.1f %8.1f  %s" % (name, 1e3 * row["time_s"], sum(tail) / len(tail), min(tail),
+                                                    max(tail), "-" if first is None else first))
+    results["states"] = rows
+
+
+def collective_row(record):
+    return record["collectives"][0]
+
+
 def plot(rows, t7, cs, cb, path):
     import matplotlib
     matplotlib.use("Agg")
@@ -246,6 +272,7 @@ def report(rec, folder):
     t7 = table_vii(rec, results)
     cs, cb = training(rec, results)
     back_to_back(rec, results)
+    states(rec, results)
     wall = os.path.join(rec, "wall_s.txt")
     if os.path.exists(wall):
         steps = {}

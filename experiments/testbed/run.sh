@@ -12,11 +12,15 @@
 #   4. backtoback: the allreduces of step 1 at p = 4, 8 made back to back, as training makes
 #      them (no barrier between calls), three times on the testbed, and in simulation with
 #      SMPI's rendezvous and with the testbed's eager limit;
-#   5. diagnose: the allreduce bench again at D = 20, and the ping-pong over more sizes.
+#   5. diagnose: the allreduce bench again at D = 20, and the ping-pong over more sizes;
+#   6. states: rank 0's time in each of 64 back-to-back allreduces of 16 768 doubles at p = 8
+#      (--gap 0, and 1.36 ms of compute before each call, a Table VII block of 16's), 4 runs
+#      of each on the testbed, once each in simulation with rendezvous and with the eager
+#      limit: which runs stay in step and which fall into the two-call cycle (issue 32 item 2).
 # Both sides run recursive doubling: SMPI's rdb, Open MPI's coll_tuned algorithm 3.
 # compare.py prints the tables, writes results.json and draws testbed.png.
 #
-#   experiments/testbed/run.sh [build dir] [bench] [backtoback] [table7] [again7] [train] [diagnose] [compare]
+#   experiments/testbed/run.sh [build dir] [bench] [backtoback] [table7] [again7] [train] [diagnose] [states] [compare]
 #
 # With no step named it runs them all, one run after another. Needs root (the testbed makes
 # network namespaces). Run it on an otherwise idle machine: the testbed's times are the
@@ -25,7 +29,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/../common.sh" "${1:-}"
 shift || true
 steps=("$@")
-[[ ${#steps[@]} -eq 0 ]] && steps=(bench backtoback table7 again7 train diagnose compare)
+[[ ${#steps[@]} -eq 0 ]] && steps=(bench backtoback table7 again7 train diagnose states compare)
 rec="$here/records"
 mkdir -p "$rec"
 cd "$root"  # record platform paths relative to the repository
@@ -133,6 +137,19 @@ step_backtoback() {
   "$wulf" "${b2b[@]}" --out "$rec/b2b-sim.json" > "$rec/b2b-sim.txt"
   # The simulation with the testbed's protocol: messages up to 4 MiB sent eagerly.
   "$wulf" "${b2b[@]}" --eager-limit "$eager" --out "$rec/b2b-sim-eager.json" > "$rec/b2b-sim-eager.txt"
+}
+
+step_states() {
+  local calls=(platform bench "$platform" --collectives allreduce --np 8 --elements 16768 --allreduce rdb
+               --repeat 64 --back-to-back --no-pingpong)
+  for gap in 0 0.00136; do
+    for k in 1 2 3 4; do
+      testbed "${calls[@]}" --gap "$gap" --engine testbed --dilation "$dilation" \
+        --out "$rec/states-testbed-$gap-$k.json" > /dev/null
+    done
+    "$wulf" "${calls[@]}" --gap "$gap" --out "$rec/states-sim-$gap.json" > /dev/null
+    "$wulf" "${calls[@]}" --gap "$gap" --eager-limit "$eager" --out "$rec/states-sim-eager-$gap.json" > /dev/null
+  done
 }
 
 step_diagnose() {
