@@ -215,8 +215,7 @@ TestbedPlan plan_testbed(const std::string& platform, const std::vector<Platform
                                      "here for their own time not to show; at --dilation {:g} it may",
                                      held, dilation));
   }
-  plan.dilation = dilation > 0 ? dilation : default_dilation(plan.hosts, np, cores, network.most_hops,
-                                                                        network.most_delayed_hops);
+  plan.dilation = dilation > 0 ? dilation : network.most_delayed_hops > 0 ? held : unheld;
   if (dilation <= 0 && plan.dilation > kDilationRange.hi)
     throw InputError(fmt::format("the testbed of {} ranks on {} cores would need a time dilation of {:g}, more than "
                                  "the {:g} it can have (--dilation): fewer ranks, or a machine with more cores",
