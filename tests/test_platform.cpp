@@ -835,7 +835,7 @@ TEST(testbed, every_route_is_held_for_the_platforms_latency_of_that_route) {
   const std::vector<std::pair<std::string, int>> platforms{
       {std::string(WULF_PLATFORMS_DIR) + "/batcave.xml", 8}, {std::string(WULF_TEST_PLATFORMS) + "/fattree8.xml", 8},
       {std::string(WULF_TEST_PLATFORMS) + "/torus.xml", 16}, {std::string(WULF_TEST_PLATFORMS) + "/dragonfly.xml", 16},
-      {std::string(WULF_TEST_PLATFORMS) + "/far2.xml", 2}};
+      {std::string(WULF_TEST_PLATFORMS) + "/far2.xml", 2}, {std::string(WULF_PLATFORMS_DIR) + "/bunyip-reduced.xml", 17}};
   for (const auto& [file, n] : platforms) {
     SCOPED_TRACE(file);
     const TestbedPlan plan = plan_testbed(file, hosts_of_ranks(platform_hosts(file, n).hosts, n), n, 0, 1.0);
