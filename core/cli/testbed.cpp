@@ -7,23 +7,20 @@
 #include "util/errors.hpp"
 #include "util/files.hpp"
 #include "util/process.hpp"
+#include "util/text.hpp"
 
 #include <iostream>
+#include <optional>
 #include <ostream>
 
 namespace wulf {
 
 namespace {
 
-double parse_seconds(const std::string& text) {
-  std::size_t used = 0;
-  double s = -1;
-  try {
-    s = std::stod(text, &used);
-  } catch (const std::exception&) {
-  }
-  if (used != text.size() || !(s >= 0)) throw InputError("wulf testbed delay: '" + text + "' is no number of seconds");
-  return s;
+double seconds_of(const std::string& text) {
+  const std::optional<double> seconds = parse_number(text);
+  if (!seconds) throw InputError("wulf testbed delay: '" + text + "' is no number of seconds");
+  return *seconds;  // its range is start_delay_link's to check
 }
 
 }  // namespace
@@ -48,7 +45,7 @@ int testbed_command(const std::vector<std::string>& args, std::ostream& out, std
   // A link's latency (engine/delay_link.hpp): started by a run inside a namespace of its
   // testbed, returns once the wire forwards.
   if (verb == "delay" && args.size() == 5) {
-    start_delay_link({args[1], args[2], parse_seconds(args[3]), parse_seconds(args[4])});
+    start_delay_link({args[1], args[2], seconds_of(args[3]), seconds_of(args[4])});
     return exit_ok;
   }
   if (args.size() != 1 || (verb != "check" && verb != "clean")) {
