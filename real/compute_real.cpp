@@ -28,9 +28,9 @@ class RealCompute final : public Compute {
     if (pads()) started_ = Clock::now();
   }
 
-  void charge(Phase phase, std::size_t patterns, double flops) override {
+  void charge(Phase phase, std::size_t patterns, double flops, double share) override {
     if (!pads()) return;
-    const double charged = charged_seconds(config_, phase, patterns, flops, config_.host_speed);
+    const double charged = charged_seconds(config_, phase, patterns, flops, config_.host_speed, share);
     pad(ledger_.lines[static_cast<std::size_t>(phase)], started_, charged);
   }
 

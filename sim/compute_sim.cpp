@@ -61,7 +61,7 @@ class SimCompute final : public Compute {
     if (config_.mode == ComputeMode::measured) started_ = std::chrono::steady_clock::now();
   }
 
-  void charge(Phase phase, std::size_t patterns, double flops) override {
+  void charge(Phase phase, std::size_t patterns, double flops, double share) override {
     switch (config_.mode) {
       case ComputeMode::wall: break;
       case ComputeMode::flops:
@@ -70,7 +70,7 @@ class SimCompute final : public Compute {
         if (flops > 0) smpi_execute_flops(charged_flops(config_, flops));
         break;
       case ComputeMode::calibrated:
-        if (const double seconds = charged_seconds(config_, phase, patterns, flops, 0); seconds > 0)
+        if (const double seconds = charged_seconds(config_, phase, patterns, flops, 0, share); seconds > 0)
           execute_seconds(seconds);
         break;
       case ComputeMode::measured: {

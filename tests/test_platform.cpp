@@ -9,6 +9,7 @@
 #include "util/process.hpp"
 #include "engine/launch.hpp"
 #include "engine/testbed.hpp"
+#include "job/job_json.hpp"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -355,6 +356,12 @@ TEST(platform, bench_eager_limit_lets_early_data_flow) {
   EXPECT_NEAR(eager_barrier, rendezvous, 0.01 * rendezvous);
   EXPECT_TRUE(c1.at("eager_limit_bytes").is_null());
   EXPECT_EQ(c2.at("eager_limit_bytes").get<long long>(), 4194304);
+  // The record says which protocol each run had, and why the default is not the testbed's.
+  EXPECT_EQ(c1.at("protocol").at("settings").at("smpi/async-small-thresh").get<long long>(), 0);
+  EXPECT_NE(c1.at("protocol").at("why_not_the_testbeds").get<std::string>().find("experiments/testbed"),
+            std::string::npos);
+  EXPECT_EQ(c2.at("protocol").at("settings").at("smpi/send-is-detached-thresh").get<long long>(), 4194304);
+  EXPECT_FALSE(c2.at("protocol").contains("why_not_the_testbeds"));
   expect_refused({"platform", "bench", bat, "--eager-limit", "5"}, {"--eager-limit: 5 must be at least 1024"});
   expect_refused({"train", "--problem", "xor", "--eager-limit", "65536"},
                  {"--eager-limit is for --engine sim or --engine testbed"});
@@ -752,6 +759,10 @@ TEST(testbed, plans_the_star_of_the_hosts_the_ranks_use) {
   EXPECT_DOUBLE_EQ(scaled.hosts[0].up_Bps, 5.3e6);
   EXPECT_EQ(scaled.dilation, 25);
   EXPECT_EQ(scaled.dilation_from, "--dilation");
+  // The record's protocol: Open MPI's eager protocol up to the testbed's limit, or the given one.
+  EXPECT_EQ(protocol_json(true, 0).at("settings").at("btl_tcp_eager_limit").get<long long>(), kTestbedEagerBytes);
+  EXPECT_EQ(protocol_json(true, 65536).at("settings").at("btl_tcp_eager_limit").get<long long>(), 65536);
+  EXPECT_EQ(protocol_json(true, 65536).at("settings").at("btl_tcp_max_send_size").get<long long>(), 128 << 10);
 }
 
 // A fat tree is built as it is: a switch per leaf and one at the top, the uplinks shaped

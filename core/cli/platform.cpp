@@ -7,6 +7,7 @@
 #include "data/dataset.hpp"
 #include "engine/launch.hpp"
 #include "engine/testbed.hpp"
+#include "job/job_json.hpp"
 #include "cli/train_options.hpp"
 #include "cli/options.hpp"
 #include "comm/staged_reduce.hpp"
@@ -344,6 +345,7 @@ Json bench_config(const BenchJob& job, const std::vector<PlatformHost>& pair) {
   config["back_to_back"] = job.back_to_back;
   config["gap_s"] = job.gap_s;
   config["eager_limit_bytes"] = job.eager_limit > 0 ? Json(job.eager_limit) : Json(nullptr);
+  config["protocol"] = protocol_json(job.engine == Engine::testbed, job.eager_limit);
   config["unread_sums"] = job.unread;
   config["collective_algorithm"] = "allreduce:" + job.allreduce + ", reduce:" + job.reduce + ", bcast:" + job.bcast +
                                    ", allgather:default, gather:default";

@@ -196,7 +196,12 @@ void add_strategy_options(po::options_description& all) {
         case StrategyOption::Kind::number:
           group.add_options()(name.c_str(), number_in(name, o.range)->default_value(o.default_value), help.c_str());
           break;
-        case StrategyOption::Kind::text: group.add_options()(name.c_str(), po::value<std::string>(), help.c_str()); break;
+        case StrategyOption::Kind::text: {
+          auto* value = po::value<std::string>();
+          if (!o.default_text.empty()) value->default_value(std::string(o.default_text));
+          group.add_options()(name.c_str(), value, help.c_str());
+          break;
+        }
       }
     }
     all.add(group);

@@ -114,11 +114,21 @@ class Comm {
   // and returns its ticket, which wait completes, returning the values that came; every
   // ticket must be waited for. send_all sends data to every rank of
   // dests at once (MPI_Isend each, then MPI_Waitall), as a tree's node to its children.
-  virtual int irecv(std::span<float> data, int source) = 0;
-  virtual int irecv(std::span<double> data, int source) = 0;
+  // tag: apart from every other message between the two ranks (wulf's overlapped buckets,
+  // each its own, so that no bucket's message is taken for another's); 0 elsewhere.
+  virtual int irecv(std::span<float> data, int source, int tag = 0) = 0;
+  virtual int irecv(std::span<double> data, int source, int tag = 0) = 0;
   virtual std::size_t wait(int ticket) = 0;
   virtual void send_all(std::span<const float> data, std::span<const int> dests) = 0;
   virtual void send_all(std::span<const double> data, std::span<const int> dests) = 0;
+  // A send that does not wait (MPI_Isend): its ticket, which wait or test completes (wait
+  // then returns 0); data must stay as it is until then.
+  virtual int isend(std::span<const float> data, int dest, int tag = 0) = 0;
+  virtual int isend(std::span<const double> data, int dest, int tag = 0) = 0;
+  // Whether the ticket's request is complete (MPI_Test), the library's chance to move its
+  // messages on: Open MPI over TCP moves a message only inside its calls. A ticket that
+  // tested true is done with. Under SMPI it costs no simulated time (smpi/test:0).
+  virtual bool test(int ticket) = 0;
   // MPI_Comm_split (a collective over this communicator): the ranks of one color form a
   // communicator, ordered by key; a rank that passes no_color gets nullptr.
   static constexpr int no_color = -1;
@@ -191,8 +201,8 @@ class SerialComm final : public Comm {
   void recv_all(std::span<const std::span<double>> d, std::span<const int>) override {
     if (!d.empty()) alone();
   }
-  int irecv(std::span<float>, int) override { alone(); }
-  int irecv(std::span<double>, int) override { alone(); }
+  int irecv(std::span<float>, int, int) override { alone(); }
+  int irecv(std::span<double>, int, int) override { alone(); }
   std::size_t wait(int) override { alone(); }
   void send_all(std::span<const float>, std::span<const int> dests) override {
     if (!dests.empty()) alone();
@@ -200,6 +210,9 @@ class SerialComm final : public Comm {
   void send_all(std::span<const double>, std::span<const int> dests) override {
     if (!dests.empty()) alone();
   }
+  int isend(std::span<const float>, int, int) override { alone(); }
+  int isend(std::span<const double>, int, int) override { alone(); }
+  bool test(int) override { alone(); }
   std::unique_ptr<Comm> split(int color, int) override;
   std::vector<std::string> hosts() override;  // this machine's name
   [[noreturn]] void abort(const std::string& message, int code) override;

@@ -128,7 +128,7 @@ class WallCompute final : public Compute {
  public:
   WallCompute() : Compute({}) {}
   void begin() override {}
-  void charge(Phase, std::size_t, double) override {}
+  void charge(Phase, std::size_t, double, double) override {}
   void charge_iteration() override {}
 };
 
@@ -144,7 +144,7 @@ std::string what_if_scale_fault(double scale) {
 double charged_flops(const ComputeConfig& config, double flops) { return flops / config.speed_scale; }
 
 double charged_seconds(const ComputeConfig& config, Phase phase, std::size_t patterns, double flops,
-                       double host_speed) {
+                       double host_speed, double share) {
   if (config.mode == ComputeMode::flops) return flops > 0 ? charged_flops(config, flops) / host_speed : 0;
   if (config.mode != ComputeMode::calibrated) return 0;
   const Profile& p = config.profile;
@@ -157,7 +157,7 @@ double charged_seconds(const ComputeConfig& config, Phase phase, std::size_t pat
     case Phase::test: seconds = p.Ts * n + p.Tf * n; break;  // a test pattern is a forward pass + its error
     case Phase::other: break;
   }
-  return seconds > 0 ? seconds / config.speed_scale : 0;
+  return seconds > 0 ? seconds * share / config.speed_scale : 0;
 }
 
 std::string_view ComputeLedger::name(std::size_t line) {

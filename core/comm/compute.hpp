@@ -88,9 +88,10 @@ std::string what_if_scale_fault(double scale);
 // The platform seconds a kernel is charged under flops or calibrated (0 under wall and
 // measured, which have no rule ahead of the arithmetic): the one rule of both engines.
 // flops: flops / speed_scale / host_speed; calibrated: the profile's per-pattern times
-// (test: Tf + Ts per pattern; update: Tu, + Tm with one rank) over speed_scale.
+// (test: Tf + Ts per pattern; update: Tu, + Tm with one rank) over speed_scale, times share
+// (Compute::charge's part of a kernel).
 double charged_seconds(const ComputeConfig& config, Phase phase, std::size_t patterns, double flops,
-                       double host_speed);
+                       double host_speed, double share = 1.0);
 // flops' numerator: the kernel's flops over --speed-scale (the simulator executes these).
 double charged_flops(const ComputeConfig& config, double flops);
 
@@ -122,7 +123,10 @@ class Compute {
   // Marks the start of a kernel (measured mode reads the wall clock here).
   virtual void begin() = 0;
   // Charges the kernel that began at begin(): patterns it handled and its flop count.
-  virtual void charge(Phase phase, std::size_t patterns, double flops) = 0;
+  void charge(Phase phase, std::size_t patterns, double flops) { charge(phase, patterns, flops, 1.0); }
+  // Charges a part of such a kernel (one layer of a backward pass, one slice of it): its own
+  // flops, and under calibrated the share of the phase's per-pattern time it stands for.
+  virtual void charge(Phase phase, std::size_t patterns, double flops, double share) = 0;
   // Charges a fixed per-iteration overhead (calibrated mode's To).
   virtual void charge_iteration() = 0;
   // Charges the fixed cost of entering a collective call that a platform may declare

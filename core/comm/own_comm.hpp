@@ -70,11 +70,14 @@ class OwnCollectivesComm final : public Comm {
   int recv(std::span<double> d, int source) override { return inner_.recv(d, source); }
   void recv_all(std::span<const std::span<float>> d, std::span<const int> s) override { inner_.recv_all(d, s); }
   void recv_all(std::span<const std::span<double>> d, std::span<const int> s) override { inner_.recv_all(d, s); }
-  int irecv(std::span<float> d, int source) override { return inner_.irecv(d, source); }
-  int irecv(std::span<double> d, int source) override { return inner_.irecv(d, source); }
+  int irecv(std::span<float> d, int source, int tag) override { return inner_.irecv(d, source, tag); }
+  int irecv(std::span<double> d, int source, int tag) override { return inner_.irecv(d, source, tag); }
   std::size_t wait(int ticket) override { return inner_.wait(ticket); }
   void send_all(std::span<const float> d, std::span<const int> dests) override { inner_.send_all(d, dests); }
   void send_all(std::span<const double> d, std::span<const int> dests) override { inner_.send_all(d, dests); }
+  int isend(std::span<const float> d, int dest, int tag) override { return inner_.isend(d, dest, tag); }
+  int isend(std::span<const double> d, int dest, int tag) override { return inner_.isend(d, dest, tag); }
+  bool test(int ticket) override { return inner_.test(ticket); }
   std::unique_ptr<Comm> split(int color, int key) override { return inner_.split(color, key); }
   std::vector<std::string> hosts() override { return inner_.hosts(); }
   [[noreturn]] void abort(const std::string& message, int code) override {

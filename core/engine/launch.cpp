@@ -203,6 +203,9 @@ std::vector<std::string> smpirun_command(const std::string& platform, const Host
                                // Only wulf charges compute; reading the clock costs nothing (SMPI's
                                // default adds 10 ns per MPI_Wtime, which would land in the phase times).
                                "--cfg=smpi/simulate-computation:no", "--cfg=smpi/wtime:0",
+                               // A progress call (MPI_Test, Comm::test) costs no time either: SMPI's
+                               // default sleeps 0.1 ms a call, more with each call that fails.
+                               "--cfg=smpi/test:0",
                                // One copy of the rank program for all ranks: it keeps no state of a
                                // rank in globals (test ranks.no_rank_state_in_globals). SMPI's
                                // default loads a private copy per rank, 2.7 MB each.

@@ -41,9 +41,6 @@ constexpr double kFrameBytes = 1600;  // the largest frame with the wire's overh
 double burst_bytes(double rate_Bps) { return std::ceil(std::max(kFrameBytes, rate_Bps * kBurstSeconds)); }
 constexpr double kMinRtoSeconds = 0.2;  // Linux's TCP_RTO_MIN
 constexpr const char* kStab[] = {"stab", "overhead", "24", "mpu", "84"};
-// Open MPI's TCP sockets' buffers, bytes (see Testbed::command).
-constexpr long long kSocketBufferBytes = 4 << 20;
-constexpr long long kDefaultMaxSendBytes = 128 << 10;  // Open MPI 4.1's btl_tcp_max_send_size
 
 std::string first_line(std::string text) {
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();

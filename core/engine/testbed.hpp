@@ -52,6 +52,10 @@ struct TestbedHost {
 // Open MPI's rendezvous beyond 64 KiB sends a handshake that waits behind data on the wire,
 // which the simulator's rendezvous does not model (README, "Validate on an emulated cluster").
 constexpr long long kTestbedEagerBytes = 4 << 20;
+// Open MPI's TCP sockets' buffers, bytes (see Testbed::command), and Open MPI 4.1's
+// btl_tcp_max_send_size.
+constexpr long long kSocketBufferBytes = 4 << 20;
+constexpr long long kDefaultMaxSendBytes = 128 << 10;
 
 struct TestbedPlan {
   std::string platform;

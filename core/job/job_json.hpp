@@ -17,6 +17,11 @@ inline constexpr int job_format = 1;
 // record's "config" without "memory_estimate". Keys and their order are those of the records
 // of earlier wulfs, with the fields that make it a whole job after them.
 Json job_json(const TrainJob& job);
+// The record's config.protocol on the platform engines: how a message's data moves (the
+// testbed: Open MPI's eager protocol up to its limit, over fixed socket buffers; sim: SMPI's
+// thresholds, its rendezvous unless --eager-limit), the settings that make it so, and why the
+// two defaults are not one setting (experiments/testbed, section 7). eager_limit 0: the default.
+Json protocol_json(bool testbed, long long eager_limit);
 
 // The job a config holds (job_json's, or a record's "config"). The problem's data is not read
 // (load_problem) and nothing is checked against files (check_job). Throws InputError

@@ -17,13 +17,18 @@ std::size_t NetSpec::parameter_count() const {
   return w;
 }
 
+double backward_layer_flops(const std::vector<int>& sizes, bool bias, int l) {
+  const double products = 2.0 * sizes[l] * sizes[l - 1], biases = bias ? sizes[l] : 0;
+  return products + biases + (l > 1 ? products : 0);
+}
+
 KernelFlops kernel_flops(const std::vector<int>& sizes, bool bias) {
   KernelFlops f;
   for (std::size_t l = 1; l < sizes.size(); ++l) {
     const double products = 2.0 * sizes[l] * sizes[l - 1], biases = bias ? sizes[l] : 0;
     f.weights += products / 2 + biases;
     f.forward += products + biases;
-    f.backward += products + biases + (l > 1 ? products : 0);
+    f.backward += backward_layer_flops(sizes, bias, static_cast<int>(l));
   }
   f.update = 4 * f.weights;
   return f;
@@ -210,7 +215,13 @@ T Mlp<T>::loss_sum(Loss loss, Activation output, const Matrix& y, const Matrix& 
 
 template <class T>
 T Mlp<T>::backward(const Matrix& targets, bool accumulate) {
-  const int n = spec_.n_layers();
+  const T loss = backward_output(targets);
+  for (int l = spec_.n_layers(); l >= 1; --l) backward_layer(l, accumulate);
+  return loss;
+}
+
+template <class T>
+T Mlp<T>::backward_output(const Matrix& targets) {
   const Matrix& y = acts_.back();
   const Activation out = spec_.activations.back();
   Matrix& d_out = deltas_.back();
@@ -219,42 +230,43 @@ T Mlp<T>::backward(const Matrix& targets, bool accumulate) {
     d_out = y - targets;
   else
     activation_backward(out, y, y - targets, d_out, spec_.clip_sigmoid_derivative);
-
-  for (int l = n; l >= 1; --l) {
-    const Matrix& a_prev = l == 1 ? *input_ : acts_[l - 2];
-    const Matrix& delta = deltas_[l - 1];  // (n_l, B)
-    auto dw = dweights(l);                 // (n_l, n_{l-1}) += delta a_prev^T
-    if (delta.cols() == 1) {
-      if (accumulate)
-        dw.noalias() += delta.col(0) * a_prev.col(0).transpose();
-      else
-        dw.noalias() = delta.col(0) * a_prev.col(0).transpose();
-    } else {
-      gemm<T>(false, true, rows(l), cols(l), delta.cols(), delta.data(), a_prev.data(), accumulate ? T(1) : T(0),
-              grads_ + w_offset(l));
-    }
-    if (spec_.bias) {
-      if (accumulate)
-        dbiases(l) += delta.rowwise().sum();
-      else
-        dbiases(l) = delta.rowwise().sum();
-    }
-    if (l > 1) {
-      // dE/dA_{l-1} = W_l^T delta goes straight into delta_{l-1}, which then becomes
-      // dE/dZ_{l-1} in place. Each delta keeps its shape from block to block, so nothing
-      // is allocated here (one scratch matrix shared by layers of different heights was
-      // reallocated, and its pages faulted in afresh, twice per block).
-      Matrix& d_prev = deltas_[l - 2];
-      d_prev.resize(rows(l - 1), delta.cols());
-      if (delta.cols() == 1)
-        d_prev.col(0).noalias() = weights(l).transpose() * delta.col(0);
-      else
-        gemm<T>(true, false, rows(l - 1), delta.cols(), rows(l), params_ + w_offset(l), delta.data(), T(0),
-                d_prev.data());
-      activation_backward(spec_.activations[l - 2], acts_[l - 2], d_prev, d_prev, spec_.clip_sigmoid_derivative);
-    }
-  }
   return loss_sum(spec_.loss, out, y, targets);
+}
+
+template <class T>
+void Mlp<T>::backward_layer(int l, bool accumulate) {
+  const Matrix& a_prev = l == 1 ? *input_ : acts_[l - 2];
+  const Matrix& delta = deltas_[l - 1];  // (n_l, B)
+  auto dw = dweights(l);                 // (n_l, n_{l-1}) += delta a_prev^T
+  if (delta.cols() == 1) {
+    if (accumulate)
+      dw.noalias() += delta.col(0) * a_prev.col(0).transpose();
+    else
+      dw.noalias() = delta.col(0) * a_prev.col(0).transpose();
+  } else {
+    gemm<T>(false, true, rows(l), cols(l), delta.cols(), delta.data(), a_prev.data(), accumulate ? T(1) : T(0),
+            grads_ + w_offset(l));
+  }
+  if (spec_.bias) {
+    if (accumulate)
+      dbiases(l) += delta.rowwise().sum();
+    else
+      dbiases(l) = delta.rowwise().sum();
+  }
+  if (l > 1) {
+    // dE/dA_{l-1} = W_l^T delta goes straight into delta_{l-1}, which then becomes
+    // dE/dZ_{l-1} in place. Each delta keeps its shape from block to block, so nothing
+    // is allocated here (one scratch matrix shared by layers of different heights was
+    // reallocated, and its pages faulted in afresh, twice per block).
+    Matrix& d_prev = deltas_[l - 2];
+    d_prev.resize(rows(l - 1), delta.cols());
+    if (delta.cols() == 1)
+      d_prev.col(0).noalias() = weights(l).transpose() * delta.col(0);
+    else
+      gemm<T>(true, false, rows(l - 1), delta.cols(), rows(l), params_ + w_offset(l), delta.data(), T(0),
+              d_prev.data());
+    activation_backward(spec_.activations[l - 2], acts_[l - 2], d_prev, d_prev, spec_.clip_sigmoid_derivative);
+  }
 }
 
 template class Mlp<float>;

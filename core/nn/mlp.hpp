@@ -40,6 +40,9 @@ struct KernelFlops {
 };
 // The flops of sizes n_0..n_L, with or without biases.
 KernelFlops kernel_flops(const std::vector<int>& sizes, bool bias);
+// The per-pattern backward flops of layer l alone (KernelFlops::backward's terms of that
+// layer): its weight gradient, its bias sum, and for l > 1 the delta product W_l^T delta.
+double backward_layer_flops(const std::vector<int>& sizes, bool bias, int l);
 
 struct NetSpec {
   std::vector<int> sizes;               // n_0 (inputs), n_1, ..., n_L (outputs)
@@ -107,6 +110,18 @@ class Mlp {
   // E = 1/2 sum (y - t)^2 for mse, -sum t log y (softmax) or
   // -sum [t log y + (1 - t) log(1 - y)] (sigmoid) for cross-entropy.
   T backward(const Matrix& targets, bool accumulate = true);
+  // backward() a layer at a time, as the overlap strategy runs it: backward_output makes the
+  // output layer's delta and returns E; then backward_layer(l) for l = L down to 1 makes
+  // layer l's gradients (weights, then biases) and, for l > 1, layer l-1's delta. The same
+  // operations in the same order as backward().
+  T backward_output(const Matrix& targets);
+  void backward_layer(int l, bool accumulate);
+  // Gradient values of layer l's weights and of its biases (empty without bias): the
+  // tensors a bucketed allreduce takes in reverse layer order.
+  std::span<T> weight_gradients(int l) { return {grads_ + w_offset(l), static_cast<std::size_t>(rows(l) * cols(l))}; }
+  std::span<T> bias_gradients(int l) {
+    return {grads_ + b_offset(l), spec_.bias ? static_cast<std::size_t>(rows(l)) : 0};
+  }
   // E of outputs y against targets t, summed over the block, as backward() counts it.
   static T loss_sum(Loss loss, Activation output, const Matrix& y, const Matrix& t);
 

@@ -88,6 +88,36 @@ void Run<T>::forward_backward(const Dataset& data, const std::vector<std::size_t
 }
 
 template <class T>
+void Run<T>::forward_backward_layers(const Dataset& data, const std::vector<std::size_t>& order, std::size_t first,
+                                     std::size_t count, ErrorSums& sums,
+                                     const std::function<void(int layer)>& layer_done) {
+  kernel(Phase::forward, count, flops_.forward * static_cast<double>(count), [&] {
+    gather_block(data, order, first, count, x_, t_, labels_);
+    if (count > 0) net_.forward(x_);
+  });
+  const NetSpec& spec = net_.spec();
+  const int layers = spec.n_layers();
+  double block_loss = 0;
+  for (int l = layers; l >= 1; --l) {
+    const double flops = backward_layer_flops(spec.sizes, spec.bias, l);
+    kernel_part(Phase::backward, count, l == layers ? count : 0, flops * static_cast<double>(count),
+                flops / flops_.backward, [&] {
+                  if (count == 0) {
+                    std::ranges::fill(net_.weight_gradients(l), T(0));
+                    std::ranges::fill(net_.bias_gradients(l), T(0));
+                    return;
+                  }
+                  if (l == layers) block_loss = static_cast<double>(net_.backward_output(t_));
+                  net_.backward_layer(l, false);
+                  if (l == 1)
+                    sums.add(net_.outputs(), t_, block_loss, labels_.empty() ? nullptr : labels_.data(),
+                             train_.decision_threshold);
+                });
+    layer_done(l);
+  }
+}
+
+template <class T>
 void Run<T>::request_stop(StopReason reason, std::string detail) {
   requested_ = Stop{reason, std::move(detail)};
 }

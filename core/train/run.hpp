@@ -111,6 +111,17 @@ class Run {
     compute_.charge(phase, patterns, flops);
     add_time(phase, comm_.now() - t0, patterns);
   }
+  // One part of a kernel (a layer of a backward pass): charged as Compute::charge's part, its
+  // flops and its share of the phase's per-pattern time; its time added to phase, with
+  // `counted` of its patterns (the patterns are counted once, by one of the parts).
+  template <class F>
+  void kernel_part(Phase phase, std::size_t patterns, std::size_t counted, double flops, double share, F&& f) {
+    const double t0 = comm_.now();
+    compute_.begin();
+    if (numerics_) f();
+    compute_.charge(phase, patterns, flops, share);
+    add_time(phase, comm_.now() - t0, counted);
+  }
   // Runs a collective and adds its time to the communication phase.
   template <class F>
   void collective(F&& f) {
@@ -139,6 +150,11 @@ class Run {
   // patterns (the gather of the block counts as forward).
   void forward_backward(const Dataset& data, const std::vector<std::size_t>& order, std::size_t first,
                         std::size_t count, ErrorSums& sums);
+  // The same a layer at a time (Mlp::backward_layer), each layer charged on its own
+  // (backward_layer_flops, its share of the backward time), and layer_done(l) called once
+  // layer l's gradients are made, from the output layer down: the same gradients to the bit.
+  void forward_backward_layers(const Dataset& data, const std::vector<std::size_t>& order, std::size_t first,
+                               std::size_t count, ErrorSums& sums, const std::function<void(int layer)>& layer_done);
   // Gathers the patterns order[first .. first + count) of data into the scratch (not
   // charged: call it inside a kernel).
   Block gather(const Dataset& data, const std::vector<std::size_t>& order, std::size_t first, std::size_t count) {

@@ -14,7 +14,7 @@ namespace wulf {
 
 // The registry: one X(name) per strategy, whose descriptor name_strategy is defined in
 // core/train/strategies/name.cpp. The order is --help's; block, the first, is the default.
-#define WULF_STRATEGIES(X) X(block) X(average) X(ppt) X(scatter) X(root) X(session) X(cg)
+#define WULF_STRATEGIES(X) X(block) X(average) X(ppt) X(scatter) X(root) X(session) X(cg) X(overlap)
 
 #define WULF_DECLARE(name) extern const StrategyDescriptor name##_strategy;
 WULF_STRATEGIES(WULF_DECLARE)
@@ -29,6 +29,11 @@ const Strategy registry[] = {WULF_STRATEGIES(WULF_LIST)};
 }  // namespace
 
 Strategy::Strategy() : d_(&block_strategy) {}
+
+std::string refuse_block_below_ranks(std::size_t b, int p, std::size_t) {
+  if (b >= static_cast<std::size_t>(p)) return "";
+  return "b = " + std::to_string(b) + " is below p = " + std::to_string(p) + ": a block must give every rank a pattern";
+}
 
 std::string_view to_string(Strategy s) { return s->name; }
 
@@ -112,9 +117,10 @@ std::size_t setting_count(const TrainConfig& config, std::string_view option) {
   return static_cast<std::size_t>(std::max(0.0, setting(config, option)));
 }
 
-const std::string& setting_text(const TrainConfig& config, std::string_view option) {
-  owned(config, option);
+std::string setting_text(const TrainConfig& config, std::string_view option) {
+  const StrategyOption& o = owned(config, option);
   const std::string* v = config.settings.find_text(option);
+  if (!v && !o.default_text.empty()) return std::string(o.default_text);
   if (!v) throw InputError(fmt::format("--strategy {} needs --{}", to_string(config.strategy), option));
   return *v;
 }
@@ -122,7 +128,7 @@ const std::string& setting_text(const TrainConfig& config, std::string_view opti
 void check_strategy(const TrainConfig& config, int np, bool numerics) {
   for (const StrategyOption& o : config.strategy->options) {
     if (o.kind == StrategyOption::Kind::text) {
-      if (!config.settings.find_text(o.name))
+      if (!config.settings.find_text(o.name) && o.default_text.empty())
         throw InputError(fmt::format("--strategy {} needs --{}, e.g. --{} \"{}\"", to_string(config.strategy), o.name,
                                      o.name, o.example));
       continue;

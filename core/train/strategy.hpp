@@ -62,6 +62,7 @@ struct StrategyOption {
   double default_value = 0;  // whole and number; a text option has none and must be given
   Range range;  // whole and number: the accepted values (checked as the option is read, the job resolved and read)
   std::string_view example = {};  // text: a value that runs, for the message when it is missing (and the tests)
+  std::string_view default_text = {};  // text: the value when it is not given (empty: it must be given)
   bool record_may_omit = false;   // the record may leave it out or write null: then the default
 };
 
@@ -109,6 +110,11 @@ struct SearchTraits {
   // Why b patterns cannot run on p ranks, each holding share training patterns; "" if they can.
   std::string (*refuse)(std::size_t b, int p, std::size_t share) = nullptr;
 };
+// The refusal of a strategy that shares each block out over the ranks (block, overlap):
+// every rank needs a pattern of each block, so b must be at least p.
+std::string refuse_block_below_ranks(std::size_t b, int p, std::size_t share);
+// Their search traits: the sequential run's updates, b at least p.
+inline constexpr SearchTraits shared_block_search{.same_updates = true, .refuse = refuse_block_below_ranks};
 
 template <class T>
 using StrategyTrainFn = TrainResult (*)(Mlp<T>&, const Dataset&, const Dataset&, const GlobalSizes&,
@@ -150,10 +156,11 @@ std::string strategies_that_run(Learning l);
 const StrategyOption* any_strategy_option(std::string_view name);
 
 // A setting of config's strategy: its value in config.settings, else its default. A name the
-// strategy does not own is a bug (std::logic_error); a text option never given, an InputError.
+// strategy does not own is a bug (std::logic_error); a text option never given and without a
+// default_text, an InputError.
 double setting(const TrainConfig& config, std::string_view option);
 std::size_t setting_count(const TrainConfig& config, std::string_view option);
-const std::string& setting_text(const TrainConfig& config, std::string_view option);
+std::string setting_text(const TrainConfig& config, std::string_view option);
 
 // The generic checks of config's settings (each whole one in its range, each number finite),
 // then the strategy's own (StrategyDescriptor::check); throws InputError naming the option.

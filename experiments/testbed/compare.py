@@ -214,6 +214,46 @@ def states(rec, results):
     results["states"] = rows
 
 
+def protocol(rec, results):
+    """Step protocol: each engine at one eager limit, the testbed's (4 MiB) and Open MPI's own
+    (64 KiB), beside the simulation as it is (SMPI's rendezvous)."""
+    if not exists(rec, "protocol-vii-sim"):
+        return
+    limits = (65536, 4194304)
+    grids = {"sim": collective_times(load(rec, "protocol-grid-sim"))}
+    for limit in limits:
+        grids["sim %d" % limit] = collective_times(load(rec, "protocol-grid-sim-%d" % limit))
+        grids["bed %d" % limit] = collective_times(load(rec, "protocol-grid-testbed-%d" % limit))
+    print()
+    print("7. One protocol on both engines: the allreduce with defaults (Open MPI 4.1's choice), ms, and the")
+    print("   testbed against the simulation given its eager limit, and against SMPI's rendezvous")
+    print("%3s %8s %8s %10s %10s %10s %10s %13s %13s %13s" % (
+        "p", "doubles", "sim", "sim 64K", "bed 64K", "sim 4M", "bed 4M", "bed64K/sim64K", "bed4M/sim4M", "bed4M/sim"))
+    rows = []
+    for key in sorted(grids["sim"]):
+        t = {name: 1e3 * g[key] for name, g in grids.items()}
+        row = {"np": key[0], "elements": key[1], "ms": t,
+               "bed_64k_vs_sim_64k_pct": pct(t["bed 65536"], t["sim 65536"]),
+               "bed_4m_vs_sim_4m_pct": pct(t["bed 4194304"], t["sim 4194304"]),
+               "bed_4m_vs_sim_pct": pct(t["bed 4194304"], t["sim"])}
+        rows.append(row)
+        print("%3d %8d %8.2f %10.2f %10.2f %10.2f %10.2f %+12.1f%% %+12.1f%% %+12.1f%%" % (
+            key[0], key[1], t["sim"], t["sim 65536"], t["bed 65536"], t["sim 4194304"], t["bed 4194304"],
+            row["bed_64k_vs_sim_64k_pct"], row["bed_4m_vs_sim_4m_pct"], row["bed_4m_vs_sim_pct"]))
+    sim = iteration_time(rec, "protocol-vii-sim")
+    print("   Table VII's iteration at p = 8, b = 16, rdb, s (simulation as it is: %.3f s)" % sim)
+    vii = {"sim": sim}
+    for limit in limits:
+        s_lim = iteration_time(rec, "protocol-vii-sim-%d" % limit)
+        beds = [iteration_time(rec, "protocol-vii-testbed-%d-%d" % (limit, k)) for k in (1, 2, 3)
+                if exists(rec, "protocol-vii-testbed-%d-%d" % (limit, k))]
+        vii[str(limit)] = {"sim": s_lim, "testbed_runs": beds}
+        print("   eager limit %7d: sim %.3f s; testbed runs %s (vs the sim given it: %s; vs SMPI's rendezvous: %s)" % (
+            limit, s_lim, ", ".join("%.3f" % b for b in beds), ", ".join("%+.1f%%" % pct(b, s_lim) for b in beds),
+            ", ".join("%+.1f%%" % pct(b, sim) for b in beds)))
+    results["protocol"] = {"grid": rows, "table_vii_p8_b16": vii}
+
+
 def collective_row(record):
     return record["collectives"][0]
 
@@ -273,6 +313,7 @@ def report(rec, folder):
     cs, cb = training(rec, results)
     back_to_back(rec, results)
     states(rec, results)
+    protocol(rec, results)
     wall = os.path.join(rec, "wall_s.txt")
     if os.path.exists(wall):
         steps = {}

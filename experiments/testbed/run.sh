@@ -16,11 +16,15 @@
 #   6. states: rank 0's time in each of 64 back-to-back allreduces of 16 768 doubles at p = 8
 #      (--gap 0, and 1.36 ms of compute before each call, a Table VII block of 16's), 4 runs
 #      of each on the testbed, once each in simulation with rendezvous and with the eager
-#      limit: which runs stay in step and which fall into the two-call cycle (issue 32 item 2).
+#      limit: which runs stay in step and which fall into the two-call cycle (issue 32 item 2);
+#   7. protocol: one protocol on both engines (issue 32 item 2). The allreduce grid with
+#      defaults, and the Table VII iteration at p = 8, b = 16 with rdb (3 testbed runs each),
+#      at the testbed's eager limit (4 MiB) and at Open MPI's own (64 KiB), each beside the
+#      simulation given the same limit and the simulation as it is (SMPI's rendezvous).
 # Both sides run recursive doubling: SMPI's rdb, Open MPI's coll_tuned algorithm 3.
 # compare.py prints the tables, writes results.json and draws testbed.png.
 #
-#   experiments/testbed/run.sh [build dir] [bench] [backtoback] [table7] [again7] [train] [diagnose] [states] [compare]
+#   experiments/testbed/run.sh [build dir] [bench] [backtoback] [table7] [again7] [train] [diagnose] [states] [protocol] [compare]
 #
 # With no step named it runs them all, one run after another. Needs root (the testbed makes
 # network namespaces). Run it on an otherwise idle machine: the testbed's times are the
@@ -29,7 +33,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/../common.sh" "${1:-}"
 shift || true
 steps=("$@")
-[[ ${#steps[@]} -eq 0 ]] && steps=(bench backtoback table7 again7 train diagnose states compare)
+[[ ${#steps[@]} -eq 0 ]] && steps=(bench backtoback table7 again7 train diagnose states protocol compare)
 rec="$here/records"
 mkdir -p "$rec"
 cd "$root"  # record platform paths relative to the repository
@@ -137,6 +141,24 @@ step_backtoback() {
   "$wulf" "${b2b[@]}" --out "$rec/b2b-sim.json" > "$rec/b2b-sim.txt"
   # The simulation with the testbed's protocol: messages up to 4 MiB sent eagerly.
   "$wulf" "${b2b[@]}" --eager-limit "$eager" --out "$rec/b2b-sim-eager.json" > "$rec/b2b-sim-eager.txt"
+}
+
+step_protocol() {
+  local grid=(platform bench "$platform" --collectives allreduce --np 2,4,8 --repeat 3 --no-pingpong)
+  "$wulf" "${grid[@]}" --out "$rec/protocol-grid-sim.json" > /dev/null
+  for limit in 65536 "$eager"; do
+    "$wulf" "${grid[@]}" --eager-limit "$limit" --out "$rec/protocol-grid-sim-$limit.json" > /dev/null
+    testbed "${grid[@]}" --engine testbed --dilation "$dilation" --eager-limit "$limit" \
+      --out "$rec/protocol-grid-testbed-$limit.json" > /dev/null
+  done
+  "$wulf" "${table7[@]}" --np 8 --block 16 --engine sim --out "$rec/protocol-vii-sim.json"
+  for limit in 65536 "$eager"; do
+    "$wulf" "${table7[@]}" --np 8 --block 16 --engine sim --eager-limit "$limit" --out "$rec/protocol-vii-sim-$limit.json"
+    for k in 1 2 3; do
+      testbed "${table7[@]}" --np 8 --block 16 --engine testbed --dilation "$dilation" --eager-limit "$limit" \
+        --out "$rec/protocol-vii-testbed-$limit-$k.json"
+    done
+  done
 }
 
 step_states() {

@@ -108,16 +108,24 @@ class MpiComm final : public Comm {
   int recv(std::span<double> d, int source) override { return recv_(d, source); }
   void recv_all(std::span<const std::span<float>> d, std::span<const int> s) override { recv_all_(d, s); }
   void recv_all(std::span<const std::span<double>> d, std::span<const int> s) override { recv_all_(d, s); }
-  int irecv(std::span<float> d, int source) override { return irecv_(d, source); }
-  int irecv(std::span<double> d, int source) override { return irecv_(d, source); }
+  int irecv(std::span<float> d, int source, int tag) override { return irecv_(d, source, tag); }
+  int irecv(std::span<double> d, int source, int tag) override { return irecv_(d, source, tag); }
   std::size_t wait(int ticket) override {
     Pending& p = pending_.at(static_cast<std::size_t>(ticket));
     MPI_Status status;
     MPI_Wait(&p.request, &status);
     int values = 0;
-    MPI_Get_count(&status, p.type, &values);
-    while (!pending_.empty() && pending_.back().request == MPI_REQUEST_NULL) pending_.pop_back();
+    if (!p.send) MPI_Get_count(&status, p.type, &values);
+    drop_completed();
     return static_cast<std::size_t>(values);
+  }
+  int isend(std::span<const float> d, int dest, int tag) override { return isend_(d, dest, tag); }
+  int isend(std::span<const double> d, int dest, int tag) override { return isend_(d, dest, tag); }
+  bool test(int ticket) override {
+    int done = 0;
+    MPI_Test(&pending_.at(static_cast<std::size_t>(ticket)).request, &done, MPI_STATUS_IGNORE);
+    if (done) drop_completed();
+    return done != 0;
   }
   void send_all(std::span<const float> d, std::span<const int> dests) override { send_all_(d, dests); }
   void send_all(std::span<const double> d, std::span<const int> dests) override { send_all_(d, dests); }
@@ -172,15 +180,32 @@ class MpiComm final : public Comm {
       MPI_Irecv(d[i].data(), count_of(d[i].size(), "MPI_Irecv"), mpi_type<T>(), sources[i], 0, comm_, &requests[i]);
     MPI_Waitall(count_of(requests.size(), "MPI_Waitall"), requests.data(), MPI_STATUSES_IGNORE);
   }
-  // A ticket is the request's index in pending_: a free slot (a completed request) is
-  // taken again, and the completed ones at the end are dropped.
   template <class T>
-  int irecv_(std::span<T> d, int source) {
-    auto slot = std::find_if(pending_.begin(), pending_.end(), [](const Pending& p) { return p.request == MPI_REQUEST_NULL; });
-    if (slot == pending_.end()) slot = pending_.insert(slot, Pending{});
-    slot->type = mpi_type<T>();
-    MPI_Irecv(d.data(), count_of(d.size(), "MPI_Irecv"), slot->type, source, 0, comm_, &slot->request);
-    return static_cast<int>(slot - pending_.begin());
+  int irecv_(std::span<T> d, int source, int tag) {
+    const std::size_t ticket = free_slot();
+    auto& slot = pending_[ticket];
+    slot.type = mpi_type<T>(), slot.send = false;
+    MPI_Irecv(d.data(), count_of(d.size(), "MPI_Irecv"), slot.type, source, tag, comm_, &slot.request);
+    return static_cast<int>(ticket);
+  }
+  template <class T>
+  int isend_(std::span<const T> d, int dest, int tag) {
+    const std::size_t ticket = free_slot();
+    auto& slot = pending_[ticket];
+    slot.type = mpi_type<T>(), slot.send = true;
+    MPI_Isend(d.data(), count_of(d.size(), "MPI_Isend"), slot.type, dest, tag, comm_, &slot.request);
+    return static_cast<int>(ticket);
+  }
+  // A ticket is the request's index in pending_: a free slot (a completed request) is taken
+  // again, and the completed ones at the end are dropped.
+  std::size_t free_slot() {
+    for (std::size_t i = 0; i < pending_.size(); ++i)
+      if (pending_[i].request == MPI_REQUEST_NULL) return i;
+    pending_.emplace_back();
+    return pending_.size() - 1;
+  }
+  void drop_completed() {
+    while (!pending_.empty() && pending_.back().request == MPI_REQUEST_NULL) pending_.pop_back();
   }
   template <class T>
   void send_all_(std::span<const T> d, std::span<const int> dests) {
@@ -262,8 +287,9 @@ class MpiComm final : public Comm {
   struct Pending {
     MPI_Request request = MPI_REQUEST_NULL;
     MPI_Datatype type = MPI_DOUBLE;
+    bool send = false;
   };
-  std::vector<Pending> pending_;        // irecv's requests, by ticket
+  std::vector<Pending> pending_;        // irecv's and isend's requests, by ticket
 };
 
 }  // namespace

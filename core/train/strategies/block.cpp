@@ -35,17 +35,6 @@ TrainResult train_block(Mlp<T>& net, const Dataset& train, const Dataset& test, 
 
 WULF_INSTANTIATE_STRATEGY(train_block);
 
-namespace {
-
-constexpr SearchTraits block_search{
-    .same_updates = true,
-    .refuse = [](std::size_t b, int p, std::size_t) -> std::string {
-      if (b >= static_cast<std::size_t>(p)) return "";
-      return "b = " + std::to_string(b) + " is below p = " + std::to_string(p) + ": a block must give every rank a pattern";
-    }};
-
-}  // namespace
-
 extern const StrategyDescriptor block_strategy{
     .name = "block",
     .help = "training-set parallelism, seed 000",
@@ -56,7 +45,7 @@ extern const StrategyDescriptor block_strategy{
       m.sums_anywhere = true;
       m.reduces_weights = true;
     },
-    .search = &block_search,
+    .search = &shared_block_search,
     .train_float = train_block<float>,
     .train_double = train_block<double>,
 };

@@ -1,0 +1,79 @@
+// wulf's own non-blocking allreduce (sum) over point-to-point messages, moved on only at the
+// caller's progress points (issue 33): the same algorithm with the same progress points on
+// every engine. Open MPI over TCP moves a non-blocking collective only inside its calls,
+// where SMPI's network moves data without the rank's help; a collective that is a schedule
+// of steps, each posted, tested and added by the rank itself, behaves alike in both.
+//
+//   rdb   recursive doubling as Open MPI's coll_tuned (algorithm 3) and SMPI's rdb lay it
+//         out: ranks beyond the largest power of two fold into their neighbour first, then
+//         log2 steps with the partner rank ^ 2^k, then the result goes back. Each value's sum
+//         is made in the same order wherever it lies in the buffer, so cutting a gradient
+//         into buckets changes no bit of it.
+//   ring  reduce-scatter then allgather around the ring r -> r + 1, in p chunks (the first
+//         n mod p one value longer), as Open MPI's ring (algorithm 4): 2 (p - 1) steps of
+//         n / p values each. Which chunk a value lies in decides the order of its sum.
+#pragma once
+
+#include "comm/comm.hpp"
+
+#include <cstddef>
+#include <span>
+#include <string_view>
+#include <vector>
+
+namespace wulf {
+
+enum class NbAlgorithm { rdb, ring };
+std::string_view to_string(NbAlgorithm a);
+// "rdb" or "ring"; other text is refused naming both (what names the option).
+NbAlgorithm parse_nb_algorithm(std::string_view name, std::string_view what);
+
+// One step of a rank's schedule: a send of [send_at, + send_n) of the data to `to`, a
+// receive of recv_n values from `from` (into the scratch and then added at recv_at, or
+// straight into the data at recv_at); -1: no such message.
+struct NbStep {
+  int to = -1, from = -1;
+  std::size_t send_at = 0, send_n = 0, recv_at = 0, recv_n = 0;
+  bool add = false;
+};
+// The schedule of rank `rank` of `ranks` for n values, and the scratch it needs (values).
+std::vector<NbStep> nb_schedule(NbAlgorithm algorithm, int ranks, int rank, std::size_t n);
+std::size_t nb_scratch_values(const std::vector<NbStep>& steps);
+
+template <class T>
+class NbAllreduce {
+ public:
+  // Starts the sum of data over comm's ranks, posting the first step's messages. data and
+  // scratch (nb_scratch_values of the schedule) stay untouched by the caller until done().
+  // add false: nobody reads the sums (--numerics off), the messages move and nothing is added.
+  // tag: its messages' (Comm::irecv), one per allreduce under way at once, from 1 to 32 767.
+  NbAllreduce(Comm& comm, NbAlgorithm algorithm, std::span<T> data, std::span<T> scratch, bool add, int tag);
+  NbAllreduce(const NbAllreduce&) = delete;
+  NbAllreduce& operator=(const NbAllreduce&) = delete;
+
+  // One progress point: tests the current step's messages (MPI_Test) and, while a step is
+  // complete, adds what it received and posts the next. Returns done().
+  bool progress();
+  // Waits the remaining steps out, in order.
+  void finish();
+  bool done() const { return step_ == steps_.size(); }
+  std::size_t tests() const { return tests_; }  // MPI_Test calls made
+
+ private:
+  void post();
+  void complete_step();
+
+  Comm& comm_;
+  std::span<T> data_, scratch_;
+  bool add_;
+  int tag_;
+  std::vector<NbStep> steps_;
+  std::size_t step_ = 0;
+  int send_ticket_ = -1, recv_ticket_ = -1;  // -1: none pending
+  std::size_t tests_ = 0;
+};
+
+extern template class NbAllreduce<float>;
+extern template class NbAllreduce<double>;
+
+}  // namespace wulf

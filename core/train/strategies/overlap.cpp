@@ -1,0 +1,205 @@
+// Data parallelism with the allreduce overlapped on the backward pass, as PyTorch's
+// DistributedDataParallel and Horovod run it (--strategy overlap, issue 33). Every block is
+// shared out over the ranks as in block; the backward pass runs a layer at a time from the
+// output, and each layer's gradient tensors (weights, then biases) join the current bucket
+// in that reverse order. A bucket that holds at least --bucket-bytes starts its allreduce at
+// once, without blocking (a tensor of that size or more is a bucket of its own); the rest of
+// the backward pass runs while it travels. The allreduce is wulf's own, ring or recursive
+// doubling over MPI_Isend / MPI_Irecv (comm/nb_allreduce.hpp), moved on at one progress
+// point after each layer: the same algorithm, moved at the same points, on every engine.
+// The update waits for every bucket, then applies the mean as block does: with rdb the
+// errors are block's with --allreduce rdb to the bit.
+#include "comm/nb_allreduce.hpp"
+#include "train/run.hpp"
+
+#include <algorithm>
+#include <memory>
+#include <string>
+
+namespace wulf {
+
+namespace {
+
+// A bucket: its tensors' places in the gradient buffer, in the order they joined, and its
+// place in the buckets' flat buffer.
+struct Bucket {
+  struct Piece {
+    std::size_t at = 0, n = 0;  // in the net's gradients
+  };
+  std::vector<Piece> pieces;
+  std::size_t flat_at = 0, n = 0;  // in the flat buffer
+  int ready_after = 0;             // the layer whose gradients complete it
+};
+
+// Tensors in reverse layer order (W_L, b_L, W_L-1, ...), cut into buckets of at least
+// bucket_bytes; what is left after layer 1 is the last bucket.
+template <class T>
+std::vector<Bucket> plan_buckets(Mlp<T>& net, std::size_t bucket_bytes) {
+  std::vector<Bucket> buckets(1);
+  const std::span<T> all = net.gradients();
+  auto close = [&](int layer) {
+    if (buckets.back().n == 0) return;
+    buckets.back().ready_after = layer;
+    const std::size_t next = buckets.back().flat_at + buckets.back().n;
+    buckets.emplace_back().flat_at = next;
+  };
+  for (int l = net.spec().n_layers(); l >= 1; --l) {
+    for (const std::span<T> tensor : {net.weight_gradients(l), net.bias_gradients(l)}) {
+      if (tensor.empty()) continue;
+      if (tensor.size_bytes() >= bucket_bytes) close(l);  // a bucket of its own
+      Bucket& b = buckets.back();
+      b.pieces.push_back({static_cast<std::size_t>(tensor.data() - all.data()), tensor.size()});
+      b.n += tensor.size();
+      if (b.n * sizeof(T) >= bucket_bytes) close(l);
+    }
+  }
+  close(1);
+  buckets.pop_back();  // the empty one close() left open
+  return buckets;
+}
+
+}  // namespace
+
+template <class T>
+TrainResult train_overlap(Mlp<T>& net, const Dataset& train, const Dataset& test, const GlobalSizes& sizes,
+                          const TrainConfig& config, Comm& comm, Compute& compute, const ProgressFn& progress) {
+  Run<T> run(net, train, test, sizes, config, comm, compute, progress);
+  const BlockPlan plan(sizes.train, block_size(config, sizes.train), comm.size(), comm.rank());
+  Rng order_rng = pattern_order_rng(config, comm.rank());
+  std::vector<std::size_t> order = identity_order(plan.n_local);
+  WeightUpdate<T> step(net, config);
+  const NbAlgorithm algorithm = parse_nb_algorithm(setting_text(config, "bucket-allreduce"), "--bucket-allreduce");
+  const std::vector<Bucket> buckets = plan_buckets(net, setting_count(config, "bucket-bytes"));
+
+  // The buckets' flat buffer, then each bucket's scratch for what it receives (buckets travel
+  // at once): the rank's own, or under --numerics off memory all simulated ranks share
+  // (nobody reads the sums).
+  std::vector<std::size_t> scratch_at(buckets.size() + 1, run.weights());
+  for (std::size_t i = 0; i < buckets.size(); ++i)
+    scratch_at[i + 1] =
+        scratch_at[i] + nb_scratch_values(nb_schedule(algorithm, comm.size(), comm.rank(), buckets[i].n));
+  const std::size_t flat_n = scratch_at.back();
+  std::vector<T> own;
+  T* flat = run.numerics() ? nullptr : static_cast<T*>(compute.shared_scratch(flat_n * sizeof(T)));
+  if (!flat) own.resize(flat_n), flat = own.data();
+
+  std::vector<std::unique_ptr<NbAllreduce<T>>> going(buckets.size());
+  std::vector<double> exposed(buckets.size());
+  std::size_t progress_calls = 0, tests = 0;
+  // One progress point: every bucket under way tested, in the order they started.
+  auto progress_all = [&] {
+    run.poll([&] {
+      for (auto& g : going)
+        if (g && !g->done()) g->progress();
+    });
+    ++progress_calls;
+  };
+
+  return run.run([&](int) {
+    if (config.shuffle) order_rng.shuffle(order);
+    ErrorSums running = run.empty_sums();
+    std::fill(exposed.begin(), exposed.end(), 0.0);
+    progress_calls = tests = 0;
+    for (std::size_t k = 0; k < plan.blocks; ++k) {
+      std::size_t next = 0;  // the next bucket to start
+      run.forward_backward_layers(train, order, plan.first(k), plan.count(k), running, [&](int layer) {
+        if (plan.ranks == 1) return;
+        for (; next < buckets.size() && buckets[next].ready_after == layer; ++next) {
+          const Bucket& b = buckets[next];
+          const std::span<T> data(flat + b.flat_at, b.n);
+          if (run.numerics()) {
+            std::size_t at = 0;
+            for (const Bucket::Piece& piece : b.pieces)
+              std::copy_n(net.gradients().data() + piece.at, piece.n, data.data() + at), at += piece.n;
+          }
+          compute.charge_collective();  // the platform's fixed cost of a collective call, per bucket
+          const std::span<T> scratch(flat + scratch_at[next], scratch_at[next + 1] - scratch_at[next]);
+          going[next] = std::make_unique<NbAllreduce<T>>(comm, algorithm, data, scratch,
+                                                         run.numerics(), 1 + static_cast<int>(next % 32767));
+        }
+        progress_all();
+      });
+      // The exposed communication: what each bucket still needs once the backward pass is over.
+      for (std::size_t i = 0; i < going.size() && plan.ranks > 1; ++i) {
+        const double t0 = comm.now();
+        going[i]->finish();
+        const double waited = comm.now() - t0;
+        exposed[i] += waited;
+        run.add_comm(waited, 1);
+        tests += going[i]->tests();
+        if (run.numerics()) {
+          std::size_t at = buckets[i].flat_at;
+          for (const Bucket::Piece& piece : buckets[i].pieces)
+            std::copy_n(flat + at, piece.n, net.gradients().data() + piece.at), at += piece.n;
+        }
+        going[i].reset();
+      }
+      run.kernel(Phase::update, 1, run.flops().update, [&] { step.apply(plan.total(k), net.gradients()); });
+    }
+    run.note("buckets", static_cast<double>(buckets.size()));
+    run.note("progress_points", static_cast<double>(progress_calls));
+    run.note("progress_tests", static_cast<double>(tests));
+    double total = 0;
+    for (std::size_t i = 0; i < exposed.size(); ++i) {
+      run.note("bucket_" + std::to_string(i) + "_exposed_s", exposed[i]);
+      total += exposed[i];
+    }
+    run.note("exposed_comm_s", total);
+    return running;
+  });
+}
+
+WULF_INSTANTIATE_STRATEGY(train_overlap);
+
+namespace {
+
+constexpr StrategyOption overlap_options[] = {
+    {.name = "bucket-bytes",
+     .key = "bucket_bytes",
+     .help = "gradient bytes a bucket holds before its allreduce starts (0: one bucket per tensor; "
+             "26214400, 25 MiB, is PyTorch DDP's bucket_cap_mb)",
+     .default_value = 25 << 20,
+     .range = {.lo = 0, .hi = 1099511627776.0}},
+    {.name = "bucket-allreduce",
+     .key = "bucket_allreduce",
+     .kind = StrategyOption::Kind::text,
+     .help = "the buckets' allreduce, wulf's own over MPI_Isend/MPI_Irecv: ring (Horovod's, NCCL's) or rdb "
+             "(recursive doubling: each sum as --strategy block --allreduce rdb makes it)",
+     .range = {},
+     .example = "ring",
+     .default_text = "ring"}};
+
+
+}  // namespace
+
+extern const StrategyDescriptor overlap_strategy{
+    .name = "overlap",
+    .help = "data parallelism with bucketed allreduce overlapped on the backward pass (PyTorch DDP, Horovod)",
+    .options_title = "overlapped buckets (--strategy overlap)",
+    .options = overlap_options,
+    .learning = every_learning,
+    .splits_blocks = true,
+    .layout = fixed_layout<DataLayout::shares>,
+    .check = [](const TrainConfig& c, int, bool) { parse_nb_algorithm(setting_text(c, "bucket-allreduce"), "--bucket-allreduce"); },
+    .record = [](const TrainConfig&, bool, Json& config) {
+      config["progress"] = "one progress point (MPI_Test of every bucket under way) after each layer's backward part";
+    },
+    .memory = [](const MemoryShape& s, const TrainConfig&, StrategyMemory& m) {
+      // The buckets' flat buffer (w values) and the scratch of the largest bucket's messages
+      // (at most w): each rank's, or under --numerics off in simulation one the ranks share.
+      const double bytes = 2 * s.wT();
+      const bool shared = !s.numerics && s.sim;
+      add_part(m.collectives, "the buckets' flat buffer and receive scratch, up to 2 w values", bytes,
+               shared ? 0 : bytes, shared ? MemoryPart::Kind::process : MemoryPart::Kind::held,
+               "a smaller net (--hidden)");
+    },
+    .message_counts = [](const MemoryShape& s) {
+      mpi_count(static_cast<std::size_t>(s.w), "--strategy overlap: a bucket's values in one message",
+                "a smaller --bucket-bytes or net (--hidden)");
+    },
+    .search = &shared_block_search,
+    .train_float = train_overlap<float>,
+    .train_double = train_overlap<double>,
+};
+
+}  // namespace wulf
