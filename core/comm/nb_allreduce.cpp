@@ -3,6 +3,7 @@
 #include "util/errors.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 #include <string>
 
 namespace wulf {
@@ -81,11 +82,15 @@ std::size_t nb_scratch_values(const std::vector<NbStep>& steps) {
 }
 
 template <class T>
-NbAllreduce<T>::NbAllreduce(Comm& comm, NbAlgorithm algorithm, std::span<T> data, std::span<T> scratch, bool add,
-                            int tag)
-    : comm_(comm), data_(data), scratch_(scratch), add_(add), tag_(tag),
-      steps_(nb_schedule(algorithm, comm.size(), comm.rank(), data.size())) {
-  if (scratch_.size() < nb_scratch_values(steps_)) throw std::length_error("NbAllreduce: scratch too short");
+NbAllreduce<T>::NbAllreduce(Comm& comm, NbAlgorithm algorithm, std::size_t n, bool add, int tag)
+    : comm_(comm), add_(add), tag_(tag), steps_(nb_schedule(algorithm, comm.size(), comm.rank(), n)),
+      step_(steps_.size()) {}
+
+template <class T>
+void NbAllreduce<T>::start(std::span<T> data, std::span<T> scratch) {
+  if (!done()) throw std::logic_error("NbAllreduce: started again before done");
+  if (scratch.size() < scratch_values()) throw std::length_error("NbAllreduce: scratch too short");
+  data_ = data, scratch_ = scratch, step_ = 0;
   if (!done()) post();
 }
 

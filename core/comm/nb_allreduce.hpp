@@ -43,32 +43,38 @@ std::size_t nb_scratch_values(const std::vector<NbStep>& steps);
 template <class T>
 class NbAllreduce {
  public:
-  // Starts the sum of data over comm's ranks, posting the first step's messages. data and
-  // scratch (nb_scratch_values of the schedule) stay untouched by the caller until done().
+  // The sum of n values over comm's ranks, its schedule made once; it starts at start(), as
+  // often as wanted (a bucket's allreduce, block after block).
   // add false: nobody reads the sums (--numerics off), the messages move and nothing is added.
   // tag: its messages' (Comm::irecv), one per allreduce under way at once, from 1 to 32 767.
-  NbAllreduce(Comm& comm, NbAlgorithm algorithm, std::span<T> data, std::span<T> scratch, bool add, int tag);
+  NbAllreduce(Comm& comm, NbAlgorithm algorithm, std::size_t n, bool add, int tag);
   NbAllreduce(const NbAllreduce&) = delete;
   NbAllreduce& operator=(const NbAllreduce&) = delete;
 
+  // The values of scratch start needs.
+  std::size_t scratch_values() const { return nb_scratch_values(steps_); }
+  // Starts the sum of data (n values), posting the first step's messages. data and scratch
+  // stay untouched by the caller until done(). The previous sum must be done.
+  void start(std::span<T> data, std::span<T> scratch);
   // One progress point: tests the current step's messages (MPI_Test) and, while a step is
-  // complete, adds what it received and posts the next. Returns done().
+  // complete, adds what it received and posts the next. Returns done() (at once when none
+  // is under way).
   bool progress();
   // Waits the remaining steps out, in order.
   void finish();
   bool done() const { return step_ == steps_.size(); }
-  std::size_t tests() const { return tests_; }  // MPI_Test calls made
+  std::size_t tests() const { return tests_; }  // MPI_Test calls made, over every start
 
  private:
   void post();
   void complete_step();
 
   Comm& comm_;
-  std::span<T> data_, scratch_;
   bool add_;
   int tag_;
   std::vector<NbStep> steps_;
-  std::size_t step_ = 0;
+  std::span<T> data_, scratch_;
+  std::size_t step_;
   int send_ticket_ = -1, recv_ticket_ = -1;  // -1: none pending
   std::size_t tests_ = 0;
 };

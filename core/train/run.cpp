@@ -74,16 +74,26 @@ Evaluation Run<T>::evaluate_all(const Dataset& data, std::size_t local_patterns)
 }
 
 template <class T>
-void Run<T>::forward_backward(const Dataset& data, const std::vector<std::size_t>& order, std::size_t first,
-                              std::size_t count, ErrorSums& sums) {
+void Run<T>::forward_block(const Dataset& data, const std::vector<std::size_t>& order, std::size_t first,
+                           std::size_t count) {
   kernel(Phase::forward, count, flops_.forward * static_cast<double>(count), [&] {
     gather_block(data, order, first, count, x_, t_, labels_);
     if (count > 0) net_.forward(x_);
   });
+}
+
+template <class T>
+void Run<T>::add_errors(ErrorSums& sums, double block_loss) const {
+  sums.add(net_.outputs(), t_, block_loss, labels_.empty() ? nullptr : labels_.data(), train_.decision_threshold);
+}
+
+template <class T>
+void Run<T>::forward_backward(const Dataset& data, const std::vector<std::size_t>& order, std::size_t first,
+                              std::size_t count, ErrorSums& sums) {
+  forward_block(data, order, first, count);
   kernel(Phase::backward, count, flops_.backward * static_cast<double>(count), [&] {
     if (count == 0) return net_.zero_gradients();
-    const double block_loss = static_cast<double>(net_.backward(t_, false));
-    sums.add(net_.outputs(), t_, block_loss, labels_.empty() ? nullptr : labels_.data(), train_.decision_threshold);
+    add_errors(sums, static_cast<double>(net_.backward(t_, false)));
   });
 }
 
@@ -91,10 +101,7 @@ template <class T>
 void Run<T>::forward_backward_layers(const Dataset& data, const std::vector<std::size_t>& order, std::size_t first,
                                      std::size_t count, ErrorSums& sums,
                                      const std::function<void(int layer)>& layer_done) {
-  kernel(Phase::forward, count, flops_.forward * static_cast<double>(count), [&] {
-    gather_block(data, order, first, count, x_, t_, labels_);
-    if (count > 0) net_.forward(x_);
-  });
+  forward_block(data, order, first, count);
   const NetSpec& spec = net_.spec();
   const int layers = spec.n_layers();
   double block_loss = 0;
@@ -109,9 +116,7 @@ void Run<T>::forward_backward_layers(const Dataset& data, const std::vector<std:
                   }
                   if (l == layers) block_loss = static_cast<double>(net_.backward_output(t_));
                   net_.backward_layer(l, false);
-                  if (l == 1)
-                    sums.add(net_.outputs(), t_, block_loss, labels_.empty() ? nullptr : labels_.data(),
-                             train_.decision_threshold);
+                  if (l == 1) add_errors(sums, block_loss);
                 });
     layer_done(l);
   }

@@ -14,6 +14,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace wulf {
@@ -105,11 +106,7 @@ class Run {
   // Runs kernel (only when the arithmetic is on), charges its time and adds it to phase.
   template <class F>
   void kernel(Phase phase, std::size_t patterns, double flops, F&& f) {
-    const double t0 = comm_.now();
-    compute_.begin();
-    if (numerics_) f();
-    compute_.charge(phase, patterns, flops);
-    add_time(phase, comm_.now() - t0, patterns);
+    kernel_part(phase, patterns, patterns, flops, 1.0, std::forward<F>(f));
   }
   // One part of a kernel (a layer of a backward pass): charged as Compute::charge's part, its
   // flops and its share of the phase's per-pattern time; its time added to phase, with
@@ -181,6 +178,12 @@ class Run {
 
  private:
   void add_time(Phase phase, double seconds, std::size_t patterns);
+  // The forward kernel of forward_backward and forward_backward_layers: the patterns
+  // gathered into the scratch and passed forward.
+  void forward_block(const Dataset& data, const std::vector<std::size_t>& order, std::size_t first,
+                     std::size_t count);
+  // The block's errors (the outputs of the last forward against its targets) into sums.
+  void add_errors(ErrorSums& sums, double block_loss) const;
   void run_test(IterationRecord& r);
   // Iteration 0: the untrained net's errors, outside the clock and the phase times.
   IterationRecord untrained();

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <numeric>
 #include <string>
 
 namespace wulf {
@@ -71,26 +72,39 @@ TrainResult train_overlap(Mlp<T>& net, const Dataset& train, const Dataset& test
   const NbAlgorithm algorithm = parse_nb_algorithm(setting_text(config, "bucket-allreduce"), "--bucket-allreduce");
   const std::vector<Bucket> buckets = plan_buckets(net, setting_count(config, "bucket-bytes"));
 
-  // The buckets' flat buffer, then each bucket's scratch for what it receives (buckets travel
-  // at once): the rank's own, or under --numerics off memory all simulated ranks share
-  // (nobody reads the sums).
-  std::vector<std::size_t> scratch_at(buckets.size() + 1, run.weights());
+  // Each bucket's allreduce, and its tag apart from the others' (they travel at once).
+  std::vector<std::unique_ptr<NbAllreduce<T>>> going;
   for (std::size_t i = 0; i < buckets.size(); ++i)
-    scratch_at[i + 1] =
-        scratch_at[i] + nb_scratch_values(nb_schedule(algorithm, comm.size(), comm.rank(), buckets[i].n));
+    going.push_back(std::make_unique<NbAllreduce<T>>(comm, algorithm, buckets[i].n, run.numerics(),
+                                                     1 + static_cast<int>(i % 32767)));
+  // The buckets' flat buffer, then each bucket's scratch for what it receives: the rank's
+  // own, or under --numerics off memory all simulated ranks share (nobody reads the sums).
+  std::vector<std::size_t> scratch_at(buckets.size() + 1, run.weights());
+  for (std::size_t i = 0; i < buckets.size(); ++i) scratch_at[i + 1] = scratch_at[i] + going[i]->scratch_values();
   const std::size_t flat_n = scratch_at.back();
   std::vector<T> own;
   T* flat = run.numerics() ? nullptr : static_cast<T*>(compute.shared_scratch(flat_n * sizeof(T)));
   if (!flat) own.resize(flat_n), flat = own.data();
+  // A bucket's tensors from the net's gradients into its part of the flat buffer, or back.
+  auto copy_pieces = [&](const Bucket& b, bool into_flat) {
+    T* at = flat + b.flat_at;
+    for (const Bucket::Piece& piece : b.pieces) {
+      T* in_net = net.gradients().data() + piece.at;
+      into_flat ? std::copy_n(in_net, piece.n, at) : std::copy_n(at, piece.n, in_net);
+      at += piece.n;
+    }
+  };
 
-  std::vector<std::unique_ptr<NbAllreduce<T>>> going(buckets.size());
+  auto total_tests = [&] {
+    return std::accumulate(going.begin(), going.end(), std::size_t{0},
+                           [](std::size_t t, const auto& g) { return t + g->tests(); });
+  };
   std::vector<double> exposed(buckets.size());
-  std::size_t progress_calls = 0, tests = 0;
+  std::size_t progress_calls = 0;
   // One progress point: every bucket under way tested, in the order they started.
   auto progress_all = [&] {
     run.poll([&] {
-      for (auto& g : going)
-        if (g && !g->done()) g->progress();
+      for (auto& g : going) g->progress();
     });
     ++progress_calls;
   };
@@ -99,23 +113,17 @@ TrainResult train_overlap(Mlp<T>& net, const Dataset& train, const Dataset& test
     if (config.shuffle) order_rng.shuffle(order);
     ErrorSums running = run.empty_sums();
     std::fill(exposed.begin(), exposed.end(), 0.0);
-    progress_calls = tests = 0;
+    progress_calls = 0;
+    const std::size_t tests_before = total_tests();
     for (std::size_t k = 0; k < plan.blocks; ++k) {
       std::size_t next = 0;  // the next bucket to start
       run.forward_backward_layers(train, order, plan.first(k), plan.count(k), running, [&](int layer) {
         if (plan.ranks == 1) return;
         for (; next < buckets.size() && buckets[next].ready_after == layer; ++next) {
-          const Bucket& b = buckets[next];
-          const std::span<T> data(flat + b.flat_at, b.n);
-          if (run.numerics()) {
-            std::size_t at = 0;
-            for (const Bucket::Piece& piece : b.pieces)
-              std::copy_n(net.gradients().data() + piece.at, piece.n, data.data() + at), at += piece.n;
-          }
+          if (run.numerics()) copy_pieces(buckets[next], true);
           compute.charge_collective();  // the platform's fixed cost of a collective call, per bucket
-          const std::span<T> scratch(flat + scratch_at[next], scratch_at[next + 1] - scratch_at[next]);
-          going[next] = std::make_unique<NbAllreduce<T>>(comm, algorithm, data, scratch,
-                                                         run.numerics(), 1 + static_cast<int>(next % 32767));
+          going[next]->start(std::span<T>(flat + buckets[next].flat_at, buckets[next].n),
+                             std::span<T>(flat + scratch_at[next], scratch_at[next + 1] - scratch_at[next]));
         }
         progress_all();
       });
@@ -126,16 +134,11 @@ TrainResult train_overlap(Mlp<T>& net, const Dataset& train, const Dataset& test
         const double waited = comm.now() - t0;
         exposed[i] += waited;
         run.add_comm(waited, 1);
-        tests += going[i]->tests();
-        if (run.numerics()) {
-          std::size_t at = buckets[i].flat_at;
-          for (const Bucket::Piece& piece : buckets[i].pieces)
-            std::copy_n(flat + at, piece.n, net.gradients().data() + piece.at), at += piece.n;
-        }
-        going[i].reset();
+        if (run.numerics()) copy_pieces(buckets[i], false);
       }
       run.kernel(Phase::update, 1, run.flops().update, [&] { step.apply(plan.total(k), net.gradients()); });
     }
+    const std::size_t tests = total_tests() - tests_before;
     run.note("buckets", static_cast<double>(buckets.size()));
     run.note("progress_points", static_cast<double>(progress_calls));
     run.note("progress_tests", static_cast<double>(tests));
