@@ -18,6 +18,16 @@ setup_test() {
 
 fail() { echo "FAILED: $*"; exit 1; }
 
+# Skips the test (exit 77, CTest's SKIP_RETURN_CODE) with the reason where this machine
+# cannot build the testbed (not root, no iproute2, no tbf).
+require_testbed() {
+  local why
+  if ! why=$("$build/wulf" testbed check); then
+    echo "SKIPPED: $why"
+    exit 77
+  fi
+}
+
 # The live processes of session $1 (zombies are dead; this machine's init may not reap
 # them): one "pid state name" line each.
 session_processes() {

@@ -3,6 +3,7 @@
 // the backward pass goes on. The schedules are checked here without MPI; the training under
 // mpirun and smpirun against block's.
 #include "comm/nb_allreduce.hpp"
+#include "nn/mlp.hpp"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -134,11 +135,31 @@ TEST(overlap, the_record_counts_buckets_progress_points_and_exposed_time) {
   EXPECT_GT(buckets, 0.0);
 }
 
+// --progress-flops cuts a large layer's backward part into slices with a progress point
+// between them (once a bucket is under way): the 128 x 128 layer of 16 patterns a rank,
+// about 1.06 Mflop, in slices of at most 300 000 flops. The arithmetic is the same.
+TEST(overlap, progress_between_slices_of_a_large_layer_adds_points_and_keeps_the_errors) {
+  TestDir dir;
+  const std::vector<std::string> engine{"--engine", "sim", "--np", "2", "--platform", toy4, "--strategy", "overlap",
+                                        "--bucket-bytes", "0", "--bucket-allreduce", "rdb"};
+  const Json plain = train_record(dir, "plain", with(function_problem, engine));
+  const Json sliced = train_record(dir, "sliced", with(function_problem, with(engine, {"--progress-flops", "300000"})));
+  const double layer2 = backward_layer_flops({2, 128, 128, 1}, true, 2) * 16;
+  const double slices = std::ceil(layer2 / 300000);
+  ASSERT_GT(slices, 1.0);
+  const double blocks = 32;
+  EXPECT_EQ(sliced.at("history").back().at("progress_points").get<double>(), blocks * (3 + slices - 1));
+  expect_same_history(plain, sliced, "test_rmse");
+  EXPECT_TRUE(contains(sliced.at("config").at("progress").get<std::string>(), "slices"));
+  EXPECT_LE(sliced.at("final").at("time_s").get<double>(), plain.at("final").at("time_s").get<double>() * (1 + 1e-9));
+}
+
 TEST(overlap, bad_bucket_options_are_refused_naming_them) {
   expect_train_refused({"--problem", "xor", "--strategy", "overlap", "--bucket-allreduce", "tree"},
                        {"--bucket-allreduce", "tree", "ring or rdb"});
   expect_train_refused({"--problem", "xor", "--strategy", "overlap", "--bucket-bytes", "-1"}, {"--bucket-bytes"});
   expect_train_refused({"--problem", "xor", "--bucket-bytes", "1024"}, {"--bucket-bytes", "overlap"});
+  expect_train_refused({"--problem", "xor", "--strategy", "overlap", "--progress-flops", "-5"}, {"--progress-flops"});
 }
 
 }  // namespace

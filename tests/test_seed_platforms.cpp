@@ -123,9 +123,12 @@ Json bunyip_reduce(const std::string& file, const std::string& reduce) {
   return r.at("collectives").at(0);
 }
 
-// bunyip.xml's NIC rate was fitted to this reduce (seed 002 5.1: 8.5 s): the fit gives
-// 8.506 s, 0.07% off; tolerance 0.5%.
+// bunyip.xml's NIC rate was fitted to this reduce (seed 002 5.1: 8.5 s), LAM's binomial tree
+// that takes one child at a time (wulf-binomial): the fit gives 8.506 s, 0.07% off;
+// tolerance 0.5%. Open MPI's binomial, which posts the next child's receive first, gives
+// 8.504 s on this platform: the same tree's links are the bottleneck.
 TEST(seed_platforms, bunyip_library_reduce_is_within_half_a_percent_of_8_5_seconds) {
+  EXPECT_NEAR(bunyip_reduce("bunyip.xml", "wulf-binomial").at("time_s").get<double>(), 8.5, 0.005 * 8.5);
   EXPECT_NEAR(bunyip_reduce("bunyip.xml", "binomial").at("time_s").get<double>(), 8.5, 0.005 * 8.5);
 }
 

@@ -10,10 +10,7 @@ set -u
 source "$(dirname "$0")/run_checks.sh"
 setup_test "$1" "$2"
 
-if ! why=$("$build/wulf" testbed check); then
-  echo "SKIPPED: $why"
-  exit 77
-fi
+require_testbed
 
 # The namespaces of wulf process $1's runs (wulf-tb-<pid>.<start>-<role>).
 namespaces_of() { ip netns list | awk '{print $1}' | grep "^wulf-tb-$1\." || true; }

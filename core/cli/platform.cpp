@@ -287,7 +287,7 @@ std::vector<Json> measure_on_testbed(const BenchJob& job, const std::vector<Plat
 Collectives forced_for(const std::string& what, const std::string& algorithm) {
   Collectives c;
   if (what == "allreduce") c.allreduce = algorithm;
-  if (what == "reduce") c.reduce = library_reduce(algorithm);
+  if (what == "reduce") c.reduce = algorithm;
   if (what == "bcast") c.bcast = algorithm;
   if (what == "allgather") c.allgather = algorithm;
   if (what == "gather") c.gather = algorithm;
@@ -423,7 +423,7 @@ Json bench_collectives(const BenchJob& job, const std::vector<PlatformHost>& hos
     out << "collectives (" << job.type << ", " << job.repeat << " calls back to back, per call, the last rank's return):\n";
   else
     out << "collectives (" << job.type << ", mean of " << job.repeat << " calls, the last rank's return):\n";
-  fmt::print(out, "{:>11}{:>6}{:>10}{:>14}\n", "collective", "np", "elements", "time");
+  fmt::print(out, "{:>11}{:>6}{:>12}{:>14}\n", "collective", "np", "elements", "time");
   for (const std::string& what : job.collectives)
     for (std::size_t np : job.nps) {
       if (static_cast<long long>(np) > total_cores) {
@@ -431,7 +431,7 @@ Json bench_collectives(const BenchJob& job, const std::vector<PlatformHost>& hos
         continue;
       }
       for (Json& row : measure_sizes(job, hosts, np, what)) {
-        fmt::print(out, "{:>11}{:>6}{:>10g}{:>14}  {}\n", what, np, row.at("size").get<double>(),
+        fmt::print(out, "{:>11}{:>6}{:>12}{:>14}  {}\n", what, np, row.at("size").get<long long>(),
                    human_time(row.at("time_s").get<double>()), row.at("algorithm").get<std::string>());
         rows.push_back(std::move(row));
       }

@@ -43,7 +43,7 @@ namespace {
 
 // The algorithms the job forces on its engine.
 Collectives collectives_of(const TrainJob& job) {
-  return {job.allreduce, library_reduce(job.reduce), job.bcast, job.allgather, job.gather};
+  return {job.allreduce, job.reduce, job.bcast, job.allgather, job.gather};
 }
 
 const std::string exit_codes_help = fmt::format(

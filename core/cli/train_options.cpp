@@ -123,10 +123,10 @@ po::options_description engine_options() {
       ("strategy", parsed<Strategy>(parse_strategy)->default_value(Strategy(), "block"), strategy_help().c_str())
       ("reduce", reduce_value()->default_value("default"),
        "reduce algorithm, the same on every engine: default (the one Open MPI 4.1 chooses for the ranks and the "
-       "gradients' size, named in the record), Open MPI's linear, chain, pipeline, binary, binomial (the library "
-       "reduce of seed 002's LAM) or in-order-binary, unsegmented; wulf's own wulf-binomial (the binomial tree "
-       "from point-to-point messages, one receive at a time) or four-stage (seed 002's topology-aware reduce; "
-       "needs a layout)")
+       "gradients' size, named in the record), Open MPI's linear, chain, pipeline, binary, binomial (its in-order "
+       "tree, the next child's receive posted first) or in-order-binary, unsegmented; wulf's own wulf-binomial "
+       "(the binomial tree one receive at a time, as seed 002's LAM, MPICH and SMPI) or four-stage (seed 002's "
+       "topology-aware reduce; needs a layout)")
       ("reduce-layout", po::value<std::string>(),
        "four-stage: ranks in nodes and groups, e.g. groups=4,nodes=24,cpus=2,outside=2,fan-in=3 (sim: read from "
        "the platform's wulf:group / wulf:node host properties and wulf:nics zone property when not given)")

@@ -1,6 +1,9 @@
 // The communicator the strategies see when a run's reduce, broadcast or gather is wulf's own
 // (comm/staged_reduce, comm/tree_collectives): those calls are made of point-to-point
-// messages, everything else is the wrapped communicator's.
+// messages, everything else is the wrapped communicator's. Those messages travel on a
+// duplicate of the wrapped communicator, as an MPI library's collectives keep a context of
+// their own: a strategy's receive from any source (cg's master) never takes a message of a
+// collective that a rank further on has already entered.
 #pragma once
 
 #include "comm/comm.hpp"
@@ -28,12 +31,13 @@ class OwnCollectivesComm final : public Comm {
   OwnCollectivesComm(Comm& inner, const OwnCollectives& own, ReduceLayout layout,
                      PointToPointReduce::ScratchSource scratch = {})
       : inner_(inner),
+        own_(inner.split(0, inner.rank())),
         bcast_tree_(own_bcast_tree(own.bcast)),
         scatter_allgather_(own.bcast == "scatter-allgather"),
         split_bintree_(own.bcast == "split-bintree"),
         own_gather_(is_own_gather(own.gather)) {
     if (is_point_to_point_reduce(own.reduce))
-      reduce_.emplace(inner, parse_point_to_point_reduce(own.reduce), std::move(layout), std::move(scratch));
+      reduce_.emplace(*own_, parse_point_to_point_reduce(own.reduce), std::move(layout), std::move(scratch));
   }
   // The reducer of wulf's own reduce; nullptr where the reduce is the library's.
   const PointToPointReduce* reducer() const { return reduce_ ? &*reduce_ : nullptr; }
@@ -41,9 +45,13 @@ class OwnCollectivesComm final : public Comm {
   int rank() const override { return inner_.rank(); }
   int size() const override { return inner_.size(); }
   double now() const override { return inner_.now(); }
-  void set_time_dilation(double d) override { inner_.set_time_dilation(d); }
+  void set_time_dilation(double d) override {
+    inner_.set_time_dilation(d);
+    own_->set_time_dilation(d);
+  }
   void set_unread_storage(const void* begin, std::size_t bytes) override {
     inner_.set_unread_storage(begin, bytes);
+    own_->set_unread_storage(begin, bytes);
     if (reduce_) reduce_->set_unread_storage(begin, bytes);
   }
   void barrier() override { inner_.barrier(); }
@@ -93,18 +101,19 @@ class OwnCollectivesComm final : public Comm {
   }
   template <class T>
   void bcast_(std::span<T> d, int root) {
-    if (bcast_tree_ && size() > 1) return tree_bcast(inner_, d, root, *bcast_tree_);
-    if (scatter_allgather_) return scatter_allgather_bcast(inner_, d, root);
-    if (split_bintree_) return split_bintree_bcast(inner_, d, root);
+    if (bcast_tree_ && size() > 1) return tree_bcast(*own_, d, root, *bcast_tree_);
+    if (scatter_allgather_) return scatter_allgather_bcast(*own_, d, root);
+    if (split_bintree_) return split_bintree_bcast(*own_, d, root);
     inner_.bcast(d, root);
   }
   template <class T>
   void gather_(std::span<const T> s, std::span<T> r, int root) {
-    if (own_gather_) return linear_sync_gather(inner_, s, r, root);
+    if (own_gather_) return linear_sync_gather(*own_, s, r, root);
     inner_.gather(s, r, root);
   }
 
   Comm& inner_;
+  std::unique_ptr<Comm> own_;                 // the duplicate the own collectives' messages use
   std::optional<PointToPointReduce> reduce_;  // wulf's own reduce, or none: the library's
   const Tree* bcast_tree_;                    // wulf's own bcast's tree, or none
   bool scatter_allgather_;                    // or its scatter-allgather

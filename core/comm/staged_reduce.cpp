@@ -119,18 +119,18 @@ bool ReduceLayout::has_groups() const {
   return std::any_of(ranks.begin(), ranks.end(), [](const Place& p) { return p.group >= 0; });
 }
 
-std::string library_reduce(const std::string& name) {
-  return name == "wulf-binomial" || name == "four-stage" ? "binomial" : name;
-}
-
 bool is_point_to_point_reduce(const std::string& name) {
   return name == "wulf-binomial" || name == "four-stage" || own_reduce_tree(name);
 }
 
 PointToPointReduce::Algorithm parse_point_to_point_reduce(const std::string& name) {
   if (name == "four-stage") return PointToPointReduce::Algorithm::four_stage;
-  if (const Tree* tree = own_reduce_tree(name))
-    return *tree == Tree::chain ? PointToPointReduce::Algorithm::chain : PointToPointReduce::Algorithm::binary;
+  if (const Tree* tree = own_reduce_tree(name)) switch (*tree) {
+      case Tree::chain: return PointToPointReduce::Algorithm::chain;
+      case Tree::binary: return PointToPointReduce::Algorithm::binary;
+      case Tree::in_order_binomial: return PointToPointReduce::Algorithm::in_order_binomial;
+      default: throw std::logic_error("parse_point_to_point_reduce: no reduce of that tree");
+    }
   return PointToPointReduce::Algorithm::binomial;
 }
 
@@ -145,7 +145,7 @@ struct FourStagePlan {
     std::vector<int> recv_from;  // or: receive from these ranks and add
   };
   std::array<std::vector<Role>, 3> stage;  // stages 1-3, one role per rank
-  std::vector<int> stage_four;             // ranks of the library reduce, ascending
+  std::vector<int> stage_four;             // ranks of stage 4's binomial reduce, ascending
 };
 
 FourStagePlan plan_four_stage(const ReduceLayout& layout, int root) {
@@ -286,32 +286,33 @@ template <class T>
 void PointToPointReduce::reduce(std::span<T> data, int root) {
   stages_ = StageTimes{};
   if (comm_.size() == 1) return;
-  if (algorithm_ == Algorithm::binomial) return binomial(data, root);
-  if (algorithm_ == Algorithm::chain || algorithm_ == Algorithm::binary) {
-    bool unread = false;
-    T* room = scratch(std::span<const T>(data), 2 * data.size(), unread);
-    return tree_reduce_sum(comm_, data, root, algorithm_ == Algorithm::chain ? Tree::chain : Tree::binary, room, !unread);
-  }
-  if (falls_back()) return comm_.reduce_sum(data, root);
-  four_stage(data, root);
+  if (algorithm_ == Algorithm::binomial || falls_back()) return binomial(comm_, data, root);
+  if (algorithm_ == Algorithm::four_stage) return four_stage(data, root);
+  const Tree tree = algorithm_ == Algorithm::chain    ? Tree::chain
+                    : algorithm_ == Algorithm::binary ? Tree::binary
+                                                      : Tree::in_order_binomial;
+  bool unread = false;
+  T* room = scratch(std::span<const T>(data), 2 * data.size(), unread);
+  tree_reduce_sum(comm_, data, root, tree, room, !unread);
 }
 
-// The binomial tree of MPI libraries, from point-to-point messages: in round k (mask 2^k)
-// a rank whose distance v from the root has bit k set sends to v - 2^k and is done; the
-// others receive from v + 2^k and add. One scratch buffer per receiving rank, kept.
+// The binomial tree of LAM (seed 002's library), MPICH and SMPI, from point-to-point
+// messages: in round k (mask 2^k) a rank whose distance v from the root has bit k set sends
+// to v - 2^k and is done; the others receive from v + 2^k and add, one child at a time. One
+// scratch buffer per receiving rank, kept.
 template <class T>
-void PointToPointReduce::binomial(std::span<T> data, int root) {
-  const int p = comm_.size();
-  const int v = (comm_.rank() - root + p) % p;
+void PointToPointReduce::binomial(Comm& comm, std::span<T> data, int root) {
+  const int p = comm.size();
+  const int v = (comm.rank() - root + p) % p;
   for (int mask = 1; mask < p; mask <<= 1) {
     if (v & mask) {
-      comm_.send(std::span<const T>(data), (v - mask + root) % p);
+      comm.send(std::span<const T>(data), (v - mask + root) % p);
       return;
     }
     if (v + mask < p) {
       bool unread = false;
       T* room = scratch(std::span<const T>(data), data.size(), unread);
-      comm_.recv(std::span<T>(room, data.size()), (v + mask + root) % p);
+      comm.recv(std::span<T>(room, data.size()), (v + mask + root) % p);
       if (!unread) add_into(data, room);
     }
   }
@@ -342,7 +343,7 @@ void PointToPointReduce::four_stage(std::span<T> data, int root) {
   const auto& ranks = plan.stage_four;
   if (std::binary_search(ranks.begin(), ranks.end(), me)) {
     const int sub_root = static_cast<int>(std::lower_bound(ranks.begin(), ranks.end(), root) - ranks.begin());
-    cached.four->reduce_sum(data, sub_root);
+    binomial(*cached.four, data, sub_root);  // LAM's binomial, as seed 002's
   }
   stages_.end_s[3] = comm_.now() - t0;
 }

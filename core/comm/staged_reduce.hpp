@@ -9,11 +9,11 @@
 //      pair sends to node i of the second through the switch the two groups share;
 //   3. in every group the nodes still holding data form sets of fan_in + 1 in node order;
 //      the other fan_in nodes of a set send to its first node at once, one per NIC;
-//   4. the library reduce (MPI_Reduce) over the sets' first nodes, the nodes outside any
-//      group and the root.
+//   4. a binomial reduce over the sets' first nodes, the nodes outside any group and the
+//      root: LAM's (seed 002's library), one child at a time, as wulf-binomial's.
 // Nodes missing from a group (a rank count that does not fill the groups) skip the
 // stages that would need them. Where there is no layout, or no rank is in a group, the
-// library reduce is used unchanged.
+// whole reduce is that binomial reduce (wulf-binomial).
 //
 // Both algorithms accumulate in the ranks' own buffers: after the call the root holds the
 // sum and the other ranks' data holds partial sums (Comm::reduce_sum allows it).
@@ -64,8 +64,9 @@ struct StageTimes {
 // The reduce algorithms on top of a communicator; scratch buffers are kept between calls.
 class PointToPointReduce {
  public:
-  // binomial: wulf-binomial; chain and binary: Open MPI's unsegmented trees (tree_collectives).
-  enum class Algorithm { binomial, four_stage, chain, binary };
+  // binomial: wulf-binomial; chain, binary and in_order_binomial: Open MPI's unsegmented
+  // trees (tree_collectives), the last its `binomial`.
+  enum class Algorithm { binomial, four_stage, chain, binary, in_order_binomial };
   // Memory of at least the given bytes that the receives of unread data may use (nullptr:
   // none), e.g. the simulated ranks' shared memory (Compute::shared_scratch).
   using ScratchSource = std::function<void*(std::size_t bytes)>;
@@ -81,14 +82,14 @@ class PointToPointReduce {
   // messages and their times are the same; a time-only run of thousands of ranks holds no
   // scratch of its own per rank.
   void set_unread_storage(const void* begin, std::size_t bytes) { unread_.set(begin, bytes); }
-  // Whether four-stage fell back to the library reduce (no rank in a group).
+  // Whether four-stage fell back to wulf-binomial (no rank in a group).
   bool falls_back() const;
 
  private:
   template <class T>
   void reduce(std::span<T> data, int root);
   template <class T>
-  void binomial(std::span<T> data, int root);
+  void binomial(Comm& comm, std::span<T> data, int root);
   template <class T>
   void four_stage(std::span<T> data, int root);
   // Room for n values to receive into, and whether the data's sums are unread (then the
@@ -110,13 +111,9 @@ class PointToPointReduce {
 };
 
 // The algorithms of --reduce that wulf makes itself: its own (wulf-binomial, four-stage)
-// and Open MPI's that SMPI has no equal of (chain, pipeline, binary: comm/tree_collectives);
-// the others are the MPI library's.
+// and Open MPI's that SMPI has no equal of (chain, pipeline, binary, binomial:
+// comm/tree_collectives); the others are the MPI library's.
 bool is_point_to_point_reduce(const std::string& name);
-// The MPI library's reduce that a run under --reduce `name` forces: binomial under wulf's
-// own wulf-binomial and four-stage (four-stage's last stage is the library's, binomial as
-// LAM's in seed 002), else name.
-std::string library_reduce(const std::string& name);
 PointToPointReduce::Algorithm parse_point_to_point_reduce(const std::string& name);
 
 }  // namespace wulf

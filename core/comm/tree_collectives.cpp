@@ -80,8 +80,8 @@ constexpr std::array<std::pair<std::string_view, Tree>, 5> bcast_trees{{
     {"chain", Tree::chain}, {"pipeline", Tree::chain}, {"bintree", Tree::binary},
     {"binomial", Tree::binomial}, {"knomial", Tree::knomial},
 }};
-constexpr std::array<std::pair<std::string_view, Tree>, 3> reduce_trees{{
-    {"chain", Tree::chain}, {"pipeline", Tree::chain}, {"binary", Tree::binary},
+constexpr std::array<std::pair<std::string_view, Tree>, 4> reduce_trees{{
+    {"chain", Tree::chain}, {"pipeline", Tree::chain}, {"binary", Tree::binary}, {"binomial", Tree::in_order_binomial},
 }};
 
 template <std::size_t N>

@@ -29,7 +29,8 @@ struct TreeLinks {
 TreeLinks tree_links(Tree tree, int rank, int size, int root);
 
 // The tree of a --bcast or --reduce algorithm wulf runs itself: bcast chain, pipeline,
-// bintree, binomial, knomial; reduce chain, pipeline, binary. nullptr for the others.
+// bintree, binomial, knomial; reduce chain, pipeline, binary, binomial (the in-order tree).
+// nullptr for the others.
 const Tree* own_bcast_tree(std::string_view name);
 const Tree* own_reduce_tree(std::string_view name);
 // Whether --bcast's algorithm is wulf's own: a tree's or scatter-allgather.

@@ -37,9 +37,10 @@ constexpr CollectiveAlgorithm reduces[] = {
     {"chain", 2, ""},      // the fixed rules' fanout 0 is one chain; SMPI's: p/2 chains, 64 KiB segments
     {"pipeline", 3, ""},   // one chain, unsegmented; SMPI's segments by 1 to 64 KiB
     {"binary", 4, ""},     // Open MPI's binary tree, unsegmented; SMPI's segments by 32 KiB
-    // The in-order binomial tree, unsegmented on both; SMPI's waits for one child at a time
-    // where Open MPI posts the next child's receive first (wulf-binomial is SMPI's way).
-    {"binomial", 5, "binomial"},
+    // The in-order binomial tree, unsegmented: Open MPI posts the next child's receive before
+    // it waits for the current one, SMPI's waits for one child at a time (that is
+    // wulf-binomial, as LAM's and MPICH's).
+    {"binomial", 5, ""},
     {"in-order-binary", 6, "ompi_in_order_binary"},  // unsegmented on both
     {"wulf-binomial", 0, ""},  // wulf's own reduces (comm/staged_reduce), no library's
     {"four-stage", 0, ""},

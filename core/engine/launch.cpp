@@ -47,7 +47,7 @@ namespace {
 
 std::string platform_helper(const std::string& verb, const std::string& file,
                             const std::vector<std::string>& extra = {}) {
-  check_input_file(file, "platform", text_file_limit);  // missing, a folder, a FIFO: said before SimGrid sees it
+  check_input_file(file, "platform", platform_file_limit);  // missing, a folder, a FIFO: said before SimGrid sees it
   std::string text, errors;
   std::vector<std::string> args{verb, file};
   args.insert(args.end(), extra.begin(), extra.end());
@@ -162,7 +162,7 @@ GrownPlatform::GrownPlatform(const std::string& file, long long hosts) : TempFil
   if (hosts < 1) throw InputError("--grow: " + std::to_string(hosts) + " must be at least 1");
   check_in_range(static_cast<double>(hosts), kGrowRange, "grow");
   std::string text, errors;
-  check_input_file(file, "platform", text_file_limit);
+  check_input_file(file, "platform", platform_file_limit);
   if (run_wulf_platform({"grow", file, std::to_string(hosts), path()}, text, errors) != 0) {
     while (!errors.empty() && errors.back() == '\n') errors.pop_back();
     throw InputError("platform " + file + ": " + errors);

@@ -92,7 +92,7 @@ void add_engine_json(Json& j, const TrainJob& job) {
                                        {"gather_chosen_by", &job.gather_chosen_by}})
     if (job.engine != Engine::seq && !chosen_by->empty()) j[key] = *chosen_by;
   if (job.reduce == "four-stage") {
-    // Without a layout (or with no rank in a group) the four-stage reduce is the library's.
+    // Without a layout (or with no rank in a group) the four-stage reduce is wulf-binomial.
     j["reduce_layout"] = job.has_reduce_layout ? Json(job.reduce_layout.to_string()) : Json(nullptr);
     j["reduce_falls_back"] = !job.has_reduce_layout || !job.reduce_layout.has_groups();
   }

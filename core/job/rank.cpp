@@ -98,6 +98,8 @@ int run_rank(const std::vector<std::string>& args, Comm& comm, const ComputeFact
     job.config_json["load_s"] = job.load_seconds;  // this rank's own
     if (job.engine == Engine::testbed) join_testbed(job, comm.rank());
     const std::unique_ptr<Compute> compute = make_compute(job.compute);
+    // sim: the what-if scales of the links, before any message (the own collectives' split).
+    compute->prepare(comm);
     // wulf's own collectives wrap the engine's communicator; the strategies see one Comm.
     std::unique_ptr<OwnCollectivesComm> owned;
     if (const OwnCollectives own{job.reduce, job.bcast, job.gather}; own.any())

@@ -259,7 +259,6 @@ int train(TrainJob& job, Comm& comm, Compute& compute, std::ostream& out, std::o
   };
 
   const Problem& p = job.problem;
-  compute.prepare(comm);  // sim: the what-if scales of the links
   if (job.strategy->sessions) return run_sessions<T>(job, comm, compute, out, err);
   const TrainResult result = train_strategy(net, p.train, p.test, GlobalSizes{p.train_total, p.test_total, p.classifier},
                                             job.config, comm, compute, progress);

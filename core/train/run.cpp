@@ -100,24 +100,33 @@ void Run<T>::forward_backward(const Dataset& data, const std::vector<std::size_t
 template <class T>
 void Run<T>::forward_backward_layers(const Dataset& data, const std::vector<std::size_t>& order, std::size_t first,
                                      std::size_t count, ErrorSums& sums,
-                                     const std::function<void(int layer)>& layer_done) {
+                                     const std::function<void(int layer)>& layer_done, double slice_flops,
+                                     const std::function<void()>& between_slices) {
   forward_block(data, order, first, count);
   const NetSpec& spec = net_.spec();
   const int layers = spec.n_layers();
   double block_loss = 0;
   for (int l = layers; l >= 1; --l) {
     const double flops = backward_layer_flops(spec.sizes, spec.bias, l);
-    kernel_part(Phase::backward, count, l == layers ? count : 0, flops * static_cast<double>(count),
-                flops / flops_.backward, [&] {
-                  if (count == 0) {
-                    std::ranges::fill(net_.weight_gradients(l), T(0));
-                    std::ranges::fill(net_.bias_gradients(l), T(0));
-                    return;
-                  }
-                  if (l == layers) block_loss = static_cast<double>(net_.backward_output(t_));
-                  net_.backward_layer(l, false);
-                  if (l == 1) add_errors(sums, block_loss);
-                });
+    const double block_flops = flops * static_cast<double>(count);
+    const int slices = slice_flops > 0 && block_flops > slice_flops
+                           ? static_cast<int>(std::min(std::ceil(block_flops / slice_flops), 1e6))
+                           : 1;
+    for (int s = 0; s < slices; ++s) {
+      if (s > 0 && between_slices) between_slices();
+      kernel_part(Phase::backward, count, l == layers && s == 0 ? count : 0, block_flops / slices,
+                  flops / flops_.backward / slices, [&] {
+                    if (s > 0) return;  // the layer's arithmetic is the first slice's
+                    if (count == 0) {
+                      std::ranges::fill(net_.weight_gradients(l), T(0));
+                      std::ranges::fill(net_.bias_gradients(l), T(0));
+                      return;
+                    }
+                    if (l == layers) block_loss = static_cast<double>(net_.backward_output(t_));
+                    net_.backward_layer(l, false);
+                    if (l == 1) add_errors(sums, block_loss);
+                  });
+    }
     layer_done(l);
   }
 }

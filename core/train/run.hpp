@@ -150,8 +150,12 @@ class Run {
   // The same a layer at a time (Mlp::backward_layer), each layer charged on its own
   // (backward_layer_flops, its share of the backward time), and layer_done(l) called once
   // layer l's gradients are made, from the output layer down: the same gradients to the bit.
+  // A layer of more than slice_flops (the block's; 0: no limit) is charged in equal slices
+  // of at most that, between_slices() called between them: the layer's arithmetic runs in
+  // the first, whole (the same bits), the time of each slice is its share.
   void forward_backward_layers(const Dataset& data, const std::vector<std::size_t>& order, std::size_t first,
-                               std::size_t count, ErrorSums& sums, const std::function<void(int layer)>& layer_done);
+                               std::size_t count, ErrorSums& sums, const std::function<void(int layer)>& layer_done,
+                               double slice_flops = 0, const std::function<void()>& between_slices = {});
   // Gathers the patterns order[first .. first + count) of data into the scratch (not
   // charged: call it inside a kernel).
   Block gather(const Dataset& data, const std::vector<std::size_t>& order, std::size_t first, std::size_t count) {

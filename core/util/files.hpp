@@ -66,6 +66,10 @@ class InputLog {
 // profile, a hostfile) and data (a FANN data file, a weights file, an IDX file, a JSON record).
 constexpr std::uintmax_t text_file_limit = std::uintmax_t{64} << 20;  // 64 MiB
 constexpr std::uintmax_t data_file_limit = std::uintmax_t{64} << 30;  // 64 GiB
+// A platform file, which SimGrid reads: a generated one that lists every route may be large
+// (Bunyip at 20 times its size, 3 920 CPUs and 1.9 million routes: 367 MiB,
+// experiments/bunyip-bigger).
+constexpr std::uintmax_t platform_file_limit = std::uintmax_t{1} << 30;  // 1 GiB
 
 // The size of the regular file at path. Throws InputError naming what (e.g. "--config") and
 // the path, before anything is read, for a path that is missing, a folder, a device, a pipe or

@@ -31,7 +31,7 @@ done
 # and the what-if of CPUs at Emmerald's 940 MFlop/s (its largest tested matrices, section
 # 3.4) instead of its 1 090 MFlop/s peak.
 train sustained-four-stage --problem chars:3203 --train-size 9360000 --np 196 --reduce four-stage
-train sustained-library --problem chars:3203 --train-size 9360000 --np 196 --reduce binomial
+train sustained-library --problem chars:3203 --train-size 9360000 --np 196 --reduce wulf-binomial
 train sustained-940 --problem chars:3203 --train-size 9360000 --np 196 --reduce four-stage \
   --speed-scale "$("$python" -c 'print(940 / 1090)')"
 echo "$(( $(date +%s) - start ))" > "$here/wall_s.txt"

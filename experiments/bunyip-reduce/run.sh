@@ -9,7 +9,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/../common.sh" "$@"
 mkdir -p "$out/records"
 for platform in bunyip bunyip-p2p; do
-  for reduce in binomial four-stage; do
+  for reduce in wulf-binomial four-stage; do
     "$wulf" platform bench "$platforms/$platform.xml" --collectives reduce --reduce "$reduce" --type float \
       --elements 1729440 --np 194 --repeat 1 --no-pingpong --out "$out/records/reduce-$platform-$reduce.json" > /dev/null
   done
@@ -17,7 +17,7 @@ done
 # Fig. 6: one iteration of learning by epoch (gradient, reduce to the master, broadcast
 # back), gradients charged at 1 090 Mflop/s per CPU, for several training-set sizes.
 for platform in bunyip bunyip-p2p; do
-  for reduce in binomial four-stage; do
+  for reduce in wulf-binomial four-stage; do
     for patterns in 194000 388000 970000 1940000 4850000 9264000; do
       "$wulf" train --problem chars:3203 --train-size "$patterns" --bias off --precision float --engine sim \
         --np 194 --platform "$platforms/$platform.xml" --strategy root --learning epoch --numerics off --epochs 1 \

@@ -29,7 +29,7 @@ print("%-16s %9.2fs %9.2fs" % ("paper", PAPER["library"], PAPER["four-stage"])
 results = {"reduce": {"paper": {"library": PAPER["library"], "four-stage": PAPER["four-stage"],
                                 "stages": PAPER["stages"]}}, "fig6": []}
 for platform in ("bunyip", "bunyip-p2p"):
-    lib, four = bench(platform, "binomial"), bench(platform, "four-stage")
+    lib, four = bench(platform, "wulf-binomial"), bench(platform, "four-stage")
     ends = four["stages_s"]
     stages = [ends[0]] + [ends[i] - ends[i - 1] for i in range(1, 4)]
     results["reduce"][platform] = {"library": lib["time_s"], "four-stage": four["time_s"], "stages": stages}
@@ -44,12 +44,12 @@ for platform in ("bunyip", "bunyip-p2p"):
     speedups = fig6[platform] = []
     for n in sizes:
         t = {}
-        for reduce in ("binomial", "four-stage"):
+        for reduce in ("wulf-binomial", "four-stage"):
             with open(os.path.join(rec, "fig6-%s-%s-%d.json" % (platform, reduce, n))) as f:
                 t[reduce] = json.load(f)["final"]["time_s"]
-        speedups.append(t["binomial"] / t["four-stage"])
+        speedups.append(t["wulf-binomial"] / t["four-stage"])
         print("  %-11s %8d patterns: library %8.2f s, four-stage %8.2f s, speed-up %.3f"
-              % (platform, n, t["binomial"], t["four-stage"], speedups[-1]))
+              % (platform, n, t["wulf-binomial"], t["four-stage"], speedups[-1]))
     plt.plot(sizes, speedups, "o-", label="simulated, %s.xml (both reduces)" % platform)
 # The paper's curve: its measured saving, 8.5 - 4.9 = 3.6 s per reduce, against the
 # gradient's time on 194 CPUs; that time is the simulation's own compute (bunyip-p2p,

@@ -6,7 +6,8 @@
 // once, without blocking (a tensor of that size or more is a bucket of its own); the rest of
 // the backward pass runs while it travels. The allreduce is wulf's own, ring or recursive
 // doubling over MPI_Isend / MPI_Irecv (comm/nb_allreduce.hpp), moved on at one progress
-// point after each layer: the same algorithm, moved at the same points, on every engine.
+// point after each layer and, with --progress-flops, between slices of a large layer: the
+// same algorithm, moved at the same points, on every engine.
 // The update waits for every bucket, then applies the mean as block does: with rdb the
 // errors are block's with --allreduce rdb to the bit.
 #include "comm/nb_allreduce.hpp"
@@ -71,6 +72,7 @@ TrainResult train_overlap(Mlp<T>& net, const Dataset& train, const Dataset& test
   WeightUpdate<T> step(net, config);
   const NbAlgorithm algorithm = parse_nb_algorithm(setting_text(config, "bucket-allreduce"), "--bucket-allreduce");
   const std::vector<Bucket> buckets = plan_buckets(net, setting_count(config, "bucket-bytes"));
+  const double slice_flops = setting(config, "progress-flops");
 
   // Each bucket's allreduce, and its tag apart from the others' (they travel at once).
   std::vector<std::unique_ptr<NbAllreduce<T>>> going;
@@ -117,16 +119,21 @@ TrainResult train_overlap(Mlp<T>& net, const Dataset& train, const Dataset& test
     const std::size_t tests_before = total_tests();
     for (std::size_t k = 0; k < plan.blocks; ++k) {
       std::size_t next = 0;  // the next bucket to start
-      run.forward_backward_layers(train, order, plan.first(k), plan.count(k), running, [&](int layer) {
-        if (plan.ranks == 1) return;
-        for (; next < buckets.size() && buckets[next].ready_after == layer; ++next) {
-          if (run.numerics()) copy_pieces(buckets[next], true);
-          compute.charge_collective();  // the platform's fixed cost of a collective call, per bucket
-          going[next]->start(std::span<T>(flat + buckets[next].flat_at, buckets[next].n),
-                             std::span<T>(flat + scratch_at[next], scratch_at[next + 1] - scratch_at[next]));
-        }
-        progress_all();
-      });
+      run.forward_backward_layers(
+          train, order, plan.first(k), plan.count(k), running,
+          [&](int layer) {
+            if (plan.ranks == 1) return;
+            for (; next < buckets.size() && buckets[next].ready_after == layer; ++next) {
+              if (run.numerics()) copy_pieces(buckets[next], true);
+              compute.charge_collective();  // the platform's fixed cost of a collective call, per bucket
+              going[next]->start(std::span<T>(flat + buckets[next].flat_at, buckets[next].n),
+                                 std::span<T>(flat + scratch_at[next], scratch_at[next + 1] - scratch_at[next]));
+            }
+            progress_all();
+          },
+          slice_flops, [&] {
+            if (plan.ranks > 1 && next > 0) progress_all();  // between slices of a large layer
+          });
       // The exposed communication: what each bucket still needs once the backward pass is over.
       for (std::size_t i = 0; i < going.size() && plan.ranks > 1; ++i) {
         const double t0 = comm.now();
@@ -170,7 +177,14 @@ constexpr StrategyOption overlap_options[] = {
              "(recursive doubling: each sum as --strategy block --allreduce rdb makes it)",
      .range = {},
      .example = "ring",
-     .default_text = "ring"}};
+     .default_text = "ring"},
+    {.name = "progress-flops",
+     .key = "progress_flops",
+     .help = "a layer whose backward part over the rank's block has more flops than this is charged in equal "
+             "slices of at most this many, with a progress point between slices once a bucket is under way "
+             "(0: one progress point after each layer only)",
+     .default_value = 0,
+     .range = {.lo = 0, .hi = 1e18}}};
 
 
 }  // namespace
@@ -184,8 +198,12 @@ extern const StrategyDescriptor overlap_strategy{
     .splits_blocks = true,
     .layout = fixed_layout<DataLayout::shares>,
     .check = [](const TrainConfig& c, int, bool) { parse_nb_algorithm(setting_text(c, "bucket-allreduce"), "--bucket-allreduce"); },
-    .record = [](const TrainConfig&, bool, Json& config) {
-      config["progress"] = "one progress point (MPI_Test of every bucket under way) after each layer's backward part";
+    .record = [](const TrainConfig& c, bool, Json& config) {
+      config["progress"] =
+          setting(c, "progress-flops") > 0
+              ? "a progress point (MPI_Test of every bucket under way) after each layer's backward part, and "
+                "between its slices of at most progress_flops flops once a bucket is under way"
+              : "one progress point (MPI_Test of every bucket under way) after each layer's backward part";
     },
     .memory = [](const MemoryShape& s, const TrainConfig&, StrategyMemory& m) {
       // The buckets' flat buffer (w values) and the scratch of the largest bucket's messages
