@@ -19,7 +19,7 @@
 #   experiments/overlap/run.sh [build dir] [sim] [testbed] [compare]
 #
 # The testbed needs root (network namespaces) and an otherwise idle machine: its times are
-# the wall clock's. About N minutes on 2 cores.
+# the wall clock's. About 8 minutes on 2 cores (the simulation: 2 s).
 # shellcheck source=SCRIPTDIR/../common.sh disable=SC2317  # steps called as step_$name
 source "$(dirname "${BASH_SOURCE[0]}")/../common.sh" "${1:-}"
 shift || true
