@@ -13,7 +13,8 @@ setup_test "$1" "$2"
 
 require_testbed
 
-net=(train --problem digits --hidden 256,256,256,256,256,256 --precision float --numerics off --compute flops
+hidden=256,256,256,256,256,256
+net=(train --problem digits --hidden "$hidden" --precision float --numerics off --compute flops
      --learning block --test-size 1 --epochs 4 --block 128 --train-size 128 --np 2 --platform "$platform" --quiet)
 for engine in sim testbed; do
   extra=()

@@ -31,7 +31,8 @@ cd "$root"  # record platform paths relative to the repository
 per_rank=64
 blocks=4
 dilation=10
-net=(--problem digits --hidden 256,256,256,256,256,256 --precision float --numerics off --compute flops --learning block
+hidden=256,256,256,256,256,256
+net=(--problem digits --hidden "$hidden" --precision float --numerics off --compute flops --learning block
      --test-size 1 --epochs "$blocks" --quiet)
 
 cell() {  # engine platform p variant, then options
