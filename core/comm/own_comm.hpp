@@ -37,7 +37,7 @@ class OwnCollectivesComm final : public Comm {
         split_bintree_(own.bcast == "split-bintree"),
         own_gather_(is_own_gather(own.gather)) {
     if (is_point_to_point_reduce(own.reduce))
-      reduce_.emplace(*own_, parse_point_to_point_reduce(own.reduce), std::move(layout), std::move(scratch));
+      reduce_.emplace(*own_, own.reduce, std::move(layout), std::move(scratch));
   }
   // The reducer of wulf's own reduce; nullptr where the reduce is the library's.
   const PointToPointReduce* reducer() const { return reduce_ ? &*reduce_ : nullptr; }

@@ -123,17 +123,6 @@ bool is_point_to_point_reduce(const std::string& name) {
   return name == "wulf-binomial" || name == "four-stage" || own_reduce_tree(name);
 }
 
-PointToPointReduce::Algorithm parse_point_to_point_reduce(const std::string& name) {
-  if (name == "four-stage") return PointToPointReduce::Algorithm::four_stage;
-  if (const Tree* tree = own_reduce_tree(name)) switch (*tree) {
-      case Tree::chain: return PointToPointReduce::Algorithm::chain;
-      case Tree::binary: return PointToPointReduce::Algorithm::binary;
-      case Tree::in_order_binomial: return PointToPointReduce::Algorithm::in_order_binomial;
-      default: throw std::logic_error("parse_point_to_point_reduce: no reduce of that tree");
-    }
-  return PointToPointReduce::Algorithm::binomial;
-}
-
 // ---- the plan of a four-stage reduce -------------------------------------------------
 
 namespace detail {
@@ -253,9 +242,13 @@ const PointToPointReduce::RootPlan& PointToPointReduce::plan_for(int root) {
   return *plans_.emplace(root, std::move(made)).first->second;
 }
 
-PointToPointReduce::PointToPointReduce(Comm& comm, Algorithm algorithm, ReduceLayout layout, ScratchSource scratch)
-    : comm_(comm), algorithm_(algorithm), layout_(std::move(layout)), unread_scratch_(std::move(scratch)) {
-  if (algorithm_ == Algorithm::four_stage && !layout_.ranks.empty() &&
+PointToPointReduce::PointToPointReduce(Comm& comm, const std::string& name, ReduceLayout layout, ScratchSource scratch)
+    : comm_(comm),
+      four_stage_(name == "four-stage"),
+      tree_(own_reduce_tree(name)),
+      layout_(std::move(layout)),
+      unread_scratch_(std::move(scratch)) {
+  if (four_stage_ && !layout_.ranks.empty() &&
       static_cast<int>(layout_.ranks.size()) != comm_.size())
     throw InputError("--reduce-layout: it places " + std::to_string(layout_.ranks.size()) + " ranks, but there are " +
                      std::to_string(comm_.size()));
@@ -263,7 +256,7 @@ PointToPointReduce::PointToPointReduce(Comm& comm, Algorithm algorithm, ReduceLa
 
 PointToPointReduce::~PointToPointReduce() = default;
 
-bool PointToPointReduce::falls_back() const { return algorithm_ == Algorithm::four_stage && !layout_.has_groups(); }
+bool PointToPointReduce::falls_back() const { return four_stage_ && !layout_.has_groups(); }
 
 template <class T>
 T* PointToPointReduce::scratch(std::span<const T> data, std::size_t n, bool& unread) {
@@ -286,14 +279,13 @@ template <class T>
 void PointToPointReduce::reduce(std::span<T> data, int root) {
   stages_ = StageTimes{};
   if (comm_.size() == 1) return;
-  if (algorithm_ == Algorithm::binomial || falls_back()) return binomial(comm_, data, root);
-  if (algorithm_ == Algorithm::four_stage) return four_stage(data, root);
-  const Tree tree = algorithm_ == Algorithm::chain    ? Tree::chain
-                    : algorithm_ == Algorithm::binary ? Tree::binary
-                                                      : Tree::in_order_binomial;
-  bool unread = false;
-  T* room = scratch(std::span<const T>(data), 2 * data.size(), unread);
-  tree_reduce_sum(comm_, data, root, tree, room, !unread);
+  if (tree_) {
+    bool unread = false;
+    T* room = scratch(std::span<const T>(data), 2 * data.size(), unread);
+    return tree_reduce_sum(comm_, data, root, *tree_, room, !unread);
+  }
+  if (four_stage_ && !falls_back()) return four_stage(data, root);
+  binomial(comm_, data, root);
 }
 
 // The binomial tree of LAM (seed 002's library), MPICH and SMPI, from point-to-point

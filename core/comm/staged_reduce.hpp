@@ -21,6 +21,7 @@
 
 #include "util/errors.hpp"
 #include "comm/comm.hpp"
+#include "comm/tree_collectives.hpp"
 
 #include <array>
 #include <exception>
@@ -64,13 +65,12 @@ struct StageTimes {
 // The reduce algorithms on top of a communicator; scratch buffers are kept between calls.
 class PointToPointReduce {
  public:
-  // binomial: wulf-binomial; chain, binary and in_order_binomial: Open MPI's unsegmented
-  // trees (tree_collectives), the last its `binomial`.
-  enum class Algorithm { binomial, four_stage, chain, binary, in_order_binomial };
   // Memory of at least the given bytes that the receives of unread data may use (nullptr:
   // none), e.g. the simulated ranks' shared memory (Compute::shared_scratch).
   using ScratchSource = std::function<void*(std::size_t bytes)>;
-  PointToPointReduce(Comm& comm, Algorithm algorithm, ReduceLayout layout, ScratchSource scratch = {});
+  // name: a --reduce algorithm of is_point_to_point_reduce: wulf-binomial, four-stage, or a
+  // tree of Open MPI's (own_reduce_tree: chain, pipeline, binary, binomial, unsegmented).
+  PointToPointReduce(Comm& comm, const std::string& name, ReduceLayout layout, ScratchSource scratch = {});
   ~PointToPointReduce();
 
   void reduce_sum(std::span<float> data, int root);
@@ -100,7 +100,8 @@ class PointToPointReduce {
   const RootPlan& plan_for(int root);
 
   Comm& comm_;
-  Algorithm algorithm_;
+  bool four_stage_;   // four-stage, else:
+  const Tree* tree_;  // Open MPI's tree (tree_reduce_sum), or nullptr: wulf-binomial
   ReduceLayout layout_;
   StageTimes stages_;
   std::map<int, std::unique_ptr<RootPlan>> plans_;  // per root
@@ -114,6 +115,5 @@ class PointToPointReduce {
 // and Open MPI's that SMPI has no equal of (chain, pipeline, binary, binomial:
 // comm/tree_collectives); the others are the MPI library's.
 bool is_point_to_point_reduce(const std::string& name);
-PointToPointReduce::Algorithm parse_point_to_point_reduce(const std::string& name);
 
 }  // namespace wulf
