@@ -267,9 +267,19 @@ const char* zone_property(const simgrid::s4u::Engine& e, const simgrid::s4u::Hos
 // (engine/testbed_network): each host's speed, cores and collective overhead; every link of
 // their routes once (bandwidth, latency, sharing policy: a split-duplex link is two links,
 // NAME_UP and NAME_DOWN, one a direction); and the route of every ordered pair of hosts as
-// the indices of its links in order, with its latency.
+// the indices of its links in order, with its latency; and SMPI's piecewise factors of a
+// message's bandwidth and latency by its size, as the platform's <config> or SimGrid's
+// defaults set them ("" where SimGrid has no such option).
 void network(const simgrid::s4u::Engine& e, const std::vector<simgrid::s4u::Host*>& hosts) {
   Json out = {{"hosts", Json::array()}, {"links", Json::array()}, {"routes", Json::array()}};
+  for (const char* factor : {"smpi/bw-factor", "smpi/lat-factor"}) {
+    std::string value;
+    try {
+      value = simgrid::config::get_value<std::string>(factor);
+    } catch (const std::exception&) {  // not declared in this SimGrid
+    }
+    out[factor] = value;
+  }
   for (const simgrid::s4u::Host* h : hosts) {
     const char* overhead = zone_property(e, h, "wulf:collective_overhead");
     out["hosts"].push_back({{"name", h->get_name()},

@@ -41,7 +41,7 @@ const char* usage =
     "  study      the main job: seed 000's Table VII by paper, model and simulator, and this machine\n"
     "  train      train a network on a problem and report its errors (wulf train --help)\n"
     "  platform   inspect a SimGrid platform (info) or measure it in simulation (bench)\n"
-    "  model      seed 000's predicted speedup and efficiency from a calibration profile\n"
+    "  model      seed 000's predicted speedup and efficiency from a calibration profile; --overlap: bucketed overlap on a platform\n"
     "  calibrate  measure seed 000's constants on this machine: a profile and a platform\n"
     "  validate   model and simulator against real mpirun on this machine (seed 000's Table VI)\n"
     "  recommend  the fastest strategy, p and b to a target error on a platform, searched by simulation\n"

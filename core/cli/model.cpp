@@ -1,6 +1,8 @@
 // `wulf model`: seed 000's predicted speedup and efficiency tables from a calibration
-// profile (model.hpp), for lists of p, b and, for weight averaging, a.
+// profile (model.hpp), for lists of p, b and, for weight averaging, a; with --overlap,
+// --strategy overlap's pipeline of bucket allreduces on a platform (cli/model_overlap.cpp).
 #include "cli/cli.hpp"
+#include "cli/model_overlap.hpp"
 #include "cli/options.hpp"
 #include "cli/train_options.hpp"
 #include "util/errors.hpp"
@@ -158,6 +160,7 @@ po::options_description model_options() {
       ("m", number_in("m", size), "test patterns (default: the profile's)")
       ("w", number_in("w", size), "weights (default: the profile's)")
       ("out", po::value<std::string>(), "write the tables (JSON, key grid) to FILE");
+  options.add(model_overlap_options());
   return options;
 }
 
@@ -166,6 +169,8 @@ int model_command(const std::vector<std::string>& args, std::ostream& out, std::
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(options).run(), vm);
   if (vm.count("help")) return out << options << "\n", exit_ok;
+  if (vm["overlap"].as<bool>()) return overlap_model_command(vm, out);
+  check_overlap_scope(vm);
   const ModelJob job = read_model_job(vm);
   const ModelConstants& c = job.c;
   print_constants(out, job);

@@ -129,10 +129,6 @@ double default_dilation(const std::vector<TestbedHost>& hosts, int np, unsigned 
   return std::max({10.0, 10.0 * per_core, carried, forwarded});
 }
 
-namespace {
-
-// The network between the hosts named in `list`, as wulf-platform gives it, rates times
-// bw_scale.
 PlatformNetwork read_network(const std::string& platform, const std::string& list, double bw_scale, Json& hosts) {
   std::string text, errors;
   if (run_wulf_platform({"network", platform, list}, text, errors) != 0)
@@ -147,10 +143,10 @@ PlatformNetwork read_network(const std::string& platform, const std::string& lis
   for (const Json& r : j.at("routes"))
     net.routes.push_back({r.at("from").get<std::size_t>(), r.at("to").get<std::size_t>(),
                           r.at("links").get<std::vector<std::size_t>>(), r.at("latency_s").get<double>()});
+  net.bw_factor = j.value("smpi/bw-factor", "");
+  net.lat_factor = j.value("smpi/lat-factor", "");
   return net;
 }
-
-}  // namespace
 
 TestbedPlan plan_testbed(const std::string& platform, const std::vector<PlatformHost>& placed, int np,
                          double dilation, double bw_scale) {

@@ -74,6 +74,11 @@ struct TestbedPlan {
   Json to_json() const;
 };
 
+// The network between the hosts named in `list` (a,b,...), as SimGrid gives it
+// (wulf-platform network), rates times bw_scale; hosts gets each host's name, speed_flops,
+// cores and collective_overhead. Throws InputError naming the platform.
+PlatformNetwork read_network(const std::string& platform, const std::string& list, double bw_scale, Json& hosts);
+
 // The plan for placed hosts (one entry per host with its ranks in `cores`, in rank order, as
 // platform_hosts or placed_hosts give them, cut to the ranks), the platform read through
 // SimGrid (wulf-platform network). dilation 0 chooses the default (default_dilation).

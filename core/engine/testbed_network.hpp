@@ -52,6 +52,9 @@ struct PlatformNetwork {
   std::vector<std::string> hosts;
   std::vector<NetworkLink> links;
   std::vector<NetworkRoute> routes;  // every ordered pair of distinct hosts
+  // SMPI's piecewise factors of a message's bandwidth and latency by its size, as SimGrid's
+  // option text ("65472:0.94;0:0.81"; empty: none known).
+  std::string bw_factor, lat_factor;
 };
 
 // One end of a veth pair: its namespace (a node), interface and address, and the shaping of

@@ -6,7 +6,9 @@
 Reads RECORDS/<platform>-<engine>-p<p>-<variant>.json (run.sh), prints the table to stdout,
 and writes OUT/results.txt, OUT/results.json and OUT/overlap.png. The time of an iteration
 (one block) is the mean of epochs 2..k of each record's history (the first opens the
-testbed's TCP connections); the saving is block's time less overlap's, over block's."""
+testbed's TCP connections); the saving is block's time less overlap's, over block's. Item 5: RECORDS/<platform>-model-p<p>.json
+(`wulf model --overlap`) against the simulated cells, and the limits: RECORDS/limit-<name>-model.json
+against RECORDS/<platform>-sim-p<p>-limit-<name>.json."""
 import json
 import os
 import sys
@@ -21,6 +23,11 @@ PROCS = [2, 4, 8]
 BUCKETS = [("overlap-0", "one tensor"), ("overlap-524288", "512 KiB"), ("overlap-67108864", "whole net")]
 TARGET_TIME = 5.0      # percent, testbed against simulation, per iteration
 TARGET_SAVING = 5.0    # percentage points, the saving over block
+TARGET_MODEL = 5.0     # percent, the model against the simulation, per iteration
+LIMITS = [("messner-p6-rdb", "messner", 6, "recursive doubling, p = 6: ranks fold in and out"),
+          ("messner-p6-ring", "messner", 6, "ring, p = 6"),
+          ("bunyip-p16-ring", "bunyip", 16, "ring, one tensor, Bunyip tetrahedron, SMPI factors"),
+          ("bunyip-p16-whole", "bunyip", 16, "ring, whole net, Bunyip tetrahedron, SMPI factors")]
 
 
 def load(rec, platform, engine, p, variant):
@@ -35,6 +42,57 @@ def load(rec, platform, engine, p, variant):
     notes = r["history"][-1]  # the strategy's notes sit in each iteration's entry
     return {"iteration_s": per_iteration, "exposed_s": notes.get("exposed_comm_s"),
             "buckets": notes.get("buckets")}
+
+
+def model_cells(path):
+    """bucket bytes -> (overlap s, block s) of a `wulf model --overlap` record, or {}."""
+    if not os.path.exists(path):
+        return {}
+    return {c["bucket_bytes"]: (c["time_s"], c["block_s"]) for c in json.load(open(path))["grid"]}
+
+
+def model_section(rec, rows, say):
+    """The model's time per iteration against the simulation's, every cell of the grid."""
+    say("")
+    say("Model (wulf model --overlap, the platform's constants) against the simulation, per iteration (s)")
+    say("%-8s %2s %-11s | %8s %8s %7s" % ("platform", "p", "variant", "sim", "model", "diff"))
+    for row in rows:
+        cells = model_cells(os.path.join(rec, "%s-model-p%d.json" % (row["platform"], row["p"])))
+        if not cells or "sim_s" not in row:
+            continue
+        if row["variant"] == "block":
+            model = next(iter(cells.values()))[1]
+        else:
+            model = cells.get(int(row["variant"].split("-")[1]), (None,))[0]
+        if model is None:
+            continue
+        row["model_s"] = model
+        row["model_diff_pct"] = 100 * (model / row["sim_s"] - 1)
+        row["model_met"] = abs(row["model_diff_pct"]) <= TARGET_MODEL
+        say("%-8s %2d %-11s | %8.4f %8.4f %+6.1f%%" % (row["platform"], row["p"], row["label"], row["sim_s"], model,
+                                                     row["model_diff_pct"]))
+    modelled = [r for r in rows if "model_met" in r]
+    worst = max((abs(r["model_diff_pct"]) for r in modelled), default=float("nan"))
+    say("model within %g%% of the simulation: %d of %d cells (largest difference %.1f%%)" % (
+        TARGET_MODEL, sum(r["model_met"] for r in modelled), len(modelled), worst))
+
+
+def limits_section(rec, say):
+    """The model where its assumptions hold and where they break."""
+    say("")
+    say("Where the model holds and where it breaks down (64 patterns per rank, one rank per host)")
+    say("%-17s %-52s | %8s %8s %7s" % ("cell", "what", "sim", "model", "diff"))
+    limits = []
+    for name, platform, p, what in LIMITS:
+        sim = load(rec, platform, "sim", p, "limit-" + name)
+        cells = model_cells(os.path.join(rec, "limit-%s-model.json" % name))
+        if not sim or not cells:
+            continue
+        model = next(iter(cells.values()))[0]
+        diff = 100 * (model / sim["iteration_s"] - 1)
+        limits.append({"cell": name, "what": what, "sim_s": sim["iteration_s"], "model_s": model, "diff_pct": diff})
+        say("%-17s %-52s | %8.4f %8.4f %+6.1f%%" % (name, what, sim["iteration_s"], model, diff))
+    return limits
 
 
 def main():
@@ -77,12 +135,14 @@ def main():
     say("within %g%% per iteration: %d of %d cells; saving within %g pp: %d of %d" % (
         TARGET_TIME, sum(r["time_met"] for r in timed), len(timed), TARGET_SAVING,
         sum(r["saving_met"] for r in saved), len(saved)))
+    model_section(rec, rows, say)
+    limits = limits_section(rec, say)
     text = "\n".join(lines) + "\n"
     sys.stdout.write(text)
     with open(os.path.join(out, "results.txt"), "w") as f:
         f.write(text)
     with open(os.path.join(out, "results.json"), "w") as f:
-        json.dump({"rows": rows}, f, indent=1)
+        json.dump({"rows": rows, "limits": limits}, f, indent=1)
 
     fig, axes = plt.subplots(1, len(PLATFORMS), figsize=(11, 4.2), sharey=False)
     for ax, platform in zip(axes, PLATFORMS):

@@ -14,9 +14,13 @@
 #   runs    4 epochs of one block each (the first, which opens the testbed's TCP connections,
 #           is left out of the per-iteration time; one test pattern after each), on sim and on
 #           testbed.
+# Item 5: `wulf model --overlap` predicts every simulated cell from the platform's constants
+# (step model), and the step limits puts it against the simulation where its assumptions hold
+# and where they do not: recursive doubling at p = 6 (ranks fold in and out) beside the ring
+# there, and Bunyip's tetrahedron of switches with SMPI's size factors at p = 16.
 # compare.py prints results.txt, writes results.json and draws overlap.png.
 #
-#   experiments/overlap/run.sh [build dir] [sim] [testbed] [compare]
+#   experiments/overlap/run.sh [build dir] [sim] [model] [limits] [testbed] [compare]
 #
 # The testbed needs root (network namespaces) and an otherwise idle machine: its times are
 # the wall clock's. About 8 minutes on 2 cores (the simulation: 2 s).
@@ -24,7 +28,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/../common.sh" "${1:-}"
 shift || true
 steps=("$@")
-[[ ${#steps[@]} -eq 0 ]] && steps=(sim testbed compare)
+[[ ${#steps[@]} -eq 0 ]] && steps=(sim model limits testbed compare)
 rec="$out/records"
 mkdir -p "$rec"
 cd "$root"  # record platform paths relative to the repository
@@ -64,6 +68,36 @@ grid() {  # engine
 }
 
 step_sim() { grid sim; }
+
+model() {  # platform p record, then options
+  local platform=$1 p=$2 record=$3
+  shift 3
+  local b=$((per_rank * p))
+  "$wulf" model --overlap --platform "platforms/$platform.xml" --problem digits --hidden "$hidden" --precision float \
+    --test-size 1 --np "$p" --block "$b" --train-size "$b" "$@" --out "$record" > /dev/null
+}
+
+step_model() {
+  for platform in batcave messner; do
+    for p in 2 4 8; do
+      model "$platform" "$p" "$rec/$platform-model-p$p.json" --bucket-bytes 0,524288,67108864 --bucket-allreduce ring
+    done
+  done
+}
+
+limit() {  # name platform p, then the overlap options
+  local name=$1 platform=$2 p=$3
+  shift 3
+  cell sim "$platform" "$p" "limit-$name" --ranks-per-host 1 --strategy overlap "$@"
+  model "$platform" "$p" "$rec/limit-$name-model.json" "$@"
+}
+
+step_limits() {
+  limit messner-p6-rdb messner 6 --bucket-allreduce rdb --bucket-bytes 0
+  limit messner-p6-ring messner 6 --bucket-allreduce ring --bucket-bytes 0
+  limit bunyip-p16-ring bunyip 16 --bucket-allreduce ring --bucket-bytes 0
+  limit bunyip-p16-whole bunyip 16 --bucket-allreduce ring --bucket-bytes 67108864
+}
 step_testbed() { grid testbed; }
 step_compare() { "$python" "$here/compare.py" "$rec" "$out"; }
 

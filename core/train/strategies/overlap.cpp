@@ -11,6 +11,7 @@
 // The update waits for every bucket, then applies the mean as block does: with rdb the
 // errors are block's with --allreduce rdb to the bit.
 #include "comm/nb_allreduce.hpp"
+#include "train/buckets.hpp"
 #include "train/run.hpp"
 
 #include <algorithm>
@@ -22,8 +23,8 @@ namespace wulf {
 
 namespace {
 
-// A bucket: its tensors' places in the gradient buffer, in the order they joined, and its
-// place in the buckets' flat buffer.
+// A bucket (train/buckets.hpp): its tensors' places in the gradient buffer, in the order they
+// joined, and its place in the buckets' flat buffer.
 struct Bucket {
   struct Piece {
     std::size_t at = 0, n = 0;  // in the net's gradients
@@ -33,30 +34,23 @@ struct Bucket {
   int ready_after = 0;             // the layer whose gradients complete it
 };
 
-// Tensors in reverse layer order (W_L, b_L, W_L-1, ...), cut into buckets of at least
-// bucket_bytes; what is left after layer 1 is the last bucket.
 template <class T>
 std::vector<Bucket> plan_buckets(Mlp<T>& net, std::size_t bucket_bytes) {
-  std::vector<Bucket> buckets(1);
   const std::span<T> all = net.gradients();
-  auto close = [&](int layer) {
-    if (buckets.back().n == 0) return;
-    buckets.back().ready_after = layer;
-    const std::size_t next = buckets.back().flat_at + buckets.back().n;
-    buckets.emplace_back().flat_at = next;
-  };
+  std::vector<std::span<T>> spans;  // in backward_tensors' order
   for (int l = net.spec().n_layers(); l >= 1; --l) {
-    for (const std::span<T> tensor : {net.weight_gradients(l), net.bias_gradients(l)}) {
-      if (tensor.empty()) continue;
-      if (tensor.size_bytes() >= bucket_bytes) close(l);  // a bucket of its own
-      Bucket& b = buckets.back();
-      b.pieces.push_back({static_cast<std::size_t>(tensor.data() - all.data()), tensor.size()});
-      b.n += tensor.size();
-      if (b.n * sizeof(T) >= bucket_bytes) close(l);
-    }
+    spans.push_back(net.weight_gradients(l));
+    if (net.spec().bias) spans.push_back(net.bias_gradients(l));
   }
-  close(1);
-  buckets.pop_back();  // the empty one close() left open
+  std::vector<Bucket> buckets;
+  std::size_t flat_at = 0;
+  for (const BucketCut& cut : cut_buckets(backward_tensors(net.spec().sizes, net.spec().bias), sizeof(T), bucket_bytes)) {
+    Bucket& b = buckets.emplace_back();
+    b.flat_at = flat_at, b.n = cut.values, b.ready_after = cut.ready_after;
+    for (std::size_t t : cut.tensors)
+      b.pieces.push_back({static_cast<std::size_t>(spans[t].data() - all.data()), spans[t].size()});
+    flat_at += cut.values;
+  }
   return buckets;
 }
 

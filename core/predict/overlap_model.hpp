@@ -1,0 +1,106 @@
+// The model of --strategy overlap (issue 33, item 5): seed 000's equation (5) with its
+// allreduce term n/b Tr(p) replaced by the pipeline of bucket allreduces behind the backward
+// pass, as the strategy runs it.
+//
+// One update of one rank (every rank alike):
+//   forward of its share of the block; then the layers' backward parts from the output, each
+//   in its slices; a bucket starts after the layer that completes it (its collective call
+//   charged, then its first step posted); at a progress point (after each layer, and between
+//   slices once a bucket is under way) every bucket under way whose step is complete posts its
+//   next; after the backward pass the buckets are waited out in order, each posting its next
+//   step as soon as the last one is complete (the others' steps in flight move meanwhile but
+//   post nothing); then the update.
+// A step of a bucket (comm/nb_allreduce): ring, 2 (p - 1) steps of ceil(n / p) values; rdb,
+// log2 p' steps of n values (p' the largest power of two <= p; the ranks beyond it add a step
+// of n values before and after). Every rank sends and receives one message per step.
+// The network: a step alone takes its latency, then its bytes at the rate its links give it
+// (StepNetwork, with SMPI's factors by message size); k steps in flight at once (of different
+// buckets) share the rank's links equally, each moving at 1 / k of its rate once its latency
+// is over (SimGrid's max-min sharing of a link among flows that cross the same links).
+//
+// Blocking (--strategy block): the whole backward pass, one collective call, its steps one
+// after another, then the update. Both add the iteration's test share and its errors' sum
+// (a collective call and log2 p latencies of a small recursive doubling).
+//
+// Where it breaks down: ranks that are not alike (hosts of different speeds, routes of
+// different lengths, links shared by more than each rank's own flows, as Bunyip's
+// tetrahedron), steps that do not all start together (non-powers of two under rdb), and every
+// cost the engines add beyond the platform's links and the charged compute (the testbed's
+// per-message cost of TCP and its kernel, for one).
+#pragma once
+
+#include "comm/nb_allreduce.hpp"
+#include "engine/testbed_network.hpp"
+#include "train/buckets.hpp"
+
+#include <cstddef>
+#include <vector>
+
+namespace wulf {
+
+// What one rank computes in one update, seconds.
+struct OverlapWork {
+  double forward_s = 0;              // its share of the block's forward pass
+  std::vector<double> backward_s;    // per layer, index l - 1: its share's backward part of layer l
+  std::vector<int> slices;           // per layer: slices of the backward part (1: one progress point after it)
+  double update_s = 0;
+  double call_s = 0;                 // charged per collective call (a bucket's start, block's allreduce)
+  double test_s = 0;                 // per iteration: the slowest rank's share of the test pass
+  // Per iteration: the sums of the errors (4 doubles each; the test set's and the running
+  // training error's), each a collective call and its steps.
+  int sums = 2;
+  NbAlgorithm sums_algorithm = NbAlgorithm::rdb;
+};
+
+// A factor by message size, as SMPI's smpi/bw-factor and smpi/lat-factor give it: pairs
+// "bytes:factor" separated by ';'; a message of s bytes takes the factor of the largest
+// threshold below s (1 at or below the smallest).
+struct SizeFactors {
+  std::vector<std::pair<double, double>> thresholds;  // ascending
+  double at(double bytes) const;
+};
+// Throws InputError naming what for text that is not such a list ("": none, every factor 1).
+SizeFactors parse_size_factors(const std::string& text, const std::string& what);
+
+// A step alone on the network: a message of s bytes waits latency_s lat(s), then moves at
+// bw(s) / byte_s bytes a second.
+struct StepNetwork {
+  double latency_s = 0;
+  double byte_s = 0;  // seconds per byte, before the factor
+  SizeFactors bw, lat;
+  double seconds(double bytes) const { return latency_s * lat.at(bytes) + bytes * byte_s / bw.at(bytes); }
+};
+
+// A step alone between the ranks of net's hosts, one on each in their order, where every rank
+// sends to the next around the ring (the ranks' messages of one step, all at once), as long
+// as its slowest message: the longest route latency, and the lowest rate a message gets on a
+// link of its route: a FATPIPE link's bandwidth, any other's over its load, the messages that
+// cross it and the acknowledgements of those that cross it the other way, each .05 of a
+// message (SimGrid's network/crosstraffic); at most SimGrid's TCP window over the round trip
+// (network/TCP-gamma, 4 MiB, over twice the latency). Throws InputError for fewer than two
+// hosts or a pair without a route.
+StepNetwork ring_step_network(const PlatformNetwork& net);
+
+// The bytes of each step of an allreduce of `values` values of value_bytes on p ranks.
+std::vector<double> allreduce_steps(NbAlgorithm algorithm, int p, std::size_t values, std::size_t value_bytes);
+
+struct OverlapPrediction {
+  double iteration_s = 0;        // one update and the iteration's test: the time per iteration
+  double backward_end_s = 0;     // from the update's start
+  double comm_end_s = 0;         // the last bucket done (the update starts)
+  double exposed_s = 0;          // the communication after the backward pass (sum of below)
+  std::vector<double> bucket_exposed_s;
+  double comm_alone_s = 0;       // the buckets' steps one after another, nothing hidden
+  int progress_points = 0;
+};
+
+// One iteration of one update under overlap.
+OverlapPrediction predict_overlap(const OverlapWork& work, const std::vector<BucketCut>& buckets,
+                                  NbAlgorithm algorithm, int p, std::size_t value_bytes, const StepNetwork& net);
+
+// One iteration of one update under block with the same algorithm: exposed_s is its whole
+// allreduce (collective call included).
+OverlapPrediction predict_blocking(const OverlapWork& work, std::size_t values, NbAlgorithm algorithm, int p,
+                                   std::size_t value_bytes, const StepNetwork& net);
+
+}  // namespace wulf

@@ -1,0 +1,36 @@
+#include "train/buckets.hpp"
+
+namespace wulf {
+
+std::vector<GradientTensor> backward_tensors(const std::vector<int>& sizes, bool bias) {
+  std::vector<GradientTensor> tensors;
+  for (int l = static_cast<int>(sizes.size()) - 1; l >= 1; --l) {
+    const auto out = static_cast<std::size_t>(sizes[l]);
+    tensors.push_back({l, out * static_cast<std::size_t>(sizes[l - 1])});
+    if (bias) tensors.push_back({l, out});
+  }
+  return tensors;
+}
+
+std::vector<BucketCut> cut_buckets(const std::vector<GradientTensor>& tensors, std::size_t value_bytes,
+                                   std::size_t bucket_bytes) {
+  std::vector<BucketCut> buckets(1);
+  auto close = [&](int layer) {
+    if (buckets.back().values == 0) return;
+    buckets.back().ready_after = layer;
+    buckets.emplace_back();
+  };
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    const GradientTensor& t = tensors[i];
+    if (t.values * value_bytes >= bucket_bytes) close(t.layer);  // a bucket of its own
+    BucketCut& b = buckets.back();
+    b.tensors.push_back(i);
+    b.values += t.values;
+    if (b.values * value_bytes >= bucket_bytes) close(t.layer);
+  }
+  if (!tensors.empty()) close(tensors.back().layer);
+  buckets.pop_back();  // the empty one close() left open
+  return buckets;
+}
+
+}  // namespace wulf

@@ -1,0 +1,35 @@
+// How --strategy overlap cuts the gradients into buckets (issue 33), on the tensors' sizes
+// alone, so that the strategy and the model (predict/overlap_model) cut them alike.
+//
+// The tensors come in the backward pass's order, W_L, b_L, W_L-1, ..., W_1, b_1, each layer's
+// weights before its biases. They join the current bucket in that order; a bucket that holds
+// at least bucket_bytes is closed (its allreduce may start once its last layer's backward part
+// is done), a tensor of bucket_bytes or more is a bucket of its own, and what is left after
+// layer 1 is the last bucket. bucket_bytes 0: one bucket per tensor.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+namespace wulf {
+
+struct GradientTensor {
+  int layer = 0;           // 1..L
+  std::size_t values = 0;  // > 0
+};
+
+struct BucketCut {
+  std::vector<std::size_t> tensors;  // indices into the tensor list, in the order they joined
+  std::size_t values = 0;
+  int ready_after = 0;               // the layer whose backward part completes it
+};
+
+// The gradient tensors of a net of sizes n_0..n_L, in the backward pass's order (biases only
+// with bias).
+std::vector<GradientTensor> backward_tensors(const std::vector<int>& sizes, bool bias);
+
+// The buckets of tensors (backward order, none empty) of value_bytes each.
+std::vector<BucketCut> cut_buckets(const std::vector<GradientTensor>& tensors, std::size_t value_bytes,
+                                   std::size_t bucket_bytes);
+
+}  // namespace wulf
