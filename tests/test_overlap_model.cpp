@@ -96,7 +96,7 @@ TEST(overlap_model, one_bucket_is_blocks_time) {
     for (int p : {2, 3, 8}) {
       const OverlapPrediction o = predict_overlap(w, one, a, p, 4, net);
       const OverlapPrediction b = predict_blocking(w, one[0].values, a, p, 4, net);
-      EXPECT_NEAR(o.iteration_s, b.iteration_s, 1e-12) << to_string(a) << " p = " << p;
+      EXPECT_NEAR(o.iteration_s(), b.iteration_s(), 1e-12) << to_string(a) << " p = " << p;
     }
 }
 

@@ -105,9 +105,7 @@ OverlapWork rank_work(const OverlapJob& job, const PlatformHost& host, double ca
   for (int l = 1; l <= job.spec.n_layers(); ++l) {
     const double flops = share * backward_layer_flops(job.spec.sizes, job.spec.bias, l);
     w.backward_s.push_back(flops / host.speed);
-    w.slices.push_back(job.progress_flops > 0 && flops > job.progress_flops
-                           ? static_cast<int>(std::min(std::ceil(flops / job.progress_flops), 1e6))
-                           : 1);
+    w.slices.push_back(progress_slices(flops, job.progress_flops));
   }
   w.update_s = f.update / host.speed;
   w.call_s = call_s;
@@ -156,31 +154,23 @@ int overlap_model_command(const po::variables_map& vm, std::ostream& out) {
     for (int r = 0; r < p; ++r) list += (r ? "," : "") + job.hosts[static_cast<std::size_t>(r)].name;
     Json hosts;
     const StepNetwork net = p > 1 ? ring_step_network(read_network(job.platform, list, 1.0, hosts)) : StepNetwork{};
-    double call_s = 0;
-    if (p > 1) {
-      const std::string overhead = hosts.at(0).at("collective_overhead").get<std::string>();
-      call_s = overhead.empty() ? 0 : parse_duration(overhead, "platform " + job.platform + ": wulf:collective_overhead");
-    }
+    const double call_s = p > 1 ? collective_overhead_s(hosts.at(0), job.platform) : 0.0;
     fmt::print(out, "  p = {}: a step alone {:.1f} us + {:.3f} ns per byte ({:.1f} MB/s); collective call {:.1f} us; host {:.3g} Gflop/s\n",
                p, net.latency_s * 1e6, net.byte_s * 1e9, p > 1 ? 1e-6 / net.byte_s : 0.0, call_s * 1e6,
                job.hosts[0].speed / 1e9);
     for (std::size_t b : job.bs) {
       // The errors' sums run --allreduce: block's is the buckets' algorithm, overlap's the
       // default, recursive doubling at 32 bytes (Open MPI 4.1's choice).
-      OverlapWork work = rank_work(job, job.hosts[0], call_s, p, b);
-      work.sums_algorithm = job.algorithm;
-      const OverlapPrediction block = predict_blocking(work, weights, job.algorithm, p, job.value_bytes, net);
-      work.sums_algorithm = NbAlgorithm::rdb;
+      const OverlapWork work = rank_work(job, job.hosts[0], call_s, p, b);
+      OverlapWork block_work = work;
+      block_work.sums_algorithm = job.algorithm;
       const double updates = static_cast<double>(job.train) / static_cast<double>(b);
-      auto per_iteration = [&](const OverlapPrediction& x) {  // n / b updates and one test pass
-        const double test = x.iteration_s - x.comm_end_s - work.update_s;  // and the errors' sums
-        return updates * (x.comm_end_s + work.update_s) + test;
-      };
-      const double block_s = per_iteration(block);
+      const OverlapPrediction block = predict_blocking(block_work, weights, job.algorithm, p, job.value_bytes, net);
+      const double block_s = block.iteration_s(updates);
       for (std::size_t bucket : job.buckets) {
         const std::vector<BucketCut> cuts = cut_buckets(tensors, job.value_bytes, bucket);
         const OverlapPrediction o = predict_overlap(work, cuts, job.algorithm, p, job.value_bytes, net);
-        const double time_s = per_iteration(o);
+        const double time_s = o.iteration_s(updates);
         const double hidden = o.comm_alone_s > 0 ? 1 - o.exposed_s / o.comm_alone_s : 0;
         table += fmt::format("{:>5} {:>7} {:>11} {:>7} | {:>9.4f} {:>9.4f} {:>7.1f}% | {:>9.4f} {:>9.4f} {:>6.1f}%\n", p, b,
                              bucket, cuts.size(), block_s, time_s, 100 * (1 - time_s / block_s), o.comm_alone_s,

@@ -129,6 +129,11 @@ double default_dilation(const std::vector<TestbedHost>& hosts, int np, unsigned 
   return std::max({10.0, 10.0 * per_core, carried, forwarded});
 }
 
+double collective_overhead_s(const Json& host, const std::string& platform) {
+  const std::string overhead = host.at("collective_overhead").get<std::string>();
+  return overhead.empty() ? 0 : parse_duration(overhead, "platform " + platform + ": wulf:collective_overhead");
+}
+
 PlatformNetwork read_network(const std::string& platform, const std::string& list, double bw_scale, Json& hosts) {
   std::string text, errors;
   if (run_wulf_platform({"network", platform, list}, text, errors) != 0)
@@ -165,9 +170,7 @@ TestbedPlan plan_testbed(const std::string& platform, const std::vector<Platform
     t.name = h.at("name").get<std::string>();
     t.address = fmt::format("198.18.{}.{}", (i + 1) / 256, (i + 1) % 256);
     t.speed_flops = h.at("speed_flops").get<double>();
-    const std::string overhead = h.at("collective_overhead").get<std::string>();
-    t.collective_overhead_s =
-        overhead.empty() ? 0 : parse_duration(overhead, "platform " + platform + ": wulf:collective_overhead");
+    t.collective_overhead_s = collective_overhead_s(h, platform);
     plan.hosts.push_back(std::move(t));
   }
   for (const NetworkRoute& r : net.routes) {

@@ -78,6 +78,9 @@ struct TestbedPlan {
 // (wulf-platform network), rates times bw_scale; hosts gets each host's name, speed_flops,
 // cores and collective_overhead. Throws InputError naming the platform.
 PlatformNetwork read_network(const std::string& platform, const std::string& list, double bw_scale, Json& hosts);
+// One of those hosts' wulf:collective_overhead in seconds (0: none); an InputError naming the
+// platform for one that is not a duration.
+double collective_overhead_s(const Json& host, const std::string& platform);
 
 // The plan for placed hosts (one entry per host with its ranks in `cores`, in rank order, as
 // platform_hosts or placed_hosts give them, cut to the ranks), the platform read through

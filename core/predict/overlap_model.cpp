@@ -1,11 +1,12 @@
 #include "predict/overlap_model.hpp"
 #include "util/errors.hpp"
+#include "util/text.hpp"
 
 #include <algorithm>
-#include <cstdlib>
-#include <string>
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <string>
 
 namespace wulf {
 
@@ -62,20 +63,13 @@ StepNetwork ring_step_network(const PlatformNetwork& net) {
 
 SizeFactors parse_size_factors(const std::string& text, const std::string& what) {
   SizeFactors f;
-  std::size_t at = 0;
-  while (at < text.size()) {
-    std::size_t end = text.find(';', at);
-    if (end == std::string::npos) end = text.size();
-    const std::string item = text.substr(at, end - at);
-    const std::size_t colon = item.find(':');
-    char* rest = nullptr;
-    const double bytes = colon == std::string::npos ? -1 : std::strtod(item.c_str(), &rest);
-    const bool bytes_ok = colon != std::string::npos && rest == item.c_str() + colon && bytes >= 0;
-    const double factor = bytes_ok ? std::strtod(item.c_str() + colon + 1, &rest) : 0;
-    if (!bytes_ok || *rest != '\0' || !(factor > 0))
+  for (const std::string& item : split_list(text, ';')) {
+    const std::vector<std::string> pair = split_list(item, ':');
+    const std::optional<double> bytes = pair.size() == 2 ? parse_number(pair[0]) : std::nullopt;
+    const std::optional<double> factor = pair.size() == 2 ? parse_number(pair[1]) : std::nullopt;
+    if (!bytes || !factor || *bytes < 0 || !(*factor > 0))
       throw InputError(what + ": '" + item + "' is not bytes:factor (a factor above 0)");
-    f.thresholds.emplace_back(bytes, factor);
-    at = end + 1;
+    f.thresholds.emplace_back(*bytes, *factor);
   }
   std::sort(f.thresholds.begin(), f.thresholds.end());
   return f;
@@ -171,7 +165,7 @@ OverlapPrediction predict_overlap(const OverlapWork& work, const std::vector<Buc
   }
   Pipeline pipe(buckets.size(), net);
   std::vector<std::size_t> posted(buckets.size(), 0);  // steps posted per bucket
-  std::vector<bool> started(buckets.size(), false);
+  std::size_t next = 0;                                // the next bucket to start
   auto compute = [&](double seconds) { pipe.advance(pipe.now() + seconds); };
   // A bucket's step is complete: the next one posted, or the bucket is done.
   auto step_on = [&](std::size_t i) {
@@ -179,13 +173,12 @@ OverlapPrediction predict_overlap(const OverlapWork& work, const std::vector<Buc
     else pipe.clear(i);
   };
   auto progress = [&] {
-    for (std::size_t i = 0; i < buckets.size(); ++i)
-      if (started[i] && pipe.complete(i)) step_on(i);
+    for (std::size_t i = 0; i < next; ++i)
+      if (pipe.complete(i)) step_on(i);
     ++r.progress_points;
   };
 
   compute(work.forward_s);
-  std::size_t next = 0;
   const int layers = static_cast<int>(work.backward_s.size());
   for (int l = layers; l >= 1; --l) {
     const int slices = std::max(1, work.slices.empty() ? 1 : work.slices[static_cast<std::size_t>(l - 1)]);
@@ -196,7 +189,6 @@ OverlapPrediction predict_overlap(const OverlapWork& work, const std::vector<Buc
     if (p < 2) continue;
     for (; next < buckets.size() && buckets[next].ready_after == l; ++next) {
       compute(work.call_s);
-      started[next] = true;
       step_on(next);
     }
     progress();
@@ -212,7 +204,8 @@ OverlapPrediction predict_overlap(const OverlapWork& work, const std::vector<Buc
     r.exposed_s += r.bucket_exposed_s[i];
   }
   r.comm_end_s = pipe.now();
-  r.iteration_s = r.comm_end_s + work.update_s + test_and_errors(work, p, net);
+  r.update_s = r.comm_end_s + work.update_s;
+  r.test_s = test_and_errors(work, p, net);
   return r;
 }
 
@@ -224,7 +217,8 @@ OverlapPrediction predict_blocking(const OverlapWork& work, std::size_t values, 
   if (p > 1) r.exposed_s = r.comm_alone_s = work.call_s + steps_alone(allreduce_steps(algorithm, p, values, value_bytes), net);
   r.bucket_exposed_s = {r.exposed_s};
   r.comm_end_s = r.backward_end_s + r.exposed_s;
-  r.iteration_s = r.comm_end_s + work.update_s + test_and_errors(work, p, net);
+  r.update_s = r.comm_end_s + work.update_s;
+  r.test_s = test_and_errors(work, p, net);
   return r;
 }
 

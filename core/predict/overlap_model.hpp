@@ -19,8 +19,8 @@
 // is over (SimGrid's max-min sharing of a link among flows that cross the same links).
 //
 // Blocking (--strategy block): the whole backward pass, one collective call, its steps one
-// after another, then the update. Both add the iteration's test share and its errors' sum
-// (a collective call and log2 p latencies of a small recursive doubling).
+// after another, then the update. Both add the iteration's test share and its errors' sums
+// (OverlapWork::sums, each a collective call and a small allreduce's steps).
 //
 // Where it breaks down: ranks that are not alike (hosts of different speeds, routes of
 // different lengths, links shared by more than each rank's own flows, as Bunyip's
@@ -85,21 +85,24 @@ StepNetwork ring_step_network(const PlatformNetwork& net);
 std::vector<double> allreduce_steps(NbAlgorithm algorithm, int p, std::size_t values, std::size_t value_bytes);
 
 struct OverlapPrediction {
-  double iteration_s = 0;        // one update and the iteration's test: the time per iteration
+  double update_s = 0;           // one update, from its forward pass to the weights updated
+  double test_s = 0;             // the iteration's test pass and its errors' sums
   double backward_end_s = 0;     // from the update's start
   double comm_end_s = 0;         // the last bucket done (the update starts)
   double exposed_s = 0;          // the communication after the backward pass (sum of below)
   std::vector<double> bucket_exposed_s;
   double comm_alone_s = 0;       // the buckets' steps one after another, nothing hidden
   int progress_points = 0;
+  // The time per iteration of that many updates (n / b, as seed 000 counts them).
+  double iteration_s(double updates = 1) const { return updates * update_s + test_s; }
 };
 
-// One iteration of one update under overlap.
+// One update, and the iteration's test, under overlap.
 OverlapPrediction predict_overlap(const OverlapWork& work, const std::vector<BucketCut>& buckets,
                                   NbAlgorithm algorithm, int p, std::size_t value_bytes, const StepNetwork& net);
 
-// One iteration of one update under block with the same algorithm: exposed_s is its whole
-// allreduce (collective call included).
+// The same under block with the same algorithm: exposed_s is its whole allreduce
+// (collective call included).
 OverlapPrediction predict_blocking(const OverlapWork& work, std::size_t values, NbAlgorithm algorithm, int p,
                                    std::size_t value_bytes, const StepNetwork& net);
 

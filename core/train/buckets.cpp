@@ -1,13 +1,16 @@
 #include "train/buckets.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 namespace wulf {
 
 std::vector<GradientTensor> backward_tensors(const std::vector<int>& sizes, bool bias) {
   std::vector<GradientTensor> tensors;
   for (int l = static_cast<int>(sizes.size()) - 1; l >= 1; --l) {
     const auto out = static_cast<std::size_t>(sizes[l]);
-    tensors.push_back({l, out * static_cast<std::size_t>(sizes[l - 1])});
-    if (bias) tensors.push_back({l, out});
+    tensors.push_back({.layer = l, .bias = false, .values = out * static_cast<std::size_t>(sizes[l - 1])});
+    if (bias) tensors.push_back({.layer = l, .bias = true, .values = out});
   }
   return tensors;
 }
@@ -31,6 +34,11 @@ std::vector<BucketCut> cut_buckets(const std::vector<GradientTensor>& tensors, s
   if (!tensors.empty()) close(tensors.back().layer);
   buckets.pop_back();  // the empty one close() left open
   return buckets;
+}
+
+int progress_slices(double flops, double slice_flops) {
+  if (!(slice_flops > 0) || flops <= slice_flops) return 1;
+  return static_cast<int>(std::min(std::ceil(flops / slice_flops), 1e6));
 }
 
 }  // namespace wulf

@@ -1,5 +1,6 @@
-// How --strategy overlap cuts the gradients into buckets (issue 33), on the tensors' sizes
-// alone, so that the strategy and the model (predict/overlap_model) cut them alike.
+// How --strategy overlap cuts the gradients into buckets and the backward pass into slices
+// (issue 33), on the sizes alone, so that the strategy (and Run) and the model
+// (predict/overlap_model) cut them alike.
 //
 // The tensors come in the backward pass's order, W_L, b_L, W_L-1, ..., W_1, b_1, each layer's
 // weights before its biases. They join the current bucket in that order; a bucket that holds
@@ -15,6 +16,7 @@ namespace wulf {
 
 struct GradientTensor {
   int layer = 0;           // 1..L
+  bool bias = false;       // the layer's biases, else its weights
   std::size_t values = 0;  // > 0
 };
 
@@ -31,5 +33,10 @@ std::vector<GradientTensor> backward_tensors(const std::vector<int>& sizes, bool
 // The buckets of tensors (backward order, none empty) of value_bytes each.
 std::vector<BucketCut> cut_buckets(const std::vector<GradientTensor>& tensors, std::size_t value_bytes,
                                    std::size_t bucket_bytes);
+
+// The slices a layer's backward part of `flops` is charged in under --progress-flops
+// slice_flops, with a progress point between them: equal slices of at most slice_flops (at
+// most a million), or 1 where slice_flops is 0 or the part no larger.
+int progress_slices(double flops, double slice_flops);
 
 }  // namespace wulf

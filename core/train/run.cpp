@@ -2,6 +2,7 @@
 #include "train/run.hpp"
 
 #include "data/partition.hpp"
+#include "train/buckets.hpp"
 #include "util/errors.hpp"
 
 #include <algorithm>
@@ -109,9 +110,7 @@ void Run<T>::forward_backward_layers(const Dataset& data, const std::vector<std:
   for (int l = layers; l >= 1; --l) {
     const double flops = backward_layer_flops(spec.sizes, spec.bias, l);
     const double block_flops = flops * static_cast<double>(count);
-    const int slices = slice_flops > 0 && block_flops > slice_flops
-                           ? static_cast<int>(std::min(std::ceil(block_flops / slice_flops), 1e6))
-                           : 1;
+    const int slices = progress_slices(block_flops, slice_flops);
     for (int s = 0; s < slices; ++s) {
       if (s > 0 && between_slices) between_slices();
       kernel_part(Phase::backward, count, l == layers && s == 0 ? count : 0, block_flops / slices,

@@ -37,18 +37,16 @@ struct Bucket {
 template <class T>
 std::vector<Bucket> plan_buckets(Mlp<T>& net, std::size_t bucket_bytes) {
   const std::span<T> all = net.gradients();
-  std::vector<std::span<T>> spans;  // in backward_tensors' order
-  for (int l = net.spec().n_layers(); l >= 1; --l) {
-    spans.push_back(net.weight_gradients(l));
-    if (net.spec().bias) spans.push_back(net.bias_gradients(l));
-  }
+  const std::vector<GradientTensor> tensors = backward_tensors(net.spec().sizes, net.spec().bias);
   std::vector<Bucket> buckets;
   std::size_t flat_at = 0;
-  for (const BucketCut& cut : cut_buckets(backward_tensors(net.spec().sizes, net.spec().bias), sizeof(T), bucket_bytes)) {
+  for (const BucketCut& cut : cut_buckets(tensors, sizeof(T), bucket_bytes)) {
     Bucket& b = buckets.emplace_back();
     b.flat_at = flat_at, b.n = cut.values, b.ready_after = cut.ready_after;
-    for (std::size_t t : cut.tensors)
-      b.pieces.push_back({static_cast<std::size_t>(spans[t].data() - all.data()), spans[t].size()});
+    for (std::size_t t : cut.tensors) {
+      const std::span<T> g = tensors[t].bias ? net.bias_gradients(tensors[t].layer) : net.weight_gradients(tensors[t].layer);
+      b.pieces.push_back({static_cast<std::size_t>(g.data() - all.data()), g.size()});
+    }
     flat_at += cut.values;
   }
   return buckets;
