@@ -125,8 +125,8 @@ TEST(recommend, screening_times_each_strategy_p_b_and_interval_once_whatever_eta
     return static_cast<double>(c.p) + 0.01 * static_cast<double>(c.b) + 1e-4 * static_cast<double>(c.interval) +
            (c.strategy == parse_strategy("average") ? 0.5 : 0.0);
   };
-  std::vector<double> times;
-  for (std::size_t i : plan.timed) times.push_back(time_of(cs[i]));
+  std::vector<IterationTiming> times;
+  for (std::size_t i : plan.timed) times.push_back({.time_s = time_of(cs[i])});
   set_iteration_times(cs, plan, times);
   for (const Candidate& c : cs) {
     if (c.skipped.empty()) {
@@ -135,6 +135,66 @@ TEST(recommend, screening_times_each_strategy_p_b_and_interval_once_whatever_eta
       EXPECT_TRUE(std::isnan(c.iteration_s)) << c.label();
     }
   }
+}
+
+TEST(recommend, overlap_is_searched_by_bucket_size_and_allreduce_and_says_how_much_of_blocks_comm_it_hides) {
+  SearchSpace s;
+  s.strategies = {parse_strategy("block"), parse_strategy("overlap")};
+  s.nps = {1, 2};
+  s.blocks = {4};
+  s.etas = {1};
+  s.alphas = {0.5};
+  s.allreduces = {"ring", "rdb"};
+  // A bucket per tensor (6), 100 bytes (3), 1 MiB and 2 MiB (the whole net: 1 each).
+  s.bucket_bytes = {0, 100, 1 << 20, 2 << 20};
+  s.bucket_counts = {6, 3, 1, 1};
+  s.bucket_same_as = {0, 1, 2, 2};
+  s.train_patterns = 16;
+  std::vector<Candidate> cs = make_candidates(s, learning_points(s));
+  // One sequential; on p = 2 block with each algorithm, overlap with each algorithm and size.
+  ASSERT_EQ(cs.size(), 1u + 2 + 2 * 4);
+  auto find = [&](std::string_view label) -> Candidate& {
+    const auto at = std::find_if(cs.begin(), cs.end(), [&](const Candidate& c) { return c.label() == label; });
+    if (at == cs.end()) throw std::runtime_error("no candidate " + std::string(label));
+    return *at;
+  };
+  const Candidate& tensor_ring = find("overlap tensor ring");
+  EXPECT_EQ(tensor_ring.buckets, 6u);
+  EXPECT_EQ(candidate_args(tensor_ring), (std::vector<std::string>{"--np", "2", "--strategy", "overlap", "--block", "4",
+                                                                    "--eta", "1", "--alpha", "0.5",
+                                                                    "--bucket-allreduce", "ring", "--bucket-bytes",
+                                                                    "0"}));
+  EXPECT_EQ(candidate_args(find("block rdb")),
+            (std::vector<std::string>{"--np", "2", "--strategy", "block", "--block", "4", "--eta", "1", "--alpha",
+                                      "0.5", "--allreduce", "rdb"}));
+  EXPECT_EQ(find("sequential").allreduce, "");  // one rank: no allreduce to choose
+  // 2 MiB cuts what 1 MiB cuts: not timed twice, and it says so.
+  for (const char* label : {"overlap 2.0 MiB ring", "overlap 2.0 MiB rdb"})
+    EXPECT_TRUE(contains(find(label).skipped, "--bucket-bytes 2097152 cuts the same 1 bucket(s) as 1048576"))
+        << find(label).skipped;
+  const TimingPlan plan = plan_timings(cs);
+  ASSERT_EQ(plan.timed.size(), 1u + 2 + 2 * 3);
+  // Alone, the buckets' communication takes 0.2 s an iteration (ring) or 0.3 s (rdb); 0.05 s
+  // of it is left exposed with a bucket per tensor, 0.1 s with 100 bytes, all with one bucket.
+  auto timing_of = [](const Candidate& c) {
+    IterationTiming t{.time_s = 1};
+    if (!c.hides()) return t;
+    t.alone_s = c.allreduce == "ring" ? 0.2 : 0.3;
+    t.exposed_s = c.bucket_bytes == 0 ? 0.05 : c.bucket_bytes == 100 ? 0.1 : t.alone_s;
+    return t;
+  };
+  std::vector<IterationTiming> timings;
+  for (std::size_t i : plan.timed) timings.push_back(timing_of(cs[i]));
+  set_iteration_times(cs, plan, timings);
+  EXPECT_DOUBLE_EQ(find("overlap tensor ring").hidden, 0.75);
+  EXPECT_DOUBLE_EQ(find("overlap tensor rdb").hidden, 1 - 0.05 / 0.3);
+  EXPECT_DOUBLE_EQ(find("overlap 100 bytes ring").hidden, 0.5);
+  EXPECT_DOUBLE_EQ(find("overlap 100 bytes ring").exposed_s, 0.1);
+  EXPECT_DOUBLE_EQ(find("overlap 100 bytes ring").alone_s, 0.2);
+  EXPECT_DOUBLE_EQ(find("overlap 1.0 MiB rdb").hidden, 0);
+  EXPECT_FALSE(find("block ring").hides());  // block hides nothing
+  EXPECT_TRUE(std::isnan(find("block ring").hidden));
+  EXPECT_TRUE(std::isnan(find("overlap 2.0 MiB ring").hidden));  // skipped
 }
 
 TEST(recommend, each_finalist_is_bounded_by_the_fastest_time_confirmed_before_it) {
@@ -233,6 +293,38 @@ TEST(recommend, the_choice_rerun_reaches_the_target_in_the_predicted_time_and_it
               choice.at("speedup").get<double>(), 1e-9);
 }
 
+TEST(recommend, overlap_on_a_platform_prints_the_comm_each_bucket_size_hides_and_one_bucket_hides_none) {
+  // encoder:16 on the toy platform, block and overlap with the ring: a bucket per tensor,
+  // and one bucket, which starts only after the backward pass and so hides nothing.
+  TestDir dir;
+  const Outcome r = expect_success(
+      {"recommend", "--platform", toy4, "--problem", "encoder:16", "--target-error", "0.001", "--np", "1,4", "--blocks",
+       "4", "--strategies", "block,overlap", "--allreduces", "ring", "--bucket-sizes", "0,1000000", "--max-epochs",
+       "3000", "--finalists", "1", "--out", dir.file("rec.json")},
+      {"strategies block,overlap;", "allreduce ring;", "bucket bytes", "0 (4), 1000000 (1)", "exposed s", "alone s",
+       "hidden", "overlap tensor ring", "overlap 976.6 KiB ring", "block ring",
+       "screening: time per iteration, 6 simulations"});  // seq, block, 2 x (overlap and its twin)
+  const Json rec = read_json_file(dir.file("rec.json"));
+  int overlaps = 0;
+  for (const Json& c : rec.at("candidates")) {
+    if (c.at("p").get<int>() != 4) continue;
+    const Json& screen = c.at("screening");
+    EXPECT_EQ(c.at("allreduce").get<std::string>(), "ring");
+    if (c.at("strategy") == "block") {
+      EXPECT_TRUE(screen.at("hidden").is_null());
+      continue;
+    }
+    ++overlaps;
+    const double exposed = screen.at("exposed_comm_s").get<double>(), alone = screen.at("alone_comm_s").get<double>();
+    EXPECT_GT(alone, 0) << c.dump();
+    EXPECT_DOUBLE_EQ(screen.at("hidden").get<double>(), 1 - exposed / alone);
+    if (c.at("buckets").get<int>() == 1) {
+      EXPECT_DOUBLE_EQ(exposed, alone) << r.out;  // one bucket: the twin is the run itself
+    }
+  }
+  EXPECT_EQ(overlaps, 2);
+}
+
 TEST(recommend, a_target_never_reached_is_reported_with_the_best_error) {
   TestDir dir;
   expect_success(
@@ -286,6 +378,11 @@ TEST(recommend, bad_input_is_refused_with_the_input_named_before_anything_runs) 
       {{{"--compute", "measured"}}, "--compute measured"},
       {{{"--compute", "wall"}}, "--compute wall: screening simulates"},
       {{{"--problem", "function"}, {"--error", "class"}}, "--error class: the targets of function are not classes"},
+      {{{"--allreduces", "ring"}, {"--allreduce", "rdb"}}, "--allreduces ring and --allreduce rdb: give one"},
+      {{{"--allreduces", "ring,bruck"}}, "--allreduces: 'bruck': expected ring or rdb"},
+      {{{"--allreduces", "ring"}, {"--strategies", "average"}}, "--allreduces ring: none of --strategies takes"},
+      {{{"--bucket-sizes", "0,1024"}}, "--bucket-sizes 0,1024: none of --strategies has buckets (overlap does)"},
+      {{{"--bucket-sizes", "-1"}, {"--strategies", "overlap"}}, "--bucket-sizes: -1 is negative"},
   };
   for (const auto& [changes, message] : cases) {
     SCOPED_TRACE(message);

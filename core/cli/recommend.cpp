@@ -45,7 +45,15 @@ po::options_description recommend_options() {
        "reach this check error (test error, or training error without a test set; --error says which kind)")
       ("strategies", po::value<std::string>()->default_value("block"),
        "strategies to search, a list of block (training-set parallelism), average (weight averaging), ppt "
-       "(pattern parallel training; b is each rank's local epoch)")
+       "(pattern parallel training; b is each rank's local epoch), overlap (DDP's buckets behind the backward "
+       "pass)")
+      ("allreduces", po::value<std::string>(),
+       "allreduce algorithms to search for block and overlap, a list of ring and rdb (recursive doubling): block's "
+       "is the MPI library's collective (--allreduce), overlap's wulf's own non-blocking one (--bucket-allreduce) "
+       "(default: each one's default, not searched)")
+      ("bucket-sizes", po::value<std::string>(),
+       fmt::format("overlap's bucket sizes in bytes, a list, each in {} (0: a bucket per tensor; default: 0, about "
+                   "a quarter of the net's gradient, and the whole net)", range_text(kSearchBucketRange)).c_str())
       ("np", po::value<std::string>(),
        fmt::format("processors, a list, each in {} and at most the platform's cores; 1, the sequential reference, "
                    "is always added (default: 1 and the powers of two up to the platform's cores)",
@@ -118,21 +126,38 @@ double screen_iteration_times(const Request& r, const Runner& runner, std::vecto
                               const TempDir& scratch, std::ostream& out) {
   const auto t0 = Clock::now();
   const TimingPlan plan = plan_timings(candidates);
-  out << "screening: time per iteration, " << plan.timed.size() << " simulations without arithmetic ..." << std::flush;
   std::vector<Job> jobs;
+  std::vector<long> unhidden(plan.timed.size(), -1);  // the job of each timing's unhidden twin
   for (std::size_t j = 0; j < plan.timed.size(); ++j) {
     // Every iteration charges the same simulated time (compute charges depend on counts,
     // not values), so one iteration gives the time per iteration.
-    std::vector<std::string> a = r.simulation_args(candidates[plan.timed[j]]);
+    const Candidate& c = candidates[plan.timed[j]];
+    std::vector<std::string> a = r.simulation_args(c);
     a.insert(a.end(), {"--numerics", "off", "--epochs", "1"});
     jobs.push_back({a, scratch.file("time-" + std::to_string(j) + ".json"), {}, {}});
+    if (!c.hides()) continue;
+    const SearchTraits& t = *c.strategy->search;
+    a.insert(a.end(), {"--" + std::string(t.unhidden_option), std::string(t.unhidden_value)});
+    unhidden[j] = static_cast<long>(jobs.size());
+    jobs.push_back({a, scratch.file("time-" + std::to_string(j) + "-unhidden.json"), {}, {}});
   }
+  out << "screening: time per iteration, " << jobs.size() << " simulations without arithmetic ..." << std::flush;
   const std::vector<JobResult> runs = run_phase(r, runner, jobs, out);
-  std::vector<double> iteration_s;
-  for (std::size_t j = 0; j < runs.size(); ++j)
-    iteration_s.push_back(json_field<double>(runs[j].record, "/final/time_s", jobs[j].record) /
-                          json_field<double>(runs[j].record, "/final/iterations", jobs[j].record));
-  set_iteration_times(candidates, plan, iteration_s);
+  // Per iteration: the run's time, and the communication it waited for after the backward
+  // pass (the strategy's note in the history entry of its one iteration).
+  auto field = [&](std::size_t k, const char* pointer) {
+    return json_field<double>(runs[k].record, pointer, jobs[k].record);
+  };
+  std::vector<IterationTiming> timings;
+  for (std::size_t j = 0, k = 0; j < plan.timed.size(); ++j, ++k) {
+    IterationTiming t{.time_s = field(k, "/final/time_s") / field(k, "/final/iterations")};
+    if (unhidden[j] >= 0) {
+      t.exposed_s = field(k, "/history/1/exposed_comm_s");
+      t.alone_s = field(++k, "/history/1/exposed_comm_s");
+    }
+    timings.push_back(t);
+  }
+  set_iteration_times(candidates, plan, timings);
   const double wall_s = seconds_since(t0);
   out << " " << wall_seconds(wall_s) << "\n";
   return wall_s;
@@ -190,9 +215,12 @@ double confirm(const Request& r, const Runner& runner, Search& s, const TempDir&
 
 void print_help(const po::options_description& options, std::ostream& out) {
   out << options << "\n"
-      << "Screening times one iteration of every (strategy, p, b) by simulation without arithmetic and counts\n"
-         "the iterations to the target once per (b, eta, alpha) by sequential training; their product is the\n"
-         "estimate. The finalists are then simulated with real arithmetic on the platform, and decide.\n"
+      << "Screening times one iteration of every (strategy, p, b, allreduce, bucket size) by simulation without\n"
+         "arithmetic and counts the iterations to the target once per (b, eta, alpha) by sequential training;\n"
+         "their product is the estimate. The finalists are then simulated with real arithmetic on the platform, and decide.\n"
+         "For overlap the screening also times the same buckets started after the backward pass (--bucket-start\n"
+         "after-backward), and prints the communication an iteration waits for after the backward pass (exposed),\n"
+         "that of the twin (alone) and the part the backward pass hides, 1 - exposed / alone.\n"
          "Simulations charge compute with --compute flops (the default) or calibrated.\n"
          "Under mpirun or srun (mpirun -np N wulf recommend ...) every process runs its share of each phase's runs\n"
          "and process 0 prints and writes the record.\n";

@@ -80,7 +80,7 @@ std::size_t count_skipped(const std::vector<Candidate>& candidates) {
 template <class P, class B>
 std::string name_columns(std::string_view strategy, const P& p, const B& b, std::string_view eta,
                          std::string_view alpha) {
-  return fmt::format("  {:<13}{:>4}{:>7}{:>7}{:>7}", strategy, p, b, eta, alpha);
+  return fmt::format("  {:<24}{:>4}{:>7}{:>7}{:>7}", strategy, p, b, eta, alpha);
 }
 
 std::string name_columns(const Candidate& c) {
@@ -104,6 +104,9 @@ Json config_json(const Request& r) {
   cfg["etas"] = join_numbers(r.space.etas);
   cfg["alphas"] = join_numbers(r.space.alphas);
   cfg["intervals"] = join_numbers(r.space.intervals);
+  cfg["allreduces"] = join(r.space.allreduces, ",");
+  cfg["bucket_sizes"] = join_numbers(r.space.bucket_bytes);
+  cfg["gradient_bytes"] = r.gradient_bytes();
   cfg["finalists"] = r.finalists;
   cfg["max_epochs"] = r.max_epochs;
   cfg["seed"] = r.seed;
@@ -138,6 +141,12 @@ void print_no_choice(const Request& r, const Search& s, std::ostream& out) {
 
 std::string Request::metric_name() const {
   return metric == ErrorMetric::classification ? "class error" : std::string(to_string(metric));
+}
+
+std::size_t Request::gradient_bytes() const {
+  std::size_t values = 0;
+  for (const GradientTensor& t : tensors) values += t.values;
+  return values * value_bytes;
 }
 
 std::vector<std::string> Request::simulation_args(const Candidate& c) const {
@@ -189,6 +198,14 @@ void print_search(const Request& r, const std::vector<Candidate>& candidates, st
   if (std::any_of(space.strategies.begin(), space.strategies.end(),
                   [](Strategy s) { return !s->search->interval_option.empty(); }))
     out << "; average intervals " << join_numbers(space.intervals);
+  if (!space.allreduces.empty()) out << "; allreduce " << join(space.allreduces, ",");
+  if (!space.bucket_bytes.empty()) {
+    std::vector<std::string> sizes;
+    for (std::size_t k = 0; k < space.bucket_bytes.size(); ++k)
+      sizes.push_back(std::to_string(space.bucket_bytes[k]) + " (" + std::to_string(space.bucket_counts[k]) + ")");
+    out << "; overlap's bucket bytes (buckets of the " << human_bytes(static_cast<double>(r.gradient_bytes()))
+        << " gradient) " << join(sizes, ", ");
+  }
   out << ": " << candidates.size() - skipped << " candidates";
   if (skipped) out << " (" << skipped << " more skipped)";
   out << "\n" << std::flush;
@@ -208,13 +225,23 @@ void print_estimates(const Request& r, const std::vector<Candidate>& candidates,
   if (ranked.empty()) return;
   const double reference = sequential_estimate_reference(candidates);
   const std::size_t show = static_cast<std::size_t>(r.show);
-  out << "screening estimates (simulated time per iteration x sequential iterations), fastest first:\n";
-  fmt::print(out, "{}{:>13}{:>12}{:>12}{:>10}\n", name_columns("strategy", "p", "b", "eta", "alpha"), "s/iteration",
-             "iterations", "time_s", "speed-up");
+  const bool hiding = std::any_of(ranked.begin(), ranked.end(), [&](std::size_t i) { return candidates[i].hides(); });
+  out << "screening estimates (simulated time per iteration x sequential iterations), fastest first";
+  if (hiding)
+    out << "; overlap's communication per iteration after the backward pass (exposed), the same buckets started "
+           "after it (alone) and the part hidden";
+  out << ":\n";
+  const std::string head = name_columns("strategy", "p", "b", "eta", "alpha") + fmt::format("{:>13}", "s/iteration") +
+                           (hiding ? fmt::format("{:>11}{:>11}{:>8}", "exposed s", "alone s", "hidden") : "");
+  fmt::print(out, "{}{:>12}{:>12}{:>10}\n", head, "iterations", "time_s", "speed-up");
   for (std::size_t k = 0; k < ranked.size() && k < show; ++k) {
     const Candidate& c = candidates[ranked[k]];
-    fmt::print(out, "{}{:>13}{:>12}{:>12}{:>10}{}\n", name_columns(c), secs(c.iteration_s), c.estimate_iterations,
-               secs(c.estimate_s), reference > 0 ? fixed(reference / c.estimate_s, 2) : "-",
+    std::string row = name_columns(c) + fmt::format("{:>13}", secs(c.iteration_s));
+    if (hiding)
+      row += fmt::format("{:>11}{:>11}{:>8}", secs(c.exposed_s), secs(c.alone_s),
+                         std::isfinite(c.hidden) ? fixed(100 * c.hidden, 1) + "%" : "-");
+    fmt::print(out, "{}{:>12}{:>12}{:>10}{}\n", row, c.estimate_iterations, secs(c.estimate_s),
+               reference > 0 ? fixed(reference / c.estimate_s, 2) : "-",
                c.basis == ConvergenceBasis::assumed ? "  (iterations assumed)" : "");
   }
   if (ranked.size() > show) out << "  ... " << ranked.size() - show << " more in the record\n";

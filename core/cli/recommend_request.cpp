@@ -21,8 +21,9 @@ namespace {
 
 // wulf train's options that recommend passes on to every run, as wulf train declares them;
 // those only simulations take (the sequential runs count iterations and charge nothing).
-const std::vector<std::string> run_options{"allreduce",  "precision", "bias",       "momentum",
-                                           "block-step", "data-dir",  "train-size", "test-size"};
+const std::vector<std::string> run_options{"hidden",     "activation", "output-activation", "loss",
+                                           "allreduce",  "precision",  "bias",              "momentum",
+                                           "block-step", "data-dir",   "train-size",        "test-size"};
 const std::vector<std::string> simulation_options{"compute", "profile", "bw-scale", "lat-scale", "speed-scale"};
 
 // An option's value as wulf train reads it back.
@@ -35,6 +36,13 @@ std::string option_text(const po::variable_value& v) {
   if (const auto* m = boost::any_cast<MomentumRule>(&a)) return std::string(to_string(*m));
   if (const auto* s = boost::any_cast<BlockStep>(&a)) return std::string(to_string(*s));
   if (const auto* c = boost::any_cast<ComputeMode>(&a)) return std::string(to_string(*c));
+  if (const auto* f = boost::any_cast<Activation>(&a)) return std::string(to_string(*f));
+  if (const auto* h = boost::any_cast<std::vector<int>>(&a)) {  // --hidden
+    std::string sizes;
+    for (const int n : *h) sizes += (sizes.empty() ? "" : ",") + std::to_string(n);
+    return sizes.empty() ? "none" : sizes;
+  }
+  if (const auto* l = boost::any_cast<Loss>(&a)) return std::string(to_string(*l));
   throw std::logic_error("an option of a type recommend does not pass on");
 }
 
@@ -106,11 +114,62 @@ std::vector<std::size_t> parse_blocks(const po::variables_map& vm, const Problem
   return blocks;
 }
 
+// --allreduces: ring and rdb, for the strategies that take an algorithm (block, overlap);
+// not beside --allreduce, which would fix it for every run.
+std::vector<std::string> parse_allreduces(const po::variables_map& vm, const SearchSpace& space) {
+  if (!vm.count("allreduces")) return {};
+  const std::string list = vm["allreduces"].as<std::string>();
+  if (vm.count("allreduce") && !vm["allreduce"].defaulted())
+    throw InputError("--allreduces " + list + " and --allreduce " + vm["allreduce"].as<std::string>() +
+                     ": give one (--allreduce fixes every run's, --allreduces searches block's and overlap's)");
+  if (std::none_of(space.strategies.begin(), space.strategies.end(),
+                   [](Strategy s) { return !s->search->allreduce_option.empty(); }))
+    throw InputError("--allreduces " + list + ": none of --strategies takes an allreduce algorithm (block and "
+                     "overlap do)");
+  std::vector<std::string> names;
+  for (const std::string& name : split_list(list)) {
+    if (name != "ring" && name != "rdb")
+      throw InputError("--allreduces: '" + name + "': expected ring or rdb (block's is the MPI library's, overlap's "
+                       "wulf's own non-blocking one)");
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  }
+  if (names.empty()) throw InputError("--allreduces: empty list");
+  return names;
+}
+
+// --bucket-sizes for overlap, or a bucket per tensor, about a quarter of the net and the whole
+// net; each with the buckets it cuts the net into, and the first size that cuts it alike.
+void parse_bucket_sizes(const po::variables_map& vm, const Request& r, SearchSpace& space) {
+  const bool bucketed = std::any_of(space.strategies.begin(), space.strategies.end(),
+                                    [](Strategy s) { return !s->search->bucket_option.empty(); });
+  if (vm.count("bucket-sizes") && !bucketed)
+    throw InputError("--bucket-sizes " + vm["bucket-sizes"].as<std::string>() +
+                     ": none of --strategies has buckets (overlap does)");
+  if (!bucketed) return;
+  const std::size_t net_bytes = r.gradient_bytes();
+  if (vm.count("bucket-sizes")) {
+    for (long long b : whole_list(vm["bucket-sizes"].as<std::string>(), "bucket-sizes", kSearchBucketRange))
+      space.bucket_bytes.push_back(static_cast<std::size_t>(b));
+  } else {
+    space.bucket_bytes = {0, net_bytes / 4, net_bytes};
+  }
+  std::vector<std::vector<BucketCut>> cuts;
+  for (std::size_t bytes : space.bucket_bytes) {
+    cuts.push_back(cut_buckets(r.tensors, r.value_bytes, bytes));
+    std::size_t first = 0;
+    while (first + 1 < cuts.size() && cuts[first] != cuts.back()) ++first;
+    space.bucket_counts.push_back(cuts.back().size());
+    space.bucket_same_as.push_back(first);
+  }
+}
+
 SearchSpace parse_space(const po::variables_map& vm, const Request& r) {
   const ProblemDefaults& d = r.problem.defaults;
   SearchSpace space;
   space.train_patterns = r.problem.train_total;
   space.strategies = parse_strategies(vm["strategies"].as<std::string>());
+  space.allreduces = parse_allreduces(vm, space);
+  parse_bucket_sizes(vm, r, space);
   space.nps = parse_nps(vm, r);
   space.blocks = parse_blocks(vm, r.problem);
   space.etas = vm.count("etas") ? number_list(vm["etas"].as<std::string>(), "etas", kSearchEtaRange)
@@ -153,6 +212,8 @@ void set_run_options(const po::variables_map& vm, Request& r) {
   for (const auto* more : {&own, &r.sim_args}) probe.insert(probe.end(), more->begin(), more->end());
   const TrainJob job = resolve(parse_train(probe, train_options()));
   r.problem = job.problem;
+  r.tensors = backward_tensors(job.spec.sizes, job.spec.bias);
+  r.value_bytes = job.double_precision ? sizeof(double) : sizeof(float);
   r.metric = vm.count("error") ? vm["error"].as<ErrorMetric>() : job.config.metric;
   if (r.metric == ErrorMetric::classification && !r.problem.classifier)
     throw InputError("--error class: the targets of " + r.problem.name + " are not classes");

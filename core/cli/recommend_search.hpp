@@ -6,6 +6,7 @@
 
 #include "data/problems.hpp"
 #include "predict/recommend.hpp"
+#include "train/buckets.hpp"
 #include "util/json.hpp"
 #include "util/text.hpp"
 
@@ -25,6 +26,7 @@ inline constexpr Range kSearchNpRange{.lo = 1, .hi = 1e6};
 inline constexpr Range kSearchEtaRange{.lo = 0, .hi = 1e6, .lo_open = true};
 inline constexpr Range kSearchAlphaRange{.lo = 0, .hi = 1, .hi_open = true};
 inline constexpr Range kSearchIntervalRange{.lo = 0, .hi = 2147483647};
+inline constexpr Range kSearchBucketRange{.lo = 0, .hi = 1099511627776};  // --bucket-sizes, bytes
 
 // What was asked, every input checked.
 struct Request {
@@ -33,6 +35,8 @@ struct Request {
   long long cores = 0;       // over all hosts
   std::string problem_spec;  // as given to --problem, passed on to the runs
   Problem problem;           // its sizes and defaults (wulf train's resolution, no data read)
+  std::vector<GradientTensor> tensors;  // the net's, in the backward pass's order
+  std::size_t value_bytes = 4;          // of a weight (--precision)
   double target = 0;
   long long seed = 1;
   SearchSpace space;
@@ -45,6 +49,7 @@ struct Request {
   std::optional<std::string> records;  // --records: the folder that keeps every run's record
 
   std::string epochs() const { return std::to_string(max_epochs); }
+  std::size_t gradient_bytes() const;  // the net's gradient
   std::string metric_name() const;
   // wulf train's options that simulate c on the platform, before the phase's own.
   std::vector<std::string> simulation_args(const Candidate& c) const;

@@ -1,5 +1,7 @@
 #include "predict/recommend.hpp"
 
+#include "util/text.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -72,6 +74,8 @@ std::string Candidate::label() const {
   std::string s(to_string(strategy));
   if (!strategy->search->interval_option.empty())
     s += " " + std::string(strategy->search->interval_label) + "=" + (interval ? std::to_string(interval) : std::string("b"));
+  if (bucket) s += " " + (bucket_bytes == 0 ? std::string("tensor") : human_bytes(static_cast<double>(bucket_bytes)));
+  if (!allreduce.empty()) s += " " + allreduce;
   return s;
 }
 
@@ -128,14 +132,28 @@ std::vector<Candidate> make_candidates(const SearchSpace& space, const std::vect
         c.basis = t.same_updates ? ConvergenceBasis::same : ConvergenceBasis::assumed;
         const std::size_t share = space.train_patterns / static_cast<std::size_t>(p);
         if (t.refuse) c.skipped = t.refuse(q.b, p, share);
-        if (t.interval_option.empty()) {
-          out.push_back(c);
-          continue;
-        }
-        for (std::size_t a : intervals) {
-          c.interval = a;
-          out.push_back(c);
-        }
+        const std::vector<std::string> algorithms =
+            t.allreduce_option.empty() || space.allreduces.empty() ? std::vector<std::string>{""} : space.allreduces;
+        const std::size_t sizes = t.bucket_option.empty() ? 0 : space.bucket_bytes.size();
+        for (const std::string& algorithm : algorithms)
+          for (std::size_t z = 0; z < std::max<std::size_t>(sizes, 1); ++z) {
+            Candidate d = c;
+            d.allreduce = algorithm;
+            if (sizes) {
+              d.bucket = z, d.bucket_bytes = space.bucket_bytes[z], d.buckets = space.bucket_counts[z];
+              if (const std::size_t first = space.bucket_same_as[z]; first != z && d.skipped.empty())
+                d.skipped = "--bucket-bytes " + std::to_string(d.bucket_bytes) + " cuts the same " +
+                            std::to_string(d.buckets) + " bucket(s) as " + std::to_string(space.bucket_bytes[first]);
+            }
+            if (t.interval_option.empty()) {
+              out.push_back(d);
+              continue;
+            }
+            for (std::size_t a : intervals) {
+              d.interval = a;
+              out.push_back(d);
+            }
+          }
       }
     }
   }
@@ -151,7 +169,9 @@ TimingPlan plan_timings(const std::vector<Candidate>& candidates) {
     std::size_t j = 0;
     for (; j < plan.timed.size(); ++j) {
       const Candidate& t = candidates[plan.timed[j]];
-      if (t.p == c.p && t.b == c.b && t.strategy == c.strategy && t.interval == c.interval) break;
+      if (t.p == c.p && t.b == c.b && t.strategy == c.strategy && t.interval == c.interval &&
+          t.allreduce == c.allreduce && t.bucket == c.bucket)
+        break;
     }
     if (j == plan.timed.size()) plan.timed.push_back(i);
     plan.timing_of[i] = j;
@@ -160,9 +180,16 @@ TimingPlan plan_timings(const std::vector<Candidate>& candidates) {
 }
 
 void set_iteration_times(std::vector<Candidate>& candidates, const TimingPlan& plan,
-                         const std::vector<double>& iteration_s) {
-  for (std::size_t i = 0; i < candidates.size(); ++i)
-    if (candidates[i].skipped.empty()) candidates[i].iteration_s = iteration_s[plan.timing_of[i]];
+                         const std::vector<IterationTiming>& timings) {
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    Candidate& c = candidates[i];
+    if (!c.skipped.empty()) continue;
+    const IterationTiming& t = timings[plan.timing_of[i]];
+    c.iteration_s = t.time_s;
+    if (!c.hides()) continue;
+    c.exposed_s = t.exposed_s, c.alone_s = t.alone_s;
+    if (t.alone_s > 0) c.hidden = 1 - t.exposed_s / t.alone_s;
+  }
 }
 
 void estimate(std::vector<Candidate>& candidates, const std::vector<RunOutcome>& convergence) {
@@ -258,6 +285,10 @@ std::vector<std::string> candidate_args(const Candidate& c) {
   args.insert(args.end(), {"--eta", shortest(c.eta), "--alpha", shortest(c.alpha)});
   if (!t.interval_option.empty() && c.interval > 0)
     args.insert(args.end(), {"--" + std::string(t.interval_option), std::to_string(c.interval)});
+  if (!c.sequential() && !c.allreduce.empty())
+    args.insert(args.end(), {"--" + std::string(t.allreduce_option), c.allreduce});
+  if (!c.sequential() && c.bucket)
+    args.insert(args.end(), {"--" + std::string(t.bucket_option), std::to_string(c.bucket_bytes)});
   return args;
 }
 
@@ -281,12 +312,17 @@ Json candidate_json(const Candidate& c, double estimate_reference_s, double conf
   j["alpha"] = c.alpha;
   if (!c.sequential() && !c.strategy->search->interval_option.empty())
     j[std::string(c.strategy->option(c.strategy->search->interval_option)->key)] = c.interval;
+  j["allreduce"] = c.allreduce.empty() ? Json(nullptr) : Json(c.allreduce);
+  if (c.bucket) j["bucket_bytes"] = c.bucket_bytes, j["buckets"] = c.buckets;
   Json args = Json::array();
   for (const std::string& a : candidate_args(c)) args.push_back(a);
   j["train_args"] = std::move(args);
   j["skipped"] = c.skipped.empty() ? Json(nullptr) : Json(c.skipped);
   Json screen = Json::object();
   screen["iteration_s"] = c.iteration_s;
+  screen["exposed_comm_s"] = c.exposed_s;  // NaN: null in the record
+  screen["alone_comm_s"] = c.alone_s;
+  screen["hidden"] = c.hidden;
   screen["convergence"] = to_string(c.basis);
   screen["reached"] = c.estimate_reached;
   screen["iterations"] = c.estimate_reached ? Json(c.estimate_iterations) : Json(nullptr);

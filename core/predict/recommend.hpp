@@ -1,6 +1,7 @@
 // The search behind `wulf recommend` (seed 001 names it as future work): which
 // strategy, number of processors p and block size b (and learning rate eta, momentum alpha,
-// averaging interval a) reach a target error soonest on a platform.
+// averaging interval a, the allreduce algorithm and overlap's bucket size) reach a target
+// error soonest on a platform.
 //
 // Time to the target = iterations to the target x time per iteration. Seed 000's lesson is
 // that the two pull apart: a larger b makes an iteration cheaper on more processors, but
@@ -38,7 +39,14 @@ struct SearchSpace {
                                      // average: each rank's block; ppt: each rank's local epoch
   std::vector<double> etas, alphas;
   std::vector<std::size_t> intervals;  // average: patterns per rank between averagings (0: every block)
-  std::size_t train_patterns = 0;      // n, the whole training set
+  // The strategies' allreduce algorithm (SearchTraits::allreduce_option: block's --allreduce,
+  // overlap's --bucket-allreduce); empty: each strategy's default, not searched.
+  std::vector<std::string> allreduces;
+  // overlap's --bucket-bytes; empty: its default, not searched. bucket_counts: the buckets
+  // each cuts the net into; bucket_same_as: the index of the first size that cuts it alike
+  // (its own where none before does).
+  std::vector<std::size_t> bucket_bytes, bucket_counts, bucket_same_as;
+  std::size_t train_patterns = 0;  // n, the whole training set
 };
 
 // What the number of iterations to the target depends on: one sequential run each.
@@ -83,11 +91,21 @@ struct Candidate {
   std::size_t b = 1;
   double eta = 0, alpha = 0;
   std::size_t interval = 0;  // the strategy's interval option (SearchTraits), where it has one
+  std::string allreduce;     // SearchTraits::allreduce_option's value; empty: the default
+  std::optional<std::size_t> bucket;  // index into SearchSpace::bucket_bytes (overlap, searched)
+  std::size_t bucket_bytes = 0, buckets = 0;  // its bytes and the buckets they cut
   std::size_t point = 0;     // index of its LearningPoint
   std::string skipped;       // why it is not run (b < p, ...); empty: it is
   ConvergenceBasis basis = ConvergenceBasis::exact;
   // Screening.
   double iteration_s = std::numeric_limits<double>::quiet_NaN();  // simulated, numerics off
+  // A strategy that hides communication (SearchTraits::unhidden_option), per iteration: the
+  // communication it waits for after the backward pass (exposed_s), the same with nothing
+  // hidden (alone_s), and the part hidden, 1 - exposed_s / alone_s; NaN for the others.
+  double exposed_s = std::numeric_limits<double>::quiet_NaN();
+  double alone_s = std::numeric_limits<double>::quiet_NaN();
+  double hidden = std::numeric_limits<double>::quiet_NaN();
+  bool hides() const { return !sequential() && !strategy->search->unhidden_option.empty(); }
   bool estimate_reached = false;
   int estimate_iterations = 0;
   double estimate_s = std::numeric_limits<double>::quiet_NaN();
@@ -97,7 +115,8 @@ struct Candidate {
   std::optional<RunOutcome> confirmed;
 
   bool sequential() const { return p == 1; }
-  // "sequential", "block", "average a=300", "ppt".
+  // "sequential", "block", "block rdb", "average a=300", "ppt", "overlap 512KiB ring",
+  // "overlap tensor" (a bucket per tensor).
   std::string label() const;
 };
 
@@ -107,18 +126,25 @@ std::vector<LearningPoint> learning_points(const SearchSpace& space);
 // (and averaging interval). Those that cannot run say why in `skipped`: block with b < p,
 // average with b above a rank's share n / p, ppt with a local epoch above n.
 std::vector<Candidate> make_candidates(const SearchSpace& space, const std::vector<LearningPoint>& points);
-// Which candidates share a time per iteration: those of the same strategy, p, b and averaging
-// interval (eta and alpha change the arithmetic, not what an iteration costs), so screening
-// simulates each such time once.
+// Which candidates share a time per iteration: those of the same strategy, p, b, averaging
+// interval, allreduce and bucket size (eta and alpha change the arithmetic, not what an
+// iteration costs), so screening simulates each such time once.
 struct TimingPlan {
   std::vector<std::size_t> timed;      // one candidate per distinct timing, in list order
   std::vector<std::size_t> timing_of;  // per candidate that is run, its timing's index in timed
 };
 TimingPlan plan_timings(const std::vector<Candidate>& candidates);
-// Gives every candidate that is run the time per iteration of its timing; iteration_s[j] is
-// that of plan.timed[j].
+// What the simulations of one timing measured, per iteration: its time, and for a strategy
+// that hides communication, the exposed communication and that of its unhidden twin.
+struct IterationTiming {
+  double time_s = 0;
+  double exposed_s = std::numeric_limits<double>::quiet_NaN();
+  double alone_s = std::numeric_limits<double>::quiet_NaN();
+};
+// Gives every candidate that is run the time per iteration (and for one that hides
+// communication, how much) of its timing, timings[j] being plan.timed[j]'s.
 void set_iteration_times(std::vector<Candidate>& candidates, const TimingPlan& plan,
-                         const std::vector<double>& iteration_s);
+                         const std::vector<IterationTiming>& timings);
 
 // The estimate of every candidate that was timed, from its learning point's sequential run.
 void estimate(std::vector<Candidate>& candidates, const std::vector<RunOutcome>& convergence);

@@ -24,6 +24,7 @@ struct BucketCut {
   std::vector<std::size_t> tensors;  // indices into the tensor list, in the order they joined
   std::size_t values = 0;
   int ready_after = 0;               // the layer whose backward part completes it
+  bool operator==(const BucketCut&) const = default;
 };
 
 // The gradient tensors of a net of sizes n_0..n_L, in the backward pass's order (biases only

@@ -109,12 +109,29 @@ struct SearchTraits {
   std::string_view interval_label = {};     // its name in a candidate's label ("average a=64")
   // Why b patterns cannot run on p ranks, each holding share training patterns; "" if they can.
   std::string (*refuse)(std::size_t b, int p, std::size_t share) = nullptr;
+  // The option that carries recommend's --allreduces (block: --allreduce, the MPI library's
+  // collective; overlap: --bucket-allreduce, wulf's own non-blocking one), or none.
+  std::string_view allreduce_option = {};
+  // The option that carries recommend's --bucket-sizes (overlap: --bucket-bytes), or none.
+  std::string_view bucket_option = {};
+  // A strategy that hides communication behind the backward pass: the option and value that
+  // run the same communication with nothing hidden (overlap: --bucket-start after-backward),
+  // which recommend times beside it; empty: none.
+  std::string_view unhidden_option = {}, unhidden_value = {};
 };
 // The refusal of a strategy that shares each block out over the ranks (block, overlap):
 // every rank needs a pattern of each block, so b must be at least p.
 std::string refuse_block_below_ranks(std::size_t b, int p, std::size_t share);
-// Their search traits: the sequential run's updates, b at least p.
-inline constexpr SearchTraits shared_block_search{.same_updates = true, .refuse = refuse_block_below_ranks};
+// Their search traits: the sequential run's updates, b at least p; an allreduce algorithm,
+// and for overlap a bucket size.
+inline constexpr SearchTraits block_search{
+    .same_updates = true, .refuse = refuse_block_below_ranks, .allreduce_option = "allreduce"};
+inline constexpr SearchTraits overlap_search{.same_updates = true,
+                                             .refuse = refuse_block_below_ranks,
+                                             .allreduce_option = "bucket-allreduce",
+                                             .bucket_option = "bucket-bytes",
+                                             .unhidden_option = "bucket-start",
+                                             .unhidden_value = "after-backward"};
 
 template <class T>
 using StrategyTrainFn = TrainResult (*)(Mlp<T>&, const Dataset&, const Dataset&, const GlobalSizes&,

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # wulf recommend on the seed papers' clusters (and one toy platform where parallel wins):
-#   experiments/recommend/run.sh [build dir]      (from anywhere; about 5 minutes in all)
+#   experiments/recommend/run.sh [build dir]      (from anywhere; about 6 minutes in all)
 # Each search writes NAME.txt (the command, then what it printed, wall times included) and
 # NAME.json (its record: every candidate, the screening estimate and confirmed numbers, the
 # choice) into experiments/recommend/.
@@ -32,3 +32,14 @@ search digits-messner-bw10 --platform platforms/messner.xml --problem digits --t
 search toy-encoder16 --platform tests/platforms/toy4.xml --problem encoder:16 --target-error 0.001 \
   --blocks 4,8 --strategies block,average,ppt --intervals 0,8 --etas 2,4 --compute calibrated \
   --profile tests/platforms/example.profile --max-epochs 3000
+# Issue 33: overlap's bucket size and allreduce searched beside block, on Bat Cave and
+# Messner, with the net of experiments/overlap (digits 784-256x6-10, here tanh with a softmax
+# and cross-entropy so that the deep net learns; 6 000 training patterns): blocks of 64
+# patterns per rank at p = 2 and 8 (and of 16 at p = 8), the ring, a bucket per tensor, 512 KiB
+# and the whole net.
+for cluster in batcave messner; do
+  search "overlap-$cluster" --platform "platforms/$cluster.xml" --problem digits --hidden 256,256,256,256,256,256 \
+    --activation tanh --output-activation softmax --loss ce --train-size 6000 --test-size 1000 --error class \
+    --target-error 0.15 --etas 0.5 --np 2,8 --blocks 128,512 --strategies block,overlap --allreduces ring \
+    --bucket-sizes 0,524288,67108864 --max-epochs 20 --finalists 3 --show 20
+done

@@ -45,7 +45,7 @@ extern const StrategyDescriptor block_strategy{
       m.sums_anywhere = true;
       m.reduces_weights = true;
     },
-    .search = &shared_block_search,
+    .search = &block_search,
     .train_float = train_block<float>,
     .train_double = train_block<double>,
 };

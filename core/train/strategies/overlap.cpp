@@ -11,6 +11,7 @@
 // The update waits for every bucket, then applies the mean as block does: with rdb the
 // errors are block's with --allreduce rdb to the bit.
 #include "comm/nb_allreduce.hpp"
+#include "util/errors.hpp"
 #include "train/buckets.hpp"
 #include "train/run.hpp"
 
@@ -65,6 +66,9 @@ TrainResult train_overlap(Mlp<T>& net, const Dataset& train, const Dataset& test
   const NbAlgorithm algorithm = parse_nb_algorithm(setting_text(config, "bucket-allreduce"), "--bucket-allreduce");
   const std::vector<Bucket> buckets = plan_buckets(net, setting_count(config, "bucket-bytes"));
   const double slice_flops = setting(config, "progress-flops");
+  // after-backward: the same buckets started only once the backward pass is over, nothing
+  // hidden (what recommend measures the hidden part against).
+  const bool start_after = setting_text(config, "bucket-start") == "after-backward";
 
   // Each bucket's allreduce, and its tag apart from the others' (they travel at once).
   std::vector<std::unique_ptr<NbAllreduce<T>>> going;
@@ -87,6 +91,14 @@ TrainResult train_overlap(Mlp<T>& net, const Dataset& train, const Dataset& test
       into_flat ? std::copy_n(in_net, piece.n, at) : std::copy_n(at, piece.n, in_net);
       at += piece.n;
     }
+  };
+
+  // Bucket i's allreduce under way.
+  auto start = [&](std::size_t i) {
+    if (run.numerics()) copy_pieces(buckets[i], true);
+    compute.charge_collective();  // the platform's fixed cost of a collective call, per bucket
+    going[i]->start(std::span<T>(flat + buckets[i].flat_at, buckets[i].n),
+                    std::span<T>(flat + scratch_at[i], scratch_at[i + 1] - scratch_at[i]));
   };
 
   auto total_tests = [&] {
@@ -115,17 +127,14 @@ TrainResult train_overlap(Mlp<T>& net, const Dataset& train, const Dataset& test
           train, order, plan.first(k), plan.count(k), running,
           [&](int layer) {
             if (plan.ranks == 1) return;
-            for (; next < buckets.size() && buckets[next].ready_after == layer; ++next) {
-              if (run.numerics()) copy_pieces(buckets[next], true);
-              compute.charge_collective();  // the platform's fixed cost of a collective call, per bucket
-              going[next]->start(std::span<T>(flat + buckets[next].flat_at, buckets[next].n),
-                                 std::span<T>(flat + scratch_at[next], scratch_at[next + 1] - scratch_at[next]));
-            }
+            if (!start_after)
+              for (; next < buckets.size() && buckets[next].ready_after == layer; ++next) start(next);
             progress_all();
           },
           slice_flops, [&] {
             if (plan.ranks > 1 && next > 0) progress_all();  // between slices of a large layer
           });
+      for (; plan.ranks > 1 && next < buckets.size(); ++next) start(next);  // after-backward
       // The exposed communication: what each bucket still needs once the backward pass is over.
       for (std::size_t i = 0; i < going.size() && plan.ranks > 1; ++i) {
         const double t0 = comm.now();
@@ -176,7 +185,16 @@ constexpr StrategyOption overlap_options[] = {
              "slices of at most this many, with a progress point between slices once a bucket is under way "
              "(0: one progress point after each layer only)",
      .default_value = 0,
-     .range = {.lo = 0, .hi = 1e18}}};
+     .range = {.lo = 0, .hi = 1e18}},
+    {.name = "bucket-start",
+     .key = "bucket_start",
+     .kind = StrategyOption::Kind::text,
+     .help = "when a bucket's allreduce starts: ready (as soon as the backward pass has made all of it, as DDP) "
+             "or after-backward (the same buckets once the backward pass is over: nothing hidden, to measure what "
+             "ready hides)",
+     .range = {},
+     .example = "ready",
+     .default_text = "ready"}};
 
 
 }  // namespace
@@ -189,7 +207,11 @@ extern const StrategyDescriptor overlap_strategy{
     .learning = every_learning,
     .splits_blocks = true,
     .layout = fixed_layout<DataLayout::shares>,
-    .check = [](const TrainConfig& c, int, bool) { parse_nb_algorithm(setting_text(c, "bucket-allreduce"), "--bucket-allreduce"); },
+    .check = [](const TrainConfig& c, int, bool) {
+      parse_nb_algorithm(setting_text(c, "bucket-allreduce"), "--bucket-allreduce");
+      if (const std::string s = setting_text(c, "bucket-start"); s != "ready" && s != "after-backward")
+        throw InputError("--bucket-start \"" + s + "\": expected ready or after-backward");
+    },
     .record = [](const TrainConfig& c, bool, Json& config) {
       config["progress"] =
           setting(c, "progress-flops") > 0
@@ -210,7 +232,7 @@ extern const StrategyDescriptor overlap_strategy{
       mpi_count(static_cast<std::size_t>(s.w), "--strategy overlap: a bucket's values in one message",
                 "a smaller --bucket-bytes or net (--hidden)");
     },
-    .search = &shared_block_search,
+    .search = &overlap_search,
     .train_float = train_overlap<float>,
     .train_double = train_overlap<double>,
 };
