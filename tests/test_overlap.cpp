@@ -160,6 +160,8 @@ TEST(overlap, bad_bucket_options_are_refused_naming_them) {
   expect_train_refused({"--problem", "xor", "--strategy", "overlap", "--bucket-bytes", "-1"}, {"--bucket-bytes"});
   expect_train_refused({"--problem", "xor", "--bucket-bytes", "1024"}, {"--bucket-bytes", "overlap"});
   expect_train_refused({"--problem", "xor", "--strategy", "overlap", "--progress-flops", "-5"}, {"--progress-flops"});
+  expect_train_refused({"--problem", "xor", "--strategy", "overlap", "--bucket-start", "later"},
+                       {"--bucket-start", "later", "ready or after-backward"});
 }
 
 }  // namespace
