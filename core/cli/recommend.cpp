@@ -127,7 +127,6 @@ double screen_iteration_times(const Request& r, const Runner& runner, std::vecto
   const auto t0 = Clock::now();
   const TimingPlan plan = plan_timings(candidates);
   std::vector<Job> jobs;
-  std::vector<long> unhidden(plan.timed.size(), -1);  // the job of each timing's unhidden twin
   for (std::size_t j = 0; j < plan.timed.size(); ++j) {
     // Every iteration charges the same simulated time (compute charges depend on counts,
     // not values), so one iteration gives the time per iteration.
@@ -138,7 +137,6 @@ double screen_iteration_times(const Request& r, const Runner& runner, std::vecto
     if (!c.hides()) continue;
     const SearchTraits& t = *c.strategy->search;
     a.insert(a.end(), {"--" + std::string(t.unhidden_option), std::string(t.unhidden_value)});
-    unhidden[j] = static_cast<long>(jobs.size());
     jobs.push_back({a, scratch.file("time-" + std::to_string(j) + "-unhidden.json"), {}, {}});
   }
   out << "screening: time per iteration, " << jobs.size() << " simulations without arithmetic ..." << std::flush;
@@ -151,7 +149,7 @@ double screen_iteration_times(const Request& r, const Runner& runner, std::vecto
   std::vector<IterationTiming> timings;
   for (std::size_t j = 0, k = 0; j < plan.timed.size(); ++j, ++k) {
     IterationTiming t{.time_s = field(k, "/final/time_s") / field(k, "/final/iterations")};
-    if (unhidden[j] >= 0) {
+    if (candidates[plan.timed[j]].hides()) {  // its twin's job follows its own
       t.exposed_s = field(k, "/history/1/exposed_comm_s");
       t.alone_s = field(++k, "/history/1/exposed_comm_s");
     }

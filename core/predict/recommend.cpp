@@ -74,7 +74,7 @@ std::string Candidate::label() const {
   std::string s(to_string(strategy));
   if (!strategy->search->interval_option.empty())
     s += " " + std::string(strategy->search->interval_label) + "=" + (interval ? std::to_string(interval) : std::string("b"));
-  if (bucket) s += " " + (bucket_bytes == 0 ? std::string("tensor") : human_bytes(static_cast<double>(bucket_bytes)));
+  if (bucket_bytes) s += " " + (*bucket_bytes == 0 ? std::string("tensor") : human_bytes(static_cast<double>(*bucket_bytes)));
   if (!allreduce.empty()) s += " " + allreduce;
   return s;
 }
@@ -140,9 +140,9 @@ std::vector<Candidate> make_candidates(const SearchSpace& space, const std::vect
             Candidate d = c;
             d.allreduce = algorithm;
             if (sizes) {
-              d.bucket = z, d.bucket_bytes = space.bucket_bytes[z], d.buckets = space.bucket_counts[z];
+              d.bucket_bytes = space.bucket_bytes[z], d.buckets = space.bucket_counts[z];
               if (const std::size_t first = space.bucket_same_as[z]; first != z && d.skipped.empty())
-                d.skipped = "--bucket-bytes " + std::to_string(d.bucket_bytes) + " cuts the same " +
+                d.skipped = "--bucket-bytes " + std::to_string(space.bucket_bytes[z]) + " cuts the same " +
                             std::to_string(d.buckets) + " bucket(s) as " + std::to_string(space.bucket_bytes[first]);
             }
             if (t.interval_option.empty()) {
@@ -170,7 +170,7 @@ TimingPlan plan_timings(const std::vector<Candidate>& candidates) {
     for (; j < plan.timed.size(); ++j) {
       const Candidate& t = candidates[plan.timed[j]];
       if (t.p == c.p && t.b == c.b && t.strategy == c.strategy && t.interval == c.interval &&
-          t.allreduce == c.allreduce && t.bucket == c.bucket)
+          t.allreduce == c.allreduce && t.bucket_bytes == c.bucket_bytes)
         break;
     }
     if (j == plan.timed.size()) plan.timed.push_back(i);
@@ -287,8 +287,8 @@ std::vector<std::string> candidate_args(const Candidate& c) {
     args.insert(args.end(), {"--" + std::string(t.interval_option), std::to_string(c.interval)});
   if (!c.sequential() && !c.allreduce.empty())
     args.insert(args.end(), {"--" + std::string(t.allreduce_option), c.allreduce});
-  if (!c.sequential() && c.bucket)
-    args.insert(args.end(), {"--" + std::string(t.bucket_option), std::to_string(c.bucket_bytes)});
+  if (!c.sequential() && c.bucket_bytes)
+    args.insert(args.end(), {"--" + std::string(t.bucket_option), std::to_string(*c.bucket_bytes)});
   return args;
 }
 
@@ -313,7 +313,7 @@ Json candidate_json(const Candidate& c, double estimate_reference_s, double conf
   if (!c.sequential() && !c.strategy->search->interval_option.empty())
     j[std::string(c.strategy->option(c.strategy->search->interval_option)->key)] = c.interval;
   j["allreduce"] = c.allreduce.empty() ? Json(nullptr) : Json(c.allreduce);
-  if (c.bucket) j["bucket_bytes"] = c.bucket_bytes, j["buckets"] = c.buckets;
+  if (c.bucket_bytes) j["bucket_bytes"] = *c.bucket_bytes, j["buckets"] = c.buckets;
   Json args = Json::array();
   for (const std::string& a : candidate_args(c)) args.push_back(a);
   j["train_args"] = std::move(args);

@@ -92,8 +92,8 @@ struct Candidate {
   double eta = 0, alpha = 0;
   std::size_t interval = 0;  // the strategy's interval option (SearchTraits), where it has one
   std::string allreduce;     // SearchTraits::allreduce_option's value; empty: the default
-  std::optional<std::size_t> bucket;  // index into SearchSpace::bucket_bytes (overlap, searched)
-  std::size_t bucket_bytes = 0, buckets = 0;  // its bytes and the buckets they cut
+  std::optional<std::size_t> bucket_bytes;  // SearchTraits::bucket_option's value; none: the default
+  std::size_t buckets = 0;                  // the buckets it cuts the net into
   std::size_t point = 0;     // index of its LearningPoint
   std::string skipped;       // why it is not run (b < p, ...); empty: it is
   ConvergenceBasis basis = ConvergenceBasis::exact;

@@ -11,9 +11,9 @@
 // The update waits for every bucket, then applies the mean as block does: with rdb the
 // errors are block's with --allreduce rdb to the bit.
 #include "comm/nb_allreduce.hpp"
-#include "util/errors.hpp"
 #include "train/buckets.hpp"
 #include "train/run.hpp"
+#include "util/errors.hpp"
 
 #include <algorithm>
 #include <memory>
