@@ -55,7 +55,15 @@ SharedBlocks shared_nets, shared_scratches;
 
 class SimCompute final : public Compute {
  public:
-  explicit SimCompute(ComputeConfig c) : Compute(std::move(c)) {}
+  // The rank's host's speed, efficiency per kind of layer and device, as the platform gives
+  // them (the front end checked every host's wulf:efficiency before any rank started).
+  explicit SimCompute(ComputeConfig c) : Compute(std::move(c)) {
+    const simgrid::s4u::Host* host = simgrid::s4u::this_actor::get_host();
+    config_.host_speed = host->get_speed();
+    if (const char* device = host->get_property("wulf:device")) config_.device = device;
+    if (const char* e = host->get_property("wulf:efficiency"))
+      config_.efficiency = parse_kind_efficiency(e, "platform host " + host->get_name() + ": wulf:efficiency");
+  }
 
   void begin() override {
     if (config_.mode == ComputeMode::measured) started_ = std::chrono::steady_clock::now();

@@ -39,6 +39,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <csignal>
 #include <cmath>
@@ -282,10 +283,14 @@ void network(const simgrid::s4u::Engine& e, const std::vector<simgrid::s4u::Host
   }
   for (const simgrid::s4u::Host* h : hosts) {
     const char* overhead = zone_property(e, h, "wulf:collective_overhead");
+    const char* device = h->get_property("wulf:device");
+    const char* efficiency = h->get_property("wulf:efficiency");
     out["hosts"].push_back({{"name", h->get_name()},
                             {"speed_flops", h->get_speed()},
                             {"cores", h->get_core_count()},
-                            {"collective_overhead", overhead ? overhead : ""}});
+                            {"collective_overhead", overhead ? overhead : ""},
+                            {"device", device ? device : ""},
+                            {"efficiency", efficiency ? efficiency : ""}});
   }
   std::map<const simgrid::s4u::Link*, std::size_t> index;
   for (std::size_t i = 0; i < hosts.size(); ++i)
@@ -959,9 +964,18 @@ int run(int argc, char** argv) {
       const char* v = h->get_property(key);
       return std::string(v && *v ? v : "-");
     };
+    // And what a host's compute is charged by: its device and its efficiency per kind of
+    // layer (blanks taken out: the line is split at blanks).
+    auto word = [&](const simgrid::s4u::Host* h, const char* key) {
+      std::string v = prop(h, key);
+      v.erase(std::remove_if(v.begin(), v.end(), [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }),
+              v.end());
+      return v.empty() ? std::string("-") : v;
+    };
     for (const simgrid::s4u::Host* h : declared_hosts(engine))
-      std::printf("%s %d %.17g %s %s %s\n", h->get_cname(), h->get_core_count(), h->get_speed(),
-                  prop(h, "wulf:group").c_str(), prop(h, "wulf:node").c_str(), prop(h, "wulf:nics").c_str());
+      std::printf("%s %d %.17g %s %s %s %s %s\n", h->get_cname(), h->get_core_count(), h->get_speed(),
+                  prop(h, "wulf:group").c_str(), prop(h, "wulf:node").c_str(), prop(h, "wulf:nics").c_str(),
+                  word(h, "wulf:device").c_str(), word(h, "wulf:efficiency").c_str());
     return 0;
   } catch (const std::bad_alloc&) {  // past the address space wulf gives it (engine/launch)
     std::fprintf(stderr, "SimGrid ran out of memory loading it (wulf-platform may take the memory this machine "

@@ -98,12 +98,12 @@ OverlapJob read_overlap_job(const po::variables_map& vm) {
 // What one rank of p computes in one update of b patterns: the platform's first host's speed
 // over the flops wulf charges (--compute flops).
 OverlapWork rank_work(const OverlapJob& job, const PlatformHost& host, double call_s, int p, std::size_t b) {
-  const KernelFlops f = kernel_flops(job.spec.sizes, job.spec.bias);
+  const KernelFlops f = job.spec.flops();
   const double share = std::ceil(static_cast<double>(b) / p);  // the busiest rank's patterns
   OverlapWork w;
   w.forward_s = share * f.forward / host.speed;
-  for (int l = 1; l <= job.spec.n_layers(); ++l) {
-    const double flops = share * backward_layer_flops(job.spec.sizes, job.spec.bias, l);
+  for (int l = 1; l <= job.spec.timed_layers(); ++l) {
+    const double flops = share * job.spec.layer_backward_flops(l);
     w.backward_s.push_back(flops / host.speed);
     w.slices.push_back(progress_slices(flops, job.progress_flops));
   }
@@ -142,7 +142,7 @@ void check_overlap_scope(const po::variables_map& vm) {
 
 int overlap_model_command(const po::variables_map& vm, std::ostream& out) {
   const OverlapJob job = read_overlap_job(vm);
-  const std::vector<GradientTensor> tensors = backward_tensors(job.spec.sizes, job.spec.bias);
+  const std::vector<GradientTensor> tensors = backward_tensors(job.spec);
   const std::size_t weights = job.spec.parameter_count();
   fmt::print(out, "overlap model, platform {}: {}, {} weights ({:.2f} MiB of gradients in {} tensors), {} allreduce\n",
              job.platform, job.net_text, weights, static_cast<double>(weights * job.value_bytes) / (1 << 20),

@@ -212,7 +212,7 @@ void set_run_options(const po::variables_map& vm, Request& r) {
   for (const auto* more : {&own, &r.sim_args}) probe.insert(probe.end(), more->begin(), more->end());
   const TrainJob job = resolve(parse_train(probe, train_options()));
   r.problem = job.problem;
-  r.tensors = backward_tensors(job.spec.sizes, job.spec.bias);
+  r.tensors = backward_tensors(job.spec);
   r.value_bytes = job.double_precision ? sizeof(double) : sizeof(float);
   r.metric = vm.count("error") ? vm["error"].as<ErrorMetric>() : job.config.metric;
   if (r.metric == ErrorMetric::classification && !r.problem.classifier)

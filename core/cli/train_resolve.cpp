@@ -227,6 +227,17 @@ ProblemOptions data_options(const po::variables_map& vm) {
 NetSpec net_spec(const po::variables_map& vm, const Problem& p) {
   const ProblemDefaults& d = p.defaults;
   NetSpec spec;
+  if (p.table) {  // the net is the file's
+    for (const char* option : {"hidden", "activation", "output-activation", "loss"})
+      if (vm.count(option) && !vm[option].defaulted())
+        throw InputError(fmt::format("--{}: {} is a net given by its layers ({}), which has no {}", option, p.name,
+                                     p.table->path, option == std::string("hidden") ? "other layers" : "arithmetic"));
+    spec.sizes = {p.inputs, p.outputs};
+    spec.activations = {Activation::linear};
+    spec.table = p.table;
+    spec.validate();
+    return spec;
+  }
   spec.sizes.push_back(p.inputs);
   for (int h : given<std::vector<int>>(vm, "hidden").value_or(d.hidden)) spec.sizes.push_back(h);
   spec.sizes.push_back(p.outputs);

@@ -18,6 +18,7 @@
 
 #include "util/errors.hpp"
 #include "comm/comm.hpp"
+#include "nn/layer_table.hpp"
 
 #include <array>
 #include <cstddef>
@@ -76,6 +77,12 @@ struct ComputeConfig {
   double host_speed = 0;
   // Testbed: the platform's wulf:collective_overhead for this rank's host, in seconds.
   double collective_overhead_s = 0;
+  // --compute flops: this rank's host's fraction of its peak per kind of layer (its
+  // wulf:efficiency), and its device (wulf:device), whose measured per-layer times a net
+  // given by its layers may hold (train/run charges them). The sim rank reads both from its
+  // host; the testbed front end passes them.
+  KindEfficiency efficiency = full_efficiency;
+  std::string device;
 };
 
 // The what-if scales (bw_scale, lat_scale, speed_scale) wulf takes: from a millionth to a

@@ -53,6 +53,10 @@ TestbedRankFacts testbed_rank_facts(const Json& description, int rank) {
   const Json& host = description.at("hosts").at(ranks[static_cast<std::size_t>(rank)].get<std::size_t>());
   facts.speed_flops = host.at("speed_flops").get<double>();
   facts.collective_overhead_s = host.at("collective_overhead_s").get<double>();
+  facts.device = host.value("device", "");
+  if (const std::string e = host.value("efficiency", ""); !e.empty())
+    facts.efficiency = parse_kind_efficiency(e, "the testbed's host " + host.at("name").get<std::string>() +
+                                                    ": wulf:efficiency");
   return facts;
 }
 

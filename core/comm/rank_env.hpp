@@ -3,6 +3,8 @@
 // description of its host (engine/testbed writes it).
 #pragma once
 
+#include "nn/layer_table.hpp"
+
 #include "util/json.hpp"
 
 #include <string>
@@ -24,6 +26,8 @@ Json testbed_description();
 struct TestbedRankFacts {
   double speed_flops = 0;
   double collective_overhead_s = 0;
+  std::string device;                         // wulf:device ("": none)
+  KindEfficiency efficiency = full_efficiency;  // wulf:efficiency
 };
 TestbedRankFacts testbed_rank_facts(const Json& description, int rank);
 

@@ -7,6 +7,7 @@
 #include "data/idx.hpp"
 #include "data/image.hpp"
 #include "data/partition.hpp"
+#include "util/paths.hpp"
 
 #include <fmt/format.h>
 
@@ -380,7 +381,45 @@ Problem make_fann(std::string_view path, const ProblemOptions& o) {
   return p;
 }
 
+// layers:FILE: the net is the file's; the data is the sizes of an epoch it gives (cut by
+// --train-size and --test-size), never read or made.
+Problem make_layers(std::string_view name, const ProblemOptions& o) {
+  if (name.empty()) throw InputError("--problem layers:FILE: name a layer file or a net of platforms/nets/");
+  Problem p;
+  const std::string path = layer_table_path(name);
+  if (std::error_code ec; path != name && !std::filesystem::exists(path, ec)) {
+    std::string shipped;
+    for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(path).parent_path(), ec))
+      if (e.path().extension() == ".layers") shipped += (shipped.empty() ? "" : ", ") + e.path().stem().string();
+    throw InputError("--problem layers:" + std::string(name) + ": no net " + path +
+                     (shipped.empty() ? std::string() : " (shipped: " + shipped + ")"));
+  }
+  auto table = std::make_shared<LayerTable>(read_layer_table(path));
+  p.name = "layers:" + path;  // canonical: the file, which every rank reads
+  p.description = table->name + ", given by its layers: " + std::to_string(table->layers.size()) +
+                  " layers, " + std::to_string(table->parameter_count()) + " parameters";
+  auto cut = [&](std::size_t kept, std::size_t all, const char* option, const char* what) {
+    if (kept > all)
+      throw InputError(fmt::format("{}: {} is more than the {} {} samples of {}", option, kept, all, what, p.name));
+    return kept > 0 ? kept : all;
+  };
+  p.train_total = cut(o.train_size, table->train_samples, "--train-size", "training");
+  p.test_total = cut(o.test_size, table->test_samples, "--test-size", "test");
+  p.inputs = table->inputs, p.outputs = table->outputs;
+  p.defaults = {{}, Activation::linear, Activation::linear, Loss::mse, 0.1, 0.9, Learning::block,
+                MomentumRule::classic, 256, 1,
+                "a minibatch of 256 samples, as He et al. 2016 (ResNet) and Devlin et al. 2019 (BERT) train"};
+  p.table = std::move(table);
+  return p;
+}
+
 }  // namespace
+
+std::string layer_table_path(std::string_view name) {
+  const std::string n(name);
+  if (n.find('/') != std::string::npos || n.ends_with(".layers")) return n;
+  return platforms_dir() + "/nets/" + n + ".layers";
+}
 
 Problem make_problem(std::string_view spec, const ProblemOptions& o) {
   const auto colon = spec.find(':');
@@ -407,6 +446,8 @@ Problem make_problem(std::string_view spec, const ProblemOptions& o) {
     p = make_chars_problem(has_arg ? parse_int(arg, "classes") : 3203, o);
   } else if (name == "fann") {
     p = make_fann(arg, o);
+  } else if (name == "layers") {
+    p = make_layers(arg, o);
   } else {
     throw InputError("--problem: unknown problem '" + std::string(spec) + "'\n" + problems_help());
   }
@@ -436,7 +477,10 @@ std::string problems_help() {
          "  digits[:RxC]   MNIST 60000 + 10000; 28x28: seed 000's 784-64-64-10; 20x20: seed 003's\n"
          "                 400-25-10; other sizes (56x58, 112x112): seed 004's softmax classifier\n"
          "  chars[:C]      generated 20x20 glyphs of C classes, 400-480-C (C = 3203, seed 002)\n"
-         "  fann:PATH      a data file in FANN's format (test set: --test-data)\n";
+         "  fann:PATH      a data file in FANN's format (test set: --test-data)\n"
+         "  layers:FILE    a net given by its layers, time only (--numerics off); FILE a path, or\n"
+         "                 a net of platforms/nets/: resnet50, resnet101, vgg16, inception_v3,\n"
+         "                 bert_large, gpt2\n";
 }
 
 }  // namespace wulf

@@ -8,15 +8,19 @@
 //                   seed 004's softmax classifier
 //   chars[:C]       generated 20x20 character-like glyphs of C classes (seed 002's shape)
 //   fann:PATH       a FANN data file (test set from --test-data)
+//   layers:FILE     a net given by its layers (nn/layer_table.hpp), time only: no data, the
+//                   sizes of an epoch from the file
 #pragma once
 
 #include "util/errors.hpp"
 #include "nn/activation.hpp"
 #include "data/dataset.hpp"
+#include "nn/layer_table.hpp"
 #include "util/random.hpp"
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -71,7 +75,13 @@ struct Problem {
   int outputs = 0;
   bool classifier = false;
   int bytes_per_input = 4;  // a float, or 1 where the inputs are kept as bytes (Dataset)
+  // layers:FILE: the net the problem is, given by its layers; its data is only its sizes.
+  std::shared_ptr<const LayerTable> table;
 };
+
+// layers:NAME's file: NAME itself where it holds a '/' or ends in .layers, else the shipped
+// platforms/nets/NAME.layers.
+std::string layer_table_path(std::string_view name);
 
 struct ProblemOptions {
   std::uint64_t seed = 1;

@@ -1,4 +1,6 @@
 #include "engine/launch.hpp"
+
+#include "nn/layer_table.hpp"
 #include "engine/collective_choice.hpp"
 #include "util/errors.hpp"
 
@@ -59,7 +61,7 @@ std::string platform_helper(const std::string& verb, const std::string& file,
 }
 
 // `wulf-platform hosts` output: "cost-usd X" ("-": none), then "name cores speed group node
-// nics" per host.
+// nics device efficiency" per host.
 PlatformHosts parse_hosts(const std::string& file, const std::string& text) {
   PlatformHosts out;
   std::istringstream lines(text);
@@ -68,9 +70,13 @@ PlatformHosts parse_hosts(const std::string& file, const std::string& text) {
     throw InputError("platform " + file + ": wulf-platform said no price line");
   if (cost != "-") out.cost_usd = parse_number(cost).value_or(0);
   PlatformHost h;
-  std::string group, node, nics;
-  while (lines >> h.name >> h.cores >> h.speed >> group >> node >> nics) {
+  std::string group, node, nics, device, efficiency;
+  while (lines >> h.name >> h.cores >> h.speed >> group >> node >> nics >> device >> efficiency) {
     h.group = group == "-" ? "" : group;
+    h.device = device == "-" ? "" : device;
+    h.efficiency = efficiency == "-" ? "" : efficiency;
+    if (!h.efficiency.empty())  // checked before any rank starts; the ranks read it from their host
+      parse_kind_efficiency(h.efficiency, "platform " + file + ", host " + h.name + ": wulf:efficiency");
     const auto n = parse_number(node), k = parse_number(nics);
     h.node = n && *n >= 0 ? static_cast<int>(*n) : -1;
     h.nics = k && *k >= 1 ? static_cast<int>(*k) : 0;

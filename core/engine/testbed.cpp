@@ -171,6 +171,8 @@ TestbedPlan plan_testbed(const std::string& platform, const std::vector<Platform
     t.address = fmt::format("198.18.{}.{}", (i + 1) / 256, (i + 1) % 256);
     t.speed_flops = h.at("speed_flops").get<double>();
     t.collective_overhead_s = collective_overhead_s(h, platform);
+    t.device = h.value("device", "");
+    t.efficiency = h.value("efficiency", "");
     plan.hosts.push_back(std::move(t));
   }
   for (const NetworkRoute& r : net.routes) {
@@ -252,7 +254,9 @@ Json TestbedPlan::to_json() const {
                           {"platform_up_Bps", h.up_Bps},
                           {"platform_down_Bps", h.down_Bps},
                           {"speed_flops", h.speed_flops},
-                          {"collective_overhead_s", h.collective_overhead_s}});
+                          {"collective_overhead_s", h.collective_overhead_s},
+                          {"device", h.device},
+                          {"efficiency", h.efficiency}});
   Json ranks = Json::array();
   for (const int h : rank_host) ranks.push_back(h);
   return {{"platform", platform},

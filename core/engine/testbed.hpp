@@ -45,6 +45,7 @@ struct TestbedHost {
   int ports = 0;         // its NICs: veth pairs of its namespace
   double speed_flops = 0;
   double collective_overhead_s = 0;  // the platform's wulf:collective_overhead (0: none)
+  std::string device, efficiency;    // its wulf:device and wulf:efficiency ("": none)
 };
 
 // What a run will build: the hosts its ranks use, how they map, and the dilation.

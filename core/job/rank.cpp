@@ -26,6 +26,8 @@ void join_testbed(TrainJob& job, int rank) {
   const TestbedRankFacts facts = testbed_rank_facts(bed, rank);
   job.compute.host_speed = facts.speed_flops;
   job.compute.collective_overhead_s = facts.collective_overhead_s;
+  job.compute.device = facts.device;
+  job.compute.efficiency = facts.efficiency;
   job.config_json["testbed"] = bed;
 }
 

@@ -51,6 +51,20 @@ void check_net_fits_problem(const TrainJob& job) {
                                  job.spec.sizes.back()));
 }
 
+// A net given by its layers (layers:FILE) runs time-only, with the data-parallel strategies
+// whose time it can be charged by: its layers' flops and its gradients' bytes.
+void check_layer_net(const TrainJob& job) {
+  if (!job.problem.table) return;
+  const std::string& name = job.problem.name;
+  if (job.compute.numerics)
+    throw InputError("--problem " + name + ": a net given by its layers has no arithmetic; it runs time-only: add " +
+                     "--numerics off");
+  if (const std::string_view strategy = to_string(job.config.strategy); strategy != "block" && strategy != "overlap")
+    throw InputError("--strategy " + std::string(strategy) + ": --problem " + name +
+                     " trains with data parallelism, --strategy block or overlap (the others need an MLP's "
+                     "arithmetic or its layer sizes)");
+}
+
 // A regression set whose targets lie outside the output activation's range (targets near
 // 1 000 under a sigmoid) trains to an error no weights can lower: said before training.
 void warn_of_unreachable_targets(TrainJob& job) {
@@ -109,11 +123,13 @@ void load_problem(TrainJob& job, const RankPlace& place) {
                     (place.in_rank_program && layout == DataLayout::root_only && place.rank != 0);
   const auto t0 = std::chrono::steady_clock::now();
   job.problem = make_problem(job.problem_name, data);
+  if (job.problem.table) job.spec.table = job.problem.table;  // a rank's net: the file it read
   if (workers && place.rank == 0) job.problem.train.keep(0, 0), job.problem.test.keep(0, 0);
   job.load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 void check_job(TrainJob& job) {
+  check_layer_net(job);
   check_net_fits_problem(job);
   warn_of_unreachable_targets(job);
   if (job.compute.mode == ComputeMode::calibrated)

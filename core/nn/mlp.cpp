@@ -10,6 +10,7 @@
 namespace wulf {
 
 std::size_t NetSpec::parameter_count() const {
+  if (table) return table->parameter_count();
   std::size_t w = 0;
   for (int l = 1; l <= n_layers(); ++l)
     w += static_cast<std::size_t>(sizes[l]) * static_cast<std::size_t>(sizes[l - 1]) +
@@ -34,8 +35,26 @@ KernelFlops kernel_flops(const std::vector<int>& sizes, bool bias) {
   return f;
 }
 
+KernelFlops NetSpec::flops() const {
+  if (!table) return kernel_flops(sizes, bias);
+  KernelFlops f;
+  f.weights = static_cast<double>(table->parameter_count());
+  f.forward = table->forward_flops();
+  f.backward = table->backward_flops();
+  f.update = 4 * f.weights;
+  return f;
+}
+
+double NetSpec::layer_backward_flops(int l) const {
+  return table ? table->layers[static_cast<std::size_t>(l - 1)].backward_flops : backward_layer_flops(sizes, bias, l);
+}
+
 std::string NetSpec::describe() const {
   std::ostringstream s;
+  if (table) {
+    s << table->name << " (layers " << table->path << ", " << table->parameter_count() << " parameters)";
+    return s.str();
+  }
   for (std::size_t i = 0; i < sizes.size(); ++i) s << (i ? "-" : "") << sizes[i];
   s << ' ';
   for (std::size_t i = 0; i < activations.size(); ++i) s << (i ? "/" : "") << to_string(activations[i]);
@@ -44,6 +63,9 @@ std::string NetSpec::describe() const {
 }
 
 void NetSpec::validate() const {
+  if (table && (sizes.size() != 2 || sizes[0] != table->inputs || sizes[1] != table->outputs))
+    throw InputError("network: " + table->name + " is given by its layers (" + table->path +
+                     "); it takes no --hidden layers");
   if (sizes.size() < 2) throw InputError("network: needs at least an input and an output layer");
   for (std::size_t i = 0; i < sizes.size(); ++i)
     if (sizes[i] <= 0)
@@ -152,7 +174,8 @@ template <class T>
 Mlp<T>::Mlp(NetSpec spec, T* storage) : spec_(std::move(spec)) {
   spec_.validate();
   Eigen::Index off = 0;
-  for (int l = 1; l <= spec_.n_layers(); ++l) {
+  if (spec_.table) off = static_cast<Eigen::Index>(spec_.table->parameter_count());  // storage only: no arithmetic
+  for (int l = 1; l <= spec_.n_layers() && !spec_.table; ++l) {
     offsets_.push_back(off);
     off += rows(l) * cols(l) + (spec_.bias ? rows(l) : 0);
   }
@@ -171,7 +194,15 @@ template <class T>
 Mlp<T>::Mlp(NetSpec spec) : Mlp(std::move(spec), nullptr) {}
 
 template <class T>
+void Mlp<T>::require_arithmetic() const {
+  if (spec_.table)
+    throw InputError(spec_.table->name + " (" + spec_.table->path +
+                     ") is given by its layers, without their arithmetic: it runs with --numerics off");
+}
+
+template <class T>
 void Mlp<T>::init_uniform(double range, Rng& rng) {
+  require_arithmetic();
   for (int l = 1; l <= spec_.n_layers(); ++l) {
     const double r = range > 0 ? range : 1.0 / std::sqrt(static_cast<double>(cols(l)));
     auto w = weights(l);
@@ -184,6 +215,7 @@ void Mlp<T>::init_uniform(double range, Rng& rng) {
 
 template <class T>
 const typename Mlp<T>::Matrix& Mlp<T>::forward(const Matrix& x) {
+  require_arithmetic();
   input_ = &x;
   const Eigen::Index block = x.cols();
   for (int l = 1; l <= spec_.n_layers(); ++l) {
@@ -222,6 +254,7 @@ T Mlp<T>::backward(const Matrix& targets, bool accumulate) {
 
 template <class T>
 T Mlp<T>::backward_output(const Matrix& targets) {
+  require_arithmetic();
   const Matrix& y = acts_.back();
   const Activation out = spec_.activations.back();
   Matrix& d_out = deltas_.back();
@@ -235,6 +268,7 @@ T Mlp<T>::backward_output(const Matrix& targets) {
 
 template <class T>
 void Mlp<T>::backward_layer(int l, bool accumulate) {
+  require_arithmetic();
   const Matrix& a_prev = l == 1 ? *input_ : acts_[l - 2];
   const Matrix& delta = deltas_[l - 1];  // (n_l, B)
   auto dw = dweights(l);                 // (n_l, n_{l-1}) += delta a_prev^T

@@ -9,6 +9,7 @@
 
 #include "util/errors.hpp"
 #include "nn/activation.hpp"
+#include "nn/layer_table.hpp"
 #include "util/random.hpp"
 
 #include <Eigen/Core>
@@ -16,6 +17,7 @@
 #include <algorithm>
 
 #include <cstddef>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -53,12 +55,21 @@ struct NetSpec {
   // it (--sigmoid-derivative fann); false: exact. Training only: the forward pass and the
   // weights are the same either way.
   bool clip_sigmoid_derivative = false;
+  // A net given by its layers (--problem layers:FILE, nn/layer_table.hpp) in place of the MLP
+  // above: it only runs time-only (--numerics off). Then sizes is {inputs, outputs}, and the
+  // parameters, flops and layers below are the table's.
+  std::shared_ptr<const LayerTable> table = nullptr;
 
-  int n_layers() const { return static_cast<int>(sizes.size()) - 1; }
-  // Weights and biases of all layers: sum of n_l * n_{l-1} (+ n_l with bias).
+  int n_layers() const { return static_cast<int>(sizes.size()) - 1; }  // the MLP's
+  // Weights and biases of all layers: sum of n_l * n_{l-1} (+ n_l with bias); a table's tensors.
   std::size_t parameter_count() const;
-  KernelFlops flops() const { return kernel_flops(sizes, bias); }
-  // "784-64-64-10 sigmoid/sigmoid/sigmoid mse bias" for people.
+  KernelFlops flops() const;
+  // The layers time is charged by, 1..L in forward order: the MLP's, or the table's.
+  int timed_layers() const { return table ? static_cast<int>(table->layers.size()) : n_layers(); }
+  // Layer l's backward flops per pattern (backward_layer_flops for an MLP).
+  double layer_backward_flops(int l) const;
+  // "784-64-64-10 sigmoid/sigmoid/sigmoid mse bias" for people; a table: "ResNet-50 (layers
+  // platforms/nets/resnet50.layers, 25557032 parameters)".
   std::string describe() const;
   // Throws InputError for empty or non-positive layers, a softmax hidden layer, or
   // cross-entropy on an output that is not softmax or sigmoid.
@@ -126,6 +137,8 @@ class Mlp {
   static T loss_sum(Loss loss, Activation output, const Matrix& y, const Matrix& t);
 
  private:
+  // Throws InputError for a net given by its layers, which has no arithmetic.
+  void require_arithmetic() const;
   Eigen::Index rows(int l) const { return spec_.sizes[l]; }
   Eigen::Index cols(int l) const { return spec_.sizes[l - 1]; }
   Eigen::Index w_offset(int l) const { return offsets_[l - 1]; }

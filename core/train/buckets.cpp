@@ -6,11 +6,30 @@
 namespace wulf {
 
 std::vector<GradientTensor> backward_tensors(const std::vector<int>& sizes, bool bias) {
+  std::vector<std::size_t> layer_at(sizes.size(), 0);  // layer l's weights' place (Mlp's layout)
+  for (std::size_t l = 1; l + 1 < sizes.size(); ++l)
+    layer_at[l + 1] = layer_at[l] + static_cast<std::size_t>(sizes[l]) * static_cast<std::size_t>(sizes[l - 1]) +
+                      (bias ? static_cast<std::size_t>(sizes[l]) : 0);
   std::vector<GradientTensor> tensors;
   for (int l = static_cast<int>(sizes.size()) - 1; l >= 1; --l) {
     const auto out = static_cast<std::size_t>(sizes[l]);
-    tensors.push_back({.layer = l, .bias = false, .values = out * static_cast<std::size_t>(sizes[l - 1])});
-    if (bias) tensors.push_back({.layer = l, .bias = true, .values = out});
+    const std::size_t weights = out * static_cast<std::size_t>(sizes[l - 1]);
+    tensors.push_back({.layer = l, .bias = false, .values = weights, .at = layer_at[l]});
+    if (bias) tensors.push_back({.layer = l, .bias = true, .values = out, .at = layer_at[l] + weights});
+  }
+  return tensors;
+}
+
+std::vector<GradientTensor> backward_tensors(const NetSpec& spec) {
+  if (!spec.table) return backward_tensors(spec.sizes, spec.bias);
+  std::vector<GradientTensor> tensors;
+  std::size_t end = spec.table->parameter_count();  // past the tensor that comes next, backwards
+  for (int l = spec.timed_layers(); l >= 1; --l) {
+    const std::vector<LayerTensor>& own = spec.table->layers[static_cast<std::size_t>(l - 1)].tensors;
+    for (auto t = own.rbegin(); t != own.rend(); ++t) {
+      end -= t->values;
+      tensors.push_back({.layer = l, .bias = false, .values = t->values, .at = end});
+    }
   }
   return tensors;
 }

@@ -3,11 +3,14 @@
 // (predict/overlap_model) cut them alike.
 //
 // The tensors come in the backward pass's order, W_L, b_L, W_L-1, ..., W_1, b_1, each layer's
-// weights before its biases. They join the current bucket in that order; a bucket that holds
+// weights before its biases; a net given by its layers (nn/layer_table.hpp) in the reverse of
+// its parameters' order, as PyTorch DDP buckets them: its last layer's last tensor first. They join the current bucket in that order; a bucket that holds
 // at least bucket_bytes is closed (its allreduce may start once its last layer's backward part
 // is done), a tensor of bucket_bytes or more is a bucket of its own, and what is left after
 // layer 1 is the last bucket. bucket_bytes 0: one bucket per tensor.
 #pragma once
+
+#include "nn/mlp.hpp"
 
 #include <cstddef>
 #include <vector>
@@ -16,8 +19,9 @@ namespace wulf {
 
 struct GradientTensor {
   int layer = 0;           // 1..L
-  bool bias = false;       // the layer's biases, else its weights
+  bool bias = false;       // the layer's biases, else its weights (an MLP's)
   std::size_t values = 0;  // > 0
+  std::size_t at = 0;      // its first value's place in the net's gradients
 };
 
 struct BucketCut {
@@ -30,6 +34,8 @@ struct BucketCut {
 // The gradient tensors of a net of sizes n_0..n_L, in the backward pass's order (biases only
 // with bias).
 std::vector<GradientTensor> backward_tensors(const std::vector<int>& sizes, bool bias);
+// The same of any net: an MLP's, or a table's in the reverse of its parameters' order.
+std::vector<GradientTensor> backward_tensors(const NetSpec& spec);
 
 // The buckets of tensors (backward order, none empty) of value_bytes each.
 std::vector<BucketCut> cut_buckets(const std::vector<GradientTensor>& tensors, std::size_t value_bytes,

@@ -11,6 +11,31 @@
 
 namespace wulf {
 
+ChargedFlops charged_kernel_flops(const NetSpec& spec, const ComputeConfig& c) {
+  ChargedFlops out;
+  const KernelFlops f = spec.flops();
+  out.kernels = f;
+  out.kernels.update = f.update / efficiency_of(c.efficiency, LayerKind::other);
+  if (!spec.table) {
+    const double e = efficiency_of(c.efficiency, LayerKind::linear);
+    out.kernels.forward = f.forward / e;
+    out.kernels.backward = f.backward / e;
+    for (int l = 1; l <= spec.n_layers(); ++l) out.backward.push_back(spec.layer_backward_flops(l) / e);
+    return out;
+  }
+  out.kernels.forward = out.kernels.backward = 0;
+  for (const TableLayer& layer : spec.table->layers) {
+    const LayerTime* time = c.device.empty() || !(c.host_speed > 0) ? nullptr : layer.time_on(c.device);
+    const double e = efficiency_of(c.efficiency, layer.kind);
+    const double forward = time ? time->forward_s * c.host_speed : layer.forward_flops / e;
+    const double backward = time ? time->backward_s * c.host_speed : layer.backward_flops / e;
+    out.kernels.forward += forward;
+    out.kernels.backward += backward;
+    out.backward.push_back(backward);
+  }
+  return out;
+}
+
 template <class T>
 Run<T>::Run(Mlp<T>& net, const Dataset& train, const Dataset& test, const GlobalSizes& sizes, const TrainConfig& config,
             Comm& comm, Compute& compute, const ProgressFn& progress, RunOptions options)
@@ -23,7 +48,8 @@ Run<T>::Run(Mlp<T>& net, const Dataset& train, const Dataset& test, const Global
       compute_(compute),
       numerics_(compute.numerics()),
       weights_(net.parameter_count()),
-      flops_(net.spec().flops()),
+      flops_(charged_kernel_flops(net.spec(), compute.config()).kernels),
+      layer_backward_(charged_kernel_flops(net.spec(), compute.config()).backward),
       options_(options),
       progress_(progress) {
   validate(config, sizes.train, sizes.classifier, block_sharers(config, comm.size()));
@@ -105,10 +131,10 @@ void Run<T>::forward_backward_layers(const Dataset& data, const std::vector<std:
                                      const std::function<void()>& between_slices) {
   forward_block(data, order, first, count);
   const NetSpec& spec = net_.spec();
-  const int layers = spec.n_layers();
+  const int layers = spec.timed_layers();
   double block_loss = 0;
   for (int l = layers; l >= 1; --l) {
-    const double flops = backward_layer_flops(spec.sizes, spec.bias, l);
+    const double flops = layer_backward_[static_cast<std::size_t>(l - 1)];
     const double block_flops = flops * static_cast<double>(count);
     const int slices = progress_slices(block_flops, slice_flops);
     for (int s = 0; s < slices; ++s) {

@@ -64,6 +64,16 @@ inline Rng pattern_order_rng(const TrainConfig& config, int rank) {
   return Rng((config.seed ^ 0x5eed0fde11e5ULL) + static_cast<std::uint64_t>(rank));
 }
 
+// The flops a rank's kernels are charged as on its host (ComputeConfig's efficiency, device and
+// host_speed): an MLP's layers are linear ones and its update of kind other; a layer of a
+// table with a measured time on the host's device is charged that time at the host's speed.
+// With every efficiency 1 and no device these are spec.flops(), to the bit.
+struct ChargedFlops {
+  KernelFlops kernels;
+  std::vector<double> backward;  // per pattern, layer l at l - 1
+};
+ChargedFlops charged_kernel_flops(const NetSpec& spec, const ComputeConfig& compute);
+
 // What a strategy decides of the run when it makes it.
 struct RunOptions {
   // Off: --target-error is the strategy's to apply (ppt), not checked after each iteration.
@@ -178,7 +188,10 @@ class Run {
   Comm& comm() const { return comm_; }
   bool numerics() const { return numerics_; }
   std::size_t weights() const { return weights_; }
-  const KernelFlops& flops() const { return flops_; }  // what the kernels perform, charged under --compute flops
+  // What the kernels are charged as (--compute flops): the flops they perform (KernelFlops), each
+  // layer's over its host's efficiency for its kind, or a net's measured seconds on the host's
+  // device times the host's speed (charged_kernel_flops).
+  const KernelFlops& flops() const { return flops_; }
 
  private:
   void add_time(Phase phase, double seconds, std::size_t patterns);
@@ -214,6 +227,7 @@ class Run {
   const bool numerics_;
   const std::size_t weights_;
   const KernelFlops flops_;
+  const std::vector<double> layer_backward_;  // charged, layer l at l - 1
   const RunOptions options_;
   PhaseTimes phases_;
   Matrix x_, t_;  // the block's scratch

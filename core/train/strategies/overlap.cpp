@@ -36,18 +36,14 @@ struct Bucket {
 };
 
 template <class T>
-std::vector<Bucket> plan_buckets(Mlp<T>& net, std::size_t bucket_bytes) {
-  const std::span<T> all = net.gradients();
-  const std::vector<GradientTensor> tensors = backward_tensors(net.spec().sizes, net.spec().bias);
+std::vector<Bucket> plan_buckets(const Mlp<T>& net, std::size_t bucket_bytes) {
+  const std::vector<GradientTensor> tensors = backward_tensors(net.spec());
   std::vector<Bucket> buckets;
   std::size_t flat_at = 0;
   for (const BucketCut& cut : cut_buckets(tensors, sizeof(T), bucket_bytes)) {
     Bucket& b = buckets.emplace_back();
     b.flat_at = flat_at, b.n = cut.values, b.ready_after = cut.ready_after;
-    for (std::size_t t : cut.tensors) {
-      const std::span<T> g = tensors[t].bias ? net.bias_gradients(tensors[t].layer) : net.weight_gradients(tensors[t].layer);
-      b.pieces.push_back({static_cast<std::size_t>(g.data() - all.data()), g.size()});
-    }
+    for (std::size_t t : cut.tensors) b.pieces.push_back({tensors[t].at, tensors[t].values});
     flat_at += cut.values;
   }
   return buckets;

@@ -1,0 +1,231 @@
+// Nets given by their layers (--problem layers:FILE, nn/layer_table.hpp, issue 34 item 1): the
+// reader and its refusals, the shipped nets' parameter totals against the published ones, the
+// order their gradients are bucketed in, and time-only runs whose simulated times are worked
+// out by hand.
+#include "nn/layer_table.hpp"
+#include "train/buckets.hpp"
+
+#include <gtest/gtest.h>
+
+#include "test_support.hpp"
+
+namespace wulf {
+namespace {
+
+using namespace testing_support;
+
+// 3 inputs, 2 outputs; 62 parameters; forward 3 500 flops a sample, backward 6 000 (a's and
+// the pool's twice their forward, b's given).
+constexpr const char* tiny = R"(# a tiny net
+wulf-layers 1
+name tiny
+samples 8 4
+inputs 3
+outputs 2
+layer a linear 1000 10x3 10
+layer pool pool 500     # no tensors
+layer b linear 2000 backward=3000 2x10 2
+time V100 a 1e-6 2e-6
+)";
+
+TEST(layer_table, a_file_gives_its_layers_tensors_and_flops) {
+  const LayerTable t = parse_layer_table(tiny, "tiny.layers");
+  EXPECT_EQ(t.name, "tiny");
+  EXPECT_EQ(t.train_samples, 8u);
+  EXPECT_EQ(t.test_samples, 4u);
+  EXPECT_EQ(t.inputs, 3);
+  EXPECT_EQ(t.outputs, 2);
+  ASSERT_EQ(t.layers.size(), 3u);
+  EXPECT_EQ(t.layers[0].kind, LayerKind::linear);
+  EXPECT_EQ(t.layers[1].kind, LayerKind::pool);
+  EXPECT_EQ(t.layers[0].tensors[0].shape, "10x3");
+  EXPECT_EQ(t.layers[0].tensors[0].values, 30u);
+  EXPECT_EQ(t.layers[1].tensors.size(), 0u);
+  EXPECT_EQ(t.parameter_count(), 62u);
+  EXPECT_EQ(t.tensor_count(), 4u);
+  EXPECT_EQ(t.forward_flops(), 3500.0);
+  EXPECT_EQ(t.layers[0].backward_flops, 2000.0);  // twice the forward unless given
+  EXPECT_EQ(t.backward_flops(), 6000.0);
+  ASSERT_NE(t.layers[0].time_on("V100"), nullptr);
+  EXPECT_EQ(t.layers[0].time_on("V100")->backward_s, 2e-6);
+  EXPECT_EQ(t.layers[2].time_on("V100"), nullptr);
+  EXPECT_TRUE(t.timed_devices().empty());  // not every layer has a time on V100
+}
+
+TEST(layer_table, every_fault_is_refused_with_the_file_and_line) {
+  const std::string head = "wulf-layers 1\n";
+  const std::vector<std::pair<std::string, std::vector<std::string>>> cases{
+      {"layer a conv 1 3\n", {"line 1", "wulf-layers 1"}},
+      {"wulf-layers 2\n", {"line 1", "version 2"}},
+      {head + "layer a dense 1 3\n", {"line 2", "kind \"dense\"", "conv, linear"}},
+      {head + "layer a conv 1 3x0\n", {"line 2", "must be at least 1"}},
+      {head + "layer a conv 1 3xx4\n", {"line 2", "an empty size"}},
+      {head + "layer a conv -1 3\n", {"line 2", "forward flops -1 is negative"}},
+      {head + "layer a conv lots 3\n", {"line 2", "\"lots\" is not a number"}},
+      {head + "layer a conv 1 3\nlayer a conv 1 3\n", {"line 3", "layer a is given twice"}},
+      {head + "layer a conv 1 3 backward=2\n", {"line 2", "backward= comes right after the flops"}},
+      {head + "layer a conv\n", {"line 2", "layer takes NAME KIND FLOPS"}},
+      {head + "time V100 a 1 1\nlayer a conv 1 3\n", {"line 2", "no layer a above this line"}},
+      {head + "layer a conv 1 3\ntime V100 a 1 1\ntime V100 a 1 1\n", {"line 4", "given twice"}},
+      {head + "samples 0 0\nlayer a conv 1 3\n", {"line 2", "training samples 0 must be at least 1"}},
+      {head + "samples 8 4\nsamples 8 4\n", {"line 3", "samples is given twice"}},
+      {head + "inputs 2.5\n", {"line 2", "not a whole number"}},
+      {head + "weights 3\n", {"line 2", "\"weights\" is not one of"}},
+      {head + "layer a conv 1 1000000x1000000x2\n", {"line 2", "more than"}},
+      {head, {"no layer"}},
+      {head + "layer p pool 5\n", {"no layer has a parameter tensor"}},
+      {"# only a comment\n", {"empty"}},
+  };
+  for (const auto& [text, parts] : cases)
+    expect_input_error([&] { parse_layer_table(text, "bad.layers"); }, with({"layer file bad.layers"}, parts));
+}
+
+// The shipped nets hold the published parameter totals: ResNet-50 25 557 032, VGG-16 138 357 544
+// (torchvision's counts, which the papers round to 25.6 M and 138 M), BERT-large 335 141 888
+// (Hugging Face's BertModel; Devlin et al.'s "340 M" counts the pre-training heads too), and
+// the others as their definitions give them.
+TEST(layer_table, the_shipped_nets_hold_the_published_parameter_totals) {
+  struct Net {
+    const char* file;
+    std::size_t parameters, tensors;
+  };
+  for (const Net& n : {Net{"resnet50", 25557032, 161}, Net{"resnet101", 44549160, 314}, Net{"vgg16", 138357544, 32},
+                       Net{"inception_v3", 27161264, 292}, Net{"bert_large", 335141888, 391},
+                       Net{"gpt2", 124439808, 148}}) {
+    const LayerTable t = read_layer_table(wulf_platform(std::string("nets/") + n.file + ".layers"));
+    EXPECT_EQ(t.parameter_count(), n.parameters) << n.file;
+    EXPECT_EQ(t.tensor_count(), n.tensors) << n.file;
+    EXPECT_GT(t.forward_flops(), 2.0 * static_cast<double>(n.parameters) * 0.9) << n.file;  // each weight used at least once
+  }
+}
+
+TEST(layer_table, the_gradients_are_bucketed_in_the_reverse_of_the_parameters_order) {
+  NetSpec spec;
+  spec.sizes = {3, 2};
+  spec.activations = {Activation::linear};
+  spec.table = std::make_shared<LayerTable>(parse_layer_table(tiny, "tiny.layers"));
+  EXPECT_EQ(spec.parameter_count(), 62u);
+  EXPECT_EQ(spec.timed_layers(), 3);
+  EXPECT_EQ(spec.layer_backward_flops(3), 3000.0);
+  EXPECT_EQ(spec.flops().update, 4 * 62.0);
+  // a: weights [0, 30), biases [30, 40); b: weights [40, 60), biases [60, 62).
+  const std::vector<GradientTensor> t = backward_tensors(spec);
+  ASSERT_EQ(t.size(), 4u);
+  const std::vector<std::pair<int, std::size_t>> order{{3, 60}, {3, 40}, {1, 30}, {1, 0}};
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    EXPECT_EQ(t[i].layer, order[i].first) << i;
+    EXPECT_EQ(t[i].at, order[i].second) << i;
+  }
+  // 64 bytes (16 floats): b's 22 values are ready after layer 3 (its weights a bucket of their
+  // own), a's after layer 1.
+  const std::vector<BucketCut> cut = cut_buckets(t, 4, 64);
+  ASSERT_EQ(cut.size(), 4u);
+  EXPECT_EQ(cut[1].ready_after, 3);
+  EXPECT_EQ(cut[3].ready_after, 1);
+  // An MLP's tensors know their places too: 2-3-1 with biases, W2 at 9, b2 at 12, W1 at 0, b1 at 6.
+  const std::vector<GradientTensor> mlp = backward_tensors({2, 3, 1}, true);
+  EXPECT_EQ(mlp[0].at, 9u);
+  EXPECT_EQ(mlp[1].at, 12u);
+  EXPECT_EQ(mlp[2].at, 0u);
+  EXPECT_EQ(mlp[3].at, 6u);
+}
+
+// One rank on toy4 (1 Gflop/s): 8 samples in blocks of 4, then the test pass of 4.
+//   forward 8 x 3 500 = 28 000 flops, backward 8 x 6 000 = 48 000, 2 updates of 4 x 62,
+//   test 4 x 3 500 = 14 000: 90 496 flops, 90.496 us an iteration.
+TEST(layer_table, a_layer_net_runs_time_only_and_takes_the_time_its_flops_give) {
+  TestDir dir;
+  const std::string file = dir.write("tiny.layers", tiny);
+  const std::vector<std::string> run{"--problem", "layers:" + file, "--numerics", "off", "--engine", "sim",
+                                     "--platform", toy4, "--block", "4", "--epochs", "1"};
+  const Json one = train_record(dir, "one", with(run, {"--np", "1"}));
+  EXPECT_NEAR(one.at("history")[1].at("time_s").get<double>(), 90.496e-6, 1e-12);
+  EXPECT_NEAR(one.at("phases").at("backward_s").get<double>(), 48e-6, 1e-12);
+  EXPECT_EQ(one.at("config").at("problem").get<std::string>(), "layers:" + file);
+  // Four ranks, a bucket per tensor: four buckets, each its own allreduce under way while the
+  // backward pass goes on.
+  const Json four = train_record(dir, "four", with(run, {"--np", "4", "--strategy", "overlap", "--bucket-bytes", "0"}));
+  EXPECT_EQ(four.at("history")[1].at("buckets").get<double>(), 4.0);
+  EXPECT_GT(four.at("phases").at("comm_s").get<double>(), 0.0);
+  const Json block = train_record(dir, "block", with(run, {"--np", "4"}));
+  EXPECT_EQ(block.at("phases").at("forward_patterns").get<double>(), 2.0);  // rank 0's share of the 8
+}
+
+TEST(layer_table, a_hosts_efficiency_is_read_per_kind_and_refused_when_it_is_no_fraction) {
+  const KindEfficiency e = parse_kind_efficiency("conv=0.5, norm=0.1,other=0.25", "wulf:efficiency");
+  EXPECT_EQ(efficiency_of(e, LayerKind::conv), 0.5);
+  EXPECT_EQ(efficiency_of(e, LayerKind::norm), 0.1);
+  EXPECT_EQ(efficiency_of(e, LayerKind::linear), 0.25);  // not named: other's
+  EXPECT_EQ(efficiency_of(parse_kind_efficiency("conv=0.5", "x"), LayerKind::pool), 1.0);
+  expect_input_error([] { parse_kind_efficiency("conv=0", "host g: wulf:efficiency"); },
+                     {"host g: wulf:efficiency", "conv's efficiency \"0\"", "(0, 1]"});
+  expect_input_error([] { parse_kind_efficiency("conv=1.5", "e"); }, {"(0, 1]"});
+  expect_input_error([] { parse_kind_efficiency("dense=0.5", "e"); }, {"\"dense=0.5\" is not KIND=FRACTION"});
+  expect_input_error([] { parse_kind_efficiency("conv=0.5,conv=0.6", "e"); }, {"conv is given twice"});
+}
+
+// A host of 1 Gflop/s that runs linear layers at half its peak and pooling at a quarter, and
+// whose device D1 has a measured time for layer a (1 us forward, 2 us backward a sample):
+//   a sample's forward  1 us + 500 / 0.25 + 2 000 / 0.5 = 1 us + 6 000 flops = 7 us,
+//   its backward        2 us + 1 000 / 0.25 + 3 000 / 0.5 = 2 us + 10 000 flops = 12 us;
+//   8 samples, 2 updates of 248 flops (other: the peak), 4 test samples:
+//   8 x 19 + 0.496 + 4 x 7 = 180.496 us an iteration.
+TEST(layer_table, a_host_charges_its_efficiency_per_kind_and_its_devices_measured_times) {
+  TestDir dir;
+  const std::string file = dir.write("tiny.layers", std::string(tiny) + "time D1 a 1e-6 2e-6\n");
+  const std::string platform = dir.write("gpu1.xml", R"(<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <zone id="one" routing="Full">
+    <host id="g" speed="1Gf"><prop id="wulf:device" value="D1"/>
+      <prop id="wulf:efficiency" value="linear=0.5, pool=0.25"/></host>
+  </zone>
+</platform>
+)");
+  const std::vector<std::string> run{"--problem", "layers:" + file, "--numerics", "off", "--engine", "sim",
+                                     "--np",      "1",               "--block",    "4",   "--epochs", "1"};
+  const Json r = train_record(dir, "r", with(run, {"--platform", platform}));
+  EXPECT_NEAR(r.at("history")[1].at("time_s").get<double>(), 180.496e-6, 1e-12);
+  EXPECT_NEAR(r.at("phases").at("backward_s").get<double>(), 8 * 12e-6, 1e-12);
+  // Without the time on D1 (another device) layer a is charged its flops at half the peak.
+  const std::string other = dir.write("gpu2.xml", std::string(R"(<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <zone id="one" routing="Full">
+    <host id="g" speed="1Gf"><prop id="wulf:device" value="D2"/>
+      <prop id="wulf:efficiency" value="linear=0.5, pool=0.25"/></host>
+  </zone>
+</platform>
+)"));
+  const Json r2 = train_record(dir, "r2", with(run, {"--platform", other}));
+  EXPECT_NEAR(r2.at("phases").at("forward_s").get<double>(), 8 * (2000 + 6000) * 1e-9, 1e-12);
+  // A fraction out of (0, 1] is refused before any rank starts, with the host named.
+  const std::string bad = dir.write("bad.xml", R"(<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <zone id="one" routing="Full">
+    <host id="g" speed="1Gf"><prop id="wulf:efficiency" value="conv=2"/></host>
+  </zone>
+</platform>
+)");
+  expect_train_refused(with(run, {"--platform", bad}), {"host g: wulf:efficiency", "conv's efficiency \"2\""});
+}
+
+TEST(layer_table, a_layer_net_is_refused_what_it_cannot_do) {
+  TestDir dir;
+  const std::string file = dir.write("tiny.layers", tiny);
+  const std::vector<std::string> run{"--problem", "layers:" + file, "--engine", "sim", "--platform", toy4, "--np", "2"};
+  expect_train_refused(run, {"has no arithmetic", "--numerics off"});
+  const std::vector<std::string> off = with(run, {"--numerics", "off"});
+  expect_train_refused(with(off, {"--strategy", "ppt"}), {"--strategy ppt", "block or overlap"});
+  expect_train_refused(with(off, {"--hidden", "5"}), {"--hidden", "given by its layers"});
+  expect_train_refused(with(off, {"--train-size", "9"}), {"--train-size: 9 is more than the 8 training samples"});
+  const std::vector<std::string> elsewhere{"--numerics", "off", "--engine", "sim", "--platform", toy4, "--np", "2"};
+  expect_train_refused(with(elsewhere, {"--problem", "layers:no-such-net"}), {"no net", "no-such-net.layers", "resnet50"});
+  dir.write("bad.layers", "wulf-layers 1\nlayer a conv 1 3\nlayer a conv 1 3\n");
+  expect_train_refused(with(elsewhere, {"--problem", "layers:" + dir.file("bad.layers")}),
+                       {"bad.layers, line 3", "layer a is given twice"});
+}
+
+}  // namespace
+}  // namespace wulf
