@@ -49,6 +49,9 @@
 #include <cstring>
 #include <exception>
 #include <functional>
+#include <regex>
+#include <iterator>
+#include <fstream>
 #include <map>
 #include <new>
 #include <string>
@@ -794,6 +797,18 @@ constexpr unsigned long kMostHosts = 1'000'000;
   _exit(2);
 }
 
+// Whether a zone of the platform file at path computes its routes when the platform is
+// sealed (routing="Floyd", "Dijkstra" or "DijkstraCache"), as smpirun seals it before any rank
+// starts: unsealed they have none. Other platforms are left unsealed: SimGrid 3.32 crashes
+// sealing a Full zone that lacks a route between two of its zones, which check_routes names
+// instead. (SimGrid's library keeps the zones' types to itself: the file is read for them.)
+bool routes_when_sealed(const char* path) {
+  std::ifstream in(path);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  static const std::regex routing(R"(routing\s*=\s*["'](Floyd|Dijkstra|DijkstraCache)["'])");
+  return std::regex_search(text, routing);
+}
+
 // Loads the platform at path into e; SimGrid's aborts become a refusal (above), and what it
 // logs otherwise reaches standard error after loading.
 void load_platform(simgrid::s4u::Engine& e, const char* path) {
@@ -805,6 +820,7 @@ void load_platform(simgrid::s4u::Engine& e, const char* path) {
   real_stderr = ::dup(STDERR_FILENO);
   if (captured_stderr < 0 || real_stderr < 0) {  // no capture: SimGrid's own words, then
     e.load_platform(path);
+    if (routes_when_sealed(path)) e.seal_platform();
     return;
   }
   std::fflush(stderr);
@@ -825,6 +841,7 @@ void load_platform(simgrid::s4u::Engine& e, const char* path) {
   };
   try {
     e.load_platform(path);
+    if (routes_when_sealed(path)) e.seal_platform();
   } catch (...) {
     restore();
     throw;

@@ -2,6 +2,7 @@
 // under --engine seq, else its ranks started under mpirun or smpirun with the job as JSON
 // (job/rank.hpp is what each rank runs).
 #include "cli/cli.hpp"
+#include "comm/nb_allreduce.hpp"
 #include "cli/train_options.hpp"
 #include "cli/train_resolve.hpp"
 
@@ -141,6 +142,15 @@ PlatformHosts rank_placement(const TrainJob& job, const std::string& platform) {
 // reduce's layout, unless given; the record's config follows.
 void add_placement(TrainJob& job, const PlatformHosts& placement) {
   if (job.machine_cost_usd == 0 && placement.cost_usd > 0) job.machine_cost_usd = placement.cost_usd;
+  if (uses_node_layout(job)) {  // the hierarchical allreduce's nodes: wulf:node, else the host
+    std::vector<std::string> keys;
+    for (const PlatformHost& h : hosts_of_ranks(placement.hosts, job.np))
+      keys.push_back(h.node >= 0 ? h.group + ":" + std::to_string(h.node) : "host " + h.name);
+    job.config.rank_nodes = rank_nodes_of(keys);
+    if (const std::string fault = node_layout_fault(job.config.rank_nodes, job.np); !fault.empty())
+      throw InputError("hierarchical allreduce on " + job.platform + " (nodes by the hosts' wulf:node, else the " +
+                       "host): " + fault);
+  }
   if (job.reduce == "four-stage" && !job.has_reduce_layout) {
     const std::string layout = reduce_layout_of(placement.hosts, job.np);
     if (!layout.empty()) job.reduce_layout = ReduceLayout::parse(layout, job.np), job.has_reduce_layout = true;

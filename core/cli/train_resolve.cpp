@@ -324,6 +324,12 @@ TrainJob resolve(const po::variables_map& vm) {
   resolve_training(vm, block, epochs, job);
   job.weights_in = given<std::string>(vm, "weights-in").value_or("");
   check_job(job);
+  if (uses_node_layout(job) && !on_platform(job.engine)) {  // sim and testbed: the placement's (cli/train)
+    if (!job.hostfile.empty())
+      throw InputError("hierarchical allreduce with --hostfile: which ranks share a machine is mpirun's mapping, "
+                       "which wulf does not read; run it on this machine, or on --engine sim or testbed");
+    job.config.rank_nodes.assign(static_cast<std::size_t>(job.np), 0);  // one machine: one node
+  }
   check_outputs_apart(job);
   finish_front_end(job, vm.count("force") > 0);
   return job;

@@ -3,17 +3,35 @@
 #include "util/errors.hpp"
 
 #include <algorithm>
+#include <map>
 #include <stdexcept>
 #include <string>
 
 namespace wulf {
 
-std::string_view to_string(NbAlgorithm a) { return a == NbAlgorithm::rdb ? "rdb" : "ring"; }
+std::string_view to_string(NbAlgorithm a) {
+  return a == NbAlgorithm::rdb ? "rdb" : a == NbAlgorithm::ring ? "ring" : "hierarchical";
+}
 
 NbAlgorithm parse_nb_algorithm(std::string_view name, std::string_view what) {
   if (name == "rdb") return NbAlgorithm::rdb;
   if (name == "ring") return NbAlgorithm::ring;
-  throw InputError(std::string(what) + " \"" + std::string(name) + "\": expected ring or rdb");
+  if (name == "hierarchical") return NbAlgorithm::hierarchical;
+  throw InputError(std::string(what) + " \"" + std::string(name) + "\": expected ring, rdb or hierarchical");
+}
+
+std::string node_layout_fault(std::span<const int> node_of, int ranks) {
+  if (node_of.size() != static_cast<std::size_t>(ranks))
+    return "a node for each of the " + std::to_string(ranks) + " ranks is needed, " + std::to_string(node_of.size()) +
+           " given";
+  std::map<int, int> count;
+  for (int node : node_of) ++count[node];
+  for (const auto& [node, n] : count)
+    if (n != count.begin()->second)
+      return std::to_string(n) + " ranks on node " + std::to_string(node) + ", " +
+             std::to_string(count.begin()->second) + " on node " + std::to_string(count.begin()->first) +
+             ": hierarchical needs the same number of ranks on every node";
+  return "";
 }
 
 namespace {
@@ -65,10 +83,55 @@ std::vector<NbStep> ring_schedule(int p, int r, std::size_t n) {
   return steps;
 }
 
+// Steps of a schedule over a group, made the world's: the group's ranks by their world ranks,
+// their places in the data moved by `at`.
+void append_mapped(std::vector<NbStep>& steps, std::span<const NbStep> part, const std::vector<int>& group,
+                   std::size_t at) {
+  for (NbStep s : part) {
+    if (s.to >= 0) s.to = group[static_cast<std::size_t>(s.to)];
+    if (s.from >= 0) s.from = group[static_cast<std::size_t>(s.from)];
+    s.send_at += at, s.recv_at += at;
+    steps.push_back(s);
+  }
+}
+
+std::vector<NbStep> hierarchical_schedule(int p, int r, std::size_t n, std::span<const int> node_of) {
+  if (const std::string fault = node_layout_fault(node_of, p); !fault.empty())
+    throw std::invalid_argument("hierarchical allreduce: " + fault);  // the front end checked it
+  std::vector<int> local, nodes;  // this node's ranks; the nodes, in the order of their first rank
+  for (int q = 0; q < p; ++q) {
+    const int node = node_of[static_cast<std::size_t>(q)];
+    if (node == node_of[static_cast<std::size_t>(r)]) local.push_back(q);
+    if (std::find(nodes.begin(), nodes.end(), node) == nodes.end()) nodes.push_back(node);
+  }
+  const int L = static_cast<int>(local.size()), i = static_cast<int>(std::ranges::find(local, r) - local.begin());
+  // Fewer values than a node's ranks: no chunk for each; recursive doubling over all ranks.
+  if (n < local.size()) return rdb_schedule(p, r, n);
+  std::vector<NbStep> steps;
+  const std::vector<NbStep> within = L > 1 ? ring_schedule(L, i, n) : std::vector<NbStep>{};
+  const std::size_t half = within.size() / 2;
+  append_mapped(steps, std::span(within).first(half), local, 0);  // reduce-scatter: the node's sums
+  // The chunk this rank now holds summed: the one its last reduce-scatter step added.
+  const std::size_t chunk_at = L > 1 ? within[half - 1].recv_at : 0, chunk_n = L > 1 ? within[half - 1].recv_n : n;
+  std::vector<int> across;  // the ranks with local index i, one per node, in node order
+  for (int node : nodes) {
+    int seen = 0;
+    for (int q = 0; q < p; ++q)
+      if (node_of[static_cast<std::size_t>(q)] == node && seen++ == i) across.push_back(q);
+  }
+  const int me = static_cast<int>(std::ranges::find(across, r) - across.begin());
+  const std::vector<NbStep> cross = nb_schedule(NbAlgorithm::ring, static_cast<int>(across.size()), me, chunk_n);
+  append_mapped(steps, cross, across, chunk_at);
+  append_mapped(steps, std::span(within).subspan(half), local, 0);  // allgather within the node
+  return steps;
+}
+
 }  // namespace
 
-std::vector<NbStep> nb_schedule(NbAlgorithm algorithm, int ranks, int rank, std::size_t n) {
+std::vector<NbStep> nb_schedule(NbAlgorithm algorithm, int ranks, int rank, std::size_t n,
+                                std::span<const int> node_of) {
   if (ranks <= 1 || n == 0) return {};
+  if (algorithm == NbAlgorithm::hierarchical) return hierarchical_schedule(ranks, rank, n, node_of);
   // Fewer values than ranks: chunks would be empty; Open MPI's ring turns to recursive doubling too.
   if (algorithm == NbAlgorithm::ring && n >= static_cast<std::size_t>(ranks)) return ring_schedule(ranks, rank, n);
   return rdb_schedule(ranks, rank, n);
@@ -82,8 +145,9 @@ std::size_t nb_scratch_values(const std::vector<NbStep>& steps) {
 }
 
 template <class T>
-NbAllreduce<T>::NbAllreduce(Comm& comm, NbAlgorithm algorithm, std::size_t n, bool add, int tag)
-    : comm_(comm), add_(add), tag_(tag), steps_(nb_schedule(algorithm, comm.size(), comm.rank(), n)),
+NbAllreduce<T>::NbAllreduce(Comm& comm, NbAlgorithm algorithm, std::size_t n, bool add, int tag,
+                            std::span<const int> node_of)
+    : comm_(comm), add_(add), tag_(tag), steps_(nb_schedule(algorithm, comm.size(), comm.rank(), n, node_of)),
       step_(steps_.size()) {}
 
 template <class T>

@@ -12,6 +12,12 @@
 //   ring  reduce-scatter then allgather around the ring r -> r + 1, in p chunks (the first
 //         n mod p one value longer), as Open MPI's ring (algorithm 4): 2 (p - 1) steps of
 //         n / p values each. Which chunk a value lies in decides the order of its sum.
+//   hierarchical  within the node, then across the nodes, then within the node again, as
+//         Horovod's hierarchical allreduce and NCCL on multi-GPU servers: a ring
+//         reduce-scatter among the node's L ranks (each ends holding the node's sum of one
+//         chunk, 1/L of the data), a ring allreduce of that chunk among the ranks that hold
+//         the same chunk on every node (one per node: each NIC of a node carries 1/L), then a
+//         ring allgather within the node. Every node must run the same number of ranks.
 #pragma once
 
 #include "comm/comm.hpp"
@@ -23,10 +29,16 @@
 
 namespace wulf {
 
-enum class NbAlgorithm { rdb, ring };
+enum class NbAlgorithm { rdb, ring, hierarchical };
 std::string_view to_string(NbAlgorithm a);
-// "rdb" or "ring"; other text is refused naming both (what names the option).
+// "rdb", "ring" or "hierarchical"; other text is refused naming them (what names the option).
 NbAlgorithm parse_nb_algorithm(std::string_view name, std::string_view what);
+
+// Which node each rank runs on (rank r's at r), as hierarchical needs it: the node's index or
+// any number that is the same for the ranks of one node. What is wrong with it for `ranks`
+// ranks ("ranks 0 and 2 ... 3 ranks on node 1, 2 on node 0: hierarchical needs the same number
+// on every node"), or "" when nothing is.
+std::string node_layout_fault(std::span<const int> node_of, int ranks);
 
 // One step of a rank's schedule: a send of [send_at, + send_n) of the data to `to`, a
 // receive of recv_n values from `from` (into the scratch and then added at recv_at, or
@@ -37,7 +49,9 @@ struct NbStep {
   bool add = false;
 };
 // The schedule of rank `rank` of `ranks` for n values, and the scratch it needs (values).
-std::vector<NbStep> nb_schedule(NbAlgorithm algorithm, int ranks, int rank, std::size_t n);
+// node_of: hierarchical's layout (node_layout_fault says nothing of it); unused by the others.
+std::vector<NbStep> nb_schedule(NbAlgorithm algorithm, int ranks, int rank, std::size_t n,
+                                std::span<const int> node_of = {});
 std::size_t nb_scratch_values(const std::vector<NbStep>& steps);
 
 template <class T>
@@ -47,7 +61,8 @@ class NbAllreduce {
   // often as wanted (a bucket's allreduce, block after block).
   // add false: nobody reads the sums (--numerics off), the messages move and nothing is added.
   // tag: its messages' (Comm::irecv), one per allreduce under way at once, from 1 to 32 767.
-  NbAllreduce(Comm& comm, NbAlgorithm algorithm, std::size_t n, bool add, int tag);
+  // node_of: hierarchical's layout, one entry per rank of comm.
+  NbAllreduce(Comm& comm, NbAlgorithm algorithm, std::size_t n, bool add, int tag, std::span<const int> node_of = {});
   NbAllreduce(const NbAllreduce&) = delete;
   NbAllreduce& operator=(const NbAllreduce&) = delete;
 

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "comm/comm.hpp"
+#include "comm/nb_allreduce.hpp"
 #include "comm/staged_reduce.hpp"
 #include "comm/tree_collectives.hpp"
 
@@ -14,14 +15,22 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 namespace wulf {
 
 // A run's choices of reduce, bcast and gather, by the names of --reduce and --bcast and the
 // gather's algorithm; those that are not wulf's own leave the call to the MPI library.
+// The allreduce is wulf's own where it is hierarchical (comm/nb_allreduce), over rank_nodes.
 struct OwnCollectives {
   std::string reduce = "default", bcast = "default", gather = "default";
-  bool any() const { return is_point_to_point_reduce(reduce) || is_own_bcast(bcast) || is_own_gather(gather); }
+  std::string allreduce = "default";
+  std::vector<int> rank_nodes{};  // hierarchical's layout: rank r's node at r
+  bool own_allreduce() const { return allreduce == "hierarchical"; }
+  bool any() const {
+    return is_point_to_point_reduce(reduce) || is_own_bcast(bcast) || is_own_gather(gather) || own_allreduce();
+  }
 };
 
 class OwnCollectivesComm final : public Comm {
@@ -35,7 +44,9 @@ class OwnCollectivesComm final : public Comm {
         bcast_tree_(own_bcast_tree(own.bcast)),
         scatter_allgather_(own.bcast == "scatter-allgather"),
         split_bintree_(own.bcast == "split-bintree"),
-        own_gather_(is_own_gather(own.gather)) {
+        own_gather_(is_own_gather(own.gather)),
+        own_allreduce_(own.own_allreduce()),
+        rank_nodes_(own.rank_nodes) {
     if (is_point_to_point_reduce(own.reduce))
       reduce_.emplace(*own_, own.reduce, std::move(layout), std::move(scratch));
   }
@@ -53,12 +64,19 @@ class OwnCollectivesComm final : public Comm {
     inner_.set_unread_storage(begin, bytes);
     own_->set_unread_storage(begin, bytes);
     if (reduce_) reduce_->set_unread_storage(begin, bytes);
+    unread_.set(begin, bytes);
   }
   void barrier() override { inner_.barrier(); }
-  void allreduce_sum(std::span<float> d) override { inner_.allreduce_sum(d); }
-  void allreduce_sum(std::span<double> d) override { inner_.allreduce_sum(d); }
-  std::span<float> allreduce_sum_anywhere(std::span<float> d) override { return inner_.allreduce_sum_anywhere(d); }
-  std::span<double> allreduce_sum_anywhere(std::span<double> d) override { return inner_.allreduce_sum_anywhere(d); }
+  void allreduce_sum(std::span<float> d) override { allreduce(d); }
+  void allreduce_sum(std::span<double> d) override { allreduce(d); }
+  std::span<float> allreduce_sum_anywhere(std::span<float> d) override {
+    if (own_allreduce_) return allreduce(d), d;
+    return inner_.allreduce_sum_anywhere(d);
+  }
+  std::span<double> allreduce_sum_anywhere(std::span<double> d) override {
+    if (own_allreduce_) return allreduce(d), d;
+    return inner_.allreduce_sum_anywhere(d);
+  }
   void lend_spare_storage(void* begin, std::size_t bytes) override { inner_.lend_spare_storage(begin, bytes); }
   void reduce_sum(std::span<float> d, int root) override { reduce(d, root); }
   void reduce_sum(std::span<double> d, int root) override { reduce(d, root); }
@@ -94,6 +112,22 @@ class OwnCollectivesComm final : public Comm {
   }
 
  private:
+  // The hierarchical allreduce, blocking: its schedule started and waited out at once.
+  template <class T>
+  void allreduce(std::span<T> d) {
+    if (!own_allreduce_) return inner_.allreduce_sum(d);
+    NbAllreduce<T> sum(*own_, NbAlgorithm::hierarchical, d.size(), !unread_.holds(d.data(), d.size_bytes()), 1,
+                       rank_nodes_);
+    std::vector<T>& scratch = scratch_of<T>();
+    if (scratch.size() < sum.scratch_values()) scratch.resize(sum.scratch_values());
+    sum.start(d, scratch);
+    sum.finish();
+  }
+  template <class T>
+  std::vector<T>& scratch_of() {
+    if constexpr (std::is_same_v<T, float>) return scratch_float_;
+    else return scratch_double_;
+  }
   template <class T>
   void reduce(std::span<T> d, int root) {
     if (reduce_) return reduce_->reduce_sum(d, root);
@@ -119,6 +153,11 @@ class OwnCollectivesComm final : public Comm {
   bool scatter_allgather_;                    // or its scatter-allgather
   bool split_bintree_;                        // or its split binary tree
   bool own_gather_;
+  bool own_allreduce_;                        // the hierarchical allreduce, or the library's
+  std::vector<int> rank_nodes_;
+  UnreadRange unread_;
+  std::vector<float> scratch_float_;          // what the allreduce's steps receive before adding
+  std::vector<double> scratch_double_;
 };
 
 }  // namespace wulf

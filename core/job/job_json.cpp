@@ -1,5 +1,7 @@
 #include "job/job_json.hpp"
 
+#include "comm/nb_allreduce.hpp"
+
 #include "nn/activation.hpp"
 #include "engine/testbed.hpp"
 #include "train/result_record.hpp"
@@ -174,6 +176,7 @@ void add_job_fields(Json& j, const TrainJob& job) {
                       {"allgather", job.allgather}, {"gather", job.gather}};
   j["oversubscribe"] = job.oversubscribe;
   j["hosts_of_ranks"] = job.rank_hosts.empty() ? Json(nullptr) : Json(job.rank_hosts);
+  j["rank_nodes"] = job.config.rank_nodes.empty() ? Json(nullptr) : Json(job.config.rank_nodes);
   if (job.compute.mode == ComputeMode::calibrated) {
     const Profile& p = job.compute.profile;
     Json v = {{"Tf_s", p.Tf}, {"Tb_s", p.Tb}, {"Tu_s", p.Tu}, {"Tm_s", p.Tm}, {"Ts_s", p.Ts},
@@ -336,6 +339,17 @@ void read_engine(const Fields& f, TrainJob& job) {
   }
   job.machine_cost_usd = f.number("machine_cost_usd", 0);
   if (f.has("machine_cost_usd") && !(job.machine_cost_usd > 0)) f.fail("machine_cost_usd", "must be positive");
+  if (f.has("rank_nodes")) {
+    const Json& nodes = f.at("rank_nodes");
+    if (!nodes.is_array()) f.fail("rank_nodes", "expected an array of node numbers, one per rank");
+    for (const Json& n : nodes) {
+      if (!n.is_number_integer() || n.get<long long>() < 0 || n.get<long long>() > 1'000'000'000)
+        f.fail("rank_nodes", "expected whole node numbers from 0");
+      job.config.rank_nodes.push_back(n.get<int>());
+    }
+    if (const std::string fault = node_layout_fault(job.config.rank_nodes, job.np); !fault.empty())
+      f.fail("rank_nodes", fault);
+  }
 }
 
 Profile read_profile_values(const Fields& f, const std::string& name) {

@@ -104,7 +104,7 @@ int run_rank(const std::vector<std::string>& args, Comm& comm, const ComputeFact
     compute->prepare(comm);
     // wulf's own collectives wrap the engine's communicator; the strategies see one Comm.
     std::unique_ptr<OwnCollectivesComm> owned;
-    if (const OwnCollectives own{job.reduce, job.bcast, job.gather}; own.any())
+    if (const OwnCollectives own{job.reduce, job.bcast, job.gather, job.allreduce, job.config.rank_nodes}; own.any())
       owned = std::make_unique<OwnCollectivesComm>(comm, own, job.reduce_layout, [&c = *compute](std::size_t bytes) {
         return c.shared_scratch(bytes);
       });

@@ -1,4 +1,5 @@
 #include "job/train_job.hpp"
+#include "comm/nb_allreduce.hpp"
 
 #include "engine/collective_choice.hpp"
 
@@ -143,6 +144,22 @@ void check_job(TrainJob& job) {
     validate(job.config, p.train_total, p.classifier, block_sharers(job.config, job.np));
   }
   read_initial_weights(job);
+}
+
+bool uses_node_layout(const TrainJob& job) {
+  return job.allreduce == "hierarchical" ||
+         (to_string(job.config.strategy) == "overlap" && setting_text(job.config, "bucket-allreduce") == "hierarchical");
+}
+
+std::vector<int> rank_nodes_of(const std::vector<std::string>& keys) {
+  std::vector<int> nodes;
+  std::vector<std::string> seen;
+  for (const std::string& k : keys) {
+    auto it = std::find(seen.begin(), seen.end(), k);
+    if (it == seen.end()) it = seen.insert(seen.end(), k);
+    nodes.push_back(static_cast<int>(it - seen.begin()));
+  }
+  return nodes;
 }
 
 void set_config_json(TrainJob& job) {

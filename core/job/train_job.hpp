@@ -26,8 +26,8 @@ Engine parse_engine(std::string_view name);  // throws InputError
 inline const char* precision_name(bool double_precision) { return double_precision ? "double" : "float"; }
 // The names a job's collectives and mpirun's oversubscription take; wulf train's options
 // accept these and a record's job is read against them.
-inline constexpr std::array<std::string_view, 5> allreduce_algorithms{"default", "rdb", "redbcast", "ring",
-                                                                       "rabenseifner"};
+inline constexpr std::array<std::string_view, 6> allreduce_algorithms{"default", "rdb", "redbcast", "ring",
+                                                                       "rabenseifner", "hierarchical"};
 // Open MPI 4.1's algorithms by engine/collective_choice's names (test_collective_choice holds
 // the lists together), and wulf's own reduces (wulf-binomial, four-stage).
 inline constexpr std::array<std::string_view, 9> reduce_algorithms{
@@ -118,6 +118,14 @@ void finish_front_end(TrainJob& job, bool force);
 
 // The record's config of the job as it stands (job_json plus the estimate of its memory).
 void set_config_json(TrainJob& job);
+
+// Whether an allreduce of the job is hierarchical (--allreduce, or overlap's
+// --bucket-allreduce), which needs config.rank_nodes: the node of each rank.
+bool uses_node_layout(const TrainJob& job);
+// The node of each rank where rank r runs on hosts[r]: hosts with the same wulf:group and
+// wulf:node are one node, and so are ranks on one host that has no wulf:node. Numbered in
+// the order of their first rank.
+std::vector<int> rank_nodes_of(const std::vector<std::string>& keys);
 
 // One collective of the job: its name (the record's key, the option's name), its algorithm
 // and how it was chosen, the job's own fields.

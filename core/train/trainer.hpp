@@ -73,6 +73,10 @@ struct TrainConfig {
   // The parallel strategy and the values of its own options (setting(), strategy.hpp).
   Strategy strategy{};
   StrategySettings settings{};
+  // The node each rank runs on (rank r's at r), where an allreduce is hierarchical
+  // (comm/nb_allreduce.hpp): the front end sets it from the platform's hosts or this
+  // machine; empty where none is.
+  std::vector<int> rank_nodes{};
 };
 
 // Errors of a net over a whole set.

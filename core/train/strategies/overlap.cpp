@@ -70,7 +70,7 @@ TrainResult train_overlap(Mlp<T>& net, const Dataset& train, const Dataset& test
   std::vector<std::unique_ptr<NbAllreduce<T>>> going;
   for (std::size_t i = 0; i < buckets.size(); ++i)
     going.push_back(std::make_unique<NbAllreduce<T>>(comm, algorithm, buckets[i].n, run.numerics(),
-                                                     1 + static_cast<int>(i % 32767)));
+                                                     1 + static_cast<int>(i % 32767), config.rank_nodes));
   // The buckets' flat buffer, then each bucket's scratch for what it receives: the rank's
   // own, or under --numerics off memory all simulated ranks share (nobody reads the sums).
   std::vector<std::size_t> scratch_at(buckets.size() + 1, run.weights());
@@ -170,8 +170,9 @@ constexpr StrategyOption overlap_options[] = {
     {.name = "bucket-allreduce",
      .key = "bucket_allreduce",
      .kind = StrategyOption::Kind::text,
-     .help = "the buckets' allreduce, wulf's own over MPI_Isend/MPI_Irecv: ring (Horovod's, NCCL's) or rdb "
-             "(recursive doubling: each sum as --strategy block --allreduce rdb makes it)",
+     .help = "the buckets' allreduce, wulf's own over MPI_Isend/MPI_Irecv: ring (Horovod's, NCCL's), rdb "
+             "(recursive doubling: each sum as --strategy block --allreduce rdb makes it) or hierarchical (a ring "
+             "within each node, across the nodes, within again: as --allreduce hierarchical)",
      .range = {},
      .example = "ring",
      .default_text = "ring"},

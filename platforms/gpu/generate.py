@@ -1,0 +1,674 @@
+#!/usr/bin/env python3
+"""Generate SimGrid platforms of GPU clusters: one SimGrid host (1 core, one rank) per GPU.
+
+Three presets, the platforms shipped in platforms/ (platforms/gpu/README.md gives every source):
+
+    dgx1-v100     8 NVIDIA DGX-1 servers with Tesla V100: NVLink 2.0 hybrid cube-mesh inside a
+                  server, 4 EDR InfiniBand NICs per server (one per GPU pair), one IB switch
+    roce-4gpu     128 servers of 4 Pascal GPUs on 25 Gbit/s RoCE (Horovod's benchmark cluster)
+    eth10g-4gpu   8 servers of 4 Pascal GPUs on 10 Gbit/s Ethernet (a commodity cluster)
+
+Every option of a preset can be changed, e.g. 128 DGX-1 servers (1024 GPUs) in one command:
+
+    python3 platforms/gpu/generate.py --preset dgx1-v100 --nodes 128 -o /tmp/dgx1-128.xml
+
+Layout of the output (SimGrid 3.32, DTD 4.1): the top zone (routing="Full") holds one zone
+per server (routing="Full": its GPUs, the links inside it, a gateway router), and one
+zoneRoute per pair of servers through the cluster's switch. So the file grows with the
+GPUs of a server squared times the servers, plus the servers squared, not with the square
+of all GPUs: 128 DGX-1 (1024 GPUs) make 4 608 routes and 8 128 zoneRoutes, about 2.2 MB,
+where one Full zone of all GPUs would need 523 776 routes. (A Floyd top zone with one route
+per server to a switch zone would grow with the servers only, but SimGrid computes Floyd
+and Dijkstra routes when the platform is sealed, which wulf's platform reader does not do:
+it finds no route between the servers.)
+
+The output is deterministic (the same options give the same bytes); its header and the
+zone property wulf:generator record every option. Standard library only.
+"""
+
+import argparse
+import re
+import sys
+
+PRESETS = {
+    "dgx1-v100": {
+        "name": "dgx1",
+        "nodes": 8,
+        "gpus_per_node": 8,
+        "topology": "cube-mesh",
+        "nics_per_node": 4,
+        "nic_gbit": 100.0,
+        "nic_lat_us": 0.5,
+        "switch_lat_us": 0.1,
+        "nvlink_gbyte": 25.0,
+        "nvlink_lat_us": 1.0,
+        "pcie_gbyte": 15.75,
+        "pcie_lat_us": 0.5,
+        "qpi_gbyte": 38.4,
+        "no_nvlink_route": "nvb",
+        "gpu_tflops": 15.7,
+        "device": "V100-SXM2-16GB",
+        "smpi_factors": "one",
+    },
+    "roce-4gpu": {
+        "name": "roce",
+        "nodes": 128,
+        "gpus_per_node": 4,
+        "topology": "pcie",
+        "nics_per_node": 1,
+        "nic_gbit": 25.0,
+        "nic_lat_us": 1.0,
+        "switch_lat_us": 0.5,
+        "nvlink_gbyte": 25.0,
+        "nvlink_lat_us": 1.0,
+        "pcie_gbyte": 15.75,
+        "pcie_lat_us": 0.5,
+        "qpi_gbyte": 38.4,
+        "no_nvlink_route": "nvb",
+        "gpu_tflops": 9.3,
+        "device": "P100-PCIe-16GB",
+        "smpi_factors": "one",
+    },
+    "eth10g-4gpu": {
+        "name": "eth10g",
+        "nodes": 8,
+        "gpus_per_node": 4,
+        "topology": "pcie",
+        "nics_per_node": 1,
+        "nic_gbit": 10.0,
+        "nic_lat_us": 12.0,
+        "switch_lat_us": 1.0,
+        "nvlink_gbyte": 25.0,
+        "nvlink_lat_us": 1.0,
+        "pcie_gbyte": 15.75,
+        "pcie_lat_us": 0.5,
+        "qpi_gbyte": 38.4,
+        "no_nvlink_route": "nvb",
+        "gpu_tflops": 9.3,
+        "device": "P100-PCIe-16GB",
+        "smpi_factors": "one",
+    },
+}
+
+# The options in the order the header and wulf:generator record them: (key, type).
+OPTIONS = [
+    ("name", str), ("nodes", int), ("gpus_per_node", int), ("topology", str), ("nics_per_node", int),
+    ("nic_gbit", float), ("nic_lat_us", float), ("switch_lat_us", float), ("nvlink_gbyte", float),
+    ("nvlink_lat_us", float), ("pcie_gbyte", float), ("pcie_lat_us", float), ("qpi_gbyte", float),
+    ("no_nvlink_route", str), ("gpu_tflops", float), ("device", str), ("smpi_factors", str),
+]
+
+# NVIDIA DGX-1 with Tesla V100: NVLinks between each pair of GPUs, as `nvidia-smi topo -m`
+# prints them on the machine (NV1: one link, NV2: two bonded links; absent: none).
+DGX1_NVLINKS = {
+    (0, 1): 1, (0, 2): 1, (0, 3): 2, (0, 4): 2,
+    (1, 2): 2, (1, 3): 1, (1, 5): 2,
+    (2, 3): 2, (2, 6): 1,
+    (3, 7): 1,
+    (4, 5): 1, (4, 6): 1, (4, 7): 2,
+    (5, 6): 2, (5, 7): 1,
+    (6, 7): 2,
+}
+
+
+def fmt(x):
+    """Shortest exact-enough decimal for a number in an XML attribute."""
+    s = ("%.6f" % x).rstrip("0").rstrip(".")
+    return s if s else "0"
+
+
+def gbps(gbyte):
+    """GB/s (10^9 bytes/s) as SimGrid's unit."""
+    return fmt(gbyte) + "GBps"
+
+
+def us(x):
+    return fmt(x) + "us"
+
+
+def check_comment(text):
+    # "--" is not allowed inside an XML comment (nor a trailing "-").
+    if "--" in text or text.endswith("-"):
+        raise SystemExit("internal error: generated comment would contain '--'")
+    return text
+
+
+def opt_name(key):
+    return key.replace("_", "-")
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(
+        description="Write the SimGrid platform of a GPU cluster: one host (1 core) per GPU, one zone per "
+                    "server, the servers on one non-blocking switch. A preset gives every number; any "
+                    "option below changes one.")
+    p.add_argument("--preset", required=True, choices=sorted(PRESETS),
+                   help="the machine: dgx1-v100 (platforms/dgx1-v100.xml), roce-4gpu (platforms/roce-4gpu.xml), "
+                        "eth10g-4gpu (platforms/eth10g-4gpu.xml)")
+    p.add_argument("-o", "--output", required=True, help="output file ('-' for standard output)")
+    p.add_argument("--name", help="prefix of every name in the file (dgx1, roce, eth10g)")
+    p.add_argument("--nodes", type=int, help="servers (8, 128, 8)")
+    p.add_argument("--gpus-per-node", type=int, help="GPUs per server (8, 4, 4); cube-mesh needs 8")
+    p.add_argument("--topology", choices=["cube-mesh", "pcie"],
+                   help="inside a server: cube-mesh (DGX-1's NVLink hybrid cube-mesh, GPU pairs on 4 PCIe "
+                        "switches, 2 per CPU) or pcie (every GPU and NIC on one PCIe switch)")
+    p.add_argument("--nics-per-node", type=int,
+                   help="NICs per server (4, 1, 1); pcie: GPU g uses NIC g*nics/gpus; cube-mesh: 1, 2 or 4, "
+                        "NIC k on PCIe switch k*4/nics, a GPU uses the nearest")
+    p.add_argument("--nic-gbit", type=float, help="each NIC's rate in Gbit/s, each way (100, 25, 10)")
+    p.add_argument("--nic-lat-us", type=float, help="latency of each NIC link in us (0.5, 1, 12)")
+    p.add_argument("--switch-lat-us", type=float,
+                   help="latency through the cluster's switch in us (0.1, 0.5, 1), half on the way in, half out")
+    p.add_argument("--nvlink-gbyte", type=float, help="cube-mesh: one NVLink's rate in GB/s each way (25)")
+    p.add_argument("--nvlink-lat-us", type=float, help="cube-mesh: latency of a GPU pair's NVLink in us (1)")
+    p.add_argument("--pcie-gbyte", type=float, help="a PCIe x16 link's rate in GB/s each way (15.75, PCIe 3.0)")
+    p.add_argument("--pcie-lat-us", type=float, help="latency of each PCIe link in us (0.5)")
+    p.add_argument("--qpi-gbyte", type=float,
+                   help="cube-mesh: the CPUs' QPI in GB/s each way (38.4), used by PCIe routes across the CPUs")
+    p.add_argument("--no-nvlink-route", choices=["nvb", "pcie"],
+                   help="cube-mesh: two GPUs without an NVLink between them talk through an intermediate GPU's "
+                        "NVLinks (nvb, NCCL's PATH_NVB; default) or over PCIe and QPI (pcie)")
+    p.add_argument("--gpu-tflops", type=float, help="each GPU's peak FP32 rate in TFLOP/s (15.7, 9.3, 9.3)")
+    p.add_argument("--device", help="the GPU model, host property wulf:device (V100-SXM2-16GB, P100-PCIe-16GB)")
+    p.add_argument("--smpi-factors", choices=["one", "simgrid"],
+                   help="one: smpi/bw-factor and smpi/lat-factor set to 1, the file's numbers are what MPI sees "
+                        "(default); simgrid: SimGrid's own factors (fitted to TCP over Gigabit Ethernet)")
+    a = p.parse_args(argv)
+
+    preset = PRESETS[a.preset]
+    a.changed = []  # options set to another value than the preset's
+    for key, kind in OPTIONS:
+        value = getattr(a, key)
+        if value is None:
+            setattr(a, key, preset[key])
+        elif value != preset[key]:
+            a.changed.append(key)
+
+    if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_.]*", a.name):
+        p.error("--name must be a letter then letters, digits, '_' or '.' (no '-': names are joined by '-')")
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.+-]*", a.device) or "--" in a.device:
+        p.error("--device must be letters, digits, '_', '.', '+' or single '-' (e.g. V100-SXM2-16GB)")
+    if a.nodes < 1 or a.nodes > 100000:
+        p.error("--nodes must be between 1 and 100000")
+    if a.gpus_per_node < 1 or a.gpus_per_node > 1024:
+        p.error("--gpus-per-node must be between 1 and 1024")
+    if a.topology == "cube-mesh":
+        if a.gpus_per_node != 8:
+            p.error("--topology cube-mesh (DGX-1) has 8 GPUs per node, not %d" % a.gpus_per_node)
+        if a.nics_per_node not in (1, 2, 4):
+            p.error("--topology cube-mesh takes 1, 2 or 4 NICs per node (one per PCIe switch at most)")
+    elif a.nics_per_node < 1 or a.nics_per_node > a.gpus_per_node:
+        p.error("--nics-per-node must be between 1 and the GPUs per node (%d)" % a.gpus_per_node)
+    for key in ("nic_gbit", "nvlink_gbyte", "pcie_gbyte", "qpi_gbyte", "gpu_tflops"):
+        if not getattr(a, key) > 0:
+            p.error("--%s must be positive" % opt_name(key))
+    for key in ("nic_lat_us", "switch_lat_us", "nvlink_lat_us", "pcie_lat_us"):
+        if not getattr(a, key) >= 0:
+            p.error("--%s must not be negative" % opt_name(key))
+    return a
+
+
+def recorded_options(a):
+    """Every option as key=value, in OPTIONS order: what the header and wulf:generator record.
+    `generate.py --preset P --KEY VALUE ...` with these gives the same file."""
+    parts = ["preset=" + a.preset]
+    for key, kind in OPTIONS:
+        value = getattr(a, key)
+        parts.append("%s=%s" % (opt_name(key), fmt(value) if kind is float else value))
+    return parts
+
+
+class Node:
+    """One server's routing: its links and the routes between its GPUs and to its gateway."""
+
+    def __init__(self, a, n):
+        self.a = a
+        self.n = n
+        self.p = "%s-%d" % (a.name, n)
+        self.links = []  # (id, bandwidth, latency, policy)
+        self.routes = []  # (src, dst, [(link, direction)])
+
+    def gpu(self, g):
+        return "%s-gpu%d" % (self.p, g)
+
+    def gateway(self):
+        return self.p + "-gw"
+
+
+def nic_of_gpu(a, g):
+    """The NIC GPU g sends through: pcie, g*K/G; cube-mesh, the one on its own PCIe switch,
+    else the first on its CPU, else the first."""
+    k = a.nics_per_node
+    if a.topology == "pcie":
+        return g * k // a.gpus_per_node
+    switches = [nic * 4 // k for nic in range(k)]  # NIC -> PCIe switch
+    own = g // 2
+    for nic, s in enumerate(switches):
+        if s == own:
+            return nic
+    for nic, s in enumerate(switches):
+        if s // 2 == own // 2:
+            return nic
+    return 0
+
+
+def nvb_via(a, x, y):
+    """The intermediate GPU of a pair without an NVLink: the common neighbour whose two links
+    have the widest narrower one (NCCL's path search keeps the widest), lowest index on a tie."""
+    best = None
+    for c in range(8):
+        l1 = DGX1_NVLINKS.get((min(x, c), max(x, c)))
+        l2 = DGX1_NVLINKS.get((min(c, y), max(c, y)))
+        if c in (x, y) or not l1 or not l2:
+            continue
+        width = min(l1, l2)
+        if best is None or width > best[1]:
+            best = (c, width)
+    if best is None:
+        raise AssertionError("no intermediate GPU between %d and %d" % (x, y))
+    return best
+
+
+def build_node(a, n):
+    node = Node(a, n)
+    p = node.p
+    split = "SPLITDUPLEX"
+    G = a.gpus_per_node
+    nic_bw = gbps(a.nic_gbit / 8.0)
+
+    def pcie(g):
+        return "%s-pcie-%d" % (p, g)
+
+    def nic(k):
+        return "%s-nic-%d" % (p, k)
+
+    for g in range(G):
+        node.links.append((pcie(g), gbps(a.pcie_gbyte), us(a.pcie_lat_us), split))
+    for k in range(a.nics_per_node):
+        node.links.append((nic(k), nic_bw, us(a.nic_lat_us), split))
+
+    if a.topology == "pcie":
+        for x in range(G):
+            for y in range(x + 1, G):
+                node.routes.append((node.gpu(x), node.gpu(y), [(pcie(x), "UP"), (pcie(y), "DOWN")]))
+        for g in range(G):
+            node.routes.append((node.gpu(g), node.gateway(), [(pcie(g), "UP"), (nic(nic_of_gpu(a, g)), "UP")]))
+        return node
+
+    # cube-mesh (DGX-1): NVLinks, PCIe switch s = g // 2, CPU c = g // 4.
+    def nvl(x, y):
+        return "%s-nvl-%d-%d" % (p, min(x, y), max(x, y))
+
+    def nvl_hop(x, y):
+        return (nvl(x, y), "UP" if x < y else "DOWN")
+
+    def sw(s):
+        return "%s-pcie-sw-%d" % (p, s)
+
+    qpi = p + "-qpi"
+    for (x, y), count in sorted(DGX1_NVLINKS.items()):
+        node.links.append((nvl(x, y), gbps(count * a.nvlink_gbyte), us(a.nvlink_lat_us), split))
+    nic_switch = [k * 4 // a.nics_per_node for k in range(a.nics_per_node)]
+    uses_tree = a.no_nvlink_route == "pcie" or any(nic_switch[nic_of_gpu(a, g)] != g // 2 for g in range(G))
+    uses_qpi = a.no_nvlink_route == "pcie" or any(nic_switch[nic_of_gpu(a, g)] // 2 != g // 4 for g in range(G))
+    if uses_tree:
+        for s in range(4):
+            node.links.append((sw(s), gbps(a.pcie_gbyte), us(a.pcie_lat_us), split))
+    if uses_qpi:
+        node.links.append((qpi, gbps(a.qpi_gbyte), "0us", split))
+
+    def tree(s1, s2):
+        """Links from PCIe switch s1 up to its CPU and down to PCIe switch s2 (none if s1 == s2)."""
+        if s1 == s2:
+            return []
+        hops = [(sw(s1), "UP")]
+        if s1 // 2 != s2 // 2:
+            hops.append((qpi, "UP" if s1 // 2 < s2 // 2 else "DOWN"))
+        return hops + [(sw(s2), "DOWN")]
+
+    for x in range(G):
+        for y in range(x + 1, G):
+            if (x, y) in DGX1_NVLINKS:
+                hops = [nvl_hop(x, y)]
+            elif a.no_nvlink_route == "nvb":
+                c, _ = nvb_via(a, x, y)
+                hops = [nvl_hop(x, c), nvl_hop(c, y)]
+            else:
+                hops = [(pcie(x), "UP")] + tree(x // 2, y // 2) + [(pcie(y), "DOWN")]
+            node.routes.append((node.gpu(x), node.gpu(y), hops))
+    for g in range(G):
+        k = nic_of_gpu(a, g)
+        hops = [(pcie(g), "UP")] + tree(g // 2, nic_switch[k]) + [(nic(k), "UP")]
+        node.routes.append((node.gpu(g), node.gateway(), hops))
+    return node
+
+
+SOURCES = {
+    "dgx1-v100": "NVIDIA DGX-1 with Tesla V100 (whitepaper WP-08437-002: 8 x V100 SXM2, NVLink 2.0 hybrid "
+                 "cube-mesh, 25 GB/s per link each way, 4 x 100 Gbit/s EDR InfiniBand); V100 datasheet 15.7 "
+                 "TFLOP/s FP32; nvidia-smi topo -m of a DGX-1 V100 (NVLinks per pair, NIC per GPU pair); "
+                 "latencies and the IB fabric assumed",
+    "roce-4gpu": "Horovod benchmark cluster (Sergeev and Del Balso, arXiv:1802.05799; Horovod docs: 128 servers "
+                 "with 4 Pascal GPUs each, RoCE-capable 25 Gbit/s network); GPU assumed P100 PCIe (P100 datasheet "
+                 "9.3 TFLOP/s FP32); PCIe layout, switch and latencies assumed",
+    "eth10g-4gpu": "commodity cluster (not from a paper): 8 servers of 4 P100 PCIe GPUs (P100 datasheet 9.3 "
+                   "TFLOP/s FP32), one 10 GbE NIC each, one non-blocking 10 GbE switch; layout and latencies "
+                   "assumed",
+}
+
+
+def header(a, nodes, n_links, n_routes):
+    """The comment that opens the file: topology, sources, numbers and assumptions."""
+    L = []
+    w = L.append
+    G = a.gpus_per_node
+    N = a.nodes
+    name = a.name
+    changed = set(a.changed)
+
+    def mark(*keys):
+        """' (CHANGED from the preset)' when any of keys was set by an option."""
+        return " (CHANGED from the preset: not the source's number)" if changed & set(keys) else ""
+
+    titles = {
+        "dgx1-v100": "%s: %d NVIDIA DGX-1 servers with Tesla V100 (%d GPUs) on one EDR InfiniBand switch",
+        "roce-4gpu": "%s: %d servers of 4 Pascal GPUs on 25 Gbit/s RoCE (%d GPUs), Horovod's benchmark cluster",
+        "eth10g-4gpu": "%s: a commodity cluster, %d servers of 4 GPUs on 10 Gbit/s Ethernet (%d GPUs)",
+    }
+    w("  " + titles[a.preset] % (name, N, N * G))
+    w("")
+    w("  GENERATED by platforms/gpu/generate.py (platforms/gpu/README.md); do not edit by hand.")
+    w("  Options (each is generate.py's option of that name; the same options give the same bytes):")
+    opts = recorded_options(a)
+    line = "   "
+    for part in opts:
+        if len(line) + len(part) + 1 > 92:
+            w(line)
+            line = "   "
+        line += " " + part
+    w(line)
+    if a.topology == "pcie":
+        w("  (nvlink-gbyte, nvlink-lat-us, qpi-gbyte and no-nvlink-route apply to topology=cube-mesh only.)")
+    if a.changed:
+        w("  Options changed from the preset %s: %s." % (a.preset, ", ".join(opt_name(k) for k in a.changed)))
+    w("  %d GPUs (hosts of 1 core, one rank each), %d links (%d in SimGrid, which makes two of each"
+      % (N * G, n_links, 2 * n_links - 1))
+    w("  SPLITDUPLEX one), %d routes inside the servers," % n_routes)
+    w("  %d zoneRoutes (one per pair of servers)." % (N * (N - 1) // 2))
+    w("")
+    nic_bw = gbps(a.nic_gbit / 8.0)
+    if a.topology == "cube-mesh":
+        w("  One server (zone %s-n, n = 0..%d; GPU g is host %s-n-gpu<g>):" % (name, N - 1, name))
+        w("")
+        w("    NVLinks between GPU pairs (one link %s each way; NV2: a bonded pair of links," % gbps(a.nvlink_gbyte))
+        w("    modelled as ONE link of %s; '.': no NVLink):" % gbps(2 * a.nvlink_gbyte))
+        w("")
+        w("          " + "".join("%6s" % ("gpu%d" % y) for y in range(8)))
+        for x in range(8):
+            cells = []
+            for y in range(8):
+                c = DGX1_NVLINKS.get((min(x, y), max(x, y)))
+                cells.append("%6s" % ("X" if x == y else "NV%d" % c if c else "."))
+            w("      gpu%d" % x + "".join(cells))
+        w("")
+        w("    PCIe and InfiniBand (%s-n-pcie-g: GPU g's PCIe 3.0 x16 link; %s-n-nic-k: NIC k):" % (name, name))
+        w("")
+        w("      gpu0  gpu1   gpu2  gpu3   gpu4  gpu5   gpu6  gpu7     pcie-g: %s each way, %s"
+          % (gbps(a.pcie_gbyte), us(a.pcie_lat_us)))
+        w("         \\  /         \\  /         \\  /         \\  /")
+        w("        [sw 0]       [sw 1]       [sw 2]       [sw 3]       PCIe switches (points, no links)")
+        nic_line = ""
+        for k in range(a.nics_per_node):
+            nic_line = nic_line.ljust(8 + 13 * (k * 4 // a.nics_per_node)) + "nic %d" % k
+        w(nic_line.ljust(60) + "nic-k: %s each way, %s" % (nic_bw, us(a.nic_lat_us)))
+        w("          \\____________\\_______ _______/____________/")
+        w("                               |")
+        w("                         %s-n-gw                          the server's gateway (a router)" % name)
+        if a.no_nvlink_route == "pcie" or a.nics_per_node != 4:
+            w("")
+            w("    Between PCIe switches (no-nvlink-route=pcie, or a NIC on another switch than the GPU's):")
+            w("")
+            w("        [sw 0]  [sw 1]            [sw 2]  [sw 3]   pcie-sw-s: switch s to its CPU, %s, %s"
+              % (gbps(a.pcie_gbyte), us(a.pcie_lat_us)))
+            w("           \\      /                  \\      /")
+            w("           [CPU 0] ====== qpi ====== [CPU 1]       qpi: %s each way, 0 us" % gbps(a.qpi_gbyte))
+    else:
+        w("  One server (zone %s-n, n = 0..%d; GPU g is host %s-n-gpu<g>):" % (name, N - 1, name))
+        w("")
+        shown = ["gpu%d" % g for g in range(G)] if G <= 8 else ["gpu0", "gpu1", "...", "gpu%d" % (G - 1)]
+        w(("      " + "   ".join(shown)).ljust(40) + "pcie-g: GPU g's PCIe 3.0 x16 link,")
+        w(("        " + "______".join("|" for _ in shown)).ljust(40)
+          + "%s each way, %s" % (gbps(a.pcie_gbyte), us(a.pcie_lat_us)))
+        w("             [PCIe switch]")
+        w("                   |")
+        w(("                 nic %s" % ("0" if a.nics_per_node == 1 else "0..%d" % (a.nics_per_node - 1))).ljust(40)
+          + "nic-k: %s each way, %s" % (nic_bw, us(a.nic_lat_us)))
+        w("                   |")
+        w(("              %s-n-gw" % name).ljust(40) + "the server's gateway (a router)")
+    w("")
+    w("  The cluster (top zone %s, routing Full):" % name)
+    w("")
+    if N <= 3:
+        servers = ["%s-%d" % (name, n) for n in range(N)]
+    else:
+        servers = ["%s-0" % name, "%s-1" % name, "...", "%s-%d" % (name, N - 1)]
+    w(("      " + "    ".join(servers)).ljust(50) + "server zones, gateways %s-n-gw" % name)
+    w("         \\        |               /")
+    w("      ======= %s-switch =======" % name)
+    w("         one non-blocking switch (FATPIPE): a flow gets %s however many share it," % nic_bw)
+    w("         %s through it. Server i to server j: one zoneRoute from gateway to gateway" % us(a.switch_lat_us))
+    w("         holding the switch.")
+    w("")
+    w("  Routes:")
+    if a.topology == "cube-mesh":
+        w("  - GPU x to GPU y in one server, with an NVLink between them: that link (nvl-x-y).")
+        if a.no_nvlink_route == "nvb":
+            w("  - GPU x to GPU y without one (ASSUMPTION, what NCCL does): through an intermediate GPU's")
+            w("    NVLinks, NCCL's PATH_NVB (src/graph/paths.cc, on by default, NCCL_NVB_DISABLE=0):")
+            pairs = []
+            for x in range(8):
+                for y in range(x + 1, 8):
+                    if (x, y) not in DGX1_NVLINKS:
+                        c, width = nvb_via(a, x, y)
+                        pairs.append("%d>%d via %d (%s)" % (x, y, c, gbps(width * a.nvlink_gbyte)))
+            for k in range(0, len(pairs), 4):
+                w("      " + ", ".join(pairs[k:k + 4]) + ("," if k + 4 < len(pairs) else ""))
+            w("    The intermediate is the common neighbour whose narrower link is the widest (lowest")
+            w("    index on a tie), as NCCL's path search keeps the widest path. Every such pair is on")
+            w("    two CPUs, so the other way is PCIe and QPI (NCCL's SYS), slower than either link.")
+        else:
+            w("  - GPU x to GPU y without one (ASSUMPTION, no-nvlink-route=pcie): PCIe up to the CPU,")
+            w("    QPI, PCIe down: pcie-x, pcie-sw-s(x), qpi, pcie-sw-s(y), pcie-y (nvidia-smi's SYS).")
+        w("  - GPU g to another server: pcie-g, nic-k of g's PCIe switch (GPUs 2k and 2k+1 share NIC k),")
+        w("    %s-switch, the other server's nic and pcie links." % name)
+    else:
+        w("  - GPU x to GPU y in one server: pcie-x up, pcie-y down (through the PCIe switch).")
+        w("  - GPU g to another server: pcie-g, nic-k (k = g x nics / gpus), %s-switch, the other" % name)
+        w("    server's nic and pcie links.")
+    w("  Links are SPLITDUPLEX (full duplex): UP is from the lower-numbered GPU to the higher, or")
+    w("  from the GPU towards the switch; routes are symmetrical (SimGrid swaps UP and DOWN back).")
+    w("")
+    w("  Sources (full citations in platforms/gpu/README.md):")
+    if a.preset == "dgx1-v100":
+        w("  - NVIDIA, \"NVIDIA DGX-1 With Tesla V100 System Architecture\", white paper WP-08437-002:")
+        w("    8 Tesla V100 in a hybrid cube-mesh; each V100 has six NVLinks, \"each providing a")
+        w("    point-to-point connection to another GPU at a peak bandwidth of 25 GB/s in each")
+        w("    direction. Multiple NVLink connections can be aggregated\"; \"all twelve edges connected")
+        w("    through NVLink (some edges have two NVLink connections), and with two of the six faces")
+        w("    having their diagonals connected\"; V100's 16 PCIe 3.0 lanes connect CPUs, GPUs and the")
+        w("    \"four 100 Gb InfiniBand network interface cards\".")
+        w("  - Which pairs have one or two NVLinks: nvidia-smi topo -m on a DGX-1 with V100, as printed")
+        w("    in Microway's \"nvidia-smi: Control Your GPUs\" and in microsoft/msccl-tools")
+        w("    tests/test_topologies.py (the matrix above; GPU0: NV1 to 1 and 2, NV2 to 3 and 4, none")
+        w("    to 5, 6, 7). The same output puts mlx5_0 on GPU0/1's PCIe switch (PIX), mlx5_1 on 2/3,")
+        w("    mlx5_2 on 4/5, mlx5_3 on 6/7, and GPUs 0..3 on CPU 0, 4..7 on CPU 1.")
+        w("  - NVIDIA DGX best practices, \"DGX-1 Networking\": \"four EDR InfiniBand cards (100 Gb/s")
+        w("    each)\"; \"every two GPUs are connected to a single PCIe switch ... The switch also")
+        w("    connects to an InfiniBand (IB) network card\"; QPI \"is a very slow link for GPU traffic\".")
+        w("  - NVIDIA Tesla V100 datasheet: V100 SXM2 (NVLink), 15.7 TFLOP/s single precision.")
+        w("  - NCCL (github.com/NVIDIA/nccl) src/graph/paths.cc finds PATH_NVB paths, \"Connection")
+        w("    through NVLink using an intermediate GPU\" (src/include/graph.h), unless NCCL_NVB_DISABLE=1.")
+    else:
+        if a.preset == "roce-4gpu":
+            w("  - Sergeev and Del Balso, \"Horovod: fast and easy distributed deep learning in")
+            w("    TensorFlow\", arXiv:1802.05799 (2018), section \"Horovod Benchmarks\"; Horovod's docs")
+            w("    (docs/benchmarks.rst, README): \"The above benchmark was done on 128 servers with 4")
+            w("    Pascal GPUs each connected by a RoCE-capable 25 Gbit/s network\".")
+        else:
+            w("  - No paper: a commodity cluster of the same servers as roce-4gpu.xml on plain 10 GbE")
+            w("    (IEEE 802.3ae, 10 Gbit/s each way), the what-if beside the RDMA platforms.")
+        w("  - NVIDIA Tesla P100 datasheet: P100 for PCIe, 9.3 TFLOP/s single precision (P100 for")
+        w("    NVLink servers, SXM2: 10.6).")
+        w("  - PCI Express 3.0: 8 GT/s per lane, 128b/130b coding: x16 = 15.75 GB/s each way.")
+    w("")
+    w("  Numbers and what had to be assumed:")
+    w("  - speed=%sGf, core=1 per GPU host: the GPU's PEAK FP32 rate (%s TFLOP/s, no tensor cores)%s."
+      % (fmt(a.gpu_tflops * 1000), fmt(a.gpu_tflops), mark("gpu_tflops")))
+    w("    Host properties: wulf:device=%s, wulf:node = the server's index." % a.device + mark("device"))
+    w("    No wulf:efficiency is set: what share of the peak a net reaches is not assumed here.")
+    if a.preset != "dgx1-v100":
+        if a.preset == "roce-4gpu":
+            w("  - GPU: ASSUMPTION. Horovod says only \"Pascal\"; a 4-GPU server of 2017 with RoCE NICs")
+            w("    most likely holds P100 for PCIe (the SXM2 P100 comes in NVLink servers such as the")
+            w("    8-GPU DGX-1). Use gpu-tflops=10.6 device=P100-SXM2-16GB for the other.")
+        else:
+            w("  - GPU: ASSUMPTION, the P100 for PCIe of roce-4gpu.xml: the same servers on plain")
+            w("    Ethernet, so that the two files differ in the network only.")
+        w("  - Inside a server: ASSUMPTION, all %d GPUs and the NIC on one PCIe switch (x16 each, %s"
+          % (G, gbps(a.pcie_gbyte)))
+        w("    nominal; NCCL's topo.h takes 12 GB/s), GPU to GPU peer to peer through it; no NVLink.%s"
+          % mark("pcie_gbyte", "topology"))
+        w("    Were the GPUs split over two CPUs, pairs across them would cross QPI as well.")
+    if a.topology == "cube-mesh":
+        w("  - NVLink: %s each way per link (whitepaper: 25 GB/s peak per direction)%s. A pair with two"
+          % (gbps(a.nvlink_gbyte), mark("nvlink_gbyte")))
+        w("    links (NV2) is ONE link of %s, not two links: CUDA and NCCL stripe a transfer over a"
+          % gbps(2 * a.nvlink_gbyte))
+        w("    bonded pair, and a SimGrid route is one path, so two parallel links in a route would")
+        w("    carry the flow in series at 25 GB/s. One link keeps the pair's aggregate.")
+        w("  - NVLink latency %s per link: ASSUMPTION, a small message between two GPUs as MPI sees"
+          % us(a.nvlink_lat_us))
+        w("    it (CUDA IPC over NVLink, a few us); no source gives it for this machine.")
+    w("  - PCIe x16 links: %s each way (PCIe 3.0 nominal)%s, latency %s each: ASSUMPTION."
+      % (gbps(a.pcie_gbyte), mark("pcie_gbyte"), us(a.pcie_lat_us)))
+    if a.topology == "cube-mesh":
+        if a.no_nvlink_route == "pcie" or a.nics_per_node != 4:
+            w("  - QPI: %s each way: the two 9.6 GT/s QPI links of the Xeon E5-2698 v4 (Intel ARK),"
+              % gbps(a.qpi_gbyte))
+            w("    2 bytes per transfer each: 2 x 19.2 GB/s. Latency folded into the PCIe links.")
+        w("  - The PCIe switches are points, not links (non-blocking); a NIC's own x16 link (15.75 GB/s)")
+        w("    is faster than its port and not modelled.")
+    nic_text = {"dgx1-v100": "EDR InfiniBand, 100 Gbit/s data rate per port",
+                "roce-4gpu": "25 GbE, RDMA over Converged Ethernet",
+                "eth10g-4gpu": "10 GbE, MPI over TCP"}[a.preset]
+    w("  - NICs: %d per server, %s each way, SPLITDUPLEX" % (a.nics_per_node, nic_bw))
+    w("    (%s)." % nic_text)
+    if mark("nic_gbit", "nics_per_node"):
+        w("   " + mark("nic_gbit", "nics_per_node") + ".")
+    w("    Latency %s per NIC link: ASSUMPTION" % us(a.nic_lat_us) + {
+        "dgx1-v100": " (EDR host adapter to host adapter is about 1 us,",
+        "roce-4gpu": " (RoCE adapter to adapter is 1 to 2 us,",
+        "eth10g-4gpu": " (MPI over TCP on 10 GbE takes tens of us one way, most",
+    }[a.preset])
+    w({"dgx1-v100": "    half each side).",
+       "roce-4gpu": "    half each side).",
+       "eth10g-4gpu": "    of it in the kernel's TCP stack: %s per side)." % us(a.nic_lat_us)}[a.preset])
+    fabric = {
+        "dgx1-v100": ("  - The InfiniBand fabric: ASSUMPTION, one non-blocking switch. NVIDIA's DGX-1 networking",
+                      "    guide asks for all four cards on a fabric of \"full bisectional bandwidth\"; a",
+                      "    full-bisection fat tree of EDR switches behaves so. Latency %s through it:"
+                      % us(a.switch_lat_us),
+                      "    ASSUMPTION (about one EDR switch hop)."),
+        "roce-4gpu": ("  - The Ethernet fabric: ASSUMPTION, one non-blocking 25 GbE switch (lossless, as RoCE",
+                      "    needs; the docs name no switch or topology). Latency %s through it: ASSUMPTION."
+                      % us(a.switch_lat_us),
+                      ""),
+        "eth10g-4gpu": ("  - One non-blocking 10 GbE switch: ASSUMPTION. Latency %s through it: ASSUMPTION."
+                        % us(a.switch_lat_us),
+                        "", ""),
+    }[a.preset]
+    for f in fabric:
+        if f:
+            w(f)
+    one_way = 2 * a.pcie_lat_us + 2 * a.nic_lat_us + a.switch_lat_us
+    w("    GPU to GPU across servers: %s one way, %s at most." % (us(one_way), nic_bw))
+    if a.smpi_factors == "one":
+        w("  - SMPI's smpi/bw-factor and smpi/lat-factor are set to 1 (the <config> below): the")
+        w("    latencies above are what MPI sees, and the bandwidths are NOMINAL rates, an upper bound")
+        w("    (SimGrid's own factors are fitted to TCP over Gigabit Ethernet, not to RDMA or NVLink).")
+    else:
+        w("  - SMPI's own smpi/bw-factor and smpi/lat-factor apply (smpi-factors=simgrid): fitted to")
+        w("    TCP over Gigabit Ethernet, they scale latencies by up to 11.6 and bandwidths by 0.34 to 1.09.")
+    w("  - GPU memory, the CPUs and host memory are not modelled; a GPU is a host that computes")
+    w("    at its peak rate and sends from where it is.")
+    return check_comment("\n".join(L))
+
+
+def generate(a):
+    name = a.name
+    nodes = [build_node(a, n) for n in range(a.nodes)]
+    n_links = sum(len(nd.links) for nd in nodes) + 1
+    n_routes = sum(len(nd.routes) for nd in nodes)
+    nic_bw = gbps(a.nic_gbit / 8.0)
+    speed = fmt(a.gpu_tflops * 1000) + "Gf"
+
+    out = []
+    o = out.append
+    o("<?xml version='1.0'?>")
+    o('<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">')
+    o("<!--")
+    o(header(a, nodes, n_links, n_routes))
+    o("-->")
+    o('<platform version="4.1">')
+    if a.smpi_factors == "one":
+        o("  <config>")
+        o('    <prop id="smpi/bw-factor" value="0:1"/>')
+        o('    <prop id="smpi/lat-factor" value="0:1"/>')
+        o("  </config>")
+    o('  <zone id="%s" routing="Full">' % name)
+    o('    <prop id="wulf:source" value="%s"/>' % SOURCES[a.preset])
+    o('    <prop id="wulf:generator" value="platforms/gpu/generate.py %s"/>' % " ".join(recorded_options(a)))
+    for nd in nodes:
+        o("")
+        o('    <zone id="%s" routing="Full">' % nd.p)
+        for g in range(a.gpus_per_node):
+            o('      <host id="%s" speed="%s" core="1">' % (nd.gpu(g), speed))
+            o('        <prop id="wulf:device" value="%s"/><prop id="wulf:node" value="%d"/>' % (a.device, nd.n))
+            o("      </host>")
+        o('      <router id="%s"/>' % nd.gateway())
+        for lid, bw, lat, pol in nd.links:
+            o('      <link id="%s" bandwidth="%s" latency="%s" sharing_policy="%s"/>' % (lid, bw, lat, pol))
+        for src, dst, hops in nd.routes:
+            ctn = "".join('<link_ctn id="%s" direction="%s"/>' % (lid, d) for lid, d in hops)
+            o('      <route src="%s" dst="%s">%s</route>' % (src, dst, ctn))
+        o("    </zone>")
+    o("")
+    o("    <!-- the cluster's switch, non-blocking (SimGrid wants a zone's links after its zones) -->")
+    o('    <link id="%s-switch" bandwidth="%s" latency="%s" sharing_policy="FATPIPE"/>'
+      % (name, nic_bw, us(a.switch_lat_us)))
+    o("")
+    o("    <!-- server to server through the switch: one route per pair, symmetrical -->")
+    for i in range(len(nodes)):
+        for j in range(i + 1, len(nodes)):
+            o('    <zoneRoute src="%s" dst="%s" gw_src="%s" gw_dst="%s"><link_ctn id="%s-switch"/></zoneRoute>'
+              % (nodes[i].p, nodes[j].p, nodes[i].gateway(), nodes[j].gateway(), name))
+    o("  </zone>")
+    o("</platform>")
+    return "\n".join(out) + "\n", n_links, n_routes
+
+
+def main(argv=None):
+    a = parse_args(sys.argv[1:] if argv is None else argv)
+    text, n_links, n_routes = generate(a)
+    if a.output == "-":
+        sys.stdout.write(text)
+    else:
+        with open(a.output, "w", encoding="ascii", newline="\n") as f:
+            f.write(text)
+    sys.stderr.write("%s: %d servers, %d GPUs, %d links, %d routes, %d bytes -> %s\n"
+                     % (a.preset, a.nodes, a.nodes * a.gpus_per_node, n_links, n_routes, len(text), a.output))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
