@@ -164,6 +164,18 @@ TEST(layer_table, a_hosts_efficiency_is_read_per_kind_and_refused_when_it_is_no_
   expect_input_error([] { parse_kind_efficiency("conv=0.5,conv=0.6", "e"); }, {"conv is given twice"});
 }
 
+// A platform of one host g of 1 Gflop/s with these <prop> elements, in dir.
+std::string one_host_platform(const TestDir& dir, const std::string& name, const std::string& props) {
+  return dir.write(name, R"(<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <zone id="one" routing="Full">
+    <host id="g" speed="1Gf">)" + props + R"(</host>
+  </zone>
+</platform>
+)");
+}
+
 // A host of 1 Gflop/s that runs linear layers at half its peak and pooling at a quarter, and
 // whose device D1 has a measured time for layer a (1 us forward, 2 us backward a sample):
 //   a sample's forward  1 us + 500 / 0.25 + 2 000 / 0.5 = 1 us + 6 000 flops = 7 us,
@@ -173,41 +185,20 @@ TEST(layer_table, a_hosts_efficiency_is_read_per_kind_and_refused_when_it_is_no_
 TEST(layer_table, a_host_charges_its_efficiency_per_kind_and_its_devices_measured_times) {
   TestDir dir;
   const std::string file = dir.write("tiny.layers", std::string(tiny) + "time D1 a 1e-6 2e-6\n");
-  const std::string platform = dir.write("gpu1.xml", R"(<?xml version='1.0'?>
-<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
-<platform version="4.1">
-  <zone id="one" routing="Full">
-    <host id="g" speed="1Gf"><prop id="wulf:device" value="D1"/>
-      <prop id="wulf:efficiency" value="linear=0.5, pool=0.25"/></host>
-  </zone>
-</platform>
-)");
+  const std::string platform = one_host_platform(
+      dir, "gpu1.xml", R"(<prop id="wulf:device" value="D1"/><prop id="wulf:efficiency" value="linear=0.5, pool=0.25"/>)");
   const std::vector<std::string> run{"--problem", "layers:" + file, "--numerics", "off", "--engine", "sim",
                                      "--np",      "1",               "--block",    "4",   "--epochs", "1"};
   const Json r = train_record(dir, "r", with(run, {"--platform", platform}));
   EXPECT_NEAR(r.at("history")[1].at("time_s").get<double>(), 180.496e-6, 1e-12);
   EXPECT_NEAR(r.at("phases").at("backward_s").get<double>(), 8 * 12e-6, 1e-12);
   // Without the time on D1 (another device) layer a is charged its flops at half the peak.
-  const std::string other = dir.write("gpu2.xml", std::string(R"(<?xml version='1.0'?>
-<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
-<platform version="4.1">
-  <zone id="one" routing="Full">
-    <host id="g" speed="1Gf"><prop id="wulf:device" value="D2"/>
-      <prop id="wulf:efficiency" value="linear=0.5, pool=0.25"/></host>
-  </zone>
-</platform>
-)"));
+  const std::string other = one_host_platform(
+      dir, "gpu2.xml", R"(<prop id="wulf:device" value="D2"/><prop id="wulf:efficiency" value="linear=0.5, pool=0.25"/>)");
   const Json r2 = train_record(dir, "r2", with(run, {"--platform", other}));
   EXPECT_NEAR(r2.at("phases").at("forward_s").get<double>(), 8 * (2000 + 6000) * 1e-9, 1e-12);
   // A fraction out of (0, 1] is refused before any rank starts, with the host named.
-  const std::string bad = dir.write("bad.xml", R"(<?xml version='1.0'?>
-<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
-<platform version="4.1">
-  <zone id="one" routing="Full">
-    <host id="g" speed="1Gf"><prop id="wulf:efficiency" value="conv=2"/></host>
-  </zone>
-</platform>
-)");
+  const std::string bad = one_host_platform(dir, "bad.xml", R"(<prop id="wulf:efficiency" value="conv=2"/>)");
   expect_train_refused(with(run, {"--platform", bad}), {"host g: wulf:efficiency", "conv's efficiency \"2\""});
 }
 

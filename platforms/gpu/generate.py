@@ -69,26 +69,10 @@ PRESETS = {
         "device": "P100-PCIe-16GB",
         "smpi_factors": "one",
     },
-    "eth10g-4gpu": {
-        "name": "eth10g",
-        "nodes": 8,
-        "gpus_per_node": 4,
-        "topology": "pcie",
-        "nics_per_node": 1,
-        "nic_gbit": 10.0,
-        "nic_lat_us": 12.0,
-        "switch_lat_us": 1.0,
-        "nvlink_gbyte": 25.0,
-        "nvlink_lat_us": 1.0,
-        "pcie_gbyte": 15.75,
-        "pcie_lat_us": 0.5,
-        "qpi_gbyte": 38.4,
-        "no_nvlink_route": "nvb",
-        "gpu_tflops": 9.3,
-        "device": "P100-PCIe-16GB",
-        "smpi_factors": "one",
-    },
 }
+# The commodity cluster: the RoCE cluster's servers on 10 GbE (a what-if, no source).
+PRESETS["eth10g-4gpu"] = {**PRESETS["roce-4gpu"], "name": "eth10g", "nodes": 8, "nic_gbit": 10.0, "nic_lat_us": 12.0,
+                     "switch_lat_us": 1.0}
 
 # The options in the order the header and wulf:generator record them: (key, type).
 OPTIONS = [
