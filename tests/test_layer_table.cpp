@@ -211,6 +211,8 @@ TEST(layer_table, a_layer_net_is_refused_what_it_cannot_do) {
   expect_train_refused(with(off, {"--strategy", "ppt"}), {"--strategy ppt", "block or overlap"});
   expect_train_refused(with(off, {"--hidden", "5"}), {"--hidden", "given by its layers"});
   expect_train_refused(with(off, {"--train-size", "9"}), {"--train-size: 9 is more than the 8 training samples"});
+  expect_refused({"recommend", "--platform", toy4, "--problem", "layers:" + file, "--target-error", "0.1"},
+                 {"wulf recommend searches for the time to a target error", "no arithmetic"});
   const std::vector<std::string> elsewhere{"--numerics", "off", "--engine", "sim", "--platform", toy4, "--np", "2"};
   expect_train_refused(with(elsewhere, {"--problem", "layers:no-such-net"}), {"no net", "no-such-net.layers", "resnet50"});
   dir.write("bad.layers", "wulf-layers 1\nlayer a conv 1 3\nlayer a conv 1 3\n");

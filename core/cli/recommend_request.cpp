@@ -238,6 +238,10 @@ Request parse_request(const po::variables_map& vm) {
   r.target = vm["target-error"].as<double>();  // in its range (cli/recommend.cpp)
   r.platform = vm["platform"].as<std::string>();
   r.problem_spec = vm["problem"].as<std::string>();
+  if (r.problem_spec.starts_with("layers:"))  // issue 34 item 4 will search these by time per epoch
+    throw InputError("--problem " + r.problem_spec + ": wulf recommend searches for the time to a target error, "
+                     "and a net given by its layers has no arithmetic to reach one; time it with wulf train "
+                     "--numerics off --engine sim");
   if (vm.count("out")) r.out = vm["out"].as<std::string>();
   if (vm.count("records")) r.records = vm["records"].as<std::string>();
   if (r.records && is_leader()) {
