@@ -49,7 +49,6 @@
 #include <cstring>
 #include <exception>
 #include <functional>
-#include <regex>
 #include <iterator>
 #include <fstream>
 #include <map>
@@ -805,8 +804,16 @@ constexpr unsigned long kMostHosts = 1'000'000;
 bool routes_when_sealed(const char* path) {
   std::ifstream in(path);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  static const std::regex routing(R"(routing\s*=\s*["'](Floyd|Dijkstra|DijkstraCache)["'])");
-  return std::regex_search(text, routing);
+  auto blanks = [&](std::size_t at) { return text.find_first_not_of(" \t\r\n", at); };
+  for (std::size_t at = text.find("routing"); at != std::string::npos; at = text.find("routing", at + 1)) {
+    std::size_t v = blanks(at + 7);  // routing = "Floyd"
+    if (v == std::string::npos || text[v] != '=' || (v = blanks(v + 1)) == std::string::npos) continue;
+    if (text[v] != '"' && text[v] != '\'') continue;
+    const std::size_t end = text.find(text[v], v + 1);
+    const std::string kind = text.substr(v + 1, end == std::string::npos ? 0 : end - v - 1);
+    if (kind == "Floyd" || kind == "Dijkstra" || kind == "DijkstraCache") return true;
+  }
+  return false;
 }
 
 // Loads the platform at path into e; SimGrid's aborts become a refusal (above), and what it

@@ -98,13 +98,15 @@ void append_mapped(std::vector<NbStep>& steps, std::span<const NbStep> part, con
 std::vector<NbStep> hierarchical_schedule(int p, int r, std::size_t n, std::span<const int> node_of) {
   if (const std::string fault = node_layout_fault(node_of, p); !fault.empty())
     throw std::invalid_argument("hierarchical allreduce: " + fault);  // the front end checked it
-  std::vector<int> local, nodes;  // this node's ranks; the nodes, in the order of their first rank
+  // Each rank's place among its node's ranks (in rank order), and this node's ranks.
+  std::vector<int> place(static_cast<std::size_t>(p)), local;
+  std::map<int, int> ranks_seen;
   for (int q = 0; q < p; ++q) {
     const int node = node_of[static_cast<std::size_t>(q)];
+    place[static_cast<std::size_t>(q)] = ranks_seen[node]++;
     if (node == node_of[static_cast<std::size_t>(r)]) local.push_back(q);
-    if (std::find(nodes.begin(), nodes.end(), node) == nodes.end()) nodes.push_back(node);
   }
-  const int L = static_cast<int>(local.size()), i = static_cast<int>(std::ranges::find(local, r) - local.begin());
+  const int L = static_cast<int>(local.size()), i = place[static_cast<std::size_t>(r)];
   // Fewer values than a node's ranks: no chunk for each; recursive doubling over all ranks.
   if (n < local.size()) return rdb_schedule(p, r, n);
   std::vector<NbStep> steps;
@@ -113,12 +115,9 @@ std::vector<NbStep> hierarchical_schedule(int p, int r, std::size_t n, std::span
   append_mapped(steps, std::span(within).first(half), local, 0);  // reduce-scatter: the node's sums
   // The chunk this rank now holds summed: the one its last reduce-scatter step added.
   const std::size_t chunk_at = L > 1 ? within[half - 1].recv_at : 0, chunk_n = L > 1 ? within[half - 1].recv_n : n;
-  std::vector<int> across;  // the ranks with local index i, one per node, in node order
-  for (int node : nodes) {
-    int seen = 0;
-    for (int q = 0; q < p; ++q)
-      if (node_of[static_cast<std::size_t>(q)] == node && seen++ == i) across.push_back(q);
-  }
+  std::vector<int> across;  // the ranks of place i, one per node, in rank order
+  for (int q = 0; q < p; ++q)
+    if (place[static_cast<std::size_t>(q)] == i) across.push_back(q);
   const int me = static_cast<int>(std::ranges::find(across, r) - across.begin());
   const std::vector<NbStep> cross = nb_schedule(NbAlgorithm::ring, static_cast<int>(across.size()), me, chunk_n);
   append_mapped(steps, cross, across, chunk_at);

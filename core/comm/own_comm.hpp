@@ -46,7 +46,8 @@ class OwnCollectivesComm final : public Comm {
         split_bintree_(own.bcast == "split-bintree"),
         own_gather_(is_own_gather(own.gather)),
         own_allreduce_(own.own_allreduce()),
-        rank_nodes_(own.rank_nodes) {
+        rank_nodes_(own.rank_nodes),
+        unread_scratch_(scratch) {
     if (is_point_to_point_reduce(own.reduce))
       reduce_.emplace(*own_, own.reduce, std::move(layout), std::move(scratch));
   }
@@ -112,21 +113,38 @@ class OwnCollectivesComm final : public Comm {
   }
 
  private:
-  // The hierarchical allreduce, blocking: its schedule started and waited out at once.
+  // The hierarchical allreduce of one value type: its schedule, made once for a count (a
+  // strategy sums the same gradient block after block), and what its steps receive.
+  template <class T>
+  struct OwnSum {
+    std::unique_ptr<NbAllreduce<T>> sum;
+    std::size_t n = 0;
+    bool add = false;
+    T* shared = nullptr;  // the scratch source's, or none: scratch
+    std::vector<T> scratch;
+  };
+  // The hierarchical allreduce, blocking: its schedule started and waited out at once. Sums
+  // nobody reads (--numerics off) receive into the scratch source's memory, which simulated
+  // ranks share, as wulf's reduces do.
   template <class T>
   void allreduce(std::span<T> d) {
     if (!own_allreduce_) return inner_.allreduce_sum(d);
-    NbAllreduce<T> sum(*own_, NbAlgorithm::hierarchical, d.size(), !unread_.holds(d.data(), d.size_bytes()), 1,
-                       rank_nodes_);
-    std::vector<T>& scratch = scratch_of<T>();
-    if (scratch.size() < sum.scratch_values()) scratch.resize(sum.scratch_values());
-    sum.start(d, scratch);
-    sum.finish();
+    OwnSum<T>& own = own_sum<T>();
+    const bool add = !unread_.holds(d.data(), d.size_bytes());
+    if (!own.sum || own.n != d.size() || own.add != add) {
+      own.sum = std::make_unique<NbAllreduce<T>>(*own_, NbAlgorithm::hierarchical, d.size(), add, 1, rank_nodes_);
+      own.n = d.size(), own.add = add;
+      own.shared = nullptr;
+      if (!add && unread_scratch_) own.shared = static_cast<T*>(unread_scratch_(own.sum->scratch_values() * sizeof(T)));
+      own.scratch.assign(own.shared ? 0 : own.sum->scratch_values(), T(0));
+    }
+    own.sum->start(d, own.shared ? std::span<T>(own.shared, own.sum->scratch_values()) : std::span<T>(own.scratch));
+    own.sum->finish();
   }
   template <class T>
-  std::vector<T>& scratch_of() {
-    if constexpr (std::is_same_v<T, float>) return scratch_float_;
-    else return scratch_double_;
+  OwnSum<T>& own_sum() {
+    if constexpr (std::is_same_v<T, float>) return sum_float_;
+    else return sum_double_;
   }
   template <class T>
   void reduce(std::span<T> d, int root) {
@@ -156,8 +174,9 @@ class OwnCollectivesComm final : public Comm {
   bool own_allreduce_;                        // the hierarchical allreduce, or the library's
   std::vector<int> rank_nodes_;
   UnreadRange unread_;
-  std::vector<float> scratch_float_;          // what the allreduce's steps receive before adding
-  std::vector<double> scratch_double_;
+  PointToPointReduce::ScratchSource unread_scratch_;
+  OwnSum<float> sum_float_;
+  OwnSum<double> sum_double_;
 };
 
 }  // namespace wulf

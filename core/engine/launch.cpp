@@ -73,10 +73,9 @@ PlatformHosts parse_hosts(const std::string& file, const std::string& text) {
   std::string group, node, nics, device, efficiency;
   while (lines >> h.name >> h.cores >> h.speed >> group >> node >> nics >> device >> efficiency) {
     h.group = group == "-" ? "" : group;
-    h.device = device == "-" ? "" : device;
-    h.efficiency = efficiency == "-" ? "" : efficiency;
-    if (!h.efficiency.empty())  // checked before any rank starts; the ranks read it from their host
-      parse_kind_efficiency(h.efficiency, "platform " + file + ", host " + h.name + ": wulf:efficiency");
+    // wulf:efficiency is checked before any rank starts; the ranks read it, and wulf:device,
+    // from their host (sim) or the testbed's description.
+    if (efficiency != "-") parse_kind_efficiency(efficiency, "platform " + file + ", host " + h.name + ": wulf:efficiency");
     const auto n = parse_number(node), k = parse_number(nics);
     h.node = n && *n >= 0 ? static_cast<int>(*n) : -1;
     h.nics = k && *k >= 1 ? static_cast<int>(*k) : 0;

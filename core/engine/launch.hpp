@@ -34,9 +34,6 @@ struct PlatformHost {
   std::string group;
   int node = -1;
   int nics = 0;
-  // What its compute is charged by: wulf:device (empty: none) and wulf:efficiency (the text,
-  // checked by parse_kind_efficiency as the hosts are read; empty: the peak for every kind).
-  std::string device{}, efficiency{};
 };
 
 // What a run needs of a platform, as SimGrid loads it (through wulf-platform, one run of

@@ -42,6 +42,7 @@ MemoryShape shape_of(const TrainJob& job) {
   s.numerics = job.compute.numerics;
   s.sim = job.engine == Engine::sim;
   s.reduce = job.reduce;
+  s.allreduce = job.allreduce;
   s.fan_in = job.has_reduce_layout ? job.reduce_layout.fan_in : 3;
   s.sessions = job.sessions;
   return s;
@@ -128,10 +129,12 @@ void data_parts(const TrainJob& job, const MemoryShape& s, std::vector<MemoryPar
   add(parts, "the rank's data (inputs as stored, 4-byte targets, and a label per pattern)", first, each, Kind::held,
       shrink);
   // Loading: MNIST is read share by share; the other problems are made whole on every
-  // rank, then its share kept (chars not at all without the arithmetic).
+  // rank, then its share kept (chars not at all without the arithmetic; a net given by its
+  // layers has no data to make).
   const std::string& name = job.problem.name;
   double loading = 0;
-  if (name.rfind("digits", 0) == 0) {
+  if (job.problem.table) {
+  } else if (name.rfind("digits", 0) == 0) {
     // The bytes of the images read (the whole training set for ppt and scatter's rank 0),
     // and every label.
     const bool whole = layout == DataLayout::whole_train || layout == DataLayout::root_only ||

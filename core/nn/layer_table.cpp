@@ -22,6 +22,13 @@ constexpr Named<LayerKind> kind_names[] = {{LayerKind::conv, "conv"},           
 
 constexpr std::uintmax_t table_file_limit = 64 << 20;
 
+// "conv, linear, norm, embedding, attention, pool, other": the kinds, as messages list them.
+std::string kind_list() {
+  std::string list;
+  for (const auto& n : kind_names) list += (list.empty() ? "" : ", ") + std::string(n.name);
+  return list;
+}
+
 std::vector<std::string> words_of(std::string_view line) {
   std::istringstream in{std::string(line)};
   std::vector<std::string> words;
@@ -85,7 +92,7 @@ KindEfficiency parse_kind_efficiency(std::string_view text, const std::string& w
     const std::optional<LayerKind> kind = parse_layer_kind(kind_name);
     if (eq == std::string::npos || !kind)
       throw InputError(what + " \"" + printable(std::string(text)) + "\": \"" + printable(item) +
-                       "\" is not KIND=FRACTION with a KIND of conv, linear, norm, embedding, attention, pool, other");
+                       "\" is not KIND=FRACTION with a KIND of " + kind_list());
     const std::optional<double> v = parse_number(item.substr(eq + 1));
     if (!v || !(*v > 0) || *v > 1)
       throw InputError(what + ": " + kind_name + "'s efficiency \"" + printable(item.substr(eq + 1)) +
@@ -131,21 +138,13 @@ double LayerTable::backward_flops() const {
                          [](double s, const TableLayer& l) { return s + l.backward_flops; });
 }
 
-std::vector<std::string> LayerTable::timed_devices() const {
-  std::vector<std::string> devices;
-  if (layers.empty()) return devices;
-  for (const LayerTime& t : layers.front().times)
-    if (std::ranges::all_of(layers, [&](const TableLayer& l) { return l.time_on(t.device) != nullptr; }))
-      devices.push_back(t.device);
-  return devices;
-}
-
 LayerTable parse_layer_table(std::string_view text, const std::string& path) {
   LayerTable table;
   table.path = path;
   LineReader r{path};
   bool header = false;
   std::set<std::string> keys, names;
+  double parameters = 0;  // of the layers so far
   std::istringstream in{std::string(text)};
   for (std::string raw; std::getline(in, raw);) {
     ++r.line;
@@ -184,7 +183,7 @@ LayerTable parse_layer_table(std::string_view text, const std::string& path) {
       const std::optional<LayerKind> kind = parse_layer_kind(w[2]);
       if (!kind)
         r.fail("layer " + printable(l.name) + ": kind \"" + printable(w[2]) +
-               "\" is not one of conv, linear, norm, embedding, attention, pool, other");
+               "\" is not one of " + kind_list());
       l.kind = *kind;
       l.forward_flops = r.number(w[3], "layer " + printable(l.name) + "'s forward flops", most_flops);
       l.backward_flops = 2 * l.forward_flops;
@@ -199,10 +198,11 @@ LayerTable parse_layer_table(std::string_view text, const std::string& path) {
                  "\" (backward= comes right after the flops; the rest are tensors)");
         l.tensors.push_back(r.tensor(w[i]));
       }
+      parameters += static_cast<double>(l.values());
       table.layers.push_back(std::move(l));
       if (table.layers.size() > most_table_layers)
         r.fail("more than " + std::to_string(most_table_layers) + " layers");
-      if (static_cast<double>(table.parameter_count()) > most_table_parameters)
+      if (parameters > most_table_parameters)
         r.fail("the net has more than " + number_text(most_table_parameters) + " parameters");
     } else if (key == "time") {
       args(4, "DEVICE LAYER FORWARD_S BACKWARD_S");
@@ -219,7 +219,7 @@ LayerTable parse_layer_table(std::string_view text, const std::string& path) {
   }
   if (!header) throw InputError("layer file " + path + ": empty (expected \"wulf-layers 1\" first)");
   if (table.layers.empty()) throw InputError("layer file " + path + ": no layer");
-  if (table.parameter_count() == 0) throw InputError("layer file " + path + ": no layer has a parameter tensor");
+  if (parameters == 0) throw InputError("layer file " + path + ": no layer has a parameter tensor");
   if (table.name.empty()) table.name = path;
   return table;
 }

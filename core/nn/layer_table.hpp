@@ -63,8 +63,6 @@ struct LayerTable {
   std::size_t tensor_count() const;
   double forward_flops() const;   // per sample, all layers
   double backward_flops() const;  // per sample, all layers
-  // The devices every layer has a measured time for.
-  std::vector<std::string> timed_devices() const;
 };
 
 // The largest file, layer count and parameter count read_layer_table accepts.

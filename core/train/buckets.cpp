@@ -14,8 +14,8 @@ std::vector<GradientTensor> backward_tensors(const std::vector<int>& sizes, bool
   for (int l = static_cast<int>(sizes.size()) - 1; l >= 1; --l) {
     const auto out = static_cast<std::size_t>(sizes[l]);
     const std::size_t weights = out * static_cast<std::size_t>(sizes[l - 1]);
-    tensors.push_back({.layer = l, .bias = false, .values = weights, .at = layer_at[l]});
-    if (bias) tensors.push_back({.layer = l, .bias = true, .values = out, .at = layer_at[l] + weights});
+    tensors.push_back({.layer = l, .values = weights, .at = layer_at[l]});
+    if (bias) tensors.push_back({.layer = l, .values = out, .at = layer_at[l] + weights});
   }
   return tensors;
 }
@@ -28,7 +28,7 @@ std::vector<GradientTensor> backward_tensors(const NetSpec& spec) {
     const std::vector<LayerTensor>& own = spec.table->layers[static_cast<std::size_t>(l - 1)].tensors;
     for (auto t = own.rbegin(); t != own.rend(); ++t) {
       end -= t->values;
-      tensors.push_back({.layer = l, .bias = false, .values = t->values, .at = end});
+      tensors.push_back({.layer = l, .values = t->values, .at = end});
     }
   }
   return tensors;

@@ -19,7 +19,6 @@ namespace wulf {
 
 struct GradientTensor {
   int layer = 0;           // 1..L
-  bool bias = false;       // the layer's biases, else its weights (an MLP's)
   std::size_t values = 0;  // > 0
   std::size_t at = 0;      // its first value's place in the net's gradients
 };

@@ -47,7 +47,8 @@ struct MemoryShape {
   double units = 0;        // units of the layers after the input, summed
   bool numerics = true;    // the arithmetic is done (the net, the data and the activations exist)
   bool sim = false;
-  std::string reduce = "default";  // the reduce algorithm (--reduce)
+  std::string reduce = "default";     // the reduce algorithm (--reduce)
+  std::string allreduce = "default";  // the allreduce algorithm (--allreduce)
   int fan_in = 3;                  // four-stage's fan-in
   std::span<const TrainConfig> sessions;  // a table of sessions' configurations (session.hpp)
 

@@ -48,8 +48,7 @@ Run<T>::Run(Mlp<T>& net, const Dataset& train, const Dataset& test, const Global
       compute_(compute),
       numerics_(compute.numerics()),
       weights_(net.parameter_count()),
-      flops_(charged_kernel_flops(net.spec(), compute.config()).kernels),
-      layer_backward_(charged_kernel_flops(net.spec(), compute.config()).backward),
+      charged_(charged_kernel_flops(net.spec(), compute.config())),
       options_(options),
       progress_(progress) {
   validate(config, sizes.train, sizes.classifier, block_sharers(config, comm.size()));
@@ -94,7 +93,7 @@ Evaluation Run<T>::sum_over_ranks(ErrorSums s) {
 template <class T>
 Evaluation Run<T>::evaluate_all(const Dataset& data, std::size_t local_patterns) {
   ErrorSums s = empty_sums();
-  kernel(Phase::test, local_patterns, flops_.test() * static_cast<double>(local_patterns),
+  kernel(Phase::test, local_patterns, charged_.kernels.test() * static_cast<double>(local_patterns),
          [&] { s = evaluate_sums(net_, data, config_.eval_chunk); });
   s.classifier = sizes_.classifier;  // also on a rank that holds none of data
   return sum_over_ranks(s);
@@ -103,7 +102,7 @@ Evaluation Run<T>::evaluate_all(const Dataset& data, std::size_t local_patterns)
 template <class T>
 void Run<T>::forward_block(const Dataset& data, const std::vector<std::size_t>& order, std::size_t first,
                            std::size_t count) {
-  kernel(Phase::forward, count, flops_.forward * static_cast<double>(count), [&] {
+  kernel(Phase::forward, count, charged_.kernels.forward * static_cast<double>(count), [&] {
     gather_block(data, order, first, count, x_, t_, labels_);
     if (count > 0) net_.forward(x_);
   });
@@ -118,7 +117,7 @@ template <class T>
 void Run<T>::forward_backward(const Dataset& data, const std::vector<std::size_t>& order, std::size_t first,
                               std::size_t count, ErrorSums& sums) {
   forward_block(data, order, first, count);
-  kernel(Phase::backward, count, flops_.backward * static_cast<double>(count), [&] {
+  kernel(Phase::backward, count, charged_.kernels.backward * static_cast<double>(count), [&] {
     if (count == 0) return net_.zero_gradients();
     add_errors(sums, static_cast<double>(net_.backward(t_, false)));
   });
@@ -134,13 +133,13 @@ void Run<T>::forward_backward_layers(const Dataset& data, const std::vector<std:
   const int layers = spec.timed_layers();
   double block_loss = 0;
   for (int l = layers; l >= 1; --l) {
-    const double flops = layer_backward_[static_cast<std::size_t>(l - 1)];
+    const double flops = charged_.backward[static_cast<std::size_t>(l - 1)];
     const double block_flops = flops * static_cast<double>(count);
     const int slices = progress_slices(block_flops, slice_flops);
     for (int s = 0; s < slices; ++s) {
       if (s > 0 && between_slices) between_slices();
       kernel_part(Phase::backward, count, l == layers && s == 0 ? count : 0, block_flops / slices,
-                  flops / flops_.backward / slices, [&] {
+                  flops / charged_.kernels.backward / slices, [&] {
                     if (s > 0) return;  // the layer's arithmetic is the first slice's
                     if (count == 0) {
                       std::ranges::fill(net_.weight_gradients(l), T(0));

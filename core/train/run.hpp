@@ -191,7 +191,7 @@ class Run {
   // What the kernels are charged as (--compute flops): the flops they perform (KernelFlops), each
   // layer's over its host's efficiency for its kind, or a net's measured seconds on the host's
   // device times the host's speed (charged_kernel_flops).
-  const KernelFlops& flops() const { return flops_; }
+  const KernelFlops& flops() const { return charged_.kernels; }
 
  private:
   void add_time(Phase phase, double seconds, std::size_t patterns);
@@ -226,8 +226,7 @@ class Run {
   Compute& compute_;
   const bool numerics_;
   const std::size_t weights_;
-  const KernelFlops flops_;
-  const std::vector<double> layer_backward_;  // charged, layer l at l - 1
+  const ChargedFlops charged_;  // what the kernels are charged as, the backward pass layer by layer
   const RunOptions options_;
   PhaseTimes phases_;
   Matrix x_, t_;  // the block's scratch

@@ -41,9 +41,15 @@ extern const StrategyDescriptor block_strategy{
     .learning = every_learning,
     .splits_blocks = true,
     .layout = fixed_layout<DataLayout::shares>,
-    .memory = [](const MemoryShape&, const TrainConfig&, StrategyMemory& m) {
-      m.sums_anywhere = true;
+    .memory = [](const MemoryShape& s, const TrainConfig&, StrategyMemory& m) {
       m.reduces_weights = true;
+      if (s.allreduce != "hierarchical") {
+        m.sums_anywhere = true;
+        return;
+      }
+      // wulf's own allreduce sums in place: no library temporaries, a receive buffer of at
+      // most w values, which simulated ranks share when nobody reads the sums.
+      m.reduce_scratch = s.sim && !s.numerics ? 0 : 1;
     },
     .search = &block_search,
     .train_float = train_block<float>,
