@@ -44,7 +44,7 @@ const char* usage =
     "  model      seed 000's predicted speedup and efficiency from a calibration profile; --overlap: bucketed overlap on a platform\n"
     "  calibrate  measure seed 000's constants on this machine: a profile and a platform\n"
     "  validate   model and simulator against real mpirun on this machine (seed 000's Table VI)\n"
-    "  recommend  the fastest strategy, p and b to a target error on a platform, searched by simulation\n"
+    "  recommend  the fastest strategy, p and b to a target error on a platform, or the fewest processors for a time per epoch\n"
     "  plot       draw the error curves of result records against time or iterations into one PNG\n"
     "  testbed    whether this machine can run --engine testbed (check), and removing killed runs' leftovers (clean)\n"
     "  clean      remove what killed runs left: temporary files and folders, testbed namespaces\n"

@@ -1,9 +1,11 @@
-// `wulf recommend`: the fastest way to a target error on a platform (predict/recommend.hpp
-// has the search, cli/recommend_search.hpp its tables and record). Its phases: parse (every
+// `wulf recommend`: the fastest way to a target error on a platform, or the fewest processors
+// that train an epoch within a time (predict/recommend.hpp has the search,
+// cli/recommend_search.hpp its tables and record). Its phases for an error: parse (every
 // input checked before any run starts), screen the time per iteration, screen the
-// iterations to the target, confirm the finalists, report. Each phase's runs are `wulf
-// train` programs handed to the runner (cli/runner.hpp) as a list of jobs, their records
-// read back; under a user's mpirun or srun they are shared among its processes.
+// iterations to the target, confirm the finalists, report; for a time per epoch: parse,
+// screen the time per update, report. Each phase's runs are `wulf train` programs handed to
+// the runner (cli/runner.hpp) as a list of jobs, their records read back; under a user's
+// mpirun or srun they are shared among its processes.
 #include "cli/cli.hpp"
 #include "cli/launcher.hpp"
 #include "cli/options.hpp"
@@ -43,10 +45,14 @@ po::options_description recommend_options() {
       ("target-error", number_in("target-error", {.lo = 0, .hi = 1e9, .lo_open = true},
                                  "for every pattern right with --error class, give one below 1/n"),
        "reach this check error (test error, or training error without a test set; --error says which kind)")
-      ("strategies", po::value<std::string>()->default_value("block"),
+      ("target-epoch-seconds", number_in("target-epoch-seconds", {.lo = 0, .hi = 1e12, .lo_open = true}),
+       "instead of --target-error (and the only target of a net given by its layers): the fewest processors "
+       "whose epoch, its training pass of ceil(n / b) updates, takes at most this many simulated seconds; "
+       "screening alone decides, without arithmetic")
+      ("strategies", po::value<std::string>(),
        "strategies to search, a list of block (training-set parallelism), average (weight averaging), ppt "
        "(pattern parallel training; b is each rank's local epoch), overlap (DDP's buckets behind the backward "
-       "pass)")
+       "pass) (default: block; with --target-epoch-seconds block,overlap, the only ones it takes)")
       ("allreduces", po::value<std::string>(),
        "allreduce algorithms to search for block and overlap, a list of ring and rdb (recursive doubling): block's "
        "is the MPI library's collective (--allreduce), overlap's wulf's own non-blocking one (--bucket-allreduce) "
@@ -81,13 +87,15 @@ po::options_description recommend_options() {
       ("out", po::value<std::string>(), "write the record (JSON) to FILE")
       ("records", po::value<std::string>(),
        "keep every run's record in folder DIR: time-J.json (the time per iteration), conv-K.json (the "
-       "iterations to the target), final-F.json (the finalists)");
+       "iterations to the target), final-F.json (the finalists); for a time per epoch time-J-1.json and "
+       "time-J-2.json (one update and two; -unhidden: overlap's twin)");
   // clang-format on
   po::options_description training = options_named(
       train_options(), "training options passed to every run (wulf train --help)", passed_train_options());
   training.add_options()("timeout", timeout_value(), timeout_help("each run: ").c_str());
-  po::options_description options("wulf recommend --platform FILE.xml --problem NAME --target-error E [options]", 110,
-                                  55);
+  po::options_description options(
+      "wulf recommend --platform FILE.xml --problem NAME (--target-error E | --target-epoch-seconds T) [options]", 110,
+      55);
   options.add(search).add(training);
   return options;
 }
@@ -161,6 +169,58 @@ double screen_iteration_times(const Request& r, const Runner& runner, std::vecto
   return wall_s;
 }
 
+// A time per epoch, its one phase: every (strategy, p, b, allreduce, bucket size) simulated
+// without arithmetic on b training samples and on 2b (and overlap's unhidden twin alike);
+// the second update is their difference. Returns the wall seconds it took.
+double screen_update_times(const Request& r, const Runner& runner, std::vector<Candidate>& candidates,
+                           const TempDir& scratch, std::ostream& out) {
+  const auto t0 = Clock::now();
+  const TimingPlan plan = plan_timings(candidates);
+  std::vector<Job> jobs;
+  for (std::size_t j = 0; j < plan.timed.size(); ++j) {
+    const Candidate& c = candidates[plan.timed[j]];
+    const SearchTraits& t = *(c.sequential() ? Strategy() : c.strategy)->search;
+    for (const bool twin : {false, true}) {
+      if (twin && !c.hides()) break;
+      for (const std::size_t updates : {1, 2}) {
+        std::vector<std::string> a = r.update_args(c, updates * c.b);
+        if (twin) a.insert(a.end(), {"--" + std::string(t.unhidden_option), std::string(t.unhidden_value)});
+        const std::string name =
+            "time-" + std::to_string(j) + "-" + std::to_string(updates) + (twin ? "-unhidden" : "");
+        jobs.push_back({a, scratch.file(name + ".json"), {}, {}});
+      }
+    }
+  }
+  out << "screening: time per update, " << jobs.size() << " simulations without arithmetic (of 1 and 2 updates) ..."
+      << std::flush;
+  const std::vector<JobResult> runs = run_phase(r, runner, jobs, out);
+  auto field = [&](std::size_t k, const char* pointer) {
+    return json_field<double>(runs[k].record, pointer, jobs[k].record);
+  };
+  std::vector<UpdateRuns> timings;
+  for (std::size_t j = 0, k = 0; j < plan.timed.size(); ++j) {
+    const Candidate& c = candidates[plan.timed[j]];
+    // The iteration's time, before the final passes; a wulf iteration is the whole (short) epoch.
+    UpdateRuns u{.one_s = field(k, "/history/1/time_s"), .two_s = field(k + 1, "/history/1/time_s")};
+    // Without a test set the check pass is over the training set: rank 0's check pass time per
+    // sample (every check pass is charged per sample, the final passes' too).
+    if (r.problem.test_total == 0)
+      u.check_s = check_pass_growth_s(field(k + 1, "/phases/test_s") / field(k + 1, "/phases/test_patterns"), c.b, c.p);
+    if (c.hides()) {  // its twin's two jobs follow its own
+      u.exposed_one_s = field(k, "/history/1/exposed_comm_s"),
+      u.exposed_two_s = field(k + 1, "/history/1/exposed_comm_s");
+      u.alone_one_s = field(k + 2, "/history/1/exposed_comm_s"),
+      u.alone_two_s = field(k + 3, "/history/1/exposed_comm_s");
+    }
+    k += c.hides() ? 4 : 2;
+    timings.push_back(u);
+  }
+  set_epoch_times(candidates, plan, timings, r.problem.train_total, r.target);
+  const double wall_s = seconds_since(t0);
+  out << " " << wall_seconds(wall_s) << "\n";
+  return wall_s;
+}
+
 // Phase 3, screening the iterations to the target: one sequential run with arithmetic per
 // (b, eta, alpha); returns the wall seconds it took.
 double screen_convergence(const Request& r, const Runner& runner, Search& s, const TempDir& scratch,
@@ -215,13 +275,48 @@ void print_help(const po::options_description& options, std::ostream& out) {
   out << options << "\n"
       << "Screening times one iteration of every (strategy, p, b, allreduce, bucket size) by simulation without\n"
          "arithmetic and counts the iterations to the target once per (b, eta, alpha) by sequential training;\n"
-         "their product is the estimate. The finalists are then simulated with real arithmetic on the platform, and decide.\n"
+         "their product is the estimate. The finalists are then simulated with real arithmetic on the platform, and "
+         "decide.\n"
          "For overlap the screening also times the same buckets started after the backward pass (--bucket-start\n"
          "after-backward), and prints the communication an iteration waits for after the backward pass (exposed),\n"
          "that of the twin (alone) and the part the backward pass hides, 1 - exposed / alone.\n"
+         "\n"
+         "With --target-epoch-seconds T (any net; a net given by its layers, --problem layers:NAME, takes no other\n"
+         "target) it searches block and overlap for the fewest processors whose epoch takes at most T simulated\n"
+         "seconds. The epoch is its training pass, ceil(n / b) updates of b samples over all ranks (a wulf iteration\n"
+         "is that pass and then the check pass, left out here). Each candidate is simulated without arithmetic on b\n"
+         "training samples and on 2b; the second update's time is the difference (the check pass after each cancels)\n"
+         "and the epoch is ceil(n / b) times it. Of the candidates within T it takes the fewest processors, then the\n"
+         "shorter epoch; when none is within T it says so and names the fastest. There is no run with arithmetic.\n"
+         "\n"
          "Simulations charge compute with --compute flops (the default) or calibrated.\n"
          "Under mpirun or srun (mpirun -np N wulf recommend ...) every process runs its share of each phase's runs\n"
          "and process 0 prints and writes the record.\n";
+}
+
+// The search for a time per epoch: screening alone, then the table, the choice and the record.
+int recommend_by_epoch(const Request& r, const Runner& runner, std::ostream& out) {
+  std::vector<Candidate> candidates = make_candidates(r.space, learning_points(r.space));
+  skip_without_two_updates(candidates, r.problem.train_total);
+  print_search(r, candidates, out);
+  const TempDir scratch("recommend");
+  const auto t_start = Clock::now();
+  WallTimes wall;
+  wall.processes = processes(), wall.runs_at_once = runner.pool();
+  wall.timing_s = screen_update_times(r, runner, candidates, scratch, out);
+  wall.screening_s = wall.timing_s;
+  const long choice = choose_by_epoch(candidates);
+  print_epochs(r, candidates, choice, out);
+  print_epoch_recommendation(r, candidates, choice, out);
+  Json record = epoch_record(r, candidates, choice);
+  wall.total_s = seconds_since(t_start);
+  record["wall"] = wall.json();
+  out << "wall time: screening " << wall_seconds(wall.screening_s) << "\n";
+  if (r.out && is_leader()) {
+    write_file_atomically(*r.out, record_text(record) + "\n");
+    out << "record: " << *r.out << "\n";
+  }
+  return exit_ok;
 }
 
 }  // namespace
@@ -237,6 +332,7 @@ int recommend_command(const std::vector<std::string>& args, std::ostream& out, s
   }
   const Request r = parse_request(vm);
   const Runner runner(r.jobs);
+  if (r.by_epoch()) return recommend_by_epoch(r, runner, out);
   Search s;
   s.points = learning_points(r.space);
   s.candidates = make_candidates(r.space, s.points);

@@ -96,21 +96,28 @@ Json config_json(const Request& r) {
   cfg["problem"] = r.problem.name;
   cfg["train_patterns"] = r.problem.train_total;
   cfg["test_patterns"] = r.problem.test_total;
-  cfg["target_error"] = r.target;
-  cfg["error_metric"] = to_string(r.metric);
+  cfg["target"] = {{"kind", r.by_epoch() ? "epoch_seconds" : "error"}, {"value", r.target}};
+  if (!r.by_epoch()) {
+    cfg["target_error"] = r.target;
+    cfg["error_metric"] = to_string(r.metric);
+  }
   cfg["strategies"] = strategy_list(r.space);
   cfg["np"] = join_numbers(r.space.nps);
   cfg["blocks"] = join_numbers(r.space.blocks);
-  cfg["etas"] = join_numbers(r.space.etas);
-  cfg["alphas"] = join_numbers(r.space.alphas);
-  cfg["intervals"] = join_numbers(r.space.intervals);
+  if (!r.by_epoch()) {
+    cfg["etas"] = join_numbers(r.space.etas);
+    cfg["alphas"] = join_numbers(r.space.alphas);
+    cfg["intervals"] = join_numbers(r.space.intervals);
+  }
   cfg["allreduces"] = join(r.space.allreduces, ",");
   cfg["bucket_sizes"] = join_numbers(r.space.bucket_bytes);
   cfg["gradient_bytes"] = r.gradient_bytes();
-  cfg["finalists"] = r.finalists;
-  cfg["max_epochs"] = r.max_epochs;
+  if (!r.by_epoch()) {
+    cfg["finalists"] = r.finalists;
+    cfg["max_epochs"] = r.max_epochs;
+    cfg["prune"] = r.prune;
+  }
   cfg["seed"] = r.seed;
-  cfg["prune"] = r.prune;
   cfg["jobs"] = r.jobs;
   Json common_json = Json::array();
   for (std::size_t i = 1; i < r.common.size(); ++i) common_json.push_back(r.common[i]);
@@ -137,6 +144,35 @@ void print_no_choice(const Request& r, const Search& s, std::ostream& out) {
   out << "\n";
 }
 
+// What was skipped and why; with learning, each one's eta and alpha.
+void print_skipped(const std::vector<Candidate>& candidates, bool learning, std::ostream& out) {
+  if (!count_skipped(candidates)) return;
+  out << "skipped:\n";
+  for (const Candidate& c : candidates) {
+    if (c.skipped.empty()) continue;
+    out << "  " << c.label() << ", p " << c.p << ", b " << c.b;
+    if (learning) out << ", eta " << shortest(c.eta) << ", alpha " << shortest(c.alpha);
+    out << ": " << c.skipped << "\n";
+  }
+}
+
+// "yes", or "no" and how far over the target.
+std::string meets_text(const Candidate& c, double target_s) {
+  return c.meets ? "yes" : "no (+" + fixed(100 * (c.epoch_s / target_s - 1), 1) + "%)";
+}
+
+// The rules of a time per epoch, as the report prints them and the record keeps them.
+constexpr const char* epoch_rule =
+    "epoch = ceil(n / b) x the second update's simulated time (numerics off): the training pass of n samples in "
+    "updates of b over all ranks, the last one counted whole where b does not divide n; the check pass of a wulf "
+    "iteration left out; the second update = the simulated time of an epoch of 2b samples less that of b, the "
+    "error sums and check pass after each cancelling (without a test set the check pass runs over the training "
+    "set: its b more samples' time, rank 0's check time per sample x the growth of the largest rank share, is "
+    "taken off); updates after the first each take the second's time, the first is taken as one of them";
+constexpr const char* choice_rule =
+    "of the candidates whose epoch is at most the target, the fewest processors, then the shorter epoch, then "
+    "the list's order; when none is within it, none is chosen and the fastest is named";
+
 }  // namespace
 
 std::string Request::metric_name() const {
@@ -162,6 +198,17 @@ std::vector<std::string> Request::confirm_args(const Candidate& c) const {
   a.insert(a.end(), {"--epochs", epochs()});
   return a;
 }
+
+std::vector<std::string> Request::update_args(const Candidate& c, std::size_t samples) const {
+  std::vector<std::string> a = common;
+  a.insert(a.end(), sim_args.begin(), sim_args.end());
+  const std::vector<std::string> own = candidate_args(c, false);
+  a.insert(a.end(), own.begin(), own.end());
+  a.insert(a.end(), {"--train-size", std::to_string(samples), "--epochs", "1"});
+  return a;
+}
+
+std::vector<std::string> Request::epoch_args(const Candidate& c) const { return update_args(c, problem.train_total); }
 
 Verdict decide(const std::vector<Candidate>& candidates) {
   Verdict v;
@@ -190,11 +237,18 @@ void print_search(const Request& r, const std::vector<Candidate>& candidates, st
   const SearchSpace& space = r.space;
   const std::size_t skipped = count_skipped(candidates);
   out << "wulf recommend: " << r.problem.name << " (" << r.problem.train_total << " training, " << r.problem.test_total
-      << " test patterns) on " << r.platform << " (" << r.hosts << " hosts, " << r.cores << " cores)\n"
-      << "  target: " << r.metric_name() << " <= " << shortest(r.target) << " within " << r.max_epochs
-      << " iterations, seed " << r.seed << "\n"
-      << "  search: strategies " << strategy_list(space) << "; p " << join_numbers(space.nps) << "; b "
-      << join_numbers(space.blocks) << "; eta " << join_numbers(space.etas) << "; alpha " << join_numbers(space.alphas);
+      << " test patterns) on " << r.platform << " (" << r.hosts << " hosts, " << r.cores << " cores)\n";
+  if (r.by_epoch())
+    out << "  target: an epoch in at most " << shortest(r.target) << " s simulated: its training pass, ceil("
+        << r.problem.train_total << " / b) updates of b samples over all ranks (the check pass left out)\n"
+        << "  search: strategies " << strategy_list(space) << "; p " << join_numbers(space.nps) << "; b "
+        << join_numbers(space.blocks);
+  else
+    out << "  target: " << r.metric_name() << " <= " << shortest(r.target) << " within " << r.max_epochs
+        << " iterations, seed " << r.seed << "\n"
+        << "  search: strategies " << strategy_list(space) << "; p " << join_numbers(space.nps) << "; b "
+        << join_numbers(space.blocks) << "; eta " << join_numbers(space.etas) << "; alpha "
+        << join_numbers(space.alphas);
   if (std::any_of(space.strategies.begin(), space.strategies.end(),
                   [](Strategy s) { return !s->search->interval_option.empty(); }))
     out << "; average intervals " << join_numbers(space.intervals);
@@ -279,13 +333,7 @@ void print_left_out(const Request& r, const Search& s, std::ostream& out) {
     out << "never reached by the sequential run, so left out of the estimates:\n";
     for (const std::string& line : never) out << "  " << line << "\n";
   }
-  if (count_skipped(s.candidates)) {
-    out << "skipped:\n";
-    for (const Candidate& c : s.candidates)
-      if (!c.skipped.empty())
-        out << "  " << c.label() << ", p " << c.p << ", b " << c.b << ", eta " << shortest(c.eta) << ", alpha "
-            << shortest(c.alpha) << ": " << c.skipped << "\n";
-  }
+  print_skipped(s.candidates, true, out);
 }
 
 // The record without its wall times: every candidate, the screening and the confirmation,
@@ -343,6 +391,79 @@ void print_recommendation(const Request& r, const Search& s, const Verdict& v, s
         << shortest(seq.alpha) << ": " << secs(v.reference_s) << " s)";
   }
   out << "\n  " << quoted_command(r.confirm_args(c)) << "\n";
+}
+
+void print_epochs(const Request& r, const std::vector<Candidate>& candidates, long choice, std::ostream& out) {
+  const std::vector<std::size_t> order = order_by_processors(candidates);
+  const bool hiding = std::any_of(order.begin(), order.end(), [&](std::size_t i) { return candidates[i].hides(); });
+  if (!order.empty()) {
+    out << "time per epoch, simulated: ceil(n / b) updates x the second update's time, fewest processors first";
+    if (hiding)
+      out << "; overlap's communication per update after the backward pass (exposed), the same buckets started "
+             "after it (alone) and the part hidden";
+    out << ":\n";
+    std::string head =
+        fmt::format("  {:<24}{:>5}{:>8}{:>9}{:>12}{:>12}", "strategy", "p", "b", "updates", "s/update", "epoch s");
+    if (hiding) head += fmt::format("{:>12}{:>12}{:>8}", "exposed s", "alone s", "hidden");
+    out << head << fmt::format("   meets {} s", shortest(r.target)) << "\n";
+    for (std::size_t i : order) {
+      const Candidate& c = candidates[i];
+      std::string row = fmt::format("  {:<24}{:>5}{:>8}{:>9}{:>12}{:>12}", c.label(), c.p, c.b, c.updates,
+                                    secs(c.update_s), secs(c.epoch_s));
+      if (hiding)
+        row += fmt::format("{:>12}{:>12}{:>8}", secs(c.exposed_s), secs(c.alone_s),
+                           std::isfinite(c.hidden) ? fixed(100 * c.hidden, 1) + "%" : "-");
+      out << row << "   " << meets_text(c, r.target) << (static_cast<long>(i) == choice ? "  <- recommended" : "")
+          << "\n";
+    }
+  }
+  print_skipped(candidates, false, out);
+}
+
+void print_epoch_recommendation(const Request& r, const std::vector<Candidate>& candidates, long choice,
+                                std::ostream& out) {
+  if (choice < 0) {
+    out << "no configuration trains an epoch in at most " << shortest(r.target) << " s simulated";
+    if (const long f = fastest_epoch(candidates); f >= 0) {
+      const Candidate& c = candidates[static_cast<std::size_t>(f)];
+      out << "; the fastest is " << c.label() << ", p " << c.p << ", b " << c.b << ": " << secs(c.epoch_s)
+          << " s an epoch (" << c.updates << " updates of " << secs(c.update_s) << " s)";
+    } else {
+      out << "; no candidate could be timed";
+    }
+    out << "\n";
+    return;
+  }
+  const Candidate& c = candidates[static_cast<std::size_t>(choice)];
+  out << "recommended: " << c.label() << ", p " << c.p << ", b " << c.b << ": an epoch in " << secs(c.epoch_s)
+      << " s simulated (" << c.updates << " updates of " << secs(c.update_s) << " s), within " << shortest(r.target)
+      << " s on the fewest processors\n"
+      << "  one epoch of it simulated whole, its check pass included:\n"
+      << "  " << quoted_command(r.epoch_args(c)) << "\n";
+}
+
+Json epoch_record(const Request& r, const std::vector<Candidate>& candidates, long choice) {
+  Json record = Json::object();
+  record["wulf_record"] = 1;
+  record["config"] = config_json(r);
+  record["rule"] = {{"epoch", epoch_rule}, {"choice", choice_rule}};
+  Json all = Json::array();
+  for (const Candidate& c : candidates) all.push_back(epoch_candidate_json(c));
+  record["candidates"] = std::move(all);
+  if (choice >= 0) {
+    const Candidate& c = candidates[static_cast<std::size_t>(choice)];
+    Json j = epoch_candidate_json(c);
+    j["epoch_s"] = c.epoch_s;
+    Json cmd = Json::array();
+    for (const std::string& a : r.epoch_args(c)) cmd.push_back(a);
+    j["command"] = std::move(cmd);
+    record["choice"] = std::move(j);
+  } else {
+    record["choice"] = nullptr;
+  }
+  const long f = fastest_epoch(candidates);
+  record["fastest"] = f >= 0 ? epoch_candidate_json(candidates[static_cast<std::size_t>(f)]) : Json(nullptr);
+  return record;
 }
 
 void print_wall_times(const WallTimes& wall, std::ostream& out) {

@@ -54,7 +54,24 @@ std::vector<std::string> given_options(const po::variables_map& vm, const std::v
   return args;
 }
 
-std::vector<Strategy> parse_strategies(const std::string& list) {
+// The searched strategies whose b is the samples of one update over all ranks (block and
+// overlap): those a time per epoch is searched for, named as "block and overlap".
+std::string per_update_strategy_names() {
+  std::vector<std::string> names;
+  for (const Strategy s : searched_strategies())
+    if (s->search->same_updates) names.emplace_back(to_string(s));
+  std::string text;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    text += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+  return text;
+}
+
+// --strategies, or block (block and overlap for a time per epoch); for a time per epoch only
+// those whose b is the samples of one update over all ranks.
+std::vector<Strategy> parse_strategies(const po::variables_map& vm, const Request& r) {
+  const std::string list = vm.count("strategies") ? vm["strategies"].as<std::string>()
+                           : r.by_epoch()         ? "block,overlap"
+                                                  : "block";
   std::vector<Strategy> strategies;
   for (const std::string& name : split_list(list)) {
     Strategy s{};
@@ -66,6 +83,14 @@ std::vector<Strategy> parse_strategies(const std::string& list) {
     if (!s->search)
       throw InputError("--strategies: '" + name + "' is not searched (wulf recommend searches " +
                        searched_strategy_names(" and ") + ")");
+    if (r.by_epoch() && !s->search->same_updates)
+      throw InputError("--strategies: '" + name + "' with --target-epoch-seconds: a time per epoch is searched for " +
+                       per_update_strategy_names() + ", whose b is the samples of one update over all ranks (" + name +
+                       " changes the arithmetic with p" +
+                       (r.problem.table
+                            ? "; and " + r.problem.name + ", a net given by its layers, trains with no other"
+                            : std::string()) +
+                       ")");
     strategies.push_back(s);
   }
   if (strategies.empty()) throw InputError("--strategies: empty list");
@@ -167,7 +192,7 @@ SearchSpace parse_space(const po::variables_map& vm, const Request& r) {
   const ProblemDefaults& d = r.problem.defaults;
   SearchSpace space;
   space.train_patterns = r.problem.train_total;
-  space.strategies = parse_strategies(vm["strategies"].as<std::string>());
+  space.strategies = parse_strategies(vm, r);
   space.allreduces = parse_allreduces(vm, space);
   parse_bucket_sizes(vm, r, space);
   space.nps = parse_nps(vm, r);
@@ -201,8 +226,14 @@ void set_run_options(const po::variables_map& vm, Request& r) {
         "--compute wall: screening simulates, and a simulation has no wall clock to charge (flops or "
         "calibrated)");
   r.seed = vm["seed"].as<long long>();
-  const std::vector<std::string> shared{"--problem", r.problem_spec,         "--target-error", shortest(r.target),
-                                        "--seed",    std::to_string(r.seed), "--quiet"};
+  // A time per epoch: every run is time-only, in blocks of b over all ranks, on the training
+  // samples its phase gives it (--train-size sets n, checked by the probe, not the runs').
+  const std::vector<std::string> shared =
+      r.by_epoch()
+          ? std::vector<std::string>{"--problem", r.problem_spec, "--numerics",           "off",    "--learning",
+                                     "block",     "--seed",       std::to_string(r.seed), "--quiet"}
+          : std::vector<std::string>{"--problem", r.problem_spec,         "--target-error", shortest(r.target),
+                                     "--seed",    std::to_string(r.seed), "--quiet"};
   std::vector<std::string> own = given_options(vm, run_options);
   if (vm.count("timeout")) own.insert(own.end(), {"--timeout", shortest(vm["timeout"].as<double>())});
   r.sim_args = {"--engine", "sim", "--platform", r.platform};
@@ -210,6 +241,8 @@ void set_run_options(const po::variables_map& vm, Request& r) {
   r.sim_args.insert(r.sim_args.end(), sim_own.begin(), sim_own.end());
   std::vector<std::string> probe = shared;
   for (const auto* more : {&own, &r.sim_args}) probe.insert(probe.end(), more->begin(), more->end());
+  // The problem's block may be above a small training set; the search's own are checked later.
+  if (r.by_epoch()) probe.insert(probe.end(), {"--block", "1"});
   const TrainJob job = resolve(parse_train(probe, train_options()));
   r.problem = job.problem;
   r.tensors = backward_tensors(job.spec);
@@ -219,8 +252,48 @@ void set_run_options(const po::variables_map& vm, Request& r) {
     throw InputError("--error class: the targets of " + r.problem.name + " are not classes");
   r.common = {"train"};
   r.common.insert(r.common.end(), shared.begin(), shared.end());
+  if (r.by_epoch()) {
+    for (std::size_t i = 0; i < own.size(); i += 2)
+      if (own[i] != "--train-size") r.common.insert(r.common.end(), {own[i], own[i + 1]});
+    return;
+  }
   r.common.insert(r.common.end(), {"--error", std::string(to_string(r.metric))});
   r.common.insert(r.common.end(), own.begin(), own.end());
+}
+
+// --target-error or --target-epoch-seconds, one of them; a net given by its layers takes only
+// the time per epoch, and that target refuses what only the search for an error uses.
+void parse_target(const po::variables_map& vm, Request& r) {
+  const bool error = vm.count("target-error") > 0, epoch = vm.count("target-epoch-seconds") > 0;
+  if (error && epoch)
+    throw InputError(
+        "--target-error and --target-epoch-seconds: give one (the fastest way to an error, or the "
+        "fewest processors that train an epoch in a time)");
+  if (!error && !epoch) throw InputError("wulf recommend: --target-error E or --target-epoch-seconds T is required");
+  if (error && r.problem_spec.starts_with("layers:"))
+    throw InputError("--problem " + r.problem_spec +
+                     ": wulf recommend searches for the time to a target error with "
+                     "--target-error, and a net given by its layers has no arithmetic to reach one; ask for a time "
+                     "per epoch with --target-epoch-seconds T");
+  r.target_kind = epoch ? TargetKind::epoch_seconds : TargetKind::error;
+  r.target = epoch ? vm["target-epoch-seconds"].as<double>() : vm["target-error"].as<double>();  // in range
+  if (!epoch) return;
+  // Each with why a time per epoch has no use for it; refused, not ignored. (--intervals,
+  // --finalists, --prune and --show have defaults: only a value given counts.)
+  const std::pair<const char*, const char*> unused[] = {
+      {"etas", "a learning rate changes an update's arithmetic, not its time"},
+      {"alphas", "a momentum rate changes an update's arithmetic, not its time"},
+      {"momentum", "the momentum rule changes an update's arithmetic, not its time"},
+      {"block-step", "a block's sum or mean changes an update's arithmetic, not its time"},
+      {"intervals", "average's averaging interval; a time per epoch is searched for block and overlap"},
+      {"error", "it names the kind of a target error"},
+      {"max-epochs", "it bounds the runs to a target error; an epoch's time is simulated from two updates"},
+      {"finalists", "finalists are confirmed with arithmetic; a time per epoch is decided by screening alone"},
+      {"prune", "it bounds the finalists' runs with arithmetic; a time per epoch has none"},
+      {"show", "it limits the error target's estimates; a time per epoch prints every candidate"}};
+  for (const auto& [option, why] : unused)
+    if (vm.count(option) && !vm[option].defaulted())
+      throw InputError("--" + std::string(option) + " with --target-epoch-seconds: " + why);
 }
 
 }  // namespace
@@ -232,16 +305,12 @@ std::vector<std::string> passed_train_options() {
 }
 
 Request parse_request(const po::variables_map& vm) {
-  for (const char* required : {"platform", "problem", "target-error"})
+  for (const char* required : {"platform", "problem"})
     if (!vm.count(required)) throw InputError("wulf recommend: --" + std::string(required) + " is required");
   Request r;
-  r.target = vm["target-error"].as<double>();  // in its range (cli/recommend.cpp)
   r.platform = vm["platform"].as<std::string>();
   r.problem_spec = vm["problem"].as<std::string>();
-  if (r.problem_spec.starts_with("layers:"))  // issue 34 item 4 will search these by time per epoch
-    throw InputError("--problem " + r.problem_spec + ": wulf recommend searches for the time to a target error, "
-                     "and a net given by its layers has no arithmetic to reach one; time it with wulf train "
-                     "--numerics off --engine sim");
+  parse_target(vm, r);
   if (vm.count("out")) r.out = vm["out"].as<std::string>();
   if (vm.count("records")) r.records = vm["records"].as<std::string>();
   if (r.records && is_leader()) {

@@ -28,6 +28,10 @@ inline constexpr Range kSearchAlphaRange{.lo = 0, .hi = 1, .hi_open = true};
 inline constexpr Range kSearchIntervalRange{.lo = 0, .hi = 2147483647};
 inline constexpr Range kSearchBucketRange{.lo = 0, .hi = 1099511627776};  // --bucket-sizes, bytes
 
+// What the search is for: the fastest time to an error (--target-error), or the fewest
+// processors that train an epoch within a time (--target-epoch-seconds).
+enum class TargetKind { error, epoch_seconds };
+
 // What was asked, every input checked.
 struct Request {
   std::string platform;
@@ -37,7 +41,8 @@ struct Request {
   Problem problem;           // its sizes and defaults (wulf train's resolution, no data read)
   std::vector<GradientTensor> tensors;  // the net's, in the backward pass's order
   std::size_t value_bytes = 4;          // of a weight (--precision)
-  double target = 0;
+  TargetKind target_kind = TargetKind::error;
+  double target = 0;  // the error, or the seconds of an epoch
   long long seed = 1;
   SearchSpace space;
   long long finalists = 3, max_epochs = 0, jobs = 0, show = 10;
@@ -48,6 +53,7 @@ struct Request {
   std::optional<std::string> out;      // --out: where the record goes
   std::optional<std::string> records;  // --records: the folder that keeps every run's record
 
+  bool by_epoch() const { return target_kind == TargetKind::epoch_seconds; }
   std::string epochs() const { return std::to_string(max_epochs); }
   std::size_t gradient_bytes() const;  // the net's gradient
   std::string metric_name() const;
@@ -55,6 +61,10 @@ struct Request {
   std::vector<std::string> simulation_args(const Candidate& c) const;
   // The run that confirms c, and the one that repeats the choice: with arithmetic, to the target.
   std::vector<std::string> confirm_args(const Candidate& c) const;
+  // A time per epoch: the simulation of c on `samples` training samples (b: one update; 2b:
+  // two), and the one that repeats the choice, a whole epoch of the n samples.
+  std::vector<std::string> update_args(const Candidate& c, std::size_t samples) const;
+  std::vector<std::string> epoch_args(const Candidate& c) const;
 };
 
 // The names of wulf train's options that recommend takes as wulf train declares them and
@@ -103,5 +113,13 @@ void print_wall_times(const WallTimes& wall, std::ostream& out);
 // The record without its wall times: every candidate, the screening and the confirmation,
 // the reference and the choice.
 Json search_record(const Request& r, const Search& s, const Verdict& v);
+
+// A time per epoch as the target: the table of every candidate timed (fewest processors
+// first), what was skipped, the choice (choose_by_epoch) or, when none meets the target, the
+// fastest, and the record.
+void print_epochs(const Request& r, const std::vector<Candidate>& candidates, long choice, std::ostream& out);
+void print_epoch_recommendation(const Request& r, const std::vector<Candidate>& candidates, long choice,
+                                std::ostream& out);
+Json epoch_record(const Request& r, const std::vector<Candidate>& candidates, long choice);
 
 }  // namespace wulf

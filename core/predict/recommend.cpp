@@ -277,12 +277,12 @@ std::string shortest(double v) {
   return std::string(buffer, end);
 }
 
-std::vector<std::string> candidate_args(const Candidate& c) {
+std::vector<std::string> candidate_args(const Candidate& c, bool learning) {
   const Strategy s = c.sequential() ? Strategy() : c.strategy;  // the sequential run: block on one rank
   const SearchTraits& t = *s->search;
   std::vector<std::string> args{"--np", std::to_string(c.p), "--strategy", std::string(to_string(s)),
                                 "--" + std::string(t.block_option), std::to_string(c.b)};
-  args.insert(args.end(), {"--eta", shortest(c.eta), "--alpha", shortest(c.alpha)});
+  if (learning) args.insert(args.end(), {"--eta", shortest(c.eta), "--alpha", shortest(c.alpha)});
   if (!t.interval_option.empty() && c.interval > 0)
     args.insert(args.end(), {"--" + std::string(t.interval_option), std::to_string(c.interval)});
   if (!c.sequential() && !c.allreduce.empty())
@@ -290,6 +290,97 @@ std::vector<std::string> candidate_args(const Candidate& c) {
   if (!c.sequential() && c.bucket_bytes)
     args.insert(args.end(), {"--" + std::string(t.bucket_option), std::to_string(*c.bucket_bytes)});
   return args;
+}
+
+std::size_t updates_per_epoch(std::size_t n, std::size_t b) { return (n + b - 1) / b; }
+
+double check_pass_growth_s(double per_sample_s, std::size_t b, int p) {
+  const auto ranks = static_cast<std::size_t>(p);
+  const std::size_t largest_one = (b + ranks - 1) / ranks, largest_two = (2 * b + ranks - 1) / ranks;
+  return per_sample_s * static_cast<double>(largest_two - largest_one);
+}
+
+IterationTiming second_update(const UpdateRuns& runs) {
+  return {.time_s = runs.two_s - runs.one_s - runs.check_s,
+          .exposed_s = runs.exposed_two_s - runs.exposed_one_s,
+          .alone_s = runs.alone_two_s - runs.alone_one_s};
+}
+
+void skip_without_two_updates(std::vector<Candidate>& candidates, std::size_t n) {
+  for (Candidate& c : candidates)
+    if (c.skipped.empty() && 2 * c.b > n)
+      c.skipped = "2b = " + std::to_string(2 * c.b) + " is more than the " + std::to_string(n) +
+                  " training samples: an update is timed as the second of two";
+}
+
+void set_epoch_times(std::vector<Candidate>& candidates, const TimingPlan& plan, const std::vector<UpdateRuns>& runs,
+                     std::size_t n, double target_s) {
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    Candidate& c = candidates[i];
+    if (!c.skipped.empty()) continue;
+    c.runs = runs[plan.timing_of[i]];
+    const IterationTiming t = second_update(*c.runs);
+    c.update_s = t.time_s;
+    c.updates = updates_per_epoch(n, c.b);
+    c.epoch_s = static_cast<double>(c.updates) * c.update_s;
+    c.meets = c.epoch_s <= target_s;
+    if (!c.hides()) continue;
+    c.exposed_s = t.exposed_s, c.alone_s = t.alone_s;
+    if (t.alone_s > 0) c.hidden = 1 - t.exposed_s / t.alone_s;
+  }
+}
+
+std::vector<std::size_t> order_by_processors(const std::vector<Candidate>& candidates) {
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < candidates.size(); ++i)
+    if (candidates[i].skipped.empty() && std::isfinite(candidates[i].epoch_s)) order.push_back(i);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    const Candidate &ca = candidates[a], &cb = candidates[b];
+    return ca.p != cb.p ? ca.p < cb.p : ca.epoch_s < cb.epoch_s;
+  });
+  return order;
+}
+
+long choose_by_epoch(const std::vector<Candidate>& candidates) {
+  for (std::size_t i : order_by_processors(candidates))
+    if (candidates[i].meets) return static_cast<long>(i);
+  return -1;
+}
+
+long fastest_epoch(const std::vector<Candidate>& candidates) {
+  long best = -1;
+  for (std::size_t i : order_by_processors(candidates)) {
+    const Candidate& c = candidates[i];
+    if (best < 0 || c.epoch_s < candidates[static_cast<std::size_t>(best)].epoch_s) best = static_cast<long>(i);
+  }
+  return best;
+}
+
+Json epoch_candidate_json(const Candidate& c) {
+  Json j = Json::object();
+  j["strategy"] = c.sequential() ? "sequential" : std::string(to_string(c.strategy));
+  j["label"] = c.label();
+  j["p"] = c.p;
+  j["b"] = c.b;
+  j["allreduce"] = c.allreduce.empty() ? Json(nullptr) : Json(c.allreduce);
+  if (c.bucket_bytes) j["bucket_bytes"] = *c.bucket_bytes, j["buckets"] = c.buckets;
+  Json args = Json::array();
+  for (const std::string& a : candidate_args(c, false)) args.push_back(a);
+  j["train_args"] = std::move(args);
+  j["skipped"] = c.skipped.empty() ? Json(nullptr) : Json(c.skipped);
+  Json screen = Json::object();
+  screen["one_update_run_s"] = c.runs ? Json(c.runs->one_s) : Json(nullptr);
+  screen["two_update_run_s"] = c.runs ? Json(c.runs->two_s) : Json(nullptr);
+  screen["check_pass_growth_s"] = c.runs ? Json(c.runs->check_s) : Json(nullptr);
+  screen["update_s"] = c.update_s;  // NaN: null in the record
+  screen["updates"] = c.runs ? Json(c.updates) : Json(nullptr);
+  screen["epoch_s"] = c.epoch_s;
+  screen["meets_target"] = c.runs ? Json(c.meets) : Json(nullptr);
+  screen["exposed_comm_s"] = c.exposed_s;  // per update
+  screen["alone_comm_s"] = c.alone_s;
+  screen["hidden"] = c.hidden;
+  j["screening"] = std::move(screen);
+  return j;
 }
 
 Json outcome_json(const RunOutcome& o) {

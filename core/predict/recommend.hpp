@@ -16,6 +16,14 @@
 // The estimate is their product. The K fastest estimates, the fastest of each strategy and
 // the fastest sequential one (the speed-up's reference) are then simulated with real
 // arithmetic on the platform: those confirmed numbers decide.
+//
+// With a time per epoch as the target (--target-epoch-seconds, any net, and the only target of
+// a net given by its layers, which has no arithmetic) screening alone decides, for block and
+// overlap, whose b is the samples of one update over all ranks. The epoch is its training
+// pass: updates_per_epoch(n, b) = ceil(n / b) updates (a wulf iteration is that pass and then
+// the check pass, which is left out). Each timing is simulated without arithmetic twice, on b
+// training samples and on 2b (one update, then two, each followed by the same error sums and
+// check pass); the second update's time is their difference, and epoch = ceil(n / b) x it.
 #pragma once
 
 #include "util/json.hpp"
@@ -85,6 +93,22 @@ std::string_view to_string(ConvergenceBasis b);
 std::vector<Strategy> searched_strategies();
 std::string searched_strategy_names(std::string_view last);
 
+// What the two short simulations of one timing measured for a time per epoch (simulated
+// seconds, numerics off): an epoch of b training samples (one update) and of 2b (two), each
+// with the same error sums and check pass after it.
+struct UpdateRuns {
+  double one_s = 0, two_s = 0;
+  // Without a test set the check pass runs over the training set, b samples more in the
+  // longer run: their time (check_pass_growth_s), taken off the difference; 0 with a test set.
+  double check_s = 0;
+  // A strategy that hides communication: the communication waited for after the backward
+  // pass in each run (exposed) and in its unhidden twin's (alone); NaN for the others.
+  double exposed_one_s = std::numeric_limits<double>::quiet_NaN();
+  double exposed_two_s = std::numeric_limits<double>::quiet_NaN();
+  double alone_one_s = std::numeric_limits<double>::quiet_NaN();
+  double alone_two_s = std::numeric_limits<double>::quiet_NaN();
+};
+
 struct Candidate {
   Strategy strategy{};  // p = 1: block on one rank, the sequential run
   int p = 1;
@@ -106,6 +130,13 @@ struct Candidate {
   double alone_s = std::numeric_limits<double>::quiet_NaN();
   double hidden = std::numeric_limits<double>::quiet_NaN();
   bool hides() const { return !sequential() && !strategy->search->unhidden_option.empty(); }
+  // A time per epoch as the target (screening only): its timing's two short simulations, the
+  // second update's time, the updates of an epoch, the epoch, and whether it is within the target.
+  std::optional<UpdateRuns> runs;
+  double update_s = std::numeric_limits<double>::quiet_NaN();
+  std::size_t updates = 0;
+  double epoch_s = std::numeric_limits<double>::quiet_NaN();
+  bool meets = false;
   bool estimate_reached = false;
   int estimate_iterations = 0;
   double estimate_s = std::numeric_limits<double>::quiet_NaN();
@@ -173,8 +204,37 @@ std::vector<std::size_t> order_by_confirmed(const std::vector<Candidate>& candid
 long best_sequential(const std::vector<Candidate>& candidates);
 long best_confirmed(const std::vector<Candidate>& candidates);
 
-// wulf train's options that make candidate c, after the options all runs share.
-std::vector<std::string> candidate_args(const Candidate& c);
+// A time per epoch as the target (the header's comment has the method).
+// The updates of an epoch of n samples in blocks of b over all ranks: ceil(n / b), the last
+// one holding the n mod b samples left where b does not divide n.
+std::size_t updates_per_epoch(std::size_t n, std::size_t b);
+// The longer run's check pass over the training set (no test set) takes b more samples than
+// the shorter's: per_sample_s (a rank's check pass time per sample) times the growth of the
+// largest rank share, ceil(2b / p) - ceil(b / p).
+double check_pass_growth_s(double per_sample_s, std::size_t b, int p);
+// The second update of the runs: its time, two_s - one_s - check_s, and for a strategy that
+// hides communication, its exposed and unhidden communication (the differences of the runs').
+IterationTiming second_update(const UpdateRuns& runs);
+// Candidates that cannot be timed so, 2b above the n training samples: skipped, saying why.
+void skip_without_two_updates(std::vector<Candidate>& candidates, std::size_t n);
+// Gives every candidate that is run its timing's runs (runs[j] being plan.timed[j]'s), the
+// second update's time (and what it hides), its updates per epoch of n samples, its epoch
+// and whether that is at most target_s.
+void set_epoch_times(std::vector<Candidate>& candidates, const TimingPlan& plan, const std::vector<UpdateRuns>& runs,
+                     std::size_t n, double target_s);
+// The choice: of the candidates whose epoch meets the target, the one on the fewest
+// processors, at equal p the shorter epoch, then the earlier in the list; -1 when none meets it.
+long choose_by_epoch(const std::vector<Candidate>& candidates);
+// The shortest epoch timed (at equal times fewer processors, then list order); -1: none timed.
+long fastest_epoch(const std::vector<Candidate>& candidates);
+// The timed candidates in the table's order: by p, then the shorter epoch, then list order.
+std::vector<std::size_t> order_by_processors(const std::vector<Candidate>& candidates);
+// The record of a candidate searched for a time per epoch.
+Json epoch_candidate_json(const Candidate& c);
+
+// wulf train's options that make candidate c, after the options all runs share; without
+// learning, no --eta and --alpha (a time per epoch: they change the arithmetic, not the time).
+std::vector<std::string> candidate_args(const Candidate& c, bool learning = true);
 // A number as the fewest digits that read back to the same double.
 std::string shortest(double v);
 
