@@ -19,6 +19,7 @@
 #include "job/memory_estimate.hpp"
 #include "job/train_job.hpp"
 #include "comm/comm_bench.hpp"
+#include "comm/nb_allreduce.hpp"
 #include "comm/compute.hpp"
 
 #include <boost/program_options.hpp>
@@ -294,6 +295,16 @@ Collectives forced_for(const std::string& what, const std::string& algorithm) {
   return c;
 }
 
+// The hierarchical allreduce's layout of np ranks on the hosts `on` (as wulf train's): rank
+// r's node, by its host's wulf:node (with its group), else its host. Uneven nodes are refused.
+std::vector<int> bench_rank_nodes(const BenchJob& job, const std::vector<PlatformHost>& on, std::size_t np) {
+  std::vector<int> nodes = rank_nodes_of(rank_node_keys(on, static_cast<long long>(np)));
+  if (const std::string fault = node_layout_fault(nodes, static_cast<int>(np)); !fault.empty())
+    throw InputError("platform " + job.file + ": the hierarchical allreduce on " + std::to_string(np) +
+                     " ranks (nodes by the hosts' wulf:node, else the host): " + fault);
+  return nodes;
+}
+
 // One run of the rank program's bench on the hosts `on` (smpirun, or mpirun on the
 // testbed): np ranks measure `what` at each size of list with the algorithm named
 // ("default": each engine's own; the collectives' rows come through measure_sizes, which
@@ -309,6 +320,10 @@ std::vector<Json> measure(const BenchJob& job, const std::vector<PlatformHost>& 
   }
   if (what == "bcast") bench.bcast = algorithm;
   if (what == "gather") bench.gather = algorithm;
+  if (what == "allreduce" && algorithm == "hierarchical") {  // its nodes: the hosts' wulf:node, else the host
+    bench.allreduce = algorithm;
+    bench.rank_nodes = bench_rank_nodes(job, on, np);
+  }
   const Collectives chosen = forced_for(what, algorithm);
   if (job.engine == Engine::testbed) return measure_on_testbed(job, on, np, what, bench, chosen);
   std::vector<std::string> cfg = smpi_collective_config(chosen);

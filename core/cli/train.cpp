@@ -143,10 +143,7 @@ PlatformHosts rank_placement(const TrainJob& job, const std::string& platform) {
 void add_placement(TrainJob& job, const PlatformHosts& placement) {
   if (job.machine_cost_usd == 0 && placement.cost_usd > 0) job.machine_cost_usd = placement.cost_usd;
   if (uses_node_layout(job)) {  // the hierarchical allreduce's nodes: wulf:node, else the host
-    std::vector<std::string> keys;
-    for (const PlatformHost& h : hosts_of_ranks(placement.hosts, job.np))
-      keys.push_back(h.node >= 0 ? h.group + ":" + std::to_string(h.node) : "host " + h.name);
-    job.config.rank_nodes = rank_nodes_of(keys);
+    job.config.rank_nodes = rank_nodes_of(rank_node_keys(placement.hosts, job.np));
     if (const std::string fault = node_layout_fault(job.config.rank_nodes, job.np); !fault.empty())
       throw InputError("hierarchical allreduce on " + job.platform + " (nodes by the hosts' wulf:node, else the " +
                        "host): " + fault);

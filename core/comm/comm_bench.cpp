@@ -22,7 +22,8 @@ Json comm_bench_json(const CommBenchConfig& c) {
           {"repeat", c.repeat},     {"back_to_back", c.back_to_back}, {"gap_s", c.gap_s}, {"unread", c.unread},
           {"bw_scale", c.bw_scale}, {"lat_scale", c.lat_scale}, {"dilation", c.dilation},
           {"reduce", c.reduce},     {"reduce_layout", c.reduce_layout}, {"bcast", c.bcast},
-          {"gather", c.gather},     {"check", c.check},
+          {"gather", c.gather},     {"allreduce", c.allreduce}, {"rank_nodes", c.rank_nodes},
+          {"check", c.check},
           {"root", c.root},         {"net", c.net},             {"sgemm_n", c.sgemm_n}};
 }
 
@@ -43,6 +44,8 @@ CommBenchConfig comm_bench_from_json(const Json& j, const std::string& source) {
     c.reduce_layout = j.at("reduce_layout").get<std::string>();
     c.bcast = j.at("bcast").get<std::string>();
     c.gather = j.at("gather").get<std::string>();
+    c.allreduce = j.at("allreduce").get<std::string>();
+    c.rank_nodes = j.at("rank_nodes").get<std::vector<int>>();
     c.check = j.at("check").get<bool>();
     c.root = j.at("root").get<int>();
     c.net = j.at("net").get<std::string>();
@@ -67,6 +70,8 @@ void validate(const CommBenchConfig& c) {
   if (!(c.lat_scale > 0) || !std::isfinite(c.lat_scale)) throw InputError("bench: lat_scale must be a positive number");
   if (!(c.dilation >= 1) || !std::isfinite(c.dilation)) throw InputError("bench: dilation must be at least 1");
   if (c.root < CommBenchConfig::every_root) throw InputError("bench: root must be a rank, or every_root");
+  if (c.allreduce == "hierarchical" && c.rank_nodes.empty())
+    throw InputError("bench: the hierarchical allreduce needs rank_nodes, each rank's node");
   if (c.sgemm_n < 1 || c.sgemm_n > 16384) throw InputError("bench: sgemm_n must be a whole number in 1..16384");
 }
 

@@ -342,6 +342,14 @@ std::vector<PlatformHost> hosts_of_ranks(const std::vector<PlatformHost>& placed
   return used;
 }
 
+std::vector<std::string> rank_node_keys(const std::vector<PlatformHost>& placed, long long np) {
+  std::vector<std::string> keys;
+  for (const PlatformHost& h : hosts_of_ranks(placed, np))
+    keys.insert(keys.end(), static_cast<std::size_t>(h.cores),
+                h.node >= 0 ? h.group + ":" + std::to_string(h.node) : "host " + h.name);
+  return keys;
+}
+
 int remove_testbed_namespaces(const std::string& tag) {
   int removed = 0;
   const std::string prefix = kPrefix + tag + "-";

@@ -122,6 +122,11 @@ void ready_testbed(const std::string& command, std::ostream& err);
 // with the ranks it gets in `cores`: the hosts a testbed of np ranks builds.
 std::vector<PlatformHost> hosts_of_ranks(const std::vector<PlatformHost>& placed, long long np);
 
+// The node of each of the np ranks on the placed hosts, as a key (the hierarchical allreduce's
+// layout, rank_nodes_of numbers them): its host's wulf:node with the host's group, else the
+// host itself. One key per rank: a host of c cores that np fills holds c ranks.
+std::vector<std::string> rank_node_keys(const std::vector<PlatformHost>& placed, long long np);
+
 // Removes the namespaces of the run whose owner tag is `tag` and the processes inside them
 // (the guardian of a run, below, once the run has ended); returns how many.
 int remove_testbed_namespaces(const std::string& tag);

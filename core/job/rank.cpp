@@ -60,7 +60,8 @@ int run_rank_bench(const std::vector<std::string>& args, Comm& comm, const Compu
       config.collective_overhead_s = testbed_rank_facts(bed, comm.rank()).collective_overhead_s;
     const std::unique_ptr<Compute> compute = make_compute(config);
     compute->prepare(comm);
-    if (const OwnCollectives own{bench.reduce, bench.bcast, bench.gather}; own.any()) {
+    if (const OwnCollectives own{bench.reduce, bench.bcast, bench.gather, bench.allreduce, bench.rank_nodes};
+        own.any()) {
       OwnCollectivesComm owned(comm, own,
                                bench.reduce_layout.empty() ? ReduceLayout{}
                                                            : ReduceLayout::parse(bench.reduce_layout, comm.size()));

@@ -5,6 +5,8 @@ Three presets, the platforms shipped in platforms/ (platforms/gpu/README.md give
 
     dgx1-v100     8 NVIDIA DGX-1 servers with Tesla V100: NVLink 2.0 hybrid cube-mesh inside a
                   server, 4 EDR InfiniBand NICs per server (one per GPU pair), one IB switch
+    bigbasin-p100 32 Facebook Big Basin servers of 8 Tesla P100 (SXM2): the DGX-1 cube-mesh with
+                  one NVLink 1.0 per GPU pair, one 50 Gbit/s Ethernet NIC per server (Goyal et al.)
     roce-4gpu     128 servers of 4 Pascal GPUs on 25 Gbit/s RoCE (Horovod's benchmark cluster)
     eth10g-4gpu   8 servers of 4 Pascal GPUs on 10 Gbit/s Ethernet (a commodity cluster)
 
@@ -70,6 +72,12 @@ PRESETS = {
         "smpi_factors": "one",
     },
 }
+# Goyal et al.'s cluster: Big Basin servers of 8 P100 (SXM2) "interconnected with NVIDIA NVLink",
+# one ConnectX-4 50 Gbit Ethernet NIC each; 32 servers are their 256 GPUs.
+PRESETS["bigbasin-p100"] = {**PRESETS["dgx1-v100"], "name": "bigbasin", "nodes": 32, "nics_per_node": 1,
+                            "nic_gbit": 50.0, "nic_lat_us": 1.0, "switch_lat_us": 0.5, "nvlink_gbyte": 20.0,
+                            "gpu_tflops": 10.6, "device": "P100-SXM2-16GB"}
+
 # The commodity cluster: the RoCE cluster's servers on 10 GbE (a what-if, no source).
 PRESETS["eth10g-4gpu"] = {**PRESETS["roce-4gpu"], "name": "eth10g", "nodes": 8, "nic_gbit": 10.0, "nic_lat_us": 12.0,
                      "switch_lat_us": 1.0}
@@ -82,6 +90,9 @@ OPTIONS = [
     ("no_nvlink_route", str), ("gpu_tflops", float), ("device", str), ("smpi_factors", str),
 ]
 
+# The kinds of layer a wulf:efficiency names (core/nn/layer_table.hpp).
+KINDS = ["conv", "linear", "norm", "embedding", "attention", "pool", "other"]
+
 # NVIDIA DGX-1 with Tesla V100: NVLinks between each pair of GPUs, as `nvidia-smi topo -m`
 # prints them on the machine (NV1: one link, NV2: two bonded links; absent: none).
 DGX1_NVLINKS = {
@@ -93,6 +104,14 @@ DGX1_NVLINKS = {
     (5, 6): 2, (5, 7): 1,
     (6, 7): 2,
 }
+
+
+def nvlinks(a):
+    """The cube-mesh's NVLinks per GPU pair: V100 (6 links a GPU) doubles some pairs; P100
+    (4 links a GPU: two fully connected quads, GPU g to g+4) has one link on each edge."""
+    if a.preset == "bigbasin-p100":
+        return {pair: 1 for pair in DGX1_NVLINKS}
+    return DGX1_NVLINKS
 
 
 def fmt(x):
@@ -128,7 +147,8 @@ def parse_args(argv):
                     "option below changes one.")
     p.add_argument("--preset", required=True, choices=sorted(PRESETS),
                    help="the machine: dgx1-v100 (platforms/dgx1-v100.xml), roce-4gpu (platforms/roce-4gpu.xml), "
-                        "eth10g-4gpu (platforms/eth10g-4gpu.xml)")
+                        "eth10g-4gpu (platforms/eth10g-4gpu.xml), bigbasin-p100 (no shipped file: Goyal et al.'s "
+                        "32 Big Basin servers, experiments/published)")
     p.add_argument("-o", "--output", required=True, help="output file ('-' for standard output)")
     p.add_argument("--name", help="prefix of every name in the file (dgx1, roce, eth10g)")
     p.add_argument("--nodes", type=int, help="servers (8, 128, 8)")
@@ -154,6 +174,10 @@ def parse_args(argv):
                         "NVLinks (nvb, NCCL's PATH_NVB; default) or over PCIe and QPI (pcie)")
     p.add_argument("--gpu-tflops", type=float, help="each GPU's peak FP32 rate in TFLOP/s (15.7, 9.3, 9.3)")
     p.add_argument("--device", help="the GPU model, host property wulf:device (V100-SXM2-16GB, P100-PCIe-16GB)")
+    p.add_argument("--efficiency",
+                   help="host property wulf:efficiency, the share of the peak each kind of layer reaches, "
+                        "e.g. other=0.45 or conv=0.5,linear=0.6,other=0.4 (kinds: " + ", ".join(KINDS) + "; "
+                        "an unnamed kind takes other's, other defaults to 1); default: none set, the peak")
     p.add_argument("--smpi-factors", choices=["one", "simgrid"],
                    help="one: smpi/bw-factor and smpi/lat-factor set to 1, the file's numbers are what MPI sees "
                         "(default); simgrid: SimGrid's own factors (fitted to TCP over Gigabit Ethernet)")
@@ -172,6 +196,22 @@ def parse_args(argv):
         p.error("--name must be a letter then letters, digits, '_' or '.' (no '-': names are joined by '-')")
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.+-]*", a.device) or "--" in a.device:
         p.error("--device must be letters, digits, '_', '.', '+' or single '-' (e.g. V100-SXM2-16GB)")
+    if a.efficiency is not None:
+        seen = set()
+        for item in a.efficiency.split(","):
+            kind, eq, value = item.partition("=")
+            kind = kind.strip()
+            if not eq or kind not in KINDS:
+                p.error("--efficiency %r: %r is not KIND=FRACTION with a KIND of %s" % (a.efficiency, item, ", ".join(KINDS)))
+            if kind in seen:
+                p.error("--efficiency %r: %s is given twice" % (a.efficiency, kind))
+            seen.add(kind)
+            try:
+                v = float(value)
+            except ValueError:
+                v = float("nan")
+            if not 0 < v <= 1:
+                p.error("--efficiency %r: %s's %r is not a fraction of the peak in (0, 1]" % (a.efficiency, kind, value))
     if a.nodes < 1 or a.nodes > 100000:
         p.error("--nodes must be between 1 and 100000")
     if a.gpus_per_node < 1 or a.gpus_per_node > 1024:
@@ -199,6 +239,8 @@ def recorded_options(a):
     for key, kind in OPTIONS:
         value = getattr(a, key)
         parts.append("%s=%s" % (opt_name(key), fmt(value) if kind is float else value))
+    if a.efficiency is not None:  # recorded only when given, so files without it keep their bytes
+        parts.append("efficiency=" + a.efficiency.replace(" ", ""))
     return parts
 
 
@@ -241,8 +283,8 @@ def nvb_via(a, x, y):
     have the widest narrower one (NCCL's path search keeps the widest), lowest index on a tie."""
     best = None
     for c in range(8):
-        l1 = DGX1_NVLINKS.get((min(x, c), max(x, c)))
-        l2 = DGX1_NVLINKS.get((min(c, y), max(c, y)))
+        l1 = nvlinks(a).get((min(x, c), max(x, c)))
+        l2 = nvlinks(a).get((min(c, y), max(c, y)))
         if c in (x, y) or not l1 or not l2:
             continue
         width = min(l1, l2)
@@ -290,7 +332,7 @@ def build_node(a, n):
         return "%s-pcie-sw-%d" % (p, s)
 
     qpi = p + "-qpi"
-    for (x, y), count in sorted(DGX1_NVLINKS.items()):
+    for (x, y), count in sorted(nvlinks(a).items()):
         node.links.append((nvl(x, y), gbps(count * a.nvlink_gbyte), us(a.nvlink_lat_us), split))
     nic_switch = [k * 4 // a.nics_per_node for k in range(a.nics_per_node)]
     uses_tree = a.no_nvlink_route == "pcie" or any(nic_switch[nic_of_gpu(a, g)] != g // 2 for g in range(G))
@@ -312,7 +354,7 @@ def build_node(a, n):
 
     for x in range(G):
         for y in range(x + 1, G):
-            if (x, y) in DGX1_NVLINKS:
+            if (x, y) in nvlinks(a):
                 hops = [nvl_hop(x, y)]
             elif a.no_nvlink_route == "nvb":
                 c, _ = nvb_via(a, x, y)
@@ -335,6 +377,10 @@ SOURCES = {
     "roce-4gpu": "Horovod benchmark cluster (Sergeev and Del Balso, arXiv:1802.05799; Horovod docs: 128 servers "
                  "with 4 Pascal GPUs each, RoCE-capable 25 Gbit/s network); GPU assumed P100 PCIe (P100 datasheet "
                  "9.3 TFLOP/s FP32); PCIe layout, switch and latencies assumed",
+    "bigbasin-p100": "Facebook Big Basin servers as in Goyal et al. (arXiv:1706.02677, section 4.3: 8 Tesla P100 "
+                     "interconnected with NVLink, ConnectX-4 50 Gbit Ethernet, Wedge100 switches); P100 SXM2 10.6 "
+                     "TFLOP/s FP32, 4 NVLinks of 20 GB/s each way (NVIDIA Pascal whitepaper WP-08019-001); the "
+                     "DGX-1 cube-mesh, PCIe layout, NIC place, fabric and latencies assumed",
     "eth10g-4gpu": "commodity cluster (not from a paper): 8 servers of 4 P100 PCIe GPUs (P100 datasheet 9.3 "
                    "TFLOP/s FP32), one 10 GbE NIC each, one non-blocking 10 GbE switch; layout and latencies "
                    "assumed",
@@ -357,6 +403,7 @@ def header(a, nodes, n_links, n_routes):
     titles = {
         "dgx1-v100": "%s: %d NVIDIA DGX-1 servers with Tesla V100 (%d GPUs) on one EDR InfiniBand switch",
         "roce-4gpu": "%s: %d servers of 4 Pascal GPUs on 25 Gbit/s RoCE (%d GPUs), Horovod's benchmark cluster",
+        "bigbasin-p100": "%s: %d Facebook Big Basin servers of 8 Tesla P100 (%d GPUs) on 50 Gbit/s Ethernet",
         "eth10g-4gpu": "%s: a commodity cluster, %d servers of 4 GPUs on 10 Gbit/s Ethernet (%d GPUs)",
     }
     w("  " + titles[a.preset] % (name, N, N * G))
@@ -384,18 +431,24 @@ def header(a, nodes, n_links, n_routes):
     if a.topology == "cube-mesh":
         w("  One server (zone %s-n, n = 0..%d; GPU g is host %s-n-gpu<g>):" % (name, N - 1, name))
         w("")
-        w("    NVLinks between GPU pairs (one link %s each way; NV2: a bonded pair of links," % gbps(a.nvlink_gbyte))
-        w("    modelled as ONE link of %s; '.': no NVLink):" % gbps(2 * a.nvlink_gbyte))
+        if a.preset == "bigbasin-p100":
+            w("    NVLinks between GPU pairs (one NVLink 1.0 link %s each way; '.': no NVLink):"
+              % gbps(a.nvlink_gbyte))
+        else:
+            w("    NVLinks between GPU pairs (one link %s each way; NV2: a bonded pair of links,"
+              % gbps(a.nvlink_gbyte))
+            w("    modelled as ONE link of %s; '.': no NVLink):" % gbps(2 * a.nvlink_gbyte))
         w("")
         w("          " + "".join("%6s" % ("gpu%d" % y) for y in range(8)))
         for x in range(8):
             cells = []
             for y in range(8):
-                c = DGX1_NVLINKS.get((min(x, y), max(x, y)))
+                c = nvlinks(a).get((min(x, y), max(x, y)))
                 cells.append("%6s" % ("X" if x == y else "NV%d" % c if c else "."))
             w("      gpu%d" % x + "".join(cells))
         w("")
-        w("    PCIe and InfiniBand (%s-n-pcie-g: GPU g's PCIe 3.0 x16 link; %s-n-nic-k: NIC k):" % (name, name))
+        w("    PCIe and %s (%s-n-pcie-g: GPU g's PCIe 3.0 x16 link; %s-n-nic-k: NIC k):"
+          % ("Ethernet" if a.preset == "bigbasin-p100" else "InfiniBand", name, name))
         w("")
         w("      gpu0  gpu1   gpu2  gpu3   gpu4  gpu5   gpu6  gpu7     pcie-g: %s each way, %s"
           % (gbps(a.pcie_gbyte), us(a.pcie_lat_us)))
@@ -436,7 +489,8 @@ def header(a, nodes, n_links, n_routes):
         servers = ["%s-%d" % (name, n) for n in range(N)]
     else:
         servers = ["%s-0" % name, "%s-1" % name, "...", "%s-%d" % (name, N - 1)]
-    w(("      " + "    ".join(servers)).ljust(50) + "server zones, gateways %s-n-gw" % name)
+    w(("      " + "    ".join(servers)).ljust(50) + " " * (len("      " + "    ".join(servers)) >= 50)
+      + "server zones, gateways %s-n-gw" % name)
     w("         \\        |               /")
     w("      ======= %s-switch =======" % name)
     w("         one non-blocking switch (FATPIPE): a flow gets %s however many share it," % nic_bw)
@@ -452,7 +506,7 @@ def header(a, nodes, n_links, n_routes):
             pairs = []
             for x in range(8):
                 for y in range(x + 1, 8):
-                    if (x, y) not in DGX1_NVLINKS:
+                    if (x, y) not in nvlinks(a):
                         c, width = nvb_via(a, x, y)
                         pairs.append("%d>%d via %d (%s)" % (x, y, c, gbps(width * a.nvlink_gbyte)))
             for k in range(0, len(pairs), 4):
@@ -473,7 +527,16 @@ def header(a, nodes, n_links, n_routes):
     w("  from the GPU towards the switch; routes are symmetrical (SimGrid swaps UP and DOWN back).")
     w("")
     w("  Sources (full citations in platforms/gpu/README.md):")
-    if a.preset == "dgx1-v100":
+    if a.preset == "bigbasin-p100":
+        w("  - Goyal et al., \"Accurate, Large Minibatch SGD: Training ImageNet in 1 Hour\",")
+        w("    arXiv:1706.02677 (v2, 2018), section 4.3: Big Basin servers; \"Each server contains 8")
+        w("    NVIDIA Tesla P100 GPUs that are interconnected with NVIDIA NVLink\"; a Mellanox ConnectX-4")
+        w("    50Gbit Ethernet network card; Wedge100 Ethernet switches.")
+        w("  - NVIDIA Tesla P100 whitepaper WP-08019-001 (GP100 Pascal): four NVLinks per GPU, 160 GB/s")
+        w("    bidirectional in all (20 GB/s each way per link); 10.6 TFLOP/s FP32 for the SXM2 module.")
+        w("  - The cube-mesh of the first DGX-1 (P100): two fully connected quads of 4 GPUs, GPU g")
+        w("    linked to g+4; the V100 DGX-1's pairs (dgx1-v100.xml) with one link each.")
+    elif a.preset == "dgx1-v100":
         w("  - NVIDIA, \"NVIDIA DGX-1 With Tesla V100 System Architecture\", white paper WP-08437-002:")
         w("    8 Tesla V100 in a hybrid cube-mesh; each V100 has six NVLinks, \"each providing a")
         w("    point-to-point connection to another GPU at a peak bandwidth of 25 GB/s in each")
@@ -509,8 +572,16 @@ def header(a, nodes, n_links, n_routes):
     w("  - speed=%sGf, core=1 per GPU host: the GPU's PEAK FP32 rate (%s TFLOP/s, no tensor cores)%s."
       % (fmt(a.gpu_tflops * 1000), fmt(a.gpu_tflops), mark("gpu_tflops")))
     w("    Host properties: wulf:device=%s, wulf:node = the server's index." % a.device + mark("device"))
-    w("    No wulf:efficiency is set: what share of the peak a net reaches is not assumed here.")
-    if a.preset != "dgx1-v100":
+    if a.efficiency is None:
+        w("    No wulf:efficiency is set: what share of the peak a net reaches is not assumed here.")
+    else:
+        w("    wulf:efficiency=%s (GIVEN, option efficiency: the share of the peak each kind of layer" % a.efficiency)
+        w("    reaches; not a number of the sources above).")
+    if a.preset == "bigbasin-p100":
+        w("  - Inside a server: ASSUMPTION, the first DGX-1's layout (Goyal et al. say only \"NVLink\"):")
+        w("    the cube-mesh above, GPU pairs on 4 PCIe switches, 2 per CPU, as dgx1-v100.xml. The one")
+        w("    NIC: ASSUMPTION, on PCIe switch 0; GPUs on other switches reach it over PCIe (and QPI).")
+    if a.topology != "cube-mesh":
         if a.preset == "roce-4gpu":
             w("  - GPU: ASSUMPTION. Horovod says only \"Pascal\"; a 4-GPU server of 2017 with RoCE NICs")
             w("    most likely holds P100 for PCIe (the SXM2 P100 comes in NVLink servers such as the")
@@ -524,12 +595,16 @@ def header(a, nodes, n_links, n_routes):
           % mark("pcie_gbyte", "topology"))
         w("    Were the GPUs split over two CPUs, pairs across them would cross QPI as well.")
     if a.topology == "cube-mesh":
-        w("  - NVLink: %s each way per link (whitepaper: 25 GB/s peak per direction)%s. A pair with two"
-          % (gbps(a.nvlink_gbyte), mark("nvlink_gbyte")))
-        w("    links (NV2) is ONE link of %s, not two links: CUDA and NCCL stripe a transfer over a"
-          % gbps(2 * a.nvlink_gbyte))
-        w("    bonded pair, and a SimGrid route is one path, so two parallel links in a route would")
-        w("    carry the flow in series at 25 GB/s. One link keeps the pair's aggregate.")
+        if a.preset == "bigbasin-p100":
+            w("  - NVLink: %s each way per link (whitepaper: 20 GB/s per direction)%s."
+              % (gbps(a.nvlink_gbyte), mark("nvlink_gbyte")))
+        else:
+            w("  - NVLink: %s each way per link (whitepaper: 25 GB/s peak per direction)%s. A pair with two"
+              % (gbps(a.nvlink_gbyte), mark("nvlink_gbyte")))
+            w("    links (NV2) is ONE link of %s, not two links: CUDA and NCCL stripe a transfer over a"
+              % gbps(2 * a.nvlink_gbyte))
+            w("    bonded pair, and a SimGrid route is one path, so two parallel links in a route would")
+            w("    carry the flow in series at 25 GB/s. One link keeps the pair's aggregate.")
         w("  - NVLink latency %s per link: ASSUMPTION, a small message between two GPUs as MPI sees"
           % us(a.nvlink_lat_us))
         w("    it (CUDA IPC over NVLink, a few us); no source gives it for this machine.")
@@ -544,7 +619,8 @@ def header(a, nodes, n_links, n_routes):
         w("    is faster than its port and not modelled.")
     nic_text = {"dgx1-v100": "EDR InfiniBand, 100 Gbit/s data rate per port",
                 "roce-4gpu": "25 GbE, RDMA over Converged Ethernet",
-                "eth10g-4gpu": "10 GbE, MPI over TCP"}[a.preset]
+                "eth10g-4gpu": "10 GbE, MPI over TCP",
+                "bigbasin-p100": "Mellanox ConnectX-4, 50 Gbit/s Ethernet"}[a.preset]
     w("  - NICs: %d per server, %s each way, SPLITDUPLEX" % (a.nics_per_node, nic_bw))
     w("    (%s)." % nic_text)
     if mark("nic_gbit", "nics_per_node"):
@@ -553,10 +629,12 @@ def header(a, nodes, n_links, n_routes):
         "dgx1-v100": " (EDR host adapter to host adapter is about 1 us,",
         "roce-4gpu": " (RoCE adapter to adapter is 1 to 2 us,",
         "eth10g-4gpu": " (MPI over TCP on 10 GbE takes tens of us one way, most",
+        "bigbasin-p100": " (Gloo's transport is not named; RDMA-class",
     }[a.preset])
     w({"dgx1-v100": "    half each side).",
        "roce-4gpu": "    half each side).",
-       "eth10g-4gpu": "    of it in the kernel's TCP stack: %s per side)." % us(a.nic_lat_us)}[a.preset])
+       "eth10g-4gpu": "    of it in the kernel's TCP stack: %s per side)." % us(a.nic_lat_us),
+       "bigbasin-p100": "    adapters take 1 to 2 us, half each side)."}[a.preset])
     fabric = {
         "dgx1-v100": ("  - The InfiniBand fabric: ASSUMPTION, one non-blocking switch. NVIDIA's DGX-1 networking",
                       "    guide asks for all four cards on a fabric of \"full bisectional bandwidth\"; a",
@@ -567,6 +645,9 @@ def header(a, nodes, n_links, n_routes):
                       "    needs; the docs name no switch or topology). Latency %s through it: ASSUMPTION."
                       % us(a.switch_lat_us),
                       ""),
+        "bigbasin-p100": ("  - The Ethernet fabric: ASSUMPTION, non-blocking Wedge100 (100 GbE) switches, the",
+                          "    topology not given. Latency %s through it: ASSUMPTION." % us(a.switch_lat_us),
+                          ""),
         "eth10g-4gpu": ("  - One non-blocking 10 GbE switch: ASSUMPTION. Latency %s through it: ASSUMPTION."
                         % us(a.switch_lat_us),
                         "", ""),
@@ -618,6 +699,8 @@ def generate(a):
         for g in range(a.gpus_per_node):
             o('      <host id="%s" speed="%s" core="1">' % (nd.gpu(g), speed))
             o('        <prop id="wulf:device" value="%s"/><prop id="wulf:node" value="%d"/>' % (a.device, nd.n))
+            if a.efficiency is not None:
+                o('        <prop id="wulf:efficiency" value="%s"/>' % a.efficiency.replace(" ", ""))
             o("      </host>")
         o('      <router id="%s"/>' % nd.gateway())
         for lid, bw, lat, pol in nd.links:

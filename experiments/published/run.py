@@ -1,0 +1,344 @@
+#!/usr/bin/env python3
+"""wulf's predictions beside published measurements (issue 34 item 3).
+
+Each case takes ONE number from its source as an input, the time of one GPU, and predicts
+everything about scaling by simulation (wulf train --engine sim --numerics off on a platform
+of platforms/gpu/generate.py):
+
+  1. The GPU's share of its peak: one GPU is simulated at its peak rate, and the efficiency
+     that makes its time the source's is written into the platform (wulf:efficiency, the
+     same share for every kind of layer). That is the only number fitted, and it is fitted
+     to the one-GPU input, never to a figure being predicted.
+  2. The one-GPU run is simulated again on that platform: its time must be the source's.
+  3. N GPUs are simulated; the predicted scaling efficiency is the one-GPU time over the
+     N-GPU time per update (each GPU holds the same samples: weak scaling, as the sources).
+
+The bus bandwidths (nccl-tests) are `wulf platform bench` allreduce times turned into
+nccl-tests' busbw = S / t x 2 (n - 1) / n.
+
+    python3 experiments/published/run.py [--only horovod|goyal|nccl] [--quick]
+
+writes experiments/published/results/published.json (every figure, the commands, the wall
+seconds of each simulation) and results/tables.md (the tables of README.md), and prints
+the tables. --quick leaves out the 512-GPU runs (about 10 minutes of the 15 or so on a
+2-core machine). Needs wulf built (./dev.sh build).
+"""
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+WULF = os.path.join(ROOT, "build", "wulf")
+GENERATE = os.path.join(ROOT, "platforms", "gpu", "generate.py")
+
+# Horovod: its README of 2017-09-05 (horovod commit d54e3a88, "Update README (#19)"),
+# "Baseline single-GPU (batch size=64)" on its "4 servers with 4 Pascal GPUs each connected by
+# RoCE-capable 25 Gbit/s network": images per second, tf_cnn_benchmarks, synthetic data.
+# Efficiencies: README/docs at cd2a3ce8 (128 GPUs) and 8318a898 (512 GPUs); the 16-GPU row is
+# that README's "RDMA Horovod (allreduce on GPU with NCCL)" over 16 x the baseline (SOURCES.md 1c).
+HOROVOD = {
+    "source": "Sergeev and Del Balso, Horovod (arXiv:1802.05799); horovod README/docs (SOURCES.md section 1)",
+    "batch_per_gpu": 64,
+    "bucket_bytes": 64 * 1024 * 1024,  # Horovod's tensor fusion buffer of the time, 64 MB
+    "nets": {
+        "inception_v3": {"label": "Inception V3", "one_gpu_images_s": 134.4,
+                         "published": {16: 2022.6 / (16 * 134.4), 128: 0.90, 512: 0.90}},
+        "resnet101": {"label": "ResNet-101", "one_gpu_images_s": 119.4,
+                      "published": {16: 1746.2 / (16 * 119.4), 128: 0.90, 512: 0.90}},
+        "vgg16": {"label": "VGG-16", "one_gpu_images_s": 130.9,
+                  "published": {16: 1787.4 / (16 * 130.9), 128: 0.79, 512: 0.68}},
+    },
+}
+
+# Goyal et al. (arXiv:1706.02677 v2): section 4.3 "Backprop for ResNet-50 on a single NVIDIA
+# Tesla P100 GPU takes 120 ms" (n = 32 images a GPU, section 5.1); about 90% scaling
+# efficiency from 8 GPUs (one Big Basin server) to 256 (32 servers), abstract and section 5.5.
+GOYAL = {
+    "source": "Goyal et al., Accurate, Large Minibatch SGD (arXiv:1706.02677 v2), sections 4.1, 4.3, 5.1, 5.5",
+    "batch_per_gpu": 32,
+    "one_gpu_backward_s": 0.120,
+    "published": 0.90,
+    "gpus": [8, 256],
+}
+
+# NCCL's maintainer on DGX-1 nodes (SOURCES.md section 4b): busbw of large allreduces.
+NCCL = {
+    "source": "NVIDIA/nccl issue #307 and NVIDIA/nccl-tests issue #29 (S. Jeaugey); busbw as nccl-tests "
+              "doc/PERFORMANCE.md defines it",
+    "rows": [
+        # (label, nodes, nics per node, published GB/s, what was said)
+        ("DGX-1 V100, 1 EDR NIC per node, 4 nodes", 4, 1, 12.2,
+         "12.2 GB/s (for a 100Gbps card) is as good as you can get (4 servers x 8 V100, one NIC each)"),
+        ("DGX-1, 4 EDR NICs per node, more than 2 nodes (rings)", 4, 4, 47.0,
+         "I always get 47 GB/s on DGX-1 nodes (except with 2 nodes / trees)"),
+    ],
+    "bytes": 64 << 20,  # 64 MiB: a "large message", where nccl-tests' busbw has flattened
+}
+
+
+# NCCL (Horovod) and Gloo (Goyal et al.) move the buckets from threads and streams of their
+# own, while the GPU computes: the communication progresses all the time, not only where the
+# training loop calls MPI_Test. wulf's overlap charges each layer's backward in slices of at
+# most 10^10 flops (about 1 ms on these GPUs) with a progress point between them (a point after
+# each layer only, the default, models one thread that does both: see README.md).
+PROGRESS = ["--progress-flops", "1e10"]
+
+# The presets' datasheet peaks (platforms/gpu/generate.py), TFLOP/s FP32.
+PEAK_TFLOPS = {"roce-4gpu": 9.3, "bigbasin-p100": 10.6}
+
+
+def run(cmd, what):
+    t0 = time.monotonic()
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wall = time.monotonic() - t0
+    if p.returncode != 0:
+        sys.exit("%s failed (%d): %s\n%s" % (what, p.returncode, " ".join(cmd), p.stderr[-3000:]))
+    return wall
+
+
+def platform(tmp, preset, nodes, efficiency=None, extra=()):
+    name = "%s-%d%s%s.xml" % (preset, nodes, "" if efficiency is None else "-e%s" % efficiency, "-".join(extra))
+    path = os.path.join(tmp, name)
+    cmd = [sys.executable, GENERATE, "--preset", preset, "--nodes", str(nodes), "-o", path] + list(extra)
+    if efficiency is not None:
+        cmd += ["--efficiency", "other=%s" % efficiency]
+    run(cmd, "generate.py")
+    return path
+
+
+def ring_hosts(tmp, prefix, nodes):
+    """A --hosts file: each Big Basin server's GPUs in the order of a ring over its NVLinks
+    (0 1 2 3 7 6 5 4: every hop one NVLink), the order NCCL's ring search finds, so that
+    the rings within a server in rank order use direct NVLinks."""
+    path = os.path.join(tmp, "%s-%d.hosts" % (prefix, nodes))
+    with open(path, "w") as f:
+        for n in range(nodes):
+            for g in (0, 1, 2, 3, 7, 6, 5, 4):
+                f.write("%s-%d-gpu%d\n" % (prefix, n, g))
+    return path
+
+
+def train(tmp, tag, net, plat, np_, batch, strategy_args, hosts=None):
+    """One simulated update of batch samples a GPU on np_ GPUs: (seconds a update, record)."""
+    out = os.path.join(tmp, tag + ".json")
+    cmd = [WULF, "train", "--quiet", "--problem", "layers:" + net, "--numerics", "off", "--engine", "sim",
+           "--platform", plat, "--np", str(np_), "--train-size", str(np_ * batch), "--block", str(np_ * batch),
+           "--test-size", "1", "--epochs", "1", "--out", out] + strategy_args
+    if hosts:
+        cmd += ["--hosts", hosts]
+    wall = run(cmd, "wulf train " + tag)
+    with open(out) as f:
+        rec = json.load(f)
+    last = rec["history"][-1]
+    phases = rec.get("phases", {})
+    return {
+        "update_s": last["time_s"],
+        "exposed_comm_s": last.get("exposed_comm_s"),
+        "buckets": last.get("buckets"),
+        "phases": phases,
+        "wall_s": round(wall, 2),
+        "command": " ".join(os.path.relpath(c, ROOT) if c.startswith(ROOT) else c for c in cmd),
+    }
+
+
+def calibrate(tmp, tag, net, preset, batch, target_s, strategy_args, measure="update_s"):
+    """The share of the peak that makes one GPU take target_s (its update, or its backward
+    pass), and the one-GPU run on the platform with it."""
+    peak = train(tmp, tag + "-peak", net, platform(tmp, preset, 1), 1, batch, strategy_args)
+    peak_s = peak["update_s"] if measure == "update_s" else backward_s(peak)
+    eff = float("%.4g" % (peak_s / target_s))
+    extra = []
+    if eff > 1:
+        # Faster than the peak by the layers' flop count: cuDNN's Winograd and FFT convolutions
+        # do fewer multiplications than a direct convolution (VGG-16's 3x3 layers most), so the
+        # one-GPU time holds fewer flops than the count. The GPU is then given the effective
+        # rate the input implies, and the share 1; the record says so.
+        extra = ["--gpu-tflops", "%.4g" % (PEAK_TFLOPS[preset] * eff)]
+        eff = 1.0
+    one = train(tmp, tag + "-1", net, platform(tmp, preset, 1, eff, extra), 1, batch, strategy_args)
+    one["effective_tflops"] = float(extra[1]) if extra else None
+    return eff, peak_s, one
+
+
+def backward_s(r):
+    """The backward pass's seconds in a one-GPU record's phases (rank 0's)."""
+    ph = r["phases"]
+    for key in ("backward_s", "backward"):
+        if key in ph:
+            v = ph[key]
+            return v if isinstance(v, (int, float)) else v.get("s", v.get("time_s"))
+    sys.exit("no backward phase in the record's phases: %s" % sorted(ph))
+
+
+def horovod(tmp, quick):
+    h = HOROVOD
+    rows = []
+    args = ["--strategy", "overlap", "--bucket-bytes", str(h["bucket_bytes"]), "--bucket-allreduce", "ring"] + PROGRESS
+    for net, spec in h["nets"].items():
+        target = h["batch_per_gpu"] / spec["one_gpu_images_s"]
+        eff, peak_s, one = calibrate(tmp, "horovod-" + net, net, "roce-4gpu", h["batch_per_gpu"], target, args)
+        for gpus in sorted(spec["published"]):
+            if quick and gpus > 128:
+                continue
+            tflops = one["effective_tflops"]
+            plat = platform(tmp, "roce-4gpu", gpus // 4, eff, ["--gpu-tflops", "%.4g" % tflops] if tflops else [])
+            r = train(tmp, "horovod-%s-%d" % (net, gpus), net, plat, gpus, h["batch_per_gpu"], args)
+            predicted = one["update_s"] / r["update_s"]
+            rows.append({
+                "net": spec["label"], "gpus": gpus, "published": spec["published"][gpus], "predicted": predicted,
+                "difference_points": 100 * (predicted - spec["published"][gpus]),
+                "one_gpu_images_s": spec["one_gpu_images_s"], "efficiency_of_peak": eff,
+                "effective_tflops": one["effective_tflops"],
+                "one_gpu_update_s": one["update_s"], "update_s": r["update_s"],
+                "exposed_comm_s": r["exposed_comm_s"], "buckets": r["buckets"], "wall_s": r["wall_s"],
+                "command": r["command"],
+            })
+            print("horovod %-12s %4d GPUs: published %.0f%%, wulf %.1f%% (update %.4f s, exposed %.4f s, %.1f s wall)"
+                  % (spec["label"], gpus, 100 * spec["published"][gpus], 100 * predicted, r["update_s"],
+                     r["exposed_comm_s"] or 0, r["wall_s"]), flush=True)
+    return {"source": h["source"], "batch_per_gpu": h["batch_per_gpu"], "bucket_bytes": h["bucket_bytes"],
+            "allreduce": "ring over all GPUs (NCCL 2's), overlapped with the backward pass", "rows": rows}
+
+
+def goyal(tmp, quick, per_tensor=False):
+    g = GOYAL
+    rows = []
+    # Goyal et al. reduce each layer's gradient as soon as it is computed: one bucket per
+    # tensor is closest, but its 161 hierarchical allreduces on 256 ranks took over 25 minutes
+    # of this 2-core machine (issue 34 item 4); --per-tensor runs it.
+    variants = [("25 MiB buckets (PyTorch DDP's)", ["--bucket-bytes", str(25 * 1024 * 1024)])]
+    if per_tensor:
+        variants.append(("one bucket per tensor", ["--bucket-bytes", "0"]))
+    base = ["--strategy", "overlap", "--bucket-allreduce", "hierarchical"] + PROGRESS
+    for label, extra in variants:
+        args = base + extra
+        eff, peak_s, one = calibrate(tmp, "goyal", "resnet50", "bigbasin-p100", g["batch_per_gpu"],
+                                     g["one_gpu_backward_s"], args, measure="backward")
+        times = {}
+        for gpus in g["gpus"]:
+            nodes = gpus // 8
+            plat = platform(tmp, "bigbasin-p100", nodes, eff)
+            times[gpus] = train(tmp, "goyal-%d-%s" % (gpus, extra[-1]), "resnet50", plat, gpus, g["batch_per_gpu"],
+                                args, hosts=ring_hosts(tmp, "bigbasin", nodes))
+        predicted = times[8]["update_s"] / times[256]["update_s"]
+        rows.append({
+            "buckets": label, "published": g["published"], "predicted": predicted,
+            "difference_points": 100 * (predicted - g["published"]), "efficiency_of_peak": eff,
+            "one_gpu_update_s": one["update_s"], "one_gpu_backward_s": backward_s(one),
+            "update_s_8": times[8]["update_s"], "update_s_256": times[256]["update_s"],
+            "exposed_comm_s_8": times[8]["exposed_comm_s"], "exposed_comm_s_256": times[256]["exposed_comm_s"],
+            "wall_s": times[8]["wall_s"] + times[256]["wall_s"], "command": times[256]["command"],
+        })
+        print("goyal %s: published 90%%, wulf %.1f%% (8 GPUs %.4f s, 256 GPUs %.4f s an update)"
+              % (label, 100 * predicted, times[8]["update_s"], times[256]["update_s"]), flush=True)
+    return {"source": g["source"], "batch_per_gpu": g["batch_per_gpu"],
+            "allreduce": "hierarchical (a ring within each server, across the servers, within again), overlapped",
+            "rows": rows}
+
+
+def nccl(tmp, quick):
+    n = NCCL
+    rows = []
+    elements = n["bytes"] // 4
+    for label, nodes, nics, published, quote in n["rows"]:
+        plat = platform(tmp, "dgx1-v100", nodes, extra=["--nics-per-node", str(nics)])
+        for algorithm in ("ring", "hierarchical"):
+            out = os.path.join(tmp, "nccl-%d-%d-%s.json" % (nodes, nics, algorithm))
+            ranks = 8 * nodes
+            cmd = [WULF, "platform", "bench", plat, "--np", str(ranks), "--collectives", "allreduce",
+                   "--allreduce", algorithm, "--elements", str(elements), "--type", "float", "--no-pingpong",
+                   "--repeat", "1", "--unread-sums", "--out", out]
+            wall = run(cmd, "wulf platform bench")
+            with open(out) as f:
+                t = json.load(f)["collectives"][0]["time_s"]
+            busbw = n["bytes"] / t * 2 * (ranks - 1) / ranks / 1e9
+            rows.append({"fabric": label, "nodes": nodes, "nics_per_node": nics, "gpus": ranks,
+                         "algorithm": algorithm, "bytes": n["bytes"], "time_s": t, "busbw_GBps": busbw,
+                         "published_GBps": published, "difference": busbw / published - 1, "quote": quote,
+                         "wall_s": round(wall, 2),
+                         "command": " ".join(os.path.relpath(c, ROOT) if c.startswith(ROOT) else c
+                                             for c in cmd if not c.startswith(tmp)) + " PLATFORM"})
+            print("nccl %s, %s: wulf %.1f GB/s, published %.1f GB/s" % (label, algorithm, busbw, published),
+                  flush=True)
+    return {"source": n["source"], "rows": rows}
+
+
+def tables(results):
+    L = []
+    if "horovod" in results:
+        L += ["| net | GPUs | published | wulf | difference (points) | one GPU (input) | share of peak | "
+              "update, N GPUs | exposed communication |", "|---|---|---|---|---|---|---|---|---|"]
+        for r in results["horovod"]["rows"]:
+            share = ("%.3f" % r["efficiency_of_peak"] if not r.get("effective_tflops")
+                     else "1 at %.4g TFLOP/s (above the 9.3 peak)" % r["effective_tflops"])
+            L.append("| %s | %d | %.0f%% | %.1f%% | %+.1f | %.1f images/s | %s | %.1f ms | %.1f ms |"
+                     % (r["net"], r["gpus"], 100 * r["published"], 100 * r["predicted"], r["difference_points"],
+                        r["one_gpu_images_s"], share, 1e3 * r["update_s"],
+                        1e3 * (r["exposed_comm_s"] or 0)))
+        L.append("")
+    if "goyal" in results:
+        L += ["| buckets | published | wulf | difference (points) | share of peak | update, 8 GPUs | "
+              "update, 256 GPUs | exposed, 256 GPUs |", "|---|---|---|---|---|---|---|---|"]
+        for r in results["goyal"]["rows"]:
+            L.append("| %s | ~%.0f%% | %.1f%% | %+.1f | %.3f | %.1f ms | %.1f ms | %.1f ms |"
+                     % (r["buckets"], 100 * r["published"], 100 * r["predicted"], r["difference_points"],
+                        r["efficiency_of_peak"], 1e3 * r["update_s_8"], 1e3 * r["update_s_256"],
+                        1e3 * (r["exposed_comm_s_256"] or 0)))
+        L.append("")
+    if "nccl" in results:
+        L += ["| fabric | GPUs | wulf's allreduce | busbw, wulf | published | difference |",
+              "|---|---|---|---|---|---|"]
+        for r in results["nccl"]["rows"]:
+            L.append("| %s | %d | %s | %.1f GB/s | %.1f GB/s | %+.0f%% |"
+                     % (r["fabric"], r["gpus"], r["algorithm"], r["busbw_GBps"], r["published_GBps"],
+                        100 * r["difference"]))
+        L.append("")
+    return "\n".join(L)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--only", choices=["horovod", "goyal", "nccl"])
+    ap.add_argument("--quick", action="store_true", help="leave out the 512-GPU runs")
+    ap.add_argument("--per-tensor", action="store_true",
+                    help="Goyal: also one bucket per tensor (over 25 minutes at 256 GPUs on 2 cores)")
+    ap.add_argument("--progress-flops", default="1e10",
+                    help="overlap's --progress-flops (default 1e10: the communication progresses all the time; "
+                         "0: a progress point after each layer only)")
+    ap.add_argument("--out", default=os.path.join(HERE, "results"))
+    a = ap.parse_args()
+    PROGRESS[1] = a.progress_flops
+    if not os.path.exists(WULF):
+        sys.exit("build wulf first: ./dev.sh build")
+    os.makedirs(a.out, exist_ok=True)
+    path = os.path.join(a.out, "published.json")
+    results = {}
+    if a.only and os.path.exists(path):
+        with open(path) as f:
+            results = json.load(f)
+    with tempfile.TemporaryDirectory(prefix="wulf-published-") as tmp:
+        for name, fn in (("nccl", nccl), ("goyal", lambda t, q: goyal(t, q, a.per_tensor)), ("horovod", horovod)):
+            if a.only in (None, name):
+                results[name] = fn(tmp, a.quick)
+    results["quick"] = a.quick
+    results["progress_flops"] = a.progress_flops
+    tmp_path = path + ".part"
+    with open(tmp_path, "w") as f:
+        json.dump(results, f, indent=1)
+    os.replace(tmp_path, path)
+    text = tables(results)
+    with open(os.path.join(a.out, "tables.md.part"), "w") as f:
+        f.write(text)
+    os.replace(os.path.join(a.out, "tables.md.part"), os.path.join(a.out, "tables.md"))
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
