@@ -128,6 +128,13 @@ std::vector<JobResult> run_phase(const Request& r, const Runner& runner, const s
   }
 }
 
+// The option that makes candidate c's twin with nothing hidden (c.hides()): its strategy's
+// SearchTraits::unhidden_option and value, appended to a run's arguments.
+void append_unhidden(std::vector<std::string>& args, const Candidate& c) {
+  const SearchTraits& t = *c.strategy->search;
+  args.insert(args.end(), {"--" + std::string(t.unhidden_option), std::string(t.unhidden_value)});
+}
+
 // Phase 2, screening the time of one iteration, without arithmetic, once per (strategy, p,
 // b, a); returns the wall seconds it took.
 double screen_iteration_times(const Request& r, const Runner& runner, std::vector<Candidate>& candidates,
@@ -143,8 +150,7 @@ double screen_iteration_times(const Request& r, const Runner& runner, std::vecto
     a.insert(a.end(), {"--numerics", "off", "--epochs", "1"});
     jobs.push_back({a, scratch.file("time-" + std::to_string(j) + ".json"), {}, {}});
     if (!c.hides()) continue;
-    const SearchTraits& t = *c.strategy->search;
-    a.insert(a.end(), {"--" + std::string(t.unhidden_option), std::string(t.unhidden_value)});
+    append_unhidden(a, c);
     jobs.push_back({a, scratch.file("time-" + std::to_string(j) + "-unhidden.json"), {}, {}});
   }
   out << "screening: time per iteration, " << jobs.size() << " simulations without arithmetic ..." << std::flush;
@@ -179,12 +185,11 @@ double screen_update_times(const Request& r, const Runner& runner, std::vector<C
   std::vector<Job> jobs;
   for (std::size_t j = 0; j < plan.timed.size(); ++j) {
     const Candidate& c = candidates[plan.timed[j]];
-    const SearchTraits& t = *(c.sequential() ? Strategy() : c.strategy)->search;
     for (const bool twin : {false, true}) {
       if (twin && !c.hides()) break;
       for (const std::size_t updates : {1, 2}) {
         std::vector<std::string> a = r.update_args(c, updates * c.b);
-        if (twin) a.insert(a.end(), {"--" + std::string(t.unhidden_option), std::string(t.unhidden_value)});
+        if (twin) append_unhidden(a, c);
         const std::string name =
             "time-" + std::to_string(j) + "-" + std::to_string(updates) + (twin ? "-unhidden" : "");
         jobs.push_back({a, scratch.file(name + ".json"), {}, {}});

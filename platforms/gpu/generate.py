@@ -52,26 +52,11 @@ PRESETS = {
         "device": "V100-SXM2-16GB",
         "smpi_factors": "one",
     },
-    "roce-4gpu": {
-        "name": "roce",
-        "nodes": 128,
-        "gpus_per_node": 4,
-        "topology": "pcie",
-        "nics_per_node": 1,
-        "nic_gbit": 25.0,
-        "nic_lat_us": 1.0,
-        "switch_lat_us": 0.5,
-        "nvlink_gbyte": 25.0,
-        "nvlink_lat_us": 1.0,
-        "pcie_gbyte": 15.75,
-        "pcie_lat_us": 0.5,
-        "qpi_gbyte": 38.4,
-        "no_nvlink_route": "nvb",
-        "gpu_tflops": 9.3,
-        "device": "P100-PCIe-16GB",
-        "smpi_factors": "one",
-    },
 }
+# Horovod's benchmark cluster: 4-GPU servers on one PCIe switch each, 25 GbE RoCE.
+PRESETS["roce-4gpu"] = {**PRESETS["dgx1-v100"], "name": "roce", "nodes": 128, "gpus_per_node": 4,
+                        "topology": "pcie", "nics_per_node": 1, "nic_gbit": 25.0, "nic_lat_us": 1.0,
+                        "switch_lat_us": 0.5, "gpu_tflops": 9.3, "device": "P100-PCIe-16GB"}
 # Goyal et al.'s cluster: Big Basin servers of 8 P100 (SXM2) "interconnected with NVIDIA NVLink",
 # one ConnectX-4 50 Gbit Ethernet NIC each; 32 servers are their 256 GPUs.
 PRESETS["bigbasin-p100"] = {**PRESETS["dgx1-v100"], "name": "bigbasin", "nodes": 32, "nics_per_node": 1,
