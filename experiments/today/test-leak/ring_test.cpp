@@ -7,8 +7,11 @@
 // meanwhile), then complete both: "wait" with MPI_Waitall, "test" with MPI_Test (done by
 // then), as a progress point of wulf's overlap strategy does; "waitany-self" with MPI_Waitany
 // over the request and a zero-byte message to itself (MPI_Issend, never detached), which
-// returns the request if it is done and the self-message otherwise.
+// returns the request if it is done and the self-message otherwise; "s4u" the same messages as
+// SimGrid s4u comms between the ranks' mailboxes, each tested by Comm::wait_any_for with a
+// timeout of 0 (the kernel waits on it for no time: a done comm is finished with a waiter).
 #include <mpi.h>
+#include <simgrid/s4u.hpp>
 #include <smpi/smpi.h>
 
 #include <chrono>
@@ -24,6 +27,9 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const char* mode = argc > 1 ? argv[1] : "wait";
   const bool by_test = std::strcmp(mode, "test") == 0, by_waitany = std::strcmp(mode, "waitany-self") == 0;
+  const bool by_s4u = std::strcmp(mode, "s4u") == 0;
+  simgrid::s4u::Mailbox* mine = simgrid::s4u::Mailbox::by_name("ring-" + std::to_string(rank));
+  simgrid::s4u::Mailbox* right = simgrid::s4u::Mailbox::by_name("ring-" + std::to_string((rank + 1) % size));
   const int rounds = argc > 2 ? std::atoi(argv[2]) : 4000;
   // "early": each request is also tested once right after posting, before the compute (not
   // done then), as a progress point that comes too soon.
@@ -50,6 +56,18 @@ int main(int argc, char** argv) {
   if (by_waitany) post_self();
   auto t0 = std::chrono::steady_clock::now();
   for (int round = 1; round <= rounds; ++round) {
+    if (by_s4u) {
+      void* got = nullptr;
+      const simgrid::s4u::CommPtr comms[2] = {mine->get_async(&got), right->put_async(out.data(), out.size())};
+      bool found[2] = {false, false};
+      for (int k = 0; k < 2 && early; ++k) found[k] = simgrid::s4u::Comm::wait_any_for({comms[k]}, 0.0) == 0;
+      smpi_execute_flops(1e10);
+      for (int k = 0; k < 2; ++k) {
+        if (found[k]) continue;
+        if (simgrid::s4u::Comm::wait_any_for({comms[k]}, 0.0) == 0) ++completed_by_test;
+        else comms[k]->wait();
+      }
+    } else {
     MPI_Request q[2];
     MPI_Irecv(in.data(), static_cast<int>(in.size()), MPI_CHAR, (rank + size - 1) % size, 0, MPI_COMM_WORLD, &q[0]);
     MPI_Isend(out.data(), static_cast<int>(out.size()), MPI_CHAR, (rank + 1) % size, 0, MPI_COMM_WORLD, &q[1]);
@@ -71,6 +89,7 @@ int main(int argc, char** argv) {
       }
     } else {
       MPI_Waitall(2, q, MPI_STATUSES_IGNORE);
+    }
     }
     if (rank == 0 && round % 1000 == 0) {
       const auto t1 = std::chrono::steady_clock::now();
