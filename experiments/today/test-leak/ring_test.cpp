@@ -4,7 +4,7 @@
 //
 // Each round: post an MPI_Irecv from the left and an MPI_Isend to the right (200 000 bytes,
 // above SMPI's 65 536-byte detached-send threshold), compute 1e10 flops (the messages arrive
-// meanwhile), then complete both: "wait" with MPI_Waitall, "test" with MPI_Test (done by
+// meanwhile), then complete both: "wait" with MPI_Wait, "test" with MPI_Test (done by
 // then), as a progress point of wulf's overlap strategy does; "waitany-self" with MPI_Waitany
 // over the request and a zero-byte message to itself (MPI_Issend, never detached), which
 // returns the request if it is done and the self-message otherwise; "s4u" the same messages as
@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 int main(int argc, char** argv) {
@@ -25,86 +26,87 @@ int main(int argc, char** argv) {
   int rank = 0, size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  const char* mode = argc > 1 ? argv[1] : "wait";
-  const bool by_test = std::strcmp(mode, "test") == 0, by_waitany = std::strcmp(mode, "waitany-self") == 0;
-  const bool by_s4u = std::strcmp(mode, "s4u") == 0;
-  simgrid::s4u::Mailbox* mine = simgrid::s4u::Mailbox::by_name("ring-" + std::to_string(rank));
-  simgrid::s4u::Mailbox* right = simgrid::s4u::Mailbox::by_name("ring-" + std::to_string((rank + 1) % size));
+  const std::string mode = argc > 1 ? argv[1] : "wait";
+  if (mode != "wait" && mode != "test" && mode != "waitany-self" && mode != "s4u") {
+    if (rank == 0) std::fprintf(stderr, "ring_test: mode %s: must be wait, test, waitany-self or s4u\n", mode.c_str());
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
   const int rounds = argc > 2 ? std::atoi(argv[2]) : 4000;
-  // "early": each request is also tested once right after posting, before the compute (not
+  // "early": each message is also tested once right after posting, before the compute (not
   // done then), as a progress point that comes too soon.
   const bool early = argc > 3 && std::strcmp(argv[3], "early") == 0;
   std::vector<char> out(200000), in(200000);
-  long completed_by_test = 0;
-  // The self-message: one always under way, replaced when MPI_Waitany returns it.
+
+  // The round's two messages (0: from the left, 1: to the right), as MPI requests or s4u comms.
+  MPI_Request q[2];
+  simgrid::s4u::CommPtr comms[2];
+  simgrid::s4u::Mailbox* mine = simgrid::s4u::Mailbox::by_name("ring-" + std::to_string(rank));
+  simgrid::s4u::Mailbox* right = simgrid::s4u::Mailbox::by_name("ring-" + std::to_string((rank + 1) % size));
+  void* got = nullptr;
+  auto post = [&] {
+    if (mode == "s4u") {
+      comms[0] = mine->get_async(&got), comms[1] = right->put_async(out.data(), out.size());
+      return;
+    }
+    MPI_Irecv(in.data(), static_cast<int>(in.size()), MPI_CHAR, (rank + size - 1) % size, 0, MPI_COMM_WORLD, &q[0]);
+    MPI_Isend(out.data(), static_cast<int>(out.size()), MPI_CHAR, (rank + 1) % size, 0, MPI_COMM_WORLD, &q[1]);
+  };
+  // The self-message of waitany-self: one always under way, replaced when MPI_Waitany returns it.
   char self_out = 0, self_in = 0;
   MPI_Request self_recv = MPI_REQUEST_NULL, self_send = MPI_REQUEST_NULL;
   auto post_self = [&] {
     MPI_Irecv(&self_in, 0, MPI_CHAR, rank, 1, MPI_COMM_WORLD, &self_recv);
     MPI_Issend(&self_out, 0, MPI_CHAR, rank, 1, MPI_COMM_WORLD, &self_send);
   };
-  auto test_by_waitany = [&](MPI_Request& r) {
-    MPI_Request both[2] = {r, self_recv};
+  if (mode == "waitany-self") post_self();
+  // Whether message k is done now, completing it if so.
+  auto test = [&](int k) {
+    if (mode == "s4u") return simgrid::s4u::Comm::wait_any_for({comms[k]}, 0.0) == 0;
+    if (mode == "test") {
+      int done = 0;
+      MPI_Test(&q[k], &done, MPI_STATUS_IGNORE);
+      return done != 0;
+    }
+    MPI_Request both[2] = {q[k], self_recv};
     int index = MPI_UNDEFINED;
     MPI_Waitany(2, both, &index, MPI_STATUS_IGNORE);
-    r = both[0], self_recv = both[1];
+    q[k] = both[0], self_recv = both[1];
     if (index == 0) return true;
     MPI_Wait(&self_send, MPI_STATUS_IGNORE);
     post_self();
     return false;
   };
-  if (by_waitany) post_self();
+  auto wait = [&](int k) {
+    if (mode == "s4u") comms[k]->wait();
+    else MPI_Wait(&q[k], MPI_STATUS_IGNORE);
+  };
+
+  long found_by_test = 0;
   auto t0 = std::chrono::steady_clock::now();
   for (int round = 1; round <= rounds; ++round) {
-    if (by_s4u) {
-      void* got = nullptr;
-      const simgrid::s4u::CommPtr comms[2] = {mine->get_async(&got), right->put_async(out.data(), out.size())};
-      bool found[2] = {false, false};
-      for (int k = 0; k < 2 && early; ++k) found[k] = simgrid::s4u::Comm::wait_any_for({comms[k]}, 0.0) == 0;
-      smpi_execute_flops(1e10);
-      for (int k = 0; k < 2; ++k) {
-        if (found[k]) continue;
-        if (simgrid::s4u::Comm::wait_any_for({comms[k]}, 0.0) == 0) ++completed_by_test;
-        else comms[k]->wait();
-      }
-    } else {
-    MPI_Request q[2];
-    MPI_Irecv(in.data(), static_cast<int>(in.size()), MPI_CHAR, (rank + size - 1) % size, 0, MPI_COMM_WORLD, &q[0]);
-    MPI_Isend(out.data(), static_cast<int>(out.size()), MPI_CHAR, (rank + 1) % size, 0, MPI_COMM_WORLD, &q[1]);
-    int found[2] = {0, 0};
-    for (int k = 0; k < 2 && early && (by_test || by_waitany); ++k) {
-      if (by_waitany) found[k] = test_by_waitany(q[k]);
-      else MPI_Test(&q[k], &found[k], MPI_STATUS_IGNORE);
-    }
+    post();
+    bool done[2] = {false, false};
+    for (int k = 0; k < 2 && early && mode != "wait"; ++k) done[k] = test(k);
     smpi_execute_flops(1e10);
-    if (by_test || by_waitany) {
-      for (int k = 0; k < 2; ++k) {
-        MPI_Request& r = q[k];
-        int done = found[k];
-        if (done) continue;
-        if (by_waitany) done = test_by_waitany(r);
-        else MPI_Test(&r, &done, MPI_STATUS_IGNORE);
-        if (done) ++completed_by_test;
-        else MPI_Wait(&r, MPI_STATUS_IGNORE);
-      }
-    } else {
-      MPI_Waitall(2, q, MPI_STATUSES_IGNORE);
-    }
+    for (int k = 0; k < 2; ++k) {
+      if (!done[k] && mode != "wait") done[k] = test(k);
+      if (done[k]) ++found_by_test;
+      else wait(k);
     }
     if (rank == 0 && round % 1000 == 0) {
       const auto t1 = std::chrono::steady_clock::now();
-      std::printf("%s: rounds %5d-%5d: %.2f s\n", mode, round - 999, round,
+      std::printf("%s: rounds %5d-%5d: %.2f s\n", mode.c_str(), round - 999, round,
                   std::chrono::duration<double>(t1 - t0).count());
       t0 = t1;
     }
   }
-  if (by_waitany) {
+  if (mode == "waitany-self") {
     MPI_Wait(&self_send, MPI_STATUS_IGNORE);  // the last self-message, never returned
     MPI_Wait(&self_recv, MPI_STATUS_IGNORE);
   }
   if (rank == 0)
-    std::printf("%s: %ld of %d requests found done by the test; simulated time %.9f s\n", mode, completed_by_test,
-                2 * rounds, MPI_Wtime());
+    std::printf("%s: %ld of %d requests found done by the test; simulated time %.9f s\n", mode.c_str(),
+                found_by_test, 2 * rounds, MPI_Wtime());
   MPI_Finalize();
   return 0;
 }
