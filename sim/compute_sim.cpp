@@ -2,6 +2,7 @@
 // off (the front end passes smpi/simulate-computation:no), so a kernel costs no simulated
 // time until charge() executes it on the rank's simulated host.
 #include "comm/compute.hpp"
+#include "shared_memory.hpp"
 #include "util/errors.hpp"
 #include "util/text.hpp"
 #include "data/dataset.hpp"
@@ -14,6 +15,7 @@
 #include <simgrid/s4u/NetZone.hpp>
 #include <smpi/smpi.h>
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <utility>
@@ -45,6 +47,13 @@ class SharedBlocks {
     for (const auto& block : blocks_) SMPI_SHARED_FREE(block.first);
     blocks_.clear();
   }
+  bool holds(const void* data, std::size_t bytes) const {
+    const auto* d = static_cast<const char*>(data);
+    return std::ranges::any_of(blocks_, [&](const auto& block) {
+      const auto* b = static_cast<const char*>(block.first);
+      return d >= b && d + bytes <= b + block.second;
+    });
+  }
 
  private:
   std::vector<std::pair<void*, std::size_t>> blocks_;  // ascending sizes
@@ -52,6 +61,14 @@ class SharedBlocks {
 };
 // The same for every rank: test ranks.no_rank_state_in_globals.
 SharedBlocks shared_nets, shared_scratches;
+
+}  // namespace
+
+bool in_shared_memory(const void* data, std::size_t bytes) {
+  return shared_nets.holds(data, bytes) || shared_scratches.holds(data, bytes);
+}
+
+namespace {
 
 class SimCompute final : public Compute {
  public:

@@ -162,6 +162,7 @@ void resolve_compute(const po::variables_map& vm, TrainJob& job) {
   compute.speed_scale = vm["speed-scale"].as<double>();
   job.grow = vm["grow"].as<long long>();
   if (vm.count("eager-limit")) job.eager_limit = vm["eager-limit"].as<long long>();
+  job.sim_messages = vm["sim-messages"].as<std::string>();
   job.ranks_per_host = vm["ranks-per-host"].as<long long>();
   if (vm.count("hosts")) job.rank_hosts = rank_hosts(vm["hosts"].as<std::string>(), job);
   if (!job.rank_hosts.empty() && job.reduce == "four-stage" && !job.has_reduce_layout)
@@ -341,8 +342,9 @@ namespace {
 // make it another job.
 constexpr const char* rerun_overrides[] = {"engine",  "np",         "platform",    "compute",       "profile",
                                            "dilation", "hostfile",  "mpirun-args", "oversubscribe", "allreduce",
-                                           "reduce",  "bcast",      "data-dir",    "out",           "weights-out",
-                                           "quiet",   "timeout",    "force",       "rerun",         "help"};
+                                           "reduce",  "bcast",      "sim-messages", "data-dir",     "out",
+                                           "weights-out", "quiet",  "timeout",     "force",         "rerun",
+                                           "help"};
 
 void check_rerun_options(const po::variables_map& vm) {
   for (const auto& [name, value] : vm) {
@@ -350,8 +352,8 @@ void check_rerun_options(const po::variables_map& vm) {
     if (std::find(std::begin(rerun_overrides), std::end(rerun_overrides), name) != std::end(rerun_overrides)) continue;
     throw InputError("--" + name + ": --rerun runs the record's job as it is; only where and how it runs and its "
                      "outputs may change (--engine, --np, --platform, --compute, --profile, --dilation, --hostfile, "
-                     "--mpirun-args, --oversubscribe, --allreduce, --reduce, --bcast, --data-dir, --out, "
-                     "--weights-out, --quiet, --timeout, --force)");
+                     "--mpirun-args, --oversubscribe, --allreduce, --reduce, --bcast, --sim-messages, --data-dir, "
+                     "--out, --weights-out, --quiet, --timeout, --force)");
   }
 }
 
@@ -417,6 +419,7 @@ void apply_rerun_overrides(const po::variables_map& vm, TrainJob& job) {
     }
   }
   if (given("oversubscribe")) job.oversubscribe = vm["oversubscribe"].as<std::string>();
+  if (given("sim-messages")) job.sim_messages = vm["sim-messages"].as<std::string>();
   if (given("data-dir")) job.data.mnist_dir = vm["data-dir"].as<std::string>();
   // A re-run writes only where it is told to: the record's own outputs are the originals.
   job.out_path = given("out") ? vm["out"].as<std::string>() : "";

@@ -133,6 +133,14 @@ class Comm {
   // communicator, ordered by key; a rank that passes no_color gets nullptr.
   static constexpr int no_color = -1;
   virtual std::unique_ptr<Comm> split(int color, int key) = 0;
+  // A duplicate of this communicator (a collective over it) for wulf's own schedules: the
+  // collectives made of point-to-point messages (comm/nb_allreduce, tree_collectives,
+  // staged_reduce) and overlap's buckets, which name the source of every receive. Under SMPI
+  // its messages, and those of the communicators split from it, travel beside the MPI
+  // library as SimGrid comms that give SMPI's simulated times (comm/mpi/messages.hpp), unless
+  // set_library_messages(true) came first (--sim-messages smpi). The default: split(0, rank()).
+  virtual std::unique_ptr<Comm> duplicate_for_schedules() { return split(0, rank()); }
+  virtual void set_library_messages(bool /*library*/) {}
 
   // The host each rank runs on, in rank order, at rank 0 (elsewhere empty): a collective.
   // MPI's processor name: the machine under mpirun, the platform's host under smpirun.

@@ -1,9 +1,9 @@
 // The communicator the strategies see when a run's reduce, broadcast or gather is wulf's own
 // (comm/staged_reduce, comm/tree_collectives): those calls are made of point-to-point
 // messages, everything else is the wrapped communicator's. Those messages travel on a
-// duplicate of the wrapped communicator, as an MPI library's collectives keep a context of
-// their own: a strategy's receive from any source (cg's master) never takes a message of a
-// collective that a rank further on has already entered.
+// duplicate of the wrapped communicator (Comm::duplicate_for_schedules), as an MPI library's
+// collectives keep a context of their own: a strategy's receive from any source (cg's
+// master) never takes a message of a collective that a rank further on has already entered.
 #pragma once
 
 #include "comm/comm.hpp"
@@ -40,7 +40,7 @@ class OwnCollectivesComm final : public Comm {
   OwnCollectivesComm(Comm& inner, const OwnCollectives& own, ReduceLayout layout,
                      PointToPointReduce::ScratchSource scratch = {})
       : inner_(inner),
-        own_(inner.split(0, inner.rank())),
+        own_(inner.duplicate_for_schedules()),
         bcast_tree_(own_bcast_tree(own.bcast)),
         scatter_allgather_(own.bcast == "scatter-allgather"),
         split_bintree_(own.bcast == "split-bintree"),
@@ -106,6 +106,8 @@ class OwnCollectivesComm final : public Comm {
   int isend(std::span<const double> d, int dest, int tag) override { return inner_.isend(d, dest, tag); }
   bool test(int ticket) override { return inner_.test(ticket); }
   std::unique_ptr<Comm> split(int color, int key) override { return inner_.split(color, key); }
+  std::unique_ptr<Comm> duplicate_for_schedules() override { return inner_.duplicate_for_schedules(); }
+  void set_library_messages(bool library) override { inner_.set_library_messages(library); }
   std::vector<std::string> hosts() override { return inner_.hosts(); }
   [[noreturn]] void abort(const std::string& message, int code) override {
     inner_.abort(message, code);

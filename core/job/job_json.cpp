@@ -115,6 +115,7 @@ void add_engine_json(Json& j, const TrainJob& job) {
     // testbed: kTestbedEagerBytes, in config.testbed.open_mpi).
     j["eager_limit_bytes"] = job.eager_limit > 0 ? Json(job.eager_limit) : Json(nullptr);
     j["protocol"] = protocol_json(job.engine == Engine::testbed, job.eager_limit);
+    if (job.engine == Engine::sim) j["sim_messages"] = job.sim_messages;
     j["ranks_per_host"] = job.ranks_per_host;
     j["placement"] = job.rank_hosts.empty() ? "the platform's hosts in order" : "--hosts";
   }
@@ -332,6 +333,8 @@ void read_engine(const Fields& f, TrainJob& job) {
         if (const std::string fault = what_if_scale_fault(what_if.number(scale)); !fault.empty())
           what_if.fail(scale, fault);
     job.eager_limit = f.whole("eager_limit_bytes", 1, 1LL << 40, 0);
+    job.sim_messages = f.text("sim_messages", "s4u");
+    if (job.sim_messages != "s4u" && job.sim_messages != "smpi") f.fail("sim_messages", "expected s4u or smpi");
     job.ranks_per_host = f.whole("ranks_per_host", 0, 1'000'000);
     if (f.has("hosts_of_ranks")) job.rank_hosts = f.texts("hosts_of_ranks");
     if (!job.rank_hosts.empty() && job.rank_hosts.size() != static_cast<std::size_t>(job.np))

@@ -103,6 +103,7 @@ int run_rank(const std::vector<std::string>& args, Comm& comm, const ComputeFact
     const std::unique_ptr<Compute> compute = make_compute(job.compute);
     // sim: the what-if scales of the links, before any message (the own collectives' split).
     compute->prepare(comm);
+    comm.set_library_messages(job.engine == Engine::sim && job.sim_messages == "smpi");
     // wulf's own collectives wrap the engine's communicator; the strategies see one Comm.
     std::unique_ptr<OwnCollectivesComm> owned;
     if (const OwnCollectives own{job.reduce, job.bcast, job.gather, job.allreduce, job.config.rank_nodes}; own.any())

@@ -1,6 +1,8 @@
-// The communication seam over MPI: the one file of wulf that includes <mpi.h>. It is
-// compiled twice, into wulf-rank-real against OpenMPI and into wulf-rank-sim against SMPI.
+// The communication seam over MPI. It is compiled twice, into wulf-rank-real against OpenMPI
+// and into wulf-rank-sim against SMPI; under SMPI the messages of wulf's own schedules travel
+// beside it (messages.hpp).
 #include "comm/comm.hpp"
+#include "comm/mpi/messages.hpp"
 
 #include <mpi.h>
 
@@ -111,6 +113,7 @@ class MpiComm final : public Comm {
   int irecv(std::span<float> d, int source, int tag) override { return irecv_(d, source, tag); }
   int irecv(std::span<double> d, int source, int tag) override { return irecv_(d, source, tag); }
   std::size_t wait(int ticket) override {
+    if (messages_) return messages_->wait(ticket);
     Pending& p = pending_.at(static_cast<std::size_t>(ticket));
     MPI_Status status;
     MPI_Wait(&p.request, &status);
@@ -122,6 +125,7 @@ class MpiComm final : public Comm {
   int isend(std::span<const float> d, int dest, int tag) override { return isend_(d, dest, tag); }
   int isend(std::span<const double> d, int dest, int tag) override { return isend_(d, dest, tag); }
   bool test(int ticket) override {
+    if (messages_) return messages_->test(ticket);
     int done = 0;
     MPI_Test(&pending_.at(static_cast<std::size_t>(ticket)).request, &done, MPI_STATUS_IGNORE);
     if (done) drop_completed();
@@ -142,15 +146,19 @@ class MpiComm final : public Comm {
     }
     return names;
   }
+  // A part of a schedules' communicator is one too.
   std::unique_ptr<Comm> split(int color, int key) override {
     MPI_Comm part = MPI_COMM_NULL;
     MPI_Comm_split(comm_, color == no_color ? MPI_UNDEFINED : color, key, &part);
     if (part == MPI_COMM_NULL) return nullptr;
-    auto made = std::make_unique<MpiComm>(part);
-    made->dilation_ = dilation_;
-    made->set_unread_storage(unread_.begin(), unread_.bytes());
-    return made;
+    return made_of(part, messages_ != nullptr);
   }
+  std::unique_ptr<Comm> duplicate_for_schedules() override {
+    MPI_Comm dup = MPI_COMM_NULL;
+    MPI_Comm_dup(comm_, &dup);
+    return made_of(dup, !library_messages_);
+  }
+  void set_library_messages(bool library) override { library_messages_ = library; }
 
   [[noreturn]] void abort(const std::string& message, int code) override {
     int world_rank = 0, world_size = 1;
@@ -162,12 +170,32 @@ class MpiComm final : public Comm {
   }
 
  private:
+  // A communicator over part (this one's, or a part of it) with this one's settings, its
+  // messages beside the library where the engine has them (a collective over part).
+  std::unique_ptr<MpiComm> made_of(MPI_Comm part, bool beside_library) {
+    auto made = std::make_unique<MpiComm>(part);
+    made->dilation_ = dilation_;
+    made->set_unread_storage(unread_.begin(), unread_.bytes());
+    made->library_messages_ = library_messages_;
+    if (beside_library) made->messages_ = engine_messages(part);
+    return made;
+  }
   template <class T>
   void send_(std::span<const T> d, int dest) {
+    if (messages_) {
+      messages_->wait(messages_->isend(d.data(), d.size_bytes(), dest, 0));
+      return;
+    }
     MPI_Send(d.data(), count_of(d.size(), "MPI_Send"), mpi_type<T>(), dest, 0, comm_);
   }
   template <class T>
   int recv_(std::span<T> d, int source) {
+    if (messages_) {
+      if (source == any_source)
+        throw std::logic_error("a receive from any source on a communicator of wulf's own schedules");
+      messages_->wait(messages_->irecv(d.data(), d.size_bytes(), sizeof(T), source, 0));
+      return source;
+    }
     MPI_Status status;
     MPI_Recv(d.data(), count_of(d.size(), "MPI_Recv"), mpi_type<T>(), source == any_source ? MPI_ANY_SOURCE : source, 0, comm_,
              &status);
@@ -175,6 +203,12 @@ class MpiComm final : public Comm {
   }
   template <class T>
   void recv_all_(std::span<const std::span<T>> d, std::span<const int> sources) {
+    if (messages_) {
+      std::vector<int> tickets;
+      for (std::size_t i = 0; i < d.size(); ++i) tickets.push_back(irecv_(d[i], sources[i], 0));
+      for (const int ticket : tickets) messages_->wait(ticket);
+      return;
+    }
     std::vector<MPI_Request> requests(d.size());
     for (std::size_t i = 0; i < d.size(); ++i)
       MPI_Irecv(d[i].data(), count_of(d[i].size(), "MPI_Irecv"), mpi_type<T>(), sources[i], 0, comm_, &requests[i]);
@@ -182,6 +216,7 @@ class MpiComm final : public Comm {
   }
   template <class T>
   int irecv_(std::span<T> d, int source, int tag) {
+    if (messages_) return messages_->irecv(d.data(), d.size_bytes(), sizeof(T), source, tag);
     const std::size_t ticket = free_slot();
     auto& slot = pending_[ticket];
     slot.type = mpi_type<T>(), slot.send = false;
@@ -190,6 +225,7 @@ class MpiComm final : public Comm {
   }
   template <class T>
   int isend_(std::span<const T> d, int dest, int tag) {
+    if (messages_) return messages_->isend(d.data(), d.size_bytes(), dest, tag);
     const std::size_t ticket = free_slot();
     auto& slot = pending_[ticket];
     slot.type = mpi_type<T>(), slot.send = true;
@@ -209,6 +245,12 @@ class MpiComm final : public Comm {
   }
   template <class T>
   void send_all_(std::span<const T> d, std::span<const int> dests) {
+    if (messages_) {
+      std::vector<int> tickets;
+      for (const int dest : dests) tickets.push_back(isend_(d, dest, 0));
+      for (const int ticket : tickets) messages_->wait(ticket);
+      return;
+    }
     std::vector<MPI_Request> requests(dests.size());
     for (std::size_t i = 0; i < dests.size(); ++i)
       MPI_Isend(d.data(), count_of(d.size(), "MPI_Isend"), mpi_type<T>(), dests[i], 0, comm_, &requests[i]);
@@ -290,6 +332,11 @@ class MpiComm final : public Comm {
     bool send = false;
   };
   std::vector<Pending> pending_;        // irecv's and isend's requests, by ticket
+  // The point-to-point messages of a schedules' communicator where they travel beside MPI
+  // (then every one of them does, and pending_ stays empty); whether its duplicates keep
+  // theirs in the library (set_library_messages).
+  std::unique_ptr<Messages> messages_;
+  bool library_messages_ = false;
 };
 
 }  // namespace
@@ -298,5 +345,9 @@ void mpi_init(int* argc, char*** argv) { MPI_Init(argc, argv); }
 void mpi_finalize() { MPI_Finalize(); }
 
 std::unique_ptr<Comm> make_mpi_comm() { return std::make_unique<MpiComm>(); }
+
+#ifndef WULF_SMPI
+std::unique_ptr<Messages> engine_messages(MPI_Comm) { return nullptr; }  // Open MPI carries them all
+#endif
 
 }  // namespace wulf

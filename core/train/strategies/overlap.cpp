@@ -66,10 +66,12 @@ TrainResult train_overlap(Mlp<T>& net, const Dataset& train, const Dataset& test
   // hidden (what recommend measures the hidden part against).
   const bool start_after = setting_text(config, "bucket-start") == "after-backward";
 
-  // Each bucket's allreduce, and its tag apart from the others' (they travel at once).
+  // Each bucket's allreduce, and its tag apart from the others' (they travel at once), on a
+  // communicator of their own, as wulf's own collectives have.
+  const std::unique_ptr<Comm> schedules = comm.duplicate_for_schedules();
   std::vector<std::unique_ptr<NbAllreduce<T>>> going;
   for (std::size_t i = 0; i < buckets.size(); ++i)
-    going.push_back(std::make_unique<NbAllreduce<T>>(comm, algorithm, buckets[i].n, run.numerics(),
+    going.push_back(std::make_unique<NbAllreduce<T>>(*schedules, algorithm, buckets[i].n, run.numerics(),
                                                      1 + static_cast<int>(i % 32767), config.rank_nodes));
   // The buckets' flat buffer, then each bucket's scratch for what it receives: the rank's
   // own, or under --numerics off memory all simulated ranks share (nobody reads the sums).

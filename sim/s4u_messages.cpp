@@ -1,0 +1,282 @@
+// The messages of wulf's own schedules under smpirun (comm/mpi/messages.hpp): SimGrid comms
+// between mailboxes, one per (communicator, destination, source, tag), sent as SMPI 3.32 sends
+// an MPI message (src/smpi/mpi/smpi_request.cpp, Request::start), so that the simulated times
+// are SMPI's:
+// - a comm carries the data and SMPI's envelope of 16 bytes;
+// - a send under smpi/send-is-detached-thresh is detached: the sender goes on at once;
+// - under smpi/async-small-thresh (--eager-limit) a message may go to the destination's
+//   eager mailbox, whose permanent receiver starts the flow before the receive is posted,
+//   and a receive looks in both, in SMPI's order;
+// - data in SMPI's shared memory (--numerics off) is neither copied nor sent.
+// A test is Comm::wait_any_for of no simulated time, which finishes a done comm with a waiter:
+// SimGrid then drops it from the actor's activities, where Comm::test and MPI_Test leave it.
+// Where SMPI would charge a message an overhead of its own (smpi/os, smpi/ois, smpi/or),
+// engine_messages leaves the messages to SMPI.
+#include "comm/mpi/messages.hpp"
+#include "shared_memory.hpp"
+
+#include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Comm.hpp>
+#include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Mailbox.hpp>
+#include <xbt/config.hpp>
+
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace wulf {
+namespace {
+
+// SMPI's envelope: the bytes it sends with every message's data (tag, source, communicator).
+constexpr std::uint64_t envelope_bytes = 16;
+
+// What a comm carries: the bytes sent and a copy of them where they are to be copied (none
+// from SMPI's shared memory).
+struct Message {
+  std::size_t bytes = 0;
+  std::unique_ptr<std::byte[]> values;
+};
+
+// How a comm's Message reaches its receiver: the pointer, set on both ends (SMPI makes the
+// default a copy of the bytes it points to).
+constexpr auto pass_pointer = &simgrid::s4u::Comm::copy_pointer_callback;
+
+// Whether SMPI factors "size:value[:value...];..." charge anything: a value that is not 0.
+bool charges(std::string_view factors) {
+  std::size_t at = 0;
+  while (at < factors.size()) {
+    std::size_t end = factors.find(';', at);
+    if (end == std::string_view::npos) end = factors.size();
+    const std::string part(factors.substr(at, end - at));
+    // The first field is the message size from which the values hold; the rest are seconds.
+    for (std::size_t colon = part.find(':'); colon != std::string::npos; colon = part.find(':', colon + 1))
+      if (std::strtod(part.c_str() + colon + 1, nullptr) != 0.0) return true;
+    at = end + 1;
+  }
+  return false;
+}
+
+// Whether SMPI charges a message an overhead: smpi/os, smpi/ois or smpi/or in the
+// configuration or on any host (SMPI reads a host's own first).
+bool smpi_charges_overheads() {
+  for (const char* key : {"smpi/os", "smpi/ois", "smpi/or"}) {
+    if (charges(simgrid::config::get_value<std::string>(key))) return true;
+    for (const simgrid::s4u::Host* host : simgrid::s4u::Engine::get_instance()->get_all_hosts())
+      if (const char* value = host->get_property(key); value && charges(value)) return true;
+  }
+  return false;
+}
+
+// Each world rank's actor (SimGrid's pid), from the property "rank" SMPI gives its actors.
+const std::vector<long>& world_actors() {
+  static const std::vector<long> actors = [] {
+    std::vector<long> pids;
+    for (const simgrid::s4u::ActorPtr& actor : simgrid::s4u::Engine::get_instance()->get_all_actors())
+      if (const char* rank = actor->get_property("rank")) {
+        const auto r = static_cast<std::size_t>(std::stol(rank));
+        if (pids.size() <= r) pids.resize(r + 1, -1);
+        pids[r] = actor->get_pid();
+      }
+    return pids;
+  }();
+  return actors;
+}
+
+class S4uMessages final : public Messages {
+ public:
+  // Made by every rank of comm, with no message: SMPI's split and dup pay for theirs.
+  explicit S4uMessages(MPI_Comm comm)
+      : eager_bytes_(simgrid::config::get_value<int>("smpi/async-small-thresh")),
+        detached_bytes_(simgrid::config::get_value<int>("smpi/send-is-detached-thresh")) {
+    MPI_Comm_rank(comm, &rank_);
+    // Every rank's world rank, and its actor.
+    int size = 0;
+    MPI_Comm_size(comm, &size);
+    MPI_Group group = MPI_GROUP_NULL, world = MPI_GROUP_NULL;
+    MPI_Comm_group(comm, &group);
+    MPI_Comm_group(MPI_COMM_WORLD, &world);
+    std::vector<int> ranks(static_cast<std::size_t>(size)), in_world(ranks.size());
+    for (int r = 0; r < size; ++r) ranks[static_cast<std::size_t>(r)] = r;
+    MPI_Group_translate_ranks(group, size, ranks.data(), world, in_world.data());
+    MPI_Group_free(&group);
+    MPI_Group_free(&world);
+    const std::vector<long>& actors = world_actors();
+    std::uint64_t hash = 1469598103934665603ULL;  // FNV-1a over the world ranks in order
+    for (const int w : in_world) {
+      world_.push_back(w);
+      actor_.push_back(actors.at(static_cast<std::size_t>(w)));
+      hash = (hash ^ static_cast<std::uint64_t>(w)) * 1099511628211ULL;
+    }
+    // The communicator's name in its mailboxes': its ranks, and how many communicators of
+    // those ranks this rank has made before (the same count on every one of them: they make
+    // a communicator together, in the same order).
+    static std::map<std::pair<long, std::uint64_t>, long> made;  // the ranks share it
+    const long before = made[{actor_[static_cast<std::size_t>(rank_)], hash}]++;
+    prefix_ = "wulf/" + std::to_string(hash) + "." + std::to_string(before) + "/";
+  }
+  ~S4uMessages() override {
+    // The eager mailboxes this rank receives on let go of it (SimGrid's advice).
+    for (const auto& [key, box] : boxes_)
+      if ((key & 3) == 3) box->set_receiver(nullptr);
+  }
+  S4uMessages(const S4uMessages&) = delete;
+  S4uMessages& operator=(const S4uMessages&) = delete;
+
+  int isend(const void* data, std::size_t bytes, int dest, int tag) override {
+    auto message = std::make_unique<Message>();
+    message->bytes = bytes;
+    if (bytes > 0 && !in_shared_memory(data, bytes)) {
+      message->values.reset(new std::byte[bytes]);
+      std::memcpy(message->values.get(), data, bytes);
+    }
+    simgrid::s4u::Mailbox* box = send_box(dest, tag, bytes);
+    const simgrid::s4u::CommPtr comm =
+        box->put_init(message.get(), bytes + envelope_bytes)->set_copy_data_callback(pass_pointer);
+    const std::size_t ticket = free_slot();
+    Slot& slot = slots_[ticket];
+    slot.busy = true, slot.send = true;
+    if (below(bytes, detached_bytes_)) {
+      comm->detach([](void* m) { delete static_cast<Message*>(m); });  // freed if the comm fails
+      message.release();                                               // the receiver's now
+    } else {
+      comm->start();
+      message.release();
+      slot.comm = comm;
+    }
+    return static_cast<int>(ticket);
+  }
+
+  int irecv(void* data, std::size_t bytes, std::size_t value_bytes, int source, int tag) override {
+    const std::size_t ticket = free_slot();
+    Slot& slot = slots_[ticket];
+    slot.busy = true, slot.send = false;
+    slot.into = data, slot.room = bytes, slot.value_bytes = value_bytes, slot.got = nullptr;
+    slot.comm = receive_box(source, tag, bytes)
+                    ->get_init()
+                    ->set_dst_data(reinterpret_cast<void**>(&slot.got), sizeof(Message*))
+                    ->set_copy_data_callback(pass_pointer);
+    slot.comm->start();
+    return static_cast<int>(ticket);
+  }
+
+  bool test(int ticket) override {
+    Slot& slot = slots_.at(static_cast<std::size_t>(ticket));
+    if (slot.comm) {
+      one_[0] = slot.comm;
+      const bool done = simgrid::s4u::Comm::wait_any_for(one_, 0.0) == 0;
+      one_[0] = nullptr;
+      if (!done) return false;
+    }
+    finish(slot);
+    return true;
+  }
+
+  std::size_t wait(int ticket) override {
+    Slot& slot = slots_.at(static_cast<std::size_t>(ticket));
+    if (slot.comm) slot.comm->wait();
+    return finish(slot);
+  }
+
+ private:
+  struct Slot {
+    simgrid::s4u::CommPtr comm;  // none once done (or a detached send)
+    Message* got = nullptr;      // a receive's message, once done
+    void* into = nullptr;
+    std::size_t room = 0, value_bytes = 1;
+    bool busy = false, send = false;
+  };
+
+  static bool below(std::size_t bytes, int threshold) {
+    return threshold > 0 && bytes < static_cast<std::size_t>(threshold);
+  }
+
+  // The mailbox of messages from `from` to `to` (ranks of the communicator) under tag, the
+  // eager one or not, made on first need. A key's low bits: 1 eager, 2 this rank receives.
+  simgrid::s4u::Mailbox* box(int to, int from, int tag, bool eager) {
+    const bool incoming = to == rank_;
+    const int peer = incoming ? from : to;
+    const std::uint64_t key = (static_cast<std::uint64_t>(tag) << 34) | (static_cast<std::uint64_t>(peer) << 2) |
+                              (incoming ? 2u : 0u) | (eager ? 1u : 0u);
+    auto [at, made] = boxes_.try_emplace(key, nullptr);
+    if (made) {
+      at->second = simgrid::s4u::Mailbox::by_name(prefix_ + std::to_string(world_[static_cast<std::size_t>(to)]) + "<" +
+                                                  std::to_string(world_[static_cast<std::size_t>(from)]) + "#" +
+                                                  std::to_string(tag) + (eager ? "e" : ""));
+      // An eager mailbox receives for its destination before any receive is posted; both
+      // ends set it, whichever uses the mailbox first.
+      if (eager) at->second->set_receiver(simgrid::s4u::Actor::by_pid(actor_[static_cast<std::size_t>(to)]));
+    }
+    return at->second;
+  }
+
+  // SMPI's choice for a send: under the eager limit, the eager mailbox unless a receive is
+  // already posted on the other.
+  simgrid::s4u::Mailbox* send_box(int dest, int tag, std::size_t bytes) {
+    simgrid::s4u::Mailbox* rendezvous = box(dest, rank_, tag, false);
+    if (eager_bytes_ == 0 || !below(bytes, eager_bytes_) || rendezvous->iprobe(1, {}, nullptr)) return rendezvous;
+    return box(dest, rank_, tag, true);
+  }
+  // And for a receive: a message already in either, the eager one first; none, the eager one
+  // for a receive under the limit, the other otherwise.
+  simgrid::s4u::Mailbox* receive_box(int source, int tag, std::size_t room) {
+    simgrid::s4u::Mailbox* rendezvous = box(rank_, source, tag, false);
+    if (eager_bytes_ == 0) return rendezvous;
+    simgrid::s4u::Mailbox* eager = box(rank_, source, tag, true);
+    if (eager->iprobe(0, {}, nullptr)) return eager;
+    if (!below(room, eager_bytes_)) return rendezvous;
+    return rendezvous->iprobe(0, {}, nullptr) ? rendezvous : eager;
+  }
+
+  // The ticket done: a receive's data copied (unless it or the sender's lies in SMPI's shared
+  // memory); the values received.
+  std::size_t finish(Slot& slot) {
+    std::size_t values = 0;
+    if (!slot.send) {
+      const std::unique_ptr<Message> message(slot.got);
+      if (message->bytes > slot.room)
+        throw std::length_error("a message of " + std::to_string(message->bytes) + " bytes for a receive of " +
+                                std::to_string(slot.room));
+      if (message->values && !in_shared_memory(slot.into, message->bytes))
+        std::memcpy(slot.into, message->values.get(), message->bytes);
+      values = message->bytes / slot.value_bytes;
+    }
+    slot = Slot{};
+    while (!slots_.empty() && !slots_.back().busy) slots_.pop_back();
+    return values;
+  }
+  // A ticket is its slot's index: a free one is taken again (stable: a receive's comm writes
+  // into its slot).
+  std::size_t free_slot() {
+    for (std::size_t i = 0; i < slots_.size(); ++i)
+      if (!slots_[i].busy) return i;
+    slots_.emplace_back();
+    return slots_.size() - 1;
+  }
+
+  int rank_ = 0;
+  const int eager_bytes_, detached_bytes_;  // SMPI's thresholds (0: none)
+  std::string prefix_;
+  std::vector<long> world_, actor_;  // by rank of the communicator
+  std::unordered_map<std::uint64_t, simgrid::s4u::Mailbox*> boxes_;
+  std::deque<Slot> slots_;
+  std::vector<simgrid::s4u::CommPtr> one_{nullptr};  // the comm a test waits for
+};
+
+}  // namespace
+
+std::unique_ptr<Messages> engine_messages(MPI_Comm comm) {
+  static const bool overheads = smpi_charges_overheads();  // the same for every rank
+  if (overheads) return nullptr;
+  return std::make_unique<S4uMessages>(comm);
+}
+
+}  // namespace wulf

@@ -1,0 +1,123 @@
+// --sim-messages (issue 34): under smpirun the messages of wulf's own schedules (overlap's
+// buckets, the hierarchical allreduce, wulf's own reduces and broadcasts) travel as SimGrid
+// comms between mailboxes (s4u, the default; sim/s4u_messages.cpp) or as SMPI's requests
+// (smpi). Both give the same values to the bit, and the same simulated times within 1e-9 s
+// an iteration: SimGrid's clock itself is kept to surf/precision, 1e-9 s.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "test_support.hpp"
+
+#include <cmath>
+
+namespace wulf {
+namespace {
+
+using namespace testing_support;
+
+constexpr double clock_tolerance_s = 1e-9;
+
+// The two records of one job, one per --sim-messages, agree: values (where there are any),
+// times, and each names its own choice.
+void expect_same_run(const Json& s4u, const Json& smpi) {
+  EXPECT_EQ(s4u.at("config").at("sim_messages").get<std::string>(), "s4u");
+  EXPECT_EQ(smpi.at("config").at("sim_messages").get<std::string>(), "smpi");
+  if (s4u.at("config").at("numerics").get<bool>()) {
+    expect_same_history(s4u, smpi, "test_rmse");
+    expect_same_history(s4u, smpi, "train_error");
+  }
+  const auto& a = s4u.at("history");
+  const auto& b = smpi.at("history");
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i)
+    EXPECT_NEAR(a[i].at("time_s").get<double>(), b[i].at("time_s").get<double>(), clock_tolerance_s)
+        << "iteration " << i;
+  EXPECT_GT(s4u.at("final").at("time_s").get<double>(), 0.0);
+}
+
+void expect_same_both_ways(const TestDir& dir, const std::string& name, const std::vector<std::string>& job) {
+  SCOPED_TRACE(name);
+  expect_same_run(train_record(dir, name + "-s4u", job),
+                  train_record(dir, name + "-smpi", with(job, {"--sim-messages", "smpi"})));
+}
+
+const std::vector<std::string> function_problem{"--problem", "function", "--epochs",    "2",
+                                                "--block",   "64",       "--precision", "double"};
+
+// Overlap's buckets, one per tensor, under each of its allreduces on two DGX-1 servers
+// (NVLink within, 4 x 100 Gbit/s between), and on toy4's Fast Ethernet, where SMPI's default
+// factors price a message by its size (envelope included) and every message is under SMPI's
+// detached-send threshold, also with --eager-limit, which lets a message flow before its
+// receive is posted.
+TEST(sim_messages, overlaps_buckets_take_smpis_values_and_times) {
+  TestDir dir;
+  for (const char* algorithm : {"ring", "rdb", "hierarchical"})
+    expect_same_both_ways(
+        dir, std::string("dgx-") + algorithm,
+        with(function_problem, {"--engine", "sim", "--np", "16", "--platform", wulf_platform("dgx1-v100.xml"),
+                                "--strategy", "overlap", "--bucket-bytes", "0", "--bucket-allreduce", algorithm}));
+  const std::vector<std::string> toy = with(function_problem, {"--engine", "sim", "--np", "4", "--platform", toy4,
+                                                               "--strategy", "overlap", "--bucket-bytes", "20000"});
+  expect_same_both_ways(dir, "toy", toy);
+  expect_same_both_ways(dir, "toy-eager", with(toy, {"--eager-limit", "4096"}));
+}
+
+// wulf's own reduce and broadcast trees (the root strategy) on 24 of Bunyip's CPUs; then its
+// scatter-allgather broadcast, whose receives take what comes, with an eager limit, time-only.
+TEST(sim_messages, wulfs_own_reduces_and_broadcasts_take_smpis_values_and_times) {
+  TestDir dir;
+  const std::vector<std::string> root =
+      with(function_problem, {"--engine", "sim", "--np", "24", "--platform", wulf_platform("bunyip.xml"), "--strategy",
+                              "root", "--reduce", "wulf-binomial"});
+  expect_same_both_ways(dir, "root", with(root, {"--bcast", "binomial"}));
+  expect_same_both_ways(dir, "root-scatter-eager",
+                        with(root, {"--bcast", "scatter-allgather", "--eager-limit", "65536", "--numerics", "off"}));
+}
+
+// Four hosts, each on a Fast Ethernet link of its own, each charging an overhead per message sent
+// (smpi/os: 20 us and 1 ns a byte), or none.
+std::string four_hosts(bool overhead) {
+  std::string xml = R"(<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <zone id="four" routing="Full">
+)";
+  for (int h = 0; h < 4; ++h)
+    xml += fmt::format(R"(    <host id="h{0}" speed="1Gf">{1}</host>
+    <link id="l{0}" bandwidth="12.5MBps" latency="50us"/>
+)",
+                       h, overhead ? R"(<prop id="smpi/os" value="0:2e-5:1e-9"/>)" : "");
+  for (int a = 0; a < 4; ++a)
+    for (int b = a + 1; b < 4; ++b)
+      xml += fmt::format(R"(    <route src="h{}" dst="h{}"><link_ctn id="l{}"/><link_ctn id="l{}"/></route>
+)",
+                         a, b, a, b);
+  return xml + "  </zone>\n</platform>\n";
+}
+
+// Where the hosts charge an overhead per message, which only SMPI's requests pay, the
+// messages stay SMPI's: the s4u run is the smpi run to the bit, and slower than on the same
+// hosts without it.
+TEST(sim_messages, per_message_overheads_keep_smpis_requests) {
+  TestDir dir;
+  auto job = [&](const std::string& platform) {
+    return with(function_problem,
+                {"--engine", "sim", "--np", "4", "--platform", dir.write(platform, four_hosts(platform == "os.xml")),
+                 "--strategy", "overlap", "--bucket-bytes", "0"});
+  };
+  const Json s4u = train_record(dir, "s4u", job("os.xml"));
+  const Json smpi = train_record(dir, "smpi", with(job("os.xml"), {"--sim-messages", "smpi"}));
+  expect_same_history(s4u, smpi, "time_s");
+  const Json plain = train_record(dir, "plain", job("plain.xml"));
+  EXPECT_GT(s4u.at("final").at("time_s").get<double>(), plain.at("final").at("time_s").get<double>());
+}
+
+TEST(sim_messages, a_bad_choice_is_refused_naming_it) {
+  expect_train_refused(
+      {"--problem", "xor", "--engine", "sim", "--np", "2", "--platform", toy4, "--sim-messages", "fast"},
+      {"--sim-messages", "fast", "s4u or smpi"});
+  expect_train_refused({"--problem", "xor", "--sim-messages", "smpi"}, {"--sim-messages", "--engine sim"});
+}
+
+}  // namespace
+}  // namespace wulf
