@@ -96,11 +96,11 @@ TEST(gpu_platforms, dgx1_has_8_servers_of_8_v100s_with_their_nvlinks_pcie_and_in
   EXPECT_EQ(s.zone_hosts.size(), 8u);   // a zone per server
   for (const auto& [zone, hosts] : s.zone_hosts) EXPECT_EQ(hosts, 8) << zone;
   // Per server: 24 NVLinks (6 a V100, whitepaper) as 8 single links and 8 bonded pairs of
-  // 50 GB/s; 8 PCIe 3.0 x16; 4 EDR NICs. Each both ways; and the one switch.
+  // 50 GB/s; 8 PCIe 3.0 x16; 4 EDR NICs. Each both ways; and its port of the switch.
   EXPECT_EQ(s.link_rates.at(25e9), 8 * 8 * 2);
   EXPECT_EQ(s.link_rates.at(50e9), 8 * 8 * 2);
   EXPECT_EQ(s.link_rates.at(15.75e9), 8 * 8 * 2);
-  EXPECT_EQ(s.link_rates.at(12.5e9), 8 * 4 * 2 + 1);
+  EXPECT_EQ(s.link_rates.at(12.5e9), 8 * 4 * 2 + 8);
   EXPECT_EQ(s.link_rates.size(), 4u);  // no other link (no PCIe switch uplink or QPI: unused)
   const auto& props = s.zone.at("properties");
   EXPECT_TRUE(contains(props.at("wulf:source").get<std::string>(), "WP-08437-002"));
@@ -120,8 +120,8 @@ TEST(gpu_platforms, dgx1_gpus_talk_over_their_nvlinks_or_through_a_third_gpu_and
   // narrower link's rate; GPU0-GPU7 through GPU4 (NV2 and NV2) keeps 50 GB/s.
   expect_route(f, "dgx1-0-gpu0", "dgx1-0-gpu5", 2e-6, 25e9);
   expect_route(f, "dgx1-0-gpu0", "dgx1-0-gpu7", 2e-6, 50e9);
-  // Another server: PCIe, the pair's EDR NIC (100 Gbit/s), the switch, NIC, PCIe:
-  // 0.5 + 0.5 + 0.1 + 0.5 + 0.5 us.
+  // Another server: PCIe, the pair's EDR NIC (100 Gbit/s), the switch (the two servers' ports), NIC,
+  // PCIe: 0.5 + 0.5 + 0.05 + 0.05 + 0.5 + 0.5 us.
   expect_route(f, "dgx1-0-gpu0", "dgx1-1-gpu5", 2.1e-6, 12.5e9);
   // GPUs 2k and 2k+1 share NIC k (their PCIe switch's): GPU1 leaves through nic-0, GPU2 through nic-1.
   const std::string text = file_text(f);
@@ -138,7 +138,7 @@ TEST(gpu_platforms, roce_has_horovods_128_servers_of_4_pascal_gpus_on_25_gbit_et
   EXPECT_EQ(s.hosts, 512u);
   EXPECT_EQ(s.speeds.at(9.3e12), 512);  // P100 for PCIe: 9.3 TFLOP/s FP32 (datasheet; the GPU assumed)
   EXPECT_EQ(s.zone_hosts.size(), 128u);
-  EXPECT_EQ(s.link_rates.at(3.125e9), 128 * 2 + 1);  // one 25 Gbit/s NIC a server, and the switch
+  EXPECT_EQ(s.link_rates.at(3.125e9), 128 * 3);  // one 25 Gbit/s NIC a server, and its port of the switch
   EXPECT_EQ(s.link_rates.at(15.75e9), 512 * 2);      // a PCIe 3.0 x16 link a GPU
   const std::string f = wulf_platform("roce-4gpu.xml");
   expect_route(f, "roce-5-gpu0", "roce-5-gpu3", 1e-6, 15.75e9);      // one server: through its PCIe switch
@@ -149,7 +149,7 @@ TEST(gpu_platforms, eth10g_has_8_servers_of_4_gpus_on_10_gbit_ethernet) {
   const Shape s = shape_of(wulf_platform("eth10g-4gpu.xml"));
   EXPECT_EQ(s.hosts, 32u);
   EXPECT_EQ(s.speeds.at(9.3e12), 32);
-  EXPECT_EQ(s.link_rates.at(1.25e9), 8 * 2 + 1);
+  EXPECT_EQ(s.link_rates.at(1.25e9), 8 * 3);
   // MPI over TCP: tens of us one way (0.5 + 12 + 1 + 12 + 0.5), 10 Gbit/s.
   expect_route(wulf_platform("eth10g-4gpu.xml"), "eth10g-0-gpu0", "eth10g-7-gpu3", 26e-6, 1.25e9);
 }

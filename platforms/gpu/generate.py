@@ -16,9 +16,10 @@ Every option of a preset can be changed, e.g. 128 DGX-1 servers (1024 GPUs) in o
 
 Layout of the output (SimGrid 3.32, DTD 4.1): the top zone (routing="Full") holds one zone
 per server (routing="Full": its GPUs, the links inside it, a gateway router), and one
-zoneRoute per pair of servers through the cluster's switch. So the file grows with the
+zoneRoute per pair of servers through the cluster's switch: the two servers' ports of it, a
+FATPIPE link per server. So the file grows with the
 GPUs of a server squared times the servers, plus the servers squared, not with the square
-of all GPUs: 128 DGX-1 (1024 GPUs) make 4 608 routes and 8 128 zoneRoutes, about 2.2 MB,
+of all GPUs: 128 DGX-1 (1024 GPUs) make 4 608 routes and 8 128 zoneRoutes, about 2.4 MB,
 where one Full zone of all GPUs would need 523 776 routes. (A Floyd top zone with one route
 per server to a switch zone would grow with the servers only, but SimGrid computes Floyd
 and Dijkstra routes when the platform is sealed, which wulf's platform reader does not do:
@@ -408,7 +409,7 @@ def header(a, nodes, n_links, n_routes):
     if a.changed:
         w("  Options changed from the preset %s: %s." % (a.preset, ", ".join(opt_name(k) for k in a.changed)))
     w("  %d GPUs (hosts of 1 core, one rank each), %d links (%d in SimGrid, which makes two of each"
-      % (N * G, n_links, 2 * n_links - 1))
+      % (N * G, n_links, 2 * n_links - N))
     w("  SPLITDUPLEX one), %d routes inside the servers," % n_routes)
     w("  %d zoneRoutes (one per pair of servers)." % (N * (N - 1) // 2))
     w("")
@@ -477,10 +478,12 @@ def header(a, nodes, n_links, n_routes):
     w(("      " + "    ".join(servers)).ljust(50) + " " * (len("      " + "    ".join(servers)) >= 50)
       + "server zones, gateways %s-n-gw" % name)
     w("         \\        |               /")
-    w("      ======= %s-switch =======" % name)
-    w("         one non-blocking switch (FATPIPE): a flow gets %s however many share it," % nic_bw)
-    w("         %s through it. Server i to server j: one zoneRoute from gateway to gateway" % us(a.switch_lat_us))
-    w("         holding the switch.")
+    w("      ==== %s-n-port, one per server ====" % name)
+    w("         one non-blocking switch, as a FATPIPE link per server (its port): a flow gets %s" % nic_bw)
+    w("         however many share a port, %s through the switch, half at each port. Server i to" % us(a.switch_lat_us))
+    w("         server j: one zoneRoute from gateway to gateway holding port i, then port j. (One")
+    w("         FATPIPE link for the whole switch gives the same times, but SimGrid solves the")
+    w("         flows of all servers together on it: 2.4 times the CPU at 256 GPUs.)")
     w("")
     w("  Routes:")
     if a.topology == "cube-mesh":
@@ -503,11 +506,11 @@ def header(a, nodes, n_links, n_routes):
             w("  - GPU x to GPU y without one (ASSUMPTION, no-nvlink-route=pcie): PCIe up to the CPU,")
             w("    QPI, PCIe down: pcie-x, pcie-sw-s(x), qpi, pcie-sw-s(y), pcie-y (nvidia-smi's SYS).")
         w("  - GPU g to another server: pcie-g, nic-k of g's PCIe switch (GPUs 2k and 2k+1 share NIC k),")
-        w("    %s-switch, the other server's nic and pcie links." % name)
+        w("    its server's port and the other's, the other server's nic and pcie links.")
     else:
         w("  - GPU x to GPU y in one server: pcie-x up, pcie-y down (through the PCIe switch).")
-        w("  - GPU g to another server: pcie-g, nic-k (k = g x nics / gpus), %s-switch, the other" % name)
-        w("    server's nic and pcie links.")
+        w("  - GPU g to another server: pcie-g, nic-k (k = g x nics / gpus), its server's port and the")
+        w("    other's, the other server's nic and pcie links.")
     w("  Links are SPLITDUPLEX (full duplex): UP is from the lower-numbered GPU to the higher, or")
     w("  from the GPU towards the switch; routes are symmetrical (SimGrid swaps UP and DOWN back).")
     w("")
@@ -657,7 +660,7 @@ def header(a, nodes, n_links, n_routes):
 def generate(a):
     name = a.name
     nodes = [build_node(a, n) for n in range(a.nodes)]
-    n_links = sum(len(nd.links) for nd in nodes) + 1
+    n_links = sum(len(nd.links) for nd in nodes) + len(nodes)
     n_routes = sum(len(nd.routes) for nd in nodes)
     nic_bw = gbps(a.nic_gbit / 8.0)
     speed = fmt(a.gpu_tflops * 1000) + "Gf"
@@ -695,15 +698,18 @@ def generate(a):
             o('      <route src="%s" dst="%s">%s</route>' % (src, dst, ctn))
         o("    </zone>")
     o("")
-    o("    <!-- the cluster's switch, non-blocking (SimGrid wants a zone's links after its zones) -->")
-    o('    <link id="%s-switch" bandwidth="%s" latency="%s" sharing_policy="FATPIPE"/>'
-      % (name, nic_bw, us(a.switch_lat_us)))
+    o("    <!-- the cluster's switch, non-blocking: each server's port (SimGrid wants a zone's links")
+    o("         after its zones) -->")
+    for nd in nodes:
+        o('    <link id="%s-port" bandwidth="%s" latency="%s" sharing_policy="FATPIPE"/>'
+          % (nd.p, nic_bw, us(a.switch_lat_us / 2)))
     o("")
     o("    <!-- server to server through the switch: one route per pair, symmetrical -->")
     for i in range(len(nodes)):
         for j in range(i + 1, len(nodes)):
-            o('    <zoneRoute src="%s" dst="%s" gw_src="%s" gw_dst="%s"><link_ctn id="%s-switch"/></zoneRoute>'
-              % (nodes[i].p, nodes[j].p, nodes[i].gateway(), nodes[j].gateway(), name))
+            o('    <zoneRoute src="%s" dst="%s" gw_src="%s" gw_dst="%s"><link_ctn id="%s-port"/>'
+              '<link_ctn id="%s-port"/></zoneRoute>'
+              % (nodes[i].p, nodes[j].p, nodes[i].gateway(), nodes[j].gateway(), nodes[i].p, nodes[j].p))
     o("  </zone>")
     o("</platform>")
     return "\n".join(out) + "\n", n_links, n_routes
