@@ -3,7 +3,8 @@
 // an MPI message (src/smpi/mpi/smpi_request.cpp, Request::start), so that the simulated times
 // are SMPI's:
 // - a comm carries the data and SMPI's envelope of 16 bytes;
-// - a send under smpi/send-is-detached-thresh is detached: the sender goes on at once;
+// - a send under smpi/send-is-detached-thresh lets the sender go on at once, as SMPI's
+//   detached send does;
 // - under smpi/async-small-thresh (--eager-limit) a message may go to the destination's
 //   eager mailbox, whose permanent receiver starts the flow before the receive is posted,
 //   and a receive looks in both, in SMPI's order;
@@ -124,6 +125,7 @@ class S4uMessages final : public Messages {
     prefix_ = "wulf/" + std::to_string(hash) + "." + std::to_string(before) + "/";
   }
   ~S4uMessages() override {
+    for (const simgrid::s4u::CommPtr& comm : sent_) comm->wait();  // received by now, or soon
     // The eager mailboxes this rank receives on let go of it (SimGrid's advice).
     for (const auto& [key, box] : boxes_)
       if ((key & 3) == 3) box->set_receiver(nullptr);
@@ -145,8 +147,14 @@ class S4uMessages final : public Messages {
     Slot& slot = slots_[ticket];
     slot.busy = true, slot.send = true;
     if (below(bytes, detached_bytes_)) {
-      comm->detach([](void* m) { delete static_cast<Message*>(m); });  // freed if the comm fails
-      message.release();                                               // the receiver's now
+      // The sender goes on at once, as SMPI's detached send lets it. In SimGrid the comm stays
+      // attached: 3.32 keeps every detached comm in the maestro's list of activities, which
+      // each one's finish scans, and at 1 024 GPUs thousands are in flight. This rank finishes
+      // it later, as its waiter (reap).
+      comm->start();
+      message.release();  // the receiver's now
+      sent_.push_back(comm);
+      if (sent_.size() >= reap_at) reap();
     } else {
       comm->start();
       message.release();
@@ -194,6 +202,15 @@ class S4uMessages final : public Messages {
     std::size_t room = 0, value_bytes = 1;
     bool busy = false, send = false;
   };
+
+  // The sends that went on at once, finished with this rank as their waiter: those done now.
+  void reap() {
+    while (!sent_.empty()) {
+      const ssize_t done = simgrid::s4u::Comm::wait_any_for(sent_, 0.0);
+      if (done < 0) return;
+      sent_.erase(sent_.begin() + done);
+    }
+  }
 
   static bool below(std::size_t bytes, int threshold) {
     return threshold > 0 && bytes < static_cast<std::size_t>(threshold);
@@ -269,6 +286,9 @@ class S4uMessages final : public Messages {
   std::unordered_map<std::uint64_t, simgrid::s4u::Mailbox*> boxes_;
   std::deque<Slot> slots_;
   std::vector<simgrid::s4u::CommPtr> one_{nullptr};  // the comm a test waits for
+  // The sends under SMPI's detached threshold not yet finished; reaped once this many.
+  std::vector<simgrid::s4u::CommPtr> sent_;
+  static constexpr std::size_t reap_at = 8;
 };
 
 }  // namespace
