@@ -146,18 +146,16 @@ class S4uMessages final : public Messages {
     const std::size_t ticket = free_slot();
     Slot& slot = slots_[ticket];
     slot.busy = true, slot.send = true;
+    comm->start();
+    message.release();  // the receiver's now
     if (below(bytes, detached_bytes_)) {
       // The sender goes on at once, as SMPI's detached send lets it. In SimGrid the comm stays
       // attached: 3.32 keeps every detached comm in the maestro's list of activities, which
       // each one's finish scans, and at 1 024 GPUs thousands are in flight. This rank finishes
       // it later, as its waiter (reap).
-      comm->start();
-      message.release();  // the receiver's now
       sent_.push_back(comm);
       if (sent_.size() >= reap_at) reap();
     } else {
-      comm->start();
-      message.release();
       slot.comm = comm;
     }
     return static_cast<int>(ticket);
@@ -196,7 +194,7 @@ class S4uMessages final : public Messages {
 
  private:
   struct Slot {
-    simgrid::s4u::CommPtr comm;  // none once done (or a detached send)
+    simgrid::s4u::CommPtr comm;  // none once done (or a send under the detached threshold)
     Message* got = nullptr;      // a receive's message, once done
     void* into = nullptr;
     std::size_t room = 0, value_bytes = 1;

@@ -366,9 +366,7 @@ Json search_record(const Request& r, const Search& s, const Verdict& v) {
     j["time_s"] = c.confirmed->time_s;
     j["iterations"] = c.confirmed->iterations;
     j["speedup"] = v.reference_s > 0 ? Json(v.reference_s / c.confirmed->time_s) : Json(nullptr);
-    Json cmd = Json::array();
-    for (const std::string& a : r.confirm_args(c)) cmd.push_back(a);
-    j["command"] = std::move(cmd);
+    j["command"] = r.confirm_args(c);
     record["choice"] = std::move(j);
   } else {
     record["choice"] = nullptr;
@@ -454,9 +452,7 @@ Json epoch_record(const Request& r, const std::vector<Candidate>& candidates, lo
     const Candidate& c = candidates[static_cast<std::size_t>(choice)];
     Json j = epoch_candidate_json(c);
     j["epoch_s"] = c.epoch_s;
-    Json cmd = Json::array();
-    for (const std::string& a : r.epoch_args(c)) cmd.push_back(a);
-    j["command"] = std::move(cmd);
+    j["command"] = r.epoch_args(c);
     record["choice"] = std::move(j);
   } else {
     record["choice"] = nullptr;

@@ -364,9 +364,7 @@ Json epoch_candidate_json(const Candidate& c) {
   j["b"] = c.b;
   j["allreduce"] = c.allreduce.empty() ? Json(nullptr) : Json(c.allreduce);
   if (c.bucket_bytes) j["bucket_bytes"] = *c.bucket_bytes, j["buckets"] = c.buckets;
-  Json args = Json::array();
-  for (const std::string& a : candidate_args(c, false)) args.push_back(a);
-  j["train_args"] = std::move(args);
+  j["train_args"] = candidate_args(c, false);
   j["skipped"] = c.skipped.empty() ? Json(nullptr) : Json(c.skipped);
   Json screen = Json::object();
   screen["one_update_run_s"] = c.runs ? Json(c.runs->one_s) : Json(nullptr);
@@ -405,9 +403,7 @@ Json candidate_json(const Candidate& c, double estimate_reference_s, double conf
     j[std::string(c.strategy->option(c.strategy->search->interval_option)->key)] = c.interval;
   j["allreduce"] = c.allreduce.empty() ? Json(nullptr) : Json(c.allreduce);
   if (c.bucket_bytes) j["bucket_bytes"] = *c.bucket_bytes, j["buckets"] = c.buckets;
-  Json args = Json::array();
-  for (const std::string& a : candidate_args(c)) args.push_back(a);
-  j["train_args"] = std::move(args);
+  j["train_args"] = candidate_args(c);
   j["skipped"] = c.skipped.empty() ? Json(nullptr) : Json(c.skipped);
   Json screen = Json::object();
   screen["iteration_s"] = c.iteration_s;
