@@ -63,9 +63,9 @@ std::vector<std::vector<double>> run_schedules(NbAlgorithm a, int p, std::size_t
   return data;
 }
 
-TEST(overlap, both_schedules_give_every_rank_the_sum_at_any_count_of_ranks_and_values) {
-  for (const NbAlgorithm a : {NbAlgorithm::rdb, NbAlgorithm::ring})
-    for (int p = 1; p <= 9; ++p)
+TEST(overlap, every_schedule_gives_every_rank_the_sum_at_any_count_of_ranks_and_values) {
+  for (const NbAlgorithm a : {NbAlgorithm::rdb, NbAlgorithm::ring, NbAlgorithm::rabenseifner})
+    for (int p = 1; p <= 13; ++p)
       for (const std::size_t n : {std::size_t{1}, std::size_t{5}, std::size_t{8}, std::size_t{101}}) {
         SCOPED_TRACE(fmt::format("{} p = {} n = {}", to_string(a), p, n));
         const auto data = run_schedules(a, p, n);
@@ -77,14 +77,23 @@ TEST(overlap, both_schedules_give_every_rank_the_sum_at_any_count_of_ranks_and_v
   // nodes, the nodes' ranks interleaved or not.
   for (const std::vector<int>& nodes : std::vector<std::vector<int>>{
            {0, 0, 0, 0}, {0, 1, 2, 3}, {0, 0, 1, 1, 2, 2}, {0, 1, 0, 1, 0, 1}, {5, 5, 5, 9, 9, 9}, {0, 0, 0, 0, 1, 1, 1, 1}})
-    for (const std::size_t n : {std::size_t{1}, std::size_t{5}, std::size_t{8}, std::size_t{101}}) {
-      const int p = static_cast<int>(nodes.size());
-      SCOPED_TRACE(fmt::format("hierarchical {} n = {}", fmt::join(nodes, ","), n));
-      const auto data = run_schedules(NbAlgorithm::hierarchical, p, n, nodes);
-      const double ranks_sum = p * (p + 1) / 2.0;
-      for (const auto& d : data)
-        for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(d[i], ranks_sum * static_cast<double>(i + 1));
-    }
+    for (const NbAlgorithm a : {NbAlgorithm::hierarchical, NbAlgorithm::hierarchical_rabenseifner})
+      for (const std::size_t n : {std::size_t{1}, std::size_t{5}, std::size_t{8}, std::size_t{101}}) {
+        const int p = static_cast<int>(nodes.size());
+        SCOPED_TRACE(fmt::format("{} {} n = {}", to_string(a), fmt::join(nodes, ","), n));
+        const auto data = run_schedules(a, p, n, nodes);
+        const double ranks_sum = p * (p + 1) / 2.0;
+        for (const auto& d : data)
+          for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(d[i], ranks_sum * static_cast<double>(i + 1));
+      }
+  // Across 6 nodes of 2 (not a power of two): Rabenseifner folds nodes 4 and 5's ranks in.
+  const std::vector<int> six_by_two{0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5};
+  for (const std::size_t n : {std::size_t{2}, std::size_t{7}, std::size_t{64}, std::size_t{1001}}) {
+    SCOPED_TRACE(fmt::format("hierarchical-rabenseifner 6 x 2, n = {}", n));
+    const auto data = run_schedules(NbAlgorithm::hierarchical_rabenseifner, 12, n, six_by_two);
+    for (const auto& d : data)
+      for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(d[i], 78.0 * static_cast<double>(i + 1));
+  }
   // 2 nodes of 4, 100 values: 3 reduce-scatter steps of 25 within, 2 steps of 12 or 13 across,
   // 3 allgather steps within; a rank of node 0 talks across only with its twin of node 1.
   const std::vector<int> two_by_four{0, 0, 0, 0, 1, 1, 1, 1};
@@ -102,6 +111,33 @@ TEST(overlap, both_schedules_give_every_rank_the_sum_at_any_count_of_ranks_and_v
   for (const NbStep& s : ring) EXPECT_TRUE(s.send_n == 26 || s.send_n == 25) << s.send_n;
   EXPECT_EQ(nb_schedule(NbAlgorithm::rdb, 6, 0, 10).size(), 2u);  // folds into rank 1, gets the sum back
   EXPECT_EQ(nb_schedule(NbAlgorithm::rdb, 6, 1, 10).size(), 4u);  // its fold, 2 steps, the sum back to 0
+  // Rabenseifner on 8 ranks, 100 values (chunks of 13, 13, 13, 13, 12, 12, 12, 12): rank 5
+  // (101 in binary) halves with 4, 7 and 1, keeping the upper, lower, upper half (ending with
+  // chunk 5), then swaps with them the other way round; it sends 172 values in 6 steps, the
+  // ring 2 x 7 chunks of 12 or 13 in 14.
+  const auto rab = nb_schedule(NbAlgorithm::rabenseifner, 8, 5, 100);
+  ASSERT_EQ(rab.size(), 6u);
+  const std::vector<int> partners{4, 7, 1, 1, 7, 4};
+  const std::vector<std::size_t> sent{52, 24, 12, 12, 24, 48}, received{48, 24, 12, 12, 24, 52};
+  std::size_t total = 0;
+  for (std::size_t k = 0; k < rab.size(); ++k) {
+    SCOPED_TRACE(fmt::format("step {}", k));
+    EXPECT_EQ(rab[k].to, partners[k]);
+    EXPECT_EQ(rab[k].from, partners[k]);
+    EXPECT_EQ(rab[k].send_n, sent[k]);
+    EXPECT_EQ(rab[k].recv_n, received[k]);
+    EXPECT_EQ(rab[k].add, k < 3);
+    total += rab[k].send_n;
+  }
+  EXPECT_EQ(total, 172u);
+  EXPECT_EQ(nb_schedule(NbAlgorithm::rabenseifner, 6, 0, 10).size(), 2u);  // folds into rank 1, as rdb
+  EXPECT_EQ(nb_schedule(NbAlgorithm::rabenseifner, 6, 1, 10).size(), 6u);  // its fold, 4 steps, back to 0
+  EXPECT_EQ(nb_schedule(NbAlgorithm::rabenseifner, 8, 5, 7).size(), 3u);   // fewer values than ranks: rdb
+  // Across 8 nodes of 4, hierarchical-rabenseifner takes 3 + 2 x 3 + 3 steps, the ring 3 + 2 x 7 + 3.
+  std::vector<int> eight_by_four;
+  for (int q = 0; q < 32; ++q) eight_by_four.push_back(q / 4);
+  EXPECT_EQ(nb_schedule(NbAlgorithm::hierarchical_rabenseifner, 32, 9, 4096, eight_by_four).size(), 12u);
+  EXPECT_EQ(nb_schedule(NbAlgorithm::hierarchical, 32, 9, 4096, eight_by_four).size(), 20u);
 }
 
 const std::vector<std::string> function_problem{"--problem", "function", "--epochs", "3", "--block", "32"};
@@ -181,7 +217,7 @@ TEST(overlap, progress_between_slices_of_a_large_layer_adds_points_and_keeps_the
 
 TEST(overlap, bad_bucket_options_are_refused_naming_them) {
   expect_train_refused({"--problem", "xor", "--strategy", "overlap", "--bucket-allreduce", "tree"},
-                       {"--bucket-allreduce", "tree", "ring, rdb or hierarchical"});
+                       {"--bucket-allreduce", "tree", "ring, rdb, rabenseifner, hierarchical or hierarchical-rabenseifner"});
   expect_train_refused({"--problem", "xor", "--strategy", "overlap", "--bucket-bytes", "-1"}, {"--bucket-bytes"});
   expect_train_refused({"--problem", "xor", "--bucket-bytes", "1024"}, {"--bucket-bytes", "overlap"});
   expect_train_refused({"--problem", "xor", "--strategy", "overlap", "--progress-flops", "-5"}, {"--progress-flops"});
@@ -222,6 +258,20 @@ TEST(overlap, hierarchical_is_one_schedule_for_block_and_overlap_on_every_engine
   const Json ring = train_record(dir, "ring-real", with(problem, with(real, {"--bucket-allreduce", "ring"})));
   expect_same_history(h, ring, "test_rmse");
   EXPECT_EQ(h.at("config").at("rank_nodes").get<std::vector<int>>(), std::vector<int>(3, 0));
+  // Rabenseifner's across 4 servers (2 halving steps, 2 doubling): block's and overlap's are
+  // one schedule too, and their sums are the ring's within round-off.
+  const std::vector<std::string> dgx4{"--engine", "sim", "--np", "32", "--platform", wulf_platform("dgx1-v100.xml")};
+  const Json rab_block =
+      train_record(dir, "rab-block", with(problem, with(dgx4, {"--allreduce", "hierarchical-rabenseifner"})));
+  const Json rab_over =
+      train_record(dir, "rab-over", with(problem, with(dgx4, {"--strategy", "overlap", "--bucket-allreduce",
+                                                              "hierarchical-rabenseifner", "--bucket-bytes", "1e9"})));
+  const Json ring_block = train_record(dir, "ring-block", with(problem, with(dgx4, {"--allreduce", "hierarchical"})));
+  expect_same_history(rab_block, rab_over, "test_rmse", 1e-12);
+  expect_same_history(rab_block, ring_block, "test_rmse", 1e-12);
+  EXPECT_EQ(rab_block.at("config").at("collectives").at("allreduce").get<std::string>(), "hierarchical-rabenseifner");
+  // Fewer steps across: 2 x 2 against the ring's 2 x 3, so a shorter iteration.
+  EXPECT_LT(rab_block.at("final").at("time_s").get<double>(), ring_block.at("final").at("time_s").get<double>());
   // Uneven nodes are refused before any rank starts: 12 ranks fill one server and half another.
   expect_train_refused(with(problem, {"--engine", "sim", "--np", "12", "--platform", wulf_platform("dgx1-v100.xml"),
                                       "--allreduce", "hierarchical"}),

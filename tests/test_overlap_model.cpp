@@ -49,6 +49,11 @@ TEST(overlap_model, the_steps_of_ring_and_recursive_doubling) {
   EXPECT_EQ(allreduce_steps(NbAlgorithm::rdb, 8, 10, 8), std::vector<double>(3, 80.0));
   EXPECT_EQ(allreduce_steps(NbAlgorithm::rdb, 6, 10, 8), std::vector<double>(4, 80.0));  // fold, 2 steps, unfold
   EXPECT_TRUE(allreduce_steps(NbAlgorithm::ring, 1, 10, 8).empty());
+  // Rabenseifner: halves of 8 chunks of ceil(100 / 8) floats, then back; on 6 ranks, the fold
+  // and the result's way back around the 4 others' halving and doubling.
+  EXPECT_EQ(allreduce_steps(NbAlgorithm::rabenseifner, 8, 100, 4), (std::vector<double>{208, 104, 52, 52, 104, 208}));
+  EXPECT_EQ(allreduce_steps(NbAlgorithm::rabenseifner, 6, 10, 4), (std::vector<double>{40, 24, 12, 12, 24, 40}));
+  EXPECT_EQ(allreduce_steps(NbAlgorithm::rabenseifner, 8, 5, 4), std::vector<double>(3, 20.0));  // 5 < 8: rdb
 }
 
 // Two layers of 100 weights each (no biases), one bucket per tensor, p = 2 (ring: 2 steps of

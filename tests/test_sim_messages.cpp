@@ -51,7 +51,7 @@ const std::vector<std::string> function_problem{"--problem", "function", "--epoc
 // receive is posted.
 TEST(sim_messages, overlaps_buckets_take_smpis_values_and_times) {
   TestDir dir;
-  for (const char* algorithm : {"ring", "rdb", "hierarchical"})
+  for (const char* algorithm : {"ring", "rdb", "rabenseifner", "hierarchical", "hierarchical-rabenseifner"})
     expect_same_both_ways(
         dir, std::string("dgx-") + algorithm,
         with(function_problem, {"--engine", "sim", "--np", "16", "--platform", wulf_platform("dgx1-v100.xml"),

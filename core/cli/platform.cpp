@@ -320,7 +320,7 @@ std::vector<Json> measure(const BenchJob& job, const std::vector<PlatformHost>& 
   }
   if (what == "bcast") bench.bcast = algorithm;
   if (what == "gather") bench.gather = algorithm;
-  if (what == "allreduce" && algorithm == "hierarchical") {  // its nodes: the hosts' wulf:node, else the host
+  if (what == "allreduce" && is_own_blocking_allreduce(algorithm)) {  // its nodes: the hosts' wulf:node, else the host
     bench.allreduce = algorithm;
     bench.rank_nodes = bench_rank_nodes(job, on, np);
   }
@@ -475,7 +475,8 @@ po::options_description bench_options() {
        "value type: double|float")
       ("allreduce", allreduce_value()->default_value("default"),
        "allreduce algorithm, the same on both engines: default (Open MPI 4.1's choice for each np and size, named "
-       "in each row), rdb, redbcast, ring or rabenseifner (wulf train --help)")
+       "in each row), rdb, redbcast, ring or rabenseifner, or wulf's own hierarchical or hierarchical-rabenseifner "
+       "over the hosts' wulf:node (wulf train --help)")
       ("reduce", reduce_value()->default_value("default"),
        "reduce algorithm, the same on both engines: default (Open MPI 4.1's choice for each np and size), Open "
        "MPI's linear, chain, pipeline, binary, binomial or in-order-binary, or wulf's own wulf-binomial or "

@@ -138,7 +138,8 @@ po::options_description engine_options() {
        "allreduce algorithm, the same on every engine: default (the one Open MPI 4.1 chooses for the ranks and "
        "the gradients' size, named in the record), rdb (recursive doubling, seed 000), redbcast (reduce then "
        "broadcast), ring (reduce-scatter then allgather around a ring), rabenseifner (recursive halving, then "
-       "doubling)")
+       "doubling), or wulf's own hierarchical (a ring within each node, a ring across the nodes, a ring within "
+       "again; nodes by the hosts' wulf:node) and hierarchical-rabenseifner (Rabenseifner's across the nodes)")
       ("platform", po::value<std::string>(), "sim, testbed: the SimGrid platform file (XML)")
       ("compute", parsed<ComputeMode>(parse_compute_mode),
        "how compute time is charged: sim flops (default)|calibrated|measured; testbed flops (default)|"
@@ -303,7 +304,8 @@ po::typed_value<std::string>* precision_value() {
 }
 
 po::typed_value<std::string>* allreduce_value() {
-  return one_of(names(allreduce_algorithms), "--allreduce: unknown algorithm '{}' (expected default, rdb, redbcast, ring or rabenseifner)");
+  return one_of(names(allreduce_algorithms), "--allreduce: unknown algorithm '{}' (expected default, rdb, redbcast, ring, "
+                                                  "rabenseifner, hierarchical or hierarchical-rabenseifner)");
 }
 
 po::typed_value<std::string>* reduce_value() {

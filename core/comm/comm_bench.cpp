@@ -1,4 +1,5 @@
 #include "comm/comm_bench.hpp"
+#include "comm/nb_allreduce.hpp"
 #include "util/errors.hpp"
 
 #include "data/dataset.hpp"
@@ -70,8 +71,8 @@ void validate(const CommBenchConfig& c) {
   if (!(c.lat_scale > 0) || !std::isfinite(c.lat_scale)) throw InputError("bench: lat_scale must be a positive number");
   if (!(c.dilation >= 1) || !std::isfinite(c.dilation)) throw InputError("bench: dilation must be at least 1");
   if (c.root < CommBenchConfig::every_root) throw InputError("bench: root must be a rank, or every_root");
-  if (c.allreduce == "hierarchical" && c.rank_nodes.empty())
-    throw InputError("bench: the hierarchical allreduce needs rank_nodes, each rank's node");
+  if (is_own_blocking_allreduce(c.allreduce) && c.rank_nodes.empty())
+    throw InputError("bench: the " + c.allreduce + " allreduce needs rank_nodes, each rank's node");
   if (c.sgemm_n < 1 || c.sgemm_n > 16384) throw InputError("bench: sgemm_n must be a whole number in 1..16384");
 }
 

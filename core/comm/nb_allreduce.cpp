@@ -6,18 +6,41 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace wulf {
 
+namespace {
+
+constexpr std::pair<NbAlgorithm, std::string_view> nb_names[] = {
+    {NbAlgorithm::rdb, "rdb"},
+    {NbAlgorithm::ring, "ring"},
+    {NbAlgorithm::rabenseifner, "rabenseifner"},
+    {NbAlgorithm::hierarchical, "hierarchical"},
+    {NbAlgorithm::hierarchical_rabenseifner, "hierarchical-rabenseifner"},
+};
+
+}  // namespace
+
 std::string_view to_string(NbAlgorithm a) {
-  return a == NbAlgorithm::rdb ? "rdb" : a == NbAlgorithm::ring ? "ring" : "hierarchical";
+  for (const auto& [algorithm, name] : nb_names)
+    if (algorithm == a) return name;
+  throw std::logic_error("to_string: no such NbAlgorithm");
 }
 
 NbAlgorithm parse_nb_algorithm(std::string_view name, std::string_view what) {
-  if (name == "rdb") return NbAlgorithm::rdb;
-  if (name == "ring") return NbAlgorithm::ring;
-  if (name == "hierarchical") return NbAlgorithm::hierarchical;
-  throw InputError(std::string(what) + " \"" + std::string(name) + "\": expected ring, rdb or hierarchical");
+  for (const auto& [algorithm, known] : nb_names)
+    if (known == name) return algorithm;
+  throw InputError(std::string(what) + " \"" + std::string(name) +
+                   "\": expected ring, rdb, rabenseifner, hierarchical or hierarchical-rabenseifner");
+}
+
+bool is_hierarchical(NbAlgorithm a) {
+  return a == NbAlgorithm::hierarchical || a == NbAlgorithm::hierarchical_rabenseifner;
+}
+
+bool is_own_blocking_allreduce(std::string_view name) {
+  return name == "hierarchical" || name == "hierarchical-rabenseifner";
 }
 
 std::string node_layout_fault(std::span<const int> node_of, int ranks) {
@@ -36,51 +59,103 @@ std::string node_layout_fault(std::span<const int> node_of, int ranks) {
 
 namespace {
 
+// n values cut into `count` chunks, the first n mod count of them one value longer (as Open
+// MPI's ring cuts them): chunk c starts at at(c) and holds at(c + 1) - at(c) values.
+struct Chunks {
+  std::size_t n, count;
+  std::size_t at(std::size_t c) const {
+    const std::size_t early = (n + count - 1) / count, late = n / count, split = n % count;
+    return c < split ? c * early : split * early + (c - split) * late;
+  }
+  std::size_t size(std::size_t c) const { return at(c + 1) - at(c); }
+};
+
+// The largest power of two at most p, and the rank's place among that many (-1 for a rank
+// that folds into its neighbour), as Open MPI's recursive doubling and Rabenseifner pair the
+// ranks beyond it: ranks 2i and 2i + 1 (i < p - q) fold into 2i + 1.
+struct PowerOfTwo {
+  int q, rem, place;
+  PowerOfTwo(int p, int r) : q(1) {
+    while (q * 2 <= p) q *= 2;
+    rem = p - q;
+    place = r < 2 * rem ? (r % 2 == 0 ? -1 : r / 2) : r - rem;
+  }
+  int rank_of(int place_of) const { return place_of < rem ? place_of * 2 + 1 : place_of + rem; }
+};
+
+// The fold in of a rank beyond the power of two and the result's way back, around `core`,
+// the steps of the power-of-two ranks (empty for a rank that only folds).
+std::vector<NbStep> folded(const PowerOfTwo& two, int r, std::size_t n, std::vector<NbStep> core) {
+  if (r >= 2 * two.rem) return core;
+  if (two.place < 0)  // folds into r + 1, and gets the result back from it
+    return {{.to = r + 1, .send_n = n}, {.from = r + 1, .recv_n = n}};
+  core.insert(core.begin(), {.from = r - 1, .recv_n = n, .add = true});
+  core.push_back({.to = r - 1, .send_n = n});
+  return core;
+}
+
 std::vector<NbStep> rdb_schedule(int p, int r, std::size_t n) {
+  const PowerOfTwo two(p, r);
   std::vector<NbStep> steps;
-  int pof2 = 1;
-  while (pof2 * 2 <= p) pof2 *= 2;
-  const int rem = p - pof2;
-  int newrank = r - rem;
-  if (r < 2 * rem) {
-    if (r % 2 == 0) {  // folds into r + 1, and gets the result back from it
-      steps.push_back({.to = r + 1, .send_n = n});
-      steps.push_back({.from = r + 1, .recv_n = n});
-      return steps;
+  if (two.place >= 0)
+    for (int mask = 1; mask < two.q; mask <<= 1) {
+      const int dst = two.rank_of(two.place ^ mask);
+      steps.push_back({.to = dst, .from = dst, .send_n = n, .recv_n = n, .add = true});
     }
-    steps.push_back({.from = r - 1, .recv_n = n, .add = true});
-    newrank = r / 2;
-  }
-  for (int mask = 1; mask < pof2; mask <<= 1) {
-    const int newdst = newrank ^ mask;
-    const int dst = newdst < rem ? newdst * 2 + 1 : newdst + rem;
-    steps.push_back({.to = dst, .from = dst, .send_n = n, .recv_n = n, .add = true});
-  }
-  if (r < 2 * rem) steps.push_back({.to = r - 1, .send_n = n});
-  return steps;
+  return folded(two, r, n, std::move(steps));
 }
 
 std::vector<NbStep> ring_schedule(int p, int r, std::size_t n) {
-  const std::size_t ranks = static_cast<std::size_t>(p), early = (n + ranks - 1) / ranks, late = n / ranks,
-                    split = n % ranks;
-  auto at = [&](int c) {
-    const auto i = static_cast<std::size_t>(c);
-    return i < split ? i * early : split * early + (i - split) * late;
-  };
-  auto size = [&](int c) { return static_cast<std::size_t>(c) < split ? early : late; };
-  auto chunk = [p](int c) { return ((c % p) + p) % p; };
+  const Chunks chunks{n, static_cast<std::size_t>(p)};
+  auto chunk = [p](int c) { return static_cast<std::size_t>(((c % p) + p) % p); };
   const int right = (r + 1) % p, left = (r + p - 1) % p;
   std::vector<NbStep> steps;
   for (int k = 0; k < p - 1; ++k) {  // reduce-scatter: r ends holding chunk r + 1 summed
-    const int out = chunk(r - k), in = chunk(r - k - 1);
-    steps.push_back(
-        {.to = right, .from = left, .send_at = at(out), .send_n = size(out), .recv_at = at(in), .recv_n = size(in), .add = true});
+    const std::size_t out = chunk(r - k), in = chunk(r - k - 1);
+    steps.push_back({.to = right, .from = left, .send_at = chunks.at(out), .send_n = chunks.size(out),
+                     .recv_at = chunks.at(in), .recv_n = chunks.size(in), .add = true});
   }
   for (int k = 0; k < p - 1; ++k) {  // allgather of the summed chunks
-    const int out = chunk(r + 1 - k), in = chunk(r - k);
-    steps.push_back({.to = right, .from = left, .send_at = at(out), .send_n = size(out), .recv_at = at(in), .recv_n = size(in)});
+    const std::size_t out = chunk(r + 1 - k), in = chunk(r - k);
+    steps.push_back({.to = right, .from = left, .send_at = chunks.at(out), .send_n = chunks.size(out),
+                     .recv_at = chunks.at(in), .recv_n = chunks.size(in)});
   }
   return steps;
+}
+
+// n >= the power of two q: each of q chunks has a value.
+std::vector<NbStep> rabenseifner_schedule(int p, int r, std::size_t n) {
+  const PowerOfTwo two(p, r);
+  const Chunks chunks{n, static_cast<std::size_t>(two.q)};
+  std::vector<NbStep> steps;
+  if (two.place >= 0) {
+    // Reduce-scatter by recursive halving: the chunks [lo, hi) held, halved at each step; the
+    // rank whose bit is clear keeps the lower half. The halves sent, for the way back.
+    std::size_t lo = 0, hi = static_cast<std::size_t>(two.q);
+    struct Halving {
+      int partner;
+      std::size_t kept_lo, kept_hi, sent_lo, sent_hi;
+    };
+    std::vector<Halving> halvings;
+    for (int mask = 1; mask < two.q; mask <<= 1) {
+      const std::size_t mid = lo + (hi - lo) / 2;
+      const bool lower = (two.place & mask) == 0;
+      const Halving h{two.rank_of(two.place ^ mask), lower ? lo : mid, lower ? mid : hi, lower ? mid : lo,
+                      lower ? hi : mid};
+      steps.push_back({.to = h.partner, .from = h.partner, .send_at = chunks.at(h.sent_lo),
+                       .send_n = chunks.at(h.sent_hi) - chunks.at(h.sent_lo), .recv_at = chunks.at(h.kept_lo),
+                       .recv_n = chunks.at(h.kept_hi) - chunks.at(h.kept_lo), .add = true});
+      halvings.push_back(h);
+      lo = h.kept_lo, hi = h.kept_hi;
+    }
+    // Allgather by recursive doubling: the same partners backwards, each sending what it
+    // holds summed and receiving the half it gave away.
+    for (auto h = halvings.rbegin(); h != halvings.rend(); ++h)
+      steps.push_back({.to = h->partner, .from = h->partner, .send_at = chunks.at(h->kept_lo),
+                       .send_n = chunks.at(h->kept_hi) - chunks.at(h->kept_lo), .recv_at = chunks.at(h->sent_lo),
+                       .recv_n = chunks.at(h->sent_hi) - chunks.at(h->sent_lo)});
+  }
+  return folded(two, r, n, std::move(steps));
 }
 
 // Steps of a schedule over a group, made the world's: the group's ranks by their world ranks,
@@ -95,7 +170,8 @@ void append_mapped(std::vector<NbStep>& steps, std::span<const NbStep> part, con
   }
 }
 
-std::vector<NbStep> hierarchical_schedule(int p, int r, std::size_t n, std::span<const int> node_of) {
+std::vector<NbStep> hierarchical_schedule(int p, int r, std::size_t n, std::span<const int> node_of,
+                                          NbAlgorithm across_algorithm) {
   if (const std::string fault = node_layout_fault(node_of, p); !fault.empty())
     throw std::invalid_argument("hierarchical allreduce: " + fault);  // the front end checked it
   // Each rank's place among its node's ranks (in rank order), and this node's ranks.
@@ -119,7 +195,7 @@ std::vector<NbStep> hierarchical_schedule(int p, int r, std::size_t n, std::span
   for (int q = 0; q < p; ++q)
     if (place[static_cast<std::size_t>(q)] == i) across.push_back(q);
   const int me = static_cast<int>(std::ranges::find(across, r) - across.begin());
-  const std::vector<NbStep> cross = nb_schedule(NbAlgorithm::ring, static_cast<int>(across.size()), me, chunk_n);
+  const std::vector<NbStep> cross = nb_schedule(across_algorithm, static_cast<int>(across.size()), me, chunk_n);
   append_mapped(steps, cross, across, chunk_at);
   append_mapped(steps, std::span(within).subspan(half), local, 0);  // allgather within the node
   return steps;
@@ -130,9 +206,14 @@ std::vector<NbStep> hierarchical_schedule(int p, int r, std::size_t n, std::span
 std::vector<NbStep> nb_schedule(NbAlgorithm algorithm, int ranks, int rank, std::size_t n,
                                 std::span<const int> node_of) {
   if (ranks <= 1 || n == 0) return {};
-  if (algorithm == NbAlgorithm::hierarchical) return hierarchical_schedule(ranks, rank, n, node_of);
-  // Fewer values than ranks: chunks would be empty; Open MPI's ring turns to recursive doubling too.
+  if (algorithm == NbAlgorithm::hierarchical) return hierarchical_schedule(ranks, rank, n, node_of, NbAlgorithm::ring);
+  if (algorithm == NbAlgorithm::hierarchical_rabenseifner)
+    return hierarchical_schedule(ranks, rank, n, node_of, NbAlgorithm::rabenseifner);
+  // Fewer values than ranks (than the power of two): chunks would be empty; Open MPI's ring
+  // and Rabenseifner turn to recursive doubling too.
   if (algorithm == NbAlgorithm::ring && n >= static_cast<std::size_t>(ranks)) return ring_schedule(ranks, rank, n);
+  if (algorithm == NbAlgorithm::rabenseifner && n >= static_cast<std::size_t>(PowerOfTwo(ranks, rank).q))
+    return rabenseifner_schedule(ranks, rank, n);
   return rdb_schedule(ranks, rank, n);
 }
 

@@ -12,12 +12,23 @@
 //   ring  reduce-scatter then allgather around the ring r -> r + 1, in p chunks (the first
 //         n mod p one value longer), as Open MPI's ring (algorithm 4): 2 (p - 1) steps of
 //         n / p values each. Which chunk a value lies in decides the order of its sum.
+//   rabenseifner  reduce-scatter by recursive halving, then allgather by recursive doubling,
+//         as MPICH's and Open MPI's (coll_tuned algorithm 6) Rabenseifner and Gloo's
+//         halving-doubling: ranks beyond the largest power of two q fold in and get the result
+//         back as in rdb; the q others exchange half of what they hold with the partner
+//         rank ^ 2^k (k = 0, 1, ...), each keeping the half of its lower or upper partner, so
+//         that after log2 q steps each holds one of q chunks summed; the same partners in the
+//         reverse order then swap what they hold. 2 log2 q steps, 2 (q - 1) / q of the data
+//         sent: the ring's bytes in log steps instead of p - 1.
 //   hierarchical  within the node, then across the nodes, then within the node again, as
 //         Horovod's hierarchical allreduce and NCCL on multi-GPU servers: a ring
 //         reduce-scatter among the node's L ranks (each ends holding the node's sum of one
 //         chunk, 1/L of the data), a ring allreduce of that chunk among the ranks that hold
 //         the same chunk on every node (one per node: each NIC of a node carries 1/L), then a
 //         ring allgather within the node. Every node must run the same number of ranks.
+//   hierarchical-rabenseifner  the same, with Rabenseifner's allreduce across the nodes
+//         instead of the ring: Goyal et al.'s servers (rings within, Gloo's halving-doubling
+//         across). 2 log2 of the nodes steps across instead of 2 (nodes - 1).
 #pragma once
 
 #include "comm/comm.hpp"
@@ -29,10 +40,16 @@
 
 namespace wulf {
 
-enum class NbAlgorithm { rdb, ring, hierarchical };
+enum class NbAlgorithm { rdb, ring, rabenseifner, hierarchical, hierarchical_rabenseifner };
 std::string_view to_string(NbAlgorithm a);
-// "rdb", "ring" or "hierarchical"; other text is refused naming them (what names the option).
+// "rdb", "ring", "rabenseifner", "hierarchical" or "hierarchical-rabenseifner"; other text is
+// refused naming them (what names the option).
 NbAlgorithm parse_nb_algorithm(std::string_view name, std::string_view what);
+// Whether the algorithm needs each rank's node (hierarchical and hierarchical-rabenseifner).
+bool is_hierarchical(NbAlgorithm a);
+// Whether --allreduce's name is one of wulf's own allreduces that run only as wulf's (the
+// hierarchical ones; rdb, ring and rabenseifner name the MPI library's there).
+bool is_own_blocking_allreduce(std::string_view name);
 
 // Which node each rank runs on (rank r's at r), as hierarchical needs it: the node's index or
 // any number that is the same for the ranks of one node. What is wrong with it for `ranks`

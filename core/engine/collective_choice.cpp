@@ -31,8 +31,10 @@ constexpr CollectiveAlgorithm allreduces[] = {
     {"redbcast", 2, "redbcast"},  // a reduce to rank 0, then a broadcast (Open MPI's nonoverlapping)
     {"ring", 4, "lr"},            // p - 1 steps of reduce-scatter, then p - 1 of allgather, 1/p each
     {"rabenseifner", 6, "rab_rdb"},  // reduce-scatter by recursive halving, allgather by doubling
-    // wulf's own (comm/nb_allreduce): a ring within each node, across the nodes, within again
+    // wulf's own (comm/nb_allreduce): a ring within each node, across the nodes (by a ring, or
+    // by Rabenseifner's halving and doubling), within again
     {"hierarchical", 0, ""},
+    {"hierarchical-rabenseifner", 0, ""},
 };
 constexpr CollectiveAlgorithm reduces[] = {
     {"linear", 1, "ompi_basic_linear"},  // the root receives from p - 1, p - 2, ..., 0 in turn

@@ -147,8 +147,9 @@ void check_job(TrainJob& job) {
 }
 
 bool uses_node_layout(const TrainJob& job) {
-  return job.allreduce == "hierarchical" ||
-         (to_string(job.config.strategy) == "overlap" && setting_text(job.config, "bucket-allreduce") == "hierarchical");
+  return is_own_blocking_allreduce(job.allreduce) ||
+         (to_string(job.config.strategy) == "overlap" &&
+          is_hierarchical(parse_nb_algorithm(setting_text(job.config, "bucket-allreduce"), "--bucket-allreduce")));
 }
 
 std::vector<int> rank_nodes_of(const std::vector<std::string>& keys) {

@@ -26,8 +26,8 @@ Engine parse_engine(std::string_view name);  // throws InputError
 inline const char* precision_name(bool double_precision) { return double_precision ? "double" : "float"; }
 // The names a job's collectives and mpirun's oversubscription take; wulf train's options
 // accept these and a record's job is read against them.
-inline constexpr std::array<std::string_view, 6> allreduce_algorithms{"default", "rdb", "redbcast", "ring",
-                                                                       "rabenseifner", "hierarchical"};
+inline constexpr std::array<std::string_view, 7> allreduce_algorithms{
+    "default", "rdb", "redbcast", "ring", "rabenseifner", "hierarchical", "hierarchical-rabenseifner"};
 // Open MPI 4.1's algorithms by engine/collective_choice's names (test_collective_choice holds
 // the lists together), and wulf's own reduces (wulf-binomial, four-stage).
 inline constexpr std::array<std::string_view, 9> reduce_algorithms{

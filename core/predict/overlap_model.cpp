@@ -22,7 +22,16 @@ std::vector<double> allreduce_steps(NbAlgorithm algorithm, int p, std::size_t va
   int pow2 = 1;
   while (pow2 * 2 <= p) pow2 *= 2;
   if (pow2 < p) steps.push_back(bytes);  // the ranks beyond the power of two fold in
-  for (int d = 1; d < pow2; d *= 2) steps.push_back(bytes);
+  if (algorithm == NbAlgorithm::rabenseifner && values >= static_cast<std::size_t>(pow2)) {
+    // Halving: half, a quarter, ... of pow2 chunks of the longest size; then doubling back.
+    const double chunk = std::ceil(static_cast<double>(values) / pow2) * static_cast<double>(value_bytes);
+    std::vector<double> halving;
+    for (int chunks = pow2 / 2; chunks >= 1; chunks /= 2) halving.push_back(chunks * chunk);
+    steps.insert(steps.end(), halving.begin(), halving.end());
+    steps.insert(steps.end(), halving.rbegin(), halving.rend());
+  } else {
+    for (int d = 1; d < pow2; d *= 2) steps.push_back(bytes);
+  }
   if (pow2 < p) steps.push_back(bytes);  // and get the result back
   return steps;
 }

@@ -4,6 +4,7 @@
 // where the engine's MPI does that better, Comm::allreduce_sum_anywhere), and every rank
 // applies the same momentum step from the sum, so the weights stay identical. With p = 1
 // this is the sequential run, operation for operation.
+#include "comm/nb_allreduce.hpp"
 #include "train/run.hpp"
 
 #include <string>
@@ -43,7 +44,7 @@ extern const StrategyDescriptor block_strategy{
     .layout = fixed_layout<DataLayout::shares>,
     .memory = [](const MemoryShape& s, const TrainConfig&, StrategyMemory& m) {
       m.reduces_weights = true;
-      if (s.allreduce != "hierarchical") {
+      if (!is_own_blocking_allreduce(s.allreduce)) {
         m.sums_anywhere = true;
         return;
       }

@@ -173,8 +173,10 @@ constexpr StrategyOption overlap_options[] = {
      .key = "bucket_allreduce",
      .kind = StrategyOption::Kind::text,
      .help = "the buckets' allreduce, wulf's own over MPI_Isend/MPI_Irecv: ring (Horovod's, NCCL's), rdb "
-             "(recursive doubling: each sum as --strategy block --allreduce rdb makes it) or hierarchical (a ring "
-             "within each node, across the nodes, within again: as --allreduce hierarchical)",
+             "(recursive doubling: each sum as --strategy block --allreduce rdb makes it), rabenseifner (recursive "
+             "halving then doubling: Gloo's halving-doubling), hierarchical (a ring within each node, across the "
+             "nodes, within again: as --allreduce hierarchical) or hierarchical-rabenseifner (the same with "
+             "Rabenseifner's across the nodes)",
      .range = {},
      .example = "ring",
      .default_text = "ring"},
