@@ -197,6 +197,27 @@ TEST(gpu_platforms, bench_runs_the_hierarchical_allreduce_over_the_servers) {
   EXPECT_LT(hier16, 0.7 * allreduce_s(f, 16, "ring"));
 }
 
+// --allreduce rings on two DGX-1 (4 NICs each): the generator's 4 rings a server, each
+// entering and leaving it through a NIC of its own, each ring over its NVLinks alone. Each ring
+// reduces a quarter of 64 MiB around 16 GPUs: 30 steps of 1 MiB, each crossing a NIC whose
+// direction carries that ring's data and 5% of the other way's (SimGrid's network/crosstraffic,
+// its acknowledgements), 12.5 / 1.05 GB/s, plus the 2.1 us between servers: 2.71 ms. The one
+// ring crosses one NIC with all of it: 30 steps of 4 MiB, about 4 times as long.
+TEST(gpu_platforms, bench_runs_the_rings_allreduce_one_ring_through_each_nic) {
+  if (!have_python3()) GTEST_SKIP() << "no python3 to run platforms/gpu/generate.py";
+  TestDir dir;
+  const std::string f = dir.file("dgx1-2.xml");
+  ASSERT_TRUE(generate({"--preset", "dgx1-v100", "--nodes", "2"}, f));
+  const double bytes = 16777216.0 * 4, rings = 30 * ((bytes / 64) * 1.05 / 12.5e9 + 2.1e-6);
+  const double rings16 = allreduce_s(f, 16, "rings");
+  EXPECT_NEAR(rings16, rings, 0.01 * rings);
+  EXPECT_GT(allreduce_s(f, 16, "ring"), 3.5 * rings16);
+  // A platform without wulf:rings is refused before any rank starts, naming the host.
+  expect_refused({"platform", "bench", wulf_platform("batcave.xml"), "--np", "4", "--collectives", "allreduce",
+                  "--allreduce", "rings", "--elements", "1024", "--no-pingpong"},
+                 {"rings allreduce", "batcave.xml", "has no wulf:rings"});
+}
+
 TEST(gpu_platforms, each_file_is_what_the_generator_writes_from_the_options_it_records) {
   if (!have_python3()) GTEST_SKIP() << "no python3 to run platforms/gpu/generate.py";
   TestDir dir;

@@ -14,52 +14,58 @@
 #include <deque>
 #include <map>
 #include <numeric>
+#include <tuple>
 
 namespace wulf {
 namespace {
 
 using namespace testing_support;
 
-// Runs every rank's schedule against the others' with messages queued per (from, to) pair, a
-// rank moving on whenever its step's message has come: what MPI's matching in order does.
-// Rank r starts with the values r + 1, 2 (r + 1), ... (whole numbers: the sums are exact).
-std::vector<std::vector<double>> run_schedules(NbAlgorithm a, int p, std::size_t n,
-                                               std::span<const int> node_of = {}) {
-  std::vector<std::vector<double>> data(static_cast<std::size_t>(p)), scratch(data.size());
-  std::vector<std::vector<NbStep>> steps(data.size());
+// Runs every rank's lanes against the others' with messages queued per (from, to, lane), a
+// lane moving on whenever its step's message has come: what MPI's matching in order within a
+// tag does (each lane has a tag of its own). Rank r starts with the values r + 1, 2 (r + 1),
+// ... (whole numbers: the sums are exact).
+std::vector<std::vector<double>> run_schedules(NbAlgorithm a, int p, std::size_t n, const NbLayout& layout = {}) {
+  std::vector<std::vector<double>> data(static_cast<std::size_t>(p));
+  std::vector<std::vector<std::vector<NbStep>>> lanes(data.size());  // by rank, then lane
   for (int r = 0; r < p; ++r) {
     auto& d = data[static_cast<std::size_t>(r)];
     for (std::size_t i = 0; i < n; ++i) d.push_back(static_cast<double>((r + 1) * static_cast<int>(i + 1)));
-    steps[static_cast<std::size_t>(r)] = nb_schedule(a, p, r, n, node_of);
-    scratch[static_cast<std::size_t>(r)].resize(nb_scratch_values(steps[static_cast<std::size_t>(r)]));
+    lanes[static_cast<std::size_t>(r)] = nb_lanes(a, p, r, n, layout);
   }
-  std::map<std::pair<int, int>, std::deque<std::vector<double>>> wire;
-  std::vector<std::size_t> at(data.size());
-  std::vector<bool> sent(data.size());
+  std::map<std::tuple<int, int, std::size_t>, std::deque<std::vector<double>>> wire;
+  std::map<std::pair<int, std::size_t>, std::size_t> at;  // (rank, lane): its step
+  std::map<std::pair<int, std::size_t>, bool> sent;
   for (bool moved = true; moved;) {
     moved = false;
     for (int r = 0; r < p; ++r) {
       const auto q = static_cast<std::size_t>(r);
-      if (at[q] == steps[q].size()) continue;
-      const NbStep& s = steps[q][at[q]];
-      if (s.to >= 0 && !sent[q]) {
-        wire[{r, s.to}].emplace_back(data[q].begin() + static_cast<long>(s.send_at),
-                                     data[q].begin() + static_cast<long>(s.send_at + s.send_n));
-        sent[q] = moved = true;
+      for (std::size_t l = 0; l < lanes[q].size(); ++l) {
+        const std::vector<NbStep>& steps = lanes[q][l];
+        std::size_t& step = at[{r, l}];
+        if (step == steps.size()) continue;
+        const NbStep& s = steps[step];
+        if (s.to >= 0 && !sent[{r, l}]) {
+          wire[{r, s.to, l}].emplace_back(data[q].begin() + static_cast<long>(s.send_at),
+                                          data[q].begin() + static_cast<long>(s.send_at + s.send_n));
+          sent[{r, l}] = moved = true;
+        }
+        if (s.from >= 0) {
+          auto& queue = wire[{s.from, r, l}];
+          if (queue.empty()) continue;
+          const std::vector<double> message = queue.front();
+          queue.pop_front();
+          EXPECT_EQ(message.size(), s.recv_n) << "rank " << r << " lane " << l << " step " << step;
+          for (std::size_t i = 0; i < s.recv_n && i < message.size(); ++i)
+            data[q][s.recv_at + i] = s.add ? message[i] + data[q][s.recv_at + i] : message[i];
+        }
+        ++step, sent[{r, l}] = false, moved = true;
       }
-      if (s.from >= 0) {
-        auto& queue = wire[{s.from, r}];
-        if (queue.empty()) continue;
-        const std::vector<double> message = queue.front();
-        queue.pop_front();
-        EXPECT_EQ(message.size(), s.recv_n) << "rank " << r << " step " << at[q];
-        for (std::size_t i = 0; i < s.recv_n && i < message.size(); ++i)
-          data[q][s.recv_at + i] = s.add ? message[i] + data[q][s.recv_at + i] : message[i];
-      }
-      ++at[q], sent[q] = false, moved = true;
     }
   }
-  for (int r = 0; r < p; ++r) EXPECT_EQ(at[static_cast<std::size_t>(r)], steps[static_cast<std::size_t>(r)].size()) << r;
+  for (int r = 0; r < p; ++r)
+    for (std::size_t l = 0; l < lanes[static_cast<std::size_t>(r)].size(); ++l)
+      EXPECT_EQ((at[{r, l}]), lanes[static_cast<std::size_t>(r)][l].size()) << r << " lane " << l;
   return data;
 }
 
@@ -81,7 +87,7 @@ TEST(overlap, every_schedule_gives_every_rank_the_sum_at_any_count_of_ranks_and_
       for (const std::size_t n : {std::size_t{1}, std::size_t{5}, std::size_t{8}, std::size_t{101}}) {
         const int p = static_cast<int>(nodes.size());
         SCOPED_TRACE(fmt::format("{} {} n = {}", to_string(a), fmt::join(nodes, ","), n));
-        const auto data = run_schedules(a, p, n, nodes);
+        const auto data = run_schedules(a, p, n, {.node_of = nodes});
         const double ranks_sum = p * (p + 1) / 2.0;
         for (const auto& d : data)
           for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(d[i], ranks_sum * static_cast<double>(i + 1));
@@ -90,7 +96,7 @@ TEST(overlap, every_schedule_gives_every_rank_the_sum_at_any_count_of_ranks_and_
   const std::vector<int> six_by_two{0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5};
   for (const std::size_t n : {std::size_t{2}, std::size_t{7}, std::size_t{64}, std::size_t{1001}}) {
     SCOPED_TRACE(fmt::format("hierarchical-rabenseifner 6 x 2, n = {}", n));
-    const auto data = run_schedules(NbAlgorithm::hierarchical_rabenseifner, 12, n, six_by_two);
+    const auto data = run_schedules(NbAlgorithm::hierarchical_rabenseifner, 12, n, {.node_of = six_by_two});
     for (const auto& d : data)
       for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(d[i], 78.0 * static_cast<double>(i + 1));
   }
@@ -138,6 +144,39 @@ TEST(overlap, every_schedule_gives_every_rank_the_sum_at_any_count_of_ranks_and_
   for (int q = 0; q < 32; ++q) eight_by_four.push_back(q / 4);
   EXPECT_EQ(nb_schedule(NbAlgorithm::hierarchical_rabenseifner, 32, 9, 4096, eight_by_four).size(), 12u);
   EXPECT_EQ(nb_schedule(NbAlgorithm::hierarchical, 32, 9, 4096, eight_by_four).size(), 20u);
+}
+
+// Rings: k rings at once over k orders of the ranks, part c of the data around ring c, each a
+// lane of its own; the sum on every rank at any count of values, also fewer than the rings.
+TEST(overlap, rings_give_every_rank_the_sum_each_ring_its_part_in_a_lane_of_its_own) {
+  const std::vector<std::vector<int>> rings{{0, 1, 2, 3, 4, 5}, {5, 3, 1, 0, 2, 4}, {2, 0, 4, 1, 5, 3}};
+  for (const std::size_t n : {std::size_t{1}, std::size_t{2}, std::size_t{5}, std::size_t{18}, std::size_t{1001}}) {
+    SCOPED_TRACE(fmt::format("n = {}", n));
+    for (const auto& d : run_schedules(NbAlgorithm::rings, 6, n, {.rings = rings}))
+      for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(d[i], 21.0 * static_cast<double>(i + 1));
+    // One ring: the ring in that order.
+    for (const auto& d : run_schedules(NbAlgorithm::rings, 6, n, {.rings = {rings[1]}}))
+      for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(d[i], 21.0 * static_cast<double>(i + 1));
+  }
+  // 18 values, 3 rings: rank 1's lane 1 sends 6 values' chunks of 1 to its right in ring 1 (rank
+  // 0), receives from its left (rank 3), within values 6 to 11.
+  const auto lanes = nb_lanes(NbAlgorithm::rings, 6, 1, 18, {.rings = rings});
+  ASSERT_EQ(lanes.size(), 3u);
+  ASSERT_EQ(lanes[1].size(), 10u);
+  for (const NbStep& s : lanes[1]) {
+    EXPECT_EQ(s.to, 0);
+    EXPECT_EQ(s.from, 3);
+    EXPECT_EQ(s.send_n, 1u);
+    EXPECT_TRUE(s.send_at >= 6 && s.send_at < 12 && s.recv_at >= 6 && s.recv_at < 12) << s.send_at << " " << s.recv_at;
+  }
+  EXPECT_EQ(rings_fault(rings, 6), "");
+  using Rings = std::vector<std::vector<int>>;
+  EXPECT_EQ(rings_fault(Rings{{0, 1, 2}, {0, 1}}, 3), "ring 1 holds 2 ranks of 3");
+  EXPECT_EQ(rings_fault(Rings{{0, 2, 2}}, 3), "ring 0 holds rank 2 twice");
+  EXPECT_EQ(rings_fault(Rings{{0, 1, 7}}, 3), "ring 0 holds rank 7, not one of 0 to 2");
+  EXPECT_EQ(rings_fault(Rings{}, 3), "no ring");
+  EXPECT_EQ(NbAllreduce<float>::lanes(NbAlgorithm::rings, {.rings = rings}), 3u);
+  EXPECT_EQ(NbAllreduce<float>::lanes(NbAlgorithm::ring, {.rings = rings}), 1u);
 }
 
 const std::vector<std::string> function_problem{"--problem", "function", "--epochs", "3", "--block", "32"};
@@ -217,7 +256,7 @@ TEST(overlap, progress_between_slices_of_a_large_layer_adds_points_and_keeps_the
 
 TEST(overlap, bad_bucket_options_are_refused_naming_them) {
   expect_train_refused({"--problem", "xor", "--strategy", "overlap", "--bucket-allreduce", "tree"},
-                       {"--bucket-allreduce", "tree", "ring, rdb, rabenseifner, hierarchical or hierarchical-rabenseifner"});
+                       {"--bucket-allreduce", "tree", "ring, rdb, rabenseifner, hierarchical, hierarchical-rabenseifner or rings"});
   expect_train_refused({"--problem", "xor", "--strategy", "overlap", "--bucket-bytes", "-1"}, {"--bucket-bytes"});
   expect_train_refused({"--problem", "xor", "--bucket-bytes", "1024"}, {"--bucket-bytes", "overlap"});
   expect_train_refused({"--problem", "xor", "--strategy", "overlap", "--progress-flops", "-5"}, {"--progress-flops"});
@@ -272,6 +311,25 @@ TEST(overlap, hierarchical_is_one_schedule_for_block_and_overlap_on_every_engine
   EXPECT_EQ(rab_block.at("config").at("collectives").at("allreduce").get<std::string>(), "hierarchical-rabenseifner");
   // Fewer steps across: 2 x 2 against the ring's 2 x 3, so a shorter iteration.
   EXPECT_LT(rab_block.at("final").at("time_s").get<double>(), ring_block.at("final").at("time_s").get<double>());
+  // Rings (the platform's 4 a server, through its 4 NICs): block's and overlap's are one
+  // schedule, their sums the ring's within round-off; on this machine one ring in rank order,
+  // overlap's ring to the bit.
+  const Json rings_block = train_record(dir, "rings-block", with(problem, with(dgx, {"--allreduce", "rings"})));
+  const Json rings_over = train_record(
+      dir, "rings-over",
+      with(problem, with(dgx, {"--strategy", "overlap", "--bucket-allreduce", "rings", "--bucket-bytes", "1e9"})));
+  expect_same_history(rings_block, rings_over, "test_rmse", 1e-12);
+  expect_same_history(rings_block, block, "test_rmse", 1e-12);
+  EXPECT_EQ(rings_block.at("config").at("rank_rings").size(), 4u);
+  EXPECT_EQ(rings_block.at("config").at("rank_rings").at(0).size(), 16u);
+  const Json rings_real = train_record(dir, "rings-real", with(problem, with(real, {"--bucket-allreduce", "rings"})));
+  expect_same_history(rings_real, ring, "test_rmse");
+  EXPECT_EQ(rings_real.at("config").at("rank_rings").get<std::vector<std::vector<int>>>(),
+            (std::vector<std::vector<int>>{{0, 1, 2}}));
+  // A platform whose hosts have no wulf:rings is refused, naming a host.
+  expect_train_refused(with(problem, {"--engine", "sim", "--np", "4", "--platform", wulf_platform("batcave.xml"),
+                                      "--allreduce", "rings"}),
+                       {"rings allreduce", "batcave.xml", "has no wulf:rings"});
   // Uneven nodes are refused before any rank starts: 12 ranks fill one server and half another.
   expect_train_refused(with(problem, {"--engine", "sim", "--np", "12", "--platform", wulf_platform("dgx1-v100.xml"),
                                       "--allreduce", "hierarchical"}),

@@ -67,7 +67,7 @@ OverlapJob read_overlap_job(const po::variables_map& vm) {
   job.bs = size_list(vm["block"].as<std::string>(), "block", kBlockRange);
   job.buckets = size_list(vm["bucket-bytes"].as<std::string>(), "bucket-bytes", bucket_range);
   job.algorithm = parse_nb_algorithm(vm["bucket-allreduce"].as<std::string>(), "--bucket-allreduce");
-  if (is_hierarchical(job.algorithm))
+  if (is_hierarchical(job.algorithm) || job.algorithm == NbAlgorithm::rings)
     throw InputError("--bucket-allreduce " + std::string(to_string(job.algorithm)) +
                      ": the overlap model works out ring, rdb and rabenseifner only; simulate it (wulf train --engine sim)");
   job.progress_flops = vm["progress-flops"].as<double>();

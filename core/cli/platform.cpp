@@ -320,9 +320,12 @@ std::vector<Json> measure(const BenchJob& job, const std::vector<PlatformHost>& 
   }
   if (what == "bcast") bench.bcast = algorithm;
   if (what == "gather") bench.gather = algorithm;
-  if (what == "allreduce" && is_own_blocking_allreduce(algorithm)) {  // its nodes: the hosts' wulf:node, else the host
+  if (what == "allreduce" && is_own_blocking_allreduce(algorithm)) {
     bench.allreduce = algorithm;
-    bench.rank_nodes = bench_rank_nodes(job, on, np);
+    if (algorithm == "rings")  // its rings: the hosts' wulf:rings
+      bench.rank_rings = rank_rings_of(on, static_cast<long long>(np), "platform " + job.file);
+    else  // its nodes: the hosts' wulf:node, else the host
+      bench.rank_nodes = bench_rank_nodes(job, on, np);
   }
   const Collectives chosen = forced_for(what, algorithm);
   if (job.engine == Engine::testbed) return measure_on_testbed(job, on, np, what, bench, chosen);
@@ -476,7 +479,7 @@ po::options_description bench_options() {
       ("allreduce", allreduce_value()->default_value("default"),
        "allreduce algorithm, the same on both engines: default (Open MPI 4.1's choice for each np and size, named "
        "in each row), rdb, redbcast, ring or rabenseifner, or wulf's own hierarchical or hierarchical-rabenseifner "
-       "over the hosts' wulf:node (wulf train --help)")
+       "over the hosts' wulf:node, or rings over the hosts' wulf:rings (wulf train --help)")
       ("reduce", reduce_value()->default_value("default"),
        "reduce algorithm, the same on both engines: default (Open MPI 4.1's choice for each np and size), Open "
        "MPI's linear, chain, pipeline, binary, binomial or in-order-binary, or wulf's own wulf-binomial or "

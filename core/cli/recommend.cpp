@@ -54,9 +54,10 @@ po::options_description recommend_options() {
        "(pattern parallel training; b is each rank's local epoch), overlap (DDP's buckets behind the backward "
        "pass) (default: block; with --target-epoch-seconds block,overlap, the only ones it takes)")
       ("allreduces", po::value<std::string>(),
-       "allreduce algorithms to search for block and overlap, a list of ring and rdb (recursive doubling): block's "
-       "is the MPI library's collective (--allreduce), overlap's wulf's own non-blocking one (--bucket-allreduce) "
-       "(default: each one's default, not searched)")
+       "allreduce algorithms to search for block and overlap, a list of ring, rdb (recursive doubling) and "
+       "rabenseifner, block's the MPI library's collective (--allreduce), overlap's wulf's own non-blocking one "
+       "(--bucket-allreduce), and wulf's own hierarchical, hierarchical-rabenseifner and rings for both (default: "
+       "each one's default, not searched)")
       ("bucket-sizes", po::value<std::string>(),
        fmt::format("overlap's bucket sizes in bytes, a list, each in {} (0: a bucket per tensor; default: 0, about "
                    "a quarter of the net's gradient, and the whole net)", range_text(kSearchBucketRange)).c_str())

@@ -139,7 +139,7 @@ std::vector<std::size_t> parse_blocks(const po::variables_map& vm, const Problem
   return blocks;
 }
 
-// --allreduces: ring and rdb, for the strategies that take an algorithm (block, overlap);
+// --allreduces: the algorithms both strategies that take one (block, overlap) know, for them;
 // not beside --allreduce, which would fix it for every run.
 std::vector<std::string> parse_allreduces(const po::variables_map& vm, const SearchSpace& space) {
   if (!vm.count("allreduces")) return {};
@@ -153,9 +153,10 @@ std::vector<std::string> parse_allreduces(const po::variables_map& vm, const Sea
                      "overlap do)");
   std::vector<std::string> names;
   for (const std::string& name : split_list(list)) {
-    if (name != "ring" && name != "rdb")
-      throw InputError("--allreduces: '" + name + "': expected ring or rdb (block's is the MPI library's, overlap's "
-                       "wulf's own non-blocking one)");
+    if (!is_one_of(name, {"ring", "rdb", "rabenseifner", "hierarchical", "hierarchical-rabenseifner", "rings"}))
+      throw InputError("--allreduces: '" + name + "': expected ring, rdb, rabenseifner (block's the MPI library's, "
+                       "overlap's wulf's own non-blocking one), hierarchical, hierarchical-rabenseifner or rings "
+                       "(wulf's own for both)");
     if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
   }
   if (names.empty()) throw InputError("--allreduces: empty list");

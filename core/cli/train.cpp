@@ -148,6 +148,7 @@ void add_placement(TrainJob& job, const PlatformHosts& placement) {
       throw InputError("hierarchical allreduce on " + job.platform + " (nodes by the hosts' wulf:node, else the " +
                        "host): " + fault);
   }
+  if (uses_rings(job)) job.config.rank_rings = rank_rings_of(placement.hosts, job.np, job.platform);
   if (job.reduce == "four-stage" && !job.has_reduce_layout) {
     const std::string layout = reduce_layout_of(placement.hosts, job.np);
     if (!layout.empty()) job.reduce_layout = ReduceLayout::parse(layout, job.np), job.has_reduce_layout = true;

@@ -139,7 +139,9 @@ po::options_description engine_options() {
        "the gradients' size, named in the record), rdb (recursive doubling, seed 000), redbcast (reduce then "
        "broadcast), ring (reduce-scatter then allgather around a ring), rabenseifner (recursive halving, then "
        "doubling), or wulf's own hierarchical (a ring within each node, a ring across the nodes, a ring within "
-       "again; nodes by the hosts' wulf:node) and hierarchical-rabenseifner (Rabenseifner's across the nodes)")
+       "again; nodes by the hosts' wulf:node), hierarchical-rabenseifner (Rabenseifner's across the nodes) and "
+       "rings (k rings at once, as NCCL's channels, each around all ranks in an order of the hosts' wulf:rings; "
+       "on this machine one ring)")
       ("platform", po::value<std::string>(), "sim, testbed: the SimGrid platform file (XML)")
       ("compute", parsed<ComputeMode>(parse_compute_mode),
        "how compute time is charged: sim flops (default)|calibrated|measured; testbed flops (default)|"
@@ -305,7 +307,7 @@ po::typed_value<std::string>* precision_value() {
 
 po::typed_value<std::string>* allreduce_value() {
   return one_of(names(allreduce_algorithms), "--allreduce: unknown algorithm '{}' (expected default, rdb, redbcast, ring, "
-                                                  "rabenseifner, hierarchical or hierarchical-rabenseifner)");
+                                                  "rabenseifner, hierarchical, hierarchical-rabenseifner or rings)");
 }
 
 po::typed_value<std::string>* reduce_value() {

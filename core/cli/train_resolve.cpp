@@ -331,6 +331,14 @@ TrainJob resolve(const po::variables_map& vm) {
                        "which wulf does not read; run it on this machine, or on --engine sim or testbed");
     job.config.rank_nodes.assign(static_cast<std::size_t>(job.np), 0);  // one machine: one node
   }
+  if (uses_rings(job) && !on_platform(job.engine)) {  // sim and testbed: the platform's (cli/train)
+    if (!job.hostfile.empty())
+      throw InputError("the rings allreduce with --hostfile: which rank is where is mpirun's mapping, which wulf "
+                       "does not read; run it on this machine, or on --engine sim or testbed");
+    std::vector<int> ring(static_cast<std::size_t>(job.np));  // one machine: one ring in rank order
+    for (int r = 0; r < job.np; ++r) ring[static_cast<std::size_t>(r)] = r;
+    job.config.rank_rings = {ring};
+  }
   check_outputs_apart(job);
   finish_front_end(job, vm.count("force") > 0);
   return job;

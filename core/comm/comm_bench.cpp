@@ -24,6 +24,7 @@ Json comm_bench_json(const CommBenchConfig& c) {
           {"bw_scale", c.bw_scale}, {"lat_scale", c.lat_scale}, {"dilation", c.dilation},
           {"reduce", c.reduce},     {"reduce_layout", c.reduce_layout}, {"bcast", c.bcast},
           {"gather", c.gather},     {"allreduce", c.allreduce}, {"rank_nodes", c.rank_nodes},
+          {"rank_rings", c.rank_rings},
           {"check", c.check},
           {"root", c.root},         {"net", c.net},             {"sgemm_n", c.sgemm_n}};
 }
@@ -47,6 +48,7 @@ CommBenchConfig comm_bench_from_json(const Json& j, const std::string& source) {
     c.gather = j.at("gather").get<std::string>();
     c.allreduce = j.at("allreduce").get<std::string>();
     c.rank_nodes = j.at("rank_nodes").get<std::vector<int>>();
+    c.rank_rings = j.at("rank_rings").get<std::vector<std::vector<int>>>();
     c.check = j.at("check").get<bool>();
     c.root = j.at("root").get<int>();
     c.net = j.at("net").get<std::string>();
@@ -71,8 +73,9 @@ void validate(const CommBenchConfig& c) {
   if (!(c.lat_scale > 0) || !std::isfinite(c.lat_scale)) throw InputError("bench: lat_scale must be a positive number");
   if (!(c.dilation >= 1) || !std::isfinite(c.dilation)) throw InputError("bench: dilation must be at least 1");
   if (c.root < CommBenchConfig::every_root) throw InputError("bench: root must be a rank, or every_root");
-  if (is_own_blocking_allreduce(c.allreduce) && c.rank_nodes.empty())
-    throw InputError("bench: the " + c.allreduce + " allreduce needs rank_nodes, each rank's node");
+  if (c.allreduce == "rings" ? c.rank_rings.empty() : is_own_blocking_allreduce(c.allreduce) && c.rank_nodes.empty())
+    throw InputError("bench: the " + c.allreduce + " allreduce needs " +
+                     (c.allreduce == "rings" ? "rank_rings, its rings' ranks" : "rank_nodes, each rank's node"));
   if (c.sgemm_n < 1 || c.sgemm_n > 16384) throw InputError("bench: sgemm_n must be a whole number in 1..16384");
 }
 

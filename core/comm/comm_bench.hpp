@@ -34,10 +34,12 @@ struct CommBenchConfig {
   std::string reduce_layout;       // four-stage: ReduceLayout's text (empty: none)
   std::string bcast = "default";
   std::string gather = "default";
-  // The allreduce: "hierarchical" is wulf's own (comm/nb_allreduce), over rank_nodes (rank r's
-  // node at r); anything else leaves it to the library, which runs what the engine was told.
+  // The allreduce: hierarchical, hierarchical-rabenseifner and rings are wulf's own
+  // (comm/nb_allreduce), over rank_nodes (rank r's node at r) or rank_rings (each ring's ranks
+  // in order); anything else leaves it to the library, which runs what the engine was told.
   std::string allreduce = "default";
   std::vector<int> rank_nodes;
+  std::vector<std::vector<int>> rank_rings;
   bool check = false;              // reduce, bcast, allgather, gather: check the values exactly instead of timing
   static constexpr int every_root = -1;
   int root = 0;                    // the root of the check (every_root: each rank in turn)

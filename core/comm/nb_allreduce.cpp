@@ -18,6 +18,7 @@ constexpr std::pair<NbAlgorithm, std::string_view> nb_names[] = {
     {NbAlgorithm::rabenseifner, "rabenseifner"},
     {NbAlgorithm::hierarchical, "hierarchical"},
     {NbAlgorithm::hierarchical_rabenseifner, "hierarchical-rabenseifner"},
+    {NbAlgorithm::rings, "rings"},
 };
 
 }  // namespace
@@ -32,7 +33,7 @@ NbAlgorithm parse_nb_algorithm(std::string_view name, std::string_view what) {
   for (const auto& [algorithm, known] : nb_names)
     if (known == name) return algorithm;
   throw InputError(std::string(what) + " \"" + std::string(name) +
-                   "\": expected ring, rdb, rabenseifner, hierarchical or hierarchical-rabenseifner");
+                   "\": expected ring, rdb, rabenseifner, hierarchical, hierarchical-rabenseifner or rings");
 }
 
 bool is_hierarchical(NbAlgorithm a) {
@@ -40,7 +41,23 @@ bool is_hierarchical(NbAlgorithm a) {
 }
 
 bool is_own_blocking_allreduce(std::string_view name) {
-  return name == "hierarchical" || name == "hierarchical-rabenseifner";
+  return name == "hierarchical" || name == "hierarchical-rabenseifner" || name == "rings";
+}
+
+std::string rings_fault(std::span<const std::vector<int>> rings, int ranks) {
+  if (rings.empty()) return "no ring";
+  for (std::size_t c = 0; c < rings.size(); ++c) {
+    const std::string ring = "ring " + std::to_string(c);
+    if (rings[c].size() != static_cast<std::size_t>(ranks))
+      return ring + " holds " + std::to_string(rings[c].size()) + " ranks of " + std::to_string(ranks);
+    std::vector<bool> seen(static_cast<std::size_t>(ranks));
+    for (const int r : rings[c]) {
+      if (r < 0 || r >= ranks) return ring + " holds rank " + std::to_string(r) + ", not one of 0 to " + std::to_string(ranks - 1);
+      if (seen[static_cast<std::size_t>(r)]) return ring + " holds rank " + std::to_string(r) + " twice";
+      seen[static_cast<std::size_t>(r)] = true;
+    }
+  }
+  return "";
 }
 
 std::string node_layout_fault(std::span<const int> node_of, int ranks) {
@@ -205,6 +222,7 @@ std::vector<NbStep> hierarchical_schedule(int p, int r, std::size_t n, std::span
 
 std::vector<NbStep> nb_schedule(NbAlgorithm algorithm, int ranks, int rank, std::size_t n,
                                 std::span<const int> node_of) {
+  if (algorithm == NbAlgorithm::rings) throw std::logic_error("nb_schedule: rings has a schedule per lane (nb_lanes)");
   if (ranks <= 1 || n == 0) return {};
   if (algorithm == NbAlgorithm::hierarchical) return hierarchical_schedule(ranks, rank, n, node_of, NbAlgorithm::ring);
   if (algorithm == NbAlgorithm::hierarchical_rabenseifner)
@@ -224,66 +242,107 @@ std::size_t nb_scratch_values(const std::vector<NbStep>& steps) {
   return most;
 }
 
+std::vector<std::vector<NbStep>> nb_lanes(NbAlgorithm algorithm, int ranks, int rank, std::size_t n,
+                                          const NbLayout& layout) {
+  if (algorithm != NbAlgorithm::rings) return {nb_schedule(algorithm, ranks, rank, n, layout.node_of)};
+  if (const std::string fault = rings_fault(layout.rings, ranks); !fault.empty())
+    throw std::invalid_argument("rings allreduce: " + fault);  // the front end checked them
+  // Part c of the data around ring c, each a ring allreduce of its own (recursive doubling
+  // where the part has fewer values than ranks, as the ring does).
+  const Chunks parts{n, layout.rings.size()};
+  std::vector<std::vector<NbStep>> lanes;
+  for (std::size_t c = 0; c < layout.rings.size(); ++c) {
+    const std::vector<int>& ring = layout.rings[c];
+    const int place = static_cast<int>(std::ranges::find(ring, rank) - ring.begin());
+    std::vector<NbStep> lane;
+    if (ranks > 1 && parts.size(c) > 0)
+      append_mapped(lane, nb_schedule(NbAlgorithm::ring, ranks, place, parts.size(c)), ring, parts.at(c));
+    lanes.push_back(std::move(lane));
+  }
+  return lanes;
+}
+
 template <class T>
 NbAllreduce<T>::NbAllreduce(Comm& comm, NbAlgorithm algorithm, std::size_t n, bool add, int tag,
-                            std::span<const int> node_of)
-    : comm_(comm), add_(add), tag_(tag), steps_(nb_schedule(algorithm, comm.size(), comm.rank(), n, node_of)),
-      step_(steps_.size()) {}
+                            const NbLayout& layout)
+    : comm_(comm), add_(add), tag_(tag) {
+  for (std::vector<NbStep>& steps : nb_lanes(algorithm, comm.size(), comm.rank(), n, layout)) {
+    Lane lane;
+    lane.scratch_at = scratch_values_;
+    scratch_values_ += nb_scratch_values(steps);
+    lane.step = steps.size();
+    lane.steps = std::move(steps);
+    lanes_.push_back(std::move(lane));
+  }
+}
 
 template <class T>
 void NbAllreduce<T>::start(std::span<T> data, std::span<T> scratch) {
   if (!done()) throw std::logic_error("NbAllreduce: started again before done");
   if (scratch.size() < scratch_values()) throw std::length_error("NbAllreduce: scratch too short");
-  data_ = data, scratch_ = scratch, step_ = 0;
-  if (!done()) post();
-}
-
-template <class T>
-void NbAllreduce<T>::post() {
-  const NbStep& s = steps_[step_];
-  if (s.from >= 0) {
-    const std::span<T> into = s.add ? scratch_.first(s.recv_n) : data_.subspan(s.recv_at, s.recv_n);
-    recv_ticket_ = comm_.irecv(into, s.from, tag_);
+  data_ = data, scratch_ = scratch;
+  for (std::size_t c = 0; c < lanes_.size(); ++c) {
+    Lane& lane = lanes_[c];
+    lane.step = 0;
+    if (lane.done()) continue;
+    ++open_lanes_;
+    post(lane, tag_ + static_cast<int>(c));
   }
-  if (s.to >= 0) send_ticket_ = comm_.isend(std::span<const T>(data_.subspan(s.send_at, s.send_n)), s.to, tag_);
 }
 
 template <class T>
-void NbAllreduce<T>::complete_step() {
-  const NbStep& s = steps_[step_];
+void NbAllreduce<T>::post(Lane& lane, int tag) {
+  const NbStep& s = lane.steps[lane.step];
+  if (s.from >= 0) {
+    const std::span<T> into = s.add ? scratch_.subspan(lane.scratch_at, s.recv_n) : data_.subspan(s.recv_at, s.recv_n);
+    lane.recv = comm_.irecv(into, s.from, tag);
+  }
+  if (s.to >= 0) lane.send = comm_.isend(std::span<const T>(data_.subspan(s.send_at, s.send_n)), s.to, tag);
+}
+
+template <class T>
+void NbAllreduce<T>::complete_step(Lane& lane, int tag) {
+  const NbStep& s = lane.steps[lane.step];
   if (s.add && add_) {
     T* d = data_.data() + s.recv_at;
-    const T* in = scratch_.data();
+    const T* in = scratch_.data() + lane.scratch_at;
     for (std::size_t i = 0; i < s.recv_n; ++i) d[i] = in[i] + d[i];
   }
-  if (++step_ < steps_.size()) post();
+  if (++lane.step < lane.steps.size()) post(lane, tag);
+  else --open_lanes_;
 }
 
 template <class T>
 bool NbAllreduce<T>::progress() {
-  while (!done()) {
-    if (recv_ticket_ >= 0) {
-      ++tests_;
-      if (!comm_.test(recv_ticket_)) return false;
-      recv_ticket_ = -1;
+  for (std::size_t c = 0; c < lanes_.size(); ++c) {
+    Lane& lane = lanes_[c];
+    while (!lane.done()) {
+      if (lane.recv >= 0) {
+        ++tests_;
+        if (!comm_.test(lane.recv)) break;
+        lane.recv = -1;
+      }
+      if (lane.send >= 0) {
+        ++tests_;
+        if (!comm_.test(lane.send)) break;
+        lane.send = -1;
+      }
+      complete_step(lane, tag_ + static_cast<int>(c));
     }
-    if (send_ticket_ >= 0) {
-      ++tests_;
-      if (!comm_.test(send_ticket_)) return false;
-      send_ticket_ = -1;
-    }
-    complete_step();
   }
-  return true;
+  return done();
 }
 
 template <class T>
 void NbAllreduce<T>::finish() {
-  while (!done()) {
-    if (recv_ticket_ >= 0) comm_.wait(recv_ticket_), recv_ticket_ = -1;
-    if (send_ticket_ >= 0) comm_.wait(send_ticket_), send_ticket_ = -1;
-    complete_step();
-  }
+  while (!done())
+    for (std::size_t c = 0; c < lanes_.size(); ++c) {
+      Lane& lane = lanes_[c];
+      if (lane.done()) continue;
+      if (lane.recv >= 0) comm_.wait(lane.recv), lane.recv = -1;
+      if (lane.send >= 0) comm_.wait(lane.send), lane.send = -1;
+      complete_step(lane, tag_ + static_cast<int>(c));
+    }
 }
 
 template class NbAllreduce<float>;

@@ -29,10 +29,16 @@
 //   hierarchical-rabenseifner  the same, with Rabenseifner's allreduce across the nodes
 //         instead of the ring: Goyal et al.'s servers (rings within, Gloo's halving-doubling
 //         across). 2 log2 of the nodes steps across instead of 2 (nodes - 1).
+//   rings  k rings at once, as NCCL's channels: the data cut in k parts, part c reduced by a
+//         ring allreduce around ring c, each ring an order of all ranks (the platform's: on a
+//         DGX-1 each ring crosses from server to server through a NIC of its own, so the k
+//         rings use k NICs where one ring uses one). Each ring is a lane of its own: its
+//         steps go on while another's wait.
 #pragma once
 
 #include "comm/comm.hpp"
 
+#include <algorithm>
 #include <cstddef>
 #include <span>
 #include <string_view>
@@ -40,15 +46,15 @@
 
 namespace wulf {
 
-enum class NbAlgorithm { rdb, ring, rabenseifner, hierarchical, hierarchical_rabenseifner };
+enum class NbAlgorithm { rdb, ring, rabenseifner, hierarchical, hierarchical_rabenseifner, rings };
 std::string_view to_string(NbAlgorithm a);
-// "rdb", "ring", "rabenseifner", "hierarchical" or "hierarchical-rabenseifner"; other text is
-// refused naming them (what names the option).
+// "rdb", "ring", "rabenseifner", "hierarchical", "hierarchical-rabenseifner" or "rings"; other
+// text is refused naming them (what names the option).
 NbAlgorithm parse_nb_algorithm(std::string_view name, std::string_view what);
 // Whether the algorithm needs each rank's node (hierarchical and hierarchical-rabenseifner).
 bool is_hierarchical(NbAlgorithm a);
 // Whether --allreduce's name is one of wulf's own allreduces that run only as wulf's (the
-// hierarchical ones; rdb, ring and rabenseifner name the MPI library's there).
+// hierarchical ones and rings; rdb, ring and rabenseifner name the MPI library's there).
 bool is_own_blocking_allreduce(std::string_view name);
 
 // Which node each rank runs on (rank r's at r), as hierarchical needs it: the node's index or
@@ -56,6 +62,15 @@ bool is_own_blocking_allreduce(std::string_view name);
 // ranks ("ranks 0 and 2 ... 3 ranks on node 1, 2 on node 0: hierarchical needs the same number
 // on every node"), or "" when nothing is.
 std::string node_layout_fault(std::span<const int> node_of, int ranks);
+// The rings of `rings`, each an order of the ranks: what is wrong with them for `ranks` ranks
+// ("ring 2 holds rank 5 twice"), or "" when nothing is.
+std::string rings_fault(std::span<const std::vector<int>> rings, int ranks);
+
+// Where the ranks are, as the algorithms that need it read it.
+struct NbLayout {
+  std::vector<int> node_of{};             // hierarchical's: rank r's node at r (node_layout_fault)
+  std::vector<std::vector<int>> rings{};  // rings': each ring's ranks in its order (rings_fault)
+};
 
 // One step of a rank's schedule: a send of [send_at, + send_n) of the data to `to`, a
 // receive of recv_n values from `from` (into the scratch and then added at recv_at, or
@@ -67,9 +82,14 @@ struct NbStep {
 };
 // The schedule of rank `rank` of `ranks` for n values, and the scratch it needs (values).
 // node_of: hierarchical's layout (node_layout_fault says nothing of it); unused by the others.
+// Not rings, which has a schedule per lane (nb_lanes).
 std::vector<NbStep> nb_schedule(NbAlgorithm algorithm, int ranks, int rank, std::size_t n,
                                 std::span<const int> node_of = {});
 std::size_t nb_scratch_values(const std::vector<NbStep>& steps);
+// The schedules of the rank's lanes, which go on each at its own pace: one for every
+// algorithm but rings, one per ring for rings.
+std::vector<std::vector<NbStep>> nb_lanes(NbAlgorithm algorithm, int ranks, int rank, std::size_t n,
+                                          const NbLayout& layout);
 
 template <class T>
 class NbAllreduce {
@@ -77,37 +97,47 @@ class NbAllreduce {
   // The sum of n values over comm's ranks, its schedule made once; it starts at start(), as
   // often as wanted (a bucket's allreduce, block after block).
   // add false: nobody reads the sums (--numerics off), the messages move and nothing is added.
-  // tag: its messages' (Comm::irecv), one per allreduce under way at once, from 1 to 32 767.
-  // node_of: hierarchical's layout, one entry per rank of comm.
-  NbAllreduce(Comm& comm, NbAlgorithm algorithm, std::size_t n, bool add, int tag, std::span<const int> node_of = {});
+  // tag: its messages' (Comm::irecv), lane c's tag + c; one range of lanes(algorithm, layout)
+  // tags per allreduce under way at once, within 1 to 32 767.
+  // layout: where the ranks of comm are, for hierarchical and rings.
+  NbAllreduce(Comm& comm, NbAlgorithm algorithm, std::size_t n, bool add, int tag, const NbLayout& layout = {});
   NbAllreduce(const NbAllreduce&) = delete;
   NbAllreduce& operator=(const NbAllreduce&) = delete;
 
+  // The lanes (tags) an allreduce of the algorithm takes: the rings for rings, else 1.
+  static std::size_t lanes(NbAlgorithm algorithm, const NbLayout& layout) {
+    return algorithm == NbAlgorithm::rings ? std::max<std::size_t>(1, layout.rings.size()) : 1;
+  }
   // The values of scratch start needs.
-  std::size_t scratch_values() const { return nb_scratch_values(steps_); }
-  // Starts the sum of data (n values), posting the first step's messages. data and scratch
-  // stay untouched by the caller until done(). The previous sum must be done.
+  std::size_t scratch_values() const { return scratch_values_; }
+  // Starts the sum of data (n values), posting each lane's first step's messages. data and
+  // scratch stay untouched by the caller until done(). The previous sum must be done.
   void start(std::span<T> data, std::span<T> scratch);
-  // One progress point: tests the current step's messages (MPI_Test) and, while a step is
-  // complete, adds what it received and posts the next. Returns done() (at once when none
-  // is under way).
+  // One progress point: tests each lane's current step's messages (MPI_Test) and, while its
+  // step is complete, adds what it received and posts the next. Returns done() (at once when
+  // none is under way).
   bool progress();
-  // Waits the remaining steps out, in order.
+  // Waits the remaining steps out, a step of each lane in turn.
   void finish();
-  bool done() const { return step_ == steps_.size(); }
+  bool done() const { return open_lanes_ == 0; }
   std::size_t tests() const { return tests_; }  // MPI_Test calls made, over every start
 
  private:
-  void post();
-  void complete_step();
+  struct Lane {
+    std::vector<NbStep> steps;
+    std::size_t step = 0, scratch_at = 0;
+    int send = -1, recv = -1;  // the current step's tickets; -1: none pending
+    bool done() const { return step == steps.size(); }
+  };
+  void post(Lane& lane, int tag);
+  void complete_step(Lane& lane, int tag);
 
   Comm& comm_;
   bool add_;
   int tag_;
-  std::vector<NbStep> steps_;
+  std::vector<Lane> lanes_;
+  std::size_t scratch_values_ = 0, open_lanes_ = 0;
   std::span<T> data_, scratch_;
-  std::size_t step_;
-  int send_ticket_ = -1, recv_ticket_ = -1;  // -1: none pending
   std::size_t tests_ = 0;
 };
 

@@ -22,12 +22,13 @@ namespace wulf {
 
 // A run's choices of reduce, bcast and gather, by the names of --reduce and --bcast and the
 // gather's algorithm; those that are not wulf's own leave the call to the MPI library.
-// The allreduce is wulf's own where it is hierarchical or hierarchical-rabenseifner
-// (comm/nb_allreduce), over rank_nodes.
+// The allreduce is wulf's own where it is hierarchical or hierarchical-rabenseifner (over
+// rank_nodes) or rings (over rank_rings) (comm/nb_allreduce).
 struct OwnCollectives {
   std::string reduce = "default", bcast = "default", gather = "default";
   std::string allreduce = "default";
   std::vector<int> rank_nodes{};  // hierarchical's layout: rank r's node at r
+  std::vector<std::vector<int>> rank_rings{};  // rings': each ring's ranks in order
   bool own_allreduce() const { return is_own_blocking_allreduce(allreduce); }
   bool any() const {
     return is_point_to_point_reduce(reduce) || is_own_bcast(bcast) || is_own_gather(gather) || own_allreduce();
@@ -48,7 +49,7 @@ class OwnCollectivesComm final : public Comm {
         own_gather_(is_own_gather(own.gather)),
         own_allreduce_(own.own_allreduce()),
         allreduce_(own_allreduce_ ? parse_nb_algorithm(own.allreduce, "--allreduce") : NbAlgorithm::ring),
-        rank_nodes_(own.rank_nodes),
+        layout_{own.rank_nodes, own.rank_rings},
         unread_scratch_(scratch) {
     if (is_point_to_point_reduce(own.reduce))
       reduce_.emplace(*own_, own.reduce, std::move(layout), std::move(scratch));
@@ -136,7 +137,7 @@ class OwnCollectivesComm final : public Comm {
     OwnSum<T>& own = own_sum<T>();
     const bool add = !unread_.holds(d.data(), d.size_bytes());
     if (!own.sum || own.n != d.size() || own.add != add) {
-      own.sum = std::make_unique<NbAllreduce<T>>(*own_, allreduce_, d.size(), add, 1, rank_nodes_);
+      own.sum = std::make_unique<NbAllreduce<T>>(*own_, allreduce_, d.size(), add, 1, layout_);
       own.n = d.size(), own.add = add;
       own.shared = nullptr;
       if (!add && unread_scratch_) own.shared = static_cast<T*>(unread_scratch_(own.sum->scratch_values() * sizeof(T)));
@@ -177,7 +178,7 @@ class OwnCollectivesComm final : public Comm {
   bool own_gather_;
   bool own_allreduce_;                        // a hierarchical allreduce, or the library's
   NbAlgorithm allreduce_;                     // which, where it is wulf's own
-  std::vector<int> rank_nodes_;
+  NbLayout layout_;
   UnreadRange unread_;
   PointToPointReduce::ScratchSource unread_scratch_;
   OwnSum<float> sum_float_;

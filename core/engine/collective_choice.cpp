@@ -35,6 +35,8 @@ constexpr CollectiveAlgorithm allreduces[] = {
     // by Rabenseifner's halving and doubling), within again
     {"hierarchical", 0, ""},
     {"hierarchical-rabenseifner", 0, ""},
+    // wulf's own: k rings at once, each around the ranks in an order of the platform's
+    {"rings", 0, ""},
 };
 constexpr CollectiveAlgorithm reduces[] = {
     {"linear", 1, "ompi_basic_linear"},  // the root receives from p - 1, p - 2, ..., 0 in turn

@@ -45,6 +45,22 @@ int run_wulf_platform(const std::vector<std::string>& args, std::string& out, st
   return r.code;
 }
 
+std::vector<int> parse_ring_places(const std::string& text, const std::string& what) {
+  std::vector<int> places;
+  std::size_t at = 0;
+  while (at <= text.size()) {
+    std::size_t end = text.find(',', at);
+    if (end == std::string::npos) end = text.size();
+    const std::string part = text.substr(at, end - at);
+    const std::optional<double> v = parse_number(part);
+    if (!v || *v < 0 || *v != static_cast<double>(static_cast<int>(*v)) || *v > 1e6)
+      throw InputError(what + " '" + text + "': '" + part + "' is not a place (a whole number from 0)");
+    places.push_back(static_cast<int>(*v));
+    at = end + 1;
+  }
+  return places;
+}
+
 namespace {
 
 std::string platform_helper(const std::string& verb, const std::string& file,
@@ -61,7 +77,7 @@ std::string platform_helper(const std::string& verb, const std::string& file,
 }
 
 // `wulf-platform hosts` output: "cost-usd X" ("-": none), then "name cores speed group node
-// nics device efficiency" per host.
+// nics device efficiency rings" per host.
 PlatformHosts parse_hosts(const std::string& file, const std::string& text) {
   PlatformHosts out;
   std::istringstream lines(text);
@@ -70,8 +86,8 @@ PlatformHosts parse_hosts(const std::string& file, const std::string& text) {
     throw InputError("platform " + file + ": wulf-platform said no price line");
   if (cost != "-") out.cost_usd = parse_number(cost).value_or(0);
   PlatformHost h;
-  std::string group, node, nics, device, efficiency;
-  while (lines >> h.name >> h.cores >> h.speed >> group >> node >> nics >> device >> efficiency) {
+  std::string group, node, nics, device, efficiency, rings;
+  while (lines >> h.name >> h.cores >> h.speed >> group >> node >> nics >> device >> efficiency >> rings) {
     h.group = group == "-" ? "" : group;
     // wulf:efficiency is checked before any rank starts; the ranks read it, and wulf:device,
     // from their host (sim) or the testbed's description.
@@ -79,6 +95,8 @@ PlatformHosts parse_hosts(const std::string& file, const std::string& text) {
     const auto n = parse_number(node), k = parse_number(nics);
     h.node = n && *n >= 0 ? static_cast<int>(*n) : -1;
     h.nics = k && *k >= 1 ? static_cast<int>(*k) : 0;
+    h.ring_places = rings == "-" ? std::vector<int>{}
+                                 : parse_ring_places(rings, "platform " + file + ", host " + h.name + ": wulf:rings");
     out.hosts.push_back(h);
   }
   if (out.hosts.empty()) throw InputError("platform " + file + ": it has no hosts");

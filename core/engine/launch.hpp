@@ -34,7 +34,14 @@ struct PlatformHost {
   std::string group;
   int node = -1;
   int nics = 0;
+  // wulf:rings, for the rings allreduce: the host's place in each of its node's rings (k
+  // places from 0, comma-separated); empty: none.
+  std::vector<int> ring_places{};
 };
+
+// A wulf:rings value, "p0,p1,...": whole places from 0, at least one; what names it in a
+// refusal.
+std::vector<int> parse_ring_places(const std::string& text, const std::string& what);
 
 // What a run needs of a platform, as SimGrid loads it (through wulf-platform, one run of
 // it): its hosts in declared order, and the machine's price from its wulf:cost-usd zone

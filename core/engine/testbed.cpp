@@ -350,6 +350,46 @@ std::vector<std::string> rank_node_keys(const std::vector<PlatformHost>& placed,
   return keys;
 }
 
+std::vector<std::vector<int>> rank_rings_of(const std::vector<PlatformHost>& placed, long long np,
+                                            const std::string& platform) {
+  const std::vector<PlatformHost> hosts = hosts_of_ranks(placed, np);
+  const std::vector<std::string> keys = rank_node_keys(placed, np);
+  const std::string where = "the rings allreduce on " + platform + ": ";
+  std::vector<std::string> nodes;              // in the order of their first rank
+  std::vector<std::vector<int>> ranks_of;      // each node's ranks
+  for (std::size_t r = 0; r < hosts.size(); ++r) {
+    const PlatformHost& h = hosts[r];
+    if (h.cores != 1)
+      throw InputError(where + "host " + h.name + " holds " + std::to_string(h.cores) +
+                       " ranks; it needs one rank on each host (--ranks-per-host 1)");
+    if (h.ring_places.empty())
+      throw InputError(where + "host " + h.name + " has no wulf:rings (its place in each of its node's rings; "
+                       "platforms/gpu/generate.py writes them)");
+    if (h.ring_places.size() != hosts[0].ring_places.size())
+      throw InputError(where + "host " + h.name + " is in " + std::to_string(h.ring_places.size()) + " rings, host " +
+                       hosts[0].name + " in " + std::to_string(hosts[0].ring_places.size()));
+    auto at = std::find(nodes.begin(), nodes.end(), keys[r]);
+    if (at == nodes.end()) at = nodes.insert(nodes.end(), keys[r]), ranks_of.emplace_back();
+    ranks_of[static_cast<std::size_t>(at - nodes.begin())].push_back(static_cast<int>(r));
+  }
+  std::vector<std::vector<int>> rings(hosts.empty() ? 0 : hosts[0].ring_places.size());
+  for (std::size_t c = 0; c < rings.size(); ++c)
+    for (const std::vector<int>& node : ranks_of) {
+      std::vector<int> order(node.size(), -1);
+      for (const int r : node) {
+        const PlatformHost& h = hosts[static_cast<std::size_t>(r)];
+        const int place = h.ring_places[c];
+        if (place >= static_cast<int>(node.size()) || order[static_cast<std::size_t>(place)] >= 0)
+          throw InputError(where + "host " + h.name + " has place " + std::to_string(place) + " in ring " +
+                           std::to_string(c) + ", which its node's " + std::to_string(node.size()) +
+                           " ranks need to be 0 to " + std::to_string(node.size() - 1) + ", each once");
+        order[static_cast<std::size_t>(place)] = r;
+      }
+      rings[c].insert(rings[c].end(), order.begin(), order.end());
+    }
+  return rings;
+}
+
 int remove_testbed_namespaces(const std::string& tag) {
   int removed = 0;
   const std::string prefix = kPrefix + tag + "-";

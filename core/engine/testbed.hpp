@@ -127,6 +127,14 @@ std::vector<PlatformHost> hosts_of_ranks(const std::vector<PlatformHost>& placed
 // host itself. One key per rank: a host of c cores that np fills holds c ranks.
 std::vector<std::string> rank_node_keys(const std::vector<PlatformHost>& placed, long long np);
 
+// The rings of the rings allreduce for np ranks on the placed hosts, each its ranks in order:
+// ring c visits the nodes (rank_node_keys) in the order of their first rank, and in each
+// node its hosts by their place in ring c (the hosts' wulf:rings). InputError naming
+// `platform` and the host where a host holds more than one rank, lacks wulf:rings or has
+// another number of rings than the others, or a node's places in a ring are not 0, 1, ...
+std::vector<std::vector<int>> rank_rings_of(const std::vector<PlatformHost>& placed, long long np,
+                                            const std::string& platform);
+
 // Removes the namespaces of the run whose owner tag is `tag` and the processes inside them
 // (the guardian of a run, below, once the run has ended); returns how many.
 int remove_testbed_namespaces(const std::string& tag);

@@ -178,6 +178,7 @@ void add_job_fields(Json& j, const TrainJob& job) {
   j["oversubscribe"] = job.oversubscribe;
   j["hosts_of_ranks"] = job.rank_hosts.empty() ? Json(nullptr) : Json(job.rank_hosts);
   j["rank_nodes"] = job.config.rank_nodes.empty() ? Json(nullptr) : Json(job.config.rank_nodes);
+  j["rank_rings"] = job.config.rank_rings.empty() ? Json(nullptr) : Json(job.config.rank_rings);
   if (job.compute.mode == ComputeMode::calibrated) {
     const Profile& p = job.compute.profile;
     Json v = {{"Tf_s", p.Tf}, {"Tb_s", p.Tb}, {"Tu_s", p.Tu}, {"Tm_s", p.Tm}, {"Ts_s", p.Ts},
@@ -352,6 +353,21 @@ void read_engine(const Fields& f, TrainJob& job) {
     }
     if (const std::string fault = node_layout_fault(job.config.rank_nodes, job.np); !fault.empty())
       f.fail("rank_nodes", fault);
+  }
+  if (f.has("rank_rings")) {
+    const Json& rings = f.at("rank_rings");
+    if (!rings.is_array()) f.fail("rank_rings", "expected an array of rings, each its ranks in order");
+    for (const Json& ring : rings) {
+      if (!ring.is_array()) f.fail("rank_rings", "expected each ring as an array of ranks");
+      std::vector<int>& ranks = job.config.rank_rings.emplace_back();
+      for (const Json& r : ring) {
+        if (!r.is_number_integer() || r.get<long long>() < 0 || r.get<long long>() >= job.np)
+          f.fail("rank_rings", fmt::format("expected ranks from 0 to {}", job.np - 1));
+        ranks.push_back(r.get<int>());
+      }
+    }
+    if (const std::string fault = rings_fault(job.config.rank_rings, static_cast<int>(job.np)); !fault.empty())
+      f.fail("rank_rings", fault);
   }
 }
 

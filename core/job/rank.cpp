@@ -60,7 +60,8 @@ int run_rank_bench(const std::vector<std::string>& args, Comm& comm, const Compu
       config.collective_overhead_s = testbed_rank_facts(bed, comm.rank()).collective_overhead_s;
     const std::unique_ptr<Compute> compute = make_compute(config);
     compute->prepare(comm);
-    if (const OwnCollectives own{bench.reduce, bench.bcast, bench.gather, bench.allreduce, bench.rank_nodes};
+    if (const OwnCollectives own{bench.reduce, bench.bcast, bench.gather, bench.allreduce, bench.rank_nodes,
+                                 bench.rank_rings};
         own.any()) {
       OwnCollectivesComm owned(comm, own,
                                bench.reduce_layout.empty() ? ReduceLayout{}
@@ -106,7 +107,9 @@ int run_rank(const std::vector<std::string>& args, Comm& comm, const ComputeFact
     comm.set_library_messages(job.engine == Engine::sim && job.sim_messages == "smpi");
     // wulf's own collectives wrap the engine's communicator; the strategies see one Comm.
     std::unique_ptr<OwnCollectivesComm> owned;
-    if (const OwnCollectives own{job.reduce, job.bcast, job.gather, job.allreduce, job.config.rank_nodes}; own.any())
+    if (const OwnCollectives own{job.reduce, job.bcast, job.gather, job.allreduce, job.config.rank_nodes,
+                                 job.config.rank_rings};
+        own.any())
       owned = std::make_unique<OwnCollectivesComm>(comm, own, job.reduce_layout, [&c = *compute](std::size_t bytes) {
         return c.shared_scratch(bytes);
       });

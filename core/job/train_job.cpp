@@ -152,6 +152,11 @@ bool uses_node_layout(const TrainJob& job) {
           is_hierarchical(parse_nb_algorithm(setting_text(job.config, "bucket-allreduce"), "--bucket-allreduce")));
 }
 
+bool uses_rings(const TrainJob& job) {
+  return job.allreduce == "rings" ||
+         (to_string(job.config.strategy) == "overlap" && setting_text(job.config, "bucket-allreduce") == "rings");
+}
+
 std::vector<int> rank_nodes_of(const std::vector<std::string>& keys) {
   std::vector<int> nodes;
   std::vector<std::string> seen;

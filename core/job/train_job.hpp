@@ -26,8 +26,8 @@ Engine parse_engine(std::string_view name);  // throws InputError
 inline const char* precision_name(bool double_precision) { return double_precision ? "double" : "float"; }
 // The names a job's collectives and mpirun's oversubscription take; wulf train's options
 // accept these and a record's job is read against them.
-inline constexpr std::array<std::string_view, 7> allreduce_algorithms{
-    "default", "rdb", "redbcast", "ring", "rabenseifner", "hierarchical", "hierarchical-rabenseifner"};
+inline constexpr std::array<std::string_view, 8> allreduce_algorithms{
+    "default", "rdb", "redbcast", "ring", "rabenseifner", "hierarchical", "hierarchical-rabenseifner", "rings"};
 // Open MPI 4.1's algorithms by engine/collective_choice's names (test_collective_choice holds
 // the lists together), and wulf's own reduces (wulf-binomial, four-stage).
 inline constexpr std::array<std::string_view, 9> reduce_algorithms{
@@ -127,6 +127,9 @@ bool uses_node_layout(const TrainJob& job);
 // wulf:node are one node, and so are ranks on one host that has no wulf:node. Numbered in
 // the order of their first rank.
 std::vector<int> rank_nodes_of(const std::vector<std::string>& keys);
+// Whether an allreduce of the job is rings (--allreduce, or overlap's --bucket-allreduce),
+// which needs config.rank_rings.
+bool uses_rings(const TrainJob& job);
 
 // One collective of the job: its name (the record's key, the option's name), its algorithm
 // and how it was chosen, the job's own fields.

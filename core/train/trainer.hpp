@@ -77,6 +77,10 @@ struct TrainConfig {
   // (comm/nb_allreduce.hpp): the front end sets it from the platform's hosts or this
   // machine; empty where none is.
   std::vector<int> rank_nodes{};
+  // The rings of the rings allreduce, each its ranks in order: the front end sets them from
+  // the platform's hosts' wulf:rings or this machine (one ring in rank order); empty where
+  // no allreduce is rings.
+  std::vector<std::vector<int>> rank_rings{};
 };
 
 // Errors of a net over a whole set.

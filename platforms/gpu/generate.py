@@ -264,6 +264,63 @@ def nic_of_gpu(a, g):
     return 0
 
 
+def node_rings(a):
+    """The rings of --allreduce rings in a server: one per NIC, each the server's GPUs in an
+    order that enters and leaves the server through that NIC (its first and last GPU send
+    through it), as NCCL's channels do (src/graph/search.cc: a ring per NIC, NET -> GPUs ->
+    NET). cube-mesh: every hop a direct NVLink; each NIC's ring the one that adds least to the
+    busiest NVLink direction (rings using it over its links), then to the sum of them, then
+    the first in lexicographic order; rings cross from server to server in the same order, so
+    each NVLink direction of a server carries its rings' share of the data. pcie: one ring,
+    the GPUs in index order (the PCIe switch joins them all)."""
+    G = a.gpus_per_node
+    if a.topology != "cube-mesh":
+        return [list(range(G))]
+    links = nvlinks(a)
+
+    def width(x, y):
+        return links.get((min(x, y), max(x, y)), 0)
+
+    def paths(first, ends):
+        """Every order of the 8 GPUs from `first` to a GPU of `ends` over direct NVLinks."""
+        found = []
+
+        def walk(path, seen):
+            if len(path) == 8:
+                if path[-1] in ends:
+                    found.append(list(path))
+                return
+            for y in range(8):
+                if y not in seen and width(path[-1], y):
+                    path.append(y)
+                    seen.add(y)
+                    walk(path, seen)
+                    seen.discard(y)
+                    path.pop()
+
+        walk([first], {first})
+        return found
+
+    load = {}  # (x, y): rings on the NVLink from x to y, over its links
+    rings = []
+    for k in range(a.nics_per_node):
+        mine = [g for g in range(G) if nic_of_gpu(a, g) == k]
+        if len(mine) < 2:
+            raise AssertionError("NIC %d serves fewer than 2 GPUs: no ring enters and leaves by it" % k)
+        best = None
+        for first in mine:
+            for ring in paths(first, set(mine) - {first}):
+                after = dict(load)
+                for x, y in zip(ring, ring[1:]):
+                    after[(x, y)] = after.get((x, y), 0) + 1.0 / width(x, y)
+                key = (max(after.values()), sum(after.values()), ring)
+                if best is None or key < best[0]:
+                    best = (key, ring, after)
+        rings.append(best[1])
+        load = best[2]
+    return rings
+
+
 def nvb_via(a, x, y):
     """The intermediate GPU of a pair without an NVLink: the common neighbour whose two links
     have the widest narrower one (NCCL's path search keeps the widest), lowest index on a tie."""
@@ -560,6 +617,17 @@ def header(a, nodes, n_links, n_routes):
     w("  - speed=%sGf, core=1 per GPU host: the GPU's PEAK FP32 rate (%s TFLOP/s, no tensor cores)%s."
       % (fmt(a.gpu_tflops * 1000), fmt(a.gpu_tflops), mark("gpu_tflops")))
     w("    Host properties: wulf:device=%s, wulf:node = the server's index." % a.device + mark("device"))
+    rings = node_rings(a)
+    w("    wulf:rings = the GPU's place in each ring of the rings allreduce (the server's GPUs in")
+    w("    order, the rings crossing from server to server in that order):")
+    for k, ring in enumerate(rings):
+        w("      ring %d: %s%s" % (k, " ".join("gpu%d" % g for g in ring),
+                                  "" if len(rings) == 1 and a.topology != "cube-mesh"
+                                  else ", in and out through nic %d" % k))
+    if a.topology == "cube-mesh":
+        w("    As NCCL's channels (src/graph/search.cc: a ring per NIC, NET -> GPUs -> NET): each")
+        w("    ring enters and leaves the server by its NIC's GPUs over direct NVLinks, found by")
+        w("    platforms/gpu/generate.py's node_rings (fewest rings on the busiest NVLink direction).")
     if a.efficiency is None:
         w("    No wulf:efficiency is set: what share of the peak a net reaches is not assumed here.")
     else:
@@ -681,12 +749,14 @@ def generate(a):
     o('  <zone id="%s" routing="Full">' % name)
     o('    <prop id="wulf:source" value="%s"/>' % SOURCES[a.preset])
     o('    <prop id="wulf:generator" value="platforms/gpu/generate.py %s"/>' % " ".join(recorded_options(a)))
+    rings = node_rings(a)
     for nd in nodes:
         o("")
         o('    <zone id="%s" routing="Full">' % nd.p)
         for g in range(a.gpus_per_node):
             o('      <host id="%s" speed="%s" core="1">' % (nd.gpu(g), speed))
             o('        <prop id="wulf:device" value="%s"/><prop id="wulf:node" value="%d"/>' % (a.device, nd.n))
+            o('        <prop id="wulf:rings" value="%s"/>' % ",".join(str(r.index(g)) for r in rings))
             if a.efficiency is not None:
                 o('        <prop id="wulf:efficiency" value="%s"/>' % a.efficiency.replace(" ", ""))
             o("      </host>")

@@ -68,11 +68,14 @@ TrainResult train_overlap(Mlp<T>& net, const Dataset& train, const Dataset& test
 
   // Each bucket's allreduce, and its tag apart from the others' (they travel at once), on a
   // communicator of their own, as wulf's own collectives have.
+  // An allreduce of k lanes (rings) takes k tags.
   const std::unique_ptr<Comm> schedules = comm.duplicate_for_schedules();
+  const NbLayout layout{config.rank_nodes, config.rank_rings};
+  const std::size_t lanes = NbAllreduce<T>::lanes(algorithm, layout), tag_ranges = 32767 / lanes;
   std::vector<std::unique_ptr<NbAllreduce<T>>> going;
   for (std::size_t i = 0; i < buckets.size(); ++i)
     going.push_back(std::make_unique<NbAllreduce<T>>(*schedules, algorithm, buckets[i].n, run.numerics(),
-                                                     1 + static_cast<int>(i % 32767), config.rank_nodes));
+                                                     1 + static_cast<int>((i % tag_ranges) * lanes), layout));
   // The buckets' flat buffer, then each bucket's scratch for what it receives: the rank's
   // own, or under --numerics off memory all simulated ranks share (nobody reads the sums).
   std::vector<std::size_t> scratch_at(buckets.size() + 1, run.weights());
@@ -175,8 +178,9 @@ constexpr StrategyOption overlap_options[] = {
      .help = "the buckets' allreduce, wulf's own over MPI_Isend/MPI_Irecv: ring (Horovod's, NCCL's), rdb "
              "(recursive doubling: each sum as --strategy block --allreduce rdb makes it), rabenseifner (recursive "
              "halving then doubling: Gloo's halving-doubling), hierarchical (a ring within each node, across the "
-             "nodes, within again: as --allreduce hierarchical) or hierarchical-rabenseifner (the same with "
-             "Rabenseifner's across the nodes)",
+             "nodes, within again: as --allreduce hierarchical), hierarchical-rabenseifner (the same with "
+             "Rabenseifner's across the nodes) or rings (k rings at once, as NCCL's channels, over the hosts' "
+             "wulf:rings)",
      .range = {},
      .example = "ring",
      .default_text = "ring"},

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Issue 34, item 4: how fast a time-only simulation of ResNet-50 with DDP-style buckets runs on
+# GPUs = 8 x servers DGX-1 V100 (platforms/gpu/generate.py --preset dgx1-v100), ITER
+# iterations of 32 samples a GPU, beside the scale experiment's bare SMPI program
+# (experiments/scale/bare_allreduce.cpp: the library's allreduce of the same 25 557 032 floats,
+# ITER times, and nothing of wulf). Cases, each one run, by turns:
+#   hier-rab    wulf train --strategy overlap --bucket-bytes 26214400 (4 buckets)
+#               --bucket-allreduce hierarchical-rabenseifner
+#   hier-ring   the same with --bucket-allreduce hierarchical (a ring across the servers)
+#   tensor-rab  hier-rab with --bucket-bytes 0 (161 buckets, one per tensor)
+#   block-rab   wulf train --strategy block --allreduce rabenseifner (the library's, SMPI's
+#               rab_rdb: the blocking peer of bare-rab)
+#   bare-rab    wulf-bare-allreduce ITER 25557032 noop 3 2xITER+1 under smpi/allreduce:rab_rdb
+#               (the allreduces block-rab makes: 3 of the error sums before, the gradients,
+#               2 of the error sums an iteration and the last)
+#   before      hier-ring with the wulf of BEFORE (another build folder), when given
+# Targets (issue 34): 1 024 GPUs, 10 iterations, under 60 s and 2 GiB (25 MiB buckets); under
+# 5 minutes with one bucket per tensor.
+#   experiments/today/speed.sh [build dir] [GPUs, default 1024] [ITER, default 10]
+#                              [cases, default hier-rab,hier-ring,tensor-rab,block-rab,bare-rab] [BEFORE]
+# Writes speed.txt and speed.json here (or in $OUT) (about 20 minutes at 1 024 GPUs on 2 cores).
+# shellcheck source=SCRIPTDIR/../common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../common.sh" "${1:-}"
+gpus="${2:-1024}"
+iterations="${3:-10}"
+cases="${4:-hier-rab,hier-ring,tensor-rab,block-rab,bare-rab}"
+before="${5:-}"
+[[ -z $before ]] || cases="$cases,before"
+(( gpus % 8 == 0 )) || { echo "GPUs: a multiple of 8 (DGX-1 servers)" >&2; exit 2; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export TMPDIR="$work"  # smpirun's copies of the programs go here, and go with it
+platform="$work/dgx1-$gpus.xml"
+"$python" "$root/platforms/gpu/generate.py" --preset dgx1-v100 --nodes $((gpus / 8)) -o "$platform" >&2
+hostfile="$work/hosts"
+"$python" - "$platform" > "$hostfile" <<'PY'
+import re, sys
+for h in re.findall(r'<host id="([^"]+)"', open(sys.argv[1]).read()):
+    print(h)
+PY
+train=(--problem layers:resnet50 --numerics off --engine sim --platform "$platform" --np "$gpus"
+       --train-size $((gpus * 32)) --block $((gpus * 32)) --test-size "$gpus" --epochs "$iterations" --quiet)
+runs="$work/runs.txt"
+for who in ${cases//,/ }; do
+  case $who in
+    hier-rab) command=("$wulf" train "${train[@]}" --strategy overlap --bucket-bytes 26214400
+                       --bucket-allreduce hierarchical-rabenseifner) ;;
+    hier-ring) command=("$wulf" train "${train[@]}" --strategy overlap --bucket-bytes 26214400
+                        --bucket-allreduce hierarchical) ;;
+    tensor-rab) command=("$wulf" train "${train[@]}" --strategy overlap --bucket-bytes 0
+                         --bucket-allreduce hierarchical-rabenseifner) ;;
+    block-rab) command=("$wulf" train "${train[@]}" --strategy block --allreduce rabenseifner) ;;
+    bare-rab) command=(smpirun -np "$gpus" -platform "$platform" -hostfile "$hostfile"
+                       --cfg=smpi/simulate-computation:no --cfg=smpi/wtime:0 --cfg=smpi/test:0
+                       --cfg=smpi/privatization:no --cfg=smpi/allreduce:rab_rdb --log=root.thres:warning
+                       --log=smpi_config.thres:error "$build/wulf-bare-allreduce" "$iterations" 25557032 noop 3
+                       $((2 * iterations + 1))) ;;
+    before) command=("$before/wulf" train "${train[@]}" --strategy overlap --bucket-bytes 26214400
+                     --bucket-allreduce hierarchical) ;;
+    *) echo "unknown case $who" >&2; exit 2 ;;
+  esac
+  [[ $who == bare-* ]] || command+=(--out "$work/$who.json")
+  echo "== $who: ${command[*]}" >&2
+  # Wall, user and system CPU of the run and all its processes, and the largest resident set
+  # of one of them (smpirun runs every rank in one process).
+  "$python" -c 'import resource, subprocess, sys, time
+start = time.perf_counter()
+rc = subprocess.call(sys.argv[3:], stdout=open(sys.argv[2], "w"))
+wall = time.perf_counter() - start
+u = resource.getrusage(resource.RUSAGE_CHILDREN)
+if rc != 0:
+    sys.exit("%s failed (exit %d)" % (sys.argv[1], rc))
+print(sys.argv[1], "%.3f %.3f %d" % (wall, u.ru_utime + u.ru_stime, u.ru_maxrss))' \
+    "$who" "$work/$who.out" "${command[@]}" >> "$runs"
+  tail -1 "$runs" >&2
+done
+"$python" - "$runs" "$work" "$gpus" "$iterations" "$out/speed.json" <<'PY' | tee "$out/speed.txt"
+import json, os, sys
+runs, work, gpus, iterations, out = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+what = {"hier-rab": "overlap, 25 MiB buckets, hierarchical-rabenseifner",
+        "hier-ring": "overlap, 25 MiB buckets, hierarchical (ring across)",
+        "tensor-rab": "overlap, a bucket per tensor, hierarchical-rabenseifner",
+        "block-rab": "block, the library's rabenseifner (SMPI rab_rdb)",
+        "bare-rab": "bare SMPI program, the library's rab_rdb, the same allreduces",
+        "before": "overlap, 25 MiB buckets, hierarchical, the wulf before"}
+rows = []
+print("ResNet-50, %d simulated V100 (%d DGX-1), %d iterations of 32 samples a GPU, time only; one run each" % (
+    gpus, gpus // 8, iterations))
+print("%-11s %-58s %9s %9s %8s %14s %9s %8s" % ("case", "", "wall s", "CPU s", "peak MB", "simulated s/it",
+                                               "buckets", "tests"))
+for line in open(runs):
+    who, wall, cpu, rss = line.split()
+    row = {"case": who, "what": what[who], "wall_s": float(wall), "cpu_s": float(cpu), "peak_mb": int(rss) / 1024}
+    rec = os.path.join(work, who + ".json")
+    if os.path.exists(rec):
+        r = json.load(open(rec))
+        last = r["history"][-1]
+        row.update(simulated_per_iteration_s=r["final"]["time_s"] / iterations, buckets=last.get("buckets"),
+                   progress_tests=last.get("progress_tests"))
+    else:  # the bare program prints its simulated seconds
+        bare = json.loads(open(os.path.join(work, who + ".out")).read().strip().splitlines()[-1])
+        row.update(bare_output=bare)
+    rows.append(row)
+    print("%-11s %-58s %9.1f %9.1f %8.0f %14s %9s %8s" % (
+        who, what[who], row["wall_s"], row["cpu_s"], row["peak_mb"],
+        "%.6f" % row["simulated_per_iteration_s"] if "simulated_per_iteration_s" in row else "-",
+        row.get("buckets", "-"), row.get("progress_tests", "-")))
+json.dump({"gpus": gpus, "iterations": iterations, "rows": rows,
+           "targets": {"25MiB_wall_s": 60, "25MiB_peak_gib": 2, "per_tensor_wall_s": 300}}, open(out, "w"), indent=1)
+PY
