@@ -2,29 +2,31 @@
 # Issue 34, item 4: how fast a time-only simulation of ResNet-50 with DDP-style buckets runs on
 # GPUs = 8 x servers DGX-1 V100 (platforms/gpu/generate.py --preset dgx1-v100), ITER
 # iterations of 32 samples a GPU, beside the scale experiment's bare SMPI program
-# (experiments/scale/bare_allreduce.cpp: the library's allreduce of the same 25 557 032 floats,
-# ITER times, and nothing of wulf). Cases, each one run, by turns:
+# (experiments/scale/bare_allreduce.cpp: the library's allreduce of the same 25 557 032 floats
+# and nothing of wulf). Cases, each one run, by turns:
 #   hier-rab    wulf train --strategy overlap --bucket-bytes 26214400 (4 buckets)
 #               --bucket-allreduce hierarchical-rabenseifner
 #   hier-ring   the same with --bucket-allreduce hierarchical (a ring across the servers)
 #   tensor-rab  hier-rab with --bucket-bytes 0 (161 buckets, one per tensor)
-#   block-rab   wulf train --strategy block --allreduce rabenseifner (the library's, SMPI's
-#               rab_rdb: the blocking peer of bare-rab)
-#   bare-rab    wulf-bare-allreduce ITER 25557032 noop 3 2xITER+1 under smpi/allreduce:rab_rdb
-#               (the allreduces block-rab makes: 3 of the error sums before, the gradients,
-#               2 of the error sums an iteration and the last)
+#   bare-ring   wulf-bare-allreduce BARE 25557032 noop 3 3 under smpi/allreduce:lr: SMPI's ring
+#               (2 (GPUs - 1) steps) of the gradient BARE times (default 1), with the error sums'
+#               allreduces of a block run around it. SMPI's rdb and rab_rdb cannot be the peer
+#               at 1 024 ranks: each rank allocates temporaries of the whole gradient
+#               (std::bad_alloc in 24 GiB); wulf train's block refuses them by its memory
+#               estimate (195 GiB) for the same reason.
 #   before      hier-ring with the wulf of BEFORE (another build folder), when given
 # Targets (issue 34): 1 024 GPUs, 10 iterations, under 60 s and 2 GiB (25 MiB buckets); under
 # 5 minutes with one bucket per tensor.
 #   experiments/today/speed.sh [build dir] [GPUs, default 1024] [ITER, default 10]
-#                              [cases, default hier-rab,hier-ring,tensor-rab,block-rab,bare-rab] [BEFORE]
-# Writes speed.txt and speed.json here (or in $OUT) (about 20 minutes at 1 024 GPUs on 2 cores).
+#                              [cases, default hier-rab,hier-ring,bare-ring] [BEFORE] [BARE]
+# Writes speed.txt and speed.json here (or in $OUT) (about 25 minutes at 1 024 GPUs on 2 cores).
 # shellcheck source=SCRIPTDIR/../common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../common.sh" "${1:-}"
 gpus="${2:-1024}"
 iterations="${3:-10}"
-cases="${4:-hier-rab,hier-ring,tensor-rab,block-rab,bare-rab}"
+cases="${4:-hier-rab,hier-ring,bare-ring}"
 before="${5:-}"
+bare_calls="${6:-1}"
 [[ -z $before ]] || cases="$cases,before"
 (( gpus % 8 == 0 )) || { echo "GPUs: a multiple of 8 (DGX-1 servers)" >&2; exit 2; }
 work=$(mktemp -d)
@@ -49,12 +51,10 @@ for who in ${cases//,/ }; do
                         --bucket-allreduce hierarchical) ;;
     tensor-rab) command=("$wulf" train "${train[@]}" --strategy overlap --bucket-bytes 0
                          --bucket-allreduce hierarchical-rabenseifner) ;;
-    block-rab) command=("$wulf" train "${train[@]}" --strategy block --allreduce rabenseifner) ;;
-    bare-rab) command=(smpirun -np "$gpus" -platform "$platform" -hostfile "$hostfile"
-                       --cfg=smpi/simulate-computation:no --cfg=smpi/wtime:0 --cfg=smpi/test:0
-                       --cfg=smpi/privatization:no --cfg=smpi/allreduce:rab_rdb --log=root.thres:warning
-                       --log=smpi_config.thres:error "$build/wulf-bare-allreduce" "$iterations" 25557032 noop 3
-                       $((2 * iterations + 1))) ;;
+    bare-ring) command=(smpirun -np "$gpus" -platform "$platform" -hostfile "$hostfile"
+                        --cfg=smpi/simulate-computation:no --cfg=smpi/wtime:0 --cfg=smpi/test:0
+                        --cfg=smpi/privatization:no --cfg=smpi/allreduce:lr --log=root.thres:warning
+                        --log=smpi_config.thres:error "$build/wulf-bare-allreduce" "$bare_calls" 25557032 noop 3 3) ;;
     before) command=("$before/wulf" train "${train[@]}" --strategy overlap --bucket-bytes 26214400
                      --bucket-allreduce hierarchical) ;;
     *) echo "unknown case $who" >&2; exit 2 ;;
@@ -80,14 +80,14 @@ runs, work, gpus, iterations, out = sys.argv[1], sys.argv[2], int(sys.argv[3]), 
 what = {"hier-rab": "overlap, 25 MiB buckets, hierarchical-rabenseifner",
         "hier-ring": "overlap, 25 MiB buckets, hierarchical (ring across)",
         "tensor-rab": "overlap, a bucket per tensor, hierarchical-rabenseifner",
-        "block-rab": "block, the library's rabenseifner (SMPI rab_rdb)",
-        "bare-rab": "bare SMPI program, the library's rab_rdb, the same allreduces",
+        "bare-ring": "bare SMPI program, SMPI's ring (lr) of the gradient",
         "before": "overlap, 25 MiB buckets, hierarchical, the wulf before"}
 rows = []
 print("ResNet-50, %d simulated V100 (%d DGX-1), %d iterations of 32 samples a GPU, time only; one run each" % (
     gpus, gpus // 8, iterations))
 print("%-11s %-58s %9s %9s %8s %14s %9s %8s" % ("case", "", "wall s", "CPU s", "peak MB", "simulated s/it",
                                                "buckets", "tests"))
+print("(bare-ring: simulated seconds of its allreduces in all, calls as given)")
 for line in open(runs):
     who, wall, cpu, rss = line.split()
     row = {"case": who, "what": what[who], "wall_s": float(wall), "cpu_s": float(cpu), "peak_mb": int(rss) / 1024}
@@ -99,11 +99,12 @@ for line in open(runs):
                    progress_tests=last.get("progress_tests"))
     else:  # the bare program prints its simulated seconds
         bare = json.loads(open(os.path.join(work, who + ".out")).read().strip().splitlines()[-1])
-        row.update(bare_output=bare)
+        row.update(bare_output=bare, simulated_s=bare["simulated_s"], calls=bare["calls"])
     rows.append(row)
     print("%-11s %-58s %9.1f %9.1f %8.0f %14s %9s %8s" % (
         who, what[who], row["wall_s"], row["cpu_s"], row["peak_mb"],
-        "%.6f" % row["simulated_per_iteration_s"] if "simulated_per_iteration_s" in row else "-",
+        "%.6f" % row["simulated_per_iteration_s"] if "simulated_per_iteration_s" in row
+        else "%.6f" % row["simulated_s"] if "simulated_s" in row else "-",
         row.get("buckets", "-"), row.get("progress_tests", "-")))
 json.dump({"gpus": gpus, "iterations": iterations, "rows": rows,
            "targets": {"25MiB_wall_s": 60, "25MiB_peak_gib": 2, "per_tensor_wall_s": 300}}, open(out, "w"), indent=1)
