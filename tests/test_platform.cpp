@@ -759,6 +759,12 @@ TEST(testbed, plans_the_star_of_the_hosts_the_ranks_use) {
   EXPECT_DOUBLE_EQ(scaled.hosts[0].up_Bps, 5.3e6);
   EXPECT_EQ(scaled.dilation, 25);
   EXPECT_EQ(scaled.dilation_from, "--dilation");
+  EXPECT_TRUE(plan.latencies_held);
+  // A later run of a bench whose first plan left the latencies out leaves them out at the
+  // dilation that plan chose (before, it held them with forwarders too slow for it).
+  const TestbedPlan dropped = plan_testbed(bat, hosts_of_ranks(platform_hosts(bat, 2).hosts, 2), 2, 25, 1.0, true);
+  EXPECT_FALSE(dropped.latencies_held);
+  for (const Veth& v : dropped.network.veths) EXPECT_EQ(v.a.latency_s + v.b.latency_s, 0.0);
   // The record's protocol: Open MPI's eager protocol up to the testbed's limit, or the given one.
   EXPECT_EQ(protocol_json(true, 0).at("settings").at("btl_tcp_eager_limit").get<long long>(), kTestbedEagerBytes);
   EXPECT_EQ(protocol_json(true, 65536).at("settings").at("btl_tcp_eager_limit").get<long long>(), 65536);

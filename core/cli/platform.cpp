@@ -151,6 +151,7 @@ struct BenchJob {
   bool force = false;                     // run even where the memory estimate says it does not fit
   Engine engine = Engine::sim;            // sim or testbed
   double dilation = 0;                    // testbed: --dilation (0: the default)
+  bool drop_latencies = false;            // testbed: the first plan left the links' latencies out
 };
 
 // Checks the options, each with its own message, before anything runs; --grow's platform
@@ -262,7 +263,8 @@ CommBenchConfig bench_config(const BenchJob& job, const std::string& what, const
 // platform's seconds (the ranks divide by the dilation).
 std::vector<Json> measure_on_testbed(const BenchJob& job, const std::vector<PlatformHost>& on, std::size_t np,
                                      const std::string& what, CommBenchConfig bench, const Collectives& chosen) {
-  TestbedPlan plan = plan_testbed(job.run_file, hosts_of_ranks(on, static_cast<long long>(np)), static_cast<int>(np), job.dilation, job.bw_scale);
+  TestbedPlan plan = plan_testbed(job.run_file, hosts_of_ranks(on, static_cast<long long>(np)), static_cast<int>(np),
+                                  job.dilation, job.bw_scale, job.drop_latencies);
   plan.platform = job.file;
   if (job.eager_limit > 0) plan.eager_bytes = job.eager_limit;
   const Testbed bed(std::move(plan));
@@ -550,7 +552,11 @@ int bench_command(const std::vector<std::string>& args, std::ostream& out, std::
     TestbedPlan plan = plan_testbed(job.run_file, hosts_of_ranks(hosts, largest), static_cast<int>(largest),
                                     job.dilation, job.bw_scale);
     plan.platform = job.file;
+    // Every run builds the network this plan does: its dilation, and its latencies left out
+    // where it left them out (a run given the dilation would hold them, with forwarders
+    // the dilation is too small for).
     job.dilation = plan.dilation;
+    job.drop_latencies = !plan.latencies_held;
     print_testbed(out, plan);
     record["config"]["testbed"] = plan.to_json();
   }

@@ -154,7 +154,7 @@ PlatformNetwork read_network(const std::string& platform, const std::string& lis
 }
 
 TestbedPlan plan_testbed(const std::string& platform, const std::vector<PlatformHost>& placed, int np,
-                         double dilation, double bw_scale) {
+                         double dilation, double bw_scale, bool drop_latencies) {
   TestbedPlan plan;
   plan.platform = platform;
   std::vector<std::string> names;
@@ -201,7 +201,8 @@ TestbedPlan plan_testbed(const std::string& platform, const std::vector<Platform
   // The dilation the links' forwarders need, and what is done where it is more than D may be.
   const double held = default_dilation(plan.hosts, np, cores, network.most_hops, network.most_delayed_hops);
   const double unheld = default_dilation(plan.hosts, np, cores, network.most_hops, 0);
-  if (network.most_delayed_hops > 0 && dilation <= 0 && held > kDilationRange.hi && unheld <= kDilationRange.hi) {
+  if (network.most_delayed_hops > 0 &&
+      (drop_latencies || (dilation <= 0 && held > kDilationRange.hi && unheld <= kDilationRange.hi))) {
     for (Veth& v : network.veths) v.a.latency_s = v.b.latency_s = 0;
     network.most_delayed_hops = 0;
     plan.notes.push_back(fmt::format("link latencies are not emulated: the forwarders that would hold them need a "
@@ -213,6 +214,7 @@ TestbedPlan plan_testbed(const std::string& platform, const std::vector<Platform
                                      "here for their own time not to show; at --dilation {:g} it may",
                                      held, dilation));
   }
+  plan.latencies_held = network.most_delayed_hops > 0;
   plan.dilation = dilation > 0 ? dilation : network.most_delayed_hops > 0 ? held : unheld;
   if (dilation <= 0 && plan.dilation > kDilationRange.hi)
     throw InputError(fmt::format("the testbed of {} ranks on {} cores would need a time dilation of {:g}, more than "

@@ -67,6 +67,9 @@ struct TestbedPlan {
   TestbedNetwork network;          // what is built between the hosts
   std::vector<std::string> notes;  // what it does not represent, for people
   double route_latency_s = 0;      // the platform's largest host-to-host latency
+  // Whether the links' latencies are held by forwarders; false where the plan left them out
+  // (they would need a dilation past the bounds) or the platform has none.
+  bool latencies_held = false;
   // Open MPI's eager limit, bytes: messages up to it are sent without waiting for the receiver
   // (--eager-limit; default kTestbedEagerBytes).
   long long eager_bytes = kTestbedEagerBytes;
@@ -85,9 +88,12 @@ double collective_overhead_s(const Json& host, const std::string& platform);
 
 // The plan for placed hosts (one entry per host with its ranks in `cores`, in rank order, as
 // platform_hosts or placed_hosts give them, cut to the ranks), the platform read through
-// SimGrid (wulf-platform network). dilation 0 chooses the default (default_dilation).
+// SimGrid (wulf-platform network). dilation 0 chooses the default (default_dilation), and
+// leaves the links' latencies out where their forwarders would need more than the bounds;
+// drop_latencies leaves them out at any dilation (a later run of a bench whose first plan
+// left them out: the same network for every run).
 TestbedPlan plan_testbed(const std::string& platform, const std::vector<PlatformHost>& placed, int np,
-                         double dilation, double bw_scale);
+                         double dilation, double bw_scale, bool drop_latencies = false);
 
 // What the plan builds, for people: the hosts and their shaped rates, the switches and the
 // links between them, the dilation, and every note of what is not represented.
