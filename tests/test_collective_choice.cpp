@@ -5,6 +5,8 @@
 #include "comm/staged_reduce.hpp"
 #include "comm/tree_collectives.hpp"
 #include "job/train_job.hpp"
+#include "cli/train_options.hpp"
+#include "cli/train_resolve.hpp"
 #include "util/errors.hpp"
 
 #include <gtest/gtest.h>
@@ -77,6 +79,28 @@ TEST(collective_choice, a_named_algorithm_is_taken_as_it_is_and_an_unknown_one_r
   EXPECT_EQ(r.name, "ring");
   EXPECT_FALSE(r.by_default);
   expect_input_error([] { resolve_collective(Collective::allreduce, "lr", 4, 8); }, {"--allreduce", "'lr'", "ring"});
+}
+
+// `--allreduce default` is Open MPI's choice for what the library's allreduce moves: block's
+// gradients (an 8-6000-8 encoder's 408 032 bytes on 4 ranks: Rabenseifner's); under overlap,
+// whose buckets go by --bucket-allreduce, only the error sums' 4 doubles (32 bytes: Open MPI's
+// recursive doubling on 4 ranks, as it chooses for a call of that size).
+TEST(collective_choice, default_allreduce_is_chosen_for_what_the_librarys_allreduce_moves) {
+  const auto options = train_options();
+  const auto job_of = [&](const char* strategy) {
+    return resolve(parse_train({"--engine", "real", "--np", "4", "--problem", "encoder:8", "--hidden", "6000",
+                                "--strategy", strategy},
+                               options));
+  };
+  const TrainJob block = job_of("block");
+  EXPECT_EQ(block.allreduce, "rabenseifner");
+  EXPECT_EQ(block.allreduce_chosen_by, "default, Open MPI 4.1's choice for 4 ranks and 408032 bytes, the gradients' size");
+  const TrainJob overlap = job_of("overlap");
+  EXPECT_EQ(overlap.allreduce, choice(4, 32));
+  EXPECT_EQ(overlap.allreduce, "rdb");
+  EXPECT_EQ(overlap.allreduce_chosen_by,
+            "default, Open MPI 4.1's choice for 4 ranks and 32 bytes, the error sums' size (no allreduce of this strategy "
+            "moves the gradients)");
 }
 
 }  // namespace

@@ -136,7 +136,8 @@ po::options_description engine_options() {
        "binomial, knomial (radix 4), unsegmented, or scatter-allgather")
       ("allreduce", allreduce_value()->default_value("default"),
        "allreduce algorithm, the same on every engine: default (the one Open MPI 4.1 chooses for the ranks and "
-       "the gradients' size, named in the record), rdb (recursive doubling, seed 000), redbcast (reduce then "
+       "the gradients' size, or the error sums' 32 bytes where the strategy's gradients go otherwise, named in the "
+       "record), rdb (recursive doubling, seed 000), redbcast (reduce then "
        "broadcast), ring (reduce-scatter then allgather around a ring), rabenseifner (recursive halving, then "
        "doubling), or wulf's own hierarchical (a ring within each node, a ring across the nodes, a ring within "
        "again; nodes by the hosts' wulf:node), hierarchical-rabenseifner (Rabenseifner's across the nodes) and "

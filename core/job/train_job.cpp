@@ -7,6 +7,7 @@
 #include "job/memory_estimate.hpp"
 #include "nn/weights_file.hpp"
 #include "train/session.hpp"
+#include "train/trainer.hpp"
 #include "util/errors.hpp"
 #include "util/names.hpp"
 
@@ -183,11 +184,18 @@ void resolve_collectives(TrainJob& job) {
   const std::size_t value = job.double_precision ? sizeof(double) : sizeof(float);
   const std::size_t gradients = job.spec.parameter_count() * value;
   const bool ppt = to_string(job.strategy) == "ppt";
-  // The allreduce and reduce of the gradients, the parameters' broadcast (root, scatter),
-  // scatter's gather of every rank's gradients, ppt's allgather of each rank's update and
-  // estimate; the other strategies make no allgather that is timed (session's of results).
+  // The error sums' allreduce (ErrorSums::as_array): the only one of a strategy whose
+  // gradients go otherwise (overlap's by --bucket-allreduce, root's by reduce).
+  const std::size_t error_sums = sizeof(ErrorSums{}.as_array());
+  // The allreduce of the gradients (block; average's of the weights), their reduce, the
+  // parameters' broadcast (root, scatter), scatter's gather of every rank's gradients, ppt's
+  // allgather of each rank's update and estimate; the other strategies make no allgather
+  // that is timed (session's of results).
   const std::array<std::pair<std::size_t, const char*>, 5> sizes{{
-      {gradients, "the gradients' size"},
+      job.strategy->allreduces_weights
+          ? std::pair<std::size_t, const char*>{gradients, "the gradients' size"}
+          : std::pair<std::size_t, const char*>{error_sums,
+                                                "the error sums' size (no allreduce of this strategy moves the gradients)"},
       {gradients, "the gradients' size"},
       {gradients, "the parameters' size"},
       {ppt ? gradients + value : gradients,

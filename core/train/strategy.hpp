@@ -159,6 +159,10 @@ struct StrategyDescriptor {
   // The counts its own collectives pass to MPI, each checked with mpi_count. May be null.
   void (*message_counts)(const MemoryShape&) = nullptr;
   const SearchTraits* search = nullptr;
+  // Whether its library allreduce moves the w values (block's gradients, average's weights).
+  // Where not, the library allreduce carries only the error sums (ErrorSums, 4 doubles), and
+  // `--allreduce default` becomes Open MPI's choice for those.
+  bool allreduces_weights = false;
   StrategyTrainFn<float> train_float = nullptr;  // null only where sessions is set
   StrategyTrainFn<double> train_double = nullptr;
 

@@ -90,6 +90,7 @@ extern const StrategyDescriptor average_strategy{
       m.columns = static_cast<double>(block_size(c, static_cast<std::size_t>(most)));
     },
     .search = &average_search,
+    .allreduces_weights = true,
     .train_float = train_average<float>,
     .train_double = train_average<double>,
 };

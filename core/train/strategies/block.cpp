@@ -53,6 +53,7 @@ extern const StrategyDescriptor block_strategy{
       m.reduce_scratch = s.sim && !s.numerics ? 0 : 1;
     },
     .search = &block_search,
+    .allreduces_weights = true,
     .train_float = train_block<float>,
     .train_double = train_block<double>,
 };
