@@ -11,6 +11,10 @@
 // - data in SMPI's shared memory (--numerics off) is neither copied nor sent.
 // A test is Comm::wait_any_for of no simulated time, which finishes a done comm with a waiter:
 // SimGrid then drops it from the actor's activities, where Comm::test and MPI_Test leave it.
+// Under --sim-messages fifo the sends from one rank to another go one after another, as Open
+// MPI's TCP transport writes them to its one socket a peer, and only inside MPI calls: a send
+// starts once the one before it to that rank is done, at the sender's next call here (a
+// test, a wait, another message), and is done only once delivered (none goes on at once).
 // Where SMPI would charge a message an overhead of its own (smpi/os, smpi/ois, smpi/or),
 // engine_messages leaves the messages to SMPI.
 #include "comm/mpi/messages.hpp"
@@ -95,9 +99,10 @@ const std::vector<long>& world_actors() {
 class S4uMessages final : public Messages {
  public:
   // Made by every rank of comm, with no message: SMPI's split and dup pay for theirs.
-  explicit S4uMessages(MPI_Comm comm)
+  S4uMessages(MPI_Comm comm, bool fifo)
       : eager_bytes_(simgrid::config::get_value<int>("smpi/async-small-thresh")),
-        detached_bytes_(simgrid::config::get_value<int>("smpi/send-is-detached-thresh")) {
+        detached_bytes_(fifo ? 0 : simgrid::config::get_value<int>("smpi/send-is-detached-thresh")),
+        fifo_(fifo) {
     MPI_Comm_rank(comm, &rank_);
     // Every rank's world rank, and its actor.
     int size = 0;
@@ -126,6 +131,13 @@ class S4uMessages final : public Messages {
   }
   ~S4uMessages() override {
     for (const simgrid::s4u::CommPtr& comm : sent_) comm->wait();  // received by now, or soon
+    // fifo: the schedules waited for every send; any left (an exception) go, in order.
+    for (auto& [to, peer] : peers_)
+      while (peer.going >= 0) {
+        Slot& going = slots_[static_cast<std::size_t>(peer.going)];
+        if (!going.delivered) going.comm->wait(), going.delivered = true;
+        next_send(peer);
+      }
     // The eager mailboxes this rank receives on let go of it (SimGrid's advice).
     for (const auto& [key, box] : boxes_)
       if ((key & 3) == 3) box->set_receiver(nullptr);
@@ -146,8 +158,15 @@ class S4uMessages final : public Messages {
     const std::size_t ticket = free_slot();
     Slot& slot = slots_[ticket];
     slot.busy = true, slot.send = true;
+    message.release();  // the receiver's when it arrives
+    if (fifo_) {
+      slot.comm = comm, slot.to = dest;
+      Peer& peer = peers_[dest];
+      if (peer.going < 0) comm->start(), peer.going = static_cast<int>(ticket);
+      else slot.started = false, peer.queued.push_back(static_cast<int>(ticket));
+      return static_cast<int>(ticket);
+    }
     comm->start();
-    message.release();  // the receiver's now
     if (below(bytes, detached_bytes_)) {
       // The sender goes on at once, as SMPI's detached send lets it. In SimGrid the comm stays
       // attached: 3.32 keeps every detached comm in the maestro's list of activities, which
@@ -175,6 +194,13 @@ class S4uMessages final : public Messages {
   }
 
   bool test(int ticket) override {
+    if (fifo_) {
+      send_more();
+      Slot& slot = slots_.at(static_cast<std::size_t>(ticket));
+      if (!slot.started || !delivered(slot)) return false;
+      finish(slot);
+      return true;
+    }
     Slot& slot = slots_.at(static_cast<std::size_t>(ticket));
     if (slot.comm) {
       one_[0] = slot.comm;
@@ -187,6 +213,24 @@ class S4uMessages final : public Messages {
   }
 
   std::size_t wait(int ticket) override {
+    if (fifo_) {
+      // Inside the wait this rank sends on: it waits for its message or for a send of its
+      // own with another queued behind it, whichever is done first, until its message is.
+      for (;;) {
+        send_more();
+        Slot& slot = slots_.at(static_cast<std::size_t>(ticket));
+        if (slot.started && slot.delivered) break;
+        waiting_.clear(), whose_.clear();
+        if (slot.started) waiting_.push_back(slot.comm), whose_.push_back(ticket);
+        for (const auto& [to, peer] : peers_)
+          if (peer.going >= 0 && peer.going != ticket && !peer.queued.empty())
+            waiting_.push_back(slots_[static_cast<std::size_t>(peer.going)].comm), whose_.push_back(peer.going);
+        const ssize_t done = simgrid::s4u::Comm::wait_any_for(waiting_, -1);
+        slots_[static_cast<std::size_t>(whose_.at(static_cast<std::size_t>(done)))].delivered = true;
+      }
+      waiting_.clear();
+      return finish(slots_.at(static_cast<std::size_t>(ticket)));
+    }
     Slot& slot = slots_.at(static_cast<std::size_t>(ticket));
     if (slot.comm) slot.comm->wait();
     return finish(slot);
@@ -199,7 +243,41 @@ class S4uMessages final : public Messages {
     void* into = nullptr;
     std::size_t room = 0, value_bytes = 1;
     bool busy = false, send = false;
+    // fifo: a send started (not queued behind another to its rank), its comm done; its rank.
+    bool started = true, delivered = false;
+    int to = -1;
   };
+  // fifo: the sends to one rank, the one under way (its ticket, or -1) and those behind it.
+  struct Peer {
+    int going = -1;
+    std::deque<int> queued;
+  };
+
+  // fifo: whether the slot's comm is done (a test of no simulated time, once).
+  bool delivered(Slot& slot) {
+    if (!slot.delivered) {
+      one_[0] = slot.comm;
+      slot.delivered = simgrid::s4u::Comm::wait_any_for(one_, 0.0) == 0;
+      one_[0] = nullptr;
+    }
+    return slot.delivered;
+  }
+  // fifo: the next send to the peer started, the one under way being done.
+  void next_send(Peer& peer) {
+    peer.going = -1;
+    if (peer.queued.empty()) return;
+    peer.going = peer.queued.front();
+    peer.queued.pop_front();
+    Slot& next = slots_[static_cast<std::size_t>(peer.going)];
+    next.started = true;
+    next.comm->start();
+  }
+  // fifo: every peer's next send started whose send under way is done.
+  void send_more() {
+    for (auto& [to, peer] : peers_)
+      while (peer.going >= 0 && !peer.queued.empty() && delivered(slots_[static_cast<std::size_t>(peer.going)]))
+        next_send(peer);
+  }
 
   // The sends that went on at once, finished with this rank as their waiter: those done now.
   void reap() {
@@ -254,6 +332,10 @@ class S4uMessages final : public Messages {
   // The ticket done: a receive's data copied (unless it or the sender's lies in SMPI's shared
   // memory); the values received.
   std::size_t finish(Slot& slot) {
+    if (fifo_ && slot.send) {
+      Peer& peer = peers_.at(slot.to);
+      if (peer.going >= 0 && &slots_[static_cast<std::size_t>(peer.going)] == &slot) next_send(peer);
+    }
     std::size_t values = 0;
     if (!slot.send) {
       const std::unique_ptr<Message> message(slot.got);
@@ -278,7 +360,11 @@ class S4uMessages final : public Messages {
   }
 
   int rank_ = 0;
-  const int eager_bytes_, detached_bytes_;  // SMPI's thresholds (0: none)
+  const int eager_bytes_, detached_bytes_;  // SMPI's thresholds (0: none; fifo: no detached sends)
+  const bool fifo_;
+  std::unordered_map<int, Peer> peers_;  // fifo: by rank of the communicator
+  std::vector<simgrid::s4u::CommPtr> waiting_;  // fifo: what a wait waits for, and whose
+  std::vector<int> whose_;
   std::string prefix_;
   std::vector<long> world_, actor_;  // by rank of the communicator
   std::unordered_map<std::uint64_t, simgrid::s4u::Mailbox*> boxes_;
@@ -291,10 +377,10 @@ class S4uMessages final : public Messages {
 
 }  // namespace
 
-std::unique_ptr<Messages> engine_messages(MPI_Comm comm) {
+std::unique_ptr<Messages> engine_messages(MPI_Comm comm, bool fifo) {
   static const bool overheads = smpi_charges_overheads();  // the same for every rank
   if (overheads) return nullptr;
-  return std::make_unique<S4uMessages>(comm);
+  return std::make_unique<S4uMessages>(comm, fifo);
 }
 
 }  // namespace wulf

@@ -159,10 +159,12 @@ po::options_description engine_options() {
       ("eager-limit", whole_in("eager-limit", kEagerLimitRange),
        "sim, testbed: messages up to this many bytes are sent without waiting for the receiver (default: sim "
        "SMPI's, where no data flows before the receive is posted; testbed 4194304, Open MPI's btl_tcp_eager_limit)")
-      ("sim-messages", one_of({"s4u", "smpi"}, "--sim-messages: '{}' (expected s4u or smpi)")->default_value("s4u"),
+      ("sim-messages", one_of({"s4u", "fifo", "smpi"}, "--sim-messages: '{}' (expected s4u, fifo or smpi)")->default_value("s4u"),
        "sim: how the messages of wulf's own collectives and of overlap's buckets travel: s4u, as SimGrid comms that "
-       "give SMPI's simulated times and scale (default), or smpi, as SMPI's MPI requests (slower: SimGrid 3.32 keeps "
-       "every request MPI_Test completes); SMPI's own where a host or the platform charges per-message overheads")
+       "give SMPI's simulated times and scale (default); fifo, the same but those from one rank to another one after "
+       "another, each started by its sender inside an MPI call, as Open MPI over TCP writes them to one socket a peer "
+       "(the testbed's); or smpi, as SMPI's MPI requests (slower: SimGrid 3.32 keeps every request MPI_Test "
+       "completes); SMPI's own where a host or the platform charges per-message overheads")
       ("speed-scale", number_in("speed-scale", kWhatIfScaleRange)->default_value(1.0), "sim, testbed what-if: every host's speed times this")
       ("grow", whole_in("grow", kGrowRange)->default_value(0),
        "sim what-if: the platform's one homogeneous cluster with this many hosts (0: as it is)")

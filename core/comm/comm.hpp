@@ -18,6 +18,12 @@
 
 namespace wulf {
 
+// How the messages of wulf's own schedules travel under smpirun (--sim-messages): s4u, as
+// SimGrid comms that give SMPI's simulated times; fifo, the same, but those from one rank to
+// another one after another, each started by its sender inside a call (Open MPI's TCP
+// transport: one socket a peer, written only inside MPI); smpi, as SMPI's MPI requests.
+enum class SimMessages { s4u, fifo, smpi };
+
 // The most values one MPI call takes: its counts and displacements are C ints.
 inline constexpr std::size_t mpi_count_limit = 2147483647;  // INT_MAX
 
@@ -138,9 +144,9 @@ class Comm {
   // staged_reduce) and overlap's buckets, which name the source of every receive. Under SMPI
   // its messages, and those of the communicators split from it, travel beside the MPI
   // library as SimGrid comms that give SMPI's simulated times (comm/mpi/messages.hpp), unless
-  // set_library_messages(true) came first (--sim-messages smpi). The default: split(0, rank()).
+  // set_sim_messages(SimMessages::smpi) came first (--sim-messages). The default: split(0, rank()).
   virtual std::unique_ptr<Comm> duplicate_for_schedules() { return split(0, rank()); }
-  virtual void set_library_messages(bool /*library*/) {}
+  virtual void set_sim_messages(SimMessages /*how*/) {}
 
   // The host each rank runs on, in rank order, at rank 0 (elsewhere empty): a collective.
   // MPI's processor name: the machine under mpirun, the platform's host under smpirun.

@@ -104,7 +104,10 @@ int run_rank(const std::vector<std::string>& args, Comm& comm, const ComputeFact
     const std::unique_ptr<Compute> compute = make_compute(job.compute);
     // sim: the what-if scales of the links, before any message (the own collectives' split).
     compute->prepare(comm);
-    comm.set_library_messages(job.engine == Engine::sim && job.sim_messages == "smpi");
+    if (job.engine == Engine::sim)
+      comm.set_sim_messages(job.sim_messages == "smpi"   ? SimMessages::smpi
+                            : job.sim_messages == "fifo" ? SimMessages::fifo
+                                                         : SimMessages::s4u);
     // wulf's own collectives wrap the engine's communicator; the strategies see one Comm.
     std::unique_ptr<OwnCollectivesComm> owned;
     if (const OwnCollectives own{job.reduce, job.bcast, job.gather, job.allreduce, job.config.rank_nodes,

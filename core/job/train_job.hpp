@@ -73,7 +73,7 @@ struct TrainJob {
   std::string oversubscribe = "auto";
   long long grow = 0;            // sim what-if: hosts of the grown cluster (0: none)
   long long eager_limit = 0;     // sim, testbed: --eager-limit bytes (0: the engine's default)
-  std::string sim_messages = "s4u";  // sim --sim-messages: how wulf's own schedules' messages travel (s4u, smpi)
+  std::string sim_messages = "s4u";  // sim --sim-messages: how wulf's own schedules' messages travel (s4u, fifo, smpi)
   long long ranks_per_host = 0;  // sim, testbed: most ranks on one host (0: its cores)
   std::vector<std::string> rank_hosts;  // sim, testbed --hosts: rank r's host at r (empty: the platform's order)
   std::string hostfile;                 // real --hostfile (empty: this machine)

@@ -173,7 +173,10 @@ class MpiComm final : public Comm {
     MPI_Comm_dup(comm_, &dup);
     return made_of(dup, !library_messages_);
   }
-  void set_library_messages(bool library) override { library_messages_ = library; }
+  void set_sim_messages(SimMessages how) override {
+    library_messages_ = how == SimMessages::smpi;
+    fifo_messages_ = how == SimMessages::fifo;
+  }
 
   [[noreturn]] void abort(const std::string& message, int code) override {
     int world_rank = 0, world_size = 1;
@@ -192,7 +195,8 @@ class MpiComm final : public Comm {
     made->dilation_ = dilation_;
     made->set_unread_storage(unread_.begin(), unread_.bytes());
     made->library_messages_ = library_messages_;
-    if (beside_library) made->messages_ = engine_messages(part);
+    made->fifo_messages_ = fifo_messages_;
+    if (beside_library) made->messages_ = engine_messages(part, fifo_messages_);
     return made;
   }
   template <class T>
@@ -349,9 +353,10 @@ class MpiComm final : public Comm {
   std::vector<Pending> pending_;        // irecv's and isend's requests, by ticket
   // The point-to-point messages of a schedules' communicator where they travel beside MPI
   // (then every one of them does, and pending_ stays empty); whether its duplicates keep
-  // theirs in the library (set_library_messages).
+  // theirs in the library, and whether theirs to one rank go one after another
+  // (set_sim_messages).
   std::unique_ptr<Messages> messages_;
-  bool library_messages_ = false;
+  bool library_messages_ = false, fifo_messages_ = false;
 };
 
 }  // namespace
@@ -362,7 +367,7 @@ void mpi_finalize() { MPI_Finalize(); }
 std::unique_ptr<Comm> make_mpi_comm() { return std::make_unique<MpiComm>(); }
 
 #ifndef WULF_SMPI
-std::unique_ptr<Messages> engine_messages(MPI_Comm) { return nullptr; }  // Open MPI carries them all
+std::unique_ptr<Messages> engine_messages(MPI_Comm, bool) { return nullptr; }  // Open MPI carries them all
 #endif
 
 }  // namespace wulf

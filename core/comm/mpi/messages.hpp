@@ -32,7 +32,8 @@ class Messages {
 // The messages of comm, made by every rank of it (a collective), or nullptr where the
 // engine's MPI carries them: always under Open MPI; under SMPI where SMPI would charge a
 // message more than its flow over the links: an overhead per message (smpi/os, smpi/ois,
-// smpi/or, in the configuration or on a host).
-std::unique_ptr<Messages> engine_messages(MPI_Comm comm);
+// smpi/or, in the configuration or on a host). With `fifo` the messages from one rank to
+// another travel one after another (SimMessages::fifo).
+std::unique_ptr<Messages> engine_messages(MPI_Comm comm, bool fifo);
 
 }  // namespace wulf
