@@ -254,12 +254,41 @@ TEST(overlap, progress_between_slices_of_a_large_layer_adds_points_and_keeps_the
   EXPECT_LE(sliced.at("final").at("time_s").get<double>(), plain.at("final").at("time_s").get<double>() * (1 + 1e-9));
 }
 
+// --bucket-concurrency 1 runs the buckets one at a time, in order (NCCL's one stream): the
+// function net's 6 buckets, all ready at once (--bucket-start after-backward), on 2 ranks of
+// toy4's Fast Ethernet. Under no limit they share the link and bucket 0 is done after 27.6 ms
+// (bucket 1 with it: 0 s more); one at a time bucket 0 has the link alone (18.1 ms) and each
+// later one waits for the one before it (7.2 ms and more), so the whole exposed time grows by
+// the latencies of the buckets in a row (0.314 to 0.361 s). The values are the same to the bit.
+TEST(overlap, bucket_concurrency_one_runs_the_buckets_one_at_a_time_in_order) {
+  TestDir dir;
+  const std::vector<std::string> engine{"--engine",       "sim", "--np", "2", "--platform", toy4, "--strategy",
+                                        "overlap",        "--bucket-bytes", "0", "--bucket-start", "after-backward"};
+  const Json all = train_record(dir, "all", with(function_problem, engine));
+  const Json one = train_record(dir, "one", with(function_problem, with(engine, {"--bucket-concurrency", "1"})));
+  expect_same_history(all, one, "train_error");
+  expect_same_history(all, one, "test_rmse");
+  const Json& a = all.at("history").back();
+  const Json& b = one.at("history").back();
+  ASSERT_EQ(b.at("buckets").get<double>(), 6.0);
+  const auto exposed = [](const Json& h, int i) { return h.at(fmt::format("bucket_{}_exposed_s", i)).get<double>(); };
+  EXPECT_LT(exposed(b, 0), 0.8 * exposed(a, 0));
+  EXPECT_EQ(exposed(a, 1), 0.0);
+  for (int i = 1; i < 6; ++i) EXPECT_GT(exposed(b, i), 0.0) << "bucket " << i;
+  EXPECT_GT(b.at("exposed_comm_s").get<double>(), 1.05 * a.at("exposed_comm_s").get<double>());
+  EXPECT_EQ(one.at("config").at("bucket_concurrency").get<double>(), 1.0);
+}
+
 TEST(overlap, bad_bucket_options_are_refused_naming_them) {
   expect_train_refused({"--problem", "xor", "--strategy", "overlap", "--bucket-allreduce", "tree"},
                        {"--bucket-allreduce", "tree", "ring, rdb, rabenseifner, hierarchical, hierarchical-rabenseifner or rings"});
   expect_train_refused({"--problem", "xor", "--strategy", "overlap", "--bucket-bytes", "-1"}, {"--bucket-bytes"});
   expect_train_refused({"--problem", "xor", "--bucket-bytes", "1024"}, {"--bucket-bytes", "overlap"});
   expect_train_refused({"--problem", "xor", "--strategy", "overlap", "--progress-flops", "-5"}, {"--progress-flops"});
+  expect_train_refused({"--problem", "xor", "--strategy", "overlap", "--bucket-concurrency", "-1"},
+                       {"--bucket-concurrency"});
+  expect_train_refused({"--problem", "xor", "--strategy", "overlap", "--bucket-concurrency", "1.5"},
+                       {"--bucket-concurrency"});
   expect_train_refused({"--problem", "xor", "--strategy", "overlap", "--bucket-start", "later"},
                        {"--bucket-start", "later", "ready or after-backward"});
 }

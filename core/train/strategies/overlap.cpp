@@ -8,6 +8,10 @@
 // doubling over MPI_Isend / MPI_Irecv (comm/nb_allreduce.hpp), moved on at one progress
 // point after each layer and, with --progress-flops, between slices of a large layer: the
 // same algorithm, moved at the same points, on every engine.
+// With --bucket-concurrency k at most k buckets are under way at once: a ready bucket waits
+// for an earlier one to be done (k = 1: one at a time, in order, as NCCL runs the allreduces
+// DDP and Horovod put on one stream), started at the next progress point or, once the
+// backward pass is over, as soon as the one before it is done.
 // The update waits for every bucket, then applies the mean as block does: with rdb the
 // errors are block's with --allreduce rdb to the bit.
 #include "comm/nb_allreduce.hpp"
@@ -65,6 +69,7 @@ TrainResult train_overlap(Mlp<T>& net, const Dataset& train, const Dataset& test
   // after-backward: the same buckets started only once the backward pass is over, nothing
   // hidden (what recommend measures the hidden part against).
   const bool start_after = setting_text(config, "bucket-start") == "after-backward";
+  const std::size_t concurrency = setting_count(config, "bucket-concurrency");  // 0: no limit
 
   // Each bucket's allreduce, and its tag apart from the others' (they travel at once), on a
   // communicator of their own, as wulf's own collectives have.
@@ -108,11 +113,26 @@ TrainResult train_overlap(Mlp<T>& net, const Dataset& train, const Dataset& test
   };
   std::vector<double> exposed(buckets.size());
   std::size_t progress_calls = 0;
-  // One progress point: every bucket under way tested, in the order they started.
+  // The buckets ready (below `ready`) and started (below `started`): the ready ones started
+  // in order while fewer than --bucket-concurrency are under way.
+  std::size_t ready = 0, started = 0;
+  auto start_ready = [&] {
+    for (; started < ready; ++started) {
+      if (concurrency > 0) {
+        std::size_t under_way = 0;
+        for (std::size_t i = 0; i < started; ++i) under_way += going[i]->done() ? 0 : 1;
+        if (under_way >= concurrency) return;
+      }
+      start(started);
+    }
+  };
+  // One progress point: every bucket under way tested, in the order they started; then the
+  // ready ones that may start.
   auto progress_all = [&] {
     run.poll([&] {
-      for (auto& g : going) g->progress();
+      for (std::size_t i = 0; i < started; ++i) going[i]->progress();
     });
+    start_ready();
     ++progress_calls;
   };
 
@@ -123,22 +143,24 @@ TrainResult train_overlap(Mlp<T>& net, const Dataset& train, const Dataset& test
     progress_calls = 0;
     const std::size_t tests_before = total_tests();
     for (std::size_t k = 0; k < plan.blocks; ++k) {
-      std::size_t next = 0;  // the next bucket to start
+      ready = 0, started = 0;
       run.forward_backward_layers(
           train, order, plan.first(k), plan.count(k), running,
           [&](int layer) {
             if (plan.ranks == 1) return;
             if (!start_after)
-              for (; next < buckets.size() && buckets[next].ready_after == layer; ++next) start(next);
+              while (ready < buckets.size() && buckets[ready].ready_after == layer) ++ready;
+            start_ready();
             progress_all();
           },
           slice_flops, [&] {
-            if (plan.ranks > 1 && next > 0) progress_all();  // between slices of a large layer
+            if (plan.ranks > 1 && started > 0) progress_all();  // between slices of a large layer
           });
-      for (; plan.ranks > 1 && next < buckets.size(); ++next) start(next);  // after-backward
+      if (plan.ranks > 1) ready = buckets.size(), start_ready();  // after-backward
       // The exposed communication: what each bucket still needs once the backward pass is over.
       for (std::size_t i = 0; i < going.size() && plan.ranks > 1; ++i) {
         const double t0 = comm.now();
+        start_ready();  // the ones before it are done
         going[i]->finish();
         const double waited = comm.now() - t0;
         exposed[i] += waited;
@@ -191,6 +213,13 @@ constexpr StrategyOption overlap_options[] = {
              "(0: one progress point after each layer only)",
      .default_value = 0,
      .range = {.lo = 0, .hi = 1e18}},
+    {.name = "bucket-concurrency",
+     .key = "bucket_concurrency",
+     .help = "buckets under way at once, at most (0: as many as are ready; 1: one at a time, in order, as NCCL "
+             "runs the allreduces DDP and Horovod put on one stream)",
+     .default_value = 0,
+     .range = {.lo = 0, .hi = 1e9},
+     .record_may_omit = true},  // records before it: no limit
     {.name = "bucket-start",
      .key = "bucket_start",
      .kind = StrategyOption::Kind::text,
