@@ -47,6 +47,10 @@ HOROVOD = {
     "source": "Sergeev and Del Balso, Horovod (arXiv:1802.05799); horovod README/docs (SOURCES.md section 1)",
     "batch_per_gpu": 64,
     "bucket_bytes": 64 * 1024 * 1024,  # Horovod's tensor fusion buffer of the time, 64 MB
+    # One fused allreduce at a time: the paper's tensor fusion (section "Tensor Fusion") fills
+    # the buffer with ready tensors, runs the allreduce on it, copies out, and repeats until no
+    # tensor is left in the cycle, all on Horovod's one background thread (NCCL on one stream).
+    "bucket_concurrency": 1,
     "nets": {
         "inception_v3": {"label": "Inception V3", "one_gpu_images_s": 134.4,
                          "published": {16: 2022.6 / (16 * 134.4), 128: 0.90, 512: 0.90}},
@@ -93,6 +97,14 @@ NCCL = {
 # 1 022 steps outlasted the backward pass (ResNet-101 at 512 GPUs: 0.644 s an update with
 # 10^10, 0.5688 s with 10^9 and the same to 1e-12 s with 10^8: the slices no longer decide it).
 PROGRESS = ["--progress-flops", "1e9"]
+# run.py's --bucket-concurrency, when given: overlap's --bucket-concurrency for every case, in
+# place of Horovod's own (1) and Goyal et al.'s (as many as are ready: Caffe2 starts each
+# layer's Gloo allreduce as soon as its gradient is made, section 4.3).
+CONCURRENCY = [None]
+
+
+def concurrency(own):
+    return ["--bucket-concurrency", str(own if CONCURRENCY[0] is None else CONCURRENCY[0])]
 
 # The presets' datasheet peaks (platforms/gpu/generate.py), TFLOP/s FP32.
 PEAK_TFLOPS = {"roce-4gpu": 9.3, "bigbasin-p100": 10.6}
@@ -179,7 +191,8 @@ def backward_s(r):
 def horovod(tmp, quick):
     h = HOROVOD
     rows = []
-    args = ["--strategy", "overlap", "--bucket-bytes", str(h["bucket_bytes"]), "--bucket-allreduce", "ring"] + PROGRESS
+    args = (["--strategy", "overlap", "--bucket-bytes", str(h["bucket_bytes"]), "--bucket-allreduce", "ring"] + PROGRESS +
+            concurrency(h["bucket_concurrency"]))
     for net, spec in h["nets"].items():
         target = h["batch_per_gpu"] / spec["one_gpu_images_s"]
         eff, peak_s, one = calibrate(tmp, "horovod-" + net, net, "roce-4gpu", h["batch_per_gpu"], target, args)
@@ -218,6 +231,10 @@ def goyal(tmp, quick, per_tensor=False):
                  ["--bucket-bytes", str(25 * 1024 * 1024)]),
                 ("25 MiB buckets, halving-doubling across (Gloo's)", "hierarchical-rabenseifner",
                  ["--bucket-bytes", str(25 * 1024 * 1024)])]
+    # Their allreduces one at a time, as Horovod's (not what the paper describes): how much the
+    # buckets' running at once is worth.
+    variants.append(("25 MiB buckets, halving-doubling across, one at a time", "hierarchical-rabenseifner",
+                     ["--bucket-bytes", str(25 * 1024 * 1024), "--bucket-concurrency", "1"]))
     if per_tensor:
         variants.append(("one bucket per tensor, halving-doubling across", "hierarchical-rabenseifner",
                          ["--bucket-bytes", "0"]))
@@ -228,6 +245,8 @@ def goyal(tmp, quick, per_tensor=False):
                                  measure="backward")
     for label, algorithm, extra in variants:
         args = base + ["--bucket-allreduce", algorithm] + extra
+        if "--bucket-concurrency" not in extra:
+            args += concurrency(0)
         times = {}
         for gpus in g["gpus"]:
             nodes = gpus // 8
@@ -319,9 +338,13 @@ def main():
     ap.add_argument("--progress-flops", default="1e9",
                     help="overlap's --progress-flops (default 1e9: the communication progresses all the time; "
                          "0: a progress point after each layer only)")
+    ap.add_argument("--bucket-concurrency",
+                    help="overlap's --bucket-concurrency for every case (default: Horovod's 1, one fused allreduce "
+                         "at a time; Goyal et al.'s 0, every ready bucket under way at once)")
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
     a = ap.parse_args()
     PROGRESS[1] = a.progress_flops
+    CONCURRENCY[0] = a.bucket_concurrency
     if not os.path.exists(WULF):
         sys.exit("build wulf first: ./dev.sh build")
     os.makedirs(a.out, exist_ok=True)
@@ -336,6 +359,7 @@ def main():
                 results[name] = fn(tmp, a.quick)
     results["quick"] = a.quick
     results["progress_flops"] = a.progress_flops
+    results["bucket_concurrency"] = a.bucket_concurrency or "each source's own (Horovod 1, Goyal et al. 0)"
     tmp_path = path + ".part"
     with open(tmp_path, "w") as f:
         json.dump(results, f, indent=1)
