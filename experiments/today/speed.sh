@@ -14,7 +14,8 @@
 #               at 1 024 ranks: each rank allocates temporaries of the whole gradient
 #               (std::bad_alloc in 24 GiB); wulf train's block refuses them by its memory
 #               estimate (195 GiB) for the same reason.
-#   before      hier-ring with the wulf of BEFORE (another build folder), when given
+#   before      hier-rab with the wulf of BEFORE (another build folder, perhaps a copy: the
+#               net's file is given by its path), when given
 # Targets (issue 34): 1 024 GPUs, 10 iterations, under 60 s and 2 GiB (25 MiB buckets); under
 # 5 minutes with one bucket per tensor.
 #   experiments/today/speed.sh [build dir] [GPUs, default 1024] [ITER, default 10]
@@ -40,7 +41,7 @@ import re, sys
 for h in re.findall(r'<host id="([^"]+)"', open(sys.argv[1]).read()):
     print(h)
 PY
-train=(--problem layers:resnet50 --numerics off --engine sim --platform "$platform" --np "$gpus"
+train=(--problem "layers:$root/platforms/nets/resnet50.layers" --numerics off --engine sim --platform "$platform" --np "$gpus"
        --train-size $((gpus * 32)) --block $((gpus * 32)) --test-size "$gpus" --epochs "$iterations" --quiet)
 runs="$work/runs.txt"
 for who in ${cases//,/ }; do
@@ -56,7 +57,7 @@ for who in ${cases//,/ }; do
                         --cfg=smpi/privatization:no --cfg=smpi/allreduce:lr --log=root.thres:warning
                         --log=smpi_config.thres:error "$build/wulf-bare-allreduce" "$bare_calls" 25557032 noop 3 3) ;;
     before) command=("$before/wulf" train "${train[@]}" --strategy overlap --bucket-bytes 26214400
-                     --bucket-allreduce hierarchical) ;;
+                     --bucket-allreduce hierarchical-rabenseifner) ;;
     *) echo "unknown case $who" >&2; exit 2 ;;
   esac
   [[ $who == bare-* ]] || command+=(--out "$work/$who.json")
@@ -81,7 +82,7 @@ what = {"hier-rab": "overlap, 25 MiB buckets, hierarchical-rabenseifner",
         "hier-ring": "overlap, 25 MiB buckets, hierarchical (ring across)",
         "tensor-rab": "overlap, a bucket per tensor, hierarchical-rabenseifner",
         "bare-ring": "bare SMPI program, SMPI's ring (lr) of the gradient",
-        "before": "overlap, 25 MiB buckets, hierarchical, the wulf before"}
+        "before": "overlap, 25 MiB buckets, hierarchical-rabenseifner, the wulf before"}
 rows = []
 print("ResNet-50, %d simulated V100 (%d DGX-1), %d iterations of 32 samples a GPU, time only; one run each" % (
     gpus, gpus // 8, iterations))
