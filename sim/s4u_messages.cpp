@@ -194,20 +194,9 @@ class S4uMessages final : public Messages {
   }
 
   bool test(int ticket) override {
-    if (fifo_) {
-      send_more();
-      Slot& slot = slots_.at(static_cast<std::size_t>(ticket));
-      if (!slot.started || !delivered(slot)) return false;
-      finish(slot);
-      return true;
-    }
+    if (fifo_) send_more();
     Slot& slot = slots_.at(static_cast<std::size_t>(ticket));
-    if (slot.comm) {
-      one_[0] = slot.comm;
-      const bool done = simgrid::s4u::Comm::wait_any_for(one_, 0.0) == 0;
-      one_[0] = nullptr;
-      if (!done) return false;
-    }
+    if (!slot.started || (slot.comm && !delivered(slot))) return false;
     finish(slot);
     return true;
   }
@@ -243,7 +232,7 @@ class S4uMessages final : public Messages {
     void* into = nullptr;
     std::size_t room = 0, value_bytes = 1;
     bool busy = false, send = false;
-    // fifo: a send started (not queued behind another to its rank), its comm done; its rank.
+    // A send started (fifo: not queued behind another to its rank); its comm done; its rank (fifo).
     bool started = true, delivered = false;
     int to = -1;
   };
@@ -253,7 +242,7 @@ class S4uMessages final : public Messages {
     std::deque<int> queued;
   };
 
-  // fifo: whether the slot's comm is done (a test of no simulated time, once).
+  // Whether the slot's comm is done (a test of no simulated time, once).
   bool delivered(Slot& slot) {
     if (!slot.delivered) {
       one_[0] = slot.comm;

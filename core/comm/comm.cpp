@@ -13,6 +13,13 @@
 
 namespace wulf {
 
+std::optional<SimMessages> sim_messages_named(std::string_view name) {
+  if (name == "s4u") return SimMessages::s4u;
+  if (name == "fifo") return SimMessages::fifo;
+  if (name == "smpi") return SimMessages::smpi;
+  return std::nullopt;
+}
+
 int mpi_count(std::size_t n, std::string_view what, std::string_view remedy) {
   if (n <= mpi_count_limit) return static_cast<int>(n);
   throw InputError(std::string(what) + ": " + std::to_string(n) + " values, more than the " +

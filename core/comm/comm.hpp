@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -23,6 +24,8 @@ namespace wulf {
 // another one after another, each started by its sender inside a call (Open MPI's TCP
 // transport: one socket a peer, written only inside MPI); smpi, as SMPI's MPI requests.
 enum class SimMessages { s4u, fifo, smpi };
+// The SimMessages of that name (s4u, fifo, smpi), or none.
+std::optional<SimMessages> sim_messages_named(std::string_view name);
 
 // The most values one MPI call takes: its counts and displacements are C ints.
 inline constexpr std::size_t mpi_count_limit = 2147483647;  // INT_MAX

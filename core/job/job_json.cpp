@@ -335,8 +335,7 @@ void read_engine(const Fields& f, TrainJob& job) {
           what_if.fail(scale, fault);
     job.eager_limit = f.whole("eager_limit_bytes", 1, 1LL << 40, 0);
     job.sim_messages = f.text("sim_messages", "s4u");
-    if (job.sim_messages != "s4u" && job.sim_messages != "fifo" && job.sim_messages != "smpi")
-      f.fail("sim_messages", "expected s4u, fifo or smpi");
+    if (!sim_messages_named(job.sim_messages)) f.fail("sim_messages", "expected s4u, fifo or smpi");
     job.ranks_per_host = f.whole("ranks_per_host", 0, 1'000'000);
     if (f.has("hosts_of_ranks")) job.rank_hosts = f.texts("hosts_of_ranks");
     if (!job.rank_hosts.empty() && job.rank_hosts.size() != static_cast<std::size_t>(job.np))

@@ -171,12 +171,9 @@ class MpiComm final : public Comm {
   std::unique_ptr<Comm> duplicate_for_schedules() override {
     MPI_Comm dup = MPI_COMM_NULL;
     MPI_Comm_dup(comm_, &dup);
-    return made_of(dup, !library_messages_);
+    return made_of(dup, sim_messages_ != SimMessages::smpi);
   }
-  void set_sim_messages(SimMessages how) override {
-    library_messages_ = how == SimMessages::smpi;
-    fifo_messages_ = how == SimMessages::fifo;
-  }
+  void set_sim_messages(SimMessages how) override { sim_messages_ = how; }
 
   [[noreturn]] void abort(const std::string& message, int code) override {
     int world_rank = 0, world_size = 1;
@@ -194,9 +191,8 @@ class MpiComm final : public Comm {
     auto made = std::make_unique<MpiComm>(part);
     made->dilation_ = dilation_;
     made->set_unread_storage(unread_.begin(), unread_.bytes());
-    made->library_messages_ = library_messages_;
-    made->fifo_messages_ = fifo_messages_;
-    if (beside_library) made->messages_ = engine_messages(part, fifo_messages_);
+    made->sim_messages_ = sim_messages_;
+    if (beside_library) made->messages_ = engine_messages(part, sim_messages_ == SimMessages::fifo);
     return made;
   }
   template <class T>
@@ -353,10 +349,9 @@ class MpiComm final : public Comm {
   std::vector<Pending> pending_;        // irecv's and isend's requests, by ticket
   // The point-to-point messages of a schedules' communicator where they travel beside MPI
   // (then every one of them does, and pending_ stays empty); whether its duplicates keep
-  // theirs in the library, and whether theirs to one rank go one after another
-  // (set_sim_messages).
+  // theirs in the library or how theirs travel beside it (set_sim_messages).
   std::unique_ptr<Messages> messages_;
-  bool library_messages_ = false, fifo_messages_ = false;
+  SimMessages sim_messages_ = SimMessages::s4u;
 };
 
 }  // namespace
