@@ -15,6 +15,11 @@
 // MPI's TCP transport writes them to its one socket a peer, and only inside MPI calls: a send
 // starts once the one before it to that rank is done, at the sender's next call here (a
 // test, a wait, another message), and is done only once delivered (none goes on at once).
+// A fifo message of at least the handshake size (the eager limit: --eager-limit, else the
+// testbed's Open MPI's btl_tcp_eager_limit) goes by Open MPI's rendezvous (ob1 over TCP): its
+// envelope first; the receiver answers at its first call after the envelope has arrived (its
+// receive being posted); the data starts at the sender's first call after the answer has
+// arrived. Between their calls (overlap's progress points) neither end moves it.
 // Where SMPI would charge a message an overhead of its own (smpi/os, smpi/ois, smpi/or),
 // engine_messages leaves the messages to SMPI.
 #include "comm/mpi/messages.hpp"
@@ -49,6 +54,7 @@ constexpr std::uint64_t envelope_bytes = 16;
 struct Message {
   std::size_t bytes = 0;
   std::unique_ptr<std::byte[]> values;
+  bool asks = false;  // fifo: the envelope of a rendezvous, asking for the data's turn
 };
 
 // How a comm's Message reaches its receiver: the pointer, set on both ends (SMPI makes the
@@ -99,9 +105,10 @@ const std::vector<long>& world_actors() {
 class S4uMessages final : public Messages {
  public:
   // Made by every rank of comm, with no message: SMPI's split and dup pay for theirs.
-  S4uMessages(MPI_Comm comm, bool fifo)
+  S4uMessages(MPI_Comm comm, bool fifo, std::size_t handshake_bytes)
       : eager_bytes_(simgrid::config::get_value<int>("smpi/async-small-thresh")),
         detached_bytes_(fifo ? 0 : simgrid::config::get_value<int>("smpi/send-is-detached-thresh")),
+        handshake_bytes_(fifo ? handshake_bytes : 0),
         fifo_(fifo) {
     MPI_Comm_rank(comm, &rank_);
     // Every rank's world rank, and its actor.
@@ -130,17 +137,18 @@ class S4uMessages final : public Messages {
     prefix_ = "wulf/" + std::to_string(hash) + "." + std::to_string(before) + "/";
   }
   ~S4uMessages() override {
-    for (const simgrid::s4u::CommPtr& comm : sent_) comm->wait();  // received by now, or soon
+    reap_all();  // received by now, or soon
     // fifo: the schedules waited for every send; any left (an exception) go, in order.
     for (auto& [to, peer] : peers_)
       while (peer.going >= 0) {
         Slot& going = slots_[static_cast<std::size_t>(peer.going)];
-        if (!going.delivered) going.comm->wait(), going.delivered = true;
+        while (!delivered(going)) (going.asking ? going.answer : going.comm)->wait(), going.found = true;
         next_send(peer);
       }
+    reap_all();  // the answers this rank sent
     // The eager mailboxes this rank receives on let go of it (SimGrid's advice).
     for (const auto& [key, box] : boxes_)
-      if ((key & 3) == 3) box->set_receiver(nullptr);
+      if ((key & incoming) && (key & kinds) == eager) box->set_receiver(nullptr);
   }
   S4uMessages(const S4uMessages&) = delete;
   S4uMessages& operator=(const S4uMessages&) = delete;
@@ -152,7 +160,8 @@ class S4uMessages final : public Messages {
       message->values.reset(new std::byte[bytes]);
       std::memcpy(message->values.get(), data, bytes);
     }
-    simgrid::s4u::Mailbox* box = send_box(dest, tag, bytes);
+    const bool handshake = handshake_bytes_ > 0 && bytes >= handshake_bytes_;
+    simgrid::s4u::Mailbox* box = handshake ? this->box(dest, rank_, tag, after_answer) : send_box(dest, tag, bytes);
     const simgrid::s4u::CommPtr comm =
         box->put_init(message.get(), bytes + envelope_bytes)->set_copy_data_callback(pass_pointer);
     const std::size_t ticket = free_slot();
@@ -161,9 +170,21 @@ class S4uMessages final : public Messages {
     message.release();  // the receiver's when it arrives
     if (fifo_) {
       slot.comm = comm, slot.to = dest;
+      if (handshake) {
+        // The envelope goes where the receive looks; the answer comes back on a mailbox of its own.
+        auto ask = std::make_unique<Message>();
+        ask->asks = true;
+        slot.ask = send_box(dest, tag, bytes)->put_init(ask.get(), envelope_bytes)->set_copy_data_callback(pass_pointer);
+        ask.release();  // the receiver's
+        slot.answer = this->box(rank_, dest, tag, answers)
+                          ->get_init()
+                          ->set_dst_data(&slot.answered, sizeof(void*))
+                          ->set_copy_data_callback(pass_pointer);
+      }
       Peer& peer = peers_[dest];
-      if (peer.going < 0) comm->start(), peer.going = static_cast<int>(ticket);
-      else slot.started = false, peer.queued.push_back(static_cast<int>(ticket));
+      slot.started = false;
+      if (peer.going < 0) start_send(slot), peer.going = static_cast<int>(ticket);
+      else peer.queued.push_back(static_cast<int>(ticket));
       return static_cast<int>(ticket);
     }
     comm->start();
@@ -185,6 +206,7 @@ class S4uMessages final : public Messages {
     Slot& slot = slots_[ticket];
     slot.busy = true, slot.send = false;
     slot.into = data, slot.room = bytes, slot.value_bytes = value_bytes, slot.got = nullptr;
+    slot.from = source, slot.tag = tag;
     slot.comm = receive_box(source, tag, bytes)
                     ->get_init()
                     ->set_dst_data(reinterpret_cast<void**>(&slot.got), sizeof(Message*))
@@ -194,7 +216,7 @@ class S4uMessages final : public Messages {
   }
 
   bool test(int ticket) override {
-    if (fifo_) send_more();
+    if (fifo_) progress();
     Slot& slot = slots_.at(static_cast<std::size_t>(ticket));
     if (!slot.started || (slot.comm && !delivered(slot))) return false;
     finish(slot);
@@ -203,19 +225,19 @@ class S4uMessages final : public Messages {
 
   std::size_t wait(int ticket) override {
     if (fifo_) {
-      // Inside the wait this rank sends on: it waits for its message or for a send of its
-      // own with another queued behind it, whichever is done first, until its message is.
+      // Inside the wait this rank goes on with all its messages (starts its queued sends,
+      // answers envelopes, sends answered data) until its own is delivered: it waits for
+      // whichever of their next events comes first.
       for (;;) {
-        send_more();
+        progress();
         Slot& slot = slots_.at(static_cast<std::size_t>(ticket));
         if (slot.started && slot.delivered) break;
         waiting_.clear(), whose_.clear();
-        if (slot.started) waiting_.push_back(slot.comm), whose_.push_back(ticket);
-        for (const auto& [to, peer] : peers_)
-          if (peer.going >= 0 && peer.going != ticket && !peer.queued.empty())
-            waiting_.push_back(slots_[static_cast<std::size_t>(peer.going)].comm), whose_.push_back(peer.going);
-        const ssize_t done = simgrid::s4u::Comm::wait_any_for(waiting_, -1);
-        slots_[static_cast<std::size_t>(whose_.at(static_cast<std::size_t>(done)))].delivered = true;
+        for (std::size_t i = 0; i < slots_.size(); ++i)
+          if (const Slot& s = slots_[i]; s.busy && s.started && !s.delivered)
+            waiting_.push_back(s.asking ? s.answer : s.comm), whose_.push_back(i);
+        const auto done = static_cast<std::size_t>(simgrid::s4u::Comm::wait_any_for(waiting_, -1));
+        slots_[whose_.at(done)].found = true;
       }
       waiting_.clear();
       return finish(slots_.at(static_cast<std::size_t>(ticket)));
@@ -235,6 +257,12 @@ class S4uMessages final : public Messages {
     // A send started (fifo: not queued behind another to its rank); its comm done; its rank (fifo).
     bool started = true, delivered = false;
     int to = -1;
+    int from = -1, tag = 0;  // a receive's source and tag
+    // fifo, a send by the handshake: its envelope, the receiver's answer (awaited while asking).
+    simgrid::s4u::CommPtr ask, answer;
+    void* answered = nullptr;
+    bool asking = false;
+    bool found = false;  // fifo: a wait found the comm it waited for done (finished: not tested again)
   };
   // fifo: the sends to one rank, the one under way (its ticket, or -1) and those behind it.
   struct Peer {
@@ -242,14 +270,60 @@ class S4uMessages final : public Messages {
     std::deque<int> queued;
   };
 
-  // Whether the slot's comm is done (a test of no simulated time, once).
+  // Whether the comm is done (a test of no simulated time).
+  bool done(const simgrid::s4u::CommPtr& comm) {
+    one_[0] = comm;
+    const bool is = simgrid::s4u::Comm::wait_any_for(one_, 0.0) == 0;
+    one_[0] = nullptr;
+    return is;
+  }
+  // Whether the slot's message is delivered (tested once done). Under the handshake this is
+  // where its ends go on: a send whose answer has come starts its data; a receive whose
+  // envelope has come answers it and waits for the data.
   bool delivered(Slot& slot) {
-    if (!slot.delivered) {
-      one_[0] = slot.comm;
-      slot.delivered = simgrid::s4u::Comm::wait_any_for(one_, 0.0) == 0;
-      one_[0] = nullptr;
+    if (slot.delivered) return true;
+    const bool found = std::exchange(slot.found, false);
+    if (slot.asking) {
+      if (!found && !done(slot.answer)) return false;
+      slot.ask->wait();  // received, as it was answered
+      slot.ask = slot.answer = nullptr, slot.asking = false;
+      slot.comm->start();
+      return false;
     }
-    return slot.delivered;
+    if (!found && !done(slot.comm)) return false;
+    if (!slot.send && slot.got->asks) {
+      answer(slot);
+      return false;
+    }
+    return slot.delivered = true;
+  }
+  // A receive's envelope arrived: its data's receive posted, then the answer sent (Open MPI's
+  // acknowledgement), which the sender finds at its next call.
+  void answer(Slot& slot) {
+    delete slot.got;
+    slot.got = nullptr;
+    slot.comm = box(rank_, slot.from, slot.tag, after_answer)
+                    ->get_init()
+                    ->set_dst_data(reinterpret_cast<void**>(&slot.got), sizeof(Message*))
+                    ->set_copy_data_callback(pass_pointer);
+    slot.comm->start();
+    sent_.push_back(box(slot.from, rank_, slot.tag, answers)
+                        ->put_init(this, envelope_bytes)  // not read: its arrival is the news
+                        ->set_copy_data_callback(pass_pointer));
+    sent_.back()->start();
+    if (sent_.size() >= reap_at) reap();
+  }
+  // fifo: a send's turn to its rank: its data, or under the handshake its envelope (and the
+  // receive of the answer).
+  void start_send(Slot& slot) {
+    slot.started = true;
+    if (slot.ask) {
+      slot.asking = true;
+      slot.answer->start();
+      slot.ask->start();
+    } else {
+      slot.comm->start();
+    }
   }
   // fifo: the next send to the peer started, the one under way being done.
   void next_send(Peer& peer) {
@@ -257,9 +331,15 @@ class S4uMessages final : public Messages {
     if (peer.queued.empty()) return;
     peer.going = peer.queued.front();
     peer.queued.pop_front();
-    Slot& next = slots_[static_cast<std::size_t>(peer.going)];
-    next.started = true;
-    next.comm->start();
+    start_send(slots_[static_cast<std::size_t>(peer.going)]);
+  }
+  // fifo: what this rank does inside any call: every message under way taken as far as it
+  // goes (envelopes answered, answered data started), then each peer's next send started
+  // whose send under way is delivered.
+  void progress() {
+    for (Slot& slot : slots_)
+      if (slot.busy && slot.started) delivered(slot);
+    send_more();
   }
   // fifo: every peer's next send started whose send under way is done.
   void send_more() {
@@ -268,6 +348,10 @@ class S4uMessages final : public Messages {
         next_send(peer);
   }
 
+  void reap_all() {
+    for (const simgrid::s4u::CommPtr& comm : sent_) comm->wait();
+    sent_.clear();
+  }
   // The sends that went on at once, finished with this rank as their waiter: those done now.
   void reap() {
     while (!sent_.empty()) {
@@ -281,21 +365,27 @@ class S4uMessages final : public Messages {
     return threshold > 0 && bytes < static_cast<std::size_t>(threshold);
   }
 
-  // The mailbox of messages from `from` to `to` (ranks of the communicator) under tag, the
-  // eager one or not, made on first need. A key's low bits: 1 eager, 2 this rank receives.
-  simgrid::s4u::Mailbox* box(int to, int from, int tag, bool eager) {
-    const bool incoming = to == rank_;
-    const int peer = incoming ? from : to;
-    const std::uint64_t key = (static_cast<std::uint64_t>(tag) << 34) | (static_cast<std::uint64_t>(peer) << 2) |
-                              (incoming ? 2u : 0u) | (eager ? 1u : 0u);
+  // The kinds of mailbox from one rank to another under a tag: SMPI's (whose data flows once
+  // the receive is posted), the eager one (whose data flows at once), and under the handshake
+  // the receiver's answers and the data sent after them. A key's low bits: the kind, and
+  // whether this rank receives on it.
+  enum Kind : std::uint64_t { posted = 0, eager = 1, answers = 2, after_answer = 3, kinds = 3, incoming = 4 };
+  // The mailbox of messages from `from` to `to` (ranks of the communicator) under tag, of the
+  // kind, made on first need.
+  simgrid::s4u::Mailbox* box(int to, int from, int tag, Kind kind) {
+    const bool in = to == rank_;
+    const int peer = in ? from : to;
+    const std::uint64_t key = (static_cast<std::uint64_t>(tag) << 35) | (static_cast<std::uint64_t>(peer) << 3) |
+                              (in ? std::uint64_t{incoming} : 0) | kind;
     auto [at, made] = boxes_.try_emplace(key, nullptr);
     if (made) {
+      static constexpr const char* suffix[] = {"", "e", "a", "d"};
       at->second = simgrid::s4u::Mailbox::by_name(prefix_ + std::to_string(world_[static_cast<std::size_t>(to)]) + "<" +
                                                   std::to_string(world_[static_cast<std::size_t>(from)]) + "#" +
-                                                  std::to_string(tag) + (eager ? "e" : ""));
+                                                  std::to_string(tag) + suffix[kind]);
       // An eager mailbox receives for its destination before any receive is posted; both
       // ends set it, whichever uses the mailbox first.
-      if (eager) at->second->set_receiver(simgrid::s4u::Actor::by_pid(actor_[static_cast<std::size_t>(to)]));
+      if (kind == eager) at->second->set_receiver(simgrid::s4u::Actor::by_pid(actor_[static_cast<std::size_t>(to)]));
     }
     return at->second;
   }
@@ -303,19 +393,19 @@ class S4uMessages final : public Messages {
   // SMPI's choice for a send: under the eager limit, the eager mailbox unless a receive is
   // already posted on the other.
   simgrid::s4u::Mailbox* send_box(int dest, int tag, std::size_t bytes) {
-    simgrid::s4u::Mailbox* rendezvous = box(dest, rank_, tag, false);
+    simgrid::s4u::Mailbox* rendezvous = box(dest, rank_, tag, posted);
     if (eager_bytes_ == 0 || !below(bytes, eager_bytes_) || rendezvous->iprobe(1, {}, nullptr)) return rendezvous;
-    return box(dest, rank_, tag, true);
+    return box(dest, rank_, tag, eager);
   }
   // And for a receive: a message already in either, the eager one first; none, the eager one
   // for a receive under the limit, the other otherwise.
   simgrid::s4u::Mailbox* receive_box(int source, int tag, std::size_t room) {
-    simgrid::s4u::Mailbox* rendezvous = box(rank_, source, tag, false);
+    simgrid::s4u::Mailbox* rendezvous = box(rank_, source, tag, posted);
     if (eager_bytes_ == 0) return rendezvous;
-    simgrid::s4u::Mailbox* eager = box(rank_, source, tag, true);
-    if (eager->iprobe(0, {}, nullptr)) return eager;
+    simgrid::s4u::Mailbox* early = box(rank_, source, tag, eager);
+    if (early->iprobe(0, {}, nullptr)) return early;
     if (!below(room, eager_bytes_)) return rendezvous;
-    return rendezvous->iprobe(0, {}, nullptr) ? rendezvous : eager;
+    return rendezvous->iprobe(0, {}, nullptr) ? rendezvous : early;
   }
 
   // The ticket done: a receive's data copied (unless it or the sender's lies in SMPI's shared
@@ -350,26 +440,27 @@ class S4uMessages final : public Messages {
 
   int rank_ = 0;
   const int eager_bytes_, detached_bytes_;  // SMPI's thresholds (0: none; fifo: no detached sends)
+  const std::size_t handshake_bytes_;       // fifo: from this size a message goes by the handshake (0: none)
   const bool fifo_;
   std::unordered_map<int, Peer> peers_;  // fifo: by rank of the communicator
-  std::vector<simgrid::s4u::CommPtr> waiting_;  // fifo: what a wait waits for, and whose
-  std::vector<int> whose_;
+  std::vector<simgrid::s4u::CommPtr> waiting_;  // fifo: what a wait waits for, and whose (slots)
+  std::vector<std::size_t> whose_;
   std::string prefix_;
   std::vector<long> world_, actor_;  // by rank of the communicator
   std::unordered_map<std::uint64_t, simgrid::s4u::Mailbox*> boxes_;
   std::deque<Slot> slots_;
   std::vector<simgrid::s4u::CommPtr> one_{nullptr};  // the comm a test waits for
-  // The sends under SMPI's detached threshold not yet finished; reaped once this many.
+  // The sends under SMPI's detached threshold (fifo: the answers) not yet finished; reaped once this many.
   std::vector<simgrid::s4u::CommPtr> sent_;
   static constexpr std::size_t reap_at = 8;
 };
 
 }  // namespace
 
-std::unique_ptr<Messages> engine_messages(MPI_Comm comm, bool fifo) {
+std::unique_ptr<Messages> engine_messages(MPI_Comm comm, bool fifo, std::size_t handshake_bytes) {
   static const bool overheads = smpi_charges_overheads();  // the same for every rank
   if (overheads) return nullptr;
-  return std::make_unique<S4uMessages>(comm, fifo);
+  return std::make_unique<S4uMessages>(comm, fifo, handshake_bytes);
 }
 
 }  // namespace wulf

@@ -149,7 +149,8 @@ class Comm {
   // library as SimGrid comms that give SMPI's simulated times (comm/mpi/messages.hpp), unless
   // set_sim_messages(SimMessages::smpi) came first (--sim-messages). The default: split(0, rank()).
   virtual std::unique_ptr<Comm> duplicate_for_schedules() { return split(0, rank()); }
-  virtual void set_sim_messages(SimMessages /*how*/) {}
+  // Under fifo the messages of at least handshake_bytes (0: none) go by Open MPI's rendezvous.
+  virtual void set_sim_messages(SimMessages /*how*/, std::size_t /*handshake_bytes*/) {}
 
   // The host each rank runs on, in rank order, at rank 0 (elsewhere empty): a collective.
   // MPI's processor name: the machine under mpirun, the platform's host under smpirun.

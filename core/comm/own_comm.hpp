@@ -110,7 +110,9 @@ class OwnCollectivesComm final : public Comm {
   bool test(int ticket) override { return inner_.test(ticket); }
   std::unique_ptr<Comm> split(int color, int key) override { return inner_.split(color, key); }
   std::unique_ptr<Comm> duplicate_for_schedules() override { return inner_.duplicate_for_schedules(); }
-  void set_sim_messages(SimMessages how) override { inner_.set_sim_messages(how); }
+  void set_sim_messages(SimMessages how, std::size_t handshake_bytes) override {
+    inner_.set_sim_messages(how, handshake_bytes);
+  }
   std::vector<std::string> hosts() override { return inner_.hosts(); }
   [[noreturn]] void abort(const std::string& message, int code) override {
     inner_.abort(message, code);

@@ -16,6 +16,8 @@
 
 namespace wulf {
 
+long long fifo_handshake_bytes(long long eager_limit) { return eager_limit > 0 ? eager_limit : kTestbedEagerBytes; }
+
 Json protocol_json(bool testbed, long long eager_limit) {
   if (testbed) {
     const long long bytes = eager_limit > 0 ? eager_limit : kTestbedEagerBytes;
@@ -116,6 +118,15 @@ void add_engine_json(Json& j, const TrainJob& job) {
     j["eager_limit_bytes"] = job.eager_limit > 0 ? Json(job.eager_limit) : Json(nullptr);
     j["protocol"] = protocol_json(job.engine == Engine::testbed, job.eager_limit);
     if (job.engine == Engine::sim) j["sim_messages"] = job.sim_messages;
+    if (job.engine == Engine::sim && job.sim_messages == "fifo") {
+      const long long bytes = fifo_handshake_bytes(job.eager_limit);
+      j["protocol"]["fifo_handshake_bytes"] = bytes;
+      j["protocol"]["fifo_handshake"] = fmt::format(
+          "wulf's own messages of at least {} bytes (--sim-messages fifo) go by Open MPI's rendezvous over TCP: "
+          "the envelope, the receiver's answer at its first call after it arrived, the data at the sender's first "
+          "call after the answer arrived",
+          bytes);
+    }
     j["ranks_per_host"] = job.ranks_per_host;
     j["placement"] = job.rank_hosts.empty() ? "the platform's hosts in order" : "--hosts";
   }

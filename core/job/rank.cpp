@@ -104,7 +104,9 @@ int run_rank(const std::vector<std::string>& args, Comm& comm, const ComputeFact
     const std::unique_ptr<Compute> compute = make_compute(job.compute);
     // sim: the what-if scales of the links, before any message (the own collectives' split).
     compute->prepare(comm);
-    if (job.engine == Engine::sim) comm.set_sim_messages(sim_messages_named(job.sim_messages).value());
+    if (job.engine == Engine::sim)
+      comm.set_sim_messages(sim_messages_named(job.sim_messages).value(),
+                            static_cast<std::size_t>(fifo_handshake_bytes(job.eager_limit)));
     // wulf's own collectives wrap the engine's communicator; the strategies see one Comm.
     std::unique_ptr<OwnCollectivesComm> owned;
     if (const OwnCollectives own{job.reduce, job.bcast, job.gather, job.allreduce, job.config.rank_nodes,

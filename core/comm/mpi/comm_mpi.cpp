@@ -173,7 +173,9 @@ class MpiComm final : public Comm {
     MPI_Comm_dup(comm_, &dup);
     return made_of(dup, sim_messages_ != SimMessages::smpi);
   }
-  void set_sim_messages(SimMessages how) override { sim_messages_ = how; }
+  void set_sim_messages(SimMessages how, std::size_t handshake_bytes) override {
+    sim_messages_ = how, handshake_bytes_ = handshake_bytes;
+  }
 
   [[noreturn]] void abort(const std::string& message, int code) override {
     int world_rank = 0, world_size = 1;
@@ -191,8 +193,8 @@ class MpiComm final : public Comm {
     auto made = std::make_unique<MpiComm>(part);
     made->dilation_ = dilation_;
     made->set_unread_storage(unread_.begin(), unread_.bytes());
-    made->sim_messages_ = sim_messages_;
-    if (beside_library) made->messages_ = engine_messages(part, sim_messages_ == SimMessages::fifo);
+    made->sim_messages_ = sim_messages_, made->handshake_bytes_ = handshake_bytes_;
+    if (beside_library) made->messages_ = engine_messages(part, sim_messages_ == SimMessages::fifo, handshake_bytes_);
     return made;
   }
   template <class T>
@@ -352,6 +354,7 @@ class MpiComm final : public Comm {
   // theirs in the library or how theirs travel beside it (set_sim_messages).
   std::unique_ptr<Messages> messages_;
   SimMessages sim_messages_ = SimMessages::s4u;
+  std::size_t handshake_bytes_ = 0;  // fifo: from this size by the handshake (0: none)
 };
 
 }  // namespace
@@ -362,7 +365,7 @@ void mpi_finalize() { MPI_Finalize(); }
 std::unique_ptr<Comm> make_mpi_comm() { return std::make_unique<MpiComm>(); }
 
 #ifndef WULF_SMPI
-std::unique_ptr<Messages> engine_messages(MPI_Comm, bool) { return nullptr; }  // Open MPI carries them all
+std::unique_ptr<Messages> engine_messages(MPI_Comm, bool, std::size_t) { return nullptr; }  // Open MPI carries them all
 #endif
 
 }  // namespace wulf

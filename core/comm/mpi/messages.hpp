@@ -33,7 +33,8 @@ class Messages {
 // engine's MPI carries them: always under Open MPI; under SMPI where SMPI would charge a
 // message more than its flow over the links: an overhead per message (smpi/os, smpi/ois,
 // smpi/or, in the configuration or on a host). With `fifo` the messages from one rank to
-// another travel one after another (SimMessages::fifo).
-std::unique_ptr<Messages> engine_messages(MPI_Comm comm, bool fifo);
+// another travel one after another (SimMessages::fifo), those of at least handshake_bytes
+// (0: none) by Open MPI's rendezvous handshake.
+std::unique_ptr<Messages> engine_messages(MPI_Comm comm, bool fifo, std::size_t handshake_bytes);
 
 }  // namespace wulf
