@@ -65,8 +65,16 @@ PRESETS["bigbasin-p100"] = {**PRESETS["dgx1-v100"], "name": "bigbasin", "nodes":
                             "gpu_tflops": 10.6, "device": "P100-SXM2-16GB"}
 
 # The commodity cluster: the RoCE cluster's servers on 10 GbE (a what-if, no source).
+# MPI runs over TCP there, so its messages get the TCP payload share of each Ethernet frame.
 PRESETS["eth10g-4gpu"] = {**PRESETS["roce-4gpu"], "name": "eth10g", "nodes": 8, "nic_gbit": 10.0, "nic_lat_us": 12.0,
-                     "switch_lat_us": 1.0}
+                     "switch_lat_us": 1.0, "smpi_factors": "tcp"}
+
+# TCP over Ethernet at an MTU of 1 500 bytes: the payload of a full frame (the MTU less the IPv4
+# header, 20 bytes, and TCP's, 20, with the timestamps option Linux sends, 12) against what it
+# takes on the wire (the MTU plus Ethernet's header, 14, FCS, 4, preamble, 8, and gap, 12).
+TCP_PAYLOAD_BYTES = 1500 - 20 - 20 - 12
+TCP_WIRE_BYTES = 1500 + 14 + 4 + 8 + 12
+TCP_PAYLOAD_SHARE = TCP_PAYLOAD_BYTES / TCP_WIRE_BYTES
 
 # The options in the order the header and wulf:generator record them: (key, type).
 OPTIONS = [
@@ -164,9 +172,12 @@ def parse_args(argv):
                    help="host property wulf:efficiency, the share of the peak each kind of layer reaches, "
                         "e.g. other=0.45 or conv=0.5,linear=0.6,other=0.4 (kinds: " + ", ".join(KINDS) + "; "
                         "an unnamed kind takes other's, other defaults to 1); default: none set, the peak")
-    p.add_argument("--smpi-factors", choices=["one", "simgrid"],
+    p.add_argument("--smpi-factors", choices=["one", "tcp", "simgrid"],
                    help="one: smpi/bw-factor and smpi/lat-factor set to 1, the file's numbers are what MPI sees "
-                        "(default); simgrid: SimGrid's own factors (fitted to TCP over Gigabit Ethernet)")
+                        "(dgx1-v100, roce-4gpu); tcp: smpi/bw-factor the share of a full Ethernet frame that is TCP "
+                        "payload (%d of %d bytes at an MTU of 1 500), smpi/lat-factor 1: MPI over TCP on Ethernet "
+                        "(eth10g-4gpu); simgrid: SimGrid's own factors (fitted to TCP over Gigabit Ethernet)"
+                        % (TCP_PAYLOAD_BYTES, TCP_WIRE_BYTES))
     a = p.parse_args(argv)
 
     preset = PRESETS[a.preset]
@@ -717,6 +728,16 @@ def header(a, nodes, n_links, n_routes):
         w("  - SMPI's smpi/bw-factor and smpi/lat-factor are set to 1 (the <config> below): the")
         w("    latencies above are what MPI sees, and the bandwidths are NOMINAL rates, an upper bound")
         w("    (SimGrid's own factors are fitted to TCP over Gigabit Ethernet, not to RDMA or NVLink).")
+    elif a.smpi_factors == "tcp":
+        w("  - MPI over TCP (smpi-factors=tcp): SMPI's smpi/bw-factor is %s (the <config> below)," % fmt(round(TCP_PAYLOAD_SHARE, 6)))
+        w("    the share of a full Ethernet frame that is TCP payload at an MTU of 1500 bytes: %d bytes" % TCP_PAYLOAD_BYTES)
+        w("    (less the IPv4 header, 20, and TCP's with timestamps, 32) of %d on the wire (with" % TCP_WIRE_BYTES)
+        w("    Ethernet's header, FCS, preamble and gap, 38). The link rates above are the wire's; a")
+        w("    message's data moves at this share of them, as on the testbed, which charges every frame")
+        w("    its wire bytes (experiments/today/README.md, item 5: a 16 MiB ping-pong takes 14.28 ms on")
+        w("    both). smpi/lat-factor is 1: the latencies above are what MPI sees. SMPI applies the")
+        w("    factor to every message, also to those between GPUs of one server, which go over PCIe")
+        w("    and not over TCP: those it makes 6% slower than the links above.")
     else:
         w("  - SMPI's own smpi/bw-factor and smpi/lat-factor apply (smpi-factors=simgrid): fitted to")
         w("    TCP over Gigabit Ethernet, they scale latencies by up to 11.6 and bandwidths by 0.34 to 1.09.")
@@ -741,9 +762,10 @@ def generate(a):
     o(header(a, nodes, n_links, n_routes))
     o("-->")
     o('<platform version="4.1">')
-    if a.smpi_factors == "one":
+    if a.smpi_factors in ("one", "tcp"):
+        bw_factor = "1" if a.smpi_factors == "one" else fmt(round(TCP_PAYLOAD_SHARE, 6))
         o("  <config>")
-        o('    <prop id="smpi/bw-factor" value="0:1"/>')
+        o('    <prop id="smpi/bw-factor" value="0:%s"/>' % bw_factor)
         o('    <prop id="smpi/lat-factor" value="0:1"/>')
         o("  </config>")
     o('  <zone id="%s" routing="Full">' % name)
