@@ -2,6 +2,7 @@
 // off (the front end passes smpi/simulate-computation:no), so a kernel costs no simulated
 // time until charge() executes it on the rank's simulated host.
 #include "comm/compute.hpp"
+#include "fifo_wire.hpp"
 #include "shared_memory.hpp"
 #include "util/errors.hpp"
 #include "util/text.hpp"
@@ -26,7 +27,7 @@ namespace {
 
 // Charges exactly `seconds` on this rank's host. (smpi_execute(seconds) would scale them by
 // smpi/host-speed, the assumed speed of the machine running the simulation.)
-void execute_seconds(double seconds) { smpi_execute_flops(seconds * sg_host_get_speed(sg_host_self())); }
+void execute_seconds(double seconds) { execute_flops(seconds * sg_host_get_speed(sg_host_self())); }
 
 // --numerics off: memory no rank reads, in SMPI's shared memory (SMPI then copies no message
 // from or into it): the net's parameters and gradients (Compute::shared_storage), and where
@@ -92,7 +93,7 @@ class SimCompute final : public Compute {
       case ComputeMode::flops:
         // flops / the speed of this rank's host in the platform file (times --speed-scale):
         // SimGrid divides by the speed itself (charged_seconds' rule, to the bit).
-        if (flops > 0) smpi_execute_flops(charged_flops(config_, flops));
+        if (flops > 0) execute_flops(charged_flops(config_, flops));
         break;
       case ComputeMode::calibrated:
         if (const double seconds = charged_seconds(config_, phase, patterns, flops, 0, share); seconds > 0)

@@ -12,9 +12,10 @@
 // A test is Comm::wait_any_for of no simulated time, which finishes a done comm with a waiter:
 // SimGrid then drops it from the actor's activities, where Comm::test and MPI_Test leave it.
 // Under --sim-messages fifo the sends from one rank to another go one after another, as Open
-// MPI's TCP transport writes them to its one socket a peer, and only inside MPI calls: a send
-// starts once the one before it to that rank is done, at the sender's next call here (a
-// test, a wait, another message), and is done only once delivered (none goes on at once).
+// MPI's TCP transport writes them to its one socket a peer: a send to an idle peer starts at
+// once; one queued behind another starts as soon as that one is delivered, inside a call here
+// (a test, a wait) or while its rank computes (execute_flops: Open MPI has written it into the
+// socket behind the one before); each is done only once delivered (none goes on at once).
 // A fifo message of at least the handshake size (the eager limit: --eager-limit, else the
 // testbed's Open MPI's btl_tcp_eager_limit) goes by Open MPI's rendezvous (ob1 over TCP): its
 // envelope first; the receiver answers at its first call after the envelope has arrived (its
@@ -23,13 +24,16 @@
 // Where SMPI would charge a message an overhead of its own (smpi/os, smpi/ois, smpi/or),
 // engine_messages leaves the messages to SMPI.
 #include "comm/mpi/messages.hpp"
+#include "fifo_wire.hpp"
 #include "shared_memory.hpp"
 
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Exec.hpp>
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Mailbox.hpp>
+#include <smpi/smpi.h>
 #include <xbt/config.hpp>
 
 #include <cstdint>
@@ -102,6 +106,13 @@ const std::vector<long>& world_actors() {
   return actors;
 }
 
+class S4uMessages;
+// fifo: each rank's messages (by its actor), whose queued sends go on while it computes.
+std::unordered_map<long, std::vector<S4uMessages*>>& fifo_messages() {
+  static std::unordered_map<long, std::vector<S4uMessages*>> messages;  // one map, a rank's own entry
+  return messages;
+}
+
 class S4uMessages final : public Messages {
  public:
   // Made by every rank of comm, with no message: SMPI's split and dup pay for theirs.
@@ -135,8 +146,10 @@ class S4uMessages final : public Messages {
     static std::map<std::pair<long, std::uint64_t>, long> made;  // the ranks share it
     const long before = made[{actor_[static_cast<std::size_t>(rank_)], hash}]++;
     prefix_ = "wulf/" + std::to_string(hash) + "." + std::to_string(before) + "/";
+    if (fifo_) fifo_messages()[actor_[static_cast<std::size_t>(rank_)]].push_back(this);
   }
   ~S4uMessages() override {
+    if (fifo_) std::erase(fifo_messages()[actor_[static_cast<std::size_t>(rank_)]], this);
     reap_all();  // received by now, or soon
     // fifo: the schedules waited for every send; any left (an exception) go, in order.
     for (auto& [to, peer] : peers_)
@@ -213,6 +226,22 @@ class S4uMessages final : public Messages {
                     ->set_copy_data_callback(pass_pointer);
     slot.comm->start();
     return static_cast<int>(ticket);
+  }
+
+  // fifo: the sends under way with another queued behind them (and their tickets), for a wait
+  // outside (execute_flops).
+  void on_the_wire(std::vector<simgrid::s4u::ActivityPtr>& comms, std::vector<std::pair<S4uMessages*, int>>& whose) {
+    for (const auto& [to, peer] : peers_)
+      if (const Slot* s = peer.going >= 0 ? &slots_[static_cast<std::size_t>(peer.going)] : nullptr;
+          s && !peer.queued.empty() && !s->asking && !s->delivered)
+        comms.push_back(s->comm), whose.emplace_back(this, peer.going);
+  }
+  // fifo: such a wait found the send delivered: the next to its rank starts.
+  void delivered_on_the_wire(int ticket) {
+    Slot& slot = slots_.at(static_cast<std::size_t>(ticket));
+    slot.found = true;
+    delivered(slot);
+    send_more();
   }
 
   bool test(int ticket) override {
@@ -456,6 +485,31 @@ class S4uMessages final : public Messages {
 };
 
 }  // namespace
+
+void execute_flops(double flops) {
+  const long me = simgrid::s4u::this_actor::get_pid();
+  std::vector<simgrid::s4u::ActivityPtr> waiting;
+  std::vector<std::pair<S4uMessages*, int>> whose;
+  const auto gather = [&] {  // looked up each time: other ranks add to the map meanwhile
+    waiting.clear(), whose.clear();
+    if (const auto mine = fifo_messages().find(me); mine != fifo_messages().end())
+      for (S4uMessages* messages : mine->second) messages->on_the_wire(waiting, whose);
+  };
+  gather();
+  if (waiting.empty()) return smpi_execute_flops(flops);
+  // SMPI's computation (smpi_execute_flops), waited for together with the sends.
+  const simgrid::s4u::ExecPtr computation = simgrid::s4u::this_actor::exec_init(flops);
+  computation->set_name("computation")->start();
+  while (!waiting.empty()) {
+    waiting.insert(waiting.begin(), computation);
+    const ssize_t done = simgrid::s4u::Activity::wait_any(waiting);
+    if (done == 0) return;
+    const auto [messages, ticket] = whose.at(static_cast<std::size_t>(done - 1));
+    messages->delivered_on_the_wire(ticket);
+    gather();
+  }
+  computation->wait();
+}
 
 std::unique_ptr<Messages> engine_messages(MPI_Comm comm, bool fifo, std::size_t handshake_bytes) {
   static const bool overheads = smpi_charges_overheads();  // the same for every rank

@@ -15,6 +15,7 @@ allowed=(
   "wulf::MemoryEstimate::biggest() const::none|a constant, made on first use"
   "wulf::(anonymous namespace)::world_actors()::actors|each world rank's SimGrid actor, the same for every rank, made on first use (sim/s4u_messages.cpp)"
   "wulf::(anonymous namespace)::S4uMessages::S4uMessages(|the communicators each rank has made per set of ranks, keyed by the rank's actor (sim/s4u_messages.cpp)"
+  "wulf::(anonymous namespace)::fifo_messages()::messages|--sim-messages fifo: each rank's messages, under the rank's own actor, so that its computation finds its own (sim/s4u_messages.cpp)"
   "wulf::engine_messages(|whether the platform charges an overhead per message, the same for every rank, made on first use (sim/s4u_messages.cpp)"
   "wulf::(anonymous namespace)::child_groups|the front end's children (util/process.cpp); no rank starts one"
   "wulf::(anonymous namespace)::hidden_variables|the front end's children's environment (util/process.cpp); no rank starts one"

@@ -162,9 +162,9 @@ po::options_description engine_options() {
       ("sim-messages", one_of({"s4u", "fifo", "smpi"}, "--sim-messages: '{}' (expected s4u, fifo or smpi)")->default_value("s4u"),
        "sim: how the messages of wulf's own collectives and of overlap's buckets travel: s4u, as SimGrid comms that "
        "give SMPI's simulated times and scale (default); fifo, the same but those from one rank to another one after "
-       "another, each started by its sender inside an MPI call, as Open MPI over TCP writes them to one socket a peer "
-       "(the testbed's), those of at least the eager limit (--eager-limit, else the testbed's 4194304) after Open MPI's "
-       "rendezvous handshake, each end moving on only inside its calls; or smpi, as SMPI's MPI requests (slower: SimGrid 3.32 keeps every request MPI_Test "
+       "another, as Open MPI over TCP writes them to one socket a peer (the testbed's), those of at least the eager "
+       "limit (--eager-limit, else the testbed's 4194304) after Open MPI's rendezvous handshake, each end moving on only "
+       "inside its calls; or smpi, as SMPI's MPI requests (slower: SimGrid 3.32 keeps every request MPI_Test "
        "completes); SMPI's own where a host or the platform charges per-message overheads")
       ("speed-scale", number_in("speed-scale", kWhatIfScaleRange)->default_value(1.0), "sim, testbed what-if: every host's speed times this")
       ("grow", whole_in("grow", kGrowRange)->default_value(0),

@@ -21,8 +21,8 @@ namespace wulf {
 
 // How the messages of wulf's own schedules travel under smpirun (--sim-messages): s4u, as
 // SimGrid comms that give SMPI's simulated times; fifo, the same, but those from one rank to
-// another one after another, each started by its sender inside a call (Open MPI's TCP
-// transport: one socket a peer, written only inside MPI); smpi, as SMPI's MPI requests.
+// another one after another (Open MPI's TCP transport: one socket a peer), those of at least
+// the eager limit after Open MPI's rendezvous handshake; smpi, as SMPI's MPI requests.
 enum class SimMessages { s4u, fifo, smpi };
 // The SimMessages of that name (s4u, fifo, smpi), or none.
 std::optional<SimMessages> sim_messages_named(std::string_view name);
