@@ -150,7 +150,6 @@ class S4uMessages final : public Messages {
   }
   ~S4uMessages() override {
     if (fifo_) std::erase(fifo_messages()[actor_[static_cast<std::size_t>(rank_)]], this);
-    reap_all();  // received by now, or soon
     // fifo: the schedules waited for every send; any left (an exception) go, in order.
     for (auto& [to, peer] : peers_)
       while (peer.going >= 0) {
@@ -158,7 +157,7 @@ class S4uMessages final : public Messages {
         while (!delivered(going)) (going.asking ? going.answer : going.comm)->wait(), going.found = true;
         next_send(peer);
       }
-    reap_all();  // the answers this rank sent
+    reap_all();  // the sends that went on at once (fifo: the answers): received by now, or soon
     // The eager mailboxes this rank receives on let go of it (SimGrid's advice).
     for (const auto& [key, box] : boxes_)
       if ((key & incoming) && (key & kinds) == eager) box->set_receiver(nullptr);
