@@ -16,11 +16,11 @@
 
 namespace wulf {
 
-long long fifo_handshake_bytes(long long eager_limit) { return eager_limit > 0 ? eager_limit : kTestbedEagerBytes; }
+long long open_mpi_eager_bytes(long long eager_limit) { return eager_limit > 0 ? eager_limit : kTestbedEagerBytes; }
 
 Json protocol_json(bool testbed, long long eager_limit) {
   if (testbed) {
-    const long long bytes = eager_limit > 0 ? eager_limit : kTestbedEagerBytes;
+    const long long bytes = open_mpi_eager_bytes(eager_limit);
     return {{"eager_limit_bytes", bytes},
             {"data_flows", fmt::format("as soon as sent up to {} bytes (Open MPI's eager protocol); beyond, after "
                                        "a handshake with the receiver (its rendezvous)", bytes)},
@@ -119,7 +119,7 @@ void add_engine_json(Json& j, const TrainJob& job) {
     j["protocol"] = protocol_json(job.engine == Engine::testbed, job.eager_limit);
     if (job.engine == Engine::sim) j["sim_messages"] = job.sim_messages;
     if (job.engine == Engine::sim && job.sim_messages == "fifo") {
-      const long long bytes = fifo_handshake_bytes(job.eager_limit);
+      const long long bytes = open_mpi_eager_bytes(job.eager_limit);
       j["protocol"]["fifo_handshake_bytes"] = bytes;
       j["protocol"]["fifo_handshake"] = fmt::format(
           "wulf's own messages of at least {} bytes (--sim-messages fifo) go by Open MPI's rendezvous over TCP: "

@@ -22,10 +22,10 @@ Json job_json(const TrainJob& job);
 // thresholds, its rendezvous unless --eager-limit), the settings that make it so, and why the
 // two defaults are not one setting (experiments/testbed, section 7). eager_limit 0: the default.
 Json protocol_json(bool testbed, long long eager_limit);
-// Under --sim-messages fifo, the size from which one of wulf's own messages goes by Open MPI's
-// rendezvous handshake: the eager limit given (eager_limit 0: the testbed's, kTestbedEagerBytes,
-// which it sets as Open MPI's btl_tcp_eager_limit).
-long long fifo_handshake_bytes(long long eager_limit);
+// Open MPI's eager limit for the job: the one given, else (eager_limit 0) the testbed's,
+// kTestbedEagerBytes, its btl_tcp_eager_limit. Under --sim-messages fifo a message of at least
+// this many bytes goes by Open MPI's rendezvous handshake.
+long long open_mpi_eager_bytes(long long eager_limit);
 
 // The job a config holds (job_json's, or a record's "config"). The problem's data is not read
 // (load_problem) and nothing is checked against files (check_job). Throws InputError

@@ -106,7 +106,7 @@ int run_rank(const std::vector<std::string>& args, Comm& comm, const ComputeFact
     compute->prepare(comm);
     if (job.engine == Engine::sim)
       comm.set_sim_messages(sim_messages_named(job.sim_messages).value(),
-                            static_cast<std::size_t>(fifo_handshake_bytes(job.eager_limit)));
+                            static_cast<std::size_t>(open_mpi_eager_bytes(job.eager_limit)));
     // wulf's own collectives wrap the engine's communicator; the strategies see one Comm.
     std::unique_ptr<OwnCollectivesComm> owned;
     if (const OwnCollectives own{job.reduce, job.bcast, job.gather, job.allreduce, job.config.rank_nodes,
