@@ -408,6 +408,26 @@ TEST(engines, ppt_rounds_per_iteration_changes_the_records_not_the_training) {
   EXPECT_EQ(many.at("config").at("rounds_per_iteration").get<double>(), 25);
 }
 
+TEST(engines, sim_redbcast_reduces_and_broadcasts_by_the_runs_algorithms) {
+  // Open MPI's redbcast calls the communicator's reduce and bcast, so mpirun runs the forced
+  // --reduce and --bcast; SMPI's would run its own default reduce where --reduce is wulf's
+  // own. Under sim wulf composes it of the run's two: a chain of 4 takes 3 hops to the root
+  // where the in-order binomial tree takes 2, so the chain's iterations take longer (SMPI's
+  // default reduce gave both the same times to the bit). The sums are the same to rounding.
+  TestDir dir;
+  std::vector<Json> records;
+  for (const char* reduce : {"chain", "binomial"})
+    records.push_back(run(dir, reduce,
+                          {"--engine", "sim", "--np", "4", "--platform", toy4, "--allreduce", "redbcast", "--reduce",
+                           reduce, "--bcast", "binomial", "--precision", "double"},
+                          function_problem));
+  const Json &chain = records[0].at("final"), &binomial = records[1].at("final");
+  EXPECT_GT(chain.at("time_s").get<double>(), 1.05 * binomial.at("time_s").get<double>());
+  EXPECT_NEAR(chain.at("train_rmse").get<double>(), binomial.at("train_rmse").get<double>(), 1e-12);
+  for (const Json& r : records)
+    EXPECT_TRUE(contains(r.at("config").at("collective_algorithm").get<std::string>(), "allreduce:redbcast"));
+}
+
 TEST(engines, root_and_scatter_account_for_their_own_iterations) {
   // final.strategy.iterations_s: the iterations' own time, without wulf's test pass and
   // error allreduce after each, so less than the run's time but most of it here.

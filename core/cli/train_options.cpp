@@ -137,8 +137,8 @@ po::options_description engine_options() {
       ("allreduce", allreduce_value()->default_value("default"),
        "allreduce algorithm, the same on every engine: default (the one Open MPI 4.1 chooses for the ranks and "
        "the gradients' size, or the error sums' 32 bytes where the strategy's gradients go otherwise, named in the "
-       "record), rdb (recursive doubling, seed 000), redbcast (reduce then "
-       "broadcast), ring (reduce-scatter then allgather around a ring), rabenseifner (recursive halving, then "
+       "record), rdb (recursive doubling, seed 000), redbcast (the run's --reduce "
+       "to rank 0, then its --bcast), ring (reduce-scatter then allgather around a ring), rabenseifner (recursive halving, then "
        "doubling), or wulf's own hierarchical (a ring within each node, a ring across the nodes, a ring within "
        "again; nodes by the hosts' wulf:node), hierarchical-rabenseifner (Rabenseifner's across the nodes) and "
        "rings (k rings at once, as NCCL's channels, each around all ranks in an order of the hosts' wulf:rings; "

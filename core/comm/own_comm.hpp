@@ -23,17 +23,23 @@ namespace wulf {
 // A run's choices of reduce, bcast and gather, by the names of --reduce and --bcast and the
 // gather's algorithm; those that are not wulf's own leave the call to the MPI library.
 // The allreduce is wulf's own where it is hierarchical or hierarchical-rabenseifner (over
-// rank_nodes) or rings (over rank_rings) (comm/nb_allreduce).
+// rank_nodes) or rings (over rank_rings) (comm/nb_allreduce), and redbcast where
+// composed_redbcast says so (engine/collective_choice's redbcast_runs_the_runs).
 struct OwnCollectives {
   std::string reduce = "default", bcast = "default", gather = "default";
   std::string allreduce = "default";
   std::vector<int> rank_nodes{};  // hierarchical's layout: rank r's node at r
   std::vector<std::vector<int>> rank_rings{};  // rings': each ring's ranks in order
+  // redbcast as the run's reduce to rank 0, then its bcast from rank 0 (each wulf's own or the
+  // library's, as the run chose them), in place of the library's own redbcast.
+  bool composed_redbcast = false;
   bool own_allreduce() const { return is_own_blocking_allreduce(allreduce); }
   bool any() const {
-    return is_point_to_point_reduce(reduce) || is_own_bcast(bcast) || is_own_gather(gather) || own_allreduce();
+    return is_point_to_point_reduce(reduce) || is_own_bcast(bcast) || is_own_gather(gather) || own_allreduce() ||
+           composed_redbcast;
   }
 };
+
 
 class OwnCollectivesComm final : public Comm {
  public:
@@ -48,6 +54,7 @@ class OwnCollectivesComm final : public Comm {
         split_bintree_(own.bcast == "split-bintree"),
         own_gather_(is_own_gather(own.gather)),
         own_allreduce_(own.own_allreduce()),
+        composed_redbcast_(own.composed_redbcast),
         allreduce_(own_allreduce_ ? parse_nb_algorithm(own.allreduce, "--allreduce") : NbAlgorithm::ring),
         layout_{own.rank_nodes, own.rank_rings},
         unread_scratch_(scratch) {
@@ -74,11 +81,11 @@ class OwnCollectivesComm final : public Comm {
   void allreduce_sum(std::span<float> d) override { allreduce(d); }
   void allreduce_sum(std::span<double> d) override { allreduce(d); }
   std::span<float> allreduce_sum_anywhere(std::span<float> d) override {
-    if (own_allreduce_) return allreduce(d), d;
+    if (own_allreduce_ || composed_redbcast_) return allreduce(d), d;
     return inner_.allreduce_sum_anywhere(d);
   }
   std::span<double> allreduce_sum_anywhere(std::span<double> d) override {
-    if (own_allreduce_) return allreduce(d), d;
+    if (own_allreduce_ || composed_redbcast_) return allreduce(d), d;
     return inner_.allreduce_sum_anywhere(d);
   }
   void lend_spare_storage(void* begin, std::size_t bytes) override { inner_.lend_spare_storage(begin, bytes); }
@@ -135,6 +142,10 @@ class OwnCollectivesComm final : public Comm {
   // ranks share, as wulf's reduces do.
   template <class T>
   void allreduce(std::span<T> d) {
+    if (composed_redbcast_) {  // as Open MPI's nonoverlapping: MPI_IN_PLACE at every rank
+      reduce(d, 0);
+      return bcast_(d, 0);
+    }
     if (!own_allreduce_) return inner_.allreduce_sum(d);
     OwnSum<T>& own = own_sum<T>();
     const bool add = !unread_.holds(d.data(), d.size_bytes());
@@ -179,6 +190,7 @@ class OwnCollectivesComm final : public Comm {
   bool split_bintree_;                        // or its split binary tree
   bool own_gather_;
   bool own_allreduce_;                        // a hierarchical allreduce, or the library's
+  bool composed_redbcast_;                    // redbcast as reduce_sum, then bcast
   NbAlgorithm allreduce_;                     // which, where it is wulf's own
   NbLayout layout_;
   UnreadRange unread_;

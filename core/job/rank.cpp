@@ -2,6 +2,7 @@
 
 #include "comm/own_comm.hpp"
 #include "comm/rank_env.hpp"
+#include "engine/collective_choice.hpp"
 #include "job/job_json.hpp"
 #include "job/memory_estimate.hpp"
 #include "job/run_train.hpp"
@@ -109,9 +110,11 @@ int run_rank(const std::vector<std::string>& args, Comm& comm, const ComputeFact
                             static_cast<std::size_t>(open_mpi_eager_bytes(job.eager_limit)));
     // wulf's own collectives wrap the engine's communicator; the strategies see one Comm.
     std::unique_ptr<OwnCollectivesComm> owned;
-    if (const OwnCollectives own{job.reduce, job.bcast, job.gather, job.allreduce, job.config.rank_nodes,
-                                 job.config.rank_rings};
-        own.any())
+    OwnCollectives own{job.reduce, job.bcast, job.gather, job.allreduce, job.config.rank_nodes,
+                       job.config.rank_rings};
+    own.composed_redbcast = job.engine == Engine::sim && job.allreduce == "redbcast" &&
+                            redbcast_runs_the_runs(job.reduce, job.bcast);
+    if (own.any())
       owned = std::make_unique<OwnCollectivesComm>(comm, own, job.reduce_layout, [&c = *compute](std::size_t bytes) {
         return c.shared_scratch(bytes);
       });
