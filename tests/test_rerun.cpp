@@ -122,15 +122,18 @@ TEST(rerun, a_default_allreduce_is_chosen_again_for_the_reruns_ranks) {
             "rabenseifner / default, Open MPI 4.1's choice for 4 ranks and 68032 bytes, the gradients' size");
   train_record(dir, "named", with(wide, {"--np", "2", "--allreduce", "rdb"}));
   EXPECT_EQ(allreduce(rerun(dir, dir.file("named.json"), "named4", {"--np", "4"})), "rdb / --allreduce");
-  // So is every other collective: the reduce is linear for 2 ranks, binomial for 4.
+  // So is every other collective: the reduce is linear for 2 ranks, binomial for 4 (block's
+  // only reduce is redbcast's: chosen for the allreduce's size, its gradients here).
   const auto reduce = [](const Json& r) {
     return r.at("config").at("collectives").at("reduce").get<std::string>() + " / " +
            r.at("config").at("reduce_chosen_by").get<std::string>();
   };
   EXPECT_EQ(reduce(read_json_file(dir.file("two.json"))),
-            "linear / default, Open MPI 4.1's choice for 2 ranks and 68032 bytes, the gradients' size");
+            "linear / default, Open MPI 4.1's choice for 2 ranks and 68032 bytes, the allreduce's size "
+            "(this strategy's only reduce and broadcast are redbcast's)");
   EXPECT_EQ(reduce(read_json_file(dir.file("four.json"))),
-            "binomial / default, Open MPI 4.1's choice for 4 ranks and 68032 bytes, the gradients' size");
+            "binomial / default, Open MPI 4.1's choice for 4 ranks and 68032 bytes, the allreduce's size "
+            "(this strategy's only reduce and broadcast are redbcast's)");
   EXPECT_EQ(reduce(rerun(dir, dir.file("named.json"), "chain4", {"--np", "4", "--reduce", "chain"})),
             "chain / --reduce");
 }

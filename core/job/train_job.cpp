@@ -187,17 +187,21 @@ void resolve_collectives(TrainJob& job) {
   // The error sums' allreduce (ErrorSums::as_array): the only one of a strategy whose
   // gradients go otherwise (overlap's by --bucket-allreduce, root's by reduce).
   const std::size_t error_sums = sizeof(ErrorSums{}.as_array());
-  // The allreduce of the gradients (block; average's of the weights), their reduce, the
-  // parameters' broadcast (root, scatter), scatter's gather of every rank's gradients, ppt's
-  // allgather of each rank's update and estimate; the other strategies make no allgather
-  // that is timed (session's of results).
-  const std::array<std::pair<std::size_t, const char*>, 5> sizes{{
-      job.strategy->allreduces_weights
-          ? std::pair<std::size_t, const char*>{gradients, "the gradients' size"}
-          : std::pair<std::size_t, const char*>{error_sums,
-                                                "the error sums' size (no allreduce of this strategy moves the gradients)"},
-      {gradients, "the gradients' size"},
-      {gradients, "the parameters' size"},
+  // The allreduce of the gradients (block; average's of the weights), their reduce (root,
+  // cg), the parameters' broadcast (root, cg, scatter), scatter's gather of every rank's
+  // gradients, ppt's allgather of each rank's update and estimate; the other strategies make
+  // no allgather that is timed (session's of results). A strategy that makes no reduce
+  // (broadcast) of its own makes only redbcast's, of the allreduce's size: Open MPI's
+  // redbcast calls the reduce and broadcast that mpirun forces.
+  using Size = std::pair<std::size_t, const char*>;
+  const Size allreduced = job.strategy->allreduces_weights
+                              ? Size{gradients, "the gradients' size"}
+                              : Size{error_sums, "the error sums' size (no allreduce of this strategy moves the gradients)"};
+  const char* const in_redbcast = "the allreduce's size (this strategy's only reduce and broadcast are redbcast's)";
+  const std::array<Size, 5> sizes{{
+      allreduced,
+      job.strategy->reduces ? Size{gradients, "the gradients' size"} : Size{allreduced.first, in_redbcast},
+      job.strategy->broadcasts ? Size{gradients, "the parameters' size"} : Size{allreduced.first, in_redbcast},
       {ppt ? gradients + value : gradients,
        ppt ? "ppt's w + 1 values per rank" : "the gradients' size per rank (no allgather of this strategy is timed)"},
       {gradients, "the gradients' size per rank"},

@@ -163,6 +163,12 @@ struct StrategyDescriptor {
   // Where not, the library allreduce carries only the error sums (ErrorSums, 4 doubles), and
   // `--allreduce default` becomes Open MPI's choice for those.
   bool allreduces_weights = false;
+  // Whether it calls the reduce (root's and cg's gradients) and the broadcast (root's, cg's and
+  // scatter's parameters) itself. Where not, its only reduce and broadcast are those inside
+  // redbcast, and `--reduce default` and `--bcast default` become Open MPI's choices for the
+  // library allreduce's size.
+  bool reduces = false;
+  bool broadcasts = false;
   StrategyTrainFn<float> train_float = nullptr;  // null only where sessions is set
   StrategyTrainFn<double> train_double = nullptr;
 

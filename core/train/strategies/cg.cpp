@@ -520,6 +520,8 @@ extern const StrategyDescriptor cg_strategy{
       if (!s.numerics) m.order_patterns = 0;
       m.reduces_weights = true;
     },
+    .reduces = true,
+    .broadcasts = true,
     .train_float = train_cg<float>,
     .train_double = train_cg<double>,
 };

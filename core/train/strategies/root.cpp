@@ -139,6 +139,8 @@ extern const StrategyDescriptor root_strategy{
         if (s.reduce == "four-stage") m.reduce_scratch = 2.0 / (s.fan_in + 1);
       }
     },
+    .reduces = true,
+    .broadcasts = true,
     .train_float = train_root<float>,
     .train_double = train_root<double>,
 };

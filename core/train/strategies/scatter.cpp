@@ -138,6 +138,7 @@ extern const StrategyDescriptor scatter_strategy{
           mpi_count(n * static_cast<std::size_t>(per), scatter_what(n, static_cast<int>(per)), scatter_remedy);
         }
     },
+    .broadcasts = true,
     .train_float = train_scatter<float>,
     .train_double = train_scatter<double>,
 };
