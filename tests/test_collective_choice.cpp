@@ -2,6 +2,7 @@
 // edges of the rules of ompi/mca/coll/tuned/coll_tuned_decision_fixed.c in Open MPI 4.1.4
 // (the commutative branch), each edge from both sides.
 #include "engine/collective_choice.hpp"
+#include "comm/own_comm.hpp"
 #include "comm/staged_reduce.hpp"
 #include "comm/tree_collectives.hpp"
 #include "job/train_job.hpp"
@@ -244,5 +245,21 @@ TEST(collective_choice, open_mpi_is_forced_as_its_fixed_rules_run_the_algorithm)
             (std::vector<std::string>{"--mca", "coll_tuned_bcast_algorithm", "4"}));
 }
 
+// comm/'s rule (the rank programs include nothing from engine/) against the tables: Open
+// MPI's redbcast runs the run's reduce and bcast where both have Open MPI's number to force.
+TEST(collective_choice, redbcast_runs_the_runs_where_both_have_open_mpis_number) {
+  int reduces = 0, bcasts = 0;
+  for (const CollectiveAlgorithm& r : collective_algorithms(Collective::reduce))
+    for (const CollectiveAlgorithm& b : collective_algorithms(Collective::bcast)) {
+      EXPECT_EQ(redbcast_runs_the_runs(r.name, b.name), r.tuned_id != 0 && b.tuned_id != 0) << r.name << " " << b.name;
+      reduces += r.tuned_id == 0, bcasts += b.tuned_id == 0;
+    }
+  EXPECT_GT(reduces, 0);  // wulf-binomial and four-stage, each with every bcast
+  EXPECT_EQ(bcasts, 0);
+  EXPECT_FALSE(redbcast_runs_the_runs("default", "binomial"));
+  EXPECT_FALSE(redbcast_runs_the_runs("binomial", "default"));
+}
+
 }  // namespace
 }  // namespace wulf
+

@@ -123,7 +123,8 @@ po::options_description engine_options() {
       ("strategy", parsed<Strategy>(parse_strategy)->default_value(Strategy(), "block"), strategy_help().c_str())
       ("reduce", reduce_value()->default_value("default"),
        "reduce algorithm, the same on every engine: default (the one Open MPI 4.1 chooses for the ranks and the "
-       "gradients' size, named in the record), Open MPI's linear, chain, pipeline, binary, binomial (its in-order "
+       "gradients' size, or the allreduce's where the strategy makes no reduce but redbcast's, named in the "
+       "record), Open MPI's linear, chain, pipeline, binary, binomial (its in-order "
        "tree, the next child's receive posted first) or in-order-binary, unsegmented; wulf's own wulf-binomial "
        "(the binomial tree one receive at a time, as seed 002's LAM, MPICH and SMPI) or four-stage (seed 002's "
        "topology-aware reduce; needs a layout)")
@@ -132,7 +133,8 @@ po::options_description engine_options() {
        "the platform's wulf:group / wulf:node host properties and wulf:nics zone property when not given)")
       ("bcast", bcast_value()->default_value("default"),
        "broadcast algorithm, the same on every engine: default (the one Open MPI 4.1 chooses for the ranks and the "
-       "parameters' size, named in the record), or Open MPI's linear, chain, pipeline, split-bintree, bintree, "
+       "parameters' size, or the allreduce's where the strategy makes no broadcast but redbcast's, named in the "
+       "record), or Open MPI's linear, chain, pipeline, split-bintree, bintree, "
        "binomial, knomial (radix 4), unsegmented, or scatter-allgather")
       ("allreduce", allreduce_value()->default_value("default"),
        "allreduce algorithm, the same on every engine: default (the one Open MPI 4.1 chooses for the ranks and "

@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -24,7 +25,7 @@ namespace wulf {
 // gather's algorithm; those that are not wulf's own leave the call to the MPI library.
 // The allreduce is wulf's own where it is hierarchical or hierarchical-rabenseifner (over
 // rank_nodes) or rings (over rank_rings) (comm/nb_allreduce), and redbcast where
-// composed_redbcast says so (engine/collective_choice's redbcast_runs_the_runs).
+// composed_redbcast says so (redbcast_runs_the_runs).
 struct OwnCollectives {
   std::string reduce = "default", bcast = "default", gather = "default";
   std::string allreduce = "default";
@@ -40,6 +41,19 @@ struct OwnCollectives {
   }
 };
 
+
+// Whether Open MPI's redbcast under mpirun runs the run's reduce and bcast: its
+// nonoverlapping allreduce calls the communicator's reduce to rank 0 and bcast from rank 0,
+// which run the algorithms forced on coll_tuned, so both must be Open MPI's (a number to
+// force: every bcast wulf runs, every reduce but wulf's own wulf-binomial and four-stage;
+// test collective_choice.redbcast_runs_the_runs_where_both_have_open_mpis_number); where
+// the reduce is wulf's own only, or a run leaves them to the library (default), Open MPI
+// runs its own choice inside. SMPI's redbcast calls SMPI's reduce and bcast, its default
+// ones where the run's are wulf's (its default reduce: the root receives from every rank at
+// once), so under smpirun wulf composes redbcast of the run's two where this holds.
+inline bool redbcast_runs_the_runs(std::string_view reduce, std::string_view bcast) {
+  return reduce != "default" && bcast != "default" && reduce != "wulf-binomial" && reduce != "four-stage";
+}
 
 class OwnCollectivesComm final : public Comm {
  public:

@@ -29,7 +29,8 @@ namespace {
 constexpr CollectiveAlgorithm allreduces[] = {
     {"rdb", 3, "rdb"},            // recursive doubling: log2(p) exchanges of the whole vector
     // A reduce to rank 0, then a broadcast (Open MPI's nonoverlapping): the run's own reduce and
-    // bcast; SMPI's where they are SMPI's, else composed by wulf (redbcast_runs_the_runs).
+    // bcast; SMPI's where they are SMPI's, else composed by wulf (comm/own_comm.hpp's
+    // redbcast_runs_the_runs).
     {"redbcast", 2, "redbcast"},
     {"ring", 4, "lr"},            // p - 1 steps of reduce-scatter, then p - 1 of allgather, 1/p each
     {"rabenseifner", 6, "rab_rdb"},  // reduce-scatter by recursive halving, allgather by doubling
@@ -216,12 +217,6 @@ ResolvedCollective resolve_collective(Collective c, std::string_view choice, lon
     throw InputError(option + ": unknown algorithm '" + std::string(choice) + "' (expected " + names + ")");
   }
   return {std::string(choice), false, option};
-}
-
-bool redbcast_runs_the_runs(std::string_view reduce, std::string_view bcast) {
-  const CollectiveAlgorithm* r = find_algorithm(Collective::reduce, reduce);
-  const CollectiveAlgorithm* b = find_algorithm(Collective::bcast, bcast);
-  return r && b && r->tuned_id != 0 && b->tuned_id != 0;
 }
 
 std::vector<std::string> open_mpi_forcing(Collective c, const CollectiveAlgorithm& a) {

@@ -64,14 +64,6 @@ struct ResolvedCollective {
 };
 ResolvedCollective resolve_collective(Collective c, std::string_view choice, long long ranks, std::size_t bytes);
 
-// Whether Open MPI's redbcast under mpirun runs the run's own reduce and bcast: its
-// nonoverlapping allreduce calls the communicator's reduce to rank 0 and bcast from rank 0,
-// which run the algorithms forced on coll_tuned, so both must be Open MPI's (a number to
-// force; where one is wulf's own only, Open MPI runs its own choice inside). SMPI's redbcast
-// runs its default reduce (the root receives from every rank at once) whatever the run
-// chose, so under smpirun wulf composes redbcast of the two where this holds.
-bool redbcast_runs_the_runs(std::string_view reduce, std::string_view bcast);
-
 // mpirun's --mca settings that force a on Open MPI's coll_tuned as its fixed rules run it:
 // the algorithm's number, and for chains their fanout of one (the fixed rules pass fanout 0,
 // which Open MPI takes as 1, where a forced chain otherwise gets coll_tuned's default 4),

@@ -2,7 +2,6 @@
 
 #include "comm/own_comm.hpp"
 #include "comm/rank_env.hpp"
-#include "engine/collective_choice.hpp"
 #include "job/job_json.hpp"
 #include "job/memory_estimate.hpp"
 #include "job/run_train.hpp"
