@@ -486,6 +486,7 @@ class S4uMessages final : public Messages {
 }  // namespace
 
 void execute_flops(double flops) {
+  if (fifo_messages().empty()) return smpi_execute_flops(flops);  // no rank runs fifo
   const long me = simgrid::s4u::this_actor::get_pid();
   std::vector<simgrid::s4u::ActivityPtr> waiting;
   std::vector<std::pair<S4uMessages*, int>> whose;

@@ -41,7 +41,6 @@ struct OwnCollectives {
   }
 };
 
-
 // Whether Open MPI's redbcast under mpirun runs the run's reduce and bcast: its
 // nonoverlapping allreduce calls the communicator's reduce to rank 0 and bcast from rank 0,
 // which run the algorithms forced on coll_tuned, so both must be Open MPI's (a number to
