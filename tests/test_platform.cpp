@@ -7,6 +7,7 @@
 #include "util/json.hpp"
 #include "util/machine.hpp"
 #include "util/process.hpp"
+#include "engine/collective_choice.hpp"
 #include "engine/launch.hpp"
 #include "engine/testbed.hpp"
 #include "job/job_json.hpp"
@@ -301,6 +302,46 @@ TEST(platform, bench_names_every_collectives_rows_algorithm) {
   for (const Json& row : record_of(dir, "knomial", knomial).at("collectives")) {
     EXPECT_EQ(row.at("algorithm").get<std::string>(), "knomial");
     EXPECT_EQ(row.at("chosen_by").get<std::string>(), "--bcast");
+  }
+}
+
+// --allreduce redbcast: Open MPI's calls the communicator's reduce and bcast, which mpirun
+// forces (--reduce, --bcast) or chooses for the ranks and the whole vector's size; each row
+// names both with how they were chosen, and under smpirun redbcast is composed of them (SMPI's
+// own redbcast runs SMPI's default reduce whatever the run chose: a chain and a binomial tree
+// gave the same time to the bit). wulf's own wulf-binomial has no Open MPI number: its
+// redbcast runs Open MPI's choice instead, and the row says why.
+TEST(platform, bench_redbcast_rows_run_and_name_their_reduce_and_bcast) {
+  TestDir dir;
+  const std::vector<std::string> args{"platform", "bench",    toy4,       "--np",         "4",
+                                      "--collectives", "allreduce", "--allreduce", "redbcast", "--elements",
+                                      "512,40000",     "--no-pingpong"};
+  const Json d = record_of(dir, "default", args);
+  ASSERT_EQ(d.at("collectives").size(), 2u);
+  for (const Json& row : d.at("collectives")) {
+    const std::string chosen = fmt::format("Open MPI 4.1's choice for 4 ranks and {} bytes", row.at("size").get<int>() * 8);
+    EXPECT_EQ(row.at("algorithm").get<std::string>(), "redbcast");
+    EXPECT_EQ(row.at("reduce").get<std::string>(),
+              open_mpi_choice(Collective::reduce, 4, row.at("size").get<std::size_t>() * 8).name);
+    EXPECT_EQ(row.at("bcast").get<std::string>(),
+              open_mpi_choice(Collective::bcast, 4, row.at("size").get<std::size_t>() * 8).name);
+    EXPECT_EQ(row.at("reduce_chosen_by").get<std::string>(), chosen);
+    EXPECT_EQ(row.at("bcast_chosen_by").get<std::string>(), chosen);
+  }
+  const auto time_with = [&](const std::string& name, const std::string& reduce) {
+    const Json r = record_of(dir, name, with(args, {"--reduce", reduce, "--bcast", "binomial"}));
+    EXPECT_EQ(r.at("collectives")[1].at("reduce").get<std::string>(), reduce);
+    EXPECT_EQ(r.at("collectives")[1].at("reduce_chosen_by").get<std::string>(), "--reduce");
+    return r.at("collectives")[1].at("time_s").get<double>();
+  };
+  const double chain = time_with("chain", "chain"), binomial = time_with("binomial", "binomial");
+  EXPECT_GT(chain, 1.1 * binomial) << "a chain of 4 ranks against a binomial tree";
+  const Json own = record_of(dir, "own", with(args, {"--reduce", "wulf-binomial"}));
+  for (const Json& row : own.at("collectives")) {
+    EXPECT_EQ(row.at("reduce").get<std::string>(),
+              open_mpi_choice(Collective::reduce, 4, row.at("size").get<std::size_t>() * 8).name);
+    EXPECT_NE(row.at("reduce_chosen_by").get<std::string>().find("cannot run --reduce wulf-binomial"),
+              std::string::npos);
   }
 }
 

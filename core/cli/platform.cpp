@@ -307,13 +307,35 @@ std::vector<int> bench_rank_nodes(const BenchJob& job, const std::vector<Platfor
   return nodes;
 }
 
+// What the redbcast allreduce runs inside: Open MPI's (its nonoverlapping allreduce) calls
+// the communicator's reduce to rank 0 and bcast from rank 0 of the whole vector, the ones
+// mpirun forces (--reduce, --bcast) or, where the option is default or names wulf's own
+// reduce that Open MPI has no number for, its fixed choice for the ranks and that size.
+struct RedbcastParts {
+  ResolvedCollective reduce, bcast;
+};
+
+RedbcastParts redbcast_parts(const BenchJob& job, std::size_t np, std::size_t bytes) {
+  const auto ranks = static_cast<long long>(np);
+  RedbcastParts parts{resolve_collective(Collective::reduce, job.reduce, ranks, bytes),
+                      resolve_collective(Collective::bcast, job.bcast, ranks, bytes)};
+  if (find_algorithm(Collective::reduce, parts.reduce.name)->tuned_id == 0) {
+    parts.reduce = resolve_collective(Collective::reduce, "default", ranks, bytes);
+    parts.reduce.chosen_by += " (Open MPI's redbcast cannot run --reduce " + job.reduce + ", wulf's own)";
+  }
+  return parts;
+}
+
 // One run of the rank program's bench on the hosts `on` (smpirun, or mpirun on the
 // testbed): np ranks measure `what` at each size of list with the algorithm named
 // ("default": each engine's own; the collectives' rows come through measure_sizes, which
-// names one); the rows rank 0 printed.
+// names one) and, for the redbcast allreduce, its parts (both engines forced to them, and
+// under smpirun redbcast composed of them: SMPI's own would run SMPI's reduce and bcast); the
+// rows rank 0 printed.
 std::vector<Json> measure(const BenchJob& job, const std::vector<PlatformHost>& on, std::size_t np,
                           const std::string& what, const std::vector<std::size_t>& list,
-                          const std::string& algorithm = "default") {
+                          const std::string& algorithm = "default",
+                          const std::optional<RedbcastParts>& parts = std::nullopt) {
   CommBenchConfig bench = bench_config(job, what, list);
   // wulf's own algorithms run in the ranks: the bench is told them.
   if (what == "reduce" && is_point_to_point_reduce(algorithm)) {
@@ -329,7 +351,13 @@ std::vector<Json> measure(const BenchJob& job, const std::vector<PlatformHost>& 
     else  // its nodes: the hosts' wulf:node, else the host
       bench.rank_nodes = bench_rank_nodes(job, on, np);
   }
-  const Collectives chosen = forced_for(what, algorithm);
+  Collectives chosen = forced_for(what, algorithm);
+  if (parts) {
+    bench.allreduce = algorithm;
+    bench.reduce = chosen.reduce = parts->reduce.name;
+    bench.bcast = chosen.bcast = parts->bcast.name;
+    bench.composed_redbcast = job.engine == Engine::sim;
+  }
   if (job.engine == Engine::testbed) return measure_on_testbed(job, on, np, what, bench, chosen);
   std::vector<std::string> cfg = smpi_collective_config(chosen);
   for (const std::string& setting : smpi_eager_config(job.eager_limit)) cfg.push_back(setting);
@@ -418,16 +446,30 @@ std::vector<Json> measure_sizes(const BenchJob& job, const std::vector<PlatformH
   const auto pick = [&](std::size_t elements) {
     return resolve_collective(collective, choice, static_cast<long long>(np), elements * value_bytes);
   };
+  // The redbcast allreduce's reduce and bcast, chosen for each size as well.
+  const auto parts_of = [&](std::size_t elements) -> std::optional<RedbcastParts> {
+    if (collective != Collective::allreduce || pick(elements).name != "redbcast") return std::nullopt;
+    return redbcast_parts(job, np, elements * value_bytes);
+  };
+  const auto runs = [&](std::size_t elements) {  // what a run of the size forces
+    const std::optional<RedbcastParts> parts = parts_of(elements);
+    return pick(elements).name + (parts ? " " + parts->reduce.name + " " + parts->bcast.name : "");
+  };
   std::vector<Json> rows;
   for (std::size_t first = 0; first < job.elements.size();) {
     const std::string algorithm = pick(job.elements[first]).name;
     std::size_t end = first + 1;
-    while (end < job.elements.size() && pick(job.elements[end]).name == algorithm) ++end;
+    while (end < job.elements.size() && runs(job.elements[end]) == runs(job.elements[first])) ++end;
     const std::vector<std::size_t> sizes(job.elements.begin() + static_cast<std::ptrdiff_t>(first),
                                          job.elements.begin() + static_cast<std::ptrdiff_t>(end));
-    for (Json& row : measure(job, hosts, np, what, sizes, algorithm)) {
+    for (Json& row : measure(job, hosts, np, what, sizes, algorithm, parts_of(job.elements[first]))) {
+      const std::size_t size = row.at("size").get<std::size_t>();
       row["algorithm"] = algorithm;
-      row["chosen_by"] = pick(row.at("size").get<std::size_t>()).chosen_by;
+      row["chosen_by"] = pick(size).chosen_by;
+      if (const std::optional<RedbcastParts> parts = parts_of(size)) {
+        row["reduce"] = parts->reduce.name, row["reduce_chosen_by"] = parts->reduce.chosen_by;
+        row["bcast"] = parts->bcast.name, row["bcast_chosen_by"] = parts->bcast.chosen_by;
+      }
       rows.push_back(std::move(row));
     }
     first = end;
@@ -451,8 +493,11 @@ Json bench_collectives(const BenchJob& job, const std::vector<PlatformHost>& hos
         continue;
       }
       for (Json& row : measure_sizes(job, hosts, np, what)) {
-        fmt::print(out, "{:>11}{:>6}{:>12}{:>14}  {}\n", what, np, row.at("size").get<long long>(),
-                   human_time(row.at("time_s").get<double>()), row.at("algorithm").get<std::string>());
+        fmt::print(out, "{:>11}{:>6}{:>12}{:>14}  {}{}\n", what, np, row.at("size").get<long long>(),
+                   human_time(row.at("time_s").get<double>()), row.at("algorithm").get<std::string>(),
+                   row.contains("reduce") ? fmt::format(" ({} reduce, {} bcast)", row.at("reduce").get<std::string>(),
+                                                        row.at("bcast").get<std::string>())
+                                          : "");
         rows.push_back(std::move(row));
       }
     }
@@ -480,7 +525,8 @@ po::options_description bench_options() {
        "value type: double|float")
       ("allreduce", allreduce_value()->default_value("default"),
        "allreduce algorithm, the same on both engines: default (Open MPI 4.1's choice for each np and size, named "
-       "in each row), rdb, redbcast, ring or rabenseifner, or wulf's own hierarchical or hierarchical-rabenseifner "
+       "in each row), rdb, redbcast (--reduce to rank 0, then --bcast, each where default Open MPI's choice for the "
+       "whole vector, named in each row), ring or rabenseifner, or wulf's own hierarchical or hierarchical-rabenseifner "
        "over the hosts' wulf:node, or rings over the hosts' wulf:rings (wulf train --help)")
       ("reduce", reduce_value()->default_value("default"),
        "reduce algorithm, the same on both engines: default (Open MPI 4.1's choice for each np and size), Open "

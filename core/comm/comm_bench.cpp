@@ -1,5 +1,6 @@
 #include "comm/comm_bench.hpp"
 #include "comm/nb_allreduce.hpp"
+#include "comm/own_comm.hpp"
 #include "util/errors.hpp"
 
 #include "data/dataset.hpp"
@@ -23,7 +24,8 @@ Json comm_bench_json(const CommBenchConfig& c) {
           {"repeat", c.repeat},     {"back_to_back", c.back_to_back}, {"gap_s", c.gap_s}, {"unread", c.unread},
           {"bw_scale", c.bw_scale}, {"lat_scale", c.lat_scale}, {"dilation", c.dilation},
           {"reduce", c.reduce},     {"reduce_layout", c.reduce_layout}, {"bcast", c.bcast},
-          {"gather", c.gather},     {"allreduce", c.allreduce}, {"rank_nodes", c.rank_nodes},
+          {"gather", c.gather},     {"allreduce", c.allreduce}, {"composed_redbcast", c.composed_redbcast},
+          {"rank_nodes", c.rank_nodes},
           {"rank_rings", c.rank_rings},
           {"check", c.check},
           {"root", c.root},         {"net", c.net},             {"sgemm_n", c.sgemm_n}};
@@ -47,6 +49,7 @@ CommBenchConfig comm_bench_from_json(const Json& j, const std::string& source) {
     c.bcast = j.at("bcast").get<std::string>();
     c.gather = j.at("gather").get<std::string>();
     c.allreduce = j.at("allreduce").get<std::string>();
+    c.composed_redbcast = j.at("composed_redbcast").get<bool>();
     c.rank_nodes = j.at("rank_nodes").get<std::vector<int>>();
     c.rank_rings = j.at("rank_rings").get<std::vector<std::vector<int>>>();
     c.check = j.at("check").get<bool>();
@@ -76,6 +79,9 @@ void validate(const CommBenchConfig& c) {
   if (c.allreduce == "rings" ? c.rank_rings.empty() : is_own_blocking_allreduce(c.allreduce) && c.rank_nodes.empty())
     throw InputError("bench: the " + c.allreduce + " allreduce needs " +
                      (c.allreduce == "rings" ? "rank_rings, its rings' ranks" : "rank_nodes, each rank's node"));
+  if (c.composed_redbcast && !(c.allreduce == "redbcast" && redbcast_runs_the_runs(c.reduce, c.bcast)))
+    throw InputError("bench: composed_redbcast is for allreduce redbcast with a reduce and a bcast of Open MPI's "
+                     "(not default, wulf-binomial or four-stage)");
   if (c.sgemm_n < 1 || c.sgemm_n > 16384) throw InputError("bench: sgemm_n must be a whole number in 1..16384");
 }
 

@@ -38,6 +38,11 @@ struct CommBenchConfig {
   // (comm/nb_allreduce), over rank_nodes (rank r's node at r) or rank_rings (each ring's ranks
   // in order); anything else leaves it to the library, which runs what the engine was told.
   std::string allreduce = "default";
+  // allreduce redbcast as reduce to rank 0 then bcast from rank 0, each the algorithm named
+  // above (wulf's own or the library's, which the engine was told), in place of the library's
+  // own redbcast: under smpirun, whose redbcast runs SMPI's own reduce and bcast
+  // (OwnCollectives::composed_redbcast).
+  bool composed_redbcast = false;
   std::vector<int> rank_nodes;
   std::vector<std::vector<int>> rank_rings;
   bool check = false;              // reduce, bcast, allgather, gather: check the values exactly instead of timing

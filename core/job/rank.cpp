@@ -60,8 +60,8 @@ int run_rank_bench(const std::vector<std::string>& args, Comm& comm, const Compu
       config.collective_overhead_s = testbed_rank_facts(bed, comm.rank()).collective_overhead_s;
     const std::unique_ptr<Compute> compute = make_compute(config);
     compute->prepare(comm);
-    if (const OwnCollectives own{bench.reduce, bench.bcast, bench.gather, bench.allreduce, bench.rank_nodes,
-                                 bench.rank_rings};
+    if (const OwnCollectives own{bench.reduce,     bench.bcast,      bench.gather,           bench.allreduce,
+                                 bench.rank_nodes, bench.rank_rings, bench.composed_redbcast};
         own.any()) {
       OwnCollectivesComm owned(comm, own,
                                bench.reduce_layout.empty() ? ReduceLayout{}
