@@ -506,6 +506,93 @@ std::string empty_cluster(const simgrid::s4u::NetZone* z) {
   return "";
 }
 
+// What a platform's <config> may set, by key (the first rule whose prefix the key starts
+// with): the model's parameters (null `why`), or why not. SimGrid applies a <config> only to
+// the keys its command line left alone, so a key that smpirun or wulf sets there would be
+// ignored without a word; the contexts' keys crash the ranks (several threads: SMPI's ranks
+// are not thread-safe, SimGrid aborts in malloc; a small stack: a segmentation fault).
+struct ConfigRule {
+  const char* prefix;
+  const char* why;
+};
+constexpr const char* solver_why =
+    "wulf runs SimGrid's max-min solver, the one its results were checked with (BMF, for parallel tasks, aborts "
+    "mid-run where it finds no allocation)";
+constexpr ConfigRule config_rules[] = {
+    {"network/model", "smpirun sets it (SMPI's model, whose factors a platform sets by smpi/bw-factor and "
+                      "smpi/lat-factor), so the platform's would be ignored"},
+    {"network/solver", solver_why},
+    {"cpu/solver", solver_why},
+    {"host/solver", solver_why},
+    {"bmf/", solver_why},
+    {"host/model", "SMPI's network model runs inside SimGrid's default host model (ptask_L07 replaces it, for "
+                   "parallel tasks)"},
+    {"network/", nullptr},
+    {"cpu/", nullptr},
+    {"disk/", nullptr},
+    {"maxmin/", nullptr},
+    {"smpi/bw-factor", nullptr},
+    {"smpi/lat-factor", nullptr},
+    {"smpi/IB-penalty-factors", nullptr},
+    {"surf/precision", "smpirun sets it, so the platform's would be ignored"},
+    {"smpi/async-small-thresh", "wulf sets SMPI's eager limit by --eager-limit"},
+    {"smpi/send-is-detached-thresh", "wulf sets SMPI's eager limit by --eager-limit"},
+    {"smpi/simulate-computation", "wulf charges the compute itself (by the hosts' speed), and sets it off"},
+    {"smpi/host-speed", "wulf charges the compute itself (by the hosts' speed), and sets it off"},
+    {"smpi/wtime", "wulf sets it (reading the clock costs nothing)"},
+    {"smpi/test", "wulf sets it (a progress call costs nothing)"},
+    {"contexts/", "the ranks run in SimGrid's default contexts: with several threads SMPI's ranks crash, with "
+                  "a smaller stack they overflow it"},
+    {"", "it is not part of the platform's model (SimGrid's tracing, plug-ins, debugging and SMPI's run options): "
+         "wulf runs without it"},
+};
+
+// The keys SimGrid 3.32 declares in this program (a <config> of another key is refused by
+// SimGrid itself as a bad key).
+constexpr const char* declared_config_keys[] = {
+    "bmf/max-iterations", "bmf/precision", "cmonkey/host", "cmonkey/link", "cmonkey/tell", "cmonkey/time",
+    "contexts/factory", "contexts/guard-size", "contexts/nthreads", "contexts/stack-size", "contexts/synchro",
+    "cpu/maxmin-selective-update", "cpu/model", "cpu/optim", "cpu/solver", "debug/breakpoint", "debug/clean-atexit",
+    "debug/verbose-exit", "disk/model", "disk/solver", "exception/cutpath", "help-nostop", "host/model", "host/solver",
+    "maxmin/concurrency-limit", "maxmin/precision", "model-check/replay", "model-check/timeout", "network/TCP-gamma",
+    "network/bandwidth-factor", "network/crosstraffic", "network/latency-factor", "network/loopback-bw",
+    "network/loopback-lat", "network/maxmin-selective-update", "network/model", "network/optim", "network/solver",
+    "network/weight-S", "ns3/TcpModel", "ns3/seed", "path", "plugin", "plugin/dvfs/governor", "plugin/dvfs/max-pstate",
+    "plugin/dvfs/min-pstate", "plugin/dvfs/sampling-rate", "smpi/IB-penalty-factors", "smpi/async-small-thresh",
+    "smpi/auto-shared-malloc-thresh", "smpi/bw-factor", "smpi/comp-adjustment-file", "smpi/cpu-threshold",
+    "smpi/display-allocs", "smpi/errors-are-fatal", "smpi/grow-injected-times", "smpi/host-speed", "smpi/hostfile",
+    "smpi/init", "smpi/iprobe", "smpi/iprobe-cpu-usage", "smpi/lat-factor", "smpi/list-leaks", "smpi/map", "smpi/np",
+    "smpi/pedantic", "smpi/replay", "smpi/send-is-detached-thresh", "smpi/shared-malloc", "smpi/simulate-computation",
+    "smpi/test", "smpi/trace-call-location", "smpi/trace-call-use-absolute-path", "smpi/wtime", "surf/precision",
+    "tracing", "tracing/actor", "tracing/basic", "tracing/categorized", "tracing/comment", "tracing/comment-file",
+    "tracing/disable-destroy", "tracing/disable_link", "tracing/disable_power", "tracing/filename",
+    "tracing/platform", "tracing/platform/topology", "tracing/precision", "tracing/smpi", "tracing/smpi/computing",
+    "tracing/smpi/display-sizes", "tracing/smpi/format", "tracing/smpi/format/ti-one-file", "tracing/smpi/group",
+    "tracing/smpi/internals", "tracing/smpi/sleeping", "tracing/uncategorized", "tracing/vm"};
+
+// Exits 2 naming the first key the platform's <config> set that a wulf run cannot take.
+int check_config() {
+  for (const char* key : declared_config_keys) {
+    bool set = false;
+    try {
+      set = !simgrid::config::is_default(key);
+    } catch (const std::exception&) {  // not declared in this SimGrid: nothing set it
+      continue;
+    }
+    // A <config> of network/model or cpu/model makes host/model "compound": that is theirs.
+    if (!set || (std::strcmp(key, "host/model") == 0 && simgrid::config::get_value<std::string>(key) == "compound"))
+      continue;
+    const std::string k = key;
+    const ConfigRule* rule = std::find_if(std::begin(config_rules), std::end(config_rules),
+                                          [&](const ConfigRule& r) { return k.rfind(r.prefix, 0) == 0; });
+    if (rule->why) {
+      std::fprintf(stderr, "its <config> sets %s, which a wulf run cannot take: %s\n", key, rule->why);
+      return 2;
+    }
+  }
+  return 0;
+}
+
 // Exits 2 naming the first fault of the platform: a name unfit to print, a cluster or the
 // whole platform without hosts, a host or link whose numbers no machine has (see
 // least_speed_flops), as the file gives them or once scales multiply them.
@@ -956,7 +1043,7 @@ int run(int argc, char** argv) {
     char* sg_argv[] = {argv[0], log, format, nullptr};
     simgrid::s4u::Engine engine(&sg_argc, sg_argv);
     load_platform(engine, argv[2]);
-    if (check_platform(engine, scales) != 0) return 2;
+    if (check_config() != 0 || check_platform(engine, scales) != 0) return 2;
     if (verb == "info")
       return guarded([&] {
         info(engine);
@@ -1007,7 +1094,14 @@ int run(int argc, char** argv) {
                          "has available): a cluster's radical, or another count, too large?\n");
     return 2;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "SimGrid cannot load it: %s\n", e.what());
+    // SimGrid's "Bad config key: K" goes on with every key it has, one a line: the first line.
+    std::string what = e.what();
+    if (const std::size_t eol = what.find('\n'); eol != std::string::npos) what.erase(eol);
+    if (what.rfind("Bad config key: ", 0) == 0)
+      what = "its <config> sets " + what.substr(16) +
+             ", which SimGrid does not know here (a platform may set the network's and CPUs' model: network/..., "
+             "cpu/..., smpi/bw-factor, smpi/lat-factor)";
+    std::fprintf(stderr, "SimGrid cannot load it: %s\n", what.c_str());
     return 2;
   }
 }

@@ -427,6 +427,57 @@ TEST(platform, bench_unread_sums_change_no_simulated_time) {
   EXPECT_TRUE(b.at("config").at("unread_sums").get<bool>());
 }
 
+// A platform's <config> may set the model's parameters (network/..., cpu/..., smpi/bw-factor,
+// smpi/lat-factor); any other key is refused by name, in one line, before any rank starts.
+// Before, several threads (contexts/nthreads) aborted in malloc, a small stack
+// (contexts/stack-size) crashed, an eager limit above SMPI's detached one aborted SimGrid
+// mid-start, BMF aborted mid-run, and a key smpirun or wulf sets on the command line
+// (network/model, smpi/simulate-computation) was ignored without a word.
+TEST(platform, a_config_key_a_run_cannot_take_is_refused_by_name) {
+  TestDir dir;
+  const auto with_config = [&](const std::string& name, const std::string& key, const std::string& value) {
+    return dir.write(name, "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+                           "<platform version=\"4.1\"><config><prop id=\"" + key + "\" value=\"" + value +
+                           "\"/></config><zone id=\"z\" routing=\"Full\">"
+                           "<host id=\"a\" speed=\"1Gf\"/><host id=\"b\" speed=\"1Gf\"/>"
+                           "<link id=\"l\" bandwidth=\"1MBps\" latency=\"1us\"/>"
+                           "<route src=\"a\" dst=\"b\"><link_ctn id=\"l\"/></route></zone></platform>\n");
+  };
+  const std::vector<std::tuple<std::string, std::string, std::string>> refused{
+      {"contexts/nthreads", "2", "SMPI's ranks crash"},
+      {"contexts/stack-size", "16", "with a smaller stack they overflow it"},
+      {"smpi/async-small-thresh", "100000", "--eager-limit"},
+      {"smpi/simulate-computation", "yes", "wulf charges the compute itself"},
+      {"network/model", "CM02", "smpirun sets it"},
+      {"network/solver", "bmf", "max-min solver"},
+      {"host/model", "ptask_L07", "default host model"},
+      {"tracing", "yes", "not part of the platform's model"},
+      {"smpi/privatization", "dlopen", "which SimGrid does not know here"},
+      {"no/such-key", "1", "which SimGrid does not know here"}};
+  int i = 0;
+  for (const auto& [key, value, why] : refused) {
+    SCOPED_TRACE(key);
+    const std::string file = with_config("config" + std::to_string(i++) + ".xml", key, value);
+    const Outcome train = expect_train_refused(
+        {"--problem", "encoder:8", "--block", "4", "--epochs", "1", "--engine", "sim", "--np", "2", "--platform", file},
+        {"platform " + file + ": ", "its <config> sets " + key + ", which ", why});
+    EXPECT_EQ(std::count(train.err.begin(), train.err.end(), '\n'), 1) << "one line: " << train.err;
+    expect_refused({"platform", "bench", file, "--np", "2"}, {"its <config> sets " + key});
+  }
+  // The model's own keys run, and change the time where they change the model.
+  const auto time_with = [&](const std::string& name, const std::string& key, const std::string& value) {
+    return record_of(dir, name,
+                     {"train", "--problem", "encoder:8", "--block", "4", "--epochs", "1", "--engine", "sim", "--np",
+                      "2", "--platform", with_config(name + ".xml", key, value), "--quiet"})
+        .at("final")
+        .at("time_s")
+        .get<double>();
+  };
+  const double base = time_with("base", "network/crosstraffic", "1");
+  EXPECT_LT(time_with("no-cross", "network/crosstraffic", "0"), base);
+  EXPECT_GT(time_with("slower", "smpi/bw-factor", "0:0.5"), base);
+}
+
 TEST(platform, a_malformed_file_a_route_to_nowhere_or_too_few_cores_stop_the_run) {
   TestDir dir;
   const std::string bad = dir.write("bad.xml", "<?xml version='1.0'?>\n<platform version=\"4.1\"><zone id='z'");
