@@ -570,7 +570,43 @@ constexpr const char* declared_config_keys[] = {
     "tracing/smpi/display-sizes", "tracing/smpi/format", "tracing/smpi/format/ti-one-file", "tracing/smpi/group",
     "tracing/smpi/internals", "tracing/smpi/sleeping", "tracing/uncategorized", "tracing/vm"};
 
-// Exits 2 naming the first key the platform's <config> set that a wulf run cannot take.
+// The model's numbers a <config> may set, each in a range SimGrid runs with: outside it
+// SimGrid crashes (maxmin/precision 0), or takes it without a word for a model no network
+// has (a negative TCP window).
+struct ConfigRange {
+  const char* key;
+  double lo, hi;
+  bool lo_open;  // the range excludes lo
+  bool whole;    // an int option
+};
+constexpr ConfigRange config_ranges[] = {
+    {"network/TCP-gamma", 0, 1e15, false, false},         {"network/weight-S", 0, 1e15, false, false},
+    {"network/latency-factor", 0, 1e6, true, false},      {"network/bandwidth-factor", 0, 1e6, true, false},
+    {"network/loopback-lat", 0, 3600, false, false},      {"maxmin/precision", 0, 0.01, true, false},
+    {"maxmin/concurrency-limit", -1, 1e9, false, true}};
+
+// What is wrong with SMPI's piecewise factors "bytes:factor;..." (each factor above 0 and at
+// most 1e6, the bytes a number from 0): SimGrid crashes on text it cannot read and aborts on
+// a factor of 0 or less, mid-run. "" where nothing is.
+std::string factors_fault(const std::string& text) {
+  std::size_t at = 0;
+  do {
+    const std::size_t end = std::min(text.find(';', at), text.size());
+    const std::string chunk = text.substr(at, end - at);
+    const std::size_t colon = chunk.find(':');
+    char* stop = nullptr;
+    const double bytes = colon == std::string::npos ? -1 : std::strtod(chunk.c_str(), &stop);
+    const bool bytes_ok = colon != std::string::npos && stop == chunk.c_str() + colon && bytes >= 0 && bytes <= 1e18;
+    const double factor = bytes_ok ? std::strtod(chunk.c_str() + colon + 1, &stop) : 0;
+    if (!bytes_ok || *stop != '\0' || stop == chunk.c_str() + colon + 1 || !(factor > 0 && factor <= 1e6))
+      return "'" + chunk + "' is not bytes:factor (bytes from 0, a factor above 0 and at most 1e6)";
+    at = end + 1;
+  } while (at < text.size());
+  return "";
+}
+
+// Exits 2 naming the first key the platform's <config> set that a wulf run cannot take, or
+// set to a value out of its range.
 int check_config() {
   for (const char* key : declared_config_keys) {
     bool set = false;
@@ -588,6 +624,20 @@ int check_config() {
     if (rule->why) {
       std::fprintf(stderr, "its <config> sets %s, which a wulf run cannot take: %s\n", key, rule->why);
       return 2;
+    }
+    if (k == "smpi/bw-factor" || k == "smpi/lat-factor")
+      if (const std::string fault = factors_fault(simgrid::config::get_value<std::string>(key)); !fault.empty()) {
+        std::fprintf(stderr, "its <config> sets %s: %s\n", key, fault.c_str());
+        return 2;
+      }
+    for (const ConfigRange& r : config_ranges) {
+      if (k != r.key) continue;
+      const double v = r.whole ? simgrid::config::get_value<int>(key) : simgrid::config::get_value<double>(key);
+      if (!(r.lo_open ? v > r.lo : v >= r.lo) || !(v <= r.hi)) {
+        std::fprintf(stderr, "its <config> sets %s to %.17g: it must be %s %.17g and at most %.17g\n", key, v,
+                     r.lo_open ? "above" : "at least", r.lo, r.hi);
+        return 2;
+      }
     }
   }
   return 0;
@@ -1098,10 +1148,12 @@ int run(int argc, char** argv) {
     std::string what = e.what();
     if (const std::size_t eol = what.find('\n'); eol != std::string::npos) what.erase(eol);
     if (what.rfind("Bad config key: ", 0) == 0)
-      what = "its <config> sets " + what.substr(16) +
-             ", which SimGrid does not know here (a platform may set the network's and CPUs' model: network/..., "
-             "cpu/..., smpi/bw-factor, smpi/lat-factor)";
-    std::fprintf(stderr, "SimGrid cannot load it: %s\n", what.c_str());
+      std::fprintf(stderr,
+                   "its <config> sets %s, which SimGrid does not know here (a platform may set the network's and "
+                   "CPUs' model: network/..., cpu/..., smpi/bw-factor, smpi/lat-factor)\n",
+                   what.substr(16).c_str());
+    else
+      std::fprintf(stderr, "SimGrid cannot load it: %s\n", what.c_str());
     return 2;
   }
 }
