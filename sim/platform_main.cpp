@@ -359,7 +359,47 @@ std::string scaled_fault(const char* option, double scale, const std::string& wh
          number_text(scale) + " = " + fault;
 }
 
-// What is wrong with host h's numbers, or "" when nothing is.
+// What is wrong with SMPI's piecewise values by message size, "bytes:value[:value...];..."
+// (at most `values` values a chunk, each above 0 and at most 1e6 for the factors, from 0 to
+// 3600 for a host's overheads in seconds): SimGrid crashes on text it cannot read and aborts
+// on a factor of 0 or less, mid-run. "" where nothing is.
+struct PiecewiseRule {
+  std::size_t values;
+  double lo, hi;
+  bool lo_open;
+  const char* form;
+};
+constexpr PiecewiseRule factor_rule{1, 0, 1e6, true, "bytes:factor (bytes from 0, a factor above 0 and at most 1e6)"};
+constexpr PiecewiseRule overhead_rule{2, 0, 3600, false,
+                                      "bytes:seconds[:seconds a byte] (bytes from 0, each time from 0 to 3600)"};
+std::string piecewise_fault(const std::string& text, const PiecewiseRule& rule) {
+  std::size_t at = 0;
+  do {
+    const std::size_t end = std::min(text.find(';', at), text.size());
+    const std::string chunk = text.substr(at, end - at);
+    std::vector<double> numbers;
+    bool read = true;
+    for (std::size_t from = 0; read && from <= chunk.size();) {
+      const std::size_t colon = std::min(chunk.find(':', from), chunk.size());
+      const std::string field = chunk.substr(from, colon - from);
+      char* stop = nullptr;
+      const double v = std::strtod(field.c_str(), &stop);
+      read = !field.empty() && *stop == '\0' && std::isfinite(v);
+      numbers.push_back(v);
+      from = colon + 1;
+    }
+    bool fits = read && numbers.size() >= 2 && numbers.size() <= rule.values + 1 && numbers[0] >= 0 &&
+                numbers[0] <= 1e18;
+    for (std::size_t i = 1; fits && i < numbers.size(); ++i)
+      fits = (rule.lo_open ? numbers[i] > rule.lo : numbers[i] >= rule.lo) && numbers[i] <= rule.hi;
+    if (!fits) return "'" + chunk + "' is not " + rule.form;
+    at = end + 1;
+  } while (at < text.size());
+  return "";
+}
+
+// What is wrong with host h's numbers (its speed, cores and SMPI's overheads of a message), or
+// "" when nothing is.
 std::string host_fault(const simgrid::s4u::Host* h, const Scales& scales) {
   const std::string what = "host '" + h->get_name() + "'";
   for (unsigned long p = 0; p < h->get_pstate_count(); ++p) {
@@ -372,6 +412,11 @@ std::string host_fault(const simgrid::s4u::Host* h, const Scales& scales) {
   }
   if (h->get_core_count() < 1)
     return what + ": " + std::to_string(h->get_core_count()) + " cores; it needs at least one";
+  // SMPI's overheads of a message on this host (read by SMPI, and by engine_messages).
+  for (const char* key : {"smpi/os", "smpi/ois", "smpi/or"})
+    if (const char* v = h->get_property(key))
+      if (const std::string fault = piecewise_fault(v, overhead_rule); !fault.empty())
+        return what + ": its " + key + " " + fault;
   if (h->get_core_count() > most_cores)
     return what + ": " + std::to_string(h->get_core_count()) + " cores; wulf takes at most " +
            std::to_string(most_cores) + ", the most ranks it runs (--np)";
@@ -585,26 +630,6 @@ constexpr ConfigRange config_ranges[] = {
     {"network/loopback-lat", 0, 3600, false, false},      {"maxmin/precision", 0, 0.01, true, false},
     {"maxmin/concurrency-limit", -1, 1e9, false, true}};
 
-// What is wrong with SMPI's piecewise factors "bytes:factor;..." (each factor above 0 and at
-// most 1e6, the bytes a number from 0): SimGrid crashes on text it cannot read and aborts on
-// a factor of 0 or less, mid-run. "" where nothing is.
-std::string factors_fault(const std::string& text) {
-  std::size_t at = 0;
-  do {
-    const std::size_t end = std::min(text.find(';', at), text.size());
-    const std::string chunk = text.substr(at, end - at);
-    const std::size_t colon = chunk.find(':');
-    char* stop = nullptr;
-    const double bytes = colon == std::string::npos ? -1 : std::strtod(chunk.c_str(), &stop);
-    const bool bytes_ok = colon != std::string::npos && stop == chunk.c_str() + colon && bytes >= 0 && bytes <= 1e18;
-    const double factor = bytes_ok ? std::strtod(chunk.c_str() + colon + 1, &stop) : 0;
-    if (!bytes_ok || *stop != '\0' || stop == chunk.c_str() + colon + 1 || !(factor > 0 && factor <= 1e6))
-      return "'" + chunk + "' is not bytes:factor (bytes from 0, a factor above 0 and at most 1e6)";
-    at = end + 1;
-  } while (at < text.size());
-  return "";
-}
-
 // Exits 2 naming the first key the platform's <config> set that a wulf run cannot take, or
 // set to a value out of its range.
 int check_config() {
@@ -626,7 +651,8 @@ int check_config() {
       return 2;
     }
     if (k == "smpi/bw-factor" || k == "smpi/lat-factor")
-      if (const std::string fault = factors_fault(simgrid::config::get_value<std::string>(key)); !fault.empty()) {
+      if (const std::string fault = piecewise_fault(simgrid::config::get_value<std::string>(key), factor_rule);
+          !fault.empty()) {
         std::fprintf(stderr, "its <config> sets %s: %s\n", key, fault.c_str());
         return 2;
       }

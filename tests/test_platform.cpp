@@ -472,6 +472,22 @@ TEST(platform, a_config_key_a_run_cannot_take_is_refused_by_name) {
     EXPECT_EQ(std::count(train.err.begin(), train.err.end(), '\n'), 1) << "one line: " << train.err;
     expect_refused({"platform", "bench", file, "--np", "2"}, {"its <config> sets " + key});
   }
+  // So is a host's overhead of a message that SMPI cannot read (it aborted mid-run) or that no
+  // machine has (1e300 s a message gave 1.8e-303 GFlop/s).
+  for (const auto& [value, chunk] : std::vector<std::pair<std::string, std::string>>{
+           {"garbage", "'garbage'"}, {"0:1e300:0", "'0:1e300:0'"}, {"0:-1", "'0:-1'"}, {"0:1e-5;64", "'64'"}}) {
+    SCOPED_TRACE(value);
+    const std::string file = dir.write(
+        "overhead" + std::to_string(i++) + ".xml",
+        "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+        "<platform version=\"4.1\"><zone id=\"z\" routing=\"Full\"><host id=\"a\" speed=\"1Gf\">"
+        "<prop id=\"smpi/ois\" value=\"" + value + "\"/></host><host id=\"b\" speed=\"1Gf\"/>"
+        "<link id=\"l\" bandwidth=\"1MBps\" latency=\"1us\"/>"
+        "<route src=\"a\" dst=\"b\"><link_ctn id=\"l\"/></route></zone></platform>\n");
+    expect_train_refused(
+        {"--problem", "encoder:8", "--block", "4", "--epochs", "1", "--engine", "sim", "--np", "2", "--platform", file},
+        {"platform " + file + ": host 'a': its smpi/ois " + chunk + " is not bytes:seconds[:seconds a byte]"});
+  }
   // The model's own keys run, and change the time where they change the model.
   const auto time_with = [&](const std::string& name, const std::string& key, const std::string& value) {
     return record_of(dir, name,
