@@ -578,7 +578,8 @@ constexpr ConfigRule config_rules[] = {
     {"maxmin/", nullptr},
     {"smpi/bw-factor", nullptr},
     {"smpi/lat-factor", nullptr},
-    {"smpi/IB-penalty-factors", nullptr},
+    {"smpi/IB-penalty-factors", "only SimGrid's IB network model reads it, and smpirun sets SMPI's, so it would be "
+                                "ignored"},
     {"surf/precision", "smpirun sets it, so the platform's would be ignored"},
     {"smpi/async-small-thresh", "wulf sets SMPI's eager limit by --eager-limit"},
     {"smpi/send-is-detached-thresh", "wulf sets SMPI's eager limit by --eager-limit"},
