@@ -127,9 +127,12 @@ int run_cli_in_launcher(const std::vector<std::string>& args, std::ostream& out,
   std::ostream quiet(nullptr);  // writes nothing
   std::ostringstream errors;
   const int code = run_cli(args, leader ? out : quiet, leader ? err : errors);
+  // Each line in one write: mpirun passes on what every process writes as it comes, and its
+  // own MPI_Abort banner landed inside a line written piece by piece ("process ", the
+  // banner, "1 of 2: wulf: error: ...").
   std::istringstream lines(errors.str());
   for (std::string line; std::getline(lines, line);)
-    err << "process " << joined.rank << " of " << joined.size << ": " << line << "\n";
+    err << ("process " + std::to_string(joined.rank) + " of " + std::to_string(joined.size) + ": " + line + "\n");
   if (code == exit_ok) {
     MPI_Finalize();
     return code;

@@ -181,7 +181,10 @@ class MpiComm final : public Comm {
     int world_rank = 0, world_size = 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &world_size);
-    std::cerr << "wulf (rank " << world_rank << " of " << world_size << "): " << message << std::endl;
+    // One write, so that no other process's output (mpirun's abort banner) lands inside it.
+    std::cerr << ("wulf (rank " + std::to_string(world_rank) + " of " + std::to_string(world_size) + "): " + message +
+                  "\n")
+              << std::flush;
     MPI_Abort(MPI_COMM_WORLD, code);
     throw std::runtime_error(message);  // MPI_Abort does not return; this satisfies [[noreturn]]
   }
