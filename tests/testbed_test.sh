@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # --engine testbed: real Open MPI over an emulated Bat Cave (namespaces, a switch, tc tbf) at
-# p = 2 and 4 with one size, and redbcast at p = 8, against the simulation of the same platform; a training run's
+# p = 2 and 4 with one size, and redbcast at p = 4, against the simulation of the same platform; a training run's
 # record; nothing left after success, SIGTERM, SIGKILL in a run across three switches (the
 # run's guardian), or (after `wulf testbed clean`) SIGKILL of wulf and its guardian; `wulf
 # validate --testbed --platform` on a fat tree; a link's latency held on the testbed.
@@ -38,13 +38,16 @@ for p in s:
     assert 1 / 1.35 <= ratio <= 1.35, f"p = {p}: ratio {ratio:.3f}"
 EOF
 
-# 1b. redbcast of 1 000 doubles on all 8 hosts: the same reduce and broadcast on both engines
-# (Open MPI's choice for 8 000 bytes, forced on mpirun and composed under smpirun), within the
-# same 35%. Before, SMPI's own redbcast ran its default reduce and broadcast: 10.28 ms
-# simulated against 6.28 ms on the testbed (ratio 0.61); now 7.275 ms (0.86).
+# 1b. redbcast of 54 912 doubles at p = 4: the same reduce and broadcast on both engines (Open
+# MPI's choice for 439 296 bytes, a linear reduce and a linear broadcast: forced on mpirun and
+# composed under smpirun), within 15% (a message of 439 KB is bound by the links, not by a
+# loaded machine: 1.044 alone). Before 47ad797, SMPI's own redbcast ran its default reduce and
+# a binomial broadcast: 207.7 ms simulated against 260.0 ms on the testbed (1.252); now 249.1.
+# (8 hosts would show more, but mpirun's daemons in 8 namespaces failed to start on a loaded
+# 2-core machine.)
 for engine in sim testbed; do
-  "$build/wulf" platform bench "$platform" --engine "$engine" --np 8 --collectives allreduce \
-    --elements 1000 --allreduce redbcast --repeat 3 --no-pingpong --out "$tmp/rb-$engine.json" \
+  "$build/wulf" platform bench "$platform" --engine "$engine" --np 4 --collectives allreduce \
+    --elements 54912 --allreduce redbcast --repeat 3 --no-pingpong --out "$tmp/rb-$engine.json" \
     >"$tmp/rb-$engine.out" 2>&1 || fail "platform bench redbcast --engine $engine: $(cat "$tmp/rb-$engine.out")"
 done
 python3 - "$tmp/rb-sim.json" "$tmp/rb-testbed.json" <<'EOF' || fail "the testbed's redbcast is off"
@@ -52,9 +55,9 @@ import json, sys
 sim, bed = (json.load(open(f))["collectives"][0] for f in sys.argv[1:3])
 assert (sim["reduce"], sim["bcast"]) == (bed["reduce"], bed["bcast"]), (sim, bed)
 ratio = bed["time_s"] / sim["time_s"]
-print(f"redbcast 1000 doubles, p = 8 ({sim['reduce']} reduce, {sim['bcast']} bcast): sim {sim['time_s']*1e3:.3f} ms, "
+print(f"redbcast 54912 doubles, p = 4 ({sim['reduce']} reduce, {sim['bcast']} bcast): sim {sim['time_s']*1e3:.3f} ms, "
       f"testbed {bed['time_s']*1e3:.3f} ms, ratio {ratio:.3f}")
-assert 1 / 1.35 <= ratio <= 1.35, f"ratio {ratio:.3f}"
+assert 1 / 1.15 <= ratio <= 1.15, f"ratio {ratio:.3f}"
 EOF
 
 # 2. A training run on the testbed writes the usual record: engine testbed, the dilation,
