@@ -437,13 +437,16 @@ TEST(platform, bench_unread_sums_change_no_simulated_time) {
 // line (network/model, smpi/simulate-computation) was ignored without a word.
 TEST(platform, a_config_key_a_run_cannot_take_is_refused_by_name) {
   TestDir dir;
-  const auto with_config = [&](const std::string& name, const std::string& key, const std::string& value) {
+  // Hosts a and b on one link, with a <config> and host a's properties as given.
+  const auto two_hosts = [&](const std::string& name, const std::string& config, const std::string& a_props) {
     return dir.write(name, "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
-                           "<platform version=\"4.1\"><config><prop id=\"" + key + "\" value=\"" + value +
-                           "\"/></config><zone id=\"z\" routing=\"Full\">"
-                           "<host id=\"a\" speed=\"1Gf\"/><host id=\"b\" speed=\"1Gf\"/>"
+                           "<platform version=\"4.1\">" + config + "<zone id=\"z\" routing=\"Full\">"
+                           "<host id=\"a\" speed=\"1Gf\">" + a_props + "</host><host id=\"b\" speed=\"1Gf\"/>"
                            "<link id=\"l\" bandwidth=\"1MBps\" latency=\"1us\"/>"
                            "<route src=\"a\" dst=\"b\"><link_ctn id=\"l\"/></route></zone></platform>\n");
+  };
+  const auto with_config = [&](const std::string& name, const std::string& key, const std::string& value) {
+    return two_hosts(name, "<config><prop id=\"" + key + "\" value=\"" + value + "\"/></config>", "");
   };
   const std::vector<std::tuple<std::string, std::string, std::string>> refused{
       {"contexts/nthreads", "2", "SMPI's ranks crash"},
@@ -477,13 +480,8 @@ TEST(platform, a_config_key_a_run_cannot_take_is_refused_by_name) {
   for (const auto& [value, chunk] : std::vector<std::pair<std::string, std::string>>{
            {"garbage", "'garbage'"}, {"0:1e300:0", "'0:1e300:0'"}, {"0:-1", "'0:-1'"}, {"0:1e-5;64", "'64'"}}) {
     SCOPED_TRACE(value);
-    const std::string file = dir.write(
-        "overhead" + std::to_string(i++) + ".xml",
-        "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
-        "<platform version=\"4.1\"><zone id=\"z\" routing=\"Full\"><host id=\"a\" speed=\"1Gf\">"
-        "<prop id=\"smpi/ois\" value=\"" + value + "\"/></host><host id=\"b\" speed=\"1Gf\"/>"
-        "<link id=\"l\" bandwidth=\"1MBps\" latency=\"1us\"/>"
-        "<route src=\"a\" dst=\"b\"><link_ctn id=\"l\"/></route></zone></platform>\n");
+    const std::string file =
+        two_hosts("overhead" + std::to_string(i++) + ".xml", "", "<prop id=\"smpi/ois\" value=\"" + value + "\"/>");
     expect_train_refused(
         {"--problem", "encoder:8", "--block", "4", "--epochs", "1", "--engine", "sim", "--np", "2", "--platform", file},
         {"platform " + file + ": host 'a': its smpi/ois " + chunk + " is not bytes:seconds[:seconds a byte]"});

@@ -20,6 +20,7 @@
 #include "job/train_job.hpp"
 #include "comm/comm_bench.hpp"
 #include "comm/nb_allreduce.hpp"
+#include "comm/own_comm.hpp"
 #include "comm/compute.hpp"
 
 #include <boost/program_options.hpp>
@@ -319,7 +320,7 @@ RedbcastParts redbcast_parts(const BenchJob& job, std::size_t np, std::size_t by
   const auto ranks = static_cast<long long>(np);
   RedbcastParts parts{resolve_collective(Collective::reduce, job.reduce, ranks, bytes),
                       resolve_collective(Collective::bcast, job.bcast, ranks, bytes)};
-  if (find_algorithm(Collective::reduce, parts.reduce.name)->tuned_id == 0) {
+  if (!redbcast_runs_the_runs(parts.reduce.name, parts.bcast.name)) {  // a reduce of wulf's own only
     parts.reduce = resolve_collective(Collective::reduce, "default", ranks, bytes);
     parts.reduce.chosen_by += " (Open MPI's redbcast cannot run --reduce " + job.reduce + ", wulf's own)";
   }
@@ -457,9 +458,9 @@ std::vector<Json> measure_sizes(const BenchJob& job, const std::vector<PlatformH
   };
   std::vector<Json> rows;
   for (std::size_t first = 0; first < job.elements.size();) {
-    const std::string algorithm = pick(job.elements[first]).name;
+    const std::string algorithm = pick(job.elements[first]).name, forced = runs(job.elements[first]);
     std::size_t end = first + 1;
-    while (end < job.elements.size() && runs(job.elements[end]) == runs(job.elements[first])) ++end;
+    while (end < job.elements.size() && runs(job.elements[end]) == forced) ++end;
     const std::vector<std::size_t> sizes(job.elements.begin() + static_cast<std::ptrdiff_t>(first),
                                          job.elements.begin() + static_cast<std::ptrdiff_t>(end));
     for (Json& row : measure(job, hosts, np, what, sizes, algorithm, parts_of(job.elements[first]))) {
