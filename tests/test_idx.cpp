@@ -96,12 +96,13 @@ TEST(idx, keeps_pixels_row_major_within_an_image) {
   const std::string path = mnist("train-images-idx3-ubyte");
   const std::vector<char> bytes = read_bytes(path);
   const wulf::IdxImages im = wulf::read_idx_images(path, 2);
+  const wulf::DataMatrix pixels = im.pixels();  // made anew at each call
   // Image 1, pixel (r, c) is byte 16 + 784 + r * 28 + c of the file.
   for (int r = 0; r < 28; ++r)
     for (int c = 0; c < 28; ++c) {
       const auto byte = static_cast<unsigned char>(bytes[16 + 784 + r * 28 + c]);
       EXPECT_EQ(im.bytes(r * 28 + c, 1), byte);
-      EXPECT_EQ(im.pixels()(r * 28 + c, 1), static_cast<float>(byte) / 255.0f);
+      EXPECT_EQ(pixels(r * 28 + c, 1), static_cast<float>(byte) / 255.0f);
     }
 }
 
