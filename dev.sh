@@ -84,7 +84,11 @@ configure() {  # folder [extra cmake options, taken the first time]
   fi
   local launcher=()
   if command -v ccache >/dev/null 2>&1; then
-    launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+    # ccache refuses files compiled with a precompiled header ("could not use precompiled
+    # header") unless told that its defines and time macros may be taken as they are (ccache's
+    # manual, "Precompiled headers").
+    local ccache="env;CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime;ccache"
+    launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER="$ccache" -DCMAKE_C_COMPILER_LAUNCHER="$ccache")
     say "configuring in $dir (compiling through ccache)"
   else
     say "configuring in $dir"
