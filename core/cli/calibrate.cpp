@@ -52,8 +52,8 @@ struct CalibrateJob {
 };
 
 // The allreduce benchmark's ranks (at least 2: an allreduce) and doubles per call (up to 800 MB).
-constexpr Range bench_ranks{.lo = 2, .hi = kRanksHereRange.hi};
-constexpr Range bench_elements{.lo = 1, .hi = 1e8};
+constexpr Range calibrate_ranks{.lo = 2, .hi = kRanksHereRange.hi};
+constexpr Range calibrate_elements{.lo = 1, .hi = 1e8};
 
 }  // namespace
 
@@ -72,10 +72,10 @@ po::options_description calibrate_options() {
       ("train-size", whole_in("train-size", kPatternCountRange)->default_value(0), "use only the first N training patterns (0: all)")
       ("test-size", whole_in("test-size", kPatternCountRange)->default_value(0), "use only the first N test patterns (0: all)")
       ("np", po::value<std::string>()->default_value("2,4"),
-       fmt::format("ranks of the allreduce benchmark under mpirun, a list, each in {}", range_text(bench_ranks)).c_str())
+       fmt::format("ranks of the allreduce benchmark under mpirun, a list, each in {}", range_text(calibrate_ranks)).c_str())
       ("elements", po::value<std::string>()->default_value("around"),
        fmt::format("doubles per allreduce, a list, each in {}; around: w/2, w and 2w of the problem's net (the fit is "
-                   "local)", range_text(bench_elements)).c_str())
+                   "local)", range_text(calibrate_elements)).c_str())
       ("repeat", whole_in("repeat", {.lo = 1, .hi = 1e6})->default_value(20), "allreduce calls per point (the mean is used)")
       ("profile-out", po::value<std::string>(), "the profile to write (default: platforms/generated/<machine>-<problem>.profile)")
       ("platform-out", po::value<std::string>(), "the platform to write (default: platforms/generated/<machine>.xml)")
@@ -93,12 +93,12 @@ CalibrateJob read_calibrate_job(const po::variables_map& vm) {
   const std::string& machine = job.machine;
   if (machine.empty() || machine.find_first_of("/ \"<>&") != std::string::npos)
     throw InputError("--machine: '" + machine + "' must be a plain name");
-  job.nps = size_list(vm["np"].as<std::string>(), "np", bench_ranks);
+  job.nps = size_list(vm["np"].as<std::string>(), "np", calibrate_ranks);
   // "around" is resolved once the net's size w is known (w/2, w, 2w); 1, 2, 4 have the same
   // ratios, so the check of distinct points below counts what the real sizes will give.
   job.around = vm["elements"].as<std::string>() == "around";
   job.elements =
-      job.around ? std::vector<std::size_t>{1, 2, 4} : size_list(vm["elements"].as<std::string>(), "elements", bench_elements);
+      job.around ? std::vector<std::size_t>{1, 2, 4} : size_list(vm["elements"].as<std::string>(), "elements", calibrate_elements);
   job.iterations = vm["iterations"].as<long long>(), job.repeat = vm["repeat"].as<long long>();
   if (vm.count("timeout")) job.timeout = vm["timeout"].as<double>();
   std::vector<double> xs;

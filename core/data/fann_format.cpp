@@ -22,7 +22,7 @@
 namespace wulf {
 namespace {
 
-[[noreturn]] void fail(const std::string& path, const std::string& what) {
+[[noreturn]] void fann_fail(const std::string& path, const std::string& what) {
   throw InputError("FANN data file '" + path + "': " + what);
 }
 
@@ -77,26 +77,26 @@ bool parse_number(std::string_view token, double& value) {
 // Reads the header: the file's first three numbers, "num_patterns num_inputs num_outputs".
 // As FANN's own reader does (fscanf), it may start after blank lines, be split over lines,
 // and share its last line with the first pattern's numbers.
-void read_header(const std::string& path, Tokens& tokens, std::uint64_t counts[3]) {
+void read_fann_header(const std::string& path, Tokens& tokens, std::uint64_t counts[3]) {
   const char* usage = "the header must be three non-negative integers \"num_patterns num_inputs num_outputs\"";
   const char* names[3] = {"patterns", "inputs", "outputs"};
   int lines[3] = {};
   for (int i = 0; i < 3; ++i) {
     const std::string_view t = tokens.next();
     lines[i] = tokens.line();
-    if (t.empty()) fail(path, std::string(usage) + ", but the file holds only " + std::to_string(i) + " numbers");
+    if (t.empty()) fann_fail(path, std::string(usage) + ", but the file holds only " + std::to_string(i) + " numbers");
     if (!parse_count(t, counts[i]))
-      fail(path, "line " + std::to_string(lines[i]) + ": " + usage + ", but holds '" + printable(t) + "'");
+      fann_fail(path, "line " + std::to_string(lines[i]) + ": " + usage + ", but holds '" + printable(t) + "'");
   }
   if (counts[0] == 0 || counts[1] == 0 || counts[2] == 0)
-    fail(path, "the header says " + std::to_string(counts[0]) + " patterns of " +
+    fann_fail(path, "the header says " + std::to_string(counts[0]) + " patterns of " +
                    std::to_string(counts[1]) + " inputs and " + std::to_string(counts[2]) +
                    " outputs; none may be zero");
   // Each count indexes an Eigen matrix (int); refused here, before anything is allocated.
   constexpr auto max_index = static_cast<std::uint64_t>(std::numeric_limits<int>::max());
   for (int i = 0; i < 3; ++i)
     if (counts[i] > max_index)
-      fail(path, "line " + std::to_string(lines[i]) + ": the header's count of " + names[i] + ", " +
+      fann_fail(path, "line " + std::to_string(lines[i]) + ": the header's count of " + names[i] + ", " +
                      std::to_string(counts[i]) + ", is more than wulf reads (" + std::to_string(max_index) + ")");
 }
 
@@ -106,7 +106,7 @@ Dataset read_fann(const std::string& path, std::vector<int>* target_lines) {
   const std::string text = read_text(path);
   Tokens tokens(text);
   std::uint64_t counts[3];
-  read_header(path, tokens, counts);
+  read_fann_header(path, tokens, counts);
   const std::uint64_t n = counts[0], n_in = counts[1], n_out = counts[2];
   // Each count is below 2^31, so the product fits in 64 bits.
   const std::uint64_t promised = n * (n_in + n_out);
@@ -116,7 +116,7 @@ Dataset read_fann(const std::string& path, std::vector<int>* target_lines) {
   std::uint64_t held = 0;
   while (!counter.next().empty()) ++held;
   if (held != promised)
-    fail(path, "the header says " + std::to_string(n) + " patterns x (" + std::to_string(n_in) +
+    fann_fail(path, "the header says " + std::to_string(n) + " patterns x (" + std::to_string(n_in) +
                    " inputs + " + std::to_string(n_out) +
                    " outputs) = " + std::to_string(promised) + " numbers, but the file holds " +
                    (held < promised ? "only " : "") + std::to_string(held) +
@@ -126,7 +126,7 @@ Dataset read_fann(const std::string& path, std::vector<int>* target_lines) {
   d.inputs.resize(static_cast<Eigen::Index>(n_in), static_cast<Eigen::Index>(n));
   d.targets.resize(static_cast<Eigen::Index>(n_out), static_cast<Eigen::Index>(n));
   auto bad_token = [&](std::string_view t, int line, const char* what) {
-    fail(path, "line " + std::to_string(line) + ": '" + printable(t) + "' " + what);
+    fann_fail(path, "line " + std::to_string(line) + ": '" + printable(t) + "' " + what);
   };
   for (Eigen::Index p = 0; p < static_cast<Eigen::Index>(n); ++p) {
     for (std::uint64_t k = 0; k < n_in + n_out; ++k) {
@@ -149,9 +149,9 @@ void write_fann(const std::string& path, const Dataset& d) {
   if (d.inputs.cols() != d.targets.cols())
     throw std::invalid_argument("write_fann: inputs and targets differ in their pattern count");
   if (d.empty() || d.n_inputs() == 0 || d.n_outputs() == 0)
-    fail(path, "cannot write a set with no patterns, inputs or outputs (it could not be read)");
+    fann_fail(path, "cannot write a set with no patterns, inputs or outputs (it could not be read)");
   if (!d.inputs.allFinite() || !d.targets.allFinite())
-    fail(path, "cannot write a set holding a non-finite value (it could not be read)");
+    fann_fail(path, "cannot write a set holding a non-finite value (it could not be read)");
 
   // One line of inputs and one of targets per pattern; 9 significant digits read back to
   // the same float.
@@ -165,7 +165,7 @@ void write_fann(const std::string& path, const Dataset& d) {
   try {
     write_file_atomically(path, fmt::to_string(text));
   } catch (const InputError& e) {
-    fail(path, e.what());
+    fann_fail(path, e.what());
   }
 }
 
