@@ -575,6 +575,14 @@ TEST_F(cli, numbers_out_of_their_range_are_refused_before_anything_runs) {
   expect_refused({"platform", "bench", toy4, "--allreduce", "lr"}, {"--allreduce: unknown algorithm 'lr'", "ring"});
   expect_refused({"validate", "--allreduce", "ring"}, {"--allreduce is for wulf validate --testbed"});
   expect_refused({"validate", "--testbed", "--allreduce", "rab"}, {"--allreduce: unknown algorithm 'rab'"});
+  // validate --testbed --platform's grid: its sizes (--elements) and calls a cell (--repeat), there only.
+  expect_refused({"validate", "--elements", "4096"}, {"--elements is for wulf validate --testbed --platform"});
+  expect_refused({"validate", "--testbed", "--elements", "4096"}, {"--elements is for wulf validate --testbed --platform"});
+  expect_refused({"validate", "--testbed", "--repeat", "2"}, {"--repeat is for wulf validate without --testbed"});
+  expect_refused({"validate", "--testbed", "--platform", toy4, "--elements", "4096,0"},
+                 {"--elements: 0 must be at least 1"});
+  expect_refused({"validate", "--testbed", "--platform", toy4, "--elements", "1e9"},
+                 {"--elements: 1000000000 is more than 100000000"});
   EXPECT_FALSE(fs::exists(out));
 }
 

@@ -51,9 +51,8 @@ struct CalibrateJob {
   double timeout = 0;                 // --timeout of each run (0: none)
 };
 
-// The allreduce benchmark's ranks (at least 2: an allreduce) and doubles per call (up to 800 MB).
+// The allreduce benchmark's ranks (at least 2: an allreduce).
 constexpr Range calibrate_ranks{.lo = 2, .hi = kRanksHereRange.hi};
-constexpr Range calibrate_elements{.lo = 1, .hi = 1e8};
 
 }  // namespace
 
@@ -75,7 +74,7 @@ po::options_description calibrate_options() {
        fmt::format("ranks of the allreduce benchmark under mpirun, a list, each in {}", range_text(calibrate_ranks)).c_str())
       ("elements", po::value<std::string>()->default_value("around"),
        fmt::format("doubles per allreduce, a list, each in {}; around: w/2, w and 2w of the problem's net (the fit is "
-                   "local)", range_text(calibrate_elements)).c_str())
+                   "local)", range_text(kBenchElementsRange)).c_str())
       ("repeat", whole_in("repeat", {.lo = 1, .hi = 1e6})->default_value(20), "allreduce calls per point (the mean is used)")
       ("profile-out", po::value<std::string>(), "the profile to write (default: platforms/generated/<machine>-<problem>.profile)")
       ("platform-out", po::value<std::string>(), "the platform to write (default: platforms/generated/<machine>.xml)")
@@ -98,7 +97,7 @@ CalibrateJob read_calibrate_job(const po::variables_map& vm) {
   // ratios, so the check of distinct points below counts what the real sizes will give.
   job.around = vm["elements"].as<std::string>() == "around";
   job.elements =
-      job.around ? std::vector<std::size_t>{1, 2, 4} : size_list(vm["elements"].as<std::string>(), "elements", calibrate_elements);
+      job.around ? std::vector<std::size_t>{1, 2, 4} : size_list(vm["elements"].as<std::string>(), "elements", kBenchElementsRange);
   job.iterations = vm["iterations"].as<long long>(), job.repeat = vm["repeat"].as<long long>();
   if (vm.count("timeout")) job.timeout = vm["timeout"].as<double>();
   std::vector<double> xs;

@@ -49,9 +49,14 @@ void check_wulf_run(const JobResult& run, const std::string& command, const std:
 // x's error against reference, in percent.
 inline double error_pct(double x, double reference) { return 100.0 * (x - reference) / reference; }
 // `wulf validate --testbed --platform P` (cli/validate_platform.cpp): any platform's
-// allreduce and reduce grid and one training run, simulation against testbed.
-int validate_testbed_platform(const std::string& platform, const std::string& out_path, const std::string& timeout,
-                              std::ostream& out, std::ostream& err);
+// allreduce and reduce grid and one training run, simulation against testbed. The grid's
+// sizes (doubles a rank: --elements) and the timed calls a cell (--repeat, their median).
+struct PlatformGrid {
+  std::string elements = "4096,16768,54912";  // Bat Cave's sizes of seed 000
+  long long repeat = 3;
+};
+int validate_testbed_platform(const std::string& platform, const PlatformGrid& grid, const std::string& out_path,
+                              const std::string& timeout, std::ostream& out, std::ostream& err);
 // `wulf validate --testbed` (cli/validate_testbed.cpp): Table V's fit and Table VII four ways.
 // allreduce: Table VII's on both engines (--allreduce); Table V's fit is recursive doubling's.
 int validate_testbed(const std::string& out_path, const std::string& timeout, const std::string& allreduce,

@@ -34,10 +34,10 @@ struct ModelJob {
 };
 
 // --n, --m and --w: counts of patterns and weights (0: the profile's).
-constexpr Range size{.lo = 0, .hi = 1e12};
+constexpr Range model_counts{.lo = 0, .hi = 1e12};
 
 // --np: the processors the model predicts for, none started.
-constexpr Range processors{.lo = 1, .hi = 1e6};
+constexpr Range model_processors{.lo = 1, .hi = 1e6};
 
 std::vector<double> whole_numbers(const std::string& text, const std::string& option, Range range) {
   const std::vector<long long> values = whole_list(text, option, range);
@@ -52,7 +52,7 @@ ModelJob read_model_job(const po::variables_map& vm) {
   if (!job.out.empty()) check_output(job.out, "--out", {{"--profile", job.profile.name}});
   auto given = [&](const char* key) { return vm.count(key) ? vm[key].as<double>() : 0.0; };
   job.c = model_constants(job.profile, given("n"), given("m"), given("w"));
-  job.ps = whole_numbers(vm["np"].as<std::string>(), "np", processors);
+  job.ps = whole_numbers(vm["np"].as<std::string>(), "np", model_processors);
   job.bs = whole_numbers(vm["block"].as<std::string>(), "block", kBlockRange);
   if (vm.count("average-interval")) {
     job.as = whole_numbers(vm["average-interval"].as<std::string>(), "average-interval", kBlockRange);
@@ -150,15 +150,15 @@ po::options_description model_options() {
       ("help,h", "print this help")
       ("profile", po::value<std::string>(), "calibration profile: a file, or <cluster>-<problem> (platforms/profiles)")
       ("np", po::value<std::string>()->default_value("2,4,8"),
-       fmt::format("processors, a list, each in {}", range_text(processors)).c_str())
+       fmt::format("processors, a list, each in {}", range_text(model_processors)).c_str())
       ("block", po::value<std::string>()->default_value("16,32,64,128"),
        fmt::format("block sizes b, a list, each in {}", range_text(kBlockRange)).c_str())
       ("average-interval", po::value<std::string>(),
        fmt::format("weight averaging intervals a, a list, each in {} (eq. 9; needs Ta_ms)", range_text(kBlockRange))
            .c_str())
-      ("n", number_in("n", size), "training patterns (default: the profile's)")
-      ("m", number_in("m", size), "test patterns (default: the profile's)")
-      ("w", number_in("w", size), "weights (default: the profile's)")
+      ("n", number_in("n", model_counts), "training patterns (default: the profile's)")
+      ("m", number_in("m", model_counts), "test patterns (default: the profile's)")
+      ("w", number_in("w", model_counts), "weights (default: the profile's)")
       ("out", po::value<std::string>(), "write the tables (JSON, key grid) to FILE");
   options.add(model_overlap_options());
   return options;

@@ -40,10 +40,9 @@ namespace wulf {
 namespace {
 
 // The lists' ranges: ping-pong messages up to 1 GiB, simulated ranks (those above the cores
-// are skipped), values per rank in a collective up to 100 million.
+// are skipped); values per rank in a collective, kBenchElementsRange.
 constexpr Range message_bytes{.lo = 1, .hi = 1 << 30};
 constexpr Range bench_ranks{.lo = 1, .hi = 1e6};
-constexpr Range bench_elements{.lo = 1, .hi = 1e8};
 
 std::string human_rate(double bytes_per_s) { return fmt::format("{:.4g} Mbit/s", bytes_per_s * 8 / 1e6); }
 
@@ -163,7 +162,7 @@ BenchJob read_bench_job(const po::variables_map& vm) {
   job.file = vm["file"].as<std::string>();
   job.sizes = size_list(vm["sizes"].as<std::string>(), "sizes", message_bytes);
   job.nps = size_list(vm["np"].as<std::string>(), "np", bench_ranks);
-  job.elements = size_list(vm["elements"].as<std::string>(), "elements", bench_elements);
+  job.elements = size_list(vm["elements"].as<std::string>(), "elements", kBenchElementsRange);
   job.collectives = split_list(vm["collectives"].as<std::string>());
   for (const auto& c : job.collectives)
     if (!is_one_of(c, {"allreduce", "reduce", "bcast", "allgather", "gather"}))
@@ -521,7 +520,7 @@ po::options_description bench_options() {
       ("collectives", po::value<std::string>()->default_value("allreduce,reduce,allgather"),
        "which: allreduce, reduce, bcast, allgather, gather (each row names its algorithm)")
       ("elements", po::value<std::string>()->default_value("4096,16768,54912"),
-       fmt::format("values per rank in the collectives, each in {}", range_text(bench_elements)).c_str())
+       fmt::format("values per rank in the collectives, each in {}", range_text(kBenchElementsRange)).c_str())
       ("type", one_of({"double", "float"}, "--type: '{}' (expected double or float)")->default_value("double"),
        "value type: double|float")
       ("allreduce", allreduce_value()->default_value("default"),

@@ -19,6 +19,7 @@
 #include <boost/program_options.hpp>
 #include <fmt/format.h>
 #include <fmt/ostream.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -279,7 +280,7 @@ po::options_description validate_options() {
        "iterations per calibrated, measured or simulated run (short runs on a busy machine are noisy)")
       ("repeat", whole_in("repeat", {.lo = 1, .hi = 1000})->default_value(3),
        "rounds of calibrate, measure and simulate, interleaved over the table; each row takes the median "
-       "of its rounds")
+       "of its rounds (--testbed --platform: the calls each cell of the grid takes the mean of)")
       ("train-size", whole_in("train-size", kPatternCountRange),
        "use only the first N training patterns (0: all; default: 4096 for digits problems, all for others)")
       ("machine", po::value<std::string>()->default_value("this-machine"), "name of this machine in the files written")
@@ -293,6 +294,9 @@ po::options_description validate_options() {
       ("platform", po::value<std::string>(),
        "--testbed: instead of Bat Cave's tables, platform FILE's allreduce and reduce grid (p = 2, 4, 8, 4 096 to "
        "54 912 doubles) and a training run, simulation against testbed, the algorithms Open MPI 4.1's choice")
+      ("elements", po::value<std::string>(),
+       fmt::format("--testbed --platform: the grid's sizes, doubles a rank, a list, each in {} (default "
+                   "4096,16768,54912)", range_text(kBenchElementsRange)).c_str())
       ("out", po::value<std::string>(), "write the table (JSON) to FILE");
   return options;
 }
@@ -304,20 +308,27 @@ int validate_command(const std::vector<std::string>& args, std::ostream& out, st
   if (vm.count("help")) return out << options << "\n", exit_ok;
   if (vm.count("testbed")) {
     for (const char* other : {"problems", "np", "block", "iterations", "repeat", "train-size", "machine"})
-      if (!vm[other].defaulted() && vm.count(other))
+      if (!vm[other].defaulted() && vm.count(other) && !(vm.count("platform") && std::string_view(other) == "repeat"))
         throw InputError(std::string("--") + other + " is for wulf validate without --testbed");
     const std::string path = vm.count("out") ? vm["out"].as<std::string>() : "";
     const std::string timeout = vm.count("timeout") ? fmt::format("{}", vm["timeout"].as<double>()) : "";
     if (vm.count("platform")) {
       if (!vm["allreduce"].defaulted()) throw InputError("--allreduce is for wulf validate --testbed without --platform");
-      return validate_testbed_platform(vm["platform"].as<std::string>(), path, timeout, out, err);
+      PlatformGrid grid;
+      if (vm.count("elements"))
+        grid.elements = fmt::format("{}", fmt::join(size_list(vm["elements"].as<std::string>(), "elements",
+                                                              kBenchElementsRange), ","));
+      if (!vm["repeat"].defaulted()) grid.repeat = vm["repeat"].as<long long>();
+      return validate_testbed_platform(vm["platform"].as<std::string>(), grid, path, timeout, out, err);
     }
+    if (vm.count("elements")) throw InputError("--elements is for wulf validate --testbed --platform");
     if (!path.empty() && is_leader()) check_writable(path, "--out");
     return validate_testbed(path, vm.count("timeout") ? fmt::format("{}", vm["timeout"].as<double>()) : "",
                             vm["allreduce"].as<std::string>(), out, err);
   }
   if (!vm["allreduce"].defaulted()) throw InputError("--allreduce is for wulf validate --testbed");
   if (vm.count("platform")) throw InputError("--platform is for wulf validate --testbed");
+  if (vm.count("elements")) throw InputError("--elements is for wulf validate --testbed --platform");
   const ValidateJob job = read_validate_job(vm);
   Table table = tabulate(measure_rounds(job, Runner(), out, err), job.cores);
   print_table(out, table.rows, job.cores);

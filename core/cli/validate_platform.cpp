@@ -28,16 +28,16 @@
 namespace wulf {
 namespace {
 
-// The grid: ranks (those the platform holds) and sizes, doubles: Bat Cave's of seed 000.
+// The grid's ranks: those of these the platform holds.
 constexpr int kGridRanks[] = {2, 4, 8};
-constexpr const char* kGridSizes = "4096,16768,54912";
 
-Job grid_bench(const std::string& platform, const std::string& engine, const std::string& nps,
-               const std::string& record, const std::string& timeout, const std::vector<std::string>& extra = {}) {
-  std::vector<std::string> args{"platform",        "bench",     platform,   "--engine",       engine,
-                                "--np",            nps,         "--collectives", "allreduce,reduce", "--elements",
-                                kGridSizes,        "--repeat",  "3",        "--no-pingpong",  "--ranks-per-host",
-                                "1"};
+Job grid_bench(const std::string& platform, const PlatformGrid& grid, const std::string& engine,
+               const std::string& nps, const std::string& record, const std::string& timeout,
+               const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> args{"platform",      "bench",       platform,      "--engine",
+                                engine,          "--np",        nps,           "--collectives",
+                                "allreduce,reduce", "--elements", grid.elements, "--repeat",
+                                std::to_string(grid.repeat), "--no-pingpong", "--ranks-per-host", "1"};
   args.insert(args.end(), extra.begin(), extra.end());
   if (!timeout.empty()) args.insert(args.end(), {"--timeout", timeout});
   return {args, record, {}, {}};
@@ -69,8 +69,8 @@ std::map<std::tuple<std::string, int, long long>, Json> grid_rows(const Json& re
 
 }  // namespace
 
-int validate_testbed_platform(const std::string& platform, const std::string& out_path, const std::string& timeout,
-                              std::ostream& out, std::ostream& err) {
+int validate_testbed_platform(const std::string& platform, const PlatformGrid& grid, const std::string& out_path,
+                              const std::string& timeout, std::ostream& out, std::ostream& err) {
   const long long hosts = static_cast<long long>(platform_hosts(platform).hosts.size());  // read, and checked
   if (!out_path.empty() && is_leader()) check_output(out_path, "--out", {});       // not the platform
   if (is_leader()) ready_testbed("wulf validate --testbed --platform", err);
@@ -82,10 +82,10 @@ int validate_testbed_platform(const std::string& platform, const std::string& ou
   const TempDir dir("validate");
   out << "Platform " << platform << ": the simulation against the testbed (real Open MPI over the platform's\n"
       << "network built on this machine), one rank a host, times in the platform's own seconds.\n\n" << std::flush;
-  const std::vector<Job> sims{grid_bench(platform, "sim", nps, dir.file("grid-sim.json"), timeout),
+  const std::vector<Job> sims{grid_bench(platform, grid, "sim", nps, dir.file("grid-sim.json"), timeout),
                               training(platform, "sim", most, dir.file("train-sim.json"), timeout),
-                              grid_bench(platform, "sim", nps, dir.file("grid-sim-0.json"), timeout, kNoLatency)};
-  const std::vector<Job> beds{grid_bench(platform, "testbed", nps, dir.file("grid-testbed.json"), timeout),
+                              grid_bench(platform, grid, "sim", nps, dir.file("grid-sim-0.json"), timeout, kNoLatency)};
+  const std::vector<Job> beds{grid_bench(platform, grid, "testbed", nps, dir.file("grid-testbed.json"), timeout),
                               training(platform, "testbed", most, dir.file("train-testbed.json"), timeout)};
   const Runner runner;
   const std::vector<JobResult> sim = runner.run(sims), bed = runner.run(beds, Spread::one_at_a_time);
@@ -99,7 +99,7 @@ int validate_testbed_platform(const std::string& platform, const std::string& ou
   const auto flat_rows = grid_rows(sim[2].record);
   fmt::print(out, "{:<10}{:>4}{:>10}{:>14}{:>13}{:>13}{:>10}{:>16}{:>10}\n", "collective", "p", "doubles", "algorithm",
              "simulation", "testbed", "sim/bed", "sim, no lat.", "/bed");
-  Json grid = Json::array();
+  Json cells = Json::array();
   int within = 0;
   double worst = 0;
   for (const auto& [key, s] : sim_rows) {
@@ -113,7 +113,7 @@ int validate_testbed_platform(const std::string& platform, const std::string& ou
     worst = std::max(worst, std::abs(e));
     fmt::print(out, "{:<10}{:>4}{:>10}{:>14}{:>10.4g} ms{:>10.4g} ms{:>9.1f}%{:>13.4g} ms{:>9.1f}%\n", std::get<0>(key),
                std::get<1>(key), std::get<2>(key), algorithm, ts * 1e3, tb * 1e3, e, t0 * 1e3, error_pct(t0, tb));
-    grid.push_back({{"collective", std::get<0>(key)},
+    cells.push_back({{"collective", std::get<0>(key)},
                     {"np", std::get<1>(key)},
                     {"size", std::get<2>(key)},
                     {"algorithm", algorithm},
@@ -125,7 +125,7 @@ int validate_testbed_platform(const std::string& platform, const std::string& ou
                     {"simulation_without_latency_vs_testbed_pct", error_pct(t0, tb)}});
   }
   fmt::print(out, "the simulation is within 5% of the testbed in {} of {} cells; the largest error is {:.1f}%\n\n",
-             within, grid.size(), worst);
+             within, cells.size(), worst);
   const double train_sim = json_field<double>(sim[1].record, "/final/time_s", sims[1].record);
   const double train_bed = json_field<double>(bed[1].record, "/final/time_s", beds[1].record);
   fmt::print(out, "training (function example, {} ranks on as many hosts, blocks of 64, 3 epochs, compute at the "
@@ -138,11 +138,11 @@ int validate_testbed_platform(const std::string& platform, const std::string& ou
     record["wulf_record"] = 1;
     record["config"] = {{"command", "validate --testbed --platform"},
                         {"platform", platform},
-                        {"grid", {{"np", nps}, {"doubles", kGridSizes}, {"repeat", 3}, {"ranks_per_host", 1}}},
+                        {"grid", {{"np", nps}, {"doubles", grid.elements}, {"repeat", grid.repeat}, {"ranks_per_host", 1}}},
                         {"training", sims[1].args},
                         {"testbed", bed[0].record.at("config").at("testbed")},
                         {"versions", versions_json()}};
-    record["grid"] = std::move(grid);
+    record["grid"] = std::move(cells);
     record["grid_within_5pct"] = within;
     record["training"] = {{"np", most},
                           {"simulation_s", train_sim},

@@ -13,13 +13,13 @@
 namespace wulf {
 namespace {
 
-constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
+constexpr std::size_t no_point = std::numeric_limits<std::size_t>::max();
 
 // The points of the network: hosts 0..n-1, then the two sides of each link (2l and 2l+1
 // after the hosts). Points the routes join are one node; a node holds at most one host.
 class Points {
  public:
-  Points(std::size_t hosts, std::size_t links) : parent_(hosts + 2 * links), host_(hosts + 2 * links, none) {
+  Points(std::size_t hosts, std::size_t links) : parent_(hosts + 2 * links), host_(hosts + 2 * links, no_point) {
     std::iota(parent_.begin(), parent_.end(), std::size_t{0});
     for (std::size_t h = 0; h < hosts; ++h) host_[h] = h;
     hosts_ = hosts;
@@ -32,11 +32,11 @@ class Points {
   // Joins a and b; the hosts of both where each holds one (they cannot be one point).
   std::pair<std::size_t, std::size_t> join(std::size_t a, std::size_t b) {
     a = find(a), b = find(b);
-    if (a == b) return {none, none};
-    if (host_[a] != none && host_[b] != none) return {host_[a], host_[b]};
+    if (a == b) return {no_point, no_point};
+    if (host_[a] != no_point && host_[b] != no_point) return {host_[a], host_[b]};
     parent_[b] = a;
-    if (host_[a] == none) host_[a] = host_[b];
-    return {none, none};
+    if (host_[a] == no_point) host_[a] = host_[b];
+    return {no_point, no_point};
   }
 
  private:
@@ -215,11 +215,11 @@ void inferred(const PlatformNetwork& net, const std::vector<std::vector<std::siz
     return false;
   };
   auto connect = [&](std::size_t a, std::size_t c, std::size_t current) {
-    if (points.find(a) == points.find(c)) return none;
+    if (points.find(a) == points.find(c)) return no_point;
     Points tried = points;
-    if (tried.join(a, c).first == none && !loops(tried, current)) {
+    if (tried.join(a, c).first == no_point && !loops(tried, current)) {
       points = std::move(tried);
-      return none;
+      return no_point;
     }
     wires.emplace_back(a, c);
     return wires.size() - 1;
@@ -241,7 +241,7 @@ void inferred(const PlatformNetwork& net, const std::vector<std::vector<std::siz
       entry[r].push_back(in);
       at = in == 0 ? s1 : s0;
     }
-    wire_before[r].push_back(connect(at, route.to, none));
+    wire_before[r].push_back(connect(at, route.to, no_point));
   }
 
   // The two directions of a split-duplex link (SimGrid's NAME_UP and NAME_DOWN) are one
@@ -261,8 +261,8 @@ void inferred(const PlatformNetwork& net, const std::vector<std::vector<std::siz
     auto in = [&](std::size_t l) { return points.side(l, crossed[l] == 1 ? 0 : 1); };
     auto out_of = [&](std::size_t l) { return points.side(l, crossed[l] == 1 ? 1 : 0); };
     Points cable = points;
-    if (cable.join(in(up), out_of(dn)).first != none || cable.join(out_of(up), in(dn)).first != none) continue;
-    if (!loops(cable, none)) points = std::move(cable);
+    if (cable.join(in(up), out_of(dn)).first != no_point || cable.join(out_of(up), in(dn)).first != no_point) continue;
+    if (!loops(cable, no_point)) points = std::move(cable);
   }
 
   // The nodes: the hosts, then every other point a link starts or ends at.
@@ -280,8 +280,8 @@ void inferred(const PlatformNetwork& net, const std::vector<std::vector<std::siz
   // Each link's hop: one way, between the nodes of its sides; both ways, through a pair of
   // nodes of its own (in, shaped, out) with wires from and to both sides.
   struct Built {
-    Builder::End shaped{none, 0};
-    Builder::End wire_in[2]{{none, 0}, {none, 0}}, wire_out[2]{{none, 0}, {none, 0}};
+    Builder::End shaped{no_point, 0};
+    Builder::End wire_in[2]{{no_point, 0}, {no_point, 0}}, wire_out[2]{{no_point, 0}, {no_point, 0}};
   };
   std::vector<Built> built(m);
   for (std::size_t l = 0; l < m; ++l) {
@@ -316,7 +316,7 @@ void inferred(const PlatformNetwork& net, const std::vector<std::vector<std::siz
     const NetworkRoute& route = net.routes[r];
     std::size_t at = route.from;
     auto cross_wire = [&](std::size_t w, const std::string& before) {
-      if (w != none) b.step(route.from, route.to, at, wire_hops[w], "a wire before " + before);
+      if (w != no_point) b.step(route.from, route.to, at, wire_hops[w], "a wire before " + before);
     };
     for (std::size_t k = 0; k < hops[r].size(); ++k) {
       const std::size_t l = hops[r][k];
@@ -349,11 +349,11 @@ void circuit(const PlatformNetwork& net, const std::vector<std::vector<std::size
   std::vector<bool> into_host(m, false);  // the last link of a route: a switch's port into a host
   for (std::size_t r = 0; r < net.routes.size(); ++r)
     if (!hops[r].empty()) into_host[hops[r].back()] = true;
-  std::vector<std::size_t> in_of(m, none);
+  std::vector<std::size_t> in_of(m, no_point);
   std::vector<Builder::End> shaped(m);
   for (const auto& route_links : hops)
     for (const std::size_t l : route_links)
-      if (in_of[l] == none) {
+      if (in_of[l] == no_point) {
         in_of[l] = b.add_node(NetworkNode::Kind::shared_in, "link " + net.links[l].name + " (in)");
         const std::size_t o = b.add_node(NetworkNode::Kind::shared_out, "link " + net.links[l].name + " (out)");
         shaped[l] = b.hop(in_of[l], o, &net.links[l], into_host[l]);
@@ -411,7 +411,7 @@ TestbedNetwork plan_network(const PlatformNetwork& net, const std::vector<std::s
 }
 
 Json TestbedNetwork::to_json(double dilation) const {
-  static const char* kinds[] = {"host", "junction", "shared link in", "shared link out"};
+  static constexpr const char* kinds[] = {"host", "junction", "shared link in", "shared link out"};
   Json nodes_json = Json::array();
   for (const NetworkNode& node : nodes)
     nodes_json.push_back({{"kind", kinds[static_cast<int>(node.kind)]}, {"label", node.label}});
