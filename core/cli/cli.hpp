@@ -50,7 +50,7 @@ void check_wulf_run(const JobResult& run, const std::string& command, const std:
 inline double error_pct(double x, double reference) { return 100.0 * (x - reference) / reference; }
 // `wulf validate --testbed --platform P` (cli/validate_platform.cpp): any platform's
 // allreduce and reduce grid and one training run, simulation against testbed. The grid's
-// sizes (doubles a rank: --elements) and the timed calls a cell (--repeat, their median).
+// sizes (doubles a rank: --elements) and the timed calls a cell (--repeat, their mean).
 struct PlatformGrid {
   std::string elements = "4096,16768,54912";  // Bat Cave's sizes of seed 000
   long long repeat = 3;
