@@ -295,8 +295,8 @@ po::options_description validate_options() {
        "--testbed: instead of Bat Cave's tables, platform FILE's allreduce and reduce grid (p = 2, 4, 8, 4 096 to "
        "54 912 doubles) and a training run, simulation against testbed, the algorithms Open MPI 4.1's choice")
       ("elements", po::value<std::string>(),
-       fmt::format("--testbed --platform: the grid's sizes, doubles a rank, a list, each in {} (default "
-                   "4096,16768,54912)", range_text(kBenchElementsRange)).c_str())
+       fmt::format("--testbed --platform: the grid's sizes, doubles a rank, a list, each in {} (default {})",
+                   range_text(kBenchElementsRange), PlatformGrid{}.elements).c_str())
       ("out", po::value<std::string>(), "write the table (JSON) to FILE");
   return options;
 }
@@ -306,10 +306,14 @@ int validate_command(const std::vector<std::string>& args, std::ostream& out, st
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(options).run(), vm);
   if (vm.count("help")) return out << options << "\n", exit_ok;
+  const bool platform_grid = vm.count("testbed") && vm.count("platform");
+  if (vm.count("elements") && !platform_grid) throw InputError("--elements is for wulf validate --testbed --platform");
   if (vm.count("testbed")) {
-    for (const char* other : {"problems", "np", "block", "iterations", "repeat", "train-size", "machine"})
-      if (!vm[other].defaulted() && vm.count(other) && !(vm.count("platform") && std::string_view(other) == "repeat"))
+    for (const char* other : {"problems", "np", "block", "iterations", "train-size", "machine"})
+      if (!vm[other].defaulted() && vm.count(other))
         throw InputError(std::string("--") + other + " is for wulf validate without --testbed");
+    if (!vm["repeat"].defaulted() && !platform_grid)
+      throw InputError("--repeat is for wulf validate without --testbed, or with --testbed --platform");
     const std::string path = vm.count("out") ? vm["out"].as<std::string>() : "";
     const std::string timeout = vm.count("timeout") ? fmt::format("{}", vm["timeout"].as<double>()) : "";
     if (vm.count("platform")) {
@@ -321,14 +325,12 @@ int validate_command(const std::vector<std::string>& args, std::ostream& out, st
       if (!vm["repeat"].defaulted()) grid.repeat = vm["repeat"].as<long long>();
       return validate_testbed_platform(vm["platform"].as<std::string>(), grid, path, timeout, out, err);
     }
-    if (vm.count("elements")) throw InputError("--elements is for wulf validate --testbed --platform");
     if (!path.empty() && is_leader()) check_writable(path, "--out");
     return validate_testbed(path, vm.count("timeout") ? fmt::format("{}", vm["timeout"].as<double>()) : "",
                             vm["allreduce"].as<std::string>(), out, err);
   }
   if (!vm["allreduce"].defaulted()) throw InputError("--allreduce is for wulf validate --testbed");
   if (vm.count("platform")) throw InputError("--platform is for wulf validate --testbed");
-  if (vm.count("elements")) throw InputError("--elements is for wulf validate --testbed --platform");
   const ValidateJob job = read_validate_job(vm);
   Table table = tabulate(measure_rounds(job, Runner(), out, err), job.cores);
   print_table(out, table.rows, job.cores);
