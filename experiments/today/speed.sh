@@ -8,6 +8,14 @@
 #               --bucket-allreduce hierarchical-rabenseifner
 #   hier-ring   the same with --bucket-allreduce hierarchical (a ring across the servers)
 #   tensor-rab  hier-rab with --bucket-bytes 0 (161 buckets, one per tensor)
+#   tensor-rab1 tensor-rab with --bucket-concurrency 1 (the buckets one at a time, as NCCL runs
+#               DDP's allreduces on its one stream)
+#   tensor-flat1 tensor-rab1 with --bucket-allreduce rabenseifner: Rabenseifner's across all
+#               the GPUs, the algorithm of the peer below (2 log2(GPUs) steps a bucket)
+#   bare-tensor wulf-bare-allreduce (161 ITER) 158740 noop 3 3 under smpi/allreduce:rab_rdb:
+#               SMPI's Rabenseifner (the same 2 log2(GPUs) steps) 161 times an iteration, a
+#               bucket per tensor's allreduces (158 740 floats each, the tensors' mean; the
+#               steps do not depend on the size from GPUs floats up), and nothing of wulf
 #   bare-ring   wulf-bare-allreduce BARE 25557032 noop 3 3 under smpi/allreduce:lr: SMPI's ring
 #               (2 (GPUs - 1) steps) of the gradient BARE times (default 1), with the error sums'
 #               allreduces of a block run around it. SMPI's rdb and rab_rdb cannot be the peer
@@ -44,6 +52,9 @@ PY
 train=(--problem "layers:$root/platforms/nets/resnet50.layers" --numerics off --engine sim --platform "$platform" --np "$gpus"
        --train-size $((gpus * 32)) --block $((gpus * 32)) --test-size "$gpus" --epochs "$iterations" --quiet)
 runs="$work/runs.txt"
+bare=(smpirun -np "$gpus" -platform "$platform" -hostfile "$hostfile" --cfg=smpi/simulate-computation:no
+      --cfg=smpi/wtime:0 --cfg=smpi/test:0 --cfg=smpi/privatization:no --log=root.thres:warning
+      --log=smpi_config.thres:error)
 for who in ${cases//,/ }; do
   case $who in
     hier-rab) command=("$wulf" train "${train[@]}" --strategy overlap --bucket-bytes 26214400
@@ -52,10 +63,13 @@ for who in ${cases//,/ }; do
                         --bucket-allreduce hierarchical) ;;
     tensor-rab) command=("$wulf" train "${train[@]}" --strategy overlap --bucket-bytes 0
                          --bucket-allreduce hierarchical-rabenseifner) ;;
-    bare-ring) command=(smpirun -np "$gpus" -platform "$platform" -hostfile "$hostfile"
-                        --cfg=smpi/simulate-computation:no --cfg=smpi/wtime:0 --cfg=smpi/test:0
-                        --cfg=smpi/privatization:no --cfg=smpi/allreduce:lr --log=root.thres:warning
-                        --log=smpi_config.thres:error "$build/wulf-bare-allreduce" "$bare_calls" 25557032 noop 3 3) ;;
+    tensor-rab1) command=("$wulf" train "${train[@]}" --strategy overlap --bucket-bytes 0 --bucket-concurrency 1
+                          --bucket-allreduce hierarchical-rabenseifner) ;;
+    tensor-flat1) command=("$wulf" train "${train[@]}" --strategy overlap --bucket-bytes 0 --bucket-concurrency 1
+                           --bucket-allreduce rabenseifner) ;;
+    bare-ring) command=("${bare[@]}" --cfg=smpi/allreduce:lr "$build/wulf-bare-allreduce" "$bare_calls" 25557032 noop 3 3) ;;
+    bare-tensor) command=("${bare[@]}" --cfg=smpi/allreduce:rab_rdb "$build/wulf-bare-allreduce"
+                          $((161 * iterations)) 158740 noop 3 3) ;;
     before) command=("$before/wulf" train "${train[@]}" --strategy overlap --bucket-bytes 26214400
                      --bucket-allreduce hierarchical-rabenseifner) ;;
     *) echo "unknown case $who" >&2; exit 2 ;;
@@ -81,14 +95,17 @@ runs, work, gpus, iterations, out = sys.argv[1], sys.argv[2], int(sys.argv[3]), 
 what = {"hier-rab": "overlap, 25 MiB buckets, hierarchical-rabenseifner",
         "hier-ring": "overlap, 25 MiB buckets, hierarchical (ring across)",
         "tensor-rab": "overlap, a bucket per tensor, hierarchical-rabenseifner",
+        "tensor-rab1": "overlap, a bucket per tensor, one at a time, hierarchical-rabenseifner",
+        "tensor-flat1": "overlap, a bucket per tensor, one at a time, rabenseifner",
+        "bare-tensor": "bare SMPI program, SMPI's rab_rdb of the mean tensor, 161 an iteration",
         "bare-ring": "bare SMPI program, SMPI's ring (lr) of the gradient",
         "before": "overlap, 25 MiB buckets, hierarchical-rabenseifner, the wulf before"}
 rows = []
 print("ResNet-50, %d simulated V100 (%d DGX-1), %d iterations of 32 samples a GPU, time only; one run each" % (
     gpus, gpus // 8, iterations))
-print("%-11s %-58s %9s %9s %8s %14s %9s %8s" % ("case", "", "wall s", "CPU s", "peak MB", "simulated s/it",
+print("%-12s %-58s %9s %9s %8s %14s %9s %8s" % ("case", "", "wall s", "CPU s", "peak MB", "simulated s/it",
                                                "buckets", "tests"))
-print("(bare-ring: simulated seconds of its allreduces in all, calls as given)")
+print("(bare-*: simulated seconds of its allreduces in all)")
 for line in open(runs):
     who, wall, cpu, rss = line.split()
     row = {"case": who, "what": what[who], "wall_s": float(wall), "cpu_s": float(cpu), "peak_mb": int(rss) / 1024}
@@ -102,7 +119,7 @@ for line in open(runs):
         bare = json.loads(open(os.path.join(work, who + ".out")).read().strip().splitlines()[-1])
         row.update(bare_output=bare, simulated_s=bare["simulated_s"], calls=bare["calls"])
     rows.append(row)
-    print("%-11s %-58s %9.1f %9.1f %8.0f %14s %9s %8s" % (
+    print("%-12s %-58s %9.1f %9.1f %8.0f %14s %9s %8s" % (
         who, what[who], row["wall_s"], row["cpu_s"], row["peak_mb"],
         "%.6f" % row["simulated_per_iteration_s"] if "simulated_per_iteration_s" in row
         else "%.6f" % row["simulated_s"] if "simulated_s" in row else "-",
