@@ -148,15 +148,36 @@ void start_delay_link(const DelayLinkSpec& spec) {
     if (!(s >= 0 && s <= 60)) throw std::runtime_error("wulf testbed delay: a delay must lie in [0, 60] s");
   const int a = open_port(spec.a), b = open_port(spec.b);
   const auto ns = [](double s) { return static_cast<long long>(std::llround(s * 1e9)); };
+  // The forwarder says on this pipe that it has left this process's group.
+  int left[2];
+  if (::pipe2(left, O_CLOEXEC) != 0)
+    throw std::runtime_error(std::string("wulf testbed delay: cannot make a pipe: ") + std::strerror(errno));
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error(std::string("wulf testbed delay: cannot fork: ") + std::strerror(errno));
-  if (pid > 0) return;
+  if (pid > 0) {
+    // Returns only once the forwarder has a session of its own. Whoever runs this command
+    // ends what is left in its process group when it exits (util/process.hpp's run_child):
+    // on a loaded machine a forwarder that had not yet called setsid was ended with it, its
+    // link cut, and Open MPI's daemons then failed to start ("No route to host").
+    ::close(left[1]);
+    char said = 0;
+    ssize_t got = 0;
+    do got = ::read(left[0], &said, 1);
+    while (got < 0 && errno == EINTR);
+    ::close(left[0]);
+    if (got != 1) throw std::runtime_error("wulf testbed delay: the forwarder ended as it started");
+    return;
+  }
   // The forwarder: a session of its own, so that it lives until its namespace is removed
   // (which ends every process in it) or its interfaces go; nothing of the caller's output.
+  ::close(left[0]);
   ::setsid();
   for (const int signal : {SIGINT, SIGTERM, SIGHUP}) ::signal(signal, SIG_DFL);  // not wulf's handlers
   const int null = ::open("/dev/null", O_RDWR);
   for (int fd = 0; fd < 3; ++fd) ::dup2(null, fd);
+  const char ready = 1;
+  if (::write(left[1], &ready, 1) != 1) ::_exit(1);
+  ::close(left[1]);
   forward({a, b, ns(spec.a_to_b_s), {}, 0}, {b, a, ns(spec.b_to_a_s), {}, 0});
 }
 
