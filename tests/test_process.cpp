@@ -13,6 +13,7 @@
 #include "test_support.hpp"
 
 #include <algorithm>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -157,6 +158,36 @@ TEST(process, what_a_child_leaves_behind_in_its_group_is_ended_when_it_exits) {
   const int sleeper = pid_in(pid_file);
   ASSERT_GT(sleeper, 0);
   EXPECT_TRUE(ended(sleeper)) << "the sleep " << sleeper << " left behind is " << process_state(sleeper);
+}
+
+// Whether pid is a live process, in any session (process_state sees this session's only).
+bool alive_anywhere(int pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return false;
+  const std::size_t close = line.rfind(')');
+  return close != std::string::npos && close + 2 < line.size() && line[close + 2] != 'Z';
+}
+
+TEST(process, with_sessions_outlive_what_leads_a_session_of_its_own_outlives_the_child) {
+  // The testbed's link forwarders: `wulf testbed delay` leaves one in a session of its own.
+  // The child runs 1.5 s, so that the once-a-second look has seen the sleeper below it
+  // (without the option such a process stays the child's, as in what_left_the_childs_group).
+  const TestDir dir;
+  const std::string pid_file = dir.file("pid");
+  const std::string leave = "setsid sleep 60 >/dev/null 2>&1 & echo $! > " + pid_file + "; sleep 1.5";
+  ChildOptions o;
+  o.capture = true;
+  o.grace_s = 0.5;
+  for (const bool outlive : {true, false}) {
+    o.sessions_outlive = outlive;
+    ASSERT_EQ(run_child({"sh", "-c", leave}, o).code, 0);
+    const int sleeper = pid_in(pid_file);
+    ASSERT_GT(sleeper, 0);
+    EXPECT_EQ(alive_anywhere(sleeper), outlive) << "sessions_outlive " << outlive << ", the session leader "
+                                                << sleeper << " left by the child";
+    if (alive_anywhere(sleeper)) ::kill(sleeper, SIGKILL);  // this test's own
+  }
 }
 
 TEST(process, a_time_limit_bounds_every_child_and_the_work_in_between) {

@@ -49,12 +49,16 @@ std::string first_line(std::string text) {
 }
 
 // Runs one command of the set-up; its failure is an InputError naming it and what it said.
-void must(const std::vector<std::string>& argv) {
-  std::string out, err;
-  if (run_program_captured(argv, out, err) != 0) {
+// sessions_outlive: the processes it leaves in sessions of their own are not ended with it.
+void must(const std::vector<std::string>& argv, bool sessions_outlive = false) {
+  ChildOptions options;
+  options.capture = true;
+  options.sessions_outlive = sessions_outlive;
+  const ChildResult r = run_child(argv, options);
+  if (r.code != 0) {
     std::string cmd;
     for (const auto& a : argv) cmd += (cmd.empty() ? "" : " ") + a;
-    throw InputError("the testbed's set-up failed at `" + cmd + "`: " + first_line(err.empty() ? out : err));
+    throw InputError("the testbed's set-up failed at `" + cmd + "`: " + first_line(r.err.empty() ? r.out : r.err));
   }
 }
 
@@ -473,8 +477,10 @@ void Testbed::build() {
         must({"ip", "-n", nd, "link", "set", port, "up"});
         must({"ip", "netns", "exec", nd, "ethtool", "-K", port, "tso", "off", "gso", "off", "gro", "off"});
       }
+      // It leaves the forwarder, in a session of its own, and returns once it is there.
       must({"ip", "netns", "exec", nd, wulf_program("wulf"), "testbed", "delay", "da", "db",
-            fmt::format("{:.9g}", v.a.latency_s * d), fmt::format("{:.9g}", v.b.latency_s * d)});
+            fmt::format("{:.9g}", v.a.latency_s * d), fmt::format("{:.9g}", v.b.latency_s * d)},
+           true);
     } else {
       must({"ip", "-n", na, "link", "add", v.a.ifname, "type", "veth", "peer", "name", v.b.ifname, "netns", nb});
     }

@@ -147,10 +147,11 @@ std::vector<Proc> all_processes() {
 
 // The processes of one child: its process group, the processes below it (which may have
 // left the group: mpirun puts each rank in a group of its own) and those seen before, which
-// stay its own after the child is gone (an orphaned rank).
+// stay its own after the child is gone (an orphaned rank). With sessions_outlive, not those
+// that lead a session of their own (ChildOptions::sessions_outlive).
 class Family {
  public:
-  explicit Family(pid_t leader) : leader_(leader) {}
+  Family(pid_t leader, bool sessions_outlive) : leader_(leader), sessions_outlive_(sessions_outlive) {}
 
   // The family's processes alive now (zombies are dead), remembered for later calls.
   std::vector<Proc> live() {
@@ -160,7 +161,8 @@ class Family {
     for (const Proc& p : all) children.emplace(p.ppid, &p), by_pid[p.pid] = &p;
     std::map<pid_t, Proc> found;
     auto take = [&](const Proc& p) {
-      if (p.state != 'Z' && p.pid != ::getpid()) found.emplace(p.pid, p);
+      if (p.state != 'Z' && p.pid != ::getpid() && !(sessions_outlive_ && p.sid == p.pid && p.pid != leader_))
+        found.emplace(p.pid, p);
     };
     for (const Proc& p : all)
       if (p.pgrp == leader_) take(p);
@@ -182,6 +184,7 @@ class Family {
 
  private:
   pid_t leader_;
+  bool sessions_outlive_;
   std::vector<Proc> known_;
 };
 
@@ -473,7 +476,7 @@ ChildResult run_child(const std::vector<std::string>& argv, const ChildOptions& 
   out.close_write(), err.close_write();
   const GroupSlot slot(pid);
   const ProcessFd pidfd(pid);
-  Family family(pid);
+  Family family(pid, options.sessions_outlive);
   ChildResult result;
   const std::size_t keep = options.capture ? std::string::npos : 64 * 1024;
   const std::string ended =

@@ -44,6 +44,9 @@ struct ChildOptions {
   // A step of removing what a run made (the testbed's namespaces): it runs to its end even
   // after a signal or past the time limit, which end every other child.
   bool cleanup = false;
+  // Its processes that lead a session of their own (setsid) are not ended with it: they are
+  // meant to outlive it (the testbed's link forwarders, which `wulf testbed delay` leaves).
+  bool sessions_outlive = false;
   // Asked when the child timed out, before its processes are ended: what to say of them
   // (e.g. which rank is stopped), added to TimedOut's message.
   std::function<std::string()> on_timeout;
