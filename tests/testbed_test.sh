@@ -141,8 +141,8 @@ echo "SIGKILL of wulf and its guardian: wulf testbed clean removed its namespace
 # each within 25% (measured here: within 9.1% with the default grid; a link left unshaped or
 # shaped at the wrong rate moves the p = 8 cells, which cross the uplinks, by more). The grid's
 # two smaller sizes (both bound by the 10 MB/s links): with the default three the validation
-# took 69 s of the suite's serial time. One call a cell instead of 3 was 34% off in a cell (the
-# first call also opens Open MPI's connections).
+# took 69 s of the suite's serial time. Each cell's calls follow an untimed one, which opens
+# Open MPI's connections.
 "$build/wulf" validate --testbed --platform "$fattree" --elements 4096,16768 --out "$tmp/validate.json" \
   >"$tmp/validate.out" 2>&1 ||
   fail "validate --testbed --platform: $(cat "$tmp/validate.out")"
