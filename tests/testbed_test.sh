@@ -43,8 +43,8 @@ EOF
 # composed under smpirun), within 15% (a message of 439 KB is bound by the links, not by a
 # loaded machine: 1.044 alone). Before 47ad797, SMPI's own redbcast ran its default reduce and
 # a binomial broadcast: 207.7 ms simulated against 260.0 ms on the testbed (1.252); now 249.1.
-# (8 hosts would show more, but mpirun's daemons in 8 namespaces failed to start on a loaded
-# 2-core machine.)
+# (8 hosts would show more; that version failed on a loaded machine, Open MPI's daemons not
+# starting: a link's forwarder was ended with the command that started it, fixed in 395f4fc.)
 for engine in sim testbed; do
   "$build/wulf" platform bench "$platform" --engine "$engine" --np 4 --collectives allreduce \
     --elements 54912 --allreduce redbcast --repeat 3 --no-pingpong --out "$tmp/rb-$engine.json" \
