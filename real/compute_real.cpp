@@ -49,6 +49,10 @@ class RealCompute final : public Compute {
       pad(ledger_.lines[ComputeLedger::collective], Clock::now(), config_.collective_overhead_s);
   }
 
+  void idle(double seconds) override {
+    if (seconds > 0) std::this_thread::sleep_for(std::chrono::duration<double>(seconds * config_.dilation));
+  }
+
   bool pads() const override { return config_.mode == ComputeMode::flops || config_.mode == ComputeMode::calibrated; }
   ComputeLedger ledger() const override { return ledger_; }
 

@@ -142,6 +142,9 @@ class SimCompute final : public Compute {
       }
   }
 
+  void idle(double seconds) override {
+    if (seconds > 0) execute_seconds(seconds);
+  }
   bool simulated() const override { return true; }
   void charge_iteration() override {
     if (config_.mode == ComputeMode::calibrated && config_.profile.To > 0) execute_seconds(config_.profile.To);

@@ -139,6 +139,10 @@ class Compute {
   // Charges the fixed cost of entering a collective call that a platform may declare
   // (sim: the zone property wulf:collective_overhead, seed 000's Ti); nothing elsewhere.
   virtual void charge_collective() {}
+  // Lets `seconds` of platform time pass with nothing done, as a thread that sleeps (overlap's
+  // --bucket-cycle: Horovod's loop between its rounds). Under smpirun the host's time is
+  // charged (the rank has nothing else to run meanwhile); under mpirun it sleeps seconds x D.
+  virtual void idle(double /*seconds*/) {}
   // Before the first measured step, on every rank (a collective): the simulation applies
   // the what-if scales to the platform's links.
   virtual void prepare(Comm& /*comm*/) {}

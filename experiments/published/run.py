@@ -51,6 +51,11 @@ HOROVOD = {
     # the buffer with ready tensors, runs the allreduce on it, copies out, and repeats until no
     # tensor is left in the cycle, all on Horovod's one background thread (NCCL on one stream).
     "bucket_concurrency": 1,
+    # The loop's cycle: it sleeps 5 ms between rounds (a tick gathers the tensors ready on every
+    # rank, fuses them and performs them), HOROVOD_CYCLE_TIME's default (docs/tensor-fusion.md;
+    # horovod/common/operations.cc at 8318a898, read in issue 34's stop 52): overlap's
+    # --bucket-cycle. Its negotiation messages are not sent (core/train/strategies/overlap.cpp).
+    "bucket_cycle_s": 0.005,
     "nets": {
         "inception_v3": {"label": "Inception V3", "one_gpu_images_s": 134.4,
                          "published": {16: 2022.6 / (16 * 134.4), 128: 0.90, 512: 0.90}},
@@ -101,6 +106,8 @@ PROGRESS = ["--progress-flops", "1e9"]
 # place of Horovod's own (1) and Goyal et al.'s (as many as are ready: Caffe2 starts each
 # layer's Gloo allreduce as soon as its gradient is made, section 4.3).
 CONCURRENCY = [None]
+# run.py's --bucket-cycle, when given: Horovod's --bucket-cycle in place of its own 0.005 s.
+CYCLE = [None]
 
 
 def concurrency(own):
@@ -191,8 +198,9 @@ def backward_s(r):
 def horovod(tmp, quick):
     h = HOROVOD
     rows = []
+    cycle = h["bucket_cycle_s"] if CYCLE[0] is None else float(CYCLE[0])
     args = (["--strategy", "overlap", "--bucket-bytes", str(h["bucket_bytes"]), "--bucket-allreduce", "ring"] + PROGRESS +
-            concurrency(h["bucket_concurrency"]))
+            concurrency(h["bucket_concurrency"]) + ["--bucket-cycle", repr(cycle)])
     for net, spec in h["nets"].items():
         target = h["batch_per_gpu"] / spec["one_gpu_images_s"]
         eff, peak_s, one = calibrate(tmp, "horovod-" + net, net, "roce-4gpu", h["batch_per_gpu"], target, args)
@@ -216,6 +224,7 @@ def horovod(tmp, quick):
                   % (spec["label"], gpus, 100 * spec["published"][gpus], 100 * predicted, r["update_s"],
                      r["exposed_comm_s"] or 0, r["wall_s"]), flush=True)
     return {"source": h["source"], "batch_per_gpu": h["batch_per_gpu"], "bucket_bytes": h["bucket_bytes"],
+            "bucket_cycle_s": cycle,
             "allreduce": "ring over all GPUs (NCCL 2's), overlapped with the backward pass", "rows": rows}
 
 
@@ -341,10 +350,14 @@ def main():
     ap.add_argument("--bucket-concurrency",
                     help="overlap's --bucket-concurrency for every case (default: Horovod's 1, one fused allreduce "
                          "at a time; Goyal et al.'s 0, every ready bucket under way at once)")
+    ap.add_argument("--bucket-cycle",
+                    help="Horovod's overlap --bucket-cycle in seconds (default: its own loop's 0.005; 0: a ready "
+                         "bucket starts at once)")
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
     a = ap.parse_args()
     PROGRESS[1] = a.progress_flops
     CONCURRENCY[0] = a.bucket_concurrency
+    CYCLE[0] = a.bucket_cycle
     if not os.path.exists(WULF):
         sys.exit("build wulf first: ./dev.sh build")
     os.makedirs(a.out, exist_ok=True)

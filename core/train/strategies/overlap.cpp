@@ -12,6 +12,13 @@
 // for an earlier one to be done (k = 1: one at a time, in order, as NCCL runs the allreduces
 // DDP and Horovod put on one stream), started at the next progress point or, once the
 // backward pass is over, as soon as the one before it is done.
+// With --bucket-cycle S the buckets go in rounds, as Horovod's background loop (2017-2018)
+// runs them: the loop sleeps S between rounds (HOROVOD_CYCLE_TIME, 5 ms); at each tick the
+// buckets ready by then are one round, started in order (under --bucket-concurrency); the
+// next tick comes S after the round's last bucket is done (seen at a progress point or a
+// wait), and ticks with nothing ready come every S. After the backward pass a rank idles
+// until the tick of the next round (Compute::idle). The ticks' negotiation (each rank's
+// ready list to rank 0, rank 0's answer to all) sends no message here.
 // The update waits for every bucket, then applies the mean as block does: with rdb the
 // errors are block's with --allreduce rdb to the bit.
 #include "comm/nb_allreduce.hpp"
@@ -20,6 +27,7 @@
 #include "util/errors.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <numeric>
 #include <string>
@@ -70,6 +78,7 @@ TrainResult train_overlap(Mlp<T>& net, const Dataset& train, const Dataset& test
   // hidden (what recommend measures the hidden part against).
   const bool start_after = setting_text(config, "bucket-start") == "after-backward";
   const std::size_t concurrency = setting_count(config, "bucket-concurrency");  // 0: no limit
+  const double cycle = setting(config, "bucket-cycle");                           // 0: no rounds
 
   // Each bucket's allreduce, and its tag apart from the others' (they travel at once), on a
   // communicator of their own, as wulf's own collectives have.
@@ -114,10 +123,39 @@ TrainResult train_overlap(Mlp<T>& net, const Dataset& train, const Dataset& test
   std::vector<double> exposed(buckets.size());
   std::size_t progress_calls = 0;
   // The buckets ready (below `ready`) and started (below `started`): the ready ones started
-  // in order while fewer than --bucket-concurrency are under way.
+  // in order while fewer than --bucket-concurrency are under way; under --bucket-cycle only
+  // those of the rounds begun (below `released`).
   std::size_t ready = 0, started = 0;
+  std::vector<double> ready_at(buckets.size());  // when each became ready
+  std::size_t released = 0, round_first = 0;     // --bucket-cycle: the round under way, if in_round
+  bool in_round = false;
+  double next_tick = comm.now() + cycle;  // the loop's next tick; then every cycle until a round
+  // The tick of the next round: the first at or after its first bucket became ready.
+  auto round_tick = [&] {
+    double t = next_tick;
+    if (ready_at[released] > t) t += std::ceil((ready_at[released] - t) / cycle) * cycle;
+    return t;
+  };
+  // What the loop has done by `now`: the round under way ended (the next tick a cycle after
+  // it is seen done), and the next begun if its tick has come.
+  auto release = [&](double now) {
+    if (cycle <= 0) return;
+    if (in_round) {
+      for (std::size_t i = round_first; i < released; ++i)
+        if (i >= started || !going[i]->done()) return;
+      in_round = false;
+      next_tick = now + cycle;
+    }
+    if (released >= ready) return;
+    const double tick = round_tick();
+    if (tick > now) return;
+    round_first = released;
+    while (released < ready && ready_at[released] <= tick) ++released;
+    in_round = true;
+  };
   auto start_ready = [&] {
-    for (; started < ready; ++started) {
+    release(comm.now());
+    for (; started < (cycle > 0 ? released : ready); ++started) {
       if (concurrency > 0) {
         std::size_t under_way = 0;
         for (std::size_t i = 0; i < started; ++i) under_way += going[i]->done() ? 0 : 1;
@@ -143,30 +181,41 @@ TrainResult train_overlap(Mlp<T>& net, const Dataset& train, const Dataset& test
     progress_calls = 0;
     const std::size_t tests_before = total_tests();
     for (std::size_t k = 0; k < plan.blocks; ++k) {
-      ready = 0, started = 0;
+      ready = 0, started = 0, released = 0;
       run.forward_backward_layers(
           train, order, plan.first(k), plan.count(k), running,
           [&](int layer) {
             if (plan.ranks == 1) return;
             if (!start_after)
-              while (ready < buckets.size() && buckets[ready].ready_after == layer) ++ready;
+              while (ready < buckets.size() && buckets[ready].ready_after == layer) ready_at[ready++] = comm.now();
             start_ready();
             progress_all();
           },
           slice_flops, [&] {
             if (plan.ranks > 1 && started > 0) progress_all();  // between slices of a large layer
           });
-      if (plan.ranks > 1) ready = buckets.size(), start_ready();  // after-backward
+      if (plan.ranks > 1) {  // after-backward
+        for (; ready < buckets.size(); ++ready) ready_at[ready] = comm.now();
+        start_ready();
+      }
       // The exposed communication: what each bucket still needs once the backward pass is over.
       for (std::size_t i = 0; i < going.size() && plan.ranks > 1; ++i) {
         const double t0 = comm.now();
         start_ready();  // the ones before it are done
+        if (started <= i) {  // --bucket-cycle: its round is still to begin; the loop sleeps until its tick
+          const double tick = round_tick();
+          compute.idle(tick - comm.now());
+          release(std::max(comm.now(), tick));
+          start_ready();
+        }
         going[i]->finish();
         const double waited = comm.now() - t0;
         exposed[i] += waited;
         run.add_comm(waited, 1);
         if (run.numerics()) copy_pieces(buckets[i], false);
       }
+      // --bucket-cycle: the last round is done now; the loop sleeps a cycle from here.
+      if (in_round) in_round = false, next_tick = comm.now() + cycle;
       run.kernel(Phase::update, 1, run.flops().update, [&] { step.apply(plan.total(k), net.gradients()); });
     }
     const std::size_t tests = total_tests() - tests_before;
@@ -220,6 +269,15 @@ constexpr StrategyOption overlap_options[] = {
      .default_value = 0,
      .range = {.lo = 0, .hi = 1e9},
      .record_may_omit = true},  // records before it: no limit
+    {.name = "bucket-cycle",
+     .key = "bucket_cycle",
+     .kind = StrategyOption::Kind::number,
+     .help = "seconds Horovod's background loop sleeps between its rounds (HOROVOD_CYCLE_TIME; 0.005 in "
+             "Horovod): a ready bucket starts at the next tick, with the others ready by then; the next tick "
+             "comes this long after the round's last bucket is done (0: a ready bucket starts at once, as DDP)",
+     .default_value = 0,
+     .range = {.lo = 0, .hi = 3600},
+     .record_may_omit = true},  // records before it: no rounds
     {.name = "bucket-start",
      .key = "bucket_start",
      .kind = StrategyOption::Kind::text,
