@@ -95,13 +95,14 @@ NCCL = {
 # NCCL (Horovod) and Gloo (Goyal et al.) move the buckets from threads and streams of their
 # own, while the GPU computes: the communication progresses all the time, not only where the
 # training loop calls MPI_Test. wulf's overlap charges each layer's backward in slices of at
-# most 10^9 flops (about 0.2 ms on these GPUs) with a progress point between them (a point after
-# each layer only, the default, models one thread that does both: see README.md). 10^9, not the
-# 10^10 of before: a ring step at 512 ranks is about 42 us (64 MiB / 512 at 3.125 GB/s), and
-# slices of 10^10 flops (1.8 ms) let each rank post about one step per slice, so a bucket's
-# 1 022 steps outlasted the backward pass (ResNet-101 at 512 GPUs: 0.644 s an update with
-# 10^10, 0.5688 s with 10^9 and the same to 1e-12 s with 10^8: the slices no longer decide it).
-PROGRESS = ["--progress-flops", "1e9"]
+# most 10^8 flops (about 8 us on VGG-16's GPU) with a progress point between them (a point
+# after each layer only, the default, models one thread that does both: see README.md). A
+# slice must be shorter than a ring step, or the slices, not the network, pace the rings: a
+# step at 512 GPUs is about 45 us (64 MiB / 512 at 3.125 GB/s, plus latency). With 10^9 (82 us
+# on VGG-16's GPU) VGG-16 gave 62.8% at 512 GPUs, with 10^8 80.2%; with 10^7 it moves by under
+# a point more at 16 and 128 GPUs (README.md, "The slices' size, again"). Inception V3,
+# ResNet-101 and ResNet-50, whose communication hides, move by at most half a point.
+PROGRESS = ["--progress-flops", "1e8"]
 # run.py's --bucket-concurrency, when given: overlap's --bucket-concurrency for every case, in
 # place of Horovod's own (1) and Goyal et al.'s (as many as are ready: Caffe2 starts each
 # layer's Gloo allreduce as soon as its gradient is made, section 4.3).
@@ -344,8 +345,8 @@ def main():
     ap.add_argument("--quick", action="store_true", help="leave out the 512-GPU runs")
     ap.add_argument("--per-tensor", action="store_true",
                     help="Goyal: also one bucket per tensor (over 25 minutes at 256 GPUs on 2 cores)")
-    ap.add_argument("--progress-flops", default="1e9",
-                    help="overlap's --progress-flops (default 1e9: the communication progresses all the time; "
+    ap.add_argument("--progress-flops", default="1e8",
+                    help="overlap's --progress-flops (default 1e8: the communication progresses all the time; "
                          "0: a progress point after each layer only)")
     ap.add_argument("--bucket-concurrency",
                     help="overlap's --bucket-concurrency for every case (default: Horovod's 1, one fused allreduce "
