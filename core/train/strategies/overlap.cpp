@@ -202,7 +202,7 @@ TrainResult train_overlap(Mlp<T>& net, const Dataset& train, const Dataset& test
       for (std::size_t i = 0; i < going.size() && plan.ranks > 1; ++i) {
         const double t0 = comm.now();
         start_ready();  // the ones before it are done
-        if (started <= i) {  // --bucket-cycle: its round is still to begin; the loop sleeps until its tick
+        if (cycle > 0 && started <= i) {  // its round is still to begin: the loop sleeps until its tick
           const double tick = round_tick();
           compute.idle(tick - comm.now());
           release(std::max(comm.now(), tick));
