@@ -35,10 +35,10 @@ boost::program_options::typed_value<std::string>* allreduce_value();
 inline constexpr Range kPatternCountRange{.lo = 0, .hi = 2147483647};
 // Ranks that calibrate and validate start on this machine (more than its cores oversubscribe it).
 inline constexpr Range kRanksHereRange{.lo = 1, .hi = 1024};
-// Block sizes, patterns per update (and intervals from 0): as many as a training set holds.
 // Values per rank in the collectives that platform bench, calibrate and validate time (up to
 // 800 MB of doubles).
 inline constexpr Range kBenchElementsRange{.lo = 1, .hi = 1e8};
+// Block sizes, patterns per update (and intervals from 0): as many as a training set holds.
 inline constexpr Range kBlockRange{.lo = 1, .hi = kPatternCountRange.hi};
 inline constexpr Range kScaleRange{.lo = 0, .hi = std::numeric_limits<double>::infinity(), .lo_open = true};
 // A what-if scale (--bw-scale, --lat-scale, --speed-scale of train and platform bench): from

@@ -126,10 +126,11 @@ TrainResult train_overlap(Mlp<T>& net, const Dataset& train, const Dataset& test
   // in order while fewer than --bucket-concurrency are under way; under --bucket-cycle only
   // those of the rounds begun (below `released`).
   std::size_t ready = 0, started = 0;
-  std::vector<double> ready_at(buckets.size());  // when each became ready
-  std::size_t released = 0, round_first = 0;     // --bucket-cycle: the round under way, if in_round
-  bool in_round = false;
+  std::vector<double> ready_at(buckets.size());  // --bucket-cycle: when each became ready
+  // --bucket-cycle: the round under way (from round_first below released; none when equal).
+  std::size_t released = 0, round_first = 0;
   double next_tick = comm.now() + cycle;  // the loop's next tick; then every cycle until a round
+  auto mark_ready = [&] { ready_at[ready++] = cycle > 0 ? comm.now() : 0.0; };
   // The tick of the next round: the first at or after its first bucket became ready.
   auto round_tick = [&] {
     double t = next_tick;
@@ -139,22 +140,19 @@ TrainResult train_overlap(Mlp<T>& net, const Dataset& train, const Dataset& test
   // What the loop has done by `now`: the round under way ended (the next tick a cycle after
   // it is seen done), and the next begun if its tick has come.
   auto release = [&](double now) {
-    if (cycle <= 0) return;
-    if (in_round) {
+    if (round_first < released) {
       for (std::size_t i = round_first; i < released; ++i)
         if (i >= started || !going[i]->done()) return;
-      in_round = false;
+      round_first = released;
       next_tick = now + cycle;
     }
     if (released >= ready) return;
     const double tick = round_tick();
     if (tick > now) return;
-    round_first = released;
     while (released < ready && ready_at[released] <= tick) ++released;
-    in_round = true;
   };
   auto start_ready = [&] {
-    release(comm.now());
+    if (cycle > 0) release(comm.now());
     for (; started < (cycle > 0 ? released : ready); ++started) {
       if (concurrency > 0) {
         std::size_t under_way = 0;
@@ -181,13 +179,13 @@ TrainResult train_overlap(Mlp<T>& net, const Dataset& train, const Dataset& test
     progress_calls = 0;
     const std::size_t tests_before = total_tests();
     for (std::size_t k = 0; k < plan.blocks; ++k) {
-      ready = 0, started = 0, released = 0;
+      ready = 0, started = 0, released = 0, round_first = 0;
       run.forward_backward_layers(
           train, order, plan.first(k), plan.count(k), running,
           [&](int layer) {
             if (plan.ranks == 1) return;
             if (!start_after)
-              while (ready < buckets.size() && buckets[ready].ready_after == layer) ready_at[ready++] = comm.now();
+              while (ready < buckets.size() && buckets[ready].ready_after == layer) mark_ready();
             start_ready();
             progress_all();
           },
@@ -195,7 +193,7 @@ TrainResult train_overlap(Mlp<T>& net, const Dataset& train, const Dataset& test
             if (plan.ranks > 1 && started > 0) progress_all();  // between slices of a large layer
           });
       if (plan.ranks > 1) {  // after-backward
-        for (; ready < buckets.size(); ++ready) ready_at[ready] = comm.now();
+        while (ready < buckets.size()) mark_ready();
         start_ready();
       }
       // The exposed communication: what each bucket still needs once the backward pass is over.
@@ -215,7 +213,7 @@ TrainResult train_overlap(Mlp<T>& net, const Dataset& train, const Dataset& test
         if (run.numerics()) copy_pieces(buckets[i], false);
       }
       // --bucket-cycle: the last round is done now; the loop sleeps a cycle from here.
-      if (in_round) in_round = false, next_tick = comm.now() + cycle;
+      if (round_first < released) round_first = released, next_tick = comm.now() + cycle;
       run.kernel(Phase::update, 1, run.flops().update, [&] { step.apply(plan.total(k), net.gradients()); });
     }
     const std::size_t tests = total_tests() - tests_before;
