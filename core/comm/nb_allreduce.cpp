@@ -334,15 +334,19 @@ bool NbAllreduce<T>::progress() {
 }
 
 template <class T>
+void NbAllreduce<T>::wait_step() {
+  for (std::size_t c = 0; c < lanes_.size(); ++c) {
+    Lane& lane = lanes_[c];
+    if (lane.done()) continue;
+    if (lane.recv >= 0) comm_.wait(lane.recv), lane.recv = -1;
+    if (lane.send >= 0) comm_.wait(lane.send), lane.send = -1;
+    complete_step(lane, tag_ + static_cast<int>(c));
+  }
+}
+
+template <class T>
 void NbAllreduce<T>::finish() {
-  while (!done())
-    for (std::size_t c = 0; c < lanes_.size(); ++c) {
-      Lane& lane = lanes_[c];
-      if (lane.done()) continue;
-      if (lane.recv >= 0) comm_.wait(lane.recv), lane.recv = -1;
-      if (lane.send >= 0) comm_.wait(lane.send), lane.send = -1;
-      complete_step(lane, tag_ + static_cast<int>(c));
-    }
+  while (!done()) wait_step();
 }
 
 template class NbAllreduce<float>;

@@ -119,6 +119,8 @@ class NbAllreduce {
   bool progress();
   // Waits the remaining steps out, a step of each lane in turn.
   void finish();
+  // Waits one step of each lane still open (finish's turn).
+  void wait_step();
   bool done() const { return open_lanes_ == 0; }
   std::size_t tests() const { return tests_; }  // MPI_Test calls made, over every start
 

@@ -18,12 +18,13 @@
 // next tick comes S after the round's last bucket is done (seen at a progress point or a
 // wait), and ticks with nothing ready come every S. After the backward pass a rank idles
 // until the tick of the next round (Compute::idle). The ticks' negotiation (each rank's
-// ready list to rank 0, rank 0's answer to all) sends no message here.
+// ready list to rank 0, rank 0's answer to all) sends no message here; with --bucket-fusion
+// tick (overlap_fusion.cpp) it does, and a round fuses the tensors ready at its tick, as
+// Horovod's tensor fusion, instead of running buckets cut once by size.
 // The update waits for every bucket, then applies the mean as block does: with rdb the
 // errors are block's with --allreduce rdb to the bit.
 #include "comm/nb_allreduce.hpp"
-#include "train/buckets.hpp"
-#include "train/run.hpp"
+#include "train/strategies/overlap_parts.hpp"
 #include "util/errors.hpp"
 
 #include <algorithm>
@@ -34,45 +35,18 @@
 
 namespace wulf {
 
-namespace {
-
-// A bucket (train/buckets.hpp): its tensors' places in the gradient buffer, in the order they
-// joined, and its place in the buckets' flat buffer.
-struct Bucket {
-  struct Piece {
-    std::size_t at = 0, n = 0;  // in the net's gradients
-  };
-  std::vector<Piece> pieces;
-  std::size_t flat_at = 0, n = 0;  // in the flat buffer
-  int ready_after = 0;             // the layer whose gradients complete it
-};
-
-template <class T>
-std::vector<Bucket> plan_buckets(const Mlp<T>& net, std::size_t bucket_bytes) {
-  const std::vector<GradientTensor> tensors = backward_tensors(net.spec());
-  std::vector<Bucket> buckets;
-  std::size_t flat_at = 0;
-  for (const BucketCut& cut : cut_buckets(tensors, sizeof(T), bucket_bytes)) {
-    Bucket& b = buckets.emplace_back();
-    b.flat_at = flat_at, b.n = cut.values, b.ready_after = cut.ready_after;
-    for (std::size_t t : cut.tensors) b.pieces.push_back({tensors[t].at, tensors[t].values});
-    flat_at += cut.values;
-  }
-  return buckets;
-}
-
-}  // namespace
-
 template <class T>
 TrainResult train_overlap(Mlp<T>& net, const Dataset& train, const Dataset& test, const GlobalSizes& sizes,
                           const TrainConfig& config, Comm& comm, Compute& compute, const ProgressFn& progress) {
+  if (setting_text(config, "bucket-fusion") == "tick")
+    return train_overlap_fusion(net, train, test, sizes, config, comm, compute, progress);
   Run<T> run(net, train, test, sizes, config, comm, compute, progress);
   const BlockPlan plan(sizes.train, block_size(config, sizes.train), comm.size(), comm.rank());
   Rng order_rng = pattern_order_rng(config, comm.rank());
   std::vector<std::size_t> order = identity_order(plan.n_local);
   WeightUpdate<T> step(net, config);
   const NbAlgorithm algorithm = parse_nb_algorithm(setting_text(config, "bucket-allreduce"), "--bucket-allreduce");
-  const std::vector<Bucket> buckets = plan_buckets(net, setting_count(config, "bucket-bytes"));
+  const std::vector<OverlapBucket> buckets = plan_overlap_buckets(net, setting_count(config, "bucket-bytes"));
   const double slice_flops = setting(config, "progress-flops");
   // after-backward: the same buckets started only once the backward pass is over, nothing
   // hidden (what recommend measures the hidden part against).
@@ -99,14 +73,7 @@ TrainResult train_overlap(Mlp<T>& net, const Dataset& train, const Dataset& test
   T* flat = run.numerics() ? nullptr : static_cast<T*>(compute.shared_scratch(flat_n * sizeof(T)));
   if (!flat) own.resize(flat_n), flat = own.data();
   // A bucket's tensors from the net's gradients into its part of the flat buffer, or back.
-  auto copy_pieces = [&](const Bucket& b, bool into_flat) {
-    T* at = flat + b.flat_at;
-    for (const Bucket::Piece& piece : b.pieces) {
-      T* in_net = net.gradients().data() + piece.at;
-      into_flat ? std::copy_n(in_net, piece.n, at) : std::copy_n(at, piece.n, in_net);
-      at += piece.n;
-    }
-  };
+  auto copy_pieces = [&](const OverlapBucket& b, bool into_flat) { copy_overlap_pieces(net, b, flat, into_flat); };
 
   // Bucket i's allreduce under way.
   auto start = [&](std::size_t i) {
@@ -276,6 +243,17 @@ constexpr StrategyOption overlap_options[] = {
      .default_value = 0,
      .range = {.lo = 0, .hi = 3600},
      .record_may_omit = true},  // records before it: no rounds
+    {.name = "bucket-fusion",
+     .key = "bucket_fusion",
+     .kind = StrategyOption::Kind::text,
+     .help = "how the tensors join allreduces: cut (buckets cut once by --bucket-bytes in the backward pass's "
+             "order, as DDP) or tick (Horovod's tensor fusion, with --bucket-cycle: at each tick the tensors ready "
+             "on every rank, agreed through rank 0, fused in order into allreduces of at most --bucket-bytes; "
+             "0: none fused)",
+     .range = {},
+     .example = "cut",
+     .default_text = "cut",
+     .record_may_omit = true},  // records before it: cut
     {.name = "bucket-start",
      .key = "bucket_start",
      .kind = StrategyOption::Kind::text,
@@ -301,6 +279,16 @@ extern const StrategyDescriptor overlap_strategy{
       parse_nb_algorithm(setting_text(c, "bucket-allreduce"), "--bucket-allreduce");
       if (const std::string s = setting_text(c, "bucket-start"); s != "ready" && s != "after-backward")
         throw InputError("--bucket-start \"" + s + "\": expected ready or after-backward");
+      if (const std::string f = setting_text(c, "bucket-fusion"); f != "cut" && f != "tick")
+        throw InputError("--bucket-fusion \"" + f + "\": expected cut or tick");
+      if (setting_text(c, "bucket-fusion") == "tick") {
+        if (!(setting(c, "bucket-cycle") > 0))
+          throw InputError("--bucket-fusion tick: needs --bucket-cycle above 0 (the ticks at which it fuses the "
+                           "tensors ready)");
+        if (setting_text(c, "bucket-start") != "ready")
+          throw InputError("--bucket-fusion tick: --bucket-start after-backward measures fixed buckets; use "
+                           "--bucket-fusion cut with it");
+      }
     },
     .record = [](const TrainConfig& c, bool, Json& config) {
       config["progress"] =

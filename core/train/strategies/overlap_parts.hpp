@@ -1,0 +1,55 @@
+// What --strategy overlap's two files share (overlap.cpp: buckets cut by size, as DDP;
+// overlap_fusion.cpp: tensors fused at each tick, as Horovod): a bucket's place in the net's
+// gradients and in the flat buffer, and the entry of the fused form.
+#pragma once
+
+#include "train/buckets.hpp"
+#include "train/run.hpp"
+
+#include <cstddef>
+#include <vector>
+
+namespace wulf {
+
+// A bucket (train/buckets.hpp): its tensors' places in the gradient buffer, in the order they
+// joined, and its place in the buckets' flat buffer (the buckets lie there one after another).
+struct OverlapBucket {
+  struct Piece {
+    std::size_t at = 0, n = 0;  // in the net's gradients
+  };
+  std::vector<Piece> pieces;
+  std::size_t flat_at = 0, n = 0;  // in the flat buffer
+  int ready_after = 0;             // the layer whose gradients complete it
+};
+
+template <class T>
+std::vector<OverlapBucket> plan_overlap_buckets(const Mlp<T>& net, std::size_t bucket_bytes) {
+  const std::vector<GradientTensor> tensors = backward_tensors(net.spec());
+  std::vector<OverlapBucket> buckets;
+  std::size_t flat_at = 0;
+  for (const BucketCut& cut : cut_buckets(tensors, sizeof(T), bucket_bytes)) {
+    OverlapBucket& b = buckets.emplace_back();
+    b.flat_at = flat_at, b.n = cut.values, b.ready_after = cut.ready_after;
+    for (std::size_t t : cut.tensors) b.pieces.push_back({tensors[t].at, tensors[t].values});
+    flat_at += cut.values;
+  }
+  return buckets;
+}
+
+// A bucket's tensors from the net's gradients into its part of the flat buffer, or back.
+template <class T>
+void copy_overlap_pieces(Mlp<T>& net, const OverlapBucket& b, T* flat, bool into_flat) {
+  T* at = flat + b.flat_at;
+  for (const OverlapBucket::Piece& piece : b.pieces) {
+    T* in_net = net.gradients().data() + piece.at;
+    into_flat ? std::copy_n(in_net, piece.n, at) : std::copy_n(at, piece.n, in_net);
+    at += piece.n;
+  }
+}
+
+// --bucket-fusion tick (overlap_fusion.cpp): train_overlap hands its run to it.
+template <class T>
+TrainResult train_overlap_fusion(Mlp<T>& net, const Dataset& train, const Dataset& test, const GlobalSizes& sizes,
+                                 const TrainConfig& config, Comm& comm, Compute& compute, const ProgressFn& progress);
+
+}  // namespace wulf
