@@ -54,8 +54,13 @@ HOROVOD = {
     # The loop's cycle: it sleeps 5 ms between rounds (a tick gathers the tensors ready on every
     # rank, fuses them and performs them), HOROVOD_CYCLE_TIME's default (docs/tensor-fusion.md;
     # horovod/common/operations.cc at 8318a898, read in issue 34's stop 52): overlap's
-    # --bucket-cycle. Its negotiation messages are not sent (core/train/strategies/overlap.cpp).
+    # --bucket-cycle. Under --bucket-fusion tick (below) a negotiation with rank 0 is sent each tick.
     "bucket_cycle_s": 0.005,
+    # Tensor fusion as the loop ran it (horovod/tensorflow/mpi_ops.cc, BackgroundThreadLoop, at
+    # 7b5ff812, 2018-02): at each tick rank 0 learns from every rank which tensors it has ready,
+    # and fuses those every rank has, in order, into responses of at most the fusion threshold,
+    # each one allreduce: --bucket-fusion tick, which sends the negotiation's messages too.
+    "bucket_fusion": "tick",
     "nets": {
         "inception_v3": {"label": "Inception V3", "one_gpu_images_s": 134.4,
                          "published": {16: 2022.6 / (16 * 134.4), 128: 0.90, 512: 0.90}},
@@ -109,6 +114,15 @@ PROGRESS = ["--progress-flops", "1e8"]
 CONCURRENCY = [None]
 # run.py's --bucket-cycle, when given: Horovod's --bucket-cycle in place of its own 0.005 s.
 CYCLE = [None]
+
+
+# run.py's --bucket-fusion, when given: Horovod's in place of its own tick.
+FUSION = [None]
+# run.py's --what-if, when given: generate.py options (["--nic-lat-us", "5", ...]) for every
+# platform of more than one server; the one-GPU calibration has no network and stays as it is.
+WHAT_IF = []
+# run.py's --net, when given: the Horovod nets to run (HOROVOD["nets"] keys).
+NETS = []
 
 
 def concurrency(own):
@@ -191,6 +205,11 @@ def calibrate(tmp, tag, net, preset, batch, target_s, strategy_args, measure="up
     return eff, peak_s, one
 
 
+def what_if(nodes):
+    """--what-if's generate.py options for a platform of that many servers (none for one)."""
+    return list(WHAT_IF) if nodes > 1 else []
+
+
 def backward_s(r):
     """The backward pass's seconds in a one-GPU record's phases (rank 0's)."""
     return r["phases"]["backward_s"]
@@ -200,16 +219,22 @@ def horovod(tmp, quick):
     h = HOROVOD
     rows = []
     cycle = h["bucket_cycle_s"] if CYCLE[0] is None else float(CYCLE[0])
+    fusion = h["bucket_fusion"] if FUSION[0] is None else FUSION[0]
+    if fusion == "tick" and cycle == 0:
+        fusion = "cut"  # ticks need the loop's cycle; without it a ready bucket starts at once
     args = (["--strategy", "overlap", "--bucket-bytes", str(h["bucket_bytes"]), "--bucket-allreduce", "ring"] + PROGRESS +
-            concurrency(h["bucket_concurrency"]) + ["--bucket-cycle", repr(cycle)])
+            concurrency(h["bucket_concurrency"]) + ["--bucket-cycle", repr(cycle), "--bucket-fusion", fusion])
     for net, spec in h["nets"].items():
+        if NETS and net not in NETS:
+            continue
         target = h["batch_per_gpu"] / spec["one_gpu_images_s"]
         eff, peak_s, one = calibrate(tmp, "horovod-" + net, net, "roce-4gpu", h["batch_per_gpu"], target, args)
         for gpus in sorted(spec["published"]):
             if quick and gpus > 128:
                 continue
             tflops = one["effective_tflops"]
-            plat = platform(tmp, "roce-4gpu", gpus // 4, eff, ["--gpu-tflops", "%.4g" % tflops] if tflops else [])
+            plat = platform(tmp, "roce-4gpu", gpus // 4, eff,
+                            (["--gpu-tflops", "%.4g" % tflops] if tflops else []) + what_if(gpus // 4))
             r = train(tmp, "horovod-%s-%d" % (net, gpus), net, plat, gpus, h["batch_per_gpu"], args)
             predicted = one["update_s"] / r["update_s"]
             rows.append({
@@ -225,7 +250,7 @@ def horovod(tmp, quick):
                   % (spec["label"], gpus, 100 * spec["published"][gpus], 100 * predicted, r["update_s"],
                      r["exposed_comm_s"] or 0, r["wall_s"]), flush=True)
     return {"source": h["source"], "batch_per_gpu": h["batch_per_gpu"], "bucket_bytes": h["bucket_bytes"],
-            "bucket_cycle_s": cycle,
+            "bucket_cycle_s": cycle, "bucket_fusion": fusion,
             "allreduce": "ring over all GPUs (NCCL 2's), overlapped with the backward pass", "rows": rows}
 
 
@@ -260,7 +285,7 @@ def goyal(tmp, quick, per_tensor=False):
         times = {}
         for gpus in g["gpus"]:
             nodes = gpus // 8
-            plat = platform(tmp, "bigbasin-p100", nodes, eff)
+            plat = platform(tmp, "bigbasin-p100", nodes, eff, what_if(nodes))
             times[gpus] = train(tmp, "goyal-%d-%s-%s" % (gpus, algorithm, extra[-1]), "resnet50", plat, gpus,
                                 g["batch_per_gpu"], args, hosts=ring_hosts(tmp, "bigbasin", nodes))
         predicted = times[8]["update_s"] / times[256]["update_s"]
@@ -308,6 +333,9 @@ def nccl(tmp, quick):
 
 def tables(results):
     L = []
+    if results.get("what_if"):
+        L += ["What-if, not a prediction: every platform of more than one server generated with %s."
+              % results["what_if"], ""]
     if "horovod" in results:
         L += ["| net | GPUs | published | wulf | difference (points) | one GPU (input) | share of peak | "
               "update, N GPUs | exposed communication |", "|---|---|---|---|---|---|---|---|---|"]
@@ -354,11 +382,29 @@ def main():
     ap.add_argument("--bucket-cycle",
                     help="Horovod's overlap --bucket-cycle in seconds (default: its own loop's 0.005; 0: a ready "
                          "bucket starts at once)")
+    ap.add_argument("--bucket-fusion", choices=["cut", "tick"],
+                    help="Horovod's overlap --bucket-fusion (default: its loop's tick, the tensors ready at a tick "
+                         "fused up to the threshold; cut: buckets cut once by size, as DDP)")
+    ap.add_argument("--net", action="append", choices=sorted(HOROVOD["nets"]),
+                    help="Horovod: run this net only (repeat for more; default all three)")
+    ap.add_argument("--what-if", action="append", metavar="OPTION=VALUE", default=[],
+                    help="a generate.py option (nic-gbit=20, nic-lat-us=5, ...) for every platform of more than "
+                         "one server: what the predictions would be on a machine unlike the source's; needs --out "
+                         "elsewhere than results/, which holds the predictions")
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
     a = ap.parse_args()
+    for w in a.what_if:
+        option, eq, value = w.partition("=")
+        if not eq or not option or not value or option.startswith("-"):
+            ap.error("--what-if %r: expected OPTION=VALUE, a generate.py option without its dashes" % w)
+        WHAT_IF.extend(["--" + option, value])
+    if a.what_if and os.path.abspath(a.out) == os.path.join(HERE, "results"):
+        ap.error("--what-if: give --out elsewhere; results/ holds the predictions on the sources' machines")
+    NETS.extend(a.net or [])
     PROGRESS[1] = a.progress_flops
     CONCURRENCY[0] = a.bucket_concurrency
     CYCLE[0] = a.bucket_cycle
+    FUSION[0] = a.bucket_fusion
     if not os.path.exists(WULF):
         sys.exit("build wulf first: ./dev.sh build")
     os.makedirs(a.out, exist_ok=True)
@@ -372,6 +418,8 @@ def main():
             if a.only in (None, name):
                 results[name] = fn(tmp, a.quick)
     results["quick"] = a.quick
+    results["what_if"] = " ".join(WHAT_IF) or None
+    results["nets"] = a.net or "all"
     results["progress_flops"] = a.progress_flops
     results["bucket_concurrency"] = a.bucket_concurrency or "each source's own (Horovod 1, Goyal et al. 0)"
     tmp_path = path + ".part"
