@@ -239,7 +239,8 @@ constexpr StrategyOption overlap_options[] = {
      .kind = StrategyOption::Kind::number,
      .help = "seconds Horovod's background loop sleeps between its rounds (HOROVOD_CYCLE_TIME; 0.005 in "
              "Horovod): a ready bucket starts at the next tick, with the others ready by then; the next tick "
-             "comes this long after the round's last bucket is done (0: a ready bucket starts at once, as DDP)",
+             "comes this long after the round's last bucket is done, or with --bucket-fusion tick after the round "
+             "is agreed and enqueued (0: a ready bucket starts at once, as DDP)",
      .default_value = 0,
      .range = {.lo = 0, .hi = 3600},
      .record_may_omit = true},  // records before it: no rounds
