@@ -28,7 +28,6 @@
 #include "util/errors.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <memory>
 #include <numeric>
 #include <string>
@@ -99,11 +98,7 @@ TrainResult train_overlap(Mlp<T>& net, const Dataset& train, const Dataset& test
   double next_tick = comm.now() + cycle;  // the loop's next tick; then every cycle until a round
   auto mark_ready = [&] { ready_at[ready++] = cycle > 0 ? comm.now() : 0.0; };
   // The tick of the next round: the first at or after its first bucket became ready.
-  auto round_tick = [&] {
-    double t = next_tick;
-    if (ready_at[released] > t) t += std::ceil((ready_at[released] - t) / cycle) * cycle;
-    return t;
-  };
+  auto round_tick = [&] { return first_tick_from(next_tick, ready_at[released], cycle); };
   // What the loop has done by `now`: the round under way ended (the next tick a cycle after
   // it is seen done), and the next begun if its tick has come.
   auto release = [&](double now) {
@@ -280,9 +275,10 @@ extern const StrategyDescriptor overlap_strategy{
       parse_nb_algorithm(setting_text(c, "bucket-allreduce"), "--bucket-allreduce");
       if (const std::string s = setting_text(c, "bucket-start"); s != "ready" && s != "after-backward")
         throw InputError("--bucket-start \"" + s + "\": expected ready or after-backward");
-      if (const std::string f = setting_text(c, "bucket-fusion"); f != "cut" && f != "tick")
-        throw InputError("--bucket-fusion \"" + f + "\": expected cut or tick");
-      if (setting_text(c, "bucket-fusion") == "tick") {
+      const std::string fusion = setting_text(c, "bucket-fusion");
+      if (fusion != "cut" && fusion != "tick")
+        throw InputError("--bucket-fusion \"" + fusion + "\": expected cut or tick");
+      if (fusion == "tick") {
         if (!(setting(c, "bucket-cycle") > 0))
           throw InputError("--bucket-fusion tick: needs --bucket-cycle above 0 (the ticks at which it fuses the "
                            "tensors ready)");

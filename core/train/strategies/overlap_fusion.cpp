@@ -28,7 +28,6 @@
 #include "train/strategies/overlap_parts.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <deque>
 #include <memory>
 #include <span>
@@ -77,10 +76,9 @@ TrainResult train_overlap_fusion(Mlp<T>& net, const Dataset& train, const Datase
     std::size_t first = 0, end = 0;
     std::unique_ptr<NbAllreduce<T>> allreduce;
     std::vector<T> scratch;  // --numerics on: its own
-    bool started = false;
   };
   std::deque<Fused> stream;        // the allreduces enqueued, in order, until done
-  std::size_t next_fused = 0;      // the first of them not started
+  std::size_t next_fused = 0;      // the first of them not started (those before it are)
   std::size_t fused_made = 0;      // allreduces made so far: their tags, alike on every rank
   std::size_t tests_done = 0;      // MPI_Test calls of the allreduces done with
   std::size_t allreduces = 0, negotiations = 0, progress_calls = 0;
@@ -109,21 +107,25 @@ TrainResult train_overlap_fusion(Mlp<T>& net, const Dataset& train, const Datase
     compute.charge_collective();  // the platform's fixed cost of a collective call, per allreduce
     T* scratch = run.numerics() ? f.scratch.data() : shared_scratch;
     f.allreduce->start(std::span<T>(flat + at, n), std::span<T>(scratch, f.allreduce->scratch_values()));
-    f.started = true;
   };
   auto under_way = [&]() -> Fused* {  // the first allreduce under way, or none
-    for (Fused& f : stream)
-      if (f.started && !f.allreduce->done()) return &f;
+    for (std::size_t i = 0; i < next_fused; ++i)
+      if (!stream[i].allreduce->done()) return &stream[i];
     return nullptr;
+  };
+  auto count_under_way = [&] {
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < next_fused; ++i) n += stream[i].allreduce->done() ? 0 : 1;
+    return n;
   };
   // The stream moved on: what is under way tested, what is done retired (its sums back into
   // the gradients), and the next started while fewer than --bucket-concurrency are under way.
   auto serve_stream = [&] {
     run.poll([&] {
-      for (Fused& f : stream)
-        if (f.started && !f.allreduce->done()) f.allreduce->progress();
+      for (std::size_t i = 0; i < next_fused; ++i)
+        if (!stream[i].allreduce->done()) stream[i].allreduce->progress();
     });
-    while (!stream.empty() && stream.front().started && stream.front().allreduce->done()) {
+    while (next_fused > 0 && stream.front().allreduce->done()) {
       Fused& f = stream.front();
       tests_done += f.allreduce->tests();
       if (run.numerics())
@@ -131,11 +133,7 @@ TrainResult train_overlap_fusion(Mlp<T>& net, const Dataset& train, const Datase
       stream.pop_front(), --next_fused;
     }
     for (; next_fused < stream.size(); ++next_fused) {
-      if (concurrency > 0) {
-        std::size_t going = 0;
-        for (const Fused& f : stream) going += f.started && !f.allreduce->done() ? 1 : 0;
-        if (going >= concurrency) break;
-      }
+      if (concurrency > 0 && count_under_way() >= concurrency) break;
       start(stream[next_fused]);
     }
   };
@@ -163,11 +161,7 @@ TrainResult train_overlap_fusion(Mlp<T>& net, const Dataset& train, const Datase
   };
   // The tick at which the loop next finds something new: the first at or after the first
   // unit not yet agreed on became ready (ticks with nothing new send nothing here).
-  auto tick_due = [&] {
-    double tick = next_tick;
-    if (ready_at[released] > tick) tick += std::ceil((ready_at[released] - tick) / cycle) * cycle;
-    return tick;
-  };
+  auto tick_due = [&] { return first_tick_from(next_tick, ready_at[released], cycle); };
   auto begin_negotiation = [&](double tick) {
     std::size_t n = released;
     while (n < ready && ready_at[n] <= tick) ++n;

@@ -6,6 +6,8 @@
 #include "train/buckets.hpp"
 #include "train/run.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <vector>
 
@@ -45,6 +47,11 @@ void copy_overlap_pieces(Mlp<T>& net, const OverlapBucket& b, T* flat, bool into
     into_flat ? std::copy_n(in_net, piece.n, at) : std::copy_n(at, piece.n, in_net);
     at += piece.n;
   }
+}
+
+// --bucket-cycle: the first of the loop's ticks (next_tick, then every cycle) at or after `t`.
+inline double first_tick_from(double next_tick, double t, double cycle) {
+  return t > next_tick ? next_tick + std::ceil((t - next_tick) / cycle) * cycle : next_tick;
 }
 
 // --bucket-fusion tick (overlap_fusion.cpp): train_overlap hands its run to it.
