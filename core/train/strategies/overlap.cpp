@@ -53,16 +53,15 @@ TrainResult train_overlap(Mlp<T>& net, const Dataset& train, const Dataset& test
   const std::size_t concurrency = setting_count(config, "bucket-concurrency");  // 0: no limit
   const double cycle = setting(config, "bucket-cycle");                           // 0: no rounds
 
-  // Each bucket's allreduce, and its tag apart from the others' (they travel at once), on a
-  // communicator of their own, as wulf's own collectives have.
-  // An allreduce of k lanes (rings) takes k tags.
+  // Each bucket's allreduce, and its tags (overlap_tag: apart from the others' where they may
+  // travel at once), on a communicator of their own, as wulf's own collectives have.
   const std::unique_ptr<Comm> schedules = comm.duplicate_for_schedules();
   const NbLayout layout{config.rank_nodes, config.rank_rings};
-  const std::size_t lanes = NbAllreduce<T>::lanes(algorithm, layout), tag_ranges = 32767 / lanes;
+  const std::size_t lanes = NbAllreduce<T>::lanes(algorithm, layout);
   std::vector<std::unique_ptr<NbAllreduce<T>>> going;
   for (std::size_t i = 0; i < buckets.size(); ++i)
     going.push_back(std::make_unique<NbAllreduce<T>>(*schedules, algorithm, buckets[i].n, run.numerics(),
-                                                     1 + static_cast<int>((i % tag_ranges) * lanes), layout));
+                                                     overlap_tag(i, concurrency, lanes), layout));
   // The buckets' flat buffer, then each bucket's scratch for what it receives: the rank's
   // own, or under --numerics off memory all simulated ranks share (nobody reads the sums).
   std::vector<std::size_t> scratch_at(buckets.size() + 1, run.weights());

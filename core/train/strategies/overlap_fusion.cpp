@@ -55,7 +55,7 @@ TrainResult train_overlap_fusion(Mlp<T>& net, const Dataset& train, const Datase
 
   const std::unique_ptr<Comm> schedules = comm.duplicate_for_schedules();
   const NbLayout layout{config.rank_nodes, config.rank_rings};
-  const std::size_t lanes = NbAllreduce<T>::lanes(algorithm, layout), tag_ranges = 32767 / lanes;
+  const std::size_t lanes = NbAllreduce<T>::lanes(algorithm, layout);
   constexpr int negotiation_tag = 0;  // the allreduces' tags are 1 and up
 
   // The flat buffer: the units one after another (the net's gradients in the backward pass's
@@ -91,7 +91,7 @@ TrainResult train_overlap_fusion(Mlp<T>& net, const Dataset& train, const Datase
       while (e < b && fusion > 0 && n + units[e].n <= fusion) n += units[e++].n;
       Fused& f = stream.emplace_back();
       f.first = a, f.end = e;
-      const int tag = 1 + static_cast<int>((fused_made++ % tag_ranges) * lanes);
+      const int tag = overlap_tag(fused_made++, concurrency, lanes);
       f.allreduce = std::make_unique<NbAllreduce<T>>(*schedules, algorithm, n, run.numerics(), tag, layout);
       if (run.numerics()) f.scratch.resize(f.allreduce->scratch_values());
       else if (f.allreduce->scratch_values() > scratch_n)
