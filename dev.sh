@@ -29,6 +29,7 @@ packages=(
   g++ make cmake pkg-config
   libeigen3-dev libopenblas-serial-dev libboost-program-options-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev
   libopenmpi-dev openmpi-bin libsimgrid-dev
+  libtcmalloc-minimal4  # the allocator of smpirun's process (engine/launch.hpp, sim_allocator): wall time only
   libfann-dev libfann-doc
   libfmt-dev
   python3 python3-matplotlib

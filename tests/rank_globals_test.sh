@@ -26,6 +26,7 @@ allowed=(
   "wulf::(anonymous namespace)::killed_rank(|the front end's report of a killed rank (engine/launch.cpp)"
   "wulf::(anonymous namespace)::wulfs_own|a constant, initialised at start: the mpirun options wulf sets itself (engine/launch.cpp, the front end's)"
   "wulf::hostfile_slots(|constants (regular expressions), made on first use: the front end's reading of a hostfile (engine/launch.cpp)"
+  "wulf::sim_allocator()::tcmalloc|a constant, made on first use: the allocator the front end preloads into smpirun (engine/launch.cpp)"
 )
 # The front end's entries are in the program because the core's files are compiled in batches
 # (WULF_UNITY_BUILD): a batch's object comes whole with any function of it a rank calls.

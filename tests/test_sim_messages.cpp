@@ -10,6 +10,9 @@
 #include "test_support.hpp"
 
 #include <cmath>
+#include <optional>
+
+#include <unistd.h>
 
 namespace wulf {
 namespace {
@@ -61,6 +64,35 @@ TEST(sim_messages, overlaps_buckets_take_smpis_values_and_times) {
                                                                "--strategy", "overlap", "--bucket-bytes", "20000"});
   expect_same_both_ways(dir, "toy", toy);
   expect_same_both_ways(dir, "toy-eager", with(toy, {"--eager-limit", "4096"}));
+}
+
+// smpirun's process runs under Debian's tcmalloc where it is installed (dev.sh installs it),
+// for speed alone: with LD_PRELOAD set empty it runs glibc's malloc, and the values and the
+// simulated times are the same to the bit. Each record names its allocator.
+TEST(sim_messages, the_allocator_changes_no_value_and_no_simulated_time) {
+  TestDir dir;
+  const std::vector<std::string> job = with(function_problem, {"--engine", "sim", "--np", "4", "--platform", toy4,
+                                                               "--strategy", "overlap", "--bucket-bytes", "0"});
+  const Json chosen = [&] {
+    const ScopedEnv unset("LD_PRELOAD", std::nullopt);
+    return train_record(dir, "chosen", job);
+  }();
+  const Json glibc = [&] {
+    const ScopedEnv empty("LD_PRELOAD", "");
+    return train_record(dir, "glibc", job);
+  }();
+  const bool installed = ::access("/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4", R_OK) == 0 ||
+                         ::access("/usr/lib/aarch64-linux-gnu/libtcmalloc_minimal.so.4", R_OK) == 0 ||
+                         ::access("/usr/lib/libtcmalloc_minimal.so.4", R_OK) == 0;
+  EXPECT_EQ(chosen.at("config").at("sim_malloc").get<std::string>(), installed ? "tcmalloc" : "glibc");
+  EXPECT_EQ(glibc.at("config").at("sim_malloc").get<std::string>(), "glibc");
+  expect_same_history(chosen, glibc, "train_error");
+  expect_same_history(chosen, glibc, "test_rmse");
+  const auto& a = chosen.at("history");
+  const auto& b = glibc.at("history");
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i)
+    EXPECT_EQ(a[i].at("time_s").get<double>(), b[i].at("time_s").get<double>()) << "iteration " << i;
 }
 
 // wulf's own reduce and broadcast trees (the root strategy) on 24 of Bunyip's CPUs; then its

@@ -514,6 +514,22 @@ std::string killed_rank(const std::string& mpirun_err, const RanksStatus& status
 
 }  // namespace
 
+SimAllocator sim_allocator() {
+  if (const char* set = std::getenv("LD_PRELOAD")) return {"", *set ? std::string("LD_PRELOAD=") + set : "glibc"};
+#if defined(__SANITIZE_ADDRESS__)
+  return {"", "glibc"};
+#else
+  // Where Debian's multiarch packages put it (libtcmalloc-minimal4).
+  static const std::string tcmalloc = [] {
+    for (const char* dir : {"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib"})
+      if (const std::string path = std::string(dir) + "/libtcmalloc_minimal.so.4"; ::access(path.c_str(), R_OK) == 0)
+        return path;
+    return std::string();
+  }();
+  return tcmalloc.empty() ? SimAllocator{"", "glibc"} : SimAllocator{tcmalloc, "tcmalloc"};
+#endif
+}
+
 RanksOutcome run_ranks(const std::vector<std::string>& cmd, bool simulation, bool capture_output, double timeout_s,
                        const std::vector<std::string>& env) {
   // The ranks append to a file this process made (mode 0600, in $TMPDIR), which goes with
@@ -538,6 +554,8 @@ RanksOutcome run_ranks(const std::vector<std::string>& cmd, bool simulation, boo
   if (simulation && !std::getenv("GLIBC_TUNABLES"))
     options.env.push_back(
         "GLIBC_TUNABLES=glibc.malloc.mmap_threshold=268435456:glibc.malloc.trim_threshold=1073741824");
+  if (const SimAllocator a = sim_allocator(); simulation && !a.preload.empty())
+    options.env.push_back("LD_PRELOAD=" + a.preload);
   options.on_timeout = [&] { return stopped_ranks(status_file.path()); };
   // The launcher by its name, also where a wrapper starts it (the testbed's `ip netns exec`).
   for (const std::string& word : cmd)

@@ -114,6 +114,19 @@ std::vector<std::string> smpi_eager_config(long long bytes);
 std::vector<std::string> smpirun_command(const std::string& platform, const Hostfile& hosts, int np,
                                          const std::vector<std::string>& extra_cfg, const std::string& program);
 
+// The allocator of smpirun's process, which holds every simulated rank: Debian's tcmalloc
+// (libtcmalloc-minimal4, installed by dev.sh) where it is installed, preloaded; glibc's malloc
+// where it is not, in a sanitized build (ASan's runtime must come first), or where the
+// environment sets LD_PRELOAD itself (then that stands: LD_PRELOAD= runs glibc's). The
+// simulated times and values do not depend on it; the wall time does (ResNet-50, a bucket per
+// tensor, by turns: a third less at 256 to 1 024 GPUs). `preload` is the library to preload
+// ("" for none); `name` is what the record says (config.sim_malloc): tcmalloc, glibc, or
+// LD_PRELOAD=... as the environment sets it.
+struct SimAllocator {
+  std::string preload, name;
+};
+SimAllocator sim_allocator();
+
 // The collective algorithms a run forces on its engine, by engine/collective_choice's names
 // (resolved: Open MPI 4.1's choice where the user said default); "default" leaves the
 // MPI's own choice. A reduce here is a library's: wulf's own reduces name the library

@@ -3,6 +3,7 @@
 #include "comm/nb_allreduce.hpp"
 
 #include "nn/activation.hpp"
+#include "engine/launch.hpp"
 #include "engine/testbed.hpp"
 #include "train/result_record.hpp"
 #include "util/errors.hpp"
@@ -118,6 +119,7 @@ void add_engine_json(Json& j, const TrainJob& job) {
     j["eager_limit_bytes"] = job.eager_limit > 0 ? Json(job.eager_limit) : Json(nullptr);
     j["protocol"] = protocol_json(job.engine == Engine::testbed, job.eager_limit);
     if (job.engine == Engine::sim) j["sim_messages"] = job.sim_messages;
+    if (job.engine == Engine::sim) j["sim_malloc"] = sim_allocator().name;  // wall time only
     if (job.engine == Engine::sim && job.sim_messages == "fifo") {
       const long long bytes = open_mpi_eager_bytes(job.eager_limit);
       j["protocol"]["fifo_handshake_bytes"] = bytes;

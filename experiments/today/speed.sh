@@ -52,7 +52,16 @@ PY
 train=(--problem "layers:$root/platforms/nets/resnet50.layers" --numerics off --engine sim --platform "$platform" --np "$gpus"
        --train-size $((gpus * 32)) --block $((gpus * 32)) --test-size "$gpus" --epochs "$iterations" --quiet)
 runs="$work/runs.txt"
-bare=(smpirun -np "$gpus" -platform "$platform" -hostfile "$hostfile" --cfg=smpi/simulate-computation:no
+# The bare program runs with the allocator and malloc settings wulf gives smpirun's process
+# (core/engine/launch.cpp: run_ranks, sim_allocator): tcmalloc where installed, unless the
+# environment sets LD_PRELOAD itself.
+bare_env=(env "GLIBC_TUNABLES=${GLIBC_TUNABLES:-glibc.malloc.mmap_threshold=268435456:glibc.malloc.trim_threshold=1073741824}")
+for lib in /usr/lib/x86_64-linux-gnu /usr/lib/aarch64-linux-gnu /usr/lib; do
+  [[ -z ${LD_PRELOAD+set} && -r $lib/libtcmalloc_minimal.so.4 ]] || continue
+  bare_env+=("LD_PRELOAD=$lib/libtcmalloc_minimal.so.4")
+  break
+done
+bare=("${bare_env[@]}" smpirun -np "$gpus" -platform "$platform" -hostfile "$hostfile" --cfg=smpi/simulate-computation:no
       --cfg=smpi/wtime:0 --cfg=smpi/test:0 --cfg=smpi/privatization:no --log=root.thres:warning
       --log=smpi_config.thres:error)
 for who in ${cases//,/ }; do
