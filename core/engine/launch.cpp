@@ -554,8 +554,8 @@ RanksOutcome run_ranks(const std::vector<std::string>& cmd, bool simulation, boo
   if (simulation && !std::getenv("GLIBC_TUNABLES"))
     options.env.push_back(
         "GLIBC_TUNABLES=glibc.malloc.mmap_threshold=268435456:glibc.malloc.trim_threshold=1073741824");
-  if (const SimAllocator a = sim_allocator(); simulation && !a.preload.empty())
-    options.env.push_back("LD_PRELOAD=" + a.preload);
+  if (simulation)
+    if (const SimAllocator a = sim_allocator(); !a.preload.empty()) options.env.push_back("LD_PRELOAD=" + a.preload);
   options.on_timeout = [&] { return stopped_ranks(status_file.path()); };
   // The launcher by its name, also where a wrapper starts it (the testbed's `ip netns exec`).
   for (const std::string& word : cmd)

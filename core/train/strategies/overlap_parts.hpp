@@ -57,7 +57,7 @@ void copy_overlap_pieces(Mlp<T>& net, const OverlapBucket& b, T* flat, bool into
 // message with its allreduce. Otherwise each has its own range, taken again after 32 767 / lanes.
 // Under smpirun each tag is a mailbox for every pair of ranks that talk: a bucket per tensor
 // of ResNet-50 one at a time on 1 024 GPUs (Rabenseifner's) made 1.6 million mailboxes where
-// one range makes 10 thousand (1.6 GB at the peak against 0.86 GB; 26 s an iteration, not 42).
+// one range makes 10 thousand (1.6 GB at the peak against 0.86 GB).
 inline int overlap_tag(std::size_t made, std::size_t concurrency, std::size_t lanes) {
   const std::size_t ranges = concurrency == 1 ? 1 : 32767 / lanes;
   return 1 + static_cast<int>((made % ranges) * lanes);
