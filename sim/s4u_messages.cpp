@@ -9,8 +9,13 @@
 //   eager mailbox, whose permanent receiver starts the flow before the receive is posted,
 //   and a receive looks in both, in SMPI's order;
 // - data in SMPI's shared memory (--numerics off) is neither copied nor sent.
-// A test is Comm::wait_any_for of no simulated time, which finishes a done comm with a waiter:
-// SimGrid then drops it from the actor's activities, where Comm::test and MPI_Test leave it.
+// A test is Activity::wait_any_for of no simulated time, which finishes a done comm with a
+// waiter: SimGrid then drops it from the actor's activities, where Comm::test and MPI_Test
+// leave it. A send that lets its sender go on at once is finished by its sender later, as
+// soon as it is seen done inside a wait, else by a test once 8 more have gone (S4uMessages::
+// wait_reaping, reap).
+// A message with nothing to copy (SMPI's shared memory, --numerics off) carries its size
+// alone, in place of a pointer: no allocation.
 // Under --sim-messages fifo the sends from one rank to another go one after another, as Open
 // MPI's TCP transport writes them to its one socket a peer: a send to an idle peer starts at
 // once; one queued behind another starts as soon as that one is delivered, inside a call here
@@ -60,6 +65,18 @@ struct Message {
   std::unique_ptr<std::byte[]> values;
   bool asks = false;  // fifo: the envelope of a rendezvous, asking for the data's turn
 };
+// A comm's payload: a Message, or for a message with nothing to copy (the bulk of them under
+// --numerics off) its size alone, shifted and odd in place of a pointer, so that no Message
+// is made, nor read by its receiver.
+void* size_payload(std::size_t bytes) { return reinterpret_cast<void*>((static_cast<std::uintptr_t>(bytes) << 1) | 1); }
+// The Message of a payload, or null for a size alone.
+Message* message_of(void* payload) {
+  return (reinterpret_cast<std::uintptr_t>(payload) & 1) ? nullptr : static_cast<Message*>(payload);
+}
+std::size_t payload_bytes(void* payload) {
+  const Message* message = message_of(payload);
+  return message ? message->bytes : static_cast<std::size_t>(reinterpret_cast<std::uintptr_t>(payload) >> 1);
+}
 
 // How a comm's Message reaches its receiver: the pointer, set on both ends (SMPI makes the
 // default a copy of the bytes it points to).
@@ -166,16 +183,18 @@ class S4uMessages final : public Messages {
   S4uMessages& operator=(const S4uMessages&) = delete;
 
   int isend(const void* data, std::size_t bytes, int dest, int tag) override {
-    auto message = std::make_unique<Message>();
-    message->bytes = bytes;
+    std::unique_ptr<Message> message;
     if (bytes > 0 && !in_shared_memory(data, bytes)) {
+      message = std::make_unique<Message>();
+      message->bytes = bytes;
       message->values.reset(new std::byte[bytes]);
       std::memcpy(message->values.get(), data, bytes);
     }
     const bool handshake = handshake_bytes_ > 0 && bytes >= handshake_bytes_;
     simgrid::s4u::Mailbox* box = handshake ? this->box(dest, rank_, tag, after_answer) : send_box(dest, tag, bytes);
     const simgrid::s4u::CommPtr comm =
-        box->put_init(message.get(), bytes + envelope_bytes)->set_copy_data_callback(pass_pointer);
+        box->put_init(message ? message.get() : size_payload(bytes), bytes + envelope_bytes)
+            ->set_copy_data_callback(pass_pointer);
     const std::size_t ticket = free_slot();
     Slot& slot = slots_[ticket];
     slot.busy = true, slot.send = true;
@@ -204,9 +223,9 @@ class S4uMessages final : public Messages {
       // The sender goes on at once, as SMPI's detached send lets it. In SimGrid the comm stays
       // attached: 3.32 keeps every detached comm in the maestro's list of activities, which
       // each one's finish scans, and at 1 024 GPUs thousands are in flight. This rank finishes
-      // it later, as its waiter (reap).
+      // it later, as its waiter (wait_reaping, reap).
       sent_.push_back(comm);
-      if (sent_.size() >= reap_at) reap();
+      if (sent_.size() >= reap_when_) reap();
     } else {
       slot.comm = comm;
     }
@@ -221,7 +240,7 @@ class S4uMessages final : public Messages {
     slot.from = source, slot.tag = tag;
     slot.comm = receive_box(source, tag, bytes)
                     ->get_init()
-                    ->set_dst_data(reinterpret_cast<void**>(&slot.got), sizeof(Message*))
+                    ->set_dst_data(&slot.got, sizeof(void*))
                     ->set_copy_data_callback(pass_pointer);
     slot.comm->start();
     return static_cast<int>(ticket);
@@ -271,14 +290,14 @@ class S4uMessages final : public Messages {
       return finish(slots_.at(static_cast<std::size_t>(ticket)));
     }
     Slot& slot = slots_.at(static_cast<std::size_t>(ticket));
-    if (slot.comm) slot.comm->wait();
+    if (slot.comm) wait_reaping(slot.comm);
     return finish(slot);
   }
 
  private:
   struct Slot {
     simgrid::s4u::CommPtr comm;  // none once done (or a send under the detached threshold)
-    Message* got = nullptr;      // a receive's message, once done
+    void* got = nullptr;         // a receive's payload, once done
     void* into = nullptr;
     std::size_t room = 0, value_bytes = 1;
     bool busy = false, send = false;
@@ -299,9 +318,9 @@ class S4uMessages final : public Messages {
   };
 
   // Whether the comm is done (a test of no simulated time).
-  bool done(const simgrid::s4u::CommPtr& comm) {
+  bool done(const simgrid::s4u::ActivityPtr& comm) {
     one_[0] = comm;
-    const bool is = simgrid::s4u::Comm::wait_any_for(one_, 0.0) == 0;
+    const bool is = simgrid::s4u::Activity::wait_any_for(one_, 0.0) == 0;
     one_[0] = nullptr;
     return is;
   }
@@ -319,7 +338,7 @@ class S4uMessages final : public Messages {
       return false;
     }
     if (!found && !done(slot.comm)) return false;
-    if (!slot.send && slot.got->asks) {
+    if (const Message* message = slot.send ? nullptr : message_of(slot.got); message && message->asks) {
       answer(slot);
       return false;
     }
@@ -328,18 +347,18 @@ class S4uMessages final : public Messages {
   // A receive's envelope arrived: its data's receive posted, then the answer sent (Open MPI's
   // acknowledgement), which the sender finds at its next call.
   void answer(Slot& slot) {
-    delete slot.got;
+    delete message_of(slot.got);
     slot.got = nullptr;
     slot.comm = box(rank_, slot.from, slot.tag, after_answer)
                     ->get_init()
-                    ->set_dst_data(reinterpret_cast<void**>(&slot.got), sizeof(Message*))
+                    ->set_dst_data(&slot.got, sizeof(void*))
                     ->set_copy_data_callback(pass_pointer);
     slot.comm->start();
     sent_.push_back(box(slot.from, rank_, slot.tag, answers)
                         ->put_init(this, envelope_bytes)  // not read: its arrival is the news
                         ->set_copy_data_callback(pass_pointer));
     sent_.back()->start();
-    if (sent_.size() >= reap_at) reap();
+    if (sent_.size() >= reap_when_) reap();
   }
   // fifo: a send's turn to its rank: its data, or under the handshake its envelope (and the
   // receive of the answer).
@@ -376,17 +395,37 @@ class S4uMessages final : public Messages {
         next_send(peer);
   }
 
+  // Waits for the comm, finishing on the way each send that went on at once and is done
+  // before it, oldest first: each one's finish withdraws it from this rank's activities, a
+  // list SimGrid scans whole at every finish. Waiting for them changes no simulated time:
+  // the rank goes on only once the comm is done, as a wait for it alone.
+  void wait_reaping(const simgrid::s4u::CommPtr& comm) {
+    if (sent_.empty()) {
+      comm->wait();
+      return;
+    }
+    sent_.push_back(comm);  // waited for last of all, taken off when done
+    for (;;) {
+      const auto done = static_cast<std::size_t>(simgrid::s4u::Activity::wait_any_for(sent_, -1));
+      if (done + 1 == sent_.size()) break;
+      sent_.erase(sent_.begin() + static_cast<std::ptrdiff_t>(done));
+    }
+    sent_.pop_back();
+    reap_when_ = sent_.size() + reap_at;
+  }
+
   void reap_all() {
-    for (const simgrid::s4u::CommPtr& comm : sent_) comm->wait();
+    for (const simgrid::s4u::ActivityPtr& comm : sent_) comm->wait();
     sent_.clear();
   }
-  // The sends that went on at once, finished with this rank as their waiter: those done now.
+  // The sends that went on at once, finished with this rank as their waiter, oldest first,
+  // while done. Each is tested alone: a wait_any_for registers with every comm before the
+  // first done and is withdrawn from all it was given, and one that finds none done waits
+  // for a timer of no time. The next reap comes reap_at sends later, whether or not the
+  // oldest was done.
   void reap() {
-    while (!sent_.empty()) {
-      const ssize_t done = simgrid::s4u::Comm::wait_any_for(sent_, 0.0);
-      if (done < 0) return;
-      sent_.erase(sent_.begin() + done);
-    }
+    while (!sent_.empty() && done(sent_.front())) sent_.erase(sent_.begin());
+    reap_when_ = sent_.size() + reap_at;
   }
 
   static bool below(std::size_t bytes, int threshold) {
@@ -445,13 +484,14 @@ class S4uMessages final : public Messages {
     }
     std::size_t values = 0;
     if (!slot.send) {
-      const std::unique_ptr<Message> message(slot.got);
-      if (message->bytes > slot.room)
-        throw std::length_error("a message of " + std::to_string(message->bytes) + " bytes for a receive of " +
+      const std::unique_ptr<Message> message(message_of(slot.got));
+      const std::size_t bytes = payload_bytes(slot.got);
+      if (bytes > slot.room)
+        throw std::length_error("a message of " + std::to_string(bytes) + " bytes for a receive of " +
                                 std::to_string(slot.room));
-      if (message->values && !in_shared_memory(slot.into, message->bytes))
-        std::memcpy(slot.into, message->values.get(), message->bytes);
-      values = message->bytes / slot.value_bytes;
+      if (message && message->values && !in_shared_memory(slot.into, bytes))
+        std::memcpy(slot.into, message->values.get(), bytes);
+      values = bytes / slot.value_bytes;
     }
     slot = Slot{};
     while (!slots_.empty() && !slots_.back().busy) slots_.pop_back();
@@ -477,10 +517,12 @@ class S4uMessages final : public Messages {
   std::vector<long> world_, actor_;  // by rank of the communicator
   std::unordered_map<std::uint64_t, simgrid::s4u::Mailbox*> boxes_;
   std::deque<Slot> slots_;
-  std::vector<simgrid::s4u::CommPtr> one_{nullptr};  // the comm a test waits for
-  // The sends under SMPI's detached threshold (fifo: the answers) not yet finished; reaped once this many.
-  std::vector<simgrid::s4u::CommPtr> sent_;
+  std::vector<simgrid::s4u::ActivityPtr> one_{nullptr};  // the comm a test waits for
+  // The sends under SMPI's detached threshold (fifo: the answers) not yet finished, oldest first:
+  // finished in each wait (wait_reaping), and tested once reap_when_ have gone (reap).
+  std::vector<simgrid::s4u::ActivityPtr> sent_;
   static constexpr std::size_t reap_at = 8;
+  std::size_t reap_when_ = reap_at;
 };
 
 }  // namespace

@@ -91,6 +91,13 @@ TrainResult train_overlap(Mlp<T>& net, const Dataset& train, const Dataset& test
   // in order while fewer than --bucket-concurrency are under way; under --bucket-cycle only
   // those of the rounds begun (below `released`).
   std::size_t ready = 0, started = 0;
+  // The first started bucket not seen done: those before it are (a bucket stays done until it
+  // starts again, in the next block), so the scans below begin here (161 buckets a tensor).
+  std::size_t live = 0;
+  auto first_live = [&] {
+    while (live < started && going[live]->done()) ++live;
+    return live;
+  };
   std::vector<double> ready_at(buckets.size());  // --bucket-cycle: when each became ready
   // --bucket-cycle: the round under way (from round_first below released; none when equal).
   std::size_t released = 0, round_first = 0;
@@ -117,7 +124,7 @@ TrainResult train_overlap(Mlp<T>& net, const Dataset& train, const Dataset& test
     for (; started < (cycle > 0 ? released : ready); ++started) {
       if (concurrency > 0) {
         std::size_t under_way = 0;
-        for (std::size_t i = 0; i < started; ++i) under_way += going[i]->done() ? 0 : 1;
+        for (std::size_t i = first_live(); i < started; ++i) under_way += going[i]->done() ? 0 : 1;
         if (under_way >= concurrency) return;
       }
       start(started);
@@ -127,7 +134,7 @@ TrainResult train_overlap(Mlp<T>& net, const Dataset& train, const Dataset& test
   // ready ones that may start.
   auto progress_all = [&] {
     run.poll([&] {
-      for (std::size_t i = 0; i < started; ++i) going[i]->progress();
+      for (std::size_t i = first_live(); i < started; ++i) going[i]->progress();
     });
     start_ready();
     ++progress_calls;
@@ -140,7 +147,7 @@ TrainResult train_overlap(Mlp<T>& net, const Dataset& train, const Dataset& test
     progress_calls = 0;
     const std::size_t tests_before = total_tests();
     for (std::size_t k = 0; k < plan.blocks; ++k) {
-      ready = 0, started = 0, released = 0, round_first = 0;
+      ready = 0, started = 0, released = 0, round_first = 0, live = 0;
       run.forward_backward_layers(
           train, order, plan.first(k), plan.count(k), running,
           [&](int layer) {
