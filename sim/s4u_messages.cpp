@@ -404,11 +404,16 @@ class S4uMessages final : public Messages {
       comm->wait();
       return;
     }
-    sent_.push_back(comm);  // waited for last of all, taken off when done
-    for (;;) {
-      const auto done = static_cast<std::size_t>(simgrid::s4u::Activity::wait_any_for(sent_, -1));
-      if (done + 1 == sent_.size()) break;
-      sent_.erase(sent_.begin() + static_cast<std::ptrdiff_t>(done));
+    sent_.push_back(comm);  // waited for last of all, taken off when done (or failed)
+    try {
+      for (;;) {
+        const auto done = static_cast<std::size_t>(simgrid::s4u::Activity::wait_any_for(sent_, -1));
+        if (done + 1 == sent_.size()) break;
+        sent_.erase(sent_.begin() + static_cast<std::ptrdiff_t>(done));
+      }
+    } catch (...) {
+      sent_.pop_back();
+      throw;
     }
     sent_.pop_back();
     reap_when_ = sent_.size() + reap_at;
