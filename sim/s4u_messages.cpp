@@ -78,7 +78,7 @@ std::size_t payload_bytes(void* payload) {
   return message ? message->bytes : static_cast<std::size_t>(reinterpret_cast<std::uintptr_t>(payload) >> 1);
 }
 
-// How a comm's Message reaches its receiver: the pointer, set on both ends (SMPI makes the
+// How a comm's payload reaches its receiver: the pointer, set on both ends (SMPI makes the
 // default a copy of the bytes it points to).
 constexpr auto pass_pointer = &simgrid::s4u::Comm::copy_pointer_callback;
 
@@ -223,9 +223,8 @@ class S4uMessages final : public Messages {
       // The sender goes on at once, as SMPI's detached send lets it. In SimGrid the comm stays
       // attached: 3.32 keeps every detached comm in the maestro's list of activities, which
       // each one's finish scans, and at 1 024 GPUs thousands are in flight. This rank finishes
-      // it later, as its waiter (wait_reaping, reap).
-      sent_.push_back(comm);
-      if (sent_.size() >= reap_when_) reap();
+      // it later, as its waiter (went_on).
+      went_on(comm);
     } else {
       slot.comm = comm;
     }
@@ -354,11 +353,11 @@ class S4uMessages final : public Messages {
                     ->set_dst_data(&slot.got, sizeof(void*))
                     ->set_copy_data_callback(pass_pointer);
     slot.comm->start();
-    sent_.push_back(box(slot.from, rank_, slot.tag, answers)
-                        ->put_init(this, envelope_bytes)  // not read: its arrival is the news
-                        ->set_copy_data_callback(pass_pointer));
-    sent_.back()->start();
-    if (sent_.size() >= reap_when_) reap();
+    const simgrid::s4u::CommPtr news = box(slot.from, rank_, slot.tag, answers)
+                                           ->put_init(this, envelope_bytes)  // not read: its arrival is the news
+                                           ->set_copy_data_callback(pass_pointer);
+    news->start();
+    went_on(news);
   }
   // fifo: a send's turn to its rank: its data, or under the handshake its envelope (and the
   // receive of the answer).
@@ -417,6 +416,13 @@ class S4uMessages final : public Messages {
     }
     sent_.pop_back();
     reap_when_ = sent_.size() + reap_at;
+  }
+
+  // A send started that this rank does not wait for: finished later by wait_reaping, or by
+  // reap once reap_at more have gone since the last.
+  void went_on(const simgrid::s4u::CommPtr& comm) {
+    sent_.push_back(comm);
+    if (sent_.size() >= reap_when_) reap();
   }
 
   void reap_all() {
