@@ -61,6 +61,13 @@ HOROVOD = {
     # and fuses those every rank has, in order, into responses of at most the fusion threshold,
     # each one allreduce: --bucket-fusion tick, which sends the negotiation's messages too.
     "bucket_fusion": "tick",
+    # When a rank asks rank 0 for a tensor: when TensorFlow schedules its op, ahead of the GPU
+    # (tf_cnn_benchmarks runs TensorFlow; the op's ComputeAsync enqueues the request at once
+    # with a ready event, and the loop waits for every tensor's event of a response before it
+    # performs it: WAIT_FOR_DATA, "TensorFlow tries to smartly interleave scheduling and GPU
+    # computation", docs/timeline.md at 8318a898): --bucket-request scheduled. Until
+    # 2026-11-30 the requests went when the GPU had made each tensor (computed).
+    "bucket_request": "scheduled",
     "nets": {
         "inception_v3": {"label": "Inception V3", "one_gpu_images_s": 134.4,
                          "published": {16: 2022.6 / (16 * 134.4), 128: 0.90, 512: 0.90}},
@@ -118,6 +125,8 @@ CYCLE = [None]
 
 # run.py's --bucket-fusion, when given: Horovod's in place of its own tick.
 FUSION = [None]
+# run.py's --bucket-request, when given: Horovod's in place of its own scheduled.
+REQUEST = [None]
 # run.py's --what-if, when given: generate.py options (["--nic-lat-us", "5", ...]) for every
 # platform of more than one server; the one-GPU calibration has no network and stays as it is.
 WHAT_IF = []
@@ -222,8 +231,10 @@ def horovod(tmp, quick):
     fusion = h["bucket_fusion"] if FUSION[0] is None else FUSION[0]
     if fusion == "tick" and cycle == 0:
         fusion = "cut"  # ticks need the loop's cycle; without it a ready bucket starts at once
+    request = (h["bucket_request"] if REQUEST[0] is None else REQUEST[0]) if fusion == "tick" else None
     args = (["--strategy", "overlap", "--bucket-bytes", str(h["bucket_bytes"]), "--bucket-allreduce", "ring"] + PROGRESS +
-            concurrency(h["bucket_concurrency"]) + ["--bucket-cycle", repr(cycle), "--bucket-fusion", fusion])
+            concurrency(h["bucket_concurrency"]) + ["--bucket-cycle", repr(cycle), "--bucket-fusion", fusion] +
+            (["--bucket-request", request] if request else []))
     for net, spec in h["nets"].items():
         if NETS and net not in NETS:
             continue
@@ -250,7 +261,7 @@ def horovod(tmp, quick):
                   % (spec["label"], gpus, 100 * spec["published"][gpus], 100 * predicted, r["update_s"],
                      r["exposed_comm_s"] or 0, r["wall_s"]), flush=True)
     return {"source": h["source"], "batch_per_gpu": h["batch_per_gpu"], "bucket_bytes": h["bucket_bytes"],
-            "bucket_cycle_s": cycle, "bucket_fusion": fusion,
+            "bucket_cycle_s": cycle, "bucket_fusion": fusion, "bucket_request": request,
             "allreduce": "ring over all GPUs (NCCL 2's), overlapped with the backward pass", "rows": rows}
 
 
@@ -385,6 +396,9 @@ def main():
     ap.add_argument("--bucket-fusion", choices=["cut", "tick"],
                     help="Horovod's overlap --bucket-fusion (default: its loop's tick, the tensors ready at a tick "
                          "fused up to the threshold; cut: buckets cut once by size, as DDP)")
+    ap.add_argument("--bucket-request", choices=["computed", "scheduled"],
+                    help="Horovod's overlap --bucket-request under tick fusion (default: scheduled, TensorFlow's "
+                         "ops asking rank 0 ahead of the GPU; computed: each tensor once the GPU has made it)")
     ap.add_argument("--net", action="append", choices=sorted(HOROVOD["nets"]),
                     help="Horovod: run this net only (repeat for more; default all three)")
     ap.add_argument("--what-if", action="append", metavar="OPTION=VALUE", default=[],
@@ -405,6 +419,7 @@ def main():
     CONCURRENCY[0] = a.bucket_concurrency
     CYCLE[0] = a.bucket_cycle
     FUSION[0] = a.bucket_fusion
+    REQUEST[0] = a.bucket_request
     if not os.path.exists(WULF):
         sys.exit("build wulf first: ./dev.sh build")
     os.makedirs(a.out, exist_ok=True)

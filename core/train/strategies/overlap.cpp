@@ -256,6 +256,17 @@ constexpr StrategyOption overlap_options[] = {
      .example = "cut",
      .default_text = "cut",
      .record_may_omit = true},  // records before it: cut
+    {.name = "bucket-request",
+     .key = "bucket_request",
+     .kind = StrategyOption::Kind::text,
+     .help = "with --bucket-fusion tick, when a rank asks rank 0 to reduce a tensor: computed (once the backward "
+             "pass has made it) or scheduled (when TensorFlow schedules its op, ahead of the GPU: every tensor of a "
+             "block at the block's start, agreed on in one round; each fused allreduce then waits for its tensors' "
+             "data before it goes on the stream, Horovod's WAIT_FOR_DATA)",
+     .range = {},
+     .example = "computed",
+     .default_text = "computed",
+     .record_may_omit = true},  // records before it: computed
     {.name = "bucket-start",
      .key = "bucket_start",
      .kind = StrategyOption::Kind::text,
@@ -284,6 +295,11 @@ extern const StrategyDescriptor overlap_strategy{
       const std::string fusion = setting_text(c, "bucket-fusion");
       if (fusion != "cut" && fusion != "tick")
         throw InputError("--bucket-fusion \"" + fusion + "\": expected cut or tick");
+      if (const std::string r = setting_text(c, "bucket-request"); r != "computed" && r != "scheduled")
+        throw InputError("--bucket-request \"" + r + "\": expected computed or scheduled");
+      else if (r == "scheduled" && fusion != "tick")
+        throw InputError("--bucket-request scheduled: Horovod's requests to rank 0 are --bucket-fusion tick's; "
+                         "with --bucket-fusion cut every bucket starts when its data is made");
       if (fusion == "tick") {
         if (!(setting(c, "bucket-cycle") > 0))
           throw InputError("--bucket-fusion tick: needs --bucket-cycle above 0 (the ticks at which it fuses the "

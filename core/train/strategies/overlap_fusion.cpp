@@ -23,6 +23,16 @@
 // rank has it all the same. The copies to and from the fusion buffer cost nothing here. The
 // messages and the stream's steps go at overlap.cpp's progress points, and after the backward
 // pass until every unit is reduced.
+// With --bucket-request scheduled a rank asks for a tensor when TensorFlow schedules its op,
+// not when the GPU has made it: TensorFlow's executor runs ahead of the GPU, the op's
+// ComputeAsync enqueues the request at once with a ready event, and PerformOperation waits
+// for the event of every tensor of a response before it puts the response on the stream
+// (WAIT_FOR_DATA in Horovod's docs/timeline.md: "This happens because TensorFlow tries to
+// smartly interleave scheduling and GPU computation"; operations.cc at 8318a898). Here every
+// tensor of a block is asked for at its start and agreed on in one round, begun at once (the
+// tick, at most a cycle away, and the negotiation fall inside the forward pass, which has no
+// progress point), so the responses are the gradient fused in order by size; each allreduce
+// goes on the stream once its tensors are made.
 // The sums, as every overlap's: each value's in the order of its allreduce's algorithm.
 #include "comm/nb_allreduce.hpp"
 #include "train/strategies/overlap_parts.hpp"
@@ -51,6 +61,9 @@ TrainResult train_overlap_fusion(Mlp<T>& net, const Dataset& train, const Datase
   const double slice_flops = setting(config, "progress-flops");
   const std::size_t concurrency = setting_count(config, "bucket-concurrency");  // 0: no limit
   const double cycle = setting(config, "bucket-cycle");                           // > 0 (checked)
+  // --bucket-request scheduled: every tensor of a block asked for at its start (TensorFlow
+  // schedules the ops ahead of the GPU); an allreduce waits for its tensors' data.
+  const bool scheduled = setting_text(config, "bucket-request") == "scheduled";
   const int ranks = comm.size(), rank = comm.rank();
 
   const std::unique_ptr<Comm> schedules = comm.duplicate_for_schedules();
@@ -118,8 +131,11 @@ TrainResult train_overlap_fusion(Mlp<T>& net, const Dataset& train, const Datase
     for (std::size_t i = 0; i < next_fused; ++i) n += stream[i].allreduce->done() ? 0 : 1;
     return n;
   };
+  std::size_t ready = 0;  // units whose gradients the backward pass has made here
   // The stream moved on: what is under way tested, what is done retired (its sums back into
-  // the gradients), and the next started while fewer than --bucket-concurrency are under way.
+  // the gradients), and the next started while fewer than --bucket-concurrency are under way
+  // and its units' data is made (agreed units are made already, unless --bucket-request
+  // scheduled asked for them first: then the loop waits for their data, WAIT_FOR_DATA).
   auto serve_stream = [&] {
     run.poll([&] {
       for (std::size_t i = 0; i < next_fused; ++i)
@@ -134,6 +150,7 @@ TrainResult train_overlap_fusion(Mlp<T>& net, const Dataset& train, const Datase
     }
     for (; next_fused < stream.size(); ++next_fused) {
       if (concurrency > 0 && count_under_way() >= concurrency) break;
+      if (stream[next_fused].end > ready) break;
       start(stream[next_fused]);
     }
   };
@@ -141,8 +158,8 @@ TrainResult train_overlap_fusion(Mlp<T>& net, const Dataset& train, const Datase
   // The loop: sleeping until its tick (idle) or agreeing on what is ready (negotiating).
   enum class Loop { idle, negotiating };
   Loop loop = Loop::idle;
-  std::size_t ready = 0, released = 0;  // units ready here; units agreed on (enqueued)
-  std::vector<double> ready_at(units.size());
+  std::size_t requested = 0, released = 0;  // units asked for here; units agreed on (enqueued)
+  std::vector<double> requested_at(units.size());
   double next_tick = comm.now() + cycle;
   double mine = 0, agreed = 0;                     // this rank's count; the least of all
   std::vector<double> counts(static_cast<std::size_t>(ranks));  // rank 0: each rank's
@@ -160,11 +177,11 @@ TrainResult train_overlap_fusion(Mlp<T>& net, const Dataset& train, const Datase
     for (int& t : answers) finish_ticket(t, true);
   };
   // The tick at which the loop next finds something new: the first at or after the first
-  // unit not yet agreed on became ready (ticks with nothing new send nothing here).
-  auto tick_due = [&] { return first_tick_from(next_tick, ready_at[released], cycle); };
+  // unit not yet agreed on was asked for (ticks with nothing new send nothing here).
+  auto tick_due = [&] { return first_tick_from(next_tick, requested_at[released], cycle); };
   auto begin_negotiation = [&](double tick) {
     std::size_t n = released;
-    while (n < ready && ready_at[n] <= tick) ++n;
+    while (n < requested && requested_at[n] <= tick) ++n;
     mine = static_cast<double>(n);
     ++negotiations;
     if (rank == 0) {
@@ -200,7 +217,7 @@ TrainResult train_overlap_fusion(Mlp<T>& net, const Dataset& train, const Datase
     for (;;) {
       serve_stream();
       Fused* going = under_way();
-      if (loop == Loop::idle && released < ready) {
+      if (loop == Loop::idle && released < requested) {
         const double tick = tick_due();
         if (tick <= comm.now()) {
           begin_negotiation(tick);
@@ -218,8 +235,8 @@ TrainResult train_overlap_fusion(Mlp<T>& net, const Dataset& train, const Datase
         else run.poll([&] { done = negotiated(false); });
         if (done) {
           const auto upto = static_cast<std::size_t>(agreed);
-          if (upto <= released || upto > ready)
-            throw std::logic_error("overlap fusion: the ranks agreed on units not ready here");
+          if (upto <= released || upto > requested)
+            throw std::logic_error("overlap fusion: the ranks agreed on units not asked for here");
           enqueue_round(released, upto);  // the loop enqueues and sleeps: NCCL's stream runs them
           released = upto;
           next_tick = comm.now() + cycle;
@@ -231,13 +248,14 @@ TrainResult train_overlap_fusion(Mlp<T>& net, const Dataset& train, const Datase
         continue;
       }
       if (!blocking) return;
-      if (released == ready && stream.empty()) return;
+      if (released == requested && stream.empty()) return;
       if (!going) throw std::logic_error("overlap fusion: allreduces enqueued and none under way");
       going->allreduce->wait_step();
     }
   };
   auto mark_ready_upto = [&](int layer) {
-    while (ready < units.size() && units[ready].ready_after == layer) ready_at[ready++] = comm.now();
+    for (; ready < units.size() && units[ready].ready_after == layer; ++ready)
+      if (!scheduled) requested_at[requested++] = comm.now();
   };
 
   return run.run([&](int) {
@@ -247,7 +265,15 @@ TrainResult train_overlap_fusion(Mlp<T>& net, const Dataset& train, const Datase
     const std::size_t tests_before = tests_done;
     double exposed = 0;
     for (std::size_t k = 0; k < plan.blocks; ++k) {
-      ready = 0, released = 0;
+      ready = 0, released = 0, requested = 0;
+      if (scheduled && plan.ranks > 1) {
+        // Every tensor asked for now, and agreed on at once: the loop's tick (at most a cycle
+        // away) and its negotiation fall inside the forward pass, which has no progress point.
+        requested = units.size();
+        std::fill(requested_at.begin(), requested_at.end(), comm.now());
+        if (loop != Loop::idle) throw std::logic_error("overlap fusion: a negotiation left over from a block");
+        begin_negotiation(comm.now());
+      }
       run.forward_backward_layers(
           train, order, plan.first(k), plan.count(k), running,
           [&](int layer) {
@@ -257,7 +283,7 @@ TrainResult train_overlap_fusion(Mlp<T>& net, const Dataset& train, const Datase
             ++progress_calls;
           },
           slice_flops, [&] {
-            if (plan.ranks > 1 && (loop != Loop::idle || released < ready || !stream.empty())) {  // between slices
+            if (plan.ranks > 1 && (loop != Loop::idle || released < requested || !stream.empty())) {  // between slices
               advance(false);
               ++progress_calls;
             }
