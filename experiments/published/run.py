@@ -19,9 +19,10 @@ nccl-tests' busbw = S / t x 2 (n - 1) / n.
     python3 experiments/published/run.py [--only horovod|goyal|nccl] [--quick]
 
 writes experiments/published/results/published.json (every figure, the commands, the wall
-seconds of each simulation) and results/tables.md (the tables of README.md), and prints
-the tables. --quick leaves out the 512-GPU runs (about 10 minutes of the 15 or so on a
-2-core machine). Needs wulf built (./dev.sh build).
+seconds of each simulation), results/tables.md (the tables of README.md) and
+results/published.png (plot.py's drawing of them), and prints the tables. --quick leaves out
+the 512-GPU runs (about 3 minutes of the 6 on a 2-core machine). Needs wulf built
+(./dev.sh build).
 """
 
 import argparse
@@ -446,6 +447,13 @@ def main():
         f.write(text)
     os.replace(os.path.join(a.out, "tables.md.part"), os.path.join(a.out, "tables.md"))
     print(text)
+    # The drawing, by Debian's python3 where it is (dev.sh installs python3-matplotlib there).
+    python = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else sys.executable
+    drawn = subprocess.run([python, os.path.join(HERE, "plot.py"), path, os.path.join(a.out, "published.png")],
+                           capture_output=True, text=True)
+    if drawn.returncode != 0:
+        sys.stderr.write("run.py: no drawing (the record and tables are written): %s\n"
+                         % (drawn.stderr.strip().splitlines() or ["plot.py failed"])[-1])
 
 
 if __name__ == "__main__":
