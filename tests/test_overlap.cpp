@@ -352,9 +352,16 @@ TEST(overlap, bucket_cycle_starts_the_buckets_in_rounds_a_cycle_apart_on_every_e
 // go in two rounds (measured: 64 negotiations an epoch of 32 blocks, 0.99 s exposed, against
 // 1.58 s at 50 ms). Under mpirun (3 ranks, rank 2 folding into rdb) the same values again, the
 // ranks agreeing however their clocks run.
+// The sim run of the fusion tests: toy4-slow, one host at a quarter of the others' speed.
+std::vector<std::string> toy4_slow() {
+  return {"--engine", "sim", "--np", "4", "--platform", test_platform("toy4-slow.xml")};
+}
+// A record's last iteration's value of key.
+double last(const Json& r, const char* key) { return r.at("history").back().at(key).get<double>(); }
+
 TEST(overlap, bucket_fusion_tick_fuses_what_every_rank_has_ready_on_every_engine) {
   TestDir dir;
-  const std::vector<std::string> slow{"--engine", "sim", "--np", "4", "--platform", test_platform("toy4-slow.xml")};
+  const std::vector<std::string> slow = toy4_slow();
   const Json block = train_record(dir, "block", with(function_problem, with(slow, {"--allreduce", "rdb"})));
   const std::vector<std::string> fused{"--strategy", "overlap", "--bucket-allreduce", "rdb", "--bucket-fusion", "tick"};
   const auto fusing = [&](const std::string& name, const std::string& bytes, const std::string& cycle) {
@@ -369,7 +376,6 @@ TEST(overlap, bucket_fusion_tick_fuses_what_every_rank_has_ready_on_every_engine
     expect_same_history(block, *r, "test_rmse");
     EXPECT_EQ(r->at("config").at("bucket_fusion").get<std::string>(), "tick");
   }
-  const auto last = [](const Json& r, const char* key) { return r.at("history").back().at(key).get<double>(); };
   EXPECT_EQ(last(unfused, "fused_tensors"), 6);
   EXPECT_EQ(last(unfused, "buckets"), 6);
   EXPECT_EQ(last(whole, "buckets"), 1);
@@ -395,7 +401,7 @@ TEST(overlap, bucket_fusion_tick_fuses_what_every_rank_has_ready_on_every_engine
 // block's with --allreduce rdb on sim and real alike.
 TEST(overlap, bucket_request_scheduled_agrees_once_a_block_and_waits_for_the_data) {
   TestDir dir;
-  const std::vector<std::string> slow{"--engine", "sim", "--np", "4", "--platform", test_platform("toy4-slow.xml")};
+  const std::vector<std::string> slow = toy4_slow();
   const Json block = train_record(dir, "block", with(function_problem, with(slow, {"--allreduce", "rdb"})));
   const std::vector<std::string> overlap{"--strategy", "overlap", "--bucket-allreduce", "rdb", "--bucket-concurrency", "1"};
   const std::vector<std::string> scheduled{"--bucket-fusion", "tick", "--bucket-request", "scheduled", "--bucket-cycle",
@@ -409,7 +415,6 @@ TEST(overlap, bucket_request_scheduled_agrees_once_a_block_and_waits_for_the_dat
     expect_same_history(block, *r, "train_error");
     EXPECT_EQ(r->at("config").at("bucket_request").get<std::string>(), "scheduled");
   }
-  const auto last = [](const Json& r, const char* key) { return r.at("history").back().at(key).get<double>(); };
   EXPECT_EQ(last(whole, "negotiations"), 32);
   EXPECT_EQ(last(whole, "buckets"), 1);
   EXPECT_EQ(last(unfused, "negotiations"), 32);

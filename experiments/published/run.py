@@ -67,7 +67,7 @@ HOROVOD = {
     # with a ready event, and the loop waits for every tensor's event of a response before it
     # performs it: WAIT_FOR_DATA, "TensorFlow tries to smartly interleave scheduling and GPU
     # computation", docs/timeline.md at 8318a898): --bucket-request scheduled. Until
-    # 2026-11-30 the requests went when the GPU had made each tensor (computed).
+    # 2026-11-29's evening the requests went when the GPU had made each tensor (computed).
     "bucket_request": "scheduled",
     "nets": {
         "inception_v3": {"label": "Inception V3", "one_gpu_images_s": 134.4,
