@@ -213,6 +213,16 @@ TEST(platform, a_small_messages_pingpong_takes_its_routes_latency) {
   const double one_way = r.at("pingpong").at(0).at("time_s").get<double>();
   EXPECT_GE(one_way, 1e-3);
   EXPECT_LT(one_way, 1.01e-3);  // the bytes at 12.5 MB/s and the ranks' own time: microseconds
+  // Each of the --repeat 3 round trips' halves, whose mean is time_s.
+  const Json& calls = r.at("pingpong").at(0).at("calls_s");
+  ASSERT_EQ(calls.size(), 3u);
+  double sum = 0;
+  for (const Json& c : calls) {
+    EXPECT_GE(c.get<double>(), 1e-3);
+    EXPECT_LT(c.get<double>(), 1.01e-3);
+    sum += c.get<double>();
+  }
+  EXPECT_NEAR(sum / 3, one_way, 1e-12);
 }
 
 // --back-to-back --gap: compute charged before each call, as training's between its

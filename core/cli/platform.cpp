@@ -386,7 +386,7 @@ Json bench_config(const BenchJob& job, const std::vector<PlatformHost>& pair) {
   config["type"] = job.type;
   config["repeat"] = job.repeat;
   config["measured_as"] = {
-      {"pingpong", "half the round trip, the mean over the calls"},
+      {"pingpong", "half the round trip, the mean over the calls (calls_s: each call's)"},
       {"collectives", job.back_to_back ? "the calls back to back, from one barrier to the last rank's finish of "
                                          "the last call, over the calls"
                                        : "from a barrier to the last rank's finish, the mean over the calls"}};
