@@ -113,8 +113,11 @@ TEST(tree_collectives, wulfs_own_give_exact_values_at_every_root_under_smpirun) 
       expect_exact(smpirun_command(file, hostfile, np, {}, wulf_program("wulf-rank-sim")), true, what, algorithm, np);
 }
 
+// Under mpirun the same schedules over Open MPI's messages: no message (1 rank), a tree of
+// uneven subtrees (5) and a full one (8). Every count from 1 to 8 is the test above's; each
+// mpirun costs about a second (it was 1, 2, 3, 5 and 8: 48 s of the suite).
 TEST(tree_collectives, wulfs_own_give_exact_values_at_every_root_under_mpirun) {
-  for (const int np : {1, 2, 3, 5, 8})
+  for (const int np : {1, 5, 8})
     for (const auto& [what, algorithm] : own_algorithms) {
       const MpiSessionDir session;
       expect_exact(mpirun_command(np, "auto", Collectives{}, wulf_program("wulf-rank-real"), session), false, what,
