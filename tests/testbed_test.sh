@@ -86,11 +86,13 @@ print(f"validate --platform fattree8: worst cell {worst:.1f}%, training {t['simu
 EOF2
 # 3. Latency (issue 32, item 5): far2's hosts are 1 ms apart (500 us a link). The testbed
 # holds each frame for its link's latency times D (a forwarder between the link's ends), so a
-# 4-byte ping-pong takes the simulated one-way 1.00 ms within 5% (measured here: 1.011 against
-# 1.002 ms); without the latency it took the software path's few microseconds. The least of
-# 5 round trips is held to 5%: on CI's machine (this test runs alone, but on shared cores) a
-# forwarder or a rank not scheduled in time put the mean of 3 at 1.098 ms. The mean is held to 50%: one round trip
-# held up by a millisecond moves it by 20%.
+# 4-byte ping-pong takes the simulated one-way 1.00 ms plus the software path's own tens of
+# microseconds (measured here, the least of 5: 1.011, 1.028 and 1.033 against 1.002 ms on
+# three days); without the latency it took those few microseconds alone, with one link's
+# latency it would take half. The least of 5 round trips is held to 10%: on CI's machine
+# (this test runs alone, but on shared cores) a forwarder or a rank not scheduled in time put
+# the mean of 3 at 1.098 ms. The mean is held to 50%: one round trip held up by a
+# millisecond moves it by 20%.
 far2="$(dirname "$0")/platforms/far2.xml"
 for engine in sim testbed; do
   "$build/wulf" platform bench "$far2" --engine "$engine" --np 2 --sizes 4 --collectives allreduce --elements 16 \
@@ -102,7 +104,7 @@ sim, bed = (json.load(open(f)) for f in sys.argv[1:3])
 s, b = sim["pingpong"][0]["time_s"], bed["pingpong"][0]["time_s"]
 least = min(bed["pingpong"][0]["calls_s"])
 assert len(bed["pingpong"][0]["calls_s"]) == 5, bed["pingpong"][0]
-assert 0.95 <= least / s <= 1.05, f"4 bytes one way: testbed {least * 1e3:.4g} ms at least, simulation {s * 1e3:.4g} ms"
+assert 0.95 <= least / s <= 1.10, f"4 bytes one way: testbed {least * 1e3:.4g} ms at least, simulation {s * 1e3:.4g} ms"
 assert 0.95 <= b / s <= 1.5, f"4 bytes one way: testbed {b * 1e3:.4g} ms on the mean, simulation {s * 1e3:.4g} ms"
 assert bed["config"]["testbed"]["latency"]["largest_route_s"] == 1e-3, bed["config"]["testbed"]["latency"]
 print(f"ping-pong of 4 bytes on far2: testbed {least * 1e3:.4g} ms at least, {b * 1e3:.4g} ms on the mean, simulation {s * 1e3:.4g} ms")
