@@ -168,6 +168,7 @@ bool generate(const std::vector<std::string>& options, const std::string& out) {
 // The time of one allreduce of 16 Mi floats (64 MiB) on np ranks of file, by algorithm.
 double allreduce_s(const std::string& file, int np, const std::string& algorithm) {
   TestDir dir;
+  const HugePagesForLargeBuffers pages;  // 16 ranks of 64 MiB: 6.3 s under tcmalloc, 3.7 s so
   const Json r = record_of(dir, "ar",
                            {"platform", "bench", file, "--np", std::to_string(np), "--collectives", "allreduce",
                             "--allreduce", algorithm, "--elements", "16777216", "--type", "float", "--no-pingpong",

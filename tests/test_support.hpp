@@ -217,6 +217,22 @@ class ScopedEnv {
   std::optional<std::string> saved_;
 };
 
+// For one scope, the simulations run under glibc's malloc on transparent huge pages instead
+// of tcmalloc (README, "Speed"): the values and simulated times are the same
+// (sim_messages.the_allocator_changes_no_value_and_no_simulated_time), and a run of large real
+// buffers goes 1.7 to 3.5 times faster here (each fresh 4 KB page costs this virtual machine
+// about 10 us). Where the machine gives no huge pages, glibc's malloc alone.
+class HugePagesForLargeBuffers {
+ public:
+  HugePagesForLargeBuffers() = default;
+
+ private:
+  ScopedEnv preload_{"LD_PRELOAD", std::string()};
+  ScopedEnv tunables_{"GLIBC_TUNABLES",
+                      std::string("glibc.malloc.hugetlb=1:glibc.malloc.mmap_threshold=268435456:"
+                                  "glibc.malloc.trim_threshold=1073741824")};
+};
+
 // $WULF_MEMORY_LIMIT_BYTES (the machine's memory to the estimate) set for one scope, or
 // unset with nullopt; as it was afterwards.
 class MemoryLimit : public ScopedEnv {
