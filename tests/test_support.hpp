@@ -5,6 +5,7 @@
 #pragma once
 
 #include "cli/cli.hpp"
+#include "engine/launch.hpp"
 #include "util/errors.hpp"
 #include "util/files.hpp"
 #include "util/json.hpp"
@@ -228,9 +229,7 @@ class HugePagesForLargeBuffers {
 
  private:
   ScopedEnv preload_{"LD_PRELOAD", std::string()};
-  ScopedEnv tunables_{"GLIBC_TUNABLES",
-                      std::string("glibc.malloc.hugetlb=1:glibc.malloc.mmap_threshold=268435456:"
-                                  "glibc.malloc.trim_threshold=1073741824")};
+  ScopedEnv tunables_{"GLIBC_TUNABLES", std::string("glibc.malloc.hugetlb=1:") + sim_glibc_tunables};
 };
 
 // $WULF_MEMORY_LIMIT_BYTES (the machine's memory to the estimate) set for one scope, or

@@ -13,6 +13,7 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <numeric>
 #include <ostream>
 #include <sstream>
 #include <stdexcept>
@@ -243,13 +244,12 @@ void run_comm_bench(const CommBenchConfig& c, Comm& comm, Compute& compute, std:
       round_trip();
       // Each round trip's half is kept too: on a real network a loaded machine delays some of
       // them (a forwarder or a rank not scheduled), which the mean carries and the least does not.
-      const double t0 = comm.now();
       for (int r = 0; r < c.repeat; ++r) {
         const double start = comm.now();
         round_trip();
         calls.push_back((comm.now() - start) / 2.0);
       }
-      seconds = (comm.now() - t0) / (2.0 * c.repeat);
+      seconds = std::accumulate(calls.begin(), calls.end(), 0.0) / c.repeat;
     } else {
       bytes = size * (c.doubles ? 8 : 4);
       seconds = c.doubles ? time_collective<double>(c, size, comm, compute, reducer, stages, calls)

@@ -557,8 +557,7 @@ RanksOutcome run_ranks(const std::vector<std::string>& cmd, bool simulation, boo
   // fresh mmap and its page faults (a third of the wall time of 16 digits ranks). Keeping
   // them on the heap halves that cost; the simulated times do not change.
   if (simulation && !std::getenv("GLIBC_TUNABLES"))
-    options.env.push_back(
-        "GLIBC_TUNABLES=glibc.malloc.mmap_threshold=268435456:glibc.malloc.trim_threshold=1073741824");
+    options.env.push_back(std::string("GLIBC_TUNABLES=") + sim_glibc_tunables);
   if (simulation)
     if (const SimAllocator a = sim_allocator(); !a.preload.empty()) options.env.push_back("LD_PRELOAD=" + a.preload);
   options.on_timeout = [&] { return stopped_ranks(status_file.path()); };

@@ -126,6 +126,10 @@ struct SimAllocator {
   std::string preload, name;
 };
 SimAllocator sim_allocator();
+// glibc's malloc thresholds for smpirun's process where the environment sets no
+// GLIBC_TUNABLES (run_ranks): SMPI's message-sized buffers stay on the heap.
+inline constexpr const char* sim_glibc_tunables =
+    "glibc.malloc.mmap_threshold=268435456:glibc.malloc.trim_threshold=1073741824";
 
 // The collective algorithms a run forces on its engine, by engine/collective_choice's names
 // (resolved: Open MPI 4.1's choice where the user said default); "default" leaves the
