@@ -150,6 +150,24 @@ TEST(layer_table, a_layer_net_runs_time_only_and_takes_the_time_its_flops_give) 
   EXPECT_EQ(block.at("phases").at("forward_patterns").get<double>(), 2.0);  // rank 0's share of the 8
 }
 
+// A file without a samples line (one written by hand) takes the epoch from --train-size and
+// --test-size: the same 90.496 us as tiny's 8 and 4 samples; without them it has 1 and 0,
+// which a block of 4 refuses. With the line, the options only cut the file's epoch.
+TEST(layer_table, a_file_without_samples_takes_its_epoch_from_the_options) {
+  TestDir dir;
+  std::string text = tiny;
+  text.erase(text.find("samples 8 4\n"), std::string("samples 8 4\n").size());
+  const std::string file = dir.write("nosamples.layers", text);
+  EXPECT_FALSE(parse_layer_table(text, "nosamples.layers").samples_given);
+  EXPECT_TRUE(parse_layer_table(tiny, "tiny.layers").samples_given);
+  const std::vector<std::string> run{"--problem", "layers:" + file, "--numerics", "off", "--engine", "sim",
+                                     "--platform", toy4, "--np", "1", "--block", "4", "--epochs", "1"};
+  const Json r = train_record(dir, "r", with(run, {"--train-size", "8", "--test-size", "4"}));
+  EXPECT_NEAR(r.at("history")[1].at("time_s").get<double>(), 90.496e-6, 1e-12);
+  EXPECT_EQ(r.at("config").at("train_size").get<double>(), 8.0);
+  expect_train_refused(run, {"--block: 4 is larger than the training set (1 patterns)"});
+}
+
 TEST(layer_table, a_hosts_efficiency_is_read_per_kind_and_refused_when_it_is_no_fraction) {
   const KindEfficiency e = parse_kind_efficiency("conv=0.5, norm=0.1,other=0.25", "wulf:efficiency");
   EXPECT_EQ(efficiency_of(e, LayerKind::conv), 0.5);

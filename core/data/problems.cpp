@@ -382,7 +382,8 @@ Problem make_fann(std::string_view path, const ProblemOptions& o) {
 }
 
 // layers:FILE: the net is the file's; the data is the sizes of an epoch it gives (cut by
-// --train-size and --test-size), never read or made.
+// --train-size and --test-size; a file without them takes the options' sizes), never read or
+// made.
 Problem make_layers(std::string_view name, const ProblemOptions& o) {
   if (name.empty()) throw InputError("--problem layers:FILE: name a layer file or a net of platforms/nets/");
   Problem p;
@@ -399,6 +400,7 @@ Problem make_layers(std::string_view name, const ProblemOptions& o) {
   p.description = table->name + ", given by its layers: " + std::to_string(table->layers.size()) +
                   " layers, " + std::to_string(table->parameter_count()) + " parameters";
   auto cut = [&](std::size_t kept, std::size_t all, const char* option, const char* what) {
+    if (!table->samples_given) return kept > 0 ? kept : all;
     if (kept > all)
       throw InputError(fmt::format("{}: {} is more than the {} {} samples of {}", option, kept, all, what, p.name));
     return kept > 0 ? kept : all;

@@ -172,6 +172,7 @@ LayerTable parse_layer_table(std::string_view text, const std::string& path) {
       once(), args(2, "the training and test samples of an epoch");
       table.train_samples = r.whole(w[1], "training samples", 1, 1e12);
       table.test_samples = r.whole(w[2], "test samples", 0, 1e12);
+      table.samples_given = true;
     } else if (key == "inputs" || key == "outputs") {
       once(), args(1, "one whole number");
       (key == "inputs" ? table.inputs : table.outputs) = static_cast<int>(r.whole(w[1], key, 1, 2147483647.0));

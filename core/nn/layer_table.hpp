@@ -56,7 +56,10 @@ struct TableLayer {
 struct LayerTable {
   std::string path;  // as read
   std::string name;  // the file's `name`
+  // An epoch's samples, the file's `samples` line (samples_given); without it 1 and 0, and
+  // --train-size and --test-size set them.
   std::size_t train_samples = 1, test_samples = 0;
+  bool samples_given = false;
   int inputs = 1, outputs = 1;
   std::vector<TableLayer> layers;  // forward order
   std::size_t parameter_count() const;
