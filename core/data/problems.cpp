@@ -400,8 +400,7 @@ Problem make_layers(std::string_view name, const ProblemOptions& o) {
   p.description = table->name + ", given by its layers: " + std::to_string(table->layers.size()) +
                   " layers, " + std::to_string(table->parameter_count()) + " parameters";
   auto cut = [&](std::size_t kept, std::size_t all, const char* option, const char* what) {
-    if (!table->samples_given) return kept > 0 ? kept : all;
-    if (kept > all)
+    if (table->samples_given && kept > all)
       throw InputError(fmt::format("{}: {} is more than the {} {} samples of {}", option, kept, all, what, p.name));
     return kept > 0 ? kept : all;
   };
