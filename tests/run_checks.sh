@@ -51,10 +51,10 @@ end_session() {
   for pid in $(session_processes "$1" | cut -d' ' -f1); do kill -9 "$pid" 2>/dev/null; done
 }
 
-# start_wulf DIR ARGS...: `wulf ARGS` in a session of its own, in DIR/cwd, its temporary
+# launch_wulf DIR ARGS...: `wulf ARGS` in a session of its own, in DIR/cwd, its temporary
 # files in DIR/tmp, its output in DIR/out and DIR/err, with SIGINT at its default (a shell
 # starts background commands with SIGINT ignored). Sets $wulf to its pid (and session).
-start_wulf() {
+launch_wulf() {
   local dir=$1
   shift
   mkdir -p "$dir/tmp" "$dir/cwd"
@@ -62,7 +62,12 @@ start_wulf() {
     >"$dir/out" 2>"$dir/err") &
   wulf=$!
   sessions="$sessions $wulf"
-  local sid
+}
+
+# start_wulf DIR ARGS...: launch_wulf, then waits until wulf leads its session.
+start_wulf() {
+  launch_wulf "$@"
+  local dir=$1 sid
   for _ in $(seq 50); do
     sid=$(session_processes "$wulf" | head -n 1)
     [ -n "$sid" ] && break

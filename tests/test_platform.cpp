@@ -1038,6 +1038,29 @@ TEST(testbed, the_default_dilation_grows_with_the_ranks_per_core_and_the_links) 
   EXPECT_EQ(default_dilation(hosts(8, 36.8e6), 8, 2, 2, 2), 20);  // Messner: 589 MB/s over 30 MB/s
 }
 
+// `wulf testbed run`'s plan: dilation 1 whatever the machine, the latencies held; where this
+// machine's cores cannot carry the links in real time (the default dilation's rule without
+// its floor of 10), a note says what they carry and the --bw-scale that fits.
+TEST(testbed, a_programs_plan_has_dilation_1_and_says_what_the_cores_carry) {
+  const std::string bat = std::string(WULF_PLATFORMS_DIR) + "/batcave.xml";
+  const TestbedPlan plan = plan_program_testbed(bat, hosts_of_ranks(platform_hosts(bat, 8).hosts, 8), 8, 1.0);
+  EXPECT_EQ(plan.dilation, 1);
+  EXPECT_TRUE(plan.latencies_held);
+  EXPECT_EQ(plan.network.most_delayed_hops, 2u);
+  for (const std::string& note : plan.notes) EXPECT_EQ(note.find("dilation"), std::string::npos) << note;
+  // 8 links of 10.6 MB/s through 2 forwarders a route, 15 MB/s a core: 2 cores carry 15 MB/s
+  // of the 84.8, a dilation of 5.65; 100 cores carry them.
+  const PathLoad load = path_load(plan.hosts, 2, plan.network.most_hops, plan.network.most_delayed_hops);
+  EXPECT_DOUBLE_EQ(load.links_Bps, 84.8e6);
+  EXPECT_DOUBLE_EQ(load.dilation, 84.8e6 * 2 / 30e6);
+  EXPECT_EQ(default_dilation(plan.hosts, 8, 2, plan.network.most_hops, plan.network.most_delayed_hops), 10);
+  const std::string note = real_time_note(plan, 2, 1.0);
+  EXPECT_NE(note.find("these links carry 84.8 MB/s"), std::string::npos) << note;
+  EXPECT_NE(note.find("this machine's 2 cores hold about 15 MB/s at dilation 1"), std::string::npos) << note;
+  EXPECT_NE(note.find("--bw-scale 0.17"), std::string::npos) << note;
+  EXPECT_EQ(real_time_note(plan, 100, 1.0), "");
+}
+
 TEST(testbed, its_options_are_refused_where_they_mean_nothing) {
   std::ostringstream out, err;
   EXPECT_EQ(run_cli({"train", "--problem", "encoder:8", "--engine", "sim", "--np", "2", "--platform",

@@ -13,6 +13,7 @@
 #include "test_support.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
@@ -229,6 +230,105 @@ TEST(process, a_limit_too_long_for_the_clock_is_no_limit_at_once) {
 
 TEST(process, a_program_that_is_not_there_cannot_be_started) {
   EXPECT_THROW(run_program({"/no/such/program"}), std::runtime_error);
+}
+
+// A group of children (run_children): each in a process group of its own, its output in its
+// files, its own environment; all waited for.
+TEST(process, a_group_of_children_runs_at_once_each_with_its_files_and_environment) {
+  const TestDir dir;
+  std::vector<GroupChild> children;
+  for (int i = 0; i < 3; ++i) {
+    const std::string id = std::to_string(i);
+    children.push_back(
+        {{"sh", "-c", "echo $WULF_TEST_RANK $(cut -d' ' -f5 /proc/$$/stat) $$; echo err$WULF_TEST_RANK >&2"},
+         {"WULF_TEST_RANK=" + id},
+         dir.file("out" + id),
+         dir.file("err" + id),
+         "child " + id});
+  }
+  std::vector<ChildEnd> ends;
+  EXPECT_EQ(run_children(children, {}, ends), -1);
+  ASSERT_EQ(ends.size(), 3u);
+  for (int i = 0; i < 3; ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(ends[i].code, 0);
+    EXPECT_EQ(ends[i].signal, 0);
+    EXPECT_EQ(ends[i].ended_by, "");
+    EXPECT_GT(ends[i].wall_s, 0);
+    std::ifstream out(dir.file("out" + std::to_string(i)));
+    int rank = -1, group = 0, pid = 0;
+    out >> rank >> group >> pid;
+    EXPECT_EQ(rank, i);
+    EXPECT_EQ(group, pid);  // a process group of its own
+    std::ifstream err(dir.file("err" + std::to_string(i)));
+    std::string said;
+    err >> said;
+    EXPECT_EQ(said, "err" + std::to_string(i));
+  }
+  EXPECT_EQ(std::getenv("WULF_TEST_RANK"), nullptr);
+}
+
+// The first child to fail ends the others at once, with what they started; each is said to
+// have been ended, and why.
+TEST(process, the_first_child_of_a_group_to_fail_ends_the_others) {
+  const TestDir dir;
+  const std::string pid_file = dir.file("pid");
+  const std::vector<GroupChild> children{
+      {{"sh", "-c", "sleep 60 & echo $! > " + pid_file + "; wait"}, {}, "", "", "sleeper"},
+      {{"sh", "-c", "sleep 0.2; exit 3"}, {}, "", "", "quitter"},
+      {{"sh", "-c", "trap '' TERM; sleep 60; sleep 60"}, {}, "", "", "stubborn"}};
+  ChildOptions o;
+  o.grace_s = 0.5;
+  std::vector<ChildEnd> ends;
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(run_children(children, o, ends), 1);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 10);
+  ASSERT_EQ(ends.size(), 3u);
+  EXPECT_EQ(ends[1].code, 3);
+  EXPECT_EQ(ends[1].ended_by, "");
+  EXPECT_EQ(ends[0].code, 128 + SIGTERM);
+  EXPECT_EQ(ends[0].signal, SIGTERM);
+  EXPECT_EQ(ends[0].ended_by, "SIGTERM from wulf after quitter failed");
+  EXPECT_EQ(ends[2].signal, SIGKILL);
+  EXPECT_EQ(ends[2].ended_by, "SIGTERM from wulf after quitter failed (SIGKILL after 0.5 s)");
+  const int sleeper = pid_in(pid_file);
+  ASSERT_GT(sleeper, 0);
+  EXPECT_TRUE(ended(sleeper)) << "the first child's background sleep " << sleeper << " is " << process_state(sleeper);
+}
+
+// Past the time limit every child still running is ended and named; ends says how each ended.
+TEST(process, a_group_past_its_time_limit_is_ended_and_each_child_named) {
+  const std::vector<GroupChild> children{{{"sleep", "60"}, {}, "", "", "rank 0"},
+                                         {{"true"}, {}, "", "", "rank 1"},
+                                         {{"sleep", "60"}, {}, "", "", "rank 2"}};
+  std::vector<ChildEnd> ends;
+  try {
+    run_children(children, limited(0.5), ends);
+    ADD_FAILURE() << "no TimedOut";
+  } catch (const TimedOut& e) {
+    EXPECT_TRUE(contains(e.message, "timed out after 0.5 s; ended rank 0's process group ")) << e.message;
+    EXPECT_TRUE(contains(e.message, ", rank 2's process group ")) << e.message;
+    EXPECT_FALSE(contains(e.message, "rank 1")) << e.message;
+  }
+  ASSERT_EQ(ends.size(), 3u);
+  EXPECT_EQ(ends[1].code, 0);
+  EXPECT_EQ(ends[1].ended_by, "");
+  for (const int i : {0, 2}) {
+    EXPECT_EQ(ends[i].code, 128 + SIGTERM) << i;
+    EXPECT_EQ(ends[i].ended_by, "SIGTERM from wulf at the time limit of 0.5 s") << i;
+  }
+}
+
+// A child that cannot be started: the group is not started, and those started are ended.
+TEST(process, a_group_with_a_program_that_is_not_there_is_refused) {
+  const std::vector<GroupChild> children{{{"sleep", "60"}, {}, "", "", ""}, {{"/no/such/program"}, {}, "", "", ""}};
+  std::vector<ChildEnd> ends;
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_THROW(run_children(children, limited(30), ends), std::runtime_error);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 10);
+  ASSERT_EQ(ends.size(), 2u);
+  EXPECT_EQ(ends[0].code, 128 + SIGTERM);
+  EXPECT_EQ(ends[1].code, -1);
 }
 
 TEST(process, signals_have_their_names) {

@@ -46,7 +46,8 @@ const char* usage =
     "  validate   model and simulator against real mpirun on this machine (seed 000's Table VI)\n"
     "  recommend  the fastest strategy, p and b to a target error on a platform, or the fewest processors for a time per epoch\n"
     "  plot       draw the error curves of result records against time or iterations into one PNG\n"
-    "  testbed    whether this machine can run --engine testbed (check), and removing killed runs' leftovers (clean)\n"
+    "  testbed    whether this machine can run --engine testbed (check), removing killed runs' leftovers (clean),\n"
+    "             and any program on a platform's emulated cluster, e.g. torch.distributed's or MPI's (run)\n"
     "  clean      remove what killed runs left: temporary files and folders, testbed namespaces\n"
     "\n"
     "wulf --version prints the version and the libraries it was built with.\n";
@@ -56,7 +57,7 @@ const char* usage =
 std::vector<std::pair<std::string, po::options_description>> command_options() {
   return {{"train", train_options()},         {"recommend", recommend_options()}, {"calibrate", calibrate_options()},
           {"validate", validate_options()},   {"study", study_options()},         {"model", model_options()},
-          {"platform bench", bench_options()}};
+          {"platform bench", bench_options()}, {"testbed run", testbed_run_options()}};
 }
 
 int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {

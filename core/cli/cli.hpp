@@ -64,8 +64,11 @@ int validate_testbed(const std::string& out_path, const std::string& timeout, co
 // `wulf clean` (cli/clean.cpp): what killed runs left, their temporary files and folders
 // and testbed namespaces, removed (remove_temp_leftovers, remove_testbed_leftovers).
 int clean_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
-// `wulf testbed check|clean` (cli/testbed.cpp).
+// `wulf testbed check|clean|run` (cli/testbed.cpp).
 int testbed_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+// `wulf testbed run ... -- PROGRAM ARGS` (cli/testbed_run.cpp): any program on a platform's
+// emulated cluster; args excludes "run".
+int testbed_run_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
 // The commands' tables of options, each in its command's file (wulf train's:
 // cli/train_options.hpp).
@@ -75,6 +78,7 @@ boost::program_options::options_description validate_options();
 boost::program_options::options_description study_options();
 boost::program_options::options_description model_options();
 boost::program_options::options_description bench_options();
+boost::program_options::options_description testbed_run_options();
 // Every command's table, by the command's words ("train", "platform bench", ...), for the
 // test that every numeric option states its range and refuses values outside it.
 std::vector<std::pair<std::string, boost::program_options::options_description>> command_options();

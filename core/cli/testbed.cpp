@@ -1,5 +1,6 @@
 // `wulf testbed check` and `wulf testbed clean`: whether this machine can build the emulated
-// cluster of --engine testbed (engine/testbed.hpp), and removing what killed runs left.
+// cluster of --engine testbed (engine/testbed.hpp), and removing what killed runs left; `wulf
+// testbed run` (cli/testbed_run.cpp): any program on it.
 #include "cli/cli.hpp"
 
 #include "engine/delay_link.hpp"
@@ -30,7 +31,11 @@ int testbed_command(const std::vector<std::string>& args, std::ostream& out, std
   if (verb == "--help" || verb == "-h") {
     out << "usage: wulf testbed check   whether this machine can run --engine testbed (exit 0), or why not (exit 2)\n"
            "       wulf testbed clean   remove the namespaces, processes and temporary files of testbed runs that "
-           "were killed\n";
+           "were killed\n"
+           "       wulf testbed run --platform FILE.xml --np N [options] -- PROGRAM [ARGS...]\n"
+           "                            run any program on the platform's emulated cluster, a process per rank with "
+           "torchrun's\n"
+           "                            environment, or under mpirun (wulf testbed run --help)\n";
     return exit_ok;
   }
   // The guardian of a run (engine/testbed.hpp): waits for the end of its standard input,
@@ -48,8 +53,9 @@ int testbed_command(const std::vector<std::string>& args, std::ostream& out, std
     start_delay_link({args[1], args[2], seconds_of(args[3]), seconds_of(args[4])});
     return exit_ok;
   }
+  if (verb == "run") return testbed_run_command({args.begin() + 1, args.end()}, out, err);
   if (args.size() != 1 || (verb != "check" && verb != "clean")) {
-    err << "usage: wulf testbed check | clean\n";
+    err << "usage: wulf testbed check | clean | run (wulf testbed --help)\n";
     return exit_input;
   }
   if (verb == "clean") {

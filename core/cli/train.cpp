@@ -126,16 +126,7 @@ int launch_real(const TrainJob& job, std::ostream& err) {
 // and so is a what-if that takes the platform's numbers out of wulf's bounds.
 PlatformHosts rank_placement(const TrainJob& job, const std::string& platform) {
   const PlatformScales scales{job.compute.bw_scale, job.compute.lat_scale, job.compute.speed_scale};
-  PlatformHosts placement = job.rank_hosts.empty() ? platform_hosts(platform, job.np, job.ranks_per_host, scales)
-                                                   : placed_hosts(platform, job.rank_hosts, scales);
-  const std::vector<PlatformHost>& hosts = placement.hosts;
-  long long cores = 0;
-  for (const auto& h : hosts) cores += h.cores;
-  if (job.np > cores)
-    throw InputError("--np " + std::to_string(job.np) + ": the platform " + job.platform + " has only " +
-                     std::to_string(cores) + " cores on " + std::to_string(hosts.size()) + " hosts" +
-                     (job.ranks_per_host > 0 ? " for --ranks-per-host " + std::to_string(job.ranks_per_host) : ""));
-  return placement;
+  return place_ranks(platform, job.platform, job.np, job.ranks_per_host, job.rank_hosts, scales);
 }
 
 // What the placement on a platform adds to the job: the platform's price and the four-stage

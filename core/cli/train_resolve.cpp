@@ -64,9 +64,9 @@ void resolve_engine(const po::variables_map& vm, TrainJob& job) {
   }
 }
 
-// --hosts: a file of one host name per line (blank lines and # comments skipped), else a
-// list; one host per rank. The names are checked against the platform when it is read.
-std::vector<std::string> rank_hosts(const std::string& text, const TrainJob& job) {
+}  // namespace
+
+std::vector<std::string> rank_hosts(const std::string& text, long long np, long long ranks_per_host) {
   std::vector<std::string> names;
   std::error_code ec;
   if (std::filesystem::exists(text, ec)) {  // a file (read_text_file refuses a FIFO, a folder ...)
@@ -80,12 +80,14 @@ std::vector<std::string> rank_hosts(const std::string& text, const TrainJob& job
   for (const std::string& name : names)
     if (name.empty() || name.find_first_of(" \t,") != std::string::npos)
       throw InputError("--hosts " + text + ": '" + name + "' is not a host name");
-  if (names.size() != static_cast<std::size_t>(job.np))
-    throw InputError("--hosts " + text + ": " + std::to_string(names.size()) + " hosts for --np " +
-                     std::to_string(job.np) + " (one host per rank)");
-  if (job.ranks_per_host > 0) throw InputError("--hosts places every rank itself: drop --ranks-per-host");
+  if (names.size() != static_cast<std::size_t>(np))
+    throw InputError("--hosts " + text + ": " + std::to_string(names.size()) + " hosts for --np " + std::to_string(np) +
+                     " (one host per rank)");
+  if (ranks_per_host > 0) throw InputError("--hosts places every rank itself: drop --ranks-per-host");
   return names;
 }
+
+namespace {
 
 // What each engine asks of the job's compute charging and platform; resolve and a re-run's
 // overrides both end here.
@@ -164,7 +166,7 @@ void resolve_compute(const po::variables_map& vm, TrainJob& job) {
   if (vm.count("eager-limit")) job.eager_limit = vm["eager-limit"].as<long long>();
   job.sim_messages = vm["sim-messages"].as<std::string>();
   job.ranks_per_host = vm["ranks-per-host"].as<long long>();
-  if (vm.count("hosts")) job.rank_hosts = rank_hosts(vm["hosts"].as<std::string>(), job);
+  if (vm.count("hosts")) job.rank_hosts = rank_hosts(vm["hosts"].as<std::string>(), job.np, job.ranks_per_host);
   if (!job.rank_hosts.empty() && job.reduce == "four-stage" && !job.has_reduce_layout)
     throw InputError("--hosts with --reduce four-stage needs --reduce-layout (the layout read from the platform "
                      "follows its own host order)");

@@ -22,6 +22,11 @@ TrainJob resolve(const boost::program_options::variables_map& vm);
 // the field named. The data is read and the job checked as resolve does.
 TrainJob resolve_rerun(const boost::program_options::variables_map& vm);
 
+// --hosts (of wulf train and wulf testbed run): a file of one host name per line (blank lines
+// and # comments skipped), else a list; one host per rank of np, and no --ranks-per-host
+// beside it. The names are checked against the platform when it is read (place_ranks).
+std::vector<std::string> rank_hosts(const std::string& text, long long np, long long ranks_per_host);
+
 // The MNIST folder a run reads without --data-dir: $WULF_MNIST_DIR, else the one found at
 // build time.
 std::string default_mnist_dir();

@@ -155,6 +155,19 @@ PlatformHosts placed_hosts(const std::string& file, const std::vector<std::strin
   return all;
 }
 
+PlatformHosts place_ranks(const std::string& file, const std::string& shown, long long np, long long ranks_per_host,
+                          const std::vector<std::string>& names, const PlatformScales& scales) {
+  PlatformHosts placement =
+      names.empty() ? platform_hosts(file, np, ranks_per_host, scales) : placed_hosts(file, names, scales);
+  long long cores = 0;
+  for (const auto& h : placement.hosts) cores += h.cores;
+  if (np > cores)
+    throw InputError("--np " + std::to_string(np) + ": the platform " + shown + " has only " + std::to_string(cores) +
+                     " cores on " + std::to_string(placement.hosts.size()) + " hosts" +
+                     (ranks_per_host > 0 ? " for --ranks-per-host " + std::to_string(ranks_per_host) : ""));
+  return placement;
+}
+
 std::string reduce_layout_of(const std::vector<PlatformHost>& hosts, int np) {
   std::map<std::string, int> group_index;  // group names in sorted order: A, B, C, D
   std::vector<const PlatformHost*> used;

@@ -72,6 +72,13 @@ PlatformHosts platform_hosts(const std::string& file, long long ranks = 0, long 
 // ranks on a host than it has cores, or what platform_hosts refuses.
 PlatformHosts placed_hosts(const std::string& file, const std::vector<std::string>& names,
                            const PlatformScales& scales = {});
+// The hosts np ranks go on, in rank order: the placement `names` gives (--hosts, a host a rank)
+// where it is not empty, else the platform's hosts filled in order, at most ranks_per_host
+// each (0: each to its cores). Throws InputError naming --np where those hosts have fewer
+// cores than np ranks, and what platform_hosts and placed_hosts refuse. file is the platform
+// read; shown, what messages call it (a grown platform's file goes by the platform it grew).
+PlatformHosts place_ranks(const std::string& file, const std::string& shown, long long np, long long ranks_per_host,
+                          const std::vector<std::string>& names, const PlatformScales& scales = {});
 // The four-stage reduce's layout (ReduceLayout's explicit form) of np ranks filling hosts
 // in order, each host's cores: one node per host, its group and node index from the host
 // properties, the fan-in the fewest NICs of a grouped host. Empty when no host used has a

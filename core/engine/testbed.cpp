@@ -121,16 +121,24 @@ std::string shell_quote(const std::string& s) {
 
 }  // namespace
 
+PathLoad path_load(const std::vector<TestbedHost>& hosts, unsigned cores, std::size_t most_hops,
+                   std::size_t most_delayed_hops) {
+  const double c = std::max(1u, cores);
+  PathLoad load;
+  for (const TestbedHost& h : hosts) load.links_Bps += h.up_Bps;
+  const double hops = std::max(1.0, static_cast<double>(most_hops) / 2);
+  const double carried = load.links_Bps * hops / (kSwitchedBytesPerCore * c);
+  const double forwarded = load.links_Bps * static_cast<double>(most_delayed_hops) / (kForwardedBytesPerCore * c);
+  load.dilation = std::max(carried, forwarded);
+  return load;
+}
+
 double default_dilation(const std::vector<TestbedHost>& hosts, int np, unsigned cores, std::size_t most_hops,
                         std::size_t most_delayed_hops) {
   cores = std::max(1u, cores);
   const double per_core = std::ceil(static_cast<double>(np) / (4.0 * cores));
-  double links = 0;
-  for (const TestbedHost& h : hosts) links += h.up_Bps;
-  const double hops = std::max(1.0, static_cast<double>(most_hops) / 2);
-  const double carried = std::ceil(links * hops / (50e6 * cores));
-  const double forwarded = std::ceil(links * static_cast<double>(most_delayed_hops) / (kForwardedBytesPerCore * cores));
-  return std::max({10.0, 10.0 * per_core, carried, forwarded});
+  const double path = std::ceil(path_load(hosts, cores, most_hops, most_delayed_hops).dilation);
+  return std::max({10.0, 10.0 * per_core, path});
 }
 
 double collective_overhead_s(const Json& host, const std::string& platform) {
@@ -157,8 +165,12 @@ PlatformNetwork read_network(const std::string& platform, const std::string& lis
   return net;
 }
 
-TestbedPlan plan_testbed(const std::string& platform, const std::vector<PlatformHost>& placed, int np,
-                         double dilation, double bw_scale, bool drop_latencies) {
+namespace {
+
+// The plan's hosts, network and ranks, as the platform's routes give them, with the network's
+// notes; no dilation yet.
+TestbedPlan plan_hosts_and_network(const std::string& platform, const std::vector<PlatformHost>& placed, int np,
+                                   double bw_scale) {
   TestbedPlan plan;
   plan.platform = platform;
   std::vector<std::string> names;
@@ -200,6 +212,14 @@ TestbedPlan plan_testbed(const std::string& platform, const std::vector<Platform
     }
   }
   plan.notes = plan.network.notes;
+  return plan;
+}
+
+}  // namespace
+
+TestbedPlan plan_testbed(const std::string& platform, const std::vector<PlatformHost>& placed, int np,
+                         double dilation, double bw_scale, bool drop_latencies) {
+  TestbedPlan plan = plan_hosts_and_network(platform, placed, np, bw_scale);
   const unsigned cores = std::thread::hardware_concurrency();
   TestbedNetwork& network = plan.network;
   // The dilation the links' forwarders need, and what is done where it is more than D may be.
@@ -227,6 +247,35 @@ TestbedPlan plan_testbed(const std::string& platform, const std::vector<Platform
   check_in_range(plan.dilation, kDilationRange, "dilation");
   plan.dilation_from = dilation > 0 ? "--dilation" : fmt::format("default for {} ranks on {} cores and these links", np, cores);
   return plan;
+}
+
+TestbedPlan plan_program_testbed(const std::string& platform, const std::vector<PlatformHost>& placed, int np,
+                                 double bw_scale) {
+  TestbedPlan plan = plan_hosts_and_network(platform, placed, np, bw_scale);
+  plan.latencies_held = plan.network.most_delayed_hops > 0;
+  plan.dilation = 1;
+  plan.dilation_from = "1: a program's own compute cannot be dilated";
+  return plan;
+}
+
+std::string real_time_note(const TestbedPlan& plan, unsigned cores, double bw_scale) {
+  const TestbedNetwork& net = plan.network;
+  const PathLoad load = path_load(plan.hosts, cores, net.most_hops, net.most_delayed_hops);
+  if (load.dilation <= 1) return "";
+  // The --bw-scale that fits, rounded down to two significant digits.
+  const double fits = bw_scale / load.dilation;
+  const double unit = std::pow(10.0, std::floor(std::log10(fits)) - 1);
+  const std::string through =
+      net.most_delayed_hops > 0
+          ? fmt::format(", through up to {} latency forwarder{} a route", net.most_delayed_hops,
+                        net.most_delayed_hops == 1 ? "" : "s")
+          : fmt::format(", across up to {} hops a route", net.most_hops);
+  cores = std::max(1u, cores);
+  return fmt::format("these links carry {:.4g} MB/s (the {} hosts' links summed{}); this machine's {} core{} hold "
+                     "about {:.3g} MB/s at dilation 1: expect the network slower than the platform's, or run with "
+                     "--bw-scale {:g}",
+                     load.links_Bps * 1e-6, plan.hosts.size(), through, cores, cores == 1 ? "" : "s",
+                     load.links_Bps / load.dilation * 1e-6, std::floor(fits / unit) * unit);
 }
 
 void print_testbed(std::ostream& out, const TestbedPlan& plan) {
@@ -609,11 +658,14 @@ std::vector<std::string> Testbed::command(const std::string& program, const MpiS
       // (Bat Cave, D = 10, `wulf platform bench --back-to-back`).
       "--mca", "btl_tcp_sndbuf", std::to_string(kSocketBufferBytes),
       "--mca", "btl_tcp_rcvbuf", std::to_string(kSocketBufferBytes)};
-  const std::vector<std::string> mpirun =
-      mpirun_command(np, "on", collectives, program, session, files_.file("hostfile"), mca);
-  std::vector<std::string> cmd{"ip", "netns", "exec", namespaces_.at(0), "unshare", "--uts", "--",
-                               "sh", "-c", "hostname \"$0\" && exec \"$@\"", host_label(plan_.hosts[0].name, 0)};
-  cmd.insert(cmd.end(), mpirun.begin(), mpirun.end());
+  return in_host(0, mpirun_command(np, "on", collectives, program, session, files_.file("hostfile"), mca));
+}
+
+std::vector<std::string> Testbed::in_host(std::size_t host, const std::vector<std::string>& argv) const {
+  const std::string label = host_label(plan_.hosts.at(host).name, host);
+  std::vector<std::string> cmd{"ip", "netns", "exec", namespaces_.at(host), "unshare", "--uts", "--",
+                               "sh", "-c", "hostname \"$0\" && exec \"$@\"", label};
+  cmd.insert(cmd.end(), argv.begin(), argv.end());
   return cmd;
 }
 

@@ -95,19 +95,40 @@ double collective_overhead_s(const Json& host, const std::string& platform);
 TestbedPlan plan_testbed(const std::string& platform, const std::vector<PlatformHost>& placed, int np,
                          double dilation, double bw_scale, bool drop_latencies = false);
 
+// The plan for any program (`wulf testbed run`): the hosts and network as plan_testbed's, the
+// links' latencies held, at a dilation of 1, since a program's own compute cannot be dilated:
+// the links run at the platform's rates (times bw_scale).
+TestbedPlan plan_program_testbed(const std::string& platform, const std::vector<PlatformHost>& placed, int np,
+                                 double bw_scale);
+// For a plan of dilation 1: "" where this machine's cores carry its links in real time
+// (path_load), else a note of the rate they carry, and the --bw-scale (times bw_scale, the
+// one the plan has) under which they would.
+std::string real_time_note(const TestbedPlan& plan, unsigned cores, double bw_scale);
+
 // What the plan builds, for people: the hosts and their shaped rates, the switches and the
 // links between them, the dilation, and every note of what is not represented.
 void print_testbed(std::ostream& out, const TestbedPlan& plan);
 
 // The default D: 10 for up to 4 ranks per core of this machine (more ranks, proportionally
-// more), and at least enough that the links' rates summed over the hosts, over D, stay under
-// 50 MB/s per core, the most the software path was measured to carry through a switch (two
-// shaped hops) without its CPU time showing (README, "Validate on an emulated cluster");
-// routes of more hops carry each byte more times: hops / 2 times more. Where links have a
-// latency, the forwarders that hold their frames (engine/delay_link.hpp) carry each byte once
-// a delayed hop, at most kForwardedBytesPerCore each core.
+// more), and at least what the software path needs (path_load), rounded up.
 double default_dilation(const std::vector<TestbedHost>& hosts, int np, unsigned cores, std::size_t most_hops = 2,
                         std::size_t most_delayed_hops = 0);
+// What the software path of the links (veth pairs, tbf, the forwarders) asks of this machine's
+// cores: the links' rates summed over the hosts, and the least dilation at which `cores` carry
+// them without their CPU time showing. That is at most kSwitchedBytesPerCore per core through
+// a switch (two shaped hops; routes of more hops carry each byte more times: hops / 2 times
+// more) and, where links have a latency, at most kForwardedBytesPerCore per core a delayed hop
+// (the forwarders of engine/delay_link.hpp carry each byte once a delayed hop). A dilation up
+// to 1: this machine holds the links' rates in real time.
+struct PathLoad {
+  double links_Bps = 0;
+  double dilation = 0;
+};
+PathLoad path_load(const std::vector<TestbedHost>& hosts, unsigned cores, std::size_t most_hops,
+                   std::size_t most_delayed_hops);
+// The most the software path was measured to carry through a switch without its CPU time
+// showing, bytes per second a core (README, "Validate on an emulated cluster").
+inline constexpr double kSwitchedBytesPerCore = 50e6;
 // What the forwarders of delayed links carry without their own time showing, bytes per second
 // a core at the links' rates: Messner's 8 hosts (294 MB/s of links, 2 delayed hops a route) on
 // 2 cores needed D = 20 (its allreduces of 4 096 to 54 912 doubles at p = 8 took 10-18% longer
@@ -168,6 +189,10 @@ class Testbed {
   // choice.
   std::vector<std::string> command(const std::string& program, const MpiSessionDir& session,
                                    const Collectives& collectives) const;
+  // argv started in host i's namespace under its hostname (the platform's host name), as
+  // the rsh agent starts mpirun's daemons there: mpirun's own command, each rank of `wulf
+  // testbed run`.
+  std::vector<std::string> in_host(std::size_t host, const std::vector<std::string>& argv) const;
   // "WULF_TESTBED_FILE=..." and what else the ranks need in their environment.
   std::vector<std::string> environment() const;
   // The namespaces it made, for messages and tests.

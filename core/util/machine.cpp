@@ -8,6 +8,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <unistd.h>
+
 namespace wulf {
 
 std::optional<MachineMemory> machine_memory() {
@@ -26,6 +28,31 @@ std::optional<MachineMemory> machine_memory() {
       if (fields >> kib && kib > 0) return MachineMemory{kib * 1024.0, "MemAvailable"};
     }
   return std::nullopt;
+}
+
+MachineSample sample_machine() {
+  MachineSample sample;
+  std::ifstream stat("/proc/stat");
+  std::string name;
+  // cpu  user nice system idle iowait irq softirq steal (guest time is counted in user's)
+  double user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0;
+  const double hz = static_cast<double>(::sysconf(_SC_CLK_TCK));
+  if (stat >> name >> user >> nice >> system >> idle >> iowait >> irq >> softirq >> steal && name == "cpu" && hz > 0)
+    sample.cpu = CpuSeconds{(user + nice + system + irq + softirq) / hz, steal / hz};
+  std::ifstream loadavg("/proc/loadavg");
+  std::array<double, 3> load{};
+  if (loadavg >> load[0] >> load[1] >> load[2]) sample.load = load;
+  return sample;
+}
+
+Json machine_use_json(const MachineSample& before, const MachineSample& after, unsigned cores) {
+  const auto load = [](const MachineSample& s) { return s.load ? Json(*s.load) : Json(nullptr); };
+  const bool cpu = before.cpu && after.cpu;
+  return {{"cores", cores},
+          {"loadavg_before", load(before)},
+          {"loadavg_after", load(after)},
+          {"cpu_busy_s", cpu ? Json(after.cpu->busy - before.cpu->busy) : Json(nullptr)},
+          {"cpu_steal_s", cpu ? Json(after.cpu->steal - before.cpu->steal) : Json(nullptr)}};
 }
 
 }  // namespace wulf

@@ -1,6 +1,9 @@
-// What this machine gives a run: its memory.
+// What this machine gives a run: its memory, and what its CPUs did while a run went.
 #pragma once
 
+#include "util/json.hpp"
+
+#include <array>
 #include <optional>
 #include <string>
 
@@ -15,5 +18,24 @@ struct MachineMemory {
   std::string source;  // "MemAvailable" or "WULF_MEMORY_LIMIT_BYTES"
 };
 std::optional<MachineMemory> machine_memory();
+
+// What the machine's CPUs have done since boot, all of them together, in seconds (/proc/stat's
+// first line over USER_HZ): busy, in user, nice, system, irq and softirq time; steal, the time
+// a hypervisor gave another machine while this one had work.
+struct CpuSeconds {
+  double busy = 0, steal = 0;
+};
+// A look at the machine: its CPU seconds and /proc/loadavg's 1, 5 and 15 minute load
+// averages, each none where it cannot be read. Taken before and after a run, two say what else
+// ran beside it and what a virtual machine's host took away.
+struct MachineSample {
+  std::optional<CpuSeconds> cpu;
+  std::optional<std::array<double, 3>> load;
+};
+MachineSample sample_machine();
+// A record's "machine" over a run from two samples: its cores, loadavg_before and
+// loadavg_after, cpu_busy_s and cpu_steal_s (the seconds over the run, machine-wide); null
+// where a sample lacks them.
+Json machine_use_json(const MachineSample& before, const MachineSample& after, unsigned cores);
 
 }  // namespace wulf

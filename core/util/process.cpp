@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
@@ -154,8 +155,9 @@ class Family {
   Family(pid_t leader, bool sessions_outlive) : leader_(leader), sessions_outlive_(sessions_outlive) {}
 
   // The family's processes alive now (zombies are dead), remembered for later calls.
-  std::vector<Proc> live() {
-    const std::vector<Proc> all = all_processes();
+  std::vector<Proc> live() { return live(all_processes()); }
+  // The same from all, the processes there are (one look for several families).
+  std::vector<Proc> live(const std::vector<Proc>& all) {
     std::multimap<pid_t, const Proc*> children;
     std::map<pid_t, const Proc*> by_pid;
     for (const Proc& p : all) children.emplace(p.ppid, &p), by_pid[p.pid] = &p;
@@ -195,36 +197,72 @@ void send_all(pid_t leader, const std::vector<Proc>& procs, int signal) {
     if (p.pgrp != leader) ::kill(p.pid, signal);
 }
 
-// Waits up to seconds for the family to have no live process; true if it has none.
-bool family_gone(Family& family, double seconds) {
+// A child being ended: its process group's leader and its family.
+struct Ending {
+  pid_t leader;
+  Family* family;
+};
+
+// Waits up to seconds for the families to have no live process; true if none has.
+bool families_gone(const std::vector<Ending>& members, double seconds) {
   const auto end = Clock::now() + after(seconds);
   while (true) {
-    if (family.live().empty()) return true;
+    const std::vector<Proc> all = all_processes();
+    if (std::all_of(members.begin(), members.end(), [&](const Ending& m) { return m.family->live(all).empty(); }))
+      return true;
     if (Clock::now() >= end) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
 }
 
-// Ends a child's family: SIGTERM to its group (mpirun then ends its ranks itself) and
-// SIGCONT to every process (a stopped one cannot take SIGTERM), then after the grace
-// SIGKILL to what is left. The leader is not reaped here: its zombie keeps its process
-// group's id from being reused. Returns " (SIGKILL after N s)" when that was needed.
-std::string end_family(pid_t leader, Family& family, double grace) {
-  const std::vector<Proc> live = family.live();
-  ::kill(-leader, SIGTERM);
-  send_all(leader, live, SIGCONT);
-  if (family_gone(family, grace)) return "";
-  send_all(leader, family.live(), SIGKILL);
-  family_gone(family, 2);
-  return " (SIGKILL after " + seconds_text(grace) + ")";
+// Ends children's families at once, so that the grace is waited once for all: SIGTERM to
+// each group (mpirun then ends its ranks itself) and SIGCONT to every process (a stopped one
+// cannot take SIGTERM), then after the grace SIGKILL to what is left. The leaders are not
+// reaped here: a leader's zombie keeps its process group's id from being reused. Returns,
+// for each member, whether it needed SIGKILL.
+std::vector<bool> end_families(const std::vector<Ending>& members, double grace) {
+  const std::vector<Proc> before = all_processes();
+  for (const Ending& m : members) {
+    const std::vector<Proc> live = m.family->live(before);
+    ::kill(-m.leader, SIGTERM);
+    send_all(m.leader, live, SIGCONT);
+  }
+  std::vector<bool> killed(members.size(), false);
+  if (families_gone(members, grace)) return killed;
+  const std::vector<Proc> left = all_processes();
+  for (std::size_t i = 0; i < members.size(); ++i)
+    if (const std::vector<Proc> live = members[i].family->live(left); !live.empty()) {
+      send_all(members[i].leader, live, SIGKILL);
+      killed[i] = true;
+    }
+  families_gone(members, 2);
+  return killed;
 }
 
-// True once pid has ended; it is left to reap (waitid's WNOWAIT).
-bool has_ended(pid_t pid) {
-  siginfo_t info{};
-  if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0) return errno == ECHILD;
-  return info.si_pid == pid;
+std::string killed_after(double grace) { return " (SIGKILL after " + seconds_text(grace) + ")"; }
+
+// end_families for one child. Returns " (SIGKILL after N s)" when that was needed.
+std::string end_family(pid_t leader, Family& family, double grace) {
+  return end_families({{leader, &family}}, grace)[0] ? killed_after(grace) : "";
 }
+
+// How a child ended: its code as reap gives it, and the signal that ended it (0: it exited).
+struct ChildExit {
+  int code = 0, signal = 0;
+};
+
+// How pid ended, once it has; it is left to reap (waitid's WNOWAIT). None while it runs.
+std::optional<ChildExit> exit_of(pid_t pid) {
+  siginfo_t info{};
+  if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0)
+    return errno == ECHILD ? std::optional<ChildExit>(ChildExit{1, 0}) : std::nullopt;
+  if (info.si_pid != pid) return std::nullopt;
+  if (info.si_code == CLD_EXITED) return ChildExit{info.si_status, 0};
+  return ChildExit{128 + info.si_status, info.si_status};
+}
+
+// True once pid has ended; it is left to reap.
+bool has_ended(pid_t pid) { return exit_of(pid).has_value(); }
 
 int reap(pid_t pid) {
   int status = 0;
@@ -319,13 +357,14 @@ void default_signals() {
 }
 
 // Starts argv in a process group of its own, standard input from /dev/null, the signals wulf
-// handles at their defaults, the pipes given as standard output and error. The child ends
+// handles at their defaults, out_fd and err_fd as standard output and error (-1: this
+// process's own). The child ends
 // with this process: it asks the kernel for SIGKILL should its parent die (PR_SET_PDEATHSIG),
 // so that nothing wulf starts, and nothing that writes a record for it, outlives a wulf
 // killed with SIGKILL. wulf's rank programs ask the same of their launcher (rank_main.cpp).
 // The kernel ties that request to the thread that forked, not the process: every caller
 // waits for its child in the thread that started it (recommend's worker threads included).
-pid_t spawn(const std::vector<std::string>& argv, const ChildOptions& options, const Pipe& out, const Pipe& err) {
+pid_t spawn(const std::vector<std::string>& argv, const ChildOptions& options, int out_fd, int err_fd) {
   const std::string program = program_path(argv[0]);
   if (program.empty()) throw std::runtime_error("cannot start " + argv[0] + ": " + std::strerror(ENOENT));
   std::vector<char*> args = c_args(argv);
@@ -348,8 +387,8 @@ pid_t spawn(const std::vector<std::string>& argv, const ChildOptions& options, c
     if (limit.rlim_cur != RLIM_INFINITY) ::setrlimit(RLIMIT_AS, &limit);
     const int null = ::open("/dev/null", O_RDONLY);
     if (null >= 0 && null != 0) ::dup2(null, 0), ::close(null);
-    if (out.write >= 0) ::dup2(out.write, 1);
-    if (err.write >= 0) ::dup2(err.write, 2);
+    if (out_fd >= 0) ::dup2(out_fd, 1);
+    if (err_fd >= 0) ::dup2(err_fd, 2);
     ::execve(program.c_str(), args.data(), env.data());
     const int e = errno;
     [[maybe_unused]] const ssize_t n = ::write(failed[1], &e, sizeof e);
@@ -438,6 +477,7 @@ struct Deadline {
 
 Deadline deadline_of(const ChildOptions& options) {
   Deadline d;
+  if (options.cleanup) return d;  // it runs to its end
   if (options.timeout_s > 0) {
     d.end = Clock::now() + after(options.timeout_s);
     d.seconds = options.timeout_s;
@@ -460,6 +500,33 @@ int poll_ms(const Deadline& d, bool exit_seen_by_poll) {
   return static_cast<int>(ms);
 }
 
+// Why the children must be ended now: a signal that asked wulf to stop, or the time limit
+// (signal 0). A cleanup step knows neither.
+struct StopAsked {
+  int signal = 0;
+};
+
+std::optional<StopAsked> stop_asked(const ChildOptions& options, const Deadline& deadline) {
+  if (options.cleanup) return std::nullopt;
+  if (const int s = pending.load()) return StopAsked{s};
+  if (deadline.end && Clock::now() >= *deadline.end) return StopAsked{0};
+  return std::nullopt;
+}
+
+// Throws what stop asks for once the children are ended: Interrupted or TimedOut, saying what
+// the time limit found (what, on_timeout's) and what was ended.
+[[noreturn]] void throw_stop(const StopAsked& stop, const Deadline& deadline, const std::string& what,
+                             const std::string& ended) {
+  if (stop.signal) throw Interrupted{stop.signal, "interrupted (" + signal_name(stop.signal) + "): ended " + ended};
+  throw TimedOut{"timed out after " + seconds_text(deadline.seconds) + (what.empty() ? "" : ": " + what) + "; ended " +
+                 ended};
+}
+
+// What the time limit has to say of the children before they are ended (on_timeout's).
+std::string said_on_timeout(const StopAsked& stop, const ChildOptions& options) {
+  return !stop.signal && options.on_timeout ? options.on_timeout() : "";
+}
+
 }  // namespace
 
 void keep_from_children(const std::vector<std::string>& names) {
@@ -468,11 +535,11 @@ void keep_from_children(const std::vector<std::string>& names) {
 
 ChildResult run_child(const std::vector<std::string>& argv, const ChildOptions& options) {
   if (!options.cleanup) check_interrupt();  // asked to stop before it started: it is not started
-  const Deadline deadline = options.cleanup ? Deadline{} : deadline_of(options);
+  const Deadline deadline = deadline_of(options);
   Pipe out, err;
   if (options.capture) out.open();
   if (options.capture || options.keep_err) err.open();
-  const pid_t pid = spawn(argv, options, out, err);
+  const pid_t pid = spawn(argv, options, out.write, err.write);
   out.close_write(), err.close_write();
   const GroupSlot slot(pid);
   const ProcessFd pidfd(pid);
@@ -504,17 +571,11 @@ ChildResult run_child(const std::vector<std::string>& argv, const ChildOptions& 
       last_look = Clock::now();
     }
     if (exited && (out.read < 0 && err.read < 0)) break;  // it ended before a signal or its time
-    if (const int s = options.cleanup ? 0 : pending.load()) {
+    if (const std::optional<StopAsked> stop = stop_asked(options, deadline)) {
+      const std::string what = said_on_timeout(*stop, options);
       const std::string how = end_family(pid, family, options.grace_s);
       reap(pid);
-      throw Interrupted{s, "interrupted (" + signal_name(s) + "): ended " + ended + how};
-    }
-    if (deadline.end && Clock::now() >= *deadline.end) {
-      const std::string what = options.on_timeout ? options.on_timeout() : "";
-      const std::string how = end_family(pid, family, options.grace_s);
-      reap(pid);
-      throw TimedOut{"timed out after " + seconds_text(deadline.seconds) + (what.empty() ? "" : ": " + what) +
-                     "; ended " + ended + how};
+      throw_stop(*stop, deadline, what, ended + how);
     }
     if (!exited && Clock::now() - last_look > std::chrono::seconds(1)) {
       family.live();  // remembered: a rank orphaned by its mpirun is still the run's
@@ -525,6 +586,184 @@ ChildResult run_child(const std::vector<std::string>& argv, const ChildOptions& 
   }
   result.code = reap(pid);
   return result;
+}
+
+namespace {
+
+// A file a child writes as its standard output or error, opened (created, or emptied) before
+// it starts and closed here once it has: the child holds its own copy.
+class ChildOutputFile {
+ public:
+  explicit ChildOutputFile(const std::string& path) {
+    if (path.empty()) return;
+    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw std::runtime_error("cannot open " + path + ": " + std::strerror(errno));
+  }
+  ~ChildOutputFile() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  ChildOutputFile(const ChildOutputFile&) = delete;
+  ChildOutputFile& operator=(const ChildOutputFile&) = delete;
+  int fd() const { return fd_; }
+
+ private:
+  int fd_ = -1;
+};
+
+// One child of a group once started.
+struct StartedChild {
+  StartedChild(pid_t p, bool sessions_outlive) : pid(p), slot(p), pidfd(p), family(p, sessions_outlive) {}
+  const pid_t pid;
+  const GroupSlot slot;
+  const ProcessFd pidfd;
+  Family family;
+  bool exited = false, reaped = false;
+};
+
+// The children of run_children, from their start to their reaping. Whatever still runs when
+// the object goes (an exception on the way, one that could not be started) is ended, and
+// every child is reaped.
+class ChildGroup {
+ public:
+  ChildGroup(const std::vector<GroupChild>& children, const ChildOptions& options, std::vector<ChildEnd>& ends)
+      : children_(children), options_(options), ends_(ends) {
+    ends_.assign(children.size(), {});
+  }
+  ~ChildGroup() {
+    try {
+      end_running("SIGTERM from wulf as it stopped");
+    } catch (...) {  // a destructor must not throw; the children end with wulf (PR_SET_PDEATHSIG)
+    }
+    reap_all();
+  }
+  ChildGroup(const ChildGroup&) = delete;
+  ChildGroup& operator=(const ChildGroup&) = delete;
+
+  void start() {
+    start_ = Clock::now();
+    for (const GroupChild& child : children_) {
+      const ChildOutputFile out(child.out_path), err(child.err_path);
+      ChildOptions own = options_;
+      own.env.insert(own.env.end(), child.env.begin(), child.env.end());
+      started_.push_back(
+          std::make_unique<StartedChild>(spawn(child.argv, own, out.fd(), err.fd()), options_.sessions_outlive));
+    }
+  }
+
+  int wait() {
+    const Deadline deadline = deadline_of(options_);
+    auto last_look = Clock::now();
+    while (true) {
+      std::vector<pollfd> fds;
+      if (wake_fds[0] >= 0) fds.push_back({wake_fds[0], POLLIN, 0});
+      bool seen_by_poll = true;
+      for (const auto& s : started_) {
+        if (s->exited) continue;
+        if (s->pidfd.fd >= 0)
+          fds.push_back({s->pidfd.fd, POLLIN, 0});
+        else
+          seen_by_poll = false;  // a kernel without pidfd_open: looked at every 50 ms
+      }
+      ::poll(fds.data(), fds.size(), poll_ms(deadline, seen_by_poll));
+      look();
+      if (const std::optional<StopAsked> stop = stop_asked(options_, deadline)) {
+        const std::string what = said_on_timeout(*stop, options_);
+        const std::string ended = end_running(
+            "SIGTERM from wulf " + (stop->signal ? "on " + signal_name(stop->signal)
+                                                 : "at the time limit of " + seconds_text(deadline.seconds)));
+        reap_all();
+        throw_stop(*stop, deadline, what, ended.empty() ? "nothing: every child had ended" : ended);
+      }
+      if (first_failed_ >= 0) {
+        end_running("SIGTERM from wulf after " + name(first_failed_) + " failed");
+        break;
+      }
+      if (std::all_of(started_.begin(), started_.end(), [](const auto& s) { return s->exited; })) break;
+      if (Clock::now() - last_look > std::chrono::seconds(1)) {
+        const std::vector<Proc> all = all_processes();
+        for (const auto& s : started_)
+          if (!s->exited) s->family.live(all);  // remembered: what leaves the child's group is still its own
+        last_look = Clock::now();
+      }
+    }
+    reap_all();
+    return first_failed_;
+  }
+
+ private:
+  std::string name(std::size_t i) const {
+    return children_[i].name.empty() ? program_name(children_[i].argv[0]) : children_[i].name;
+  }
+
+  // Notes how child i ended, once it has.
+  bool noted_end(std::size_t i) {
+    const std::optional<ChildExit> e = exit_of(started_[i]->pid);
+    if (!e) return false;
+    started_[i]->exited = true;
+    ends_[i].code = e->code;
+    ends_[i].signal = e->signal;
+    ends_[i].wall_s = std::chrono::duration<double>(Clock::now() - start_).count();
+    return true;
+  }
+
+  // The children that ended since the last look; the first to fail is kept.
+  void look() {
+    for (std::size_t i = 0; i < started_.size(); ++i) {
+      StartedChild& s = *started_[i];
+      if (s.exited || !noted_end(i)) continue;
+      // What it left behind in its group or below it is its own too.
+      if (!s.family.live().empty()) end_family(s.pid, s.family, options_.grace_s);
+      if (ends_[i].code != 0 && first_failed_ < 0) first_failed_ = static_cast<int>(i);
+    }
+  }
+
+  // Ends every child still running, each said to be ended by `reason`; returns what was
+  // ended, for messages ("rank 0's process group 4242, rank 2's process group 4244").
+  std::string end_running(const std::string& reason) {
+    std::vector<Ending> members;
+    std::vector<std::size_t> which;
+    for (std::size_t i = 0; i < started_.size(); ++i)
+      if (!started_[i]->exited) members.push_back({started_[i]->pid, &started_[i]->family}), which.push_back(i);
+    if (members.empty()) return "";
+    const std::vector<bool> killed = end_families(members, options_.grace_s);
+    std::string ended;
+    for (std::size_t k = 0; k < which.size(); ++k) {
+      const std::size_t i = which[k];
+      const std::string how = killed[k] ? killed_after(options_.grace_s) : "";
+      if (!noted_end(i)) {  // its leader not yet seen gone: reap_all gives its code
+        started_[i]->exited = true;
+        ends_[i].wall_s = std::chrono::duration<double>(Clock::now() - start_).count();
+      }
+      ends_[i].ended_by = reason + how;
+      ended += (ended.empty() ? "" : ", ") + name(i) + "'s process group " + std::to_string(started_[i]->pid) + how;
+    }
+    return ended;
+  }
+
+  void reap_all() noexcept {
+    for (std::size_t i = 0; i < started_.size(); ++i)
+      if (!started_[i]->reaped) {
+        const int code = reap(started_[i]->pid);
+        if (ends_[i].code < 0) ends_[i].code = code;
+        started_[i]->reaped = true;
+      }
+  }
+
+  const std::vector<GroupChild>& children_;
+  const ChildOptions& options_;
+  std::vector<ChildEnd>& ends_;
+  std::vector<std::unique_ptr<StartedChild>> started_;
+  Clock::time_point start_ = Clock::now();
+  int first_failed_ = -1;
+};
+
+}  // namespace
+
+int run_children(const std::vector<GroupChild>& children, const ChildOptions& options, std::vector<ChildEnd>& ends) {
+  if (!options.cleanup) check_interrupt();  // asked to stop before they started: none is started
+  ChildGroup group(children, options, ends);
+  group.start();
+  return group.wait();
 }
 
 int run_program(const std::vector<std::string>& argv) { return run_child(argv).code; }

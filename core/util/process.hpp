@@ -67,6 +67,36 @@ struct ChildResult {
 // options.timeout_s or the time limit of set_time_limit.
 ChildResult run_child(const std::vector<std::string>& argv, const ChildOptions& options = {});
 
+// One of a group of children that run_children starts together.
+struct GroupChild {
+  std::vector<std::string> argv;
+  std::vector<std::string> env;    // "NAME=value" for this child only, beside ChildOptions::env
+  std::string out_path, err_path;  // files for its standard output and error, created (or emptied)
+                                   // before it starts; empty: this process's own
+  std::string name;                // what messages call it ("rank 2"; empty: argv[0]'s file name)
+};
+
+// How one child of a group ended.
+struct ChildEnd {
+  int code = -1;         // as ChildResult's (128 + N for signal N); -1: it never started
+  int signal = 0;        // the signal that ended it; 0 when it exited
+  double wall_s = 0;     // seconds from the group's start to its end
+  std::string ended_by;  // "" where it ended by itself, else who ended it and why:
+                         // "SIGTERM from wulf after rank 1 failed", "SIGTERM from wulf on SIGINT"
+};
+
+// Starts every child at once, each as run_child starts one (a process group of its own,
+// standard input /dev/null, ended should this process die), its output in its files, and
+// waits for all of them. As soon as one ends with a code other than 0, every other one is
+// ended with its family (SIGTERM to all at once, SIGKILL after options.grace_s to what is
+// left), and its index is returned: the first to fail. -1: every child exited 0. A signal, or
+// the time limit (options.timeout_s, TimeLimit), ends every child still running and throws
+// Interrupted or TimedOut naming each one ended. ends gets one entry per child, in order,
+// however it ends (when it throws too). Throws std::runtime_error if a child cannot be
+// started or its file opened (those started are ended). options.capture and keep_err do not
+// apply: the outputs go to the files.
+int run_children(const std::vector<GroupChild>& children, const ChildOptions& options, std::vector<ChildEnd>& ends);
+
 // From now on no child of this process inherits these variables of its environment (exact
 // names): the identity a user's MPI launcher gave this process (cli/launcher.hpp), which a
 // child's own mpirun or `wulf train` would otherwise take for its own.
