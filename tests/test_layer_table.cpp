@@ -49,6 +49,10 @@ TEST(layer_table, a_file_gives_its_layers_tensors_and_flops) {
   ASSERT_NE(t.layers[0].time_on("V100"), nullptr);
   EXPECT_EQ(t.layers[0].time_on("V100")->backward_s, 2e-6);
   EXPECT_EQ(t.layers[2].time_on("V100"), nullptr);  // not every layer has a time on V100
+  EXPECT_EQ(t.step_on("V100"), nullptr);              // nor a step
+  const LayerTable stepped = parse_layer_table(std::string(tiny) + "step V100 3e-6\n", "tiny.layers");
+  ASSERT_NE(stepped.step_on("V100"), nullptr);
+  EXPECT_EQ(*stepped.step_on("V100"), 3e-6);
 }
 
 TEST(layer_table, every_fault_is_refused_with_the_file_and_line) {
@@ -66,6 +70,9 @@ TEST(layer_table, every_fault_is_refused_with_the_file_and_line) {
       {head + "layer a conv\n", {"line 2", "layer takes NAME KIND FLOPS"}},
       {head + "time V100 a 1 1\nlayer a conv 1 3\n", {"line 2", "no layer a above this line"}},
       {head + "layer a conv 1 3\ntime V100 a 1 1\ntime V100 a 1 1\n", {"line 4", "given twice"}},
+      {head + "step V100 1\nstep V100 2\n", {"line 3", "step on V100 is given twice"}},
+      {head + "step V100\n", {"line 2", "step takes DEVICE SECONDS"}},
+      {head + "step V100 -1\n", {"line 2", "step's seconds -1 is negative"}},
       {head + "samples 0 0\nlayer a conv 1 3\n", {"line 2", "training samples 0 must be at least 1"}},
       {head + "samples 8 4\nsamples 8 4\n", {"line 3", "samples is given twice"}},
       {head + "inputs 2.5\n", {"line 2", "not a whole number"}},
@@ -214,6 +221,12 @@ TEST(layer_table, a_host_charges_its_efficiency_per_kind_and_its_devices_measure
       dir, "gpu2.xml", R"(<prop id="wulf:device" value="D2"/><prop id="wulf:efficiency" value="linear=0.5, pool=0.25"/>)");
   const Json r2 = train_record(dir, "r2", with(run, {"--platform", other}));
   EXPECT_NEAR(r2.at("phases").at("forward_s").get<double>(), 8 * (2000 + 6000) * 1e-9, 1e-12);
+  // With the step measured on D1 (5 us an update) the update is charged that instead of
+  // its 248 flops: 180.496 - 2 x 0.248 + 2 x 5 = 190 us.
+  dir.write("tiny.layers", std::string(tiny) + "time D1 a 1e-6 2e-6\nstep D1 5e-6\n");
+  const Json r3 = train_record(dir, "r3", with(run, {"--platform", platform}));
+  EXPECT_NEAR(r3.at("history")[1].at("time_s").get<double>(), 190e-6, 1e-12);
+  EXPECT_NEAR(r3.at("phases").at("update_s").get<double>(), 2 * 5e-6, 1e-12);
   // A fraction out of (0, 1] is refused before any rank starts, with the host named.
   const std::string bad = one_host_platform(dir, "bad.xml", R"(<prop id="wulf:efficiency" value="conv=2"/>)");
   expect_train_refused(with(run, {"--platform", bad}), {"host g: wulf:efficiency", "conv's efficiency \"2\""});

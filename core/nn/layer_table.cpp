@@ -112,6 +112,12 @@ std::size_t TableLayer::values() const {
                          [](std::size_t s, const LayerTensor& t) { return s + t.values; });
 }
 
+const double* LayerTable::step_on(std::string_view device) const {
+  for (const auto& [on, seconds] : steps)
+    if (on == device) return &seconds;
+  return nullptr;
+}
+
 const LayerTime* TableLayer::time_on(std::string_view device) const {
   for (const LayerTime& t : times)
     if (t.device == device) return &t;
@@ -214,8 +220,12 @@ LayerTable parse_layer_table(std::string_view text, const std::string& path) {
       it->times.push_back({.device = w[1],
                            .forward_s = r.number(w[3], "time's forward seconds", most_seconds),
                            .backward_s = r.number(w[4], "time's backward seconds", most_seconds)});
+    } else if (key == "step") {
+      args(2, "DEVICE SECONDS");
+      if (table.step_on(w[1])) r.fail("step on " + printable(w[1]) + " is given twice");
+      table.steps.emplace_back(w[1], r.number(w[2], "step's seconds", most_seconds));
     } else {
-      r.fail("\"" + printable(key) + "\" is not one of wulf-layers, name, samples, inputs, outputs, layer, time");
+      r.fail("\"" + printable(key) + "\" is not one of wulf-layers, name, samples, inputs, outputs, layer, time, step");
     }
   }
   if (!header) throw InputError("layer file " + path + ": empty (expected \"wulf-layers 1\" first)");

@@ -62,6 +62,11 @@ struct LayerTable {
   bool samples_given = false;
   int inputs = 1, outputs = 1;
   std::vector<TableLayer> layers;  // forward order
+  // Measured seconds of one optimizer step (zero the gradients, update every parameter) on a
+  // device, per iteration: the file's `step` lines.
+  std::vector<std::pair<std::string, double>> steps;
+  // The step's measured seconds on device, if the file has them.
+  const double* step_on(std::string_view device) const;
   std::size_t parameter_count() const;
   std::size_t tensor_count() const;
   double forward_flops() const;   // per sample, all layers

@@ -24,8 +24,10 @@ ChargedFlops charged_kernel_flops(const NetSpec& spec, const ComputeConfig& c) {
     return out;
   }
   out.kernels.forward = out.kernels.backward = 0;
+  const bool timed = !c.device.empty() && c.host_speed > 0;
+  if (const double* step = timed ? spec.table->step_on(c.device) : nullptr) out.kernels.update = *step * c.host_speed;
   for (const TableLayer& layer : spec.table->layers) {
-    const LayerTime* time = c.device.empty() || !(c.host_speed > 0) ? nullptr : layer.time_on(c.device);
+    const LayerTime* time = timed ? layer.time_on(c.device) : nullptr;
     const double e = efficiency_of(c.efficiency, layer.kind);
     const double forward = time ? time->forward_s * c.host_speed : layer.forward_flops / e;
     const double backward = time ? time->backward_s * c.host_speed : layer.backward_flops / e;

@@ -98,6 +98,28 @@ def kind_and_flops(m, in_shape, out_shape, nn):
     return "other", 0
 
 
+def layer_modules(model, nn):
+    """The modules that are a file's layers: the leaf modules with parameters of their own, and
+    the pooling modules."""
+    pools = (nn.modules.pooling._MaxPoolNd, nn.modules.pooling._AvgPoolNd,
+             nn.modules.pooling._AdaptiveAvgPoolNd, nn.modules.pooling._AdaptiveMaxPoolNd)
+    return [m for m in model.modules()
+            if not any(True for _ in m.children()) and (
+                any(True for _ in m.parameters(recurse=False)) or isinstance(m, pools))]
+
+
+def call_names(model, called):
+    """The layer names of a forward pass's calls of layer modules, in call order: each module's
+    qualified name, blanks and # made _, with @2, @3, ... for its later calls."""
+    names = {m: n for n, m in model.named_modules()}
+    out, times = [], {}
+    for m in called:
+        name = re.sub(r"[\s#]", "_", names[m]) or type(m).__name__
+        times[name] = times.get(name, 0) + 1
+        out.append(name + ("@%d" % times[name] if times[name] > 1 else ""))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description="Print the layer file of a PyTorch model.",
                                  allow_abbrev=False)
@@ -122,29 +144,20 @@ def main():
     model = build(a.model)
     model.train(a.train)
     batch = 2 if a.train else 1
-    names = {m: n for n, m in model.named_modules()}
-    pools = (nn.modules.pooling._MaxPoolNd, nn.modules.pooling._AvgPoolNd,
-             nn.modules.pooling._AdaptiveAvgPoolNd, nn.modules.pooling._AdaptiveMaxPoolNd)
     calls = []
 
     def hook(module, inputs, output):
         x, y = first_tensor(inputs, torch), first_tensor(output, torch)
         calls.append((module, tuple(x.shape[1:]) if x is not None else (), tuple(y.shape[1:])))
 
-    for m in model.modules():
-        if not any(True for _ in m.children()) and (
-                any(True for _ in m.parameters(recurse=False)) or isinstance(m, pools)):
-            m.register_forward_hook(hook)
+    for m in layer_modules(model, nn):
+        m.register_forward_hook(hook)
     torch.manual_seed(0)
     with torch.no_grad():
         out = first_tensor(model(torch.randn(batch, *shape)), torch)
 
-    layers, seen, times = [], set(), {}
-    for m, in_shape, out_shape in calls:
-        name = re.sub(r"[\s#]", "_", names[m]) or type(m).__name__
-        times[name] = times.get(name, 0) + 1
-        if times[name] > 1:
-            name += "@%d" % times[name]
+    layers, seen = [], set()
+    for (m, in_shape, out_shape), name in zip(calls, call_names(model, [c[0] for c in calls])):
         kind, flops = kind_and_flops(m, in_shape, out_shape, nn)
         tensors = []
         for _, p in m.named_parameters(recurse=False):
