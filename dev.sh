@@ -33,6 +33,7 @@ packages=(
   libfann-dev libfann-doc
   libfmt-dev
   python3 python3-matplotlib
+  python3-torch  # the real framework wulf's DDP model is checked against (experiments/ddp-witness): never linked
   iproute2 ethtool procps hostname util-linux  # --engine testbed: namespaces, veth, bridge, tc tbf
 )
 

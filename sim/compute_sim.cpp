@@ -81,6 +81,10 @@ class SimCompute final : public Compute {
     if (const char* device = host->get_property("wulf:device")) config_.device = device;
     if (const char* e = host->get_property("wulf:efficiency"))
       config_.efficiency = parse_kind_efficiency(e, "platform host " + host->get_name() + ": wulf:efficiency");
+    if (const char* ddp = host->get_property("wulf:ddp"))
+      config_.ddp = parse_framework_costs(ddp, "platform host " + host->get_name() + ": wulf:ddp");
+    // Every rank is an actor on its host by the time a rank builds its Compute.
+    config_.comm_steal = comm_steal_of(host->get_core_count(), static_cast<double>(host->get_actor_count()));
   }
 
   void begin() override {

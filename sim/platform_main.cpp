@@ -8,7 +8,7 @@
 //                                  first zone that has it, outermost first; "-" where none
 //                                  has), then one line per host: name, cores, speed in flop/s,
 //                                  and its wulf:group, wulf:node, wulf:nics, wulf:device,
-//                                  wulf:efficiency and wulf:rings properties. First
+//                                  wulf:efficiency, wulf:rings and wulf:ddp properties. First
 //                                  checks that the hosts chosen reach each other: the ones
 //                                  named, or the ones N ranks fill in order, at most R on a
 //                                  host; and that the run's what-if scales leave every
@@ -1162,9 +1162,10 @@ int run(int argc, char** argv) {
       return v.empty() ? std::string("-") : v;
     };
     for (const simgrid::s4u::Host* h : declared_hosts(engine))
-      std::printf("%s %d %.17g %s %s %s %s %s %s\n", h->get_cname(), h->get_core_count(), h->get_speed(),
+      std::printf("%s %d %.17g %s %s %s %s %s %s %s\n", h->get_cname(), h->get_core_count(), h->get_speed(),
                   prop(h, "wulf:group").c_str(), prop(h, "wulf:node").c_str(), prop(h, "wulf:nics").c_str(),
-                  word(h, "wulf:device").c_str(), word(h, "wulf:efficiency").c_str(), word(h, "wulf:rings").c_str());
+                  word(h, "wulf:device").c_str(), word(h, "wulf:efficiency").c_str(), word(h, "wulf:rings").c_str(),
+                  word(h, "wulf:ddp").c_str());
     return 0;
   } catch (const std::bad_alloc&) {  // past the address space wulf gives it (engine/launch)
     std::fprintf(stderr, "SimGrid ran out of memory loading it (wulf-platform may take the memory this machine "

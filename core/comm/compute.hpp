@@ -18,8 +18,10 @@
 
 #include "util/errors.hpp"
 #include "comm/comm.hpp"
+#include "nn/framework_costs.hpp"
 #include "nn/layer_table.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <memory>
@@ -83,7 +85,20 @@ struct ComputeConfig {
   // host; the testbed front end passes them.
   KindEfficiency efficiency = full_efficiency;
   std::string device;
+  // What DDP costs on this rank's host beside the compute (its wulf:ddp), which --strategy
+  // overlap --framework ddp charges; and how much of the CPU time its communication threads
+  // take comes off the compute thread: 1 where the host has no core to spare for them (as
+  // many ranks as cores or more), 0 where it has one a rank to spare, in between linearly
+  // (2 - cores / ranks, within [0, 1]). The sim rank reads both from its host; the testbed
+  // front end passes them.
+  FrameworkCosts ddp;
+  double comm_steal = 0;
 };
+
+// ComputeConfig::comm_steal of a rank on a host of `cores` cores that runs `ranks` ranks.
+inline double comm_steal_of(double cores, double ranks) {
+  return ranks > 0 ? std::clamp(2 - cores / ranks, 0.0, 1.0) : 0.0;
+}
 
 // The what-if scales (bw_scale, lat_scale, speed_scale) wulf takes: from a millionth to a
 // million. Each platform number they multiply is bounded too, by the platform reader

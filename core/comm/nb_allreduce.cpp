@@ -297,7 +297,10 @@ void NbAllreduce<T>::post(Lane& lane, int tag) {
     const std::span<T> into = s.add ? scratch_.subspan(lane.scratch_at, s.recv_n) : data_.subspan(s.recv_at, s.recv_n);
     lane.recv = comm_.irecv(into, s.from, tag);
   }
-  if (s.to >= 0) lane.send = comm_.isend(std::span<const T>(data_.subspan(s.send_at, s.send_n)), s.to, tag);
+  if (s.to >= 0) {
+    lane.send = comm_.isend(std::span<const T>(data_.subspan(s.send_at, s.send_n)), s.to, tag);
+    sent_ += s.send_n;
+  }
 }
 
 template <class T>

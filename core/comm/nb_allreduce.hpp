@@ -123,6 +123,7 @@ class NbAllreduce {
   void wait_step();
   bool done() const { return open_lanes_ == 0; }
   std::size_t tests() const { return tests_; }  // MPI_Test calls made, over every start
+  std::size_t sent() const { return sent_; }    // values this rank has posted to send, over every start
 
  private:
   struct Lane {
@@ -140,7 +141,7 @@ class NbAllreduce {
   std::vector<Lane> lanes_;
   std::size_t scratch_values_ = 0, open_lanes_ = 0;
   std::span<T> data_, scratch_;
-  std::size_t tests_ = 0;
+  std::size_t tests_ = 0, sent_ = 0;
 };
 
 extern template class NbAllreduce<float>;

@@ -1,5 +1,6 @@
 #include "engine/launch.hpp"
 
+#include "nn/framework_costs.hpp"
 #include "nn/layer_table.hpp"
 #include "engine/collective_choice.hpp"
 #include "util/errors.hpp"
@@ -82,7 +83,7 @@ std::string platform_helper(const std::string& verb, const std::string& file,
 }
 
 // `wulf-platform hosts` output: "cost-usd X" ("-": none), then "name cores speed group node
-// nics device efficiency rings" per host.
+// nics device efficiency rings ddp" per host.
 PlatformHosts parse_hosts(const std::string& file, const std::string& text) {
   PlatformHosts out;
   std::istringstream lines(text);
@@ -91,12 +92,13 @@ PlatformHosts parse_hosts(const std::string& file, const std::string& text) {
     throw InputError("platform " + file + ": wulf-platform said no price line");
   if (cost != "-") out.cost_usd = parse_number(cost).value_or(0);
   PlatformHost h;
-  std::string group, node, nics, device, efficiency, rings;
-  while (lines >> h.name >> h.cores >> h.speed >> group >> node >> nics >> device >> efficiency >> rings) {
+  std::string group, node, nics, device, efficiency, rings, ddp;
+  while (lines >> h.name >> h.cores >> h.speed >> group >> node >> nics >> device >> efficiency >> rings >> ddp) {
     h.group = group == "-" ? "" : group;
-    // wulf:efficiency is checked before any rank starts; the ranks read it, and wulf:device,
-    // from their host (sim) or the testbed's description.
+    // wulf:efficiency and wulf:ddp are checked before any rank starts; the ranks read them, and
+    // wulf:device, from their host (sim) or the testbed's description.
     if (efficiency != "-") parse_kind_efficiency(efficiency, "platform " + file + ", host " + h.name + ": wulf:efficiency");
+    if (ddp != "-") parse_framework_costs(ddp, "platform " + file + ", host " + h.name + ": wulf:ddp");
     const auto n = parse_number(node), k = parse_number(nics);
     h.node = n && *n >= 0 ? static_cast<int>(*n) : -1;
     h.nics = k && *k >= 1 ? static_cast<int>(*k) : 0;

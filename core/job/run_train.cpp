@@ -178,8 +178,9 @@ int run_sessions(TrainJob& job, Comm& comm, Compute& compute, std::ostream& out,
 // Rank 0's end of a run: the record and the weights file written, the result printed.
 template <class T>
 int finish(const TrainJob& job, const Mlp<T>& net, const TrainResult& result, const std::vector<PhaseTimes>& per_rank,
-           const std::vector<ComputeLedger>& ledgers, const std::vector<std::string>& hosts, bool numerics,
+           const std::vector<ComputeLedger>& ledgers, const std::vector<std::string>& hosts, const Compute& compute,
            std::ostream& out, std::ostream& err) {
+  const bool numerics = compute.numerics();
   const int ranks = static_cast<int>(per_rank.size());
   Json record = Json::object();
   record["wulf_record"] = 1;
@@ -189,6 +190,12 @@ int finish(const TrainJob& job, const Mlp<T>& net, const TrainResult& result, co
       training_performance(per_rank, net.spec().flops(), result.seconds, job.machine_cost_usd);
   record["performance"] = performance_json(rate, per_rank.size(), job.machine_cost_usd);
   record["hosts"] = hosts;  // rank r's at r
+  // What rank 0's host declares a framework's data parallelism costs (--framework ddp charges it).
+  if (const ComputeConfig& c = compute.config(); !c.ddp.text.empty())
+    record["framework_costs"] = {{"host", hosts.empty() ? "" : hosts[0]},
+                                 {"from", "the platform's wulf:ddp of rank 0's host"},
+                                 {"costs", c.ddp.to_json()},
+                                 {"comm_steal", c.comm_steal}};
   // Padded kernels (real, testbed): what each really took beside its charge.
   if (!ledgers.empty())
     if (const std::string warning = add_compute_budget(record, ledgers, job.compute.dilation, std::string(to_string(job.engine)));
@@ -269,7 +276,7 @@ int train(TrainJob& job, Comm& comm, Compute& compute, std::ostream& out, std::o
                                                             : std::vector<ComputeLedger>{};
   const std::vector<std::string> hosts = comm.hosts();
   if (!lead) return stopped_on_fault(result.reason) ? exit_diverged : exit_ok;
-  return finish(job, net, result, per_rank, ledgers, hosts, compute.numerics(), out, err);
+  return finish(job, net, result, per_rank, ledgers, hosts, compute, out, err);
 }
 
 }  // namespace

@@ -55,6 +55,25 @@ std::vector<BucketCut> cut_buckets(const std::vector<GradientTensor>& tensors, s
   return buckets;
 }
 
+std::vector<BucketCut> cut_ddp_buckets(const std::vector<GradientTensor>& tensors, std::size_t value_bytes,
+                                       std::size_t first_bytes, std::size_t cap_bytes) {
+  std::vector<BucketCut> buckets;
+  BucketCut open;
+  std::size_t limit = first_bytes;
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    open.tensors.push_back(i);
+    open.values += tensors[i].values;
+    open.ready_after = tensors[i].layer;
+    if (open.values * value_bytes >= limit) {
+      buckets.push_back(std::move(open));
+      open = BucketCut{};
+      limit = cap_bytes;
+    }
+  }
+  if (!open.tensors.empty()) buckets.push_back(std::move(open));
+  return buckets;
+}
+
 int progress_slices(double flops, double slice_flops) {
   if (!(slice_flops > 0) || flops <= slice_flops) return 1;
   return static_cast<int>(std::min(std::ceil(flops / slice_flops), 1e6));

@@ -40,6 +40,18 @@ std::vector<GradientTensor> backward_tensors(const NetSpec& spec);
 std::vector<BucketCut> cut_buckets(const std::vector<GradientTensor>& tensors, std::size_t value_bytes,
                                    std::size_t bucket_bytes);
 
+// PyTorch DDP's buckets of the same tensors (1.13: Reducer::rebuild_buckets calls
+// compute_bucket_assignment_by_size with the gradients in the order they became ready and the
+// limits {first_bytes, cap_bytes}, torch/csrc/distributed/c10d/reducer.cpp): a tensor joins the
+// current bucket, and a bucket that then holds at least its limit is closed with it (a large
+// tensor closes the bucket it joins, never starts one of its own); the first bucket's limit is
+// first_bytes (DDP's 1 MiB, dist._DEFAULT_FIRST_BUCKET_BYTES), every later one's cap_bytes
+// (bucket_cap_mb). What is left after the last tensor is the last bucket. With both limits
+// SIZE_MAX, one bucket of every tensor: DDP's first iteration (distributed.py builds its
+// reducer with the limit sys.maxsize unless find_unused_parameters, and rebuilds after it).
+std::vector<BucketCut> cut_ddp_buckets(const std::vector<GradientTensor>& tensors, std::size_t value_bytes,
+                                       std::size_t first_bytes, std::size_t cap_bytes);
+
 // The slices a layer's backward part of `flops` is charged in under --progress-flops
 // slice_flops, with a progress point between them: equal slices of at most slice_flops (at
 // most a million), or 1 where slice_flops is 0 or the part no larger.

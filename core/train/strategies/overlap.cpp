@@ -24,6 +24,7 @@
 // The update waits for every bucket, then applies the mean as block does: with rdb the
 // errors are block's with --allreduce rdb to the bit.
 #include "comm/nb_allreduce.hpp"
+#include "nn/framework_costs.hpp"
 #include "train/strategies/overlap_parts.hpp"
 #include "util/errors.hpp"
 
@@ -33,6 +34,43 @@
 #include <string>
 
 namespace wulf {
+
+namespace {
+
+// One cut of the gradients into buckets, each with its allreduce and its place for what it
+// receives (after the net's w values in the flat buffer).
+template <class T>
+struct BucketSet {
+  std::vector<OverlapBucket> buckets;
+  std::vector<std::unique_ptr<NbAllreduce<T>>> going;
+  std::vector<std::size_t> scratch_at;  // bucket i's scratch from scratch_at[i]; its end the flat size
+};
+
+template <class T>
+BucketSet<T> bucket_set(Comm& schedules, NbAlgorithm algorithm, const NbLayout& layout, bool numerics,
+                        std::size_t concurrency, std::vector<OverlapBucket> buckets, std::size_t w) {
+  BucketSet<T> set{.buckets = std::move(buckets), .going = {}, .scratch_at = {}};
+  const std::size_t lanes = NbAllreduce<T>::lanes(algorithm, layout);
+  for (std::size_t i = 0; i < set.buckets.size(); ++i)
+    set.going.push_back(std::make_unique<NbAllreduce<T>>(schedules, algorithm, set.buckets[i].n, numerics,
+                                                         overlap_tag(i, concurrency, lanes), layout));
+  set.scratch_at.assign(set.buckets.size() + 1, w);
+  for (std::size_t i = 0; i < set.buckets.size(); ++i)
+    set.scratch_at[i + 1] = set.scratch_at[i] + set.going[i]->scratch_values();
+  return set;
+}
+
+// --framework ddp: what PyTorch 1.13's DistributedDataParallel does around the allreduces,
+// read from torch/csrc/distributed/c10d/reducer.cpp and charged on the compute thread at the
+// rank's host's costs (its wulf:ddp, nn/framework_costs.hpp) as that much of the host's compute.
+struct DdpCharges {
+  FrameworkCosts costs;
+  double host_speed = 0;   // flop/s: a second of the host's compute
+  double comm_steal = 0;   // ComputeConfig::comm_steal
+  double fixed_s = 0, copy_s = 0, steal_s = 0;  // charged in this iteration
+};
+
+}  // namespace
 
 template <class T>
 TrainResult train_overlap(Mlp<T>& net, const Dataset& train, const Dataset& test, const GlobalSizes& sizes,
@@ -45,47 +83,98 @@ TrainResult train_overlap(Mlp<T>& net, const Dataset& train, const Dataset& test
   std::vector<std::size_t> order = identity_order(plan.n_local);
   WeightUpdate<T> step(net, config);
   const NbAlgorithm algorithm = parse_nb_algorithm(setting_text(config, "bucket-allreduce"), "--bucket-allreduce");
-  const std::vector<OverlapBucket> buckets = plan_overlap_buckets(net, setting_count(config, "bucket-bytes"));
-  const double slice_flops = setting(config, "progress-flops");
+  const bool ddp = setting_text(config, "framework") == "ddp";
+  const bool views = ddp && setting_text(config, "gradient-as-bucket-view") == "on";
+  // The host's compute per second of DDP's charges, and the progress points: with --framework
+  // ddp the process group's threads move the allreduces on without the compute thread, which
+  // wulf's schedules follow with a progress point after every millisecond of compute unless
+  // --progress-flops says otherwise.
+  // DDP's costs are charged as the host's compute where compute is charged by flops at a known
+  // speed (sim, testbed); on the wall clock (seq, real) its buckets run with nothing charged.
+  const double host_speed = compute.config().mode == ComputeMode::flops ? compute.config().host_speed : 0.0;
+  double slice_flops = setting(config, "progress-flops");
+  if (ddp && slice_flops == 0 && host_speed > 0) slice_flops = host_speed * 1e-3;
   // after-backward: the same buckets started only once the backward pass is over, nothing
   // hidden (what recommend measures the hidden part against).
   const bool start_after = setting_text(config, "bucket-start") == "after-backward";
-  const std::size_t concurrency = setting_count(config, "bucket-concurrency");  // 0: no limit
-  const double cycle = setting(config, "bucket-cycle");                           // 0: no rounds
+  // DDP's process group: gloo's two worker threads run two allreduces at once
+  // (ProcessGroupGloo::Options::threads, 2), NCCL's one stream one at a time.
+  const std::size_t concurrency = !ddp ? setting_count(config, "bucket-concurrency")  // 0: no limit
+                                       : setting_text(config, "ddp-backend") == "gloo" ? 2 : 1;
+  const double cycle = setting(config, "bucket-cycle");  // 0: no rounds
 
+  // The cuts: --bucket-bytes', or DDP's: every tensor in one bucket in the first block, then the
+  // buckets rebuilt in the order the gradients became ready, the first of at most
+  // --first-bucket-bytes.
+  const std::vector<GradientTensor> tensors = backward_tensors(net.spec());
+  const std::size_t bucket_bytes = setting_count(config, "bucket-bytes");
+  std::vector<std::vector<BucketCut>> cuts;
+  if (!ddp) cuts.push_back(cut_buckets(tensors, sizeof(T), bucket_bytes));
+  else
+    cuts = {cut_ddp_buckets(tensors, sizeof(T), SIZE_MAX, SIZE_MAX),
+            cut_ddp_buckets(tensors, sizeof(T), setting_count(config, "first-bucket-bytes"), bucket_bytes)};
   // Each bucket's allreduce, and its tags (overlap_tag: apart from the others' where they may
   // travel at once), on a communicator of their own, as wulf's own collectives have.
   const std::unique_ptr<Comm> schedules = comm.duplicate_for_schedules();
   const NbLayout layout{config.rank_nodes, config.rank_rings};
-  const std::size_t lanes = NbAllreduce<T>::lanes(algorithm, layout);
-  std::vector<std::unique_ptr<NbAllreduce<T>>> going;
-  for (std::size_t i = 0; i < buckets.size(); ++i)
-    going.push_back(std::make_unique<NbAllreduce<T>>(*schedules, algorithm, buckets[i].n, run.numerics(),
-                                                     overlap_tag(i, concurrency, lanes), layout));
+  std::vector<BucketSet<T>> sets;
+  std::size_t flat_n = run.weights();
+  for (const std::vector<BucketCut>& cut : cuts) {
+    sets.push_back(bucket_set<T>(*schedules, algorithm, layout, run.numerics(), concurrency,
+                                 overlap_buckets_of(tensors, cut), run.weights()));
+    flat_n = std::max(flat_n, sets.back().scratch_at.back());
+  }
   // The buckets' flat buffer, then each bucket's scratch for what it receives: the rank's
   // own, or under --numerics off memory all simulated ranks share (nobody reads the sums).
-  std::vector<std::size_t> scratch_at(buckets.size() + 1, run.weights());
-  for (std::size_t i = 0; i < buckets.size(); ++i) scratch_at[i + 1] = scratch_at[i] + going[i]->scratch_values();
-  const std::size_t flat_n = scratch_at.back();
   std::vector<T> own;
   T* flat = run.numerics() ? nullptr : static_cast<T*>(compute.shared_scratch(flat_n * sizeof(T)));
   if (!flat) own.resize(flat_n), flat = own.data();
+  BucketSet<T>* set = &sets.front();
+  std::vector<OverlapBucket>* buckets = &set->buckets;
+  std::vector<std::unique_ptr<NbAllreduce<T>>>* going = &set->going;
   // A bucket's tensors from the net's gradients into its part of the flat buffer, or back.
   auto copy_pieces = [&](const OverlapBucket& b, bool into_flat) { copy_overlap_pieces(net, b, flat, into_flat); };
 
+  DdpCharges charges{.costs = compute.config().ddp, .host_speed = host_speed, .comm_steal = compute.config().comm_steal};
+  // Seconds of DDP's work on the compute thread, charged as the host's compute.
+  auto charge_ddp = [&](double seconds, double& tally) {
+    if (!(seconds > 0) || !(host_speed > 0)) return;
+    run.kernel_part(Phase::other, 0, 0, seconds * host_speed, 0.0, [] {});
+    tally += seconds;
+  };
+  std::size_t sent_seen = 0;  // the values all buckets had posted to send at the last charge
+  auto total_sent = [&] {
+    return std::accumulate(going->begin(), going->end(), std::size_t{0},
+                           [](std::size_t t, const auto& g) { return t + g->sent(); });
+  };
+  // The CPU the process group's threads spent on what was sent since the last charge, as much
+  // of it as the host has no core for: off the compute thread, during the backward pass.
+  auto charge_steal = [&] {
+    if (!ddp) return;
+    const std::size_t sent = total_sent();
+    if (ddp && charges.costs.comm_cpu_s_per_B > 0 && charges.comm_steal > 0)
+      charge_ddp(static_cast<double>(sent - sent_seen) * sizeof(T) * charges.costs.comm_cpu_s_per_B * charges.comm_steal,
+                 charges.steal_s);
+    sent_seen = sent;
+  };
+
   // Bucket i's allreduce under way.
   auto start = [&](std::size_t i) {
-    if (run.numerics()) copy_pieces(buckets[i], true);
+    const OverlapBucket& b = (*buckets)[i];
+    if (run.numerics()) copy_pieces(b, true);
     compute.charge_collective();  // the platform's fixed cost of a collective call, per bucket
-    going[i]->start(std::span<T>(flat + buckets[i].flat_at, buckets[i].n),
-                    std::span<T>(flat + scratch_at[i], scratch_at[i + 1] - scratch_at[i]));
+    if (ddp) charge_ddp(charges.costs.bucket_s, charges.fixed_s);
+    (*going)[i]->start(std::span<T>(flat + b.flat_at, b.n),
+                       std::span<T>(flat + set->scratch_at[i], set->scratch_at[i + 1] - set->scratch_at[i]));
   };
 
   auto total_tests = [&] {
-    return std::accumulate(going.begin(), going.end(), std::size_t{0},
-                           [](std::size_t t, const auto& g) { return t + g->tests(); });
+    std::size_t t = 0;
+    for (const BucketSet<T>& s : sets)
+      for (const auto& g : s.going) t += g->tests();
+    return t;
   };
-  std::vector<double> exposed(buckets.size());
+  std::vector<double> exposed;
   std::size_t progress_calls = 0;
   // The buckets ready (below `ready`) and started (below `started`): the ready ones started
   // in order while fewer than --bucket-concurrency are under way; under --bucket-cycle only
@@ -95,10 +184,10 @@ TrainResult train_overlap(Mlp<T>& net, const Dataset& train, const Dataset& test
   // starts again, in the next block), so the scans below begin here (161 buckets a tensor).
   std::size_t live = 0;
   auto first_live = [&] {
-    while (live < started && going[live]->done()) ++live;
+    while (live < started && (*going)[live]->done()) ++live;
     return live;
   };
-  std::vector<double> ready_at(buckets.size());  // --bucket-cycle: when each became ready
+  std::vector<double> ready_at;  // --bucket-cycle: when each became ready
   // --bucket-cycle: the round under way (from round_first below released; none when equal).
   std::size_t released = 0, round_first = 0;
   double next_tick = comm.now() + cycle;  // the loop's next tick; then every cycle until a round
@@ -110,7 +199,7 @@ TrainResult train_overlap(Mlp<T>& net, const Dataset& train, const Dataset& test
   auto release = [&](double now) {
     if (round_first < released) {
       for (std::size_t i = round_first; i < released; ++i)
-        if (i >= started || !going[i]->done()) return;
+        if (i >= started || !(*going)[i]->done()) return;
       round_first = released;
       next_tick = now + cycle;
     }
@@ -124,7 +213,7 @@ TrainResult train_overlap(Mlp<T>& net, const Dataset& train, const Dataset& test
     for (; started < (cycle > 0 ? released : ready); ++started) {
       if (concurrency > 0) {
         std::size_t under_way = 0;
-        for (std::size_t i = first_live(); i < started; ++i) under_way += going[i]->done() ? 0 : 1;
+        for (std::size_t i = first_live(); i < started; ++i) under_way += (*going)[i]->done() ? 0 : 1;
         if (under_way >= concurrency) return;
       }
       start(started);
@@ -134,38 +223,74 @@ TrainResult train_overlap(Mlp<T>& net, const Dataset& train, const Dataset& test
   // ready ones that may start.
   auto progress_all = [&] {
     run.poll([&] {
-      for (std::size_t i = first_live(); i < started; ++i) going[i]->progress();
+      for (std::size_t i = first_live(); i < started; ++i) (*going)[i]->progress();
     });
     start_ready();
     ++progress_calls;
   };
+  // --framework ddp: each of layer l's gradients, as the autograd hook makes it ready: its hook,
+  // and its copy into the bucket divided by the world size on the way (at::mul_out), or where
+  // the gradient is already its bucket's view only the division in place (div_).
+  const std::vector<std::size_t>* layer_values = nullptr;
+  std::vector<std::size_t> values_of_layer(static_cast<std::size_t>(net.spec().timed_layers()) + 1, 0);
+  std::vector<std::size_t> tensors_of_layer(values_of_layer.size(), 0);
+  for (const GradientTensor& t : tensors) values_of_layer[t.layer] += t.values, tensors_of_layer[t.layer] += 1;
+  layer_values = &values_of_layer;
+  bool grads_are_views = false;
+  auto ddp_layer_ready = [&](int l) {
+    const double bytes = static_cast<double>((*layer_values)[static_cast<std::size_t>(l)] * sizeof(T));
+    charge_ddp(charges.costs.tensor_s * static_cast<double>(tensors_of_layer[static_cast<std::size_t>(l)]), charges.fixed_s);
+    charge_ddp(FrameworkCosts::seconds(bytes, grads_are_views ? charges.costs.scale_Bps : charges.costs.copy_Bps),
+               charges.copy_s);
+  };
+  std::size_t blocks_done = 0;  // over the run: DDP rebuilds its buckets after the first
 
   return run.run([&](int) {
     if (config.shuffle) order_rng.shuffle(order);
     ErrorSums running = run.empty_sums();
-    std::fill(exposed.begin(), exposed.end(), 0.0);
     progress_calls = 0;
     const std::size_t tests_before = total_tests();
+    charges.fixed_s = charges.copy_s = charges.steal_s = 0;
+    std::vector<double> iteration_exposed;
+    const double t_first = comm.now();
     for (std::size_t k = 0; k < plan.blocks; ++k) {
+      if (ddp && blocks_done == 1) {
+        // DDP rebuilds its buckets at the next forward (Reducer::rebuild_buckets); with
+        // gradient_as_bucket_view each gradient is copied into its new bucket and becomes its
+        // view (initialize_bucket_views), then stays one.
+        set = &sets[1], buckets = &set->buckets, going = &set->going;
+        if (views) charge_ddp(FrameworkCosts::seconds(static_cast<double>(run.weights() * sizeof(T)),
+                                                      charges.costs.copy_out_Bps), charges.copy_s);
+        grads_are_views = views;
+      }
+      ++blocks_done;
+      if (exposed.size() != buckets->size()) exposed.assign(buckets->size(), 0.0);
+      ready_at.assign(buckets->size(), 0.0);
+      // DDP's buckets run on one process too (its allreduce then returns at once): the copies,
+      // hooks and launches are what a one-process DDP run costs over the net alone.
+      const bool bucketed = plan.ranks > 1 || ddp;
+      if (ddp) sent_seen = total_sent(), charge_ddp(charges.costs.iteration_s, charges.fixed_s);
       ready = 0, started = 0, released = 0, round_first = 0, live = 0;
       run.forward_backward_layers(
           train, order, plan.first(k), plan.count(k), running,
           [&](int layer) {
-            if (plan.ranks == 1) return;
+            if (!bucketed) return;
+            if (ddp) ddp_layer_ready(layer);
             if (!start_after)
-              while (ready < buckets.size() && buckets[ready].ready_after == layer) mark_ready();
+              while (ready < buckets->size() && (*buckets)[ready].ready_after == layer) mark_ready();
             start_ready();
             progress_all();
+            charge_steal();
           },
           slice_flops, [&] {
-            if (plan.ranks > 1 && started > 0) progress_all();  // between slices of a large layer
+            if (plan.ranks > 1 && started > 0) progress_all(), charge_steal();  // between slices of a large layer
           });
-      if (plan.ranks > 1) {  // after-backward
-        while (ready < buckets.size()) mark_ready();
+      if (bucketed) {  // after-backward
+        while (ready < buckets->size()) mark_ready();
         start_ready();
       }
       // The exposed communication: what each bucket still needs once the backward pass is over.
-      for (std::size_t i = 0; i < going.size() && plan.ranks > 1; ++i) {
+      for (std::size_t i = 0; i < going->size() && bucketed; ++i) {
         const double t0 = comm.now();
         start_ready();  // the ones before it are done
         if (cycle > 0 && started <= i) {  // its round is still to begin: the loop sleeps until its tick
@@ -174,18 +299,25 @@ TrainResult train_overlap(Mlp<T>& net, const Dataset& train, const Dataset& test
           release(std::max(comm.now(), tick));
           start_ready();
         }
-        going[i]->finish();
+        (*going)[i]->finish();
         const double waited = comm.now() - t0;
         exposed[i] += waited;
         run.add_comm(waited, 1);
-        if (run.numerics()) copy_pieces(buckets[i], false);
+        if (run.numerics()) copy_pieces((*buckets)[i], false);
+        // DDP copies the bucket back into the gradients once it is done (finalize_bucket_dense),
+        // unless gradient_as_bucket_view: a gradient is its bucket's view from its first copy on.
+        if (ddp && !views)
+          charge_ddp(FrameworkCosts::seconds(static_cast<double>((*buckets)[i].n * sizeof(T)), charges.costs.copy_out_Bps),
+                     charges.copy_s);
       }
+      if (ddp) sent_seen = total_sent();  // sent while the compute thread waited: nothing taken from it
       // --bucket-cycle: the last round is done now; the loop sleeps a cycle from here.
       if (round_first < released) round_first = released, next_tick = comm.now() + cycle;
       run.kernel(Phase::update, 1, run.flops().update, [&] { step.apply(plan.total(k), net.gradients()); });
     }
     const std::size_t tests = total_tests() - tests_before;
-    run.note("buckets", static_cast<double>(buckets.size()));
+    run.note("train_s", comm.now() - t_first);
+    run.note("buckets", static_cast<double>(buckets->size()));
     run.note("progress_points", static_cast<double>(progress_calls));
     run.note("progress_tests", static_cast<double>(tests));
     double total = 0;
@@ -193,7 +325,13 @@ TrainResult train_overlap(Mlp<T>& net, const Dataset& train, const Dataset& test
       run.note("bucket_" + std::to_string(i) + "_exposed_s", exposed[i]);
       total += exposed[i];
     }
+    std::fill(exposed.begin(), exposed.end(), 0.0);
     run.note("exposed_comm_s", total);
+    if (ddp) {
+      run.note("ddp_fixed_s", charges.fixed_s);
+      run.note("ddp_copy_s", charges.copy_s);
+      run.note("ddp_steal_s", charges.steal_s);
+    }
     return running;
   });
 }
@@ -225,7 +363,8 @@ constexpr StrategyOption overlap_options[] = {
      .key = "progress_flops",
      .help = "a layer whose backward part over the rank's block has more flops than this is charged in equal "
              "slices of at most this many, with a progress point between slices once a bucket is under way "
-             "(0: one progress point after each layer only)",
+             "(0: one progress point after each layer only; with --framework ddp one after every millisecond of the "
+             "host's compute, as the process group's threads move the allreduces on by themselves)",
      .default_value = 0,
      .range = {.lo = 0, .hi = 1e18}},
     {.name = "bucket-concurrency",
@@ -267,6 +406,45 @@ constexpr StrategyOption overlap_options[] = {
      .example = "computed",
      .default_text = "computed",
      .record_may_omit = true},  // records before it: computed
+    {.name = "framework",
+     .key = "framework",
+     .kind = StrategyOption::Kind::text,
+     .help = "what runs the buckets: none (wulf's own: the buckets --bucket-bytes cuts, nothing charged around "
+             "them) or ddp (PyTorch 1.13's DistributedDataParallel as its reducer.cpp does it: every gradient in one "
+             "bucket in the first block, then buckets rebuilt in the order the gradients became ready, the first "
+             "of at most --first-bucket-bytes, each closed once it holds --bucket-bytes (bucket_cap_mb); each "
+             "gradient copied into its bucket and divided by the world size, copied back after its allreduce "
+             "unless --gradient-as-bucket-view; gloo's two worker threads or NCCL's one stream "
+             "(--ddp-backend); charged at the host's measured costs, its wulf:ddp property)",
+     .range = {},
+     .example = "none",
+     .default_text = "none",
+     .record_may_omit = true},  // records before it: none
+    {.name = "ddp-backend",
+     .key = "ddp_backend",
+     .kind = StrategyOption::Kind::text,
+     .help = "--framework ddp: the process group, gloo (CPU tensors: two allreduces at once, its two worker threads) "
+             "or nccl (GPUs: one at a time, on one stream)",
+     .range = {},
+     .example = "gloo",
+     .default_text = "gloo",
+     .record_may_omit = true},
+    {.name = "gradient-as-bucket-view",
+     .key = "gradient_as_bucket_view",
+     .kind = StrategyOption::Kind::text,
+     .help = "--framework ddp: on (DDP's gradient_as_bucket_view=True: after the first iteration each gradient is "
+             "its bucket's view, divided in place and never copied) or off (DDP's default)",
+     .range = {},
+     .example = "off",
+     .default_text = "off",
+     .record_may_omit = true},
+    {.name = "first-bucket-bytes",
+     .key = "first_bucket_bytes",
+     .help = "--framework ddp: the most the first bucket holds before it closes (DDP's "
+             "dist._DEFAULT_FIRST_BUCKET_BYTES, 1 MiB)",
+     .default_value = 1 << 20,
+     .range = {.lo = 1, .hi = 1099511627776.0},
+     .record_may_omit = true},
     {.name = "bucket-start",
      .key = "bucket_start",
      .kind = StrategyOption::Kind::text,
@@ -300,6 +478,22 @@ extern const StrategyDescriptor overlap_strategy{
       else if (r == "scheduled" && fusion != "tick")
         throw InputError("--bucket-request scheduled: Horovod's requests to rank 0 are --bucket-fusion tick's; "
                          "with --bucket-fusion cut every bucket starts when its data is made");
+      const std::string framework = setting_text(c, "framework");
+      if (framework != "none" && framework != "ddp")
+        throw InputError("--framework \"" + framework + "\": expected none or ddp");
+      if (const std::string b = setting_text(c, "ddp-backend"); b != "gloo" && b != "nccl")
+        throw InputError("--ddp-backend \"" + b + "\": expected gloo or nccl");
+      if (const std::string v = setting_text(c, "gradient-as-bucket-view"); v != "on" && v != "off")
+        throw InputError("--gradient-as-bucket-view \"" + v + "\": expected on or off");
+      if (framework == "ddp") {
+        if (fusion != "cut")
+          throw InputError("--framework ddp: DDP cuts its buckets once (--bucket-fusion cut); tick is Horovod's");
+        if (setting(c, "bucket-cycle") > 0)
+          throw InputError("--framework ddp: DDP starts a bucket once it is ready; --bucket-cycle is Horovod's loop");
+        if (setting(c, "bucket-concurrency") > 0)
+          throw InputError("--framework ddp: the allreduces under way at once are its backend's (--ddp-backend gloo: "
+                           "2, nccl: 1), not --bucket-concurrency");
+      }
       if (fusion == "tick") {
         if (!(setting(c, "bucket-cycle") > 0))
           throw InputError("--bucket-fusion tick: needs --bucket-cycle above 0 (the ticks at which it fuses the "
@@ -310,6 +504,17 @@ extern const StrategyDescriptor overlap_strategy{
       }
     },
     .record = [](const TrainConfig& c, bool, Json& config) {
+      if (setting_text(c, "framework") == "ddp")
+        config["framework_model"] =
+            "PyTorch 1.13 DDP (torch/csrc/distributed/c10d/reducer.cpp): one bucket in the first block, then rebuilt in "
+            "the gradients' ready order ({first_bucket_bytes, bucket_bytes}); per gradient its hook and its copy into "
+            "the bucket divided by the world size (a division in place where it is the bucket's view), per bucket its "
+            "launch and its copy back unless the gradient is its view, per iteration DDP's own work, and the "
+            "process group's CPU taken from the compute thread where the host has no core to spare: each at the "
+            "host's wulf:ddp (record's framework_costs); " +
+            std::string(setting_text(c, "ddp-backend") == "gloo" ? "gloo: two allreduces at once (its two worker threads)"
+                                                                 : "nccl: one allreduce at a time (one stream)") +
+            "; a progress point after every millisecond of compute unless --progress-flops";
       config["progress"] =
           setting(c, "progress-flops") > 0
               ? "a progress point (MPI_Test of every bucket under way) after each layer's backward part, and "

@@ -24,18 +24,25 @@ struct OverlapBucket {
   int ready_after = 0;             // the layer whose gradients complete it
 };
 
-template <class T>
-std::vector<OverlapBucket> plan_overlap_buckets(const Mlp<T>& net, std::size_t bucket_bytes) {
-  const std::vector<GradientTensor> tensors = backward_tensors(net.spec());
+// The buckets of a cut of the tensors (backward_tensors' order), one after another in the flat
+// buffer.
+inline std::vector<OverlapBucket> overlap_buckets_of(const std::vector<GradientTensor>& tensors,
+                                                     const std::vector<BucketCut>& cuts) {
   std::vector<OverlapBucket> buckets;
   std::size_t flat_at = 0;
-  for (const BucketCut& cut : cut_buckets(tensors, sizeof(T), bucket_bytes)) {
+  for (const BucketCut& cut : cuts) {
     OverlapBucket& b = buckets.emplace_back();
     b.flat_at = flat_at, b.n = cut.values, b.ready_after = cut.ready_after;
     for (std::size_t t : cut.tensors) b.pieces.push_back({tensors[t].at, tensors[t].values});
     flat_at += cut.values;
   }
   return buckets;
+}
+
+template <class T>
+std::vector<OverlapBucket> plan_overlap_buckets(const Mlp<T>& net, std::size_t bucket_bytes) {
+  const std::vector<GradientTensor> tensors = backward_tensors(net.spec());
+  return overlap_buckets_of(tensors, cut_buckets(tensors, sizeof(T), bucket_bytes));
 }
 
 // A bucket's tensors from the net's gradients into its part of the flat buffer, or back.
