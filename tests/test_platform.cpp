@@ -1029,6 +1029,10 @@ TEST(testbed, the_default_dilation_grows_with_the_ranks_per_core_and_the_links) 
     return h;
   };
   EXPECT_EQ(default_dilation(hosts(8, 10.6e6), 8, 2), 10);    // Bat Cave at p = 8 on 2 cores
+  // Other work keeping a core busy: 2 ranks a core left, 40; both busy: half a core left, 80.
+  EXPECT_EQ(default_dilation(hosts(8, 10.6e6), 8, 2, 2, 0, 0.3), 10);
+  EXPECT_EQ(default_dilation(hosts(8, 10.6e6), 8, 2, 2, 0, 1.0), 40);
+  EXPECT_EQ(default_dilation(hosts(8, 10.6e6), 8, 2, 2, 0, 2.5), 80);
   EXPECT_EQ(default_dilation(hosts(16, 10.6e6), 16, 2), 20);  // 8 ranks a core
   EXPECT_EQ(default_dilation(hosts(8, 36.8e6), 8, 2), 10);    // Messner: 294 MB/s of links
   EXPECT_EQ(default_dilation(hosts(8, 1.25e9), 8, 2), 100);   // 10 Gbit/s links: 10 GB/s over 100 MB/s

@@ -7,6 +7,7 @@
 #include "data/dataset.hpp"
 #include "engine/launch.hpp"
 #include "engine/testbed.hpp"
+#include "util/machine.hpp"
 #include "job/job_json.hpp"
 #include "cli/train_options.hpp"
 #include "cli/options.hpp"
@@ -33,6 +34,7 @@
 #include <memory>
 #include <optional>
 #include <ostream>
+#include <thread>
 
 namespace po = boost::program_options;
 
@@ -606,8 +608,13 @@ int bench_command(const std::vector<std::string>& args, std::ostream& out, std::
     print_testbed(out, plan);
     record["config"]["testbed"] = plan.to_json();
   }
+  // On the testbed the wall clock is the measure: what else the machine did meanwhile, and what
+  // its hypervisor took, go into the record beside the times.
+  const MachineSample before = sample_machine();
   if (job.pingpong) bench_pingpong(job, pair, out, record);
   record["collectives"] = bench_collectives(job, hosts, total_cores, out, err);
+  if (job.engine == Engine::testbed)
+    record["machine"] = machine_use_json(before, sample_machine(), std::thread::hardware_concurrency());
   if (!job.out.empty()) {
     write_file_atomically(job.out, record_text(record) + "\n");
     out << "record: " << job.out << "\n";

@@ -19,6 +19,7 @@
 #include "util/errors.hpp"
 #include "util/files.hpp"
 #include "util/json.hpp"
+#include "util/machine.hpp"
 #include "util/process.hpp"
 #include "util/text.hpp"
 
@@ -34,6 +35,7 @@
 #include <new>
 #include <optional>
 #include <ostream>
+#include <thread>
 
 #include <unistd.h>
 
@@ -163,6 +165,8 @@ int launch_sim(TrainJob& job, std::ostream& err) {
   return ranks_ended(run_ranks(cmd, true, false), "smpirun", err);
 }
 
+bool holds_a_result(const std::string& path);
+
 // Builds the testbed of the platform's hosts the ranks use, runs them under mpirun across
 // it, and removes it however the run ends.
 int launch_testbed(TrainJob& job, std::ostream& out, std::ostream& err) {
@@ -183,7 +187,16 @@ int launch_testbed(TrainJob& job, std::ostream& out, std::ostream& err) {
   const MpiSessionDir session;
   std::vector<std::string> cmd = bed.command(wulf_program("wulf-rank-real"), session, collectives_of(job));
   cmd.insert(cmd.end(), rank_job.args().begin(), rank_job.args().end());
-  return ranks_ended(run_ranks(cmd, false, false, 0, bed.environment()), "testbed mpirun", err);
+  const MachineSample before = sample_machine();
+  const int code = ranks_ended(run_ranks(cmd, false, false, 0, bed.environment()), "testbed mpirun", err);
+  // The testbed's times are the wall clock's: what else the machine did while the ranks ran,
+  // and what its hypervisor took, go into the record rank 0 wrote.
+  if (code == exit_ok && holds_a_result(job.out_path)) {
+    Json record = parse_json(read_text_file(job.out_path, "--out"), job.out_path);
+    record["machine"] = machine_use_json(before, sample_machine(), std::thread::hardware_concurrency());
+    write_file_atomically(job.out_path, record_text(record) + "\n");
+  }
+  return code;
 }
 
 // Whether the file at path holds a record worth keeping: anything but nothing or the record

@@ -1,6 +1,7 @@
 #include "engine/testbed.hpp"
 
 #include "util/errors.hpp"
+#include "util/machine.hpp"
 #include "util/paths.hpp"
 #include "util/process.hpp"
 #include "util/text.hpp"
@@ -134,9 +135,11 @@ PathLoad path_load(const std::vector<TestbedHost>& hosts, unsigned cores, std::s
 }
 
 double default_dilation(const std::vector<TestbedHost>& hosts, int np, unsigned cores, std::size_t most_hops,
-                        std::size_t most_delayed_hops) {
+                        std::size_t most_delayed_hops, double busy_cores) {
   cores = std::max(1u, cores);
-  const double per_core = std::ceil(static_cast<double>(np) / (4.0 * cores));
+  const bool busy = busy_cores >= 0.5;
+  const double left = busy ? std::max(0.5, cores - busy_cores) : static_cast<double>(cores);
+  const double per_core = std::ceil(static_cast<double>(np) / ((busy ? 2.0 : 4.0) * left));
   const double path = std::ceil(path_load(hosts, cores, most_hops, most_delayed_hops).dilation);
   return std::max({10.0, 10.0 * per_core, path});
 }
@@ -221,10 +224,13 @@ TestbedPlan plan_testbed(const std::string& platform, const std::vector<Platform
                          double dilation, double bw_scale, bool drop_latencies) {
   TestbedPlan plan = plan_hosts_and_network(platform, placed, np, bw_scale);
   const unsigned cores = std::thread::hardware_concurrency();
+  // What other work keeps busy as the run starts: the last minute's load average.
+  const MachineSample machine = sample_machine();
+  const double busy = machine.load ? (*machine.load)[0] : 0.0;
   TestbedNetwork& network = plan.network;
   // The dilation the links' forwarders need, and what is done where it is more than D may be.
-  const double held = default_dilation(plan.hosts, np, cores, network.most_hops, network.most_delayed_hops);
-  const double unheld = default_dilation(plan.hosts, np, cores, network.most_hops, 0);
+  const double held = default_dilation(plan.hosts, np, cores, network.most_hops, network.most_delayed_hops, busy);
+  const double unheld = default_dilation(plan.hosts, np, cores, network.most_hops, 0, busy);
   if (network.most_delayed_hops > 0 &&
       (drop_latencies || (dilation <= 0 && held > kDilationRange.hi && unheld <= kDilationRange.hi))) {
     for (Veth& v : network.veths) v.a.latency_s = v.b.latency_s = 0;
@@ -245,7 +251,11 @@ TestbedPlan plan_testbed(const std::string& platform, const std::vector<Platform
                                  "the {:g} it can have (--dilation): fewer ranks, or a machine with more cores",
                                  np, cores, plan.dilation, kDilationRange.hi));
   check_in_range(plan.dilation, kDilationRange, "dilation");
-  plan.dilation_from = dilation > 0 ? "--dilation" : fmt::format("default for {} ranks on {} cores and these links", np, cores);
+  plan.dilation_from =
+      dilation > 0 ? "--dilation"
+                   : fmt::format("default for {} ranks on {} cores{} and these links", np, cores,
+                                 busy >= 0.5 ? fmt::format(" ({:.2g} of them busy with other work: the load average)", busy)
+                                             : std::string());
   return plan;
 }
 

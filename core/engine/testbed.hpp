@@ -110,9 +110,17 @@ std::string real_time_note(const TestbedPlan& plan, unsigned cores, double bw_sc
 void print_testbed(std::ostream& out, const TestbedPlan& plan);
 
 // The default D: 10 for up to 4 ranks per core of this machine (more ranks, proportionally
-// more), and at least what the software path needs (path_load), rounded up.
+// more), and at least what the software path needs (path_load), rounded up. busy_cores: the
+// cores other work keeps busy (the load average as the run is planned); where it is half a
+// core or more, the ranks get the cores left (at least half a core) and only 2 ranks a core.
+// Measured with Bat Cave's allreduces of 4 096, 16 768 and 54 912 doubles at p = 8 on 2 cores
+// (testbed against simulation): idle, D = 10, 20 and 40 all within 2.6%; with one core kept
+// busy by another process, D = 10 was 25%, 9% and 5.5% slower, D = 20 5.7%, 4.5% and 3.6%,
+// D = 40 within 2.6%; with both kept busy, D = 10 29%, 10% and 5.7%, D = 40 within 3.4%: a
+// rank or forwarder that waits for a core adds its wait to every message, which a larger D
+// makes small beside the dilated network (experiments/testbed/README.md, "p = 8").
 double default_dilation(const std::vector<TestbedHost>& hosts, int np, unsigned cores, std::size_t most_hops = 2,
-                        std::size_t most_delayed_hops = 0);
+                        std::size_t most_delayed_hops = 0, double busy_cores = 0);
 // What the software path of the links (veth pairs, tbf, the forwarders) asks of this machine's
 // cores: the links' rates summed over the hosts, and the least dilation at which `cores` carry
 // them without their CPU time showing. That is at most kSwitchedBytesPerCore per core through

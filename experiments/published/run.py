@@ -90,6 +90,18 @@ GOYAL = {
     "gpus": [8, 256],
 }
 
+# What PyTorch DDP costs on a GPU beside its compute (--framework ddp --ddp-backend nccl: the
+# hosts' wulf:ddp), each from a published measurement (SOURCES.md section 5), never from the
+# figures predicted here: its copies into and out of the buckets and its division at half the
+# GPU's published device-to-device copy rate (bandwidthTest counts the read and the write), a
+# short kernel on the compute stream per gradient (NVIDIA's CUDA Graphs blog, 3.8 us), and
+# NCCL's own tuning model's per-call latency (Ring/Simple baseLat, 8.4 us) per bucket. DDP's
+# per-iteration work runs on the CPU ahead of the GPU, and no published figure of NCCL's
+# kernels slowing the compute was found: neither is charged.
+GPU_DDP = {
+    "P100-SXM2": "copy=2.56e11,copy_out=2.56e11,scale=2.56e11,tensor=3.8e-6,bucket=8.4e-6",
+}
+
 # NCCL's maintainer on DGX-1 nodes (SOURCES.md section 4b): busbw of large allreduces.
 NCCL = {
     "source": "NVIDIA/nccl issue #307 and NVIDIA/nccl-tests issue #29 (S. Jeaugey); busbw as nccl-tests "
@@ -151,12 +163,15 @@ def run(cmd, what):
     return wall
 
 
-def platform(tmp, preset, nodes, efficiency=None, extra=()):
-    name = "%s-%d%s%s.xml" % (preset, nodes, "" if efficiency is None else "-e%s" % efficiency, "-".join(extra))
+def platform(tmp, preset, nodes, efficiency=None, extra=(), ddp=None):
+    name = "%s-%d%s%s%s.xml" % (preset, nodes, "" if efficiency is None else "-e%s" % efficiency, "-".join(extra),
+                                "" if ddp is None else "-ddp")
     path = os.path.join(tmp, name)
     cmd = [sys.executable, GENERATE, "--preset", preset, "--nodes", str(nodes), "-o", path] + list(extra)
     if efficiency is not None:
         cmd += ["--efficiency", "other=%s" % efficiency]
+    if ddp is not None:
+        cmd += ["--ddp", ddp]
     run(cmd, "generate.py")
     return path
 
@@ -282,6 +297,13 @@ def goyal(tmp, quick, per_tensor=False):
     # buckets' running at once is worth.
     variants.append(("25 MiB buckets, halving-doubling across, one at a time", "hierarchical-rabenseifner",
                      ["--bucket-bytes", str(25 * 1024 * 1024), "--bucket-concurrency", "1"]))
+    # The same buckets as PyTorch DDP runs them over NCCL (--framework ddp, issue 61): cut as DDP
+    # cuts them (a 1 MiB first bucket, then 25 MiB, rebuilt in the gradients' ready order), one
+    # allreduce at a time on NCCL's stream, each gradient copied into its bucket and back on the
+    # compute stream at the GPU's published costs (GPU_DDP). What the DDP model adds to the
+    # buckets of the row above it; Caffe2 itself has no buckets and no copies (SOURCES.md 3).
+    variants.append(("25 MiB buckets, halving-doubling across, as PyTorch DDP over NCCL", "hierarchical-rabenseifner",
+                     ["--bucket-bytes", str(25 * 1024 * 1024), "--framework", "ddp", "--ddp-backend", "nccl"]))
     if per_tensor:
         variants.append(("one bucket per tensor, halving-doubling across", "hierarchical-rabenseifner",
                          ["--bucket-bytes", "0"]))
@@ -292,12 +314,13 @@ def goyal(tmp, quick, per_tensor=False):
                                  measure="backward")
     for label, algorithm, extra in variants:
         args = base + ["--bucket-allreduce", algorithm] + extra
-        if "--bucket-concurrency" not in extra:
+        ddp = "--framework" in extra  # its backend decides the allreduces at once
+        if "--bucket-concurrency" not in extra and not ddp:
             args += concurrency(0)
         times = {}
         for gpus in g["gpus"]:
             nodes = gpus // 8
-            plat = platform(tmp, "bigbasin-p100", nodes, eff, what_if(nodes))
+            plat = platform(tmp, "bigbasin-p100", nodes, eff, what_if(nodes), ddp=GPU_DDP["P100-SXM2"] if ddp else None)
             times[gpus] = train(tmp, "goyal-%d-%s-%s" % (gpus, algorithm, extra[-1]), "resnet50", plat, gpus,
                                 g["batch_per_gpu"], args, hosts=ring_hosts(tmp, "bigbasin", nodes))
         predicted = times[8]["update_s"] / times[256]["update_s"]

@@ -84,6 +84,8 @@ OPTIONS = [
     ("no_nvlink_route", str), ("gpu_tflops", float), ("device", str), ("smpi_factors", str),
 ]
 
+# The costs a wulf:ddp names (core/nn/framework_costs.hpp).
+DDP_COSTS = ("copy", "copy_out", "scale", "tensor", "bucket", "iteration", "comm_cpu")
 # The kinds of layer a wulf:efficiency names (core/nn/layer_table.hpp).
 KINDS = ["conv", "linear", "norm", "embedding", "attention", "pool", "other"]
 
@@ -172,6 +174,10 @@ def parse_args(argv):
                    help="host property wulf:efficiency, the share of the peak each kind of layer reaches, "
                         "e.g. other=0.45 or conv=0.5,linear=0.6,other=0.4 (kinds: " + ", ".join(KINDS) + "; "
                         "an unnamed kind takes other's, other defaults to 1); default: none set, the peak")
+    p.add_argument("--ddp",
+                   help="host property wulf:ddp, what PyTorch DDP costs on each GPU beside its compute "
+                        "(--strategy overlap --framework ddp), e.g. copy=2.56e11,tensor=3.8e-6,bucket=8.4e-6 (names: "
+                        + ", ".join(DDP_COSTS) + "; core/nn/framework_costs.hpp); default: none set")
     p.add_argument("--smpi-factors", choices=["one", "tcp", "simgrid"],
                    help="one: smpi/bw-factor and smpi/lat-factor set to 1, the file's numbers are what MPI sees "
                         "(dgx1-v100, roce-4gpu); tcp: smpi/bw-factor the share of a full Ethernet frame that is TCP "
@@ -209,6 +215,22 @@ def parse_args(argv):
                 v = float("nan")
             if not 0 < v <= 1:
                 p.error("--efficiency %r: %s's %r is not a fraction of the peak in (0, 1]" % (a.efficiency, kind, value))
+    if a.ddp is not None:
+        seen = set()
+        for item in a.ddp.split(","):
+            name, eq, value = item.partition("=")
+            name = name.strip()
+            if not eq or name not in DDP_COSTS:
+                p.error("--ddp %r: %r is not NAME=VALUE with a NAME of %s" % (a.ddp, item, ", ".join(DDP_COSTS)))
+            if name in seen:
+                p.error("--ddp %r: %s is given twice" % (a.ddp, name))
+            seen.add(name)
+            try:
+                v = float(value)
+            except ValueError:
+                v = float("nan")
+            if not 0 <= v < float("inf"):
+                p.error("--ddp %r: %s's %r is not a number from 0" % (a.ddp, name, value))
     if a.nodes < 1 or a.nodes > 100000:
         p.error("--nodes must be between 1 and 100000")
     if a.gpus_per_node < 1 or a.gpus_per_node > 1024:
@@ -238,6 +260,8 @@ def recorded_options(a):
         parts.append("%s=%s" % (opt_name(key), fmt(value) if kind is float else value))
     if a.efficiency is not None:  # recorded only when given, so files without it keep their bytes
         parts.append("efficiency=" + a.efficiency.replace(" ", ""))
+    if a.ddp is not None:  # the same
+        parts.append("ddp=" + a.ddp.replace(" ", ""))
     return parts
 
 
@@ -644,6 +668,9 @@ def header(a, nodes, n_links, n_routes):
     else:
         w("    wulf:efficiency=%s (GIVEN, option efficiency: the share of the peak each kind of layer" % a.efficiency)
         w("    reaches; not a number of the sources above).")
+    if a.ddp is not None:
+        w("    wulf:ddp=%s (GIVEN, option ddp: what PyTorch DDP costs on a GPU beside its compute," % a.ddp.replace(" ", ""))
+        w("    which overlap's framework ddp charges; the caller sources it).")
     if a.preset == "bigbasin-p100":
         w("  - Inside a server: ASSUMPTION, the first DGX-1's layout (Goyal et al. say only \"NVLink\"):")
         w("    the cube-mesh above, GPU pairs on 4 PCIe switches, 2 per CPU, as dgx1-v100.xml. The one")
@@ -781,6 +808,8 @@ def generate(a):
             o('        <prop id="wulf:rings" value="%s"/>' % ",".join(str(r.index(g)) for r in rings))
             if a.efficiency is not None:
                 o('        <prop id="wulf:efficiency" value="%s"/>' % a.efficiency.replace(" ", ""))
+            if a.ddp is not None:
+                o('        <prop id="wulf:ddp" value="%s"/>' % a.ddp.replace(" ", ""))
             o("      </host>")
         o('      <router id="%s"/>' % nd.gateway())
         for lid, bw, lat, pol in nd.links:
