@@ -838,12 +838,15 @@ TEST(platform, a_profile_may_make_a_test_pattern_cheaper_than_a_forward_pass_but
 namespace wulf {
 namespace {
 
+// The machine the plans below are made for, whatever runs the tests: 2 cores, nothing else busy.
+const PlanMachine kTwoIdleCores{2, 0.0};
+
 // The testbed's plan from a platform: the hosts the ranks use, their own links' rates
 // (SPLITDUPLEX: the _UP and _DOWN links), speeds and collective overhead, the dilation; Bat
 // Cave's switch (a FATPIPE backbone as fast as the hosts' links) one node between them.
 TEST(testbed, plans_the_star_of_the_hosts_the_ranks_use) {
   const std::string bat = std::string(WULF_PLATFORMS_DIR) + "/batcave.xml";
-  const TestbedPlan plan = plan_testbed(bat, hosts_of_ranks(platform_hosts(bat, 4).hosts, 4), 4, 0, 1.0);
+  const TestbedPlan plan = plan_testbed(bat, hosts_of_ranks(platform_hosts(bat, 4).hosts, 4), 4, 0, 1.0, false, kTwoIdleCores);
   ASSERT_EQ(plan.hosts.size(), 4u);
   EXPECT_EQ(plan.hosts[0].name, "batcave-0");
   EXPECT_EQ(plan.hosts[3].address, "198.18.0.4");
@@ -853,6 +856,12 @@ TEST(testbed, plans_the_star_of_the_hosts_the_ranks_use) {
   EXPECT_NEAR(plan.hosts[0].collective_overhead_s, 365.868e-6, 1e-12);
   EXPECT_EQ(plan.rank_host, (std::vector<int>{0, 1, 2, 3}));
   EXPECT_EQ(plan.dilation, 10);  // 4 ranks on 2 cores: the default
+  // With one of the cores kept busy by other work the ranks get the other, and it is said.
+  const TestbedPlan loaded =
+      plan_testbed(bat, hosts_of_ranks(platform_hosts(bat, 4).hosts, 4), 4, 0, 1.0, false, PlanMachine{2, 1.0});
+  EXPECT_GT(loaded.dilation, plan.dilation);
+  EXPECT_NE(loaded.dilation_from.find("busy with other work: the load average"), std::string::npos)
+      << loaded.dilation_from;
   // Each host link's 10 us is held on its hop: 20 us host to host, as the platform's routes.
   EXPECT_TRUE(plan.notes.empty()) << plan.notes.front();
   EXPECT_NEAR(plan.route_latency_s, 20e-6, 1e-15);
@@ -879,14 +888,14 @@ TEST(testbed, plans_the_star_of_the_hosts_the_ranks_use) {
   EXPECT_DOUBLE_EQ(j.at("network").at("veths").at(0).at("a").at("shaped_bit_s").get<double>(), 10.6e6 * 8 / 10);
   EXPECT_DOUBLE_EQ(j.at("network").at("veths").at(0).at("a").at("held_s").get<double>(), 10e-6 * 10);  // times D
   // --bw-scale and --dilation: the what-if and the given D.
-  const TestbedPlan scaled = plan_testbed(bat, hosts_of_ranks(platform_hosts(bat, 2).hosts, 2), 2, 25, 0.5);
+  const TestbedPlan scaled = plan_testbed(bat, hosts_of_ranks(platform_hosts(bat, 2).hosts, 2), 2, 25, 0.5, false, kTwoIdleCores);
   EXPECT_DOUBLE_EQ(scaled.hosts[0].up_Bps, 5.3e6);
   EXPECT_EQ(scaled.dilation, 25);
   EXPECT_EQ(scaled.dilation_from, "--dilation");
   EXPECT_TRUE(plan.latencies_held);
   // A later run of a bench whose first plan left the latencies out leaves them out at the
   // dilation that plan chose (before, it held them with forwarders too slow for it).
-  const TestbedPlan dropped = plan_testbed(bat, hosts_of_ranks(platform_hosts(bat, 2).hosts, 2), 2, 25, 1.0, true);
+  const TestbedPlan dropped = plan_testbed(bat, hosts_of_ranks(platform_hosts(bat, 2).hosts, 2), 2, 25, 1.0, true, kTwoIdleCores);
   EXPECT_FALSE(dropped.latencies_held);
   for (const Veth& v : dropped.network.veths) EXPECT_EQ(v.a.latency_s + v.b.latency_s, 0.0);
   // The record's protocol: Open MPI's eager protocol up to the testbed's limit, or the given one.
@@ -899,7 +908,7 @@ TEST(testbed, plans_the_star_of_the_hosts_the_ranks_use) {
 // between them, each host one port into its leaf.
 TEST(testbed, plans_a_fat_tree_with_its_switches_and_uplinks) {
   const std::string ft = std::string(WULF_TEST_PLATFORMS) + "/fattree8.xml";
-  const TestbedPlan plan = plan_testbed(ft, hosts_of_ranks(platform_hosts(ft, 8).hosts, 8), 8, 0, 1.0);
+  const TestbedPlan plan = plan_testbed(ft, hosts_of_ranks(platform_hosts(ft, 8).hosts, 8), 8, 0, 1.0, false, kTwoIdleCores);
   ASSERT_EQ(plan.hosts.size(), 8u);
   std::size_t switches = 0, uplinks = 0;
   for (const NetworkNode& n : plan.network.nodes) switches += n.kind == NetworkNode::Kind::junction;
@@ -924,12 +933,12 @@ TEST(testbed, plans_a_fat_tree_with_its_switches_and_uplinks) {
 // note, and every route crosses the links it names.
 TEST(testbed, plans_a_torus_and_a_dragonfly_as_their_routes_go) {
   const std::string torus = std::string(WULF_TEST_PLATFORMS) + "/torus.xml";
-  const TestbedPlan t = plan_testbed(torus, hosts_of_ranks(platform_hosts(torus, 16).hosts, 16), 16, 0, 1.0);
+  const TestbedPlan t = plan_testbed(torus, hosts_of_ranks(platform_hosts(torus, 16).hosts, 16), 16, 0, 1.0, false, kTwoIdleCores);
   for (const NetworkNode& n : t.network.nodes) EXPECT_EQ(n.kind, NetworkNode::Kind::host) << n.label;
   for (const TestbedHost& h : t.hosts) EXPECT_GE(h.ports, 2) << h.name;
   EXPECT_GT(t.network.most_hops, 2u);  // routes through other hosts
   const std::string df = std::string(WULF_TEST_PLATFORMS) + "/dragonfly.xml";
-  const TestbedPlan d = plan_testbed(df, hosts_of_ranks(platform_hosts(df, 16).hosts, 16), 16, 0, 1.0);
+  const TestbedPlan d = plan_testbed(df, hosts_of_ranks(platform_hosts(df, 16).hosts, 16), 16, 0, 1.0, false, kTwoIdleCores);
   ASSERT_FALSE(d.network.notes.empty());
   EXPECT_NE(d.network.notes.back().find("do not form paths"), std::string::npos) << d.network.notes.back();
   std::size_t shaped = 0;
@@ -940,7 +949,7 @@ TEST(testbed, plans_a_torus_and_a_dragonfly_as_their_routes_go) {
   EXPECT_EQ(shaped, pairs);  // one shaped hop a link
   EXPECT_GT(pairs, 32u);     // more than the hosts' own cables: routers' links too
   // With 8 hosts the routes are paths: switches, the routers' links shaped between them.
-  const TestbedPlan d8 = plan_testbed(df, hosts_of_ranks(platform_hosts(df, 8).hosts, 8), 8, 0, 1.0);
+  const TestbedPlan d8 = plan_testbed(df, hosts_of_ranks(platform_hosts(df, 8).hosts, 8), 8, 0, 1.0, false, kTwoIdleCores);
   std::size_t switches = 0;
   for (const NetworkNode& n : d8.network.nodes) switches += n.kind == NetworkNode::Kind::junction;
   EXPECT_EQ(switches, 4u);
@@ -979,7 +988,7 @@ TEST(testbed, every_route_is_held_for_the_platforms_latency_of_that_route) {
       {std::string(WULF_TEST_PLATFORMS) + "/far2.xml", 2}, {std::string(WULF_PLATFORMS_DIR) + "/bunyip-reduced.xml", 17}};
   for (const auto& [file, n] : platforms) {
     SCOPED_TRACE(file);
-    const TestbedPlan plan = plan_testbed(file, hosts_of_ranks(platform_hosts(file, n).hosts, n), n, 0, 1.0);
+    const TestbedPlan plan = plan_testbed(file, hosts_of_ranks(platform_hosts(file, n).hosts, n), n, 0, 1.0, false, kTwoIdleCores);
     std::string names, text, err;
     for (const TestbedHost& h : plan.hosts) names += (names.empty() ? "" : ",") + h.name;
     ASSERT_EQ(run_wulf_platform({"network", file, names}, text, err), 0) << err;
@@ -1005,7 +1014,7 @@ TEST(testbed, every_route_is_held_for_the_platforms_latency_of_that_route) {
 TEST(testbed, latencies_whose_forwarders_need_too_much_dilation_are_left_out_and_said) {
   const std::string sorgan = std::string(WULF_PLATFORMS_DIR) + "/sorgan.xml";
   const auto placed = hosts_of_ranks(platform_hosts(sorgan, 8, 1).hosts, 8);
-  const TestbedPlan plan = plan_testbed(sorgan, placed, 8, 0, 1.0);
+  const TestbedPlan plan = plan_testbed(sorgan, placed, 8, 0, 1.0, false, kTwoIdleCores);
   EXPECT_LE(plan.dilation, kDilationRange.hi);
   EXPECT_EQ(plan.network.most_delayed_hops, 0u);
   for (const Veth& v : plan.network.veths) EXPECT_EQ(v.a.latency_s + v.b.latency_s, 0) << v.a.link;
@@ -1014,7 +1023,7 @@ TEST(testbed, latencies_whose_forwarders_need_too_much_dilation_are_left_out_and
                                    "time dilation of 1100"),
             std::string::npos)
       << plan.notes.back();
-  const TestbedPlan given = plan_testbed(sorgan, placed, 8, 100, 1.0);
+  const TestbedPlan given = plan_testbed(sorgan, placed, 8, 100, 1.0, false, kTwoIdleCores);
   EXPECT_GT(given.network.most_delayed_hops, 0u);
   EXPECT_NE(given.notes.back().find("need a time dilation of 1100 here for their own time not to show; at "
                                     "--dilation 100 it may"),

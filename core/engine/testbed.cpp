@@ -220,13 +220,16 @@ TestbedPlan plan_hosts_and_network(const std::string& platform, const std::vecto
 
 }  // namespace
 
+PlanMachine PlanMachine::here() {
+  const MachineSample sample = sample_machine();
+  return {std::max(1u, std::thread::hardware_concurrency()), sample.load ? (*sample.load)[0] : 0.0};
+}
+
 TestbedPlan plan_testbed(const std::string& platform, const std::vector<PlatformHost>& placed, int np,
-                         double dilation, double bw_scale, bool drop_latencies) {
+                         double dilation, double bw_scale, bool drop_latencies, const PlanMachine& machine) {
   TestbedPlan plan = plan_hosts_and_network(platform, placed, np, bw_scale);
-  const unsigned cores = std::thread::hardware_concurrency();
-  // What other work keeps busy as the run starts: the last minute's load average.
-  const MachineSample machine = sample_machine();
-  const double busy = machine.load ? (*machine.load)[0] : 0.0;
+  const unsigned cores = machine.cores;
+  const double busy = machine.busy_cores;
   TestbedNetwork& network = plan.network;
   // The dilation the links' forwarders need, and what is done where it is more than D may be.
   const double held = default_dilation(plan.hosts, np, cores, network.most_hops, network.most_delayed_hops, busy);

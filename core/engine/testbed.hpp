@@ -92,8 +92,17 @@ double collective_overhead_s(const Json& host, const std::string& platform);
 // leaves the links' latencies out where their forwarders would need more than the bounds;
 // drop_latencies leaves them out at any dilation (a later run of a bench whose first plan
 // left them out: the same network for every run).
+// machine: the cores the plan is made for and what other work keeps busy of them (the default
+// dilation depends on both); this machine as the run is planned unless given.
+struct PlanMachine {
+  unsigned cores = 1;
+  double busy_cores = 0;
+  // std::thread::hardware_concurrency and the last minute's load average.
+  static PlanMachine here();
+};
 TestbedPlan plan_testbed(const std::string& platform, const std::vector<PlatformHost>& placed, int np,
-                         double dilation, double bw_scale, bool drop_latencies = false);
+                         double dilation, double bw_scale, bool drop_latencies = false,
+                         const PlanMachine& machine = PlanMachine::here());
 
 // The plan for any program (`wulf testbed run`): the hosts and network as plan_testbed's, the
 // links' latencies held, at a dilation of 1, since a program's own compute cannot be dilated:
