@@ -429,8 +429,8 @@ std::string link_fault(const simgrid::s4u::Link* l, const Scales& scales) {
   const double bw = l->get_bandwidth(), lat = l->get_latency();
   if (const std::string fault = out_of(bw, least_bandwidth_Bps, most_bandwidth_Bps, "bytes/s"); !fault.empty())
     return what + ": bandwidth " + fault + " (a unit mistyped? e.g. bandwidth=\"125MBps\")";
-  if (!(std::isfinite(lat) && lat >= 0))
-    return what + ": latency " + number_text(lat) + " s; a latency cannot be negative";
+  if (!std::isfinite(lat)) return what + ": latency " + number_text(lat) + " s; a latency must be a finite number";
+  if (lat < 0) return what + ": latency " + number_text(lat) + " s; a latency cannot be negative";
   if (lat > most_latency_s)
     return what + ": latency " + number_text(lat) + " s, more than an hour (a unit mistyped? e.g. latency=\"50us\")";
   if (const std::string fault = out_of(bw * scales.bw, least_bandwidth_Bps, most_bandwidth_Bps, "bytes/s");

@@ -26,6 +26,8 @@ allowed=(
   "wulf::(anonymous namespace)::killed_rank(|the front end's report of a killed rank (engine/launch.cpp)"
   "wulf::(anonymous namespace)::wulfs_own|a constant, initialised at start: the mpirun options wulf sets itself (engine/launch.cpp, the front end's)"
   "wulf::hostfile_slots(|constants (regular expressions), made on first use: the front end's reading of a hostfile (engine/launch.cpp)"
+  "wulf::(anonymous namespace)::live_temp_mutex|the lock of the process's live temporary paths (util/files.cpp): one for all, as the list it guards"
+  "wulf::(anonymous namespace)::live_temp|the process's live temporary files and folders (util/files.cpp), under live_temp_mutex: only the front end's runner reads it (without_temp_paths); a rank's own entries are its own paths"
   "wulf::sim_allocator()::tcmalloc|a constant, made on first use: the allocator the front end preloads into smpirun (engine/launch.cpp)"
 )
 # The front end's entries are in the program because the core's files are compiled in batches

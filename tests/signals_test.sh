@@ -35,6 +35,24 @@ interrupt() {
   echo "$engine SIG$signal: exit $code, $(grep -F "wulf: interrupted" "$dir/err"); nothing left"
 }
 
+# A command that runs no child, `wulf model --overlap` over a grid of 21 525 cells: the signal
+# ends its loop at the next cell (issue 62: its pipeline once spun on and took no signal).
+interrupt_model() {
+  local signal=$1 dir="$tmp/model-$1"
+  start_wulf "$dir" model --overlap --platform "$(dirname "$0")/../platforms/messner.xml" --problem layers:resnet50 \
+    --np "$(seq -s, 2 22)" --block 4096 --train-size 4096 --test-size 1 --bucket-bytes "$(seq -s, 0 65536 67108864)"
+  sleep 1
+  kill -0 "$wulf" 2>/dev/null || fail "model SIG$signal: wulf ended before the signal: $(cat "$dir/err")"
+  kill -"$signal" "$wulf"
+  wait_ended
+  [ "$code" -eq "${code_of[$signal]}" ] || fail "model SIG$signal: wulf exited $code: $(cat "$dir/err")"
+  grep -qF "wulf: interrupted (SIG$signal)" "$dir/err" || fail "model SIG$signal: not said: $(cat "$dir/err")"
+  expect_nothing_left "$dir"
+  echo "model SIG$signal: exit $code, $(grep -F "wulf: interrupted" "$dir/err"); nothing left"
+}
+
+interrupt_model TERM
+interrupt_model INT
 interrupt seq TERM
 interrupt seq INT
 interrupt real TERM
@@ -42,4 +60,4 @@ interrupt real INT
 interrupt real HUP
 interrupt sim TERM
 interrupt sim INT
-echo "7 passed, 0 failed"
+echo "9 passed, 0 failed"

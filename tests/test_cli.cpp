@@ -7,6 +7,7 @@
 #include "util/errors.hpp"
 #include "util/files.hpp"
 #include "util/process.hpp"
+#include "util/text.hpp"
 
 #include <gtest/gtest.h>
 
@@ -17,6 +18,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -268,6 +270,56 @@ TEST_F(cli, messages_show_control_characters_from_files_escaped) {
   EXPECT_EQ(hosts.err.find('\x1b'), std::string::npos) << hosts.err;
   EXPECT_EQ(hosts.err.find('\0'), std::string::npos) << hosts.err;
   EXPECT_EQ(safe_to_print("x" + esc + nul + "y\tz\n\x7f\xc3\xa9"), "x\\x1b[31m\\x00y\tz\n\\x7f\xc3\xa9");
+}
+
+// One rule for everything wulf prints (issue 62): control characters, C1 controls (CSI,
+// 0xc2 0x9b, which some terminals take as ESC [) and bytes that are not UTF-8 are escaped,
+// and well-formed UTF-8 stays, also when a stream's writes cut a character in two.
+TEST(safe_output, escapes_controls_and_malformed_utf8_and_keeps_utf8) {
+  EXPECT_EQ(safe_to_print("a\xc2\x9b" "31mb"), "a\\xc2\\x9b31mb");
+  EXPECT_EQ(safe_to_print("\xff\xfe caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"),
+            "\\xff\\xfe caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
+  EXPECT_EQ(safe_to_print("\xc0\xaf \xed\xa0\x80 \xf4\x90\x80\x80 \xc3"),  // overlong, surrogate, past U+10FFFF, cut
+            "\\xc0\\xaf \\xed\\xa0\\x80 \\xf4\\x90\\x80\\x80 \\xc3");
+  std::ostringstream to;
+  {
+    SafeOstream out(to);
+    out << "caf\xc3";
+    out << "\xa9 \x1b[0m" << 42 << '\n';
+    out << "\xe2\x82";  // cut at the end: escaped when the stream ends
+  }
+  EXPECT_EQ(to.str(), "caf\xc3\xa9 \\x1b[0m42\n\\xe2\\x82");
+}
+
+// Every reader's text, printed by the command that reads it, is plain: a platform's names in
+// `platform info`, a hostfile's names in an error (a layer file's and a record's, printed by
+// the ranks: layer_table.a_files_text_is_printed_escaped_by_the_ranks_and_a_rerun).
+TEST_F(cli, text_from_every_input_file_is_printed_escaped) {
+  const std::string esc = "\x1b[31m", csi = "\xc2\x9b" "31m", bad = "\xff";
+  auto expect_plain = [](const Outcome& o, const std::string& what) {
+    for (const std::string& text : {o.out, o.err}) {
+      EXPECT_EQ(text.find('\x1b'), std::string::npos) << what << ": " << text;
+      EXPECT_EQ(text.find("\xc2\x9b"), std::string::npos) << what << ": " << text;
+      EXPECT_EQ(text.find('\xff'), std::string::npos) << what << ": " << text;
+    }
+  };
+  const std::string platform = write("hostile.xml", R"(<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <zone id="z&#x9b;31m" routing="Full">
+    <host id="a&#x9b;31m" speed="1Gf"/><host id="b" speed="1Gf"/>
+    <link id="l" bandwidth="1GBps" latency="1us"/>
+    <route src="a&#x9b;31m" dst="b"><link_ctn id="l"/></route>
+  </zone>
+</platform>
+)");
+  // SimGrid hands the C1 character on as its Latin-1 byte: refused as no UTF-8, escaped.
+  const Outcome info = testing_support::expect_refused({"platform", "info", platform}, {"z\\x9b31m", "not UTF-8"});
+  expect_plain(info, "platform");
+  const std::string hosts = write("hostile.hosts", "a" + csi + bad + "\n");
+  expect_plain(wulf({"train", "--problem", "encoder:8", "--engine", "sim", "--platform", toy4, "--np", "1",
+                     "--hosts", hosts}),
+               "hostfile");
 }
 
 TEST_F(cli, unknown_problem_option_or_command_is_refused) {
@@ -567,6 +619,10 @@ TEST_F(cli, numbers_out_of_their_range_are_refused_before_anything_runs) {
   // Lists too: each item in its range (calibrate and validate start their ranks here).
   expect_refused({"train", "--problem", "encoder:8", "--hidden", "8,1e10"}, {"--hidden: 10000000000 is more than"});
   expect_refused({"calibrate", "--problem", "xor", "--np", "2,1000000000"}, {"--np: 1000000000 is more than 1024"});
+  // A layer net has no arithmetic to calibrate, and calibrate has no --numerics to offer.
+  const Outcome layers = testing_support::expect_refused({"calibrate", "--problem", "layers:resnet50"},
+                                        {"--problem layers:resnet50", "a net given by its layers has none"});
+  EXPECT_FALSE(contains(layers.err, "--numerics")) << layers.err;
   expect_refused({"validate", "--np", "1,5000"}, {"--np: 5000 is more than 1024"});
   expect_refused({"model", "--profile", "batcave-function", "--np", "1e16"}, {"--np: 1e+16 is more than 1000000"});
   expect_refused({"platform", "bench", toy4, "--sizes", "1,1e12"}, {"--sizes: 1000000000000 is more than 1073741824"});

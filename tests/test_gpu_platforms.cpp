@@ -9,12 +9,17 @@
 
 #include "test_support.hpp"
 
+#include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include <sys/wait.h>
 
 namespace wulf {
 namespace {
@@ -165,6 +170,21 @@ bool generate(const std::vector<std::string>& options, const std::string& out) {
   return std::system(command.c_str()) == 0;
 }
 
+// Runs generate.py with these arguments under a shell prefix (a ulimit, say): its exit code
+// and what it printed on standard error.
+std::pair<int, std::string> generate_said(const std::vector<std::string>& args, const std::string& prefix = "") {
+  std::string command = prefix + "python3 '" + wulf_platform("gpu/generate.py") + "'";
+  for (const std::string& a : args) command += " '" + a + "'";
+  command += " 2>&1 >/dev/null";
+  std::string said;
+  FILE* pipe = ::popen(("bash -c \"" + command + "\"").c_str(), "r");
+  if (!pipe) return {-1, "popen failed"};
+  char buffer[4096];
+  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) said.append(buffer, n);
+  const int status = ::pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, said};
+}
+
 // The time of one allreduce of 16 Mi floats (64 MiB) on np ranks of file, by algorithm.
 double allreduce_s(const std::string& file, int np, const std::string& algorithm) {
   TestDir dir;
@@ -256,6 +276,45 @@ TEST(gpu_platforms, the_generator_routes_gpus_without_an_nvlink_over_pcie_and_qp
   const Shape s = shape_of(f);
   EXPECT_EQ(s.hosts, 8u);
   EXPECT_EQ(s.link_rates.at(38.4e9), 2);  // QPI, both ways: two 9.6 GT/s links of 2 bytes
+}
+
+// The generator refuses numbers no machine has or the file cannot write (inf, nan, 1e30, a
+// latency finer than its 6 decimals), an -o it cannot write, and a file larger than the disk
+// holds, each with exit 2 and the option named, no traceback; it writes the file one server at
+// a time (1 000 servers, 89 MB, in 40 MB of address space, where it once held the whole file)
+// by a temporary file beside it, so that a failed run leaves the file that was there.
+TEST(gpu_platforms, the_generator_refuses_what_it_cannot_write_and_streams_the_file) {
+  if (!have_python3()) GTEST_SKIP() << "no python3 to run platforms/gpu/generate.py";
+  TestDir dir;
+  const std::string out = dir.file("g.xml");
+  const std::vector<std::pair<std::vector<std::string>, std::string>> refused{
+      {{"--nic-gbit", "inf"}, "--nic-gbit inf: expected a number of Gbit/s from 0.001 to 1e+06"},
+      {{"--gpu-tflops", "inf"}, "--gpu-tflops inf"},
+      {{"--nic-lat-us", "inf"}, "--nic-lat-us inf"},
+      {{"--gpu-tflops", "nan"}, "--gpu-tflops nan"},
+      {{"--nic-gbit", "1e30"}, "--nic-gbit 1e+30"},
+      {{"--pcie-gbyte", "1e-30"}, "--pcie-gbyte 1e-30"},
+      {{"--nic-lat-us", "1e-30"}, "--nic-lat-us 1e-30: the file writes 6 decimals of us, which would make it 0"},
+      {{"-o", dir.file("no/such/folder.xml")}, "the folder " + dir.file("no/such") + " does not exist"},
+      {{"-o", dir.str()}, "is a folder"},
+      {{"--nodes", "100000"}, "100000 servers: a route for each pair of them"},
+  };
+  for (const auto& [options, fragment] : refused) {
+    std::vector<std::string> args{"--preset", "dgx1-v100", "-o", out};
+    args.insert(args.end(), options.begin(), options.end());
+    const auto [code, said] = generate_said(args);
+    EXPECT_EQ(code, 2) << said;
+    EXPECT_TRUE(contains(said, fragment)) << said;
+    EXPECT_FALSE(contains(said, "Traceback")) << said;
+  }
+  EXPECT_FALSE(std::filesystem::exists(out));
+  const auto [code, said] = generate_said({"--preset", "dgx1-v100", "--nodes", "1000", "-o", out}, "ulimit -v 40000; ");
+  EXPECT_EQ(code, 0) << said;
+  EXPECT_TRUE(contains(said, "1000 servers, 8000 GPUs")) << said;
+  EXPECT_EQ(std::filesystem::file_size(out), 89108640u);
+  for (const auto& e : std::filesystem::directory_iterator(dir.path()))
+    EXPECT_EQ(e.path().filename().string(), "g.xml") << "a temporary file is left";
+  std::filesystem::remove(out);
 }
 
 // A zone routed by Floyd's or Dijkstra's algorithm has its routes only once SimGrid seals the

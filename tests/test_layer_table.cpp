@@ -3,7 +3,10 @@
 // order their gradients are bucketed in, and time-only runs whose simulated times are worked
 // out by hand.
 #include "nn/layer_table.hpp"
+#include "job/job_json.hpp"
+#include "job/train_job.hpp"
 #include "train/buckets.hpp"
+#include "util/process.hpp"
 
 #include <gtest/gtest.h>
 
@@ -71,12 +74,15 @@ TEST(layer_table, every_fault_is_refused_with_the_file_and_line) {
       {head + "time V100 a 1 1\nlayer a conv 1 3\n", {"line 2", "no layer a above this line"}},
       {head + "layer a conv 1 3\ntime V100 a 1 1\ntime V100 a 1 1\n", {"line 4", "given twice"}},
       {head + "step V100 1\nstep V100 2\n", {"line 3", "step on V100 is given twice"}},
+      {head + "layer a conv 1 3\ntime V100 a 0 1e-6\n", {"line 3", "a layer with flops takes more than 0 s"}},
+      {head + "layer a conv 1 3\ntime V100 a 1e-6 0\n", {"line 3", "a layer with flops takes more than 0 s"}},
       {head + "step V100\n", {"line 2", "step takes DEVICE SECONDS"}},
       {head + "step V100 -1\n", {"line 2", "step's seconds -1 is negative"}},
       {head + "samples 0 0\nlayer a conv 1 3\n", {"line 2", "training samples 0 must be at least 1"}},
       {head + "samples 8 4\nsamples 8 4\n", {"line 3", "samples is given twice"}},
       {head + "inputs 2.5\n", {"line 2", "not a whole number"}},
-      {head + "weights 3\n", {"line 2", "\"weights\" is not one of"}},
+      {head + "weights 3\n", {"line 2", "\"weights\" is not one of name, samples"}},
+      {head + "wulf-layers 1\n", {"line 2", "a second format line"}},
       {head + "layer a conv 1 1000000x1000000x2\n", {"line 2", "more than"}},
       {head, {"no layer"}},
       {head + "layer p pool 5\n", {"no layer has a parameter tensor"}},
@@ -232,6 +238,66 @@ TEST(layer_table, a_host_charges_its_efficiency_per_kind_and_its_devices_measure
   expect_train_refused(with(run, {"--platform", bad}), {"host g: wulf:efficiency", "conv's efficiency \"2\""});
 }
 
+// A rank trains the net the front end checked: its layer file is checked against the digest
+// of the one the front end read, and --rerun refuses a file that changed since the record
+// unless told to take it (issue 62: an edit from 11 000 to 1 001 000 parameters was
+// simulated silently, and files replaced during runs gave ranks of different nets).
+TEST(layer_table, ranks_and_reruns_refuse_a_layer_file_that_changed) {
+  TestDir dir;
+  const std::string file = dir.write("net.layers", tiny);
+  const Json first = train_record(dir, "first", {"--problem", "layers:" + file, "--numerics", "off", "--engine", "sim",
+                                                 "--platform", toy4, "--np", "2", "--epochs", "1", "--block", "8"});
+  const std::string digest = first.at("config").at("layer_file_digest").get<std::string>();
+  EXPECT_TRUE(digest.starts_with("fnv1a64:")) << digest;
+  // A rank's load of a file that is not the one the front end read.
+  TrainJob job = job_from_json(first.at("config"), "the job");
+  job.layer_file_digest = "fnv1a64:0000000000000000:1";
+  expect_input_error([&] { load_problem(job, RankPlace{0, 2, true}); },
+                     {"layer file " + file + " changed after wulf read it for this run", "run it again"});
+  // The file edited (a layer 100 times larger), then the record run again.
+  std::string bigger(tiny);
+  bigger.replace(bigger.find("10x3 10"), 7, "1000x3 1000");
+  dir.write("net.layers", bigger);
+  expect_train_refused({"--rerun", dir.file("first.json")},
+                       {"first.json: the layer file " + file + " is not the one the record's run read",
+                        "--take-changed-inputs"});
+  const Json again = record_of(dir, "again", {"train", "--rerun", dir.file("first.json"), "--take-changed-inputs"});
+  EXPECT_NE(again.at("config").at("layer_file_digest").get<std::string>(), digest);
+  EXPECT_GT(again.at("config").at("parameters").get<double>(), first.at("config").at("parameters").get<double>());
+  expect_train_refused({"--problem", "layers:" + file, "--take-changed-inputs"}, {"--take-changed-inputs is for --rerun"});
+}
+
+// A layer file's name reaches the terminal escaped (control characters, a C1 CSI, a byte
+// that is not UTF-8) where the ranks print the run's description, on the run and its re-run
+// (issue 62: every reader's text through one rule, util/text.hpp's SafeOstream).
+TEST(layer_table, a_files_text_is_printed_escaped_by_the_ranks_and_a_rerun) {
+  TestDir dir;
+  const std::string esc = "\x1b[31m", csi = "\xc2\x9b" "31m", bad = "\xff";
+  const std::string layers = dir.write("hostile.layers", "wulf-layers 1\nname red" + esc + csi + bad +
+                                                         "\nsamples 8 4\nlayer a linear 100 10x3 10\n");
+  const auto program = [](std::vector<std::string> args) {  // the wulf program, its output captured
+    args.insert(args.begin(), wulf_program("wulf"));
+    ChildOptions options;
+    options.capture = true;
+    const ChildResult r = run_child(args, options);
+    EXPECT_EQ(r.code, exit_ok) << r.out << r.err;
+    return r;
+  };
+  const auto expect_plain = [](const ChildResult& r, const std::string& what) {
+    for (const std::string& text : {r.out, r.err}) {
+      EXPECT_EQ(text.find('\x1b'), std::string::npos) << what << ": " << text;
+      EXPECT_EQ(text.find("\xc2\x9b"), std::string::npos) << what << ": " << text;
+      EXPECT_EQ(text.find('\xff'), std::string::npos) << what << ": " << text;
+    }
+  };
+  const ChildResult trained =
+      program({"train", "--problem", "layers:" + layers, "--numerics", "off", "--engine", "sim", "--platform", toy4,
+               "--np", "2", "--epochs", "1", "--block", "8", "--out", dir.file("h.json")});
+  EXPECT_TRUE(contains(trained.out, "red\\x1b[31m\\xc2\\x9b31m\\xff")) << trained.out;
+  expect_plain(trained, "layer file");
+  expect_plain(program({"train", "--rerun", dir.file("h.json")}), "record");
+}
+
 TEST(layer_table, a_layer_net_is_refused_what_it_cannot_do) {
   TestDir dir;
   const std::string file = dir.write("tiny.layers", tiny);
@@ -241,10 +307,20 @@ TEST(layer_table, a_layer_net_is_refused_what_it_cannot_do) {
   expect_train_refused(with(off, {"--strategy", "ppt"}), {"--strategy ppt", "block or overlap"});
   expect_train_refused(with(off, {"--hidden", "5"}), {"--hidden", "given by its layers"});
   expect_train_refused(with(off, {"--train-size", "9"}), {"--train-size: 9 is more than the 8 training samples"});
+  expect_train_refused(with(off, {"--target-error", "0.1"}), {"--target-error", "time-only run", "no error to reach"});
   expect_refused({"recommend", "--platform", toy4, "--problem", "layers:" + file, "--target-error", "0.1"},
                  {"wulf recommend searches for the time to a target error", "no arithmetic"});
   const std::vector<std::string> elsewhere{"--numerics", "off", "--engine", "sim", "--platform", toy4, "--np", "2"};
   expect_train_refused(with(elsewhere, {"--problem", "layers:no-such-net"}), {"no net", "no-such-net.layers", "resnet50"});
+  {
+    // A net too large for this machine (3e9 parameters) is told to shrink by its layer file,
+    // not by --hidden, which a layer net refuses.
+    const MemoryLimit limit("1000000000");
+    const std::string huge = dir.write("huge.layers", "wulf-layers 1\nlayer a linear 1 50000x60000\n");
+    const Outcome o = expect_train_refused(with(elsewhere, {"--problem", "layers:" + huge, "--block", "2", "--train-size", "8"}),
+                                           {"memory estimate", "a layer file of fewer parameters"});
+    EXPECT_FALSE(contains(o.err, "--hidden")) << o.err;
+  }
   dir.write("bad.layers", "wulf-layers 1\nlayer a conv 1 3\nlayer a conv 1 3\n");
   expect_train_refused(with(elsewhere, {"--problem", "layers:" + dir.file("bad.layers")}),
                        {"bad.layers, line 3", "layer a is given twice"});

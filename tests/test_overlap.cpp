@@ -458,6 +458,18 @@ TEST(overlap, bad_bucket_options_are_refused_naming_them) {
                        {"--bucket-request", "early", "computed or scheduled"});
   expect_train_refused({"--problem", "xor", "--strategy", "overlap", "--bucket-request", "scheduled"},
                        {"--bucket-request scheduled", "--bucket-fusion tick"});
+  // Small legal values that never ended (issue 62): a cycle below the simulated clock's
+  // resolution (SimGrid saw a deadlock at 1e-20), and slices so small that an update of
+  // ResNet-50 takes more progress points than a run ends with (--progress-flops 1).
+  for (const char* cycle : {"1e-20", "4.9e-324", "1e-6"})
+    expect_train_refused({"--problem", "xor", "--strategy", "overlap", "--bucket-cycle", cycle},
+                         {"--bucket-cycle", "0 (no rounds) or at least 1e-05 s"});
+  const std::vector<std::string> resnet{"--problem", "layers:resnet50", "--numerics", "off", "--engine", "sim",
+                                        "--platform", wulf_platform("dgx1-v100.xml"), "--np", "8", "--block", "256",
+                                        "--train-size", "256", "--test-size", "1", "--strategy", "overlap"};
+  for (const char* flops : {"1", "1e4"})
+    expect_train_refused(with(resnet, {"--progress-flops", flops}),
+                         {"--progress-flops", "progress points an update", "more than the 1e+06", "or more"});
 }
 
 }  // namespace

@@ -105,6 +105,41 @@ TEST(overlap_model, one_bucket_is_blocks_time) {
     }
 }
 
+// Far into a run (issue 62): 4 580 s of compute, then steps of 2 000 bytes at 10.6 MB/s. The
+// division's round-off left each step a remainder of bytes whose time was below the clock's
+// resolution there, and the pipeline spun on it for ever. One bucket is still block's time.
+TEST(overlap_model, the_pipeline_ends_far_into_a_run) {
+  OverlapWork w;
+  w.forward_s = 1234.5678, w.backward_s = {3345.7789}, w.slices = {1};
+  const StepNetwork net{.latency_s = 2e-5, .byte_s = 1 / 10.6e6, .bw = {}, .lat = {}};
+  const std::vector<BucketCut> one = cut_buckets(backward_tensors({1000, 1}, false), 4, 0);
+  ASSERT_EQ(one.size(), 1u);
+  for (int p : {2, 3, 8}) {
+    const OverlapPrediction o = predict_overlap(w, one, NbAlgorithm::ring, p, 4, net);
+    const OverlapPrediction b = predict_blocking(w, one[0].values, NbAlgorithm::ring, p, 4, net);
+    EXPECT_NEAR(o.iteration_s() / b.iteration_s(), 1.0, 1e-12) << "p = " << p;
+  }
+}
+
+// Every shipped net, and a one-layer net of 1.07e9 flops that once never returned, answer
+// on the platforms the issue tried (issue 62 item 1).
+TEST(overlap_model, the_command_answers_for_every_shipped_net) {
+  TestDir dir;
+  const std::string one = dir.write("one.layers", "wulf-layers 1\nname one\nlayer a conv 1.07e9 1000\n");
+  for (const std::string net : {"resnet50", "resnet101", "vgg16", "inception_v3", "bert_large", "gpt2"}) {
+    const Json r = record_of(dir, net, {"model", "--overlap", "--platform", wulf_platform("dgx1-v100.xml"), "--problem",
+                                        "layers:" + net, "--np", "2,8", "--block", "256", "--train-size", "1024",
+                                        "--bucket-bytes", "0,26214400"});
+    EXPECT_EQ(r.at("grid").size(), 4u) << net;
+  }
+  for (const std::string platform : {"batcave.xml", "dgx1-v100.xml"}) {
+    const Json r = record_of(dir, "one-" + platform, {"model", "--overlap", "--platform", wulf_platform(platform),
+                                                      "--problem", "layers:" + one, "--np", "2,8", "--block", "256",
+                                                      "--train-size", "1024", "--test-size", "1"});
+    for (const Json& cell : r.at("grid")) EXPECT_GT(cell.at("time_s").get<double>(), 0) << platform;
+  }
+}
+
 TEST(overlap_model, smpi_factors_take_the_largest_threshold_below_the_size) {
   const SizeFactors f = parse_size_factors("65472:11.6;1426:1.6;0:2", "smpi/lat-factor");
   EXPECT_EQ(f.at(0), 1.0);  // at or below the smallest threshold: none

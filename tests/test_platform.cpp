@@ -573,7 +573,8 @@ TEST(platform, impossible_platforms_are_refused_before_any_rank_starts) {
       {"speed=\"1Gf\"", "bandwidth=\"1e300Bps\" latency=\"1us\"", "link 'l': bandwidth 1e+300 bytes/s; wulf takes a finite bandwidth from 1 to 1e+18 bytes/s"},
       {"speed=\"1Gf\"", "bandwidth=\"nan\" latency=\"1us\"", "link 'l': bandwidth nan bytes/s"},
       {"speed=\"1Gf\"", "bandwidth=\"-5MBps\" latency=\"1us\"", "link 'l': bandwidth -5e+06 bytes/s"},
-      {"speed=\"1Gf\"", "bandwidth=\"1MBps\" latency=\"1e30s\"", "link 'l': latency 1e+30 s, more than an hour"}};
+      {"speed=\"1Gf\"", "bandwidth=\"1MBps\" latency=\"1e30s\"", "link 'l': latency 1e+30 s, more than an hour"},
+      {"speed=\"1Gf\"", "bandwidth=\"1MBps\" latency=\"infs\"", "link 'l': latency inf s; a latency must be a finite number"}};
   for (const auto& [speed, link, why] : values) {
     SCOPED_TRACE(speed + " " + link);
     const std::string file = dir.write("values.xml", "<?xml version='1.0'?>\n"

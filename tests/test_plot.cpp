@@ -232,6 +232,15 @@ TEST(plot_input, hostile_records_are_refused_before_the_script_starts) {
   EXPECT_FALSE(std::filesystem::exists(dir.file("x.png")));
 }
 
+// WULF_PYTHON naming no program is the user's input: exit 2 naming the variable, not an
+// internal error.
+TEST_F(plot, a_wulf_python_that_cannot_start_is_named) {
+  const std::string rec = record("a", function_small);
+  const ScopedEnv python("WULF_PYTHON", std::string("/nonexistent/python3"));
+  expect_refused({"plot", rec, "--out", dir_.file("a.png")}, {"WULF_PYTHON=/nonexistent/python3: "});
+  EXPECT_FALSE(std::filesystem::exists(dir_.file("a.png")));
+}
+
 // The drawing script run on its own (or on a file changed after `wulf plot` checked it):
 // nesting too deep for Python's json, bytes that are not UTF-8 and a bad escape end in a
 // message naming the file and exit 2, not in a RecursionError's traceback.

@@ -645,6 +645,12 @@ TEST(recommend, a_layer_net_gets_the_fewest_processors_within_a_time_per_epoch_a
     EXPECT_NEAR(s.at("update_s").get<double>(), update_s[i], 1e-9 * update_s[i]) << i;
     EXPECT_FALSE(s.at("meets_target").get<bool>());
   }
+  // A target far below any epoch (1e-300 s): how far over it each candidate is, in 3 digits,
+  // not in the 300 of a fixed-point percentage.
+  const Outcome tiny = expect_success(with(search, {"--target-epoch-seconds", "1e-300"}), {"no (+"});
+  EXPECT_TRUE(contains(tiny.out, "e+")) << tiny.out;
+  for (std::size_t at = tiny.out.find("no (+"); at != std::string::npos; at = tiny.out.find("no (+", at + 1))
+    EXPECT_LT(tiny.out.find(')', at) - at, 20u) << tiny.out.substr(at, 80);
 }
 
 }  // namespace

@@ -189,6 +189,28 @@ TEST(rerun, records_of_older_wulfs_and_hand_edited_ones_are_refused_naming_the_f
                        {"--mpirun-args: '--host' sets the hosts"});
   expect_train_refused({"--rerun", dir.file("sim.json"), "--engine", "testbed", "--dilation", "1e300"},
                        {"--dilation: 1e+300 is more than 600"});
+  // Values are held to their options' ranges, named with the file and the field (issue 62).
+  expect_train_refused({"--rerun", edited("eta-1.json", [](Json& c) { c["eta"] = -1; })},
+                       {"eta-1.json: config.eta: ", "-1", "(0, 1000000]"});
+  expect_train_refused({"--rerun", edited("eta-big.json", [](Json& c) { c["eta"] = 1e308; })},
+                       {"eta-big.json: config.eta: ", "more than 1000000"});
+  expect_train_refused({"--rerun", edited("alpha.json", [](Json& c) { c["alpha"] = 1; })},
+                       {"alpha.json: config.alpha: "});
+  // Another command's record is named as such, not as an older wulf's.
+  expect_train_refused({"--rerun", edited("recommend.json", [](Json& c) {
+                          c = Json::object();
+                          c["command"] = "recommend";
+                        })},
+                       {"recommend.json: config.command: \"recommend\": --rerun runs the records of wulf train"});
+  // A layer net's record with its numerics turned on: the record is named, not --numerics.
+  const std::string net = dir.write("tiny.layers", "wulf-layers 1\nname tiny\nsamples 8 4\nlayer a linear 100 10x3 10\n");
+  const Json layers = train_record(dir, "layers", {"--problem", "layers:" + net, "--numerics", "off", "--engine", "sim",
+                                                   "--np", "2", "--platform", toy4, "--epochs", "1", "--block", "8"});
+  Json on = layers;
+  on.at("config")["numerics"] = true;
+  const Outcome o = expect_train_refused({"--rerun", dir.write("on.json", record_text(on))},
+                                         {"on.json: config.numerics: true", "the record was changed"});
+  EXPECT_FALSE(contains(o.err, "add --numerics off")) << o.err;
 }
 
 }  // namespace

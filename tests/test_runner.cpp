@@ -293,5 +293,28 @@ TEST(runner, a_process_that_fails_under_mpirun_ends_the_others_with_its_error) {
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 30);
 }
 
+// Two processes of one launcher started with different jobs (--blocks 4 and 8) are refused
+// before any run, the first difference named: once they gave one mixed result and exit 0.
+TEST(runner, processes_started_with_different_lists_are_refused_before_any_run) {
+  const std::vector<std::string> search{
+      "recommend",  "--platform", toy4,  "--problem", "encoder:16", "--target-error", "0.001", "--compute",
+      "calibrated", "--profile",  test_platform("example.profile"), "--np", "1,2", "--max-epochs", "3000", "--blocks"};
+  const MpiSessionDir session;
+  std::vector<std::string> cmd = mpirun_command(1, "on", Collectives{}, wulf_program("wulf"), session);
+  cmd.insert(cmd.end(), search.begin(), search.end());
+  cmd.insert(cmd.end(), {"4", ":", "-np", "1", wulf_program("wulf")});
+  cmd.insert(cmd.end(), search.begin(), search.end());
+  cmd.push_back("8");
+  ChildOptions options;
+  options.capture = true;
+  options.timeout_s = 60;  // a hang is a failure
+  const ChildResult r = run_child(cmd, options);
+  EXPECT_EQ(r.code, exit_input) << r.out << r.err;
+  EXPECT_TRUE(contains(r.err, "the launcher's process 1 has another list of runs than process 0")) << r.err;
+  EXPECT_TRUE(contains(r.err, "--block 4")) << r.err;
+  EXPECT_TRUE(contains(r.err, "--block 8")) << r.err;
+  EXPECT_FALSE(contains(r.out, "recommended")) << r.out;
+}
+
 }  // namespace
 }  // namespace wulf

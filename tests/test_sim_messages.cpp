@@ -89,6 +89,15 @@ TEST(sim_messages, the_allocator_changes_no_value_and_no_simulated_time) {
   expect_same_history(chosen, glibc, "train_error");
   expect_same_history(chosen, glibc, "test_rmse");
   expect_same_history(chosen, glibc, "time_s");
+  // An LD_PRELOAD the loader cannot open is skipped (glibc's malloc runs): the record says so.
+  const Json missing = [&] {
+    const ScopedEnv gone("LD_PRELOAD", "/nonexistent/libtcmalloc.so");
+    return train_record(dir, "missing", job);
+  }();
+  EXPECT_EQ(missing.at("config").at("sim_malloc").get<std::string>(),
+            "glibc (LD_PRELOAD=/nonexistent/libtcmalloc.so could not be preloaded: /nonexistent/libtcmalloc.so is no "
+            "readable file)");
+  expect_same_history(chosen, missing, "time_s");
 }
 
 // wulf's own reduce and broadcast trees (the root strategy) on 24 of Bunyip's CPUs; then its

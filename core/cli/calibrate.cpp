@@ -89,6 +89,10 @@ CalibrateJob read_calibrate_job(const po::variables_map& vm) {
   if (!vm.count("problem")) throw InputError("wulf calibrate: --problem is required");
   CalibrateJob job;
   job.problem = vm["problem"].as<std::string>(), job.machine = vm["machine"].as<std::string>();
+  if (job.problem.starts_with("layers:"))
+    throw InputError("--problem " + printable(job.problem, 200) + ": calibrate times a net's arithmetic (its "
+                     "phases, seed 000's profile), and a net given by its layers has none; its compute is its "
+                     "layers' flops or measured times (time lines, platforms/nets/README.md)");
   const std::string& machine = job.machine;
   if (machine.empty() || machine.find_first_of("/ \"<>&") != std::string::npos)
     throw InputError("--machine: '" + machine + "' must be a plain name");

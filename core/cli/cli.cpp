@@ -60,7 +60,9 @@ std::vector<std::pair<std::string, po::options_description>> command_options() {
           {"platform bench", bench_options()}, {"testbed run", testbed_run_options()}};
 }
 
-int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+namespace {
+
+int run_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   const InputLog inputs;  // every file the command reads, which none of its outputs may replace
   try {
     if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
@@ -105,6 +107,14 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     err << "wulf: internal error: " << safe_to_print(e.what()) << "\n";
     return exit_internal;
   }
+}
+
+}  // namespace
+
+int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  // Whatever a command prints, from whatever file it read, reaches the terminal as plain text.
+  SafeOstream safe_out(out), safe_err(err);
+  return run_command(args, safe_out, safe_err);
 }
 
 }  // namespace wulf

@@ -17,6 +17,7 @@
 #include "util/errors.hpp"
 #include "util/files.hpp"
 #include "util/json.hpp"
+#include "util/process.hpp"
 #include "util/text.hpp"
 
 #include <fmt/format.h>
@@ -171,6 +172,7 @@ int overlap_model_command(const po::variables_map& vm, std::ostream& out) {
       const OverlapPrediction block = predict_blocking(block_work, weights, job.algorithm, p, job.value_bytes, net);
       const double block_s = block.iteration_s(updates);
       for (std::size_t bucket : job.buckets) {
+        check_interrupt();
         const std::vector<BucketCut> cuts = cut_buckets(tensors, job.value_bytes, bucket);
         const OverlapPrediction o = predict_overlap(work, cuts, job.algorithm, p, job.value_bytes, net);
         const double time_s = o.iteration_s(updates);

@@ -157,7 +157,17 @@ int plot_command(const std::vector<std::string>& args, std::ostream& out, std::o
   argv.push_back("--");
   argv.insert(argv.end(), records.begin(), records.end());
   std::string script_out, script_err;
-  const int code = run_program_captured(argv, script_out, script_err);
+  int code = 0;
+  try {
+    code = run_program_captured(argv, script_out, script_err);
+  } catch (const InputError&) {
+    throw;
+  } catch (const std::runtime_error& e) {  // the program could not start
+    const char* env = std::getenv("WULF_PYTHON");
+    if (!env || !*env) throw;
+    throw InputError("WULF_PYTHON=" + printable(env, 200) + ": " + e.what() +
+                     " (set it to a python3 that has matplotlib, or unset it)");
+  }
   out << script_out;
   err << script_err;
   if (code == 0) return exit_ok;

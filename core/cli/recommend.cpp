@@ -148,6 +148,9 @@ double screen_iteration_times(const Request& r, const Runner& runner, std::vecto
     // not values), so one iteration gives the time per iteration.
     const Candidate& c = candidates[plan.timed[j]];
     std::vector<std::string> a = r.simulation_args(c);
+    // Time only: no error is computed, so the target is left out (wulf train refuses it there).
+    if (const auto target = std::find(a.begin(), a.end(), "--target-error"); target != a.end() && target + 1 != a.end())
+      a.erase(target, target + 2);
     a.insert(a.end(), {"--numerics", "off", "--epochs", "1"});
     jobs.push_back({a, scratch.file("time-" + std::to_string(j) + ".json"), {}, {}});
     if (!c.hides()) continue;

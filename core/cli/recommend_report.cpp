@@ -35,6 +35,12 @@ std::string join_numbers(const std::vector<T>& values) {
 
 std::string fixed(double v, int digits) { return fmt::format("{:.{}f}", v, digits); }
 
+// A percentage with one decimal, and in 3 significant digits from a million on ("+1.5e+302%"
+// for an epoch over a target of 1e-300 s, not 300 digits).
+std::string percent(double pct) {
+  return std::abs(pct) < 1e6 ? fixed(pct, 1) + "%" : fmt::format("{:.3g}%", pct);
+}
+
 // Simulated seconds with enough digits to compare runs: 4 significant digits, at least 3
 // after the point.
 std::string secs(double v) {
@@ -46,7 +52,7 @@ std::string secs(double v) {
 std::string percent_change(double confirmed, double estimated) {
   const double pct = 100 * (confirmed / estimated - 1);
   if (std::abs(pct) < 0.05) return "0.0%";
-  return (pct > 0 ? "+" : "") + fixed(pct, 1) + "%";
+  return (pct > 0 ? "+" : "") + percent(pct);
 }
 
 std::string never_text(const RunOutcome& r, long long max_epochs) {
@@ -158,7 +164,7 @@ void print_skipped(const std::vector<Candidate>& candidates, bool learning, std:
 
 // "yes", or "no" and how far over the target.
 std::string meets_text(const Candidate& c, double target_s) {
-  return c.meets ? "yes" : "no (+" + fixed(100 * (c.epoch_s / target_s - 1), 1) + "%)";
+  return c.meets ? "yes" : "no (+" + percent(100 * (c.epoch_s / target_s - 1)) + ")";
 }
 
 // The rules of a time per epoch, as the report prints them and the record keeps them.

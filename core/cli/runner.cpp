@@ -5,6 +5,7 @@
 #include "util/errors.hpp"
 #include "util/files.hpp"
 #include "util/process.hpp"
+#include "util/text.hpp"
 
 #include <fmt/format.h>
 
@@ -149,6 +150,49 @@ void unpack_results(std::string_view pack, int process, const std::vector<Job>& 
   }
 }
 
+// The list as the launcher's processes compare it: a line per job, its arguments with this
+// process's temporary paths named by their purpose, and the digest of every file an argument
+// names (itself, or after a problem's "layers:" or "fann:"), outside those temporary paths.
+std::string list_description(const std::vector<Job>& jobs) {
+  std::string text;
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    std::string line = "job " + std::to_string(i) + ":";
+    for (const std::string& arg : jobs[i].args) line += " " + arg;
+    line = without_temp_paths(line);
+    for (const std::string& arg : jobs[i].args) {
+      std::string path = arg;
+      for (const char* prefix : {"layers:", "fann:"})
+        if (path.starts_with(prefix)) path = path.substr(std::string_view(prefix).size());
+      std::error_code ec;
+      if (!std::filesystem::is_regular_file(path, ec) || without_temp_paths(path) != path) continue;
+      line += " [" + path + ": " + file_digest(path, "a run's input") + "]";
+    }
+    text += line + "\n";
+  }
+  return text;
+}
+
+// Every process of the launcher's must run the same list on the same inputs: compared before
+// any job runs, and a difference named by its first line (issue 62: two processes started
+// with --blocks 32 and 64 once gave one mixed result and exit 0).
+void check_same_lists(const std::vector<Job>& jobs) {
+  const std::string mine = list_description(jobs);
+  const std::vector<std::string> all = gather_texts(mine);
+  const auto lines = [](const std::string& text) { return split_list(text, '\n'); };
+  const std::vector<std::string> first = lines(all.front());
+  for (std::size_t p = 1; p < all.size(); ++p) {
+    if (all[p] == all.front()) continue;
+    const std::vector<std::string> other = lines(all[p]);
+    std::size_t k = 0;
+    while (k < first.size() && k < other.size() && first[k] == other[k]) ++k;
+    const auto at = [&](const std::vector<std::string>& l) { return k < l.size() && !l[k].empty() ? l[k] : "(none)"; };
+    throw InputError(fmt::format("the launcher's process {} has another list of runs than process 0: {} jobs against "
+                                 "{}; the first difference: process 0 \"{}\", process {} \"{}\"; every process must "
+                                 "be started with the same command and the same input files",
+                                 p, other.size() - 1, first.size() - 1, at(first), p, at(other)));
+  }
+}
+
 }  // namespace
 
 std::string JobResult::message() const { return wulf_last_message(err); }
@@ -175,6 +219,7 @@ std::vector<JobResult> Runner::run(const std::vector<Job>& jobs, Spread spread,
   for (std::size_t i = 0; i < jobs.size(); ++i)
     if (spread == Spread::one_at_a_time ? me == 0 : static_cast<int>(i % static_cast<std::size_t>(n)) == me)
       mine.push_back(i);
+  if (n > 1) check_same_lists(jobs);
   std::vector<JobResult> results(jobs.size());
   if (spread == Spread::one_at_a_time) {
     bool failed = false;

@@ -48,8 +48,8 @@ constexpr unsigned line_length = 110, description_column = 55;
 
 // The ranges of options that share one.
 constexpr Range rank_count{.lo = 1, .hi = 1'000'000};
-constexpr Range step{.lo = 0, .hi = 1e6, .lo_open = true};  // a learning rate, an RPROP step
-constexpr Range error_value{.lo = 0, .hi = 1e9};            // an error of any --error metric
+constexpr Range step = kStepRange;          // a learning rate, an RPROP step
+constexpr Range error_value = kErrorRange;  // an error of any --error metric
 
 // A hidden layer's size: up to an int; a net too large for the memory is refused by the
 // memory estimate.
@@ -95,7 +95,7 @@ po::options_description net_options() {
        "takes it, which keeps saturated units learning")
       ("precision", precision_value()->default_value("float"),
        "arithmetic: float|double")
-      ("init-range", number_in("init-range", {.lo = 0, .hi = 1e6}), "initial weights uniform in [-r, r]; 0: 1/sqrt(fan-in) (default: the problem's)")
+      ("init-range", number_in("init-range", kInitRange), "initial weights uniform in [-r, r]; 0: 1/sqrt(fan-in) (default: the problem's)")
       ("weights-in", po::value<std::string>(),
        "start from the weights in FILE (as --weights-out writes them) instead of random ones; with --epochs 0 the "
        "net is only evaluated");
@@ -225,12 +225,12 @@ void add_strategy_options(po::options_description& all) {
 po::options_description rprop_options() {
   po::options_description rprop("RPROP (--learning rprop)", line_length, description_column);
   rprop.add_options()
-      ("rprop-increase", number_in("rprop-increase", {.lo = 1, .hi = 1e6, .lo_open = true})->default_value(1.2, "1.2"),
+      ("rprop-increase", number_in("rprop-increase", kRpropIncreaseRange)->default_value(1.2, "1.2"),
        "a weight's step grows by this factor while its gradient keeps its sign")
-      ("rprop-decrease", number_in("rprop-decrease", {.lo = 0, .hi = 1, .lo_open = true, .hi_open = true})
+      ("rprop-decrease", number_in("rprop-decrease", kRpropDecreaseRange)
                              ->default_value(0.5, "0.5"),
        "and shrinks by this one when the sign changes")
-      ("rprop-delta-min", number_in("rprop-delta-min", {.lo = 0, .hi = 1e6})->default_value(0.0, "0"), "smallest step")
+      ("rprop-delta-min", number_in("rprop-delta-min", kRpropDeltaMinRange)->default_value(0.0, "0"), "smallest step")
       ("rprop-delta-max", number_in("rprop-delta-max", step)->default_value(50.0, "50"), "largest step")
       ("rprop-delta-zero", number_in("rprop-delta-zero", step)->default_value(0.1, "0.1"),
        "every weight's step before the first update");
@@ -245,7 +245,7 @@ po::options_description training_options() {
                    "iRprop-; {}) (default: the problem's)", strategies_that_run(Learning::rprop)).c_str())
       ("block", whole_in("block", {.lo = 1, .hi = kPatternCountRange.hi}), "patterns per update with --learning block (default: the problem's)")
       ("eta", number_in("eta", step), "learning rate (default: the problem's)")
-      ("alpha", number_in("alpha", {.lo = 0, .hi = 1, .hi_open = true}), "momentum (default: the problem's)")
+      ("alpha", number_in("alpha", kAlphaRange), "momentum (default: the problem's)")
       ("momentum", parsed<MomentumRule>(parse_momentum_rule), "momentum rule: classic|damped (damped scales the step by 1 - alpha) (default: the problem's)")
       ("block-step", parsed<BlockStep>(parse_block_step), "a block's update: sum|mean of its patterns' updates (sum: eta is each pattern's step; mean: the block's) (default: the problem's)")
       ("epochs", whole_in("epochs", {.lo = 0, .hi = 1e8}),
@@ -346,7 +346,10 @@ po::options_description train_options() {
       ("rerun", po::value<std::string>(),
        "run the job of a record (its config) again: RECORD.json, with only where and how it runs and its outputs "
        "changed by --engine, --np, --platform, --compute, --profile, --dilation, --hostfile, --mpirun-args, "
-       "--oversubscribe, --allreduce, --reduce, --bcast, --data-dir, --out, --weights-out, --quiet, --timeout")
+       "--oversubscribe, --allreduce, --reduce, --bcast, --sim-messages, --data-dir, --out, --weights-out, --quiet, "
+       "--timeout, --force, --take-changed-inputs")
+      ("take-changed-inputs", "--rerun: run a layer file that changed since the record's run as it is now (without "
+                              "it, a changed file is refused)")
       ("force", "run even where the memory estimate exceeds this machine's memory (MemAvailable, or "
                 "$WULF_MEMORY_LIMIT_BYTES)");
   po::options_description all("wulf train --problem NAME [options]", line_length, description_column);

@@ -308,6 +308,7 @@ std::string default_mnist_dir() {
 }
 
 TrainJob resolve(const po::variables_map& vm) {
+  if (vm.count("take-changed-inputs")) throw InputError("--take-changed-inputs is for --rerun");
   TrainJob job;
   resolve_engine(vm, job);
   resolve_compute(vm, job);
@@ -354,7 +355,7 @@ constexpr const char* rerun_overrides[] = {"engine",  "np",         "platform", 
                                            "dilation", "hostfile",  "mpirun-args", "oversubscribe", "allreduce",
                                            "reduce",  "bcast",      "sim-messages", "data-dir",     "out",
                                            "weights-out", "quiet",  "timeout",     "force",         "rerun",
-                                           "help"};
+                                           "take-changed-inputs", "help"};
 
 void check_rerun_options(const po::variables_map& vm) {
   for (const auto& [name, value] : vm) {
@@ -363,7 +364,7 @@ void check_rerun_options(const po::variables_map& vm) {
     throw InputError("--" + name + ": --rerun runs the record's job as it is; only where and how it runs and its "
                      "outputs may change (--engine, --np, --platform, --compute, --profile, --dilation, --hostfile, "
                      "--mpirun-args, --oversubscribe, --allreduce, --reduce, --bcast, --sim-messages, --data-dir, "
-                     "--out, --weights-out, --quiet, --timeout, --force)");
+                     "--out, --weights-out, --quiet, --timeout, --force, --take-changed-inputs)");
   }
 }
 
@@ -451,6 +452,21 @@ TrainJob resolve_rerun(const po::variables_map& vm) {
   TrainJob job = job_from_json(record.at("config"), path);
   apply_rerun_overrides(vm, job);
   load_problem(job, RankPlace{});
+  // The record's run read its layer file as it was then; another file under its name is
+  // another net, run only when the user says so.
+  if (const auto& table = job.problem.table;
+      table && !job.layer_file_digest.empty() && table->digest != job.layer_file_digest) {
+    if (!vm.count("take-changed-inputs"))
+      throw InputError(path + ": the layer file " + table->path + " is not the one the record's run read (" +
+                       job.layer_file_digest + " then, " + table->digest + " now); give --take-changed-inputs to " +
+                       "run the net the file holds now");
+    job.layer_file_digest = table->digest;
+  }
+  // check_job would say "add --numerics off", which --rerun does not take: the record is wrong.
+  if (job.problem.table && job.compute.numerics)
+    throw InputError(path + ": config.numerics: true, but " + job.problem.name +
+                     " is a net given by its layers, which has no arithmetic (wulf records such a run with numerics "
+                     "false): the record was changed");
   check_job(job);
   check_outputs_apart(job);  // nor the record read (InputLog)
   finish_front_end(job, vm.count("force") > 0);

@@ -141,7 +141,7 @@ void SerialComm::alone() { throw std::logic_error("point-to-point message on a c
 
 void SerialComm::abort(const std::string& message, int code) {
   if (clock_) clock_->abort(message, code);
-  std::cerr << "wulf: " << message << std::endl;
+  std::cerr << "wulf: " << safe_to_print(message) << std::endl;
   std::exit(code);
 }
 

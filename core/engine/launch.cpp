@@ -535,7 +535,20 @@ std::string killed_rank(const std::string& mpirun_err, const RanksStatus& status
 }  // namespace
 
 SimAllocator sim_allocator() {
-  if (const char* set = std::getenv("LD_PRELOAD")) return {"", *set ? std::string("LD_PRELOAD=") + set : "glibc"};
+  if (const char* set = std::getenv("LD_PRELOAD")) {
+    if (!*set) return {"", "glibc"};
+    // The loader skips an object it cannot open (with a word on stderr) and the run goes on
+    // on glibc's malloc: the record says which were not there, not that they were used.
+    std::string missing;
+    for (const std::string& object : split_list(set, ' '))
+      for (const std::string& path : split_list(object, ':'))
+        if (path.find('/') != std::string::npos && ::access(path.c_str(), R_OK) != 0)
+          missing += (missing.empty() ? "" : ", ") + path;
+    if (!missing.empty())
+      return {"", "glibc (LD_PRELOAD=" + std::string(set) + " could not be preloaded: " + missing +
+                      " is no readable file)"};
+    return {"", std::string("LD_PRELOAD=") + set};
+  }
 #if defined(__SANITIZE_ADDRESS__)
   return {"", "glibc"};
 #else

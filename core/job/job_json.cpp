@@ -7,6 +7,7 @@
 #include "engine/testbed.hpp"
 #include "train/result_record.hpp"
 #include "util/errors.hpp"
+#include "util/process.hpp"
 #include "util/text.hpp"
 
 #include <fmt/format.h>
@@ -205,6 +206,8 @@ void add_job_fields(Json& j, const TrainJob& job) {
   }
   j["out"] = job.out_path.empty() ? Json(nullptr) : Json(job.out_path);
   j["quiet"] = job.quiet;
+  // The layer file the net was read from, as the front end read it (TrainJob::layer_file_digest).
+  if (job.spec.table) j["layer_file_digest"] = job.spec.table->digest;
 }
 
 template <std::size_t N>
@@ -235,6 +238,17 @@ class Fields {
     return d;
   }
   double number(const std::string& key, double absent) const { return has(key) ? number(key) : absent; }
+  // A number held to the range of the option that gives it (a record's value as the command
+  // line's would be: --eta's for eta).
+  double ranged(const std::string& key, const Range& range, std::string_view option) const {
+    const double d = number(key);
+    try {
+      check_in_range(d, range, option);
+    } catch (const InputError& e) {
+      fail(key, std::string(e.what()) + " (the option's range is " + range_text(range) + ")");
+    }
+    return d;
+  }
   long long whole(const std::string& key, long long lo, long long hi) const {
     const double d = number(key);
     if (d != std::floor(d) || d < static_cast<double>(lo) || d > static_cast<double>(hi))
@@ -296,7 +310,9 @@ void read_strategy(const Fields& f, TrainConfig& c) {
         c.settings.set(o.name, static_cast<double>(where.whole(field, static_cast<long long>(o.range.lo),
                                                                static_cast<long long>(o.range.hi))));
         break;
-      case StrategyOption::Kind::number: c.settings.set(o.name, where.number(field)); break;
+      case StrategyOption::Kind::number:
+        c.settings.set(o.name, where.ranged(field, o.range, "--" + std::string(o.name)));
+        break;
       case StrategyOption::Kind::text: c.settings.set_text(o.name, where.text(field)); break;
     }
   }
@@ -455,22 +471,25 @@ void read_training(const Fields& f, TrainJob& job) {
   c.block = f.count("block", 1);
   if (c.learning == Learning::rprop) {
     const Fields r = f.object("rprop");
-    c.rprop = {r.number("increase"), r.number("decrease"), r.number("delta_min"), r.number("delta_max"),
-               r.number("delta_zero")};
+    c.rprop = {r.ranged("increase", kRpropIncreaseRange, "--rprop-increase"),
+               r.ranged("decrease", kRpropDecreaseRange, "--rprop-decrease"),
+               r.ranged("delta_min", kRpropDeltaMinRange, "--rprop-delta-min"),
+               r.ranged("delta_max", kStepRange, "--rprop-delta-max"),
+               r.ranged("delta_zero", kStepRange, "--rprop-delta-zero")};
   }
-  c.eta = f.number("eta");
-  c.alpha = f.number("alpha");
+  c.eta = f.ranged("eta", kStepRange, "--eta");
+  c.alpha = f.ranged("alpha", kAlphaRange, "--alpha");
   c.momentum = f.word("momentum", [](const std::string& s) { return parse_momentum_rule(s); });
   c.block_step = f.word("block_step", [](const std::string& s) { return parse_block_step(s); });
   c.max_iterations = static_cast<int>(f.whole("max_iterations", 0, 100'000'000));
-  if (f.has("target_error")) c.target_error = f.number("target_error");
+  if (f.has("target_error")) c.target_error = f.ranged("target_error", kErrorRange, "--target-error");
   c.metric = f.word("error_metric", [](const std::string& s) { return parse_error_metric(s); });
-  c.max_seconds = f.number("max_seconds");
+  c.max_seconds = f.ranged("max_seconds", {.lo = 0, .hi = kLongestTimeoutSeconds}, "--max-seconds");
   c.seed = static_cast<std::uint64_t>(f.whole("seed", 0, std::numeric_limits<long long>::max()));
   c.shuffle = f.flag("shuffle");
   c.eval_train = f.flag("eval_train");
   c.history_every = static_cast<int>(f.whole("history_every", 1, 1'000'000'000));
-  c.init_range = f.number("init_range");
+  c.init_range = f.ranged("init_range", kInitRange, "--init-range");
 }
 
 void read_data_and_outputs(const Fields& f, TrainJob& job) {
@@ -484,6 +503,7 @@ void read_data_and_outputs(const Fields& f, TrainJob& job) {
   job.out_path = f.text("out", "");
   job.weights_path = f.text("weights_out", "");
   job.weights_in = f.text("weights_in", "");
+  job.layer_file_digest = f.text("layer_file_digest", "");
   job.quiet = f.flag("quiet");
 }
 
@@ -499,11 +519,14 @@ Json job_json(const TrainJob& job) {
 
 TrainJob job_from_json(const Json& config, const std::string& source) {
   const Fields f(config, source, "config");
+  // Another command's record (recommend's, model's) first: it has no job format of its own.
+  if (config.contains("command") && f.text("command") != "train")
+    f.fail("command", "\"" + printable(f.text("command")) + "\": --rerun runs the records of wulf train");
   if (!config.contains("job_format"))
     f.fail("job_format", "missing: the record was written by a wulf older than --rerun, whose config is not a whole job");
   if (f.whole("job_format", 0, 1'000'000) != job_format)
     f.fail("job_format", fmt::format("{} is not this wulf's job format {}", f.number("job_format"), job_format));
-  if (f.text("command") != "train") f.fail("command", "not a training run's record");
+  if (f.text("command") != "train") f.fail("command", "not a training run's record");  // a record without one
   TrainJob job;
   read_engine(f, job);
   read_compute(f, job);

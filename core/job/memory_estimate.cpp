@@ -40,6 +40,7 @@ MemoryShape shape_of(const TrainJob& job) {
   s.pattern = s.input_bytes * s.in + 4 * s.out + (job.problem.classifier ? 4 : 0);
   for (std::size_t l = 1; l < job.spec.sizes.size(); ++l) s.units += job.spec.sizes[l];
   s.numerics = job.compute.numerics;
+  if (job.spec.table) s.smaller_net = "a smaller net (a layer file of fewer parameters: --problem layers:FILE)";
   s.sim = job.engine == Engine::sim;
   s.reduce = job.reduce;
   s.allreduce = job.allreduce;
@@ -68,14 +69,14 @@ void add(std::vector<MemoryPart>& parts, std::string what, double first, double 
 void net_parts(const MemoryShape& s, const StrategyMemory& m, bool rprop, std::vector<MemoryPart>& parts) {
   // --numerics off under sim: the simulated ranks share one block (Compute::shared_storage).
   const double net = s.numerics || !s.sim ? 2 * s.w * s.T : 0;
-  add(parts, "the net's parameters and gradients, 2 x w values", net, net, Kind::held, "a smaller net (--hidden)");
+  add(parts, "the net's parameters and gradients, 2 x w values", net, net, Kind::held, s.smaller_net);
   if (!s.numerics) {
     // The ranks share one mapping of the block over the net's 3 x w values (its parameters,
     // gradients and spare, Compute::net_storage): its page tables, 8 bytes a page of 4 KiB,
     // once.
     const double tables = s.sim ? 3 * s.w * s.T / 512 : 0;
     add(parts, "the page tables of the net's shared storage (SMPI's shared malloc)", tables, 0, Kind::held,
-        "a smaller net (--hidden)");
+        s.smaller_net);
     return;
   }
   const double step = (rprop ? 2 : 1) * s.wT();
@@ -83,12 +84,12 @@ void net_parts(const MemoryShape& s, const StrategyMemory& m, bool rprop, std::v
   const double first = s.wT() + m.updates_first * step + m.vectors_first;
   const double each = s.wT() + m.updates_each * step + m.vectors_each;
   add(parts, "the update's state (momentum, RPROP's steps or cg's vectors) and the last good weights", first, each,
-      Kind::held, "a smaller net (--hidden)");
+      Kind::held, s.smaller_net);
   // Under SMPI Comm::allreduce_sum_anywhere sums into a spare buffer of w values; OpenMPI
   // sums in place and never touches it.
   if (s.sim && s.p > 1 && m.sums_anywhere)
     add(parts, "the spare buffer the allreduce sums into (SMPI), w values", s.wT(), s.wT(), Kind::held,
-        "a smaller net (--hidden)");
+        s.smaller_net);
   parts.insert(parts.end(), m.beside_net.begin(), m.beside_net.end());
 }
 
@@ -157,10 +158,10 @@ void activation_parts(const TrainJob& job, const MemoryShape& s, const StrategyM
   if (s.numerics) {
     const double held = s.T * (s.units * (std::max(train_cols, eval_cols) + train_cols) + (s.in + s.out) * train_cols) +
                         4 * train_cols;
-    const std::string shrink = train_cols < eval_cols ? "a smaller net (--hidden)" : m.columns_shrink;
+    const std::string shrink = train_cols < eval_cols ? s.smaller_net : m.columns_shrink;
     add(parts, "the activations and deltas of one block or evaluation chunk", held, held, Kind::held, shrink);
     const double chunk = s.T * (s.in + s.out) * eval_cols;
-    add(parts, "an evaluation chunk's patterns", chunk, chunk, Kind::passing, "a smaller net (--hidden)");
+    add(parts, "an evaluation chunk's patterns", chunk, chunk, Kind::passing, s.smaller_net);
   }
   // The pattern orders, 8 bytes a pattern.
   const double order = 8 * m.order_patterns;
@@ -174,7 +175,7 @@ void collective_parts(const MemoryShape& s, const StrategyMemory& m, std::vector
   // buffers of the message), and wulf's own reduce's receive buffers.
   if (!m.reduces_weights || s.p == 1) return;
   add(parts, "the MPI library's temporaries of the reduces of the w values", m.reduce_scratch * s.wT(),
-      m.reduce_scratch * s.wT(), Kind::held, "a smaller net (--hidden)");
+      m.reduce_scratch * s.wT(), Kind::held, s.smaller_net);
 }
 
 void fixed_parts(const TrainJob& job, std::vector<MemoryPart>& parts) {
@@ -345,7 +346,7 @@ std::string out_of_memory_advice(const TrainJob& job) {
 void check_message_counts(const TrainJob& job) {
   if (job.engine == Engine::seq) return;
   const std::size_t w = job.spec.parameter_count();
-  mpi_count(w, "the net's weights in one allreduce, reduce or broadcast", "a smaller net (--hidden)");
+  mpi_count(w, "the net's weights in one allreduce, reduce or broadcast", shape_of(job).smaller_net);
   if (job.strategy->message_counts) job.strategy->message_counts(shape_of(job));
 }
 

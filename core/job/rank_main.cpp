@@ -3,6 +3,7 @@
 #include "job/rank.hpp"
 #include "comm/compute.hpp"
 #include "comm/mpi/rank.hpp"
+#include "util/text.hpp"
 
 #include <cerrno>
 #include <csignal>
@@ -29,11 +30,12 @@ int main(int argc, char** argv) {
   {
     const std::unique_ptr<wulf::Comm> comm = wulf::make_mpi_comm();
     const std::vector<std::string> args(argv + 1, argv + argc);
+    wulf::SafeOstream out(std::cout), err(std::cerr);  // as wulf's own output (util/text.hpp)
     if (!args.empty() && args[0] == "bench")  // `wulf platform bench` measures the platform
       code = wulf::run_rank_bench(std::vector<std::string>(args.begin() + 1, args.end()), *comm, wulf::make_compute,
-                                  std::cout, std::cerr);
+                                  out, err);
     else
-      code = wulf::run_rank(args, *comm, wulf::make_compute, std::cout, std::cerr);
+      code = wulf::run_rank(args, *comm, wulf::make_compute, out, err);
   }
   wulf::mpi_finalize();
   return code;

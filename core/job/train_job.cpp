@@ -6,6 +6,7 @@
 #include "job/job_json.hpp"
 #include "job/memory_estimate.hpp"
 #include "nn/weights_file.hpp"
+#include "train/buckets.hpp"
 #include "train/session.hpp"
 #include "train/trainer.hpp"
 #include "util/errors.hpp"
@@ -15,6 +16,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 
 namespace wulf {
 namespace {
@@ -126,12 +128,48 @@ void load_problem(TrainJob& job, const RankPlace& place) {
   const auto t0 = std::chrono::steady_clock::now();
   job.problem = make_problem(job.problem_name, data);
   if (job.problem.table) job.spec.table = job.problem.table;  // a rank's net: the file it read
+  // A rank's file must be the one the front end checked: a file replaced in between once gave
+  // ranks of different nets (SimGrid's MPI_ERR_TRUNCATE) or a record of another net.
+  if (place.in_rank_program && job.problem.table && !job.layer_file_digest.empty() &&
+      job.problem.table->digest != job.layer_file_digest)
+    throw InputError("layer file " + job.problem.table->path + " changed after wulf read it for this run (" +
+                     job.layer_file_digest + " then, " + job.problem.table->digest +
+                     " now): every rank trains the net wulf checked; run it again");
   if (workers && place.rank == 0) job.problem.train.keep(0, 0), job.problem.test.keep(0, 0);
   job.load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// --strategy overlap --progress-flops F: the progress points an update takes (the backward
+// pass of the busiest rank's share of a block in slices of at most F flops, at most
+// kMostSlices a layer), refused before any rank starts where they are more than a run ends
+// with in reasonable time (issue 62: --progress-flops 1 on ResNet-50 never finished).
+constexpr double kMostProgressPoints = 1e6;
+void check_progress_points(const TrainJob& job) {
+  if (to_string(job.config.strategy) != "overlap") return;
+  const double slice = setting(job.config, "progress-flops");
+  if (!(slice > 0)) return;
+  const double share =
+      std::ceil(static_cast<double>(block_size(job.config, job.problem.train_total)) / std::max(1, job.np));
+  double points = 0, flops = 0;
+  for (int l = 1; l <= job.spec.timed_layers(); ++l) {
+    const double layer = share * job.spec.layer_backward_flops(l);
+    points += progress_slices(layer, slice);
+    flops += layer;
+  }
+  if (points > kMostProgressPoints)
+    throw InputError(fmt::format("--progress-flops {:g}: {:.3g} progress points an update (a rank's backward pass "
+                                 "of {:.3g} flops in slices of at most {:g}), more than the {:g} a run ends with in "
+                                 "reasonable time; give --progress-flops {:.3g} or more",
+                                 slice, points, flops, slice, kMostProgressPoints,
+                                 std::ceil(flops / kMostProgressPoints)));
+}
+
 void check_job(TrainJob& job) {
   check_layer_net(job);
+  if (!job.compute.numerics && job.config.target_error)
+    throw InputError("--target-error: a time-only run (--numerics off) computes no error to reach; leave it out, "
+                     "or run the arithmetic");
+  check_progress_points(job);
   check_net_fits_problem(job);
   warn_of_unreachable_targets(job);
   if (job.compute.mode == ComputeMode::calibrated)

@@ -82,6 +82,9 @@ struct TrainJob {
   std::string out_path;     // --out
   std::string weights_path; // --weights-out
   std::string weights_in;   // --weights-in, whose values are initial_weights
+  // The digest of the layer file the front end read (a net given by its layers): each rank
+  // checks the file it reads against it, and --rerun the file against the record's.
+  std::string layer_file_digest;
   bool quiet = false;
 
   // What this process made of the job.

@@ -220,12 +220,18 @@ LayerTable parse_layer_table(std::string_view text, const std::string& path) {
       it->times.push_back({.device = w[1],
                            .forward_s = r.number(w[3], "time's forward seconds", most_seconds),
                            .backward_s = r.number(w[4], "time's backward seconds", most_seconds)});
+      // Flops in no time would make every rate of the run infinite (3.4e+11 GFlop/s was printed).
+      if ((it->times.back().forward_s == 0 && it->forward_flops > 0) ||
+          (it->times.back().backward_s == 0 && it->backward_flops > 0))
+        r.fail("time: layer " + printable(w[2]) + " has flops, and a layer with flops takes more than 0 s");
     } else if (key == "step") {
       args(2, "DEVICE SECONDS");
       if (table.step_on(w[1])) r.fail("step on " + printable(w[1]) + " is given twice");
       table.steps.emplace_back(w[1], r.number(w[2], "step's seconds", most_seconds));
+    } else if (key == "wulf-layers") {
+      r.fail("a second format line: \"wulf-layers\" comes once, first");
     } else {
-      r.fail("\"" + printable(key) + "\" is not one of wulf-layers, name, samples, inputs, outputs, layer, time, step");
+      r.fail("\"" + printable(key) + "\" is not one of name, samples, inputs, outputs, layer, time, step");
     }
   }
   if (!header) throw InputError("layer file " + path + ": empty (expected \"wulf-layers 1\" first)");
@@ -236,7 +242,10 @@ LayerTable parse_layer_table(std::string_view text, const std::string& path) {
 }
 
 LayerTable read_layer_table(const std::string& path) {
-  return parse_layer_table(read_text_file(path, "layer file", table_file_limit), path);
+  const std::string text = read_text_file(path, "layer file", table_file_limit);
+  LayerTable table = parse_layer_table(text, path);
+  table.digest = text_digest(text);
+  return table;
 }
 
 }  // namespace wulf

@@ -54,8 +54,9 @@ struct TableLayer {
 };
 
 struct LayerTable {
-  std::string path;  // as read
-  std::string name;  // the file's `name`
+  std::string path;    // as read
+  std::string digest;  // of the bytes read (util/files.hpp, text_digest): what a rank or a re-run checks
+  std::string name;    // the file's `name`
   // An epoch's samples, the file's `samples` line (samples_given); without it 1 and 0, and
   // --train-size and --test-size set them.
   std::size_t train_samples = 1, test_samples = 0;

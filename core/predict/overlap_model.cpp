@@ -1,11 +1,13 @@
 #include "predict/overlap_model.hpp"
 #include "util/errors.hpp"
+#include "util/process.hpp"
 #include "util/text.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <stdexcept>
 #include <string>
 
 namespace wulf {
@@ -113,24 +115,30 @@ class Pipeline {
   void clear(std::size_t i) { flows_[i].posted = false; }
 
   // Time moves on to `until`, or to when flow `watch` completes if that is sooner (-1: none).
+  // Each turn of the loop ends at an event: a latency over, a flow done, or `until`; so a call
+  // takes at most two turns a flow and one more. A flow that ends a turn is done whatever the
+  // subtraction leaves of its bytes (far into a run, the round-off of the clock leaves a
+  // remainder whose time no longer moves it).
   void advance(double until, long watch = -1) {
-    while (t_ < until) {
+    const std::size_t most_turns = 2 * flows_.size() + 1;
+    for (std::size_t turn = 0; t_ < until; ++turn) {
       if (watch >= 0 && complete(static_cast<std::size_t>(watch))) return;
+      if (turn >= most_turns)
+        throw std::logic_error("overlap model: the pipeline's clock stopped at " + std::to_string(t_) + " s");
       std::size_t moving = 0;
       for (const Flow& f : flows_) moving += f.posted && f.latency_end <= t_ && f.bytes_left > 0;
       const double per_byte = net_.byte_s * static_cast<double>(std::max<std::size_t>(moving, 1));
+      auto end_of = [&](const Flow& f) { return t_ + f.bytes_left * per_byte / f.factor; };
       double next = until;
       for (const Flow& f : flows_) {
         if (!f.posted) continue;
         if (f.latency_end > t_) next = std::min(next, f.latency_end);
-        else if (f.bytes_left > 0) next = std::min(next, t_ + f.bytes_left * per_byte / f.factor);
+        else if (f.bytes_left > 0) next = std::min(next, end_of(f));
       }
       const double dt = next - t_;
       for (Flow& f : flows_)
-        if (f.posted && f.latency_end <= t_ && f.bytes_left > 0) {
-          f.bytes_left -= dt * f.factor / per_byte;
-          if (f.bytes_left < 1e-9) f.bytes_left = 0;  // round-off of the division above
-        }
+        if (f.posted && f.latency_end <= t_ && f.bytes_left > 0)
+          f.bytes_left = end_of(f) <= next ? 0 : f.bytes_left - dt * f.factor / per_byte;
       t_ = next;
     }
   }
@@ -190,6 +198,7 @@ OverlapPrediction predict_overlap(const OverlapWork& work, const std::vector<Buc
   compute(work.forward_s);
   const int layers = static_cast<int>(work.backward_s.size());
   for (int l = layers; l >= 1; --l) {
+    check_interrupt();  // a net of many layers: a signal ends the model here
     const int slices = std::max(1, work.slices.empty() ? 1 : work.slices[static_cast<std::size_t>(l - 1)]);
     for (int s = 0; s < slices; ++s) {
       if (s > 0 && p > 1 && next > 0) progress();

@@ -46,6 +46,8 @@ struct MemoryShape {
   double pattern = 0;      // bytes of one stored pattern: its inputs, its float targets and its label
   double units = 0;        // units of the layers after the input, summed
   bool numerics = true;    // the arithmetic is done (the net, the data and the activations exist)
+  // What makes the net smaller, for a refusal: an MLP's --hidden, or a layer file's own layers.
+  std::string smaller_net = "a smaller net (--hidden)";
   bool sim = false;
   std::string reduce = "default";     // the reduce algorithm (--reduce)
   std::string allreduce = "default";  // the allreduce algorithm (--allreduce)

@@ -23,6 +23,7 @@
 #pragma once
 
 #include "util/errors.hpp"
+#include "util/text.hpp"
 #include "nn/cg.hpp"
 #include "comm/comm.hpp"
 #include "comm/compute.hpp"
@@ -50,6 +51,16 @@ namespace wulf {
 enum class ErrorMetric { rmse, mse, loss, classification };
 std::string_view to_string(ErrorMetric m);
 ErrorMetric parse_error_metric(std::string_view name);  // throws InputError
+
+// What the training options may be: wulf train's ranges, to which a record's config is held
+// too (job/job_json.hpp, --rerun).
+inline constexpr Range kStepRange{.lo = 0, .hi = 1e6, .lo_open = true};  // --eta, an RPROP step
+inline constexpr Range kAlphaRange{.lo = 0, .hi = 1, .hi_open = true};
+inline constexpr Range kErrorRange{.lo = 0, .hi = 1e9};  // an error of any --error metric
+inline constexpr Range kInitRange{.lo = 0, .hi = 1e6};
+inline constexpr Range kRpropIncreaseRange{.lo = 1, .hi = 1e6, .lo_open = true};
+inline constexpr Range kRpropDecreaseRange{.lo = 0, .hi = 1, .lo_open = true, .hi_open = true};
+inline constexpr Range kRpropDeltaMinRange{.lo = 0, .hi = 1e6};
 
 struct TrainConfig {
   Learning learning = Learning::block;

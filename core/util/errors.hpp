@@ -8,8 +8,10 @@
 namespace wulf {
 
 // text with every control character but the line break and the tab written as \xNN (ESC,
-// NUL, CR, DEL...): what a message quotes from a file reaches a terminal as plain text.
-// Bytes from 0x80 up stay, so names in UTF-8 show as written.
+// NUL, CR, DEL, and the C1 controls U+0080 to U+009F), and every byte that is not part of
+// well-formed UTF-8: what a message quotes from a file reaches a terminal as plain text, while
+// names in UTF-8 show as written. The one rule of everything wulf prints (util/text.hpp,
+// SafeOstream).
 std::string safe_to_print(std::string_view text);
 
 // Thrown for any fault in user input: a missing or malformed file, an unknown name, a bad

@@ -4,11 +4,16 @@
 #include "util/process.hpp"
 #include "util/text.hpp"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <cstdio>
 #include <fstream>
+#include <mutex>
 #include <random>
 #include <sstream>
 #include <utility>
@@ -44,6 +49,20 @@ std::string temp_owner(const std::string& name) {
   if (start <= 5) return "";  // no purpose before the tag
   const std::string tag = name.substr(start, end - start);
   return is_owner_tag(tag) ? tag : "";
+}
+
+// The live TempDirs' and TempFiles' paths, and their purposes (without_temp_paths).
+std::mutex live_temp_mutex;
+std::vector<std::pair<std::string, std::string>> live_temp;
+
+void register_temp(const std::string& path, const std::string& purpose) {
+  const std::lock_guard<std::mutex> lock(live_temp_mutex);
+  live_temp.emplace_back(path, purpose);
+}
+
+void unregister_temp(const std::string& path) {
+  const std::lock_guard<std::mutex> lock(live_temp_mutex);
+  std::erase_if(live_temp, [&](const auto& t) { return t.first == path; });
 }
 
 // Writes all of text to fd; false on a short or failed write.
@@ -273,9 +292,11 @@ TempDir::TempDir(const std::string& purpose) {
     throw InputError("cannot create a folder in " + temp_folder_named() + " for " + purpose + ": " + reason);
   }
   path_ = name.data();
+  register_temp(path_.string(), purpose);
 }
 
 TempDir::~TempDir() {
+  unregister_temp(path_.string());
   std::error_code ec;
   fs::remove_all(path_, ec);
 }
@@ -295,11 +316,42 @@ TempFile::TempFile(const std::string& purpose, const std::string& text) {
     fs::remove(path_, ec);
     throw InputError("cannot write " + path_ + " (" + purpose + "): " + std::strerror(errno));
   }
+  register_temp(path_, purpose);
 }
 
 TempFile::~TempFile() {
+  unregister_temp(path_);
   std::error_code ec;
   fs::remove(path_, ec);
+}
+
+std::string without_temp_paths(std::string text) {
+  std::vector<std::pair<std::string, std::string>> live;
+  {
+    const std::lock_guard<std::mutex> lock(live_temp_mutex);
+    live = live_temp;
+  }
+  // The longest first: a TempFile inside a TempDir is named by its own purpose.
+  std::sort(live.begin(), live.end(), [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
+  for (const auto& [path, purpose] : live)
+    for (std::size_t at = text.find(path); at != std::string::npos; at = text.find(path, at))
+      text.replace(at, path.size(), "<temporary " + purpose + ">");
+  return text;
+}
+
+std::string text_digest(std::string_view bytes) {
+  std::uint64_t h = 14695981039346656037ull;  // FNV-1a, 64 bits
+  for (const char c : bytes) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  return fmt::format("fnv1a64:{:016x}:{}", h, bytes.size());
+}
+
+std::string file_digest(const std::string& path, const std::string& what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(what + " " + path + ": cannot be read (" + std::strerror(errno) + ")");
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  if (in.bad()) throw InputError(what + " " + path + ": a read failed");
+  return text_digest(bytes.str());
 }
 
 int remove_temp_leftovers() {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace wulf {
@@ -85,6 +86,18 @@ std::string read_text_file(const std::string& path, const std::string& what,
 // $TMPDIR where it is set and not empty, else /tmp. Throws InputError naming TMPDIR when it
 // names no folder (missing, or a file).
 std::filesystem::path temp_folder();
+
+// text with the path of every TempDir and TempFile of this process that is alive replaced by
+// "<temporary PURPOSE>": what two processes running the same command differ by (the sweep
+// runner's comparison of the launcher's processes' lists, cli/runner.hpp).
+std::string without_temp_paths(std::string text);
+
+// A digest of a file's bytes, to tell whether it changed: "fnv1a64:<16 hex digits>:<bytes>"
+// (FNV-1a, not cryptographic: it detects an edit or a different file, not an attacker).
+// Throws InputError naming `what` where it cannot be read.
+std::string file_digest(const std::string& path, const std::string& what);
+// The same digest of bytes in memory (a file's text once read).
+std::string text_digest(std::string_view bytes);
 
 // A folder of wulf's own in the system's temporary folder (mkdtemp: a name no other process
 // has, created with mode 0700), removed with everything in it when the object goes. Its name

@@ -111,18 +111,105 @@ void append_hex(std::string& out, unsigned char c) {
 
 }  // namespace
 
+namespace {
+
+// The length of the UTF-8 sequence that starts text[i] where it is a well-formed one (RFC
+// 3629: no overlong form, no surrogate, at most U+10FFFF) of a printable character (not a C1
+// control, U+0080 to U+009F); 0 where it is not. `cut`: the text ends inside a sequence
+// that is well-formed so far (a stream's next write may complete it).
+std::size_t utf8_printable(std::string_view t, std::size_t i, bool& cut) {
+  const auto at = [&](std::size_t k) { return static_cast<unsigned char>(t[k]); };
+  const unsigned char c = at(i);
+  std::size_t n = 0;
+  unsigned char lo = 0x80, hi = 0xbf;  // the second byte's bounds
+  if (c >= 0xc2 && c <= 0xdf) n = 2;
+  else if (c == 0xe0) n = 3, lo = 0xa0;
+  else if ((c >= 0xe1 && c <= 0xec) || c == 0xee || c == 0xef) n = 3;
+  else if (c == 0xed) n = 3, hi = 0x9f;
+  else if (c == 0xf0) n = 4, lo = 0x90;
+  else if (c >= 0xf1 && c <= 0xf3) n = 4;
+  else if (c == 0xf4) n = 4, hi = 0x8f;
+  else return 0;
+  for (std::size_t k = 1; k < n; ++k) {
+    if (i + k >= t.size()) {
+      cut = true;
+      return 0;
+    }
+    const unsigned char b = at(i + k);
+    if (b < (k == 1 ? lo : 0x80) || b > (k == 1 ? hi : 0xbf)) return 0;
+  }
+  if (c == 0xc2 && at(i + 1) <= 0x9f) return 0;  // C1 controls (CSI 0x9b among them)
+  return n;
+}
+
+}  // namespace
+
+std::size_t append_safe(std::string& out, std::string_view text, bool final) {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x80) {
+      if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f)
+        append_hex(out, c);
+      else
+        out += static_cast<char>(c);
+      ++i;
+      continue;
+    }
+    bool cut = false;
+    const std::size_t n = utf8_printable(text, i, cut);
+    if (cut && !final) break;  // the rest may come with the next write
+    if (n == 0) {
+      append_hex(out, c);
+      ++i;
+    } else {
+      out.append(text.substr(i, n));
+      i += n;
+    }
+  }
+  return i;
+}
+
 std::string safe_to_print(std::string_view text) {
   std::string out;
   out.reserve(text.size());
-  for (const char ch : text) {
-    const auto c = static_cast<unsigned char>(ch);
-    if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f)
-      append_hex(out, c);
-    else
-      out += ch;
-  }
+  append_safe(out, text, true);
   return out;
 }
+
+SafeOutputBuf::SafeOutputBuf(std::ostream& to) : to_(to) {}
+
+SafeOutputBuf::~SafeOutputBuf() { drain(true); }
+
+SafeOutputBuf::int_type SafeOutputBuf::overflow(int_type ch) {
+  if (traits_type::eq_int_type(ch, traits_type::eof())) return traits_type::not_eof(ch);
+  pending_ += traits_type::to_char_type(ch);
+  drain(false);
+  return ch;
+}
+
+std::streamsize SafeOutputBuf::xsputn(const char* s, std::streamsize n) {
+  pending_.append(s, static_cast<std::size_t>(n));
+  drain(false);
+  return n;
+}
+
+int SafeOutputBuf::sync() {
+  drain(false);
+  to_.flush();
+  return 0;
+}
+
+void SafeOutputBuf::drain(bool final) {
+  if (pending_.empty()) return;
+  std::string out;
+  pending_.erase(0, append_safe(out, pending_, final));
+  to_.write(out.data(), static_cast<std::streamsize>(out.size()));
+}
+
+SafeOstream::SafeOstream(std::ostream& to) : std::ostream(nullptr), buf_(to) { rdbuf(&buf_); }
+
+SafeOstream::~SafeOstream() { flush(); }
 
 std::string printable(std::string_view text, std::size_t most) {
   std::string out;

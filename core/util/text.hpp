@@ -4,6 +4,8 @@
 #include "util/errors.hpp"
 
 #include <optional>
+#include <ostream>
+#include <streambuf>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -53,6 +55,39 @@ std::vector<double> number_list(std::string_view text, const std::string& option
 std::vector<std::size_t> size_list(std::string_view text, const std::string& option, Range range);
 // Whether value is one of choices: the check of an option that takes one of a few words.
 bool is_one_of(std::string_view value, std::initializer_list<std::string_view> choices);
+
+// safe_to_print of text appended to out; where !final, a UTF-8 sequence cut at the end of
+// text is left for the next call. Returns the bytes of text taken.
+std::size_t append_safe(std::string& out, std::string_view text, bool final);
+
+// Everything wulf prints goes through one of these (run_cli and the rank programs wrap their
+// output streams): safe_to_print applied to all of it, whatever file the text came from, a
+// platform's names, a layer file's, a record's, a child's output passed on.
+class SafeOutputBuf : public std::streambuf {
+ public:
+  explicit SafeOutputBuf(std::ostream& to);
+  ~SafeOutputBuf() override;
+  SafeOutputBuf(const SafeOutputBuf&) = delete;
+  SafeOutputBuf& operator=(const SafeOutputBuf&) = delete;
+
+ protected:
+  int_type overflow(int_type ch) override;
+  std::streamsize xsputn(const char* s, std::streamsize n) override;
+  int sync() override;
+
+ private:
+  void drain(bool final);
+  std::ostream& to_;
+  std::string pending_;  // a UTF-8 sequence a write cut
+};
+class SafeOstream : public std::ostream {
+ public:
+  explicit SafeOstream(std::ostream& to);
+  ~SafeOstream() override;
+
+ private:
+  SafeOutputBuf buf_;
+};
 
 // Text from a file, as a message shows it: at most `most` bytes (then "... (N bytes)"), and
 // every byte that is not printable ASCII as \xNN, so that binary garbage or bytes that are

@@ -30,8 +30,11 @@ zone property wulf:generator record every option. Standard library only.
 """
 
 import argparse
+import os
 import re
+import shutil
 import sys
+import tempfile
 
 PRESETS = {
     "dgx1-v100": {
@@ -83,6 +86,24 @@ OPTIONS = [
     ("nvlink_lat_us", float), ("pcie_gbyte", float), ("pcie_lat_us", float), ("qpi_gbyte", float),
     ("no_nvlink_route", str), ("gpu_tflops", float), ("device", str), ("smpi_factors", str),
 ]
+
+# What each number option may be (a value, the unit it is given in): a machine's, never inf
+# or nan, and no finer than the file's 6 decimals show of it in the unit it is written in.
+RANGES = {
+    "nic_gbit": (1e-3, 1e6, "Gbit/s"),
+    "nic_lat_us": (0, 1e6, "us"),
+    "switch_lat_us": (0, 1e6, "us"),
+    "nvlink_gbyte": (1e-3, 1e6, "GB/s"),
+    "nvlink_lat_us": (0, 1e6, "us"),
+    "pcie_gbyte": (1e-3, 1e6, "GB/s"),
+    "pcie_lat_us": (0, 1e6, "us"),
+    "qpi_gbyte": (1e-3, 1e6, "GB/s"),
+    "gpu_tflops": (1e-6, 1e6, "TFLOP/s"),
+}
+# Those written in another unit than given: the factor and the unit (a NIC's Gbit/s as GB/s,
+# half the switch's latency on each side, a GPU's TFLOP/s as Gflop/s).
+SCALE_WRITTEN = {"nic_gbit": 1 / 8.0, "switch_lat_us": 0.5, "gpu_tflops": 1000.0}
+WRITTEN_UNIT = {"nic_gbit": "GB/s", "switch_lat_us": "us (half of it each side)", "gpu_tflops": "Gflop/s"}
 
 # The costs a wulf:ddp names (core/nn/framework_costs.hpp).
 DDP_COSTS = ("copy", "copy_out", "scale", "tensor", "bucket", "iteration", "comm_cpu")
@@ -242,13 +263,34 @@ def parse_args(argv):
             p.error("--topology cube-mesh takes 1, 2 or 4 NICs per node (one per PCIe switch at most)")
     elif a.nics_per_node < 1 or a.nics_per_node > a.gpus_per_node:
         p.error("--nics-per-node must be between 1 and the GPUs per node (%d)" % a.gpus_per_node)
-    for key in ("nic_gbit", "nvlink_gbyte", "pcie_gbyte", "qpi_gbyte", "gpu_tflops"):
-        if not getattr(a, key) > 0:
-            p.error("--%s must be positive" % opt_name(key))
-    for key in ("nic_lat_us", "switch_lat_us", "nvlink_lat_us", "pcie_lat_us"):
-        if not getattr(a, key) >= 0:
-            p.error("--%s must not be negative" % opt_name(key))
+    for key, (lo, hi, unit) in RANGES.items():
+        value = getattr(a, key)
+        if not lo <= value <= hi:  # nan and inf too
+            p.error("--%s %s: expected a number of %s from %g to %g" % (opt_name(key), fmt_given(value), unit, lo, hi))
+        written = float(fmt(value * SCALE_WRITTEN.get(key, 1))) / SCALE_WRITTEN.get(key, 1)
+        if abs(written - value) > 1e-6 * value:
+            p.error("--%s %s: the file writes 6 decimals of %s, which would make it %s"
+                    % (opt_name(key), fmt_given(value), WRITTEN_UNIT.get(key, unit), fmt_given(written)))
+    check_output(p, a.output)
     return a
+
+
+def fmt_given(x):
+    """A number as the user may have typed it, for a message."""
+    return "%.10g" % x
+
+
+def check_output(p, path):
+    """-o: standard output, or a file whose folder exists and that is not a folder."""
+    if path == "-":
+        return
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        p.error("-o %s: is a folder; name the file to write" % path)
+    if not os.path.isdir(folder):
+        p.error("-o %s: the folder %s does not exist" % (path, folder))
+    if not os.access(folder, os.W_OK):
+        p.error("-o %s: the folder %s cannot be written" % (path, folder))
 
 
 def recorded_options(a):
@@ -465,7 +507,7 @@ SOURCES = {
 }
 
 
-def header(a, nodes, n_links, n_routes):
+def header(a, n_links, n_routes):
     """The comment that opens the file: topology, sources, numbers and assumptions."""
     L = []
     w = L.append
@@ -773,79 +815,127 @@ def header(a, nodes, n_links, n_routes):
     return check_comment("\n".join(L))
 
 
+def zone_route(a, i, j):
+    """Server i to server j through the switch."""
+    pi, pj = "%s-%d" % (a.name, i), "%s-%d" % (a.name, j)
+    return ('    <zoneRoute src="%s" dst="%s" gw_src="%s-gw" gw_dst="%s-gw"><link_ctn id="%s-port"/>'
+            '<link_ctn id="%s-port"/></zoneRoute>' % (pi, pj, pi, pj, pi, pj))
+
+
 def generate(a):
+    """The file's lines, one server at a time: (lines, links, routes, an estimate of its bytes).
+    Its memory is one server's; the file itself grows with the square of the servers (a route
+    for each pair of them through the switch)."""
     name = a.name
-    nodes = [build_node(a, n) for n in range(a.nodes)]
-    n_links = sum(len(nd.links) for nd in nodes) + len(nodes)
-    n_routes = sum(len(nd.routes) for nd in nodes)
+    first = build_node(a, 0)  # every server has the same links and routes
+    n_links = (len(first.links) + 1) * a.nodes
+    n_routes = len(first.routes) * a.nodes
     nic_bw = gbps(a.nic_gbit / 8.0)
     speed = fmt(a.gpu_tflops * 1000) + "Gf"
-
-    out = []
-    o = out.append
-    o("<?xml version='1.0'?>")
-    o('<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">')
-    o("<!--")
-    o(header(a, nodes, n_links, n_routes))
-    o("-->")
-    o('<platform version="4.1">')
-    if a.smpi_factors in ("one", "tcp"):
-        bw_factor = "1" if a.smpi_factors == "one" else fmt(round(TCP_PAYLOAD_SHARE, 6))
-        o("  <config>")
-        o('    <prop id="smpi/bw-factor" value="0:%s"/>' % bw_factor)
-        o('    <prop id="smpi/lat-factor" value="0:1"/>')
-        o("  </config>")
-    o('  <zone id="%s" routing="Full">' % name)
-    o('    <prop id="wulf:source" value="%s"/>' % SOURCES[a.preset])
-    o('    <prop id="wulf:generator" value="platforms/gpu/generate.py %s"/>' % " ".join(recorded_options(a)))
     rings = node_rings(a)
-    for nd in nodes:
-        o("")
-        o('    <zone id="%s" routing="Full">' % nd.p)
+
+    def server(nd):
+        yield ""
+        yield '    <zone id="%s" routing="Full">' % nd.p
         for g in range(a.gpus_per_node):
-            o('      <host id="%s" speed="%s" core="1">' % (nd.gpu(g), speed))
-            o('        <prop id="wulf:device" value="%s"/><prop id="wulf:node" value="%d"/>' % (a.device, nd.n))
-            o('        <prop id="wulf:rings" value="%s"/>' % ",".join(str(r.index(g)) for r in rings))
+            yield '      <host id="%s" speed="%s" core="1">' % (nd.gpu(g), speed)
+            yield '        <prop id="wulf:device" value="%s"/><prop id="wulf:node" value="%d"/>' % (a.device, nd.n)
+            yield '        <prop id="wulf:rings" value="%s"/>' % ",".join(str(r.index(g)) for r in rings)
             if a.efficiency is not None:
-                o('        <prop id="wulf:efficiency" value="%s"/>' % a.efficiency.replace(" ", ""))
+                yield '        <prop id="wulf:efficiency" value="%s"/>' % a.efficiency.replace(" ", "")
             if a.ddp is not None:
-                o('        <prop id="wulf:ddp" value="%s"/>' % a.ddp.replace(" ", ""))
-            o("      </host>")
-        o('      <router id="%s"/>' % nd.gateway())
+                yield '        <prop id="wulf:ddp" value="%s"/>' % a.ddp.replace(" ", "")
+            yield "      </host>"
+        yield '      <router id="%s"/>' % nd.gateway()
         for lid, bw, lat, pol in nd.links:
-            o('      <link id="%s" bandwidth="%s" latency="%s" sharing_policy="%s"/>' % (lid, bw, lat, pol))
+            yield '      <link id="%s" bandwidth="%s" latency="%s" sharing_policy="%s"/>' % (lid, bw, lat, pol)
         for src, dst, hops in nd.routes:
             ctn = "".join('<link_ctn id="%s" direction="%s"/>' % (lid, d) for lid, d in hops)
-            o('      <route src="%s" dst="%s">%s</route>' % (src, dst, ctn))
-        o("    </zone>")
-    o("")
-    o("    <!-- the cluster's switch, non-blocking: each server's port (SimGrid wants a zone's links")
-    o("         after its zones) -->")
-    for nd in nodes:
-        o('    <link id="%s-port" bandwidth="%s" latency="%s" sharing_policy="FATPIPE"/>'
-          % (nd.p, nic_bw, us(a.switch_lat_us / 2)))
-    o("")
-    o("    <!-- server to server through the switch: one route per pair, symmetrical -->")
-    for i in range(len(nodes)):
-        for j in range(i + 1, len(nodes)):
-            o('    <zoneRoute src="%s" dst="%s" gw_src="%s" gw_dst="%s"><link_ctn id="%s-port"/>'
-              '<link_ctn id="%s-port"/></zoneRoute>'
-              % (nodes[i].p, nodes[j].p, nodes[i].gateway(), nodes[j].gateway(), nodes[i].p, nodes[j].p))
-    o("  </zone>")
-    o("</platform>")
-    return "\n".join(out) + "\n", n_links, n_routes
+            yield '      <route src="%s" dst="%s">%s</route>' % (src, dst, ctn)
+        yield "    </zone>"
+
+    def lines():
+        yield "<?xml version='1.0'?>"
+        yield '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">'
+        yield "<!--"
+        yield header(a, n_links, n_routes)
+        yield "-->"
+        yield '<platform version="4.1">'
+        if a.smpi_factors in ("one", "tcp"):
+            bw_factor = "1" if a.smpi_factors == "one" else fmt(round(TCP_PAYLOAD_SHARE, 6))
+            yield "  <config>"
+            yield '    <prop id="smpi/bw-factor" value="0:%s"/>' % bw_factor
+            yield '    <prop id="smpi/lat-factor" value="0:1"/>'
+            yield "  </config>"
+        yield '  <zone id="%s" routing="Full">' % name
+        yield '    <prop id="wulf:source" value="%s"/>' % SOURCES[a.preset]
+        yield '    <prop id="wulf:generator" value="platforms/gpu/generate.py %s"/>' % " ".join(recorded_options(a))
+        for n in range(a.nodes):
+            yield from server(first if n == 0 else build_node(a, n))
+        yield ""
+        yield "    <!-- the cluster's switch, non-blocking: each server's port (SimGrid wants a zone's links"
+        yield "         after its zones) -->"
+        for n in range(a.nodes):
+            yield ('    <link id="%s-%d-port" bandwidth="%s" latency="%s" sharing_policy="FATPIPE"/>'
+                   % (name, n, nic_bw, us(a.switch_lat_us / 2)))
+        yield ""
+        yield "    <!-- server to server through the switch: one route per pair, symmetrical -->"
+        for i in range(a.nodes):
+            for j in range(i + 1, a.nodes):
+                yield zone_route(a, i, j)
+        yield "  </zone>"
+        yield "</platform>"
+
+    last = a.nodes - 1
+    estimate = (a.nodes * sum(len(x) + 1 for x in server(first))
+                + a.nodes * (a.nodes - 1) // 2 * (len(zone_route(a, last, last)) + 1))
+    return lines(), n_links, n_routes, estimate
+
+
+def write_file(path, lines):
+    """lines into path by a temporary file beside it, renamed once complete: a file that was
+    there is replaced whole or left as it was. The bytes written."""
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, part = tempfile.mkstemp(dir=folder, prefix="." + os.path.basename(path) + ".", suffix=".part")
+    written = 0
+    try:
+        with os.fdopen(fd, "w", encoding="ascii", newline="\n") as f:
+            for line in lines:
+                f.write(line)
+                f.write("\n")
+                written += len(line) + 1
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(part, 0o666 & ~umask)  # as open() would have made it, not mkstemp's 0600
+        os.replace(part, path)
+    except BaseException:
+        os.unlink(part)
+        raise
+    return written
 
 
 def main(argv=None):
     a = parse_args(sys.argv[1:] if argv is None else argv)
-    text, n_links, n_routes = generate(a)
+    lines, n_links, n_routes, estimate = generate(a)
     if a.output == "-":
-        sys.stdout.write(text)
+        written = 0
+        for line in lines:
+            sys.stdout.write(line + "\n")
+            written += len(line) + 1
     else:
-        with open(a.output, "w", encoding="ascii", newline="\n") as f:
-            f.write(text)
+        free = shutil.disk_usage(os.path.dirname(os.path.abspath(a.output))).free
+        if estimate > free:
+            sys.stderr.write("generate.py: error: -o %s: the file would take about %.3g GB (%d servers: a route "
+                             "for each pair of them), more than the %.3g GB free there\n"
+                             % (a.output, estimate / 1e9, a.nodes, free / 1e9))
+            return 2
+        try:
+            written = write_file(a.output, lines)
+        except OSError as e:
+            sys.stderr.write("generate.py: error: -o %s: %s\n" % (a.output, e.strerror or e))
+            return 2
     sys.stderr.write("%s: %d servers, %d GPUs, %d links, %d routes, %d bytes -> %s\n"
-                     % (a.preset, a.nodes, a.nodes * a.gpus_per_node, n_links, n_routes, len(text), a.output))
+                     % (a.preset, a.nodes, a.nodes * a.gpus_per_node, n_links, n_routes, written, a.output))
     return 0
 
 

@@ -3,6 +3,7 @@
 // beside it (messages.hpp).
 #include "comm/comm.hpp"
 #include "comm/mpi/messages.hpp"
+#include "util/errors.hpp"
 
 #include <mpi.h>
 #ifdef WULF_SMPI
@@ -182,8 +183,8 @@ class MpiComm final : public Comm {
     MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &world_size);
     // One write, so that no other process's output (mpirun's abort banner) lands inside it.
-    std::cerr << ("wulf (rank " + std::to_string(world_rank) + " of " + std::to_string(world_size) + "): " + message +
-                  "\n")
+    std::cerr << ("wulf (rank " + std::to_string(world_rank) + " of " + std::to_string(world_size) +
+                  "): " + safe_to_print(message) + "\n")
               << std::flush;
     MPI_Abort(MPI_COMM_WORLD, code);
     throw std::runtime_error(message);  // MPI_Abort does not return; this satisfies [[noreturn]]

@@ -516,7 +516,7 @@ extern const StrategyDescriptor cg_strategy{
       m.vectors_first = 4 * s.wT(), m.vectors_each = 2 * s.wT();  // w0 and d; the master's direction state
       m.columns = cg.load_balance > 0 ? static_cast<double>(cg.chunk)
                                       : std::min(static_cast<double>(c.eval_chunk), s.share(s.n, true));
-      m.columns_shrink = "a smaller net (--hidden)";
+      m.columns_shrink = s.smaller_net;
       if (!s.numerics) m.order_patterns = 0;
       m.reduces_weights = true;
     },

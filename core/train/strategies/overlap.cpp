@@ -28,6 +28,8 @@
 #include "train/strategies/overlap_parts.hpp"
 #include "util/errors.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <memory>
 #include <numeric>
@@ -380,7 +382,7 @@ constexpr StrategyOption overlap_options[] = {
      .help = "seconds Horovod's background loop sleeps between its rounds (HOROVOD_CYCLE_TIME; 0.005 in "
              "Horovod): a ready bucket starts at the next tick, with the others ready by then; the next tick "
              "comes this long after the round's last bucket is done, or with --bucket-fusion tick after the round "
-             "is agreed and enqueued (0: a ready bucket starts at once, as DDP)",
+             "is agreed and enqueued (0: a ready bucket starts at once, as DDP; else at least 1e-05)",
      .default_value = 0,
      .range = {.lo = 0, .hi = 3600},
      .record_may_omit = true},  // records before it: no rounds
@@ -458,6 +460,8 @@ constexpr StrategyOption overlap_options[] = {
 
 }  // namespace
 
+constexpr double kLeastBucketCycle = 1e-5;  // seconds: --bucket-cycle's least above 0
+
 extern const StrategyDescriptor overlap_strategy{
     .name = "overlap",
     .help = "data parallelism with bucketed allreduce overlapped on the backward pass (PyTorch DDP, Horovod)",
@@ -478,6 +482,12 @@ extern const StrategyDescriptor overlap_strategy{
       else if (r == "scheduled" && fusion != "tick")
         throw InputError("--bucket-request scheduled: Horovod's requests to rank 0 are --bucket-fusion tick's; "
                          "with --bucket-fusion cut every bucket starts when its data is made");
+      // A cycle shorter than this ticks more often than a run ends with in reasonable time, and
+      // from 1e-17 s on it is below the simulated clock's resolution (SimGrid saw a deadlock).
+      if (const double cycle = setting(c, "bucket-cycle"); cycle > 0 && cycle < kLeastBucketCycle)
+        throw InputError(fmt::format("--bucket-cycle {:g}: 0 (no rounds) or at least {:g} s (Horovod's "
+                                     "HOROVOD_CYCLE_TIME is in milliseconds, 5 by default)",
+                                     cycle, kLeastBucketCycle));
       const std::string framework = setting_text(c, "framework");
       if (framework != "none" && framework != "ddp")
         throw InputError("--framework \"" + framework + "\": expected none or ddp");
@@ -528,11 +538,11 @@ extern const StrategyDescriptor overlap_strategy{
       const bool shared = !s.numerics && s.sim;
       add_part(m.collectives, "the buckets' flat buffer and receive scratch, up to 2 w values", bytes,
                shared ? 0 : bytes, shared ? MemoryPart::Kind::process : MemoryPart::Kind::held,
-               "a smaller net (--hidden)");
+               s.smaller_net);
     },
     .message_counts = [](const MemoryShape& s) {
       mpi_count(static_cast<std::size_t>(s.w), "--strategy overlap: a bucket's values in one message",
-                "a smaller --bucket-bytes or net (--hidden)");
+                "a smaller --bucket-bytes or " + s.smaller_net);
     },
     .search = &overlap_search,
     .train_float = train_overlap<float>,

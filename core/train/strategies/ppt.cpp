@@ -277,7 +277,7 @@ extern const StrategyDescriptor ppt_strategy{
     },
     .message_counts = [](const MemoryShape& s) {
       mpi_count(static_cast<std::size_t>(s.w) + 1, "--strategy ppt: each rank's w + 1 values in the allgather",
-                "a smaller net (--hidden)");
+                s.smaller_net);
     },
     .search = &ppt_search,
     .train_float = train_ppt<float>,
