@@ -653,5 +653,30 @@ TEST(recommend, a_layer_net_gets_the_fewest_processors_within_a_time_per_epoch_a
     EXPECT_LT(tiny.out.find(')', at) - at, 20u) << tiny.out.substr(at, 80);
 }
 
+// A candidate wulf train will not run on the platform (the rings allreduce at p = 2, which
+// fills no DGX-1 node) is skipped with wulf train's reason in the record; the others are
+// searched (issue 62: it aborted the whole search after its screening).
+TEST(recommend, a_candidate_wulf_train_refuses_on_the_platform_is_skipped_with_its_reason) {
+  TestDir dir;
+  const std::string net = "layers:" + dir.write("three.layers", three_layers);
+  expect_success({"recommend", "--platform", wulf_platform("dgx1-v100.xml"), "--problem", net, "--np", "2,8",
+                  "--blocks", "16", "--allreduces", "rings", "--bucket-sizes", "0", "--target-epoch-seconds", "10",
+                  "--out", dir.file("rec.json")},
+                 {"skipped:", "block rings, p 2, b 16: wulf train refuses its run: the rings allreduce", "recommended:"});
+  const Json rec = read_json_file(dir.file("rec.json"));
+  int skipped = 0, timed = 0;
+  for (const Json& c : rec.at("candidates")) {
+    if (c.at("p").get<int>() == 2) {
+      ++skipped;
+      EXPECT_TRUE(contains(c.at("skipped").get<std::string>(), "wulf train refuses its run")) << c.dump();
+    } else if (c.at("p").get<int>() == 8) {
+      ++timed;
+      EXPECT_TRUE(c.at("skipped").is_null()) << c.dump();
+    }
+  }
+  EXPECT_EQ(skipped, 2);  // block and overlap
+  EXPECT_EQ(timed, 2);
+}
+
 }  // namespace
 }  // namespace wulf

@@ -105,28 +105,53 @@ namespace {
 
 // A phase's runs, their records kept with --records; a run that failed ends the line its
 // phase began, and the search: a refusal (exit 2) is an input error naming the run, anything
-// but a record (finished, or stopped on a fault with exit 3) an internal one.
+// but a record (finished, or stopped on a fault with exit 3) an internal one. With
+// skip_refused (screening) a refused run is its candidates' to skip (skip_refused_timings),
+// unless every run was refused: then the search asks for nothing wulf train runs.
 std::vector<JobResult> run_phase(const Request& r, const Runner& runner, const std::vector<Job>& jobs,
-                                 std::ostream& out) {
+                                 std::ostream& out, bool skip_refused = false) {
   try {
     std::vector<JobResult> runs = runner.run(jobs);
+    const bool all_refused =
+        std::all_of(runs.begin(), runs.end(), [](const JobResult& run) { return run.code == exit_input; });
     for (const JobResult& run : runs) {
-      if (run.code == exit_input)
+      if (run.code == exit_input && (!skip_refused || all_refused))
         throw InputError("wulf train refused a run of the search: " + run.message() + " (" + run.command + ")");
+      if (run.code == exit_input) continue;
       if (run.code == exit_timeout) throw TimedOut{"a run of the search " + run.message() + " (" + run.command + ")"};
       if (run.code != exit_ok && run.code != exit_diverged)
         throw std::runtime_error("a run of the search failed (code " + std::to_string(run.code) +
                                  "): " + run.message() + " (" + run.command + ")");
     }
     if (r.records && is_leader())
-      for (const Job& job : jobs)
-        write_file_atomically(*r.records + "/" + std::filesystem::path(job.record).filename().string(),
-                              read_text_file(job.record, "a run's record"));
+      for (std::size_t k = 0; k < jobs.size(); ++k)
+        if (runs[k].code != exit_input)
+          write_file_atomically(*r.records + "/" + std::filesystem::path(jobs[k].record).filename().string(),
+                                read_text_file(jobs[k].record, "a run's record"));
     return runs;
   } catch (...) {
     out << " stopped\n" << std::flush;
     throw;
   }
+}
+
+// Screening's refused runs (a candidate wulf train will not run on this platform: the rings
+// allreduce at a p that does not fill a node, say): each timing with a refused job has its
+// candidates skipped with wulf train's reason, and is true in the result (nothing to read).
+std::vector<bool> skip_refused_timings(const TimingPlan& plan, const std::vector<std::size_t>& first_job,
+                                       const std::vector<JobResult>& runs, std::vector<Candidate>& candidates) {
+  std::vector<bool> refused(plan.timed.size(), false);
+  for (std::size_t j = 0; j < plan.timed.size(); ++j) {
+    const std::size_t end = j + 1 < first_job.size() ? first_job[j + 1] : runs.size();
+    for (std::size_t k = first_job[j]; k < end && !refused[j]; ++k)
+      if (runs[k].code == exit_input) {
+        refused[j] = true;
+        for (std::size_t i = 0; i < candidates.size(); ++i)
+          if (candidates[i].skipped.empty() && plan.timing_of[i] == j)
+            candidates[i].skipped = "wulf train refuses its run: " + runs[k].message();
+      }
+  }
+  return refused;
 }
 
 // The option that makes candidate c's twin with nothing hidden (c.hides()): its strategy's
@@ -143,7 +168,9 @@ double screen_iteration_times(const Request& r, const Runner& runner, std::vecto
   const auto t0 = Clock::now();
   const TimingPlan plan = plan_timings(candidates);
   std::vector<Job> jobs;
+  std::vector<std::size_t> first_job;  // per timing, its first job
   for (std::size_t j = 0; j < plan.timed.size(); ++j) {
+    first_job.push_back(jobs.size());
     // Every iteration charges the same simulated time (compute charges depend on counts,
     // not values), so one iteration gives the time per iteration.
     const Candidate& c = candidates[plan.timed[j]];
@@ -158,7 +185,8 @@ double screen_iteration_times(const Request& r, const Runner& runner, std::vecto
     jobs.push_back({a, scratch.file("time-" + std::to_string(j) + "-unhidden.json"), {}, {}});
   }
   out << "screening: time per iteration, " << jobs.size() << " simulations without arithmetic ..." << std::flush;
-  const std::vector<JobResult> runs = run_phase(r, runner, jobs, out);
+  const std::vector<JobResult> runs = run_phase(r, runner, jobs, out, true);
+  const std::vector<bool> refused = skip_refused_timings(plan, first_job, runs, candidates);
   // Per iteration: the run's time, and the communication it waited for after the backward
   // pass (the strategy's note in the history entry of its one iteration).
   auto field = [&](std::size_t k, const char* pointer) {
@@ -166,6 +194,11 @@ double screen_iteration_times(const Request& r, const Runner& runner, std::vecto
   };
   std::vector<IterationTiming> timings;
   for (std::size_t j = 0, k = 0; j < plan.timed.size(); ++j, ++k) {
+    if (refused[j]) {  // its candidates are skipped: nothing is read
+      timings.emplace_back();
+      k = (j + 1 < first_job.size() ? first_job[j + 1] : jobs.size()) - 1;
+      continue;
+    }
     IterationTiming t{.time_s = field(k, "/final/time_s") / field(k, "/final/iterations")};
     if (candidates[plan.timed[j]].hides()) {  // its twin's job follows its own
       t.exposed_s = field(k, "/history/1/exposed_comm_s");
@@ -187,7 +220,9 @@ double screen_update_times(const Request& r, const Runner& runner, std::vector<C
   const auto t0 = Clock::now();
   const TimingPlan plan = plan_timings(candidates);
   std::vector<Job> jobs;
+  std::vector<std::size_t> first_job;  // per timing, its first job
   for (std::size_t j = 0; j < plan.timed.size(); ++j) {
+    first_job.push_back(jobs.size());
     const Candidate& c = candidates[plan.timed[j]];
     for (const bool twin : {false, true}) {
       if (twin && !c.hides()) break;
@@ -202,13 +237,19 @@ double screen_update_times(const Request& r, const Runner& runner, std::vector<C
   }
   out << "screening: time per update, " << jobs.size() << " simulations without arithmetic (of 1 and 2 updates) ..."
       << std::flush;
-  const std::vector<JobResult> runs = run_phase(r, runner, jobs, out);
+  const std::vector<JobResult> runs = run_phase(r, runner, jobs, out, true);
+  const std::vector<bool> refused = skip_refused_timings(plan, first_job, runs, candidates);
   auto field = [&](std::size_t k, const char* pointer) {
     return json_field<double>(runs[k].record, pointer, jobs[k].record);
   };
   std::vector<UpdateRuns> timings;
   for (std::size_t j = 0, k = 0; j < plan.timed.size(); ++j) {
     const Candidate& c = candidates[plan.timed[j]];
+    if (refused[j]) {  // its candidates are skipped: nothing is read
+      timings.emplace_back();
+      k = j + 1 < first_job.size() ? first_job[j + 1] : jobs.size();
+      continue;
+    }
     // The iteration's time, before the final passes; a wulf iteration is the whole (short) epoch.
     UpdateRuns u{.one_s = field(k, "/history/1/time_s"), .two_s = field(k + 1, "/history/1/time_s")};
     // Without a test set the check pass is over the training set: rank 0's check pass time per
