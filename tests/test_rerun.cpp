@@ -191,7 +191,7 @@ TEST(rerun, records_of_older_wulfs_and_hand_edited_ones_are_refused_naming_the_f
                        {"--dilation: 1e+300 is more than 600"});
   // Values are held to their options' ranges, named with the file and the field (issue 62).
   expect_train_refused({"--rerun", edited("eta-1.json", [](Json& c) { c["eta"] = -1; })},
-                       {"eta-1.json: config.eta: ", "-1", "(0, 1000000]"});
+                       {"eta-1.json: config.eta: --eta: -1 must be more than 0 (the option's range is (0, 1000000])"});
   expect_train_refused({"--rerun", edited("eta-big.json", [](Json& c) { c["eta"] = 1e308; })},
                        {"eta-big.json: config.eta: ", "more than 1000000"});
   expect_train_refused({"--rerun", edited("alpha.json", [](Json& c) { c["alpha"] = 1; })},
@@ -211,6 +211,17 @@ TEST(rerun, records_of_older_wulfs_and_hand_edited_ones_are_refused_naming_the_f
   const Outcome o = expect_train_refused({"--rerun", dir.write("on.json", record_text(on))},
                                          {"on.json: config.numerics: true", "the record was changed"});
   EXPECT_FALSE(contains(o.err, "add --numerics off")) << o.err;
+  // A data file the record's run read, changed since: refused unless taken as it is now.
+  const std::string data = dir.write("d.data", "4 1 1\n0\n0.1\n1\n0.2\n2\n0.3\n3\n0.4\n");
+  const Json fann = train_record(dir, "fann", {"--problem", "fann:" + data, "--epochs", "2"});
+  ASSERT_EQ(fann.at("config").at("input_files").size(), 1u) << fann.at("config").dump();
+  EXPECT_EQ(fann.at("config").at("input_files")[0].at("what").get<std::string>(), "FANN data file");
+  dir.write("d.data", "4 1 1\n0\n0.1\n1\n0.2\n2\n0.3\n3\n0.5\n");
+  expect_train_refused({"--rerun", dir.file("fann.json")},
+                       {"fann.json: the FANN data file " + data, "is not what the record's run read",
+                        "--take-changed-inputs"});
+  const Json taken = record_of(dir, "taken", {"train", "--rerun", dir.file("fann.json"), "--take-changed-inputs"});
+  EXPECT_NE(taken.at("config").at("input_files")[0].at("digest"), fann.at("config").at("input_files")[0].at("digest"));
 }
 
 }  // namespace

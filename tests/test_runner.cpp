@@ -85,6 +85,35 @@ TEST(runner, a_pool_of_one_runs_one_job_at_a_time) {
   EXPECT_TRUE(contains(results[2].err, "not run")) << results[2].err;
 }
 
+// The pool starts a job only where it fits into the machine's memory beside those running
+// (issue 62: two simulations of 17.9 GiB each were started side by side on 24 GiB); a job
+// alone runs whatever its estimate.
+TEST(runner, the_pool_runs_together_only_what_fits_into_memory) {
+  const MemoryLimit limit("1000");
+  Counter big;
+  std::vector<Job> jobs;
+  for (const char* name : {"a", "b", "c"}) {
+    jobs.push_back(big.job(name, 50));
+    jobs.back().memory_bytes = 600;
+  }
+  Runner(4).run(jobs);
+  EXPECT_EQ(big.most.load(), 1);
+  EXPECT_EQ(big.finished.size(), 3u);
+  Counter small;
+  jobs.clear();
+  for (const char* name : {"a", "b", "c", "d"}) {
+    jobs.push_back(small.job(name, 50));
+    jobs.back().memory_bytes = 400;
+  }
+  Runner(4).run(jobs);
+  EXPECT_EQ(small.most.load(), 2);  // two fit, three do not
+  Counter huge;
+  jobs = {huge.job("alone", 10)};
+  jobs.back().memory_bytes = 1e12;
+  Runner(4).run(jobs);
+  EXPECT_EQ(huge.finished, (std::vector<std::string>{"alone"}));
+}
+
 TEST(runner, the_pool_is_the_cores_unless_told) {
   EXPECT_EQ(Runner().pool(),
             std::max(1, std::min(cores_here(), static_cast<int>(std::thread::hardware_concurrency()))));

@@ -5,6 +5,7 @@
 #include "util/errors.hpp"
 #include "util/files.hpp"
 #include "util/process.hpp"
+#include "util/machine.hpp"
 #include "util/text.hpp"
 
 #include <fmt/format.h>
@@ -12,9 +13,11 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <exception>
 #include <filesystem>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string_view>
 #include <thread>
@@ -25,6 +28,32 @@ namespace wulf {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// The memory the pool's running jobs hold: a job waits for its turn until it fits beside
+// them into the machine's memory, or until nothing else runs.
+class MemoryBudget {
+ public:
+  explicit MemoryBudget(double limit) : limit_(limit) {}
+  void take(double bytes) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    freed_.wait(lock, [&] { return running_ == 0 || !(limit_ > 0) || held_ + bytes <= limit_; });
+    held_ += bytes, ++running_;
+  }
+  void give_back(double bytes) {
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      held_ -= bytes, --running_;
+    }
+    freed_.notify_all();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable freed_;
+  const double limit_;  // 0: unknown, none kept
+  double held_ = 0;
+  int running_ = 0;
+};
 
 // Runs task(0), ..., task(n - 1), at most `threads` at a time, each in one thread from its
 // start to its end (a child's end-with-parent request belongs to the thread that started
@@ -234,12 +263,22 @@ std::vector<JobResult> Runner::run(const std::vector<Job>& jobs, Spread spread,
     }
   } else {
     std::mutex starting;
+    const std::optional<MachineMemory> memory = machine_memory();
+    MemoryBudget budget(memory ? memory->bytes : 0);
     in_pool(mine.size(), pool_, [&](std::size_t k) {
-      if (on_start) {
-        const std::lock_guard<std::mutex> lock(starting);
-        on_start(mine[k]);
+      const Job& job = jobs[mine[k]];
+      budget.take(job.memory_bytes);
+      try {
+        if (on_start) {
+          const std::lock_guard<std::mutex> lock(starting);
+          on_start(mine[k]);
+        }
+        results[mine[k]] = run_here(job);
+      } catch (...) {
+        budget.give_back(job.memory_bytes);
+        throw;
       }
-      results[mine[k]] = run_here(jobs[mine[k]]);
+      budget.give_back(job.memory_bytes);
     });
   }
   if (n > 1) {

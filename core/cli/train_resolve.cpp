@@ -468,6 +468,12 @@ TrainJob resolve_rerun(const po::variables_map& vm) {
                      " is a net given by its layers, which has no arithmetic (wulf records such a run with numerics "
                      "false): the record was changed");
   check_job(job);
+  // The data files the record's run read, as the front end reads them now (with arithmetic;
+  // a time-only run reads none).
+  if (const std::string changed = changed_input(job.inputs, data_inputs_read());
+      !changed.empty() && !vm.count("take-changed-inputs"))
+    throw InputError(path + ": the " + changed + " is not what the record's run read; give --take-changed-inputs to "
+                     "run on it as it is now");
   check_outputs_apart(job);  // nor the record read (InputLog)
   finish_front_end(job, vm.count("force") > 0);
   return job;

@@ -9,13 +9,16 @@
 #include "cli/cli.hpp"
 #include "cli/launcher.hpp"
 #include "cli/runner.hpp"
+#include "cli/train_options.hpp"
 
 #include "engine/launch.hpp"
 #include "engine/testbed.hpp"
+#include "job/memory_estimate.hpp"
 #include "train/result_record.hpp"
 #include "util/errors.hpp"
 #include "util/files.hpp"
 #include "util/json.hpp"
+#include "util/text.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
@@ -40,7 +43,19 @@ Job grid_bench(const std::string& platform, const PlatformGrid& grid, const std:
                                 std::to_string(grid.repeat), "--no-pingpong", "--ranks-per-host", "1"};
   args.insert(args.end(), extra.begin(), extra.end());
   if (!timeout.empty()) args.insert(args.end(), {"--timeout", timeout});
-  return {args, record, {}, {}};
+  Job job{args, record, {}, {}};
+  // Its largest smpirun (the most ranks, the most doubles, the reduce's scratch): what it holds
+  // at once beside the grid's other simulations (the runner's pool fits them into memory).
+  if (engine == "sim") {
+    const std::vector<std::size_t> sizes = size_list(grid.elements, "elements", kBenchElementsRange);
+    const std::vector<std::size_t> ranks = size_list(nps, "np", {.lo = 1, .hi = 1e6});
+    for (const char* what : {"allreduce", "reduce"})
+      job.memory_bytes = std::max(job.memory_bytes, estimate_bench_memory(what, static_cast<int>(ranks.back()),
+                                                                          *std::max_element(sizes.begin(), sizes.end()),
+                                                                          sizeof(double), "default")
+                                                        .machine_bytes);
+  }
+  return job;
 }
 
 // The simulation without the links' latency, each latency times 1e-6 (--lat-scale's least):

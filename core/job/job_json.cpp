@@ -208,6 +208,11 @@ void add_job_fields(Json& j, const TrainJob& job) {
   j["quiet"] = job.quiet;
   // The layer file the net was read from, as the front end read it (TrainJob::layer_file_digest).
   if (job.spec.table) j["layer_file_digest"] = job.spec.table->digest;
+  if (!job.inputs.empty()) {
+    Json inputs = Json::array();
+    for (const TrainJob::InputFile& f : job.inputs) inputs.push_back({{"what", f.what}, {"path", f.path}, {"digest", f.digest}});
+    j["input_files"] = std::move(inputs);
+  }
 }
 
 template <std::size_t N>
@@ -239,7 +244,7 @@ class Fields {
   }
   double number(const std::string& key, double absent) const { return has(key) ? number(key) : absent; }
   // A number held to the range of the option that gives it (a record's value as the command
-  // line's would be: --eta's for eta).
+  // line's would be: option "eta" for eta).
   double ranged(const std::string& key, const Range& range, std::string_view option) const {
     const double d = number(key);
     try {
@@ -311,7 +316,7 @@ void read_strategy(const Fields& f, TrainConfig& c) {
                                                                static_cast<long long>(o.range.hi))));
         break;
       case StrategyOption::Kind::number:
-        c.settings.set(o.name, where.ranged(field, o.range, "--" + std::string(o.name)));
+        c.settings.set(o.name, where.ranged(field, o.range, o.name));
         break;
       case StrategyOption::Kind::text: c.settings.set_text(o.name, where.text(field)); break;
     }
@@ -471,25 +476,25 @@ void read_training(const Fields& f, TrainJob& job) {
   c.block = f.count("block", 1);
   if (c.learning == Learning::rprop) {
     const Fields r = f.object("rprop");
-    c.rprop = {r.ranged("increase", kRpropIncreaseRange, "--rprop-increase"),
-               r.ranged("decrease", kRpropDecreaseRange, "--rprop-decrease"),
-               r.ranged("delta_min", kRpropDeltaMinRange, "--rprop-delta-min"),
-               r.ranged("delta_max", kStepRange, "--rprop-delta-max"),
-               r.ranged("delta_zero", kStepRange, "--rprop-delta-zero")};
+    c.rprop = {r.ranged("increase", kRpropIncreaseRange, "rprop-increase"),
+               r.ranged("decrease", kRpropDecreaseRange, "rprop-decrease"),
+               r.ranged("delta_min", kRpropDeltaMinRange, "rprop-delta-min"),
+               r.ranged("delta_max", kStepRange, "rprop-delta-max"),
+               r.ranged("delta_zero", kStepRange, "rprop-delta-zero")};
   }
-  c.eta = f.ranged("eta", kStepRange, "--eta");
-  c.alpha = f.ranged("alpha", kAlphaRange, "--alpha");
+  c.eta = f.ranged("eta", kStepRange, "eta");
+  c.alpha = f.ranged("alpha", kAlphaRange, "alpha");
   c.momentum = f.word("momentum", [](const std::string& s) { return parse_momentum_rule(s); });
   c.block_step = f.word("block_step", [](const std::string& s) { return parse_block_step(s); });
   c.max_iterations = static_cast<int>(f.whole("max_iterations", 0, 100'000'000));
-  if (f.has("target_error")) c.target_error = f.ranged("target_error", kErrorRange, "--target-error");
+  if (f.has("target_error")) c.target_error = f.ranged("target_error", kErrorRange, "target-error");
   c.metric = f.word("error_metric", [](const std::string& s) { return parse_error_metric(s); });
-  c.max_seconds = f.ranged("max_seconds", {.lo = 0, .hi = kLongestTimeoutSeconds}, "--max-seconds");
+  c.max_seconds = f.ranged("max_seconds", {.lo = 0, .hi = kLongestTimeoutSeconds}, "max-seconds");
   c.seed = static_cast<std::uint64_t>(f.whole("seed", 0, std::numeric_limits<long long>::max()));
   c.shuffle = f.flag("shuffle");
   c.eval_train = f.flag("eval_train");
   c.history_every = static_cast<int>(f.whole("history_every", 1, 1'000'000'000));
-  c.init_range = f.ranged("init_range", kInitRange, "--init-range");
+  c.init_range = f.ranged("init_range", kInitRange, "init-range");
 }
 
 void read_data_and_outputs(const Fields& f, TrainJob& job) {
@@ -504,6 +509,18 @@ void read_data_and_outputs(const Fields& f, TrainJob& job) {
   job.weights_path = f.text("weights_out", "");
   job.weights_in = f.text("weights_in", "");
   job.layer_file_digest = f.text("layer_file_digest", "");
+  if (f.has("input_files")) {
+    const Json& inputs = f.at("input_files");
+    if (!inputs.is_array()) f.fail("input_files", "expected an array of {what, path, digest}");
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      if (!inputs[i].is_object() || !inputs[i].contains("what") || !inputs[i].contains("path") ||
+          !inputs[i].contains("digest") || !inputs[i]["what"].is_string() || !inputs[i]["path"].is_string() ||
+          !inputs[i]["digest"].is_string())
+        f.fail("input_files", "item " + std::to_string(i) + " is not {what, path, digest} of strings");
+      job.inputs.push_back({inputs[i]["what"].get<std::string>(), inputs[i]["path"].get<std::string>(),
+                            inputs[i]["digest"].get<std::string>()});
+    }
+  }
   job.quiet = f.flag("quiet");
 }
 

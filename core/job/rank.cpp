@@ -6,6 +6,7 @@
 #include "job/memory_estimate.hpp"
 #include "job/run_train.hpp"
 #include "job/train_job.hpp"
+#include "util/files.hpp"
 #include "comm/comm_bench.hpp"
 #include "util/errors.hpp"
 #include "util/json.hpp"
@@ -98,6 +99,16 @@ int run_rank(const std::vector<std::string>& args, Comm& comm, const ComputeFact
                        " were started");
     load_problem(job, RankPlace{comm.rank(), comm.size(), true});
     check_job(job);
+    // The data files (and --weights-in) must be those the front end read: rank 0 reads each
+    // again for its digest once the ranks have loaded theirs (under SMPI the ranks share one
+    // process, where a log of each rank's own reads cannot be kept apart).
+    if (comm.rank() == 0) {
+      std::vector<TrainJob::InputFile> now;
+      for (const TrainJob::InputFile& f : job.inputs) now.push_back({f.what, f.path, file_digest(f.path, f.what)});
+      if (const std::string changed = changed_input(job.inputs, now); !changed.empty())
+        throw InputError(changed + " changed after wulf read it for this run: every rank trains on the data wulf "
+                         "checked; run it again");
+    }
     job.config_json = config;
     job.config_json["load_s"] = job.load_seconds;  // this rank's own
     if (job.engine == Engine::testbed) join_testbed(job, comm.rank());

@@ -10,7 +10,9 @@
 #include "train/session.hpp"
 #include "train/trainer.hpp"
 #include "util/errors.hpp"
+#include "util/files.hpp"
 #include "util/names.hpp"
+#include "util/text.hpp"
 
 #include <fmt/format.h>
 
@@ -266,7 +268,26 @@ std::array<JobCollective, 5> job_collectives(TrainJob& job) {
            {"gather", job.gather, job.gather_chosen_by}}};
 }
 
+std::vector<TrainJob::InputFile> data_inputs_read() {
+  std::vector<TrainJob::InputFile> inputs;
+  if (const InputLog* log = InputLog::current())
+    for (const NamedPath& f : log->files())
+      if (is_one_of(f.option, {"IDX file", "FANN data file", "--weights-in"}))
+        inputs.push_back({f.option, f.path, file_digest(f.path, f.option)});
+  return inputs;
+}
+
+std::string changed_input(const std::vector<TrainJob::InputFile>& then, const std::vector<TrainJob::InputFile>& now) {
+  for (const TrainJob::InputFile& f : now)
+    for (const TrainJob::InputFile& g : then)
+      if (f.path == g.path && f.digest != g.digest)
+        return f.what + " " + f.path + " (" + g.digest + " then, " + f.digest + " now)";
+  return "";
+}
+
 void finish_front_end(TrainJob& job, bool force) {
+  // What the ranks will read again, as this front end read it.
+  job.inputs = data_inputs_read();
   resolve_collectives(job);
   // The memory the run needs, against this machine's, before any rank starts (the ranks
   // themselves only record it); then the counts its collectives pass to MPI.

@@ -85,6 +85,13 @@ struct TrainJob {
   // The digest of the layer file the front end read (a net given by its layers): each rank
   // checks the file it reads against it, and --rerun the file against the record's.
   std::string layer_file_digest;
+  // The data files the front end read that the ranks read again (IDX and FANN data files,
+  // --weights-in), each with its digest then: a rank checks each one it reads, and --rerun
+  // each one against the record's.
+  struct InputFile {
+    std::string what, path, digest;
+  };
+  std::vector<InputFile> inputs;
   bool quiet = false;
 
   // What this process made of the job.
@@ -99,6 +106,12 @@ struct TrainJob {
 };
 
 // Where this rank stands; the front end is rank 0 of 1.
+// The data files this thread's InputLog holds that ranks read again, with their digests now
+// (TrainJob::inputs); and the first of `now` whose digest is not `then`'s, for a message ("IDX
+// file /d/x (fnv1a64:... then, fnv1a64:... now)"), or "".
+std::vector<TrainJob::InputFile> data_inputs_read();
+std::string changed_input(const std::vector<TrainJob::InputFile>& then, const std::vector<TrainJob::InputFile>& now);
+
 struct RankPlace {
   int rank = 0;
   int ranks = 1;
