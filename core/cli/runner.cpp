@@ -15,6 +15,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <exception>
+#include <map>
 #include <filesystem>
 #include <mutex>
 #include <optional>
@@ -34,6 +35,20 @@ using Clock = std::chrono::steady_clock;
 class MemoryBudget {
  public:
   explicit MemoryBudget(double limit) : limit_(limit) {}
+  // A job's share, from its start to its end however it ends.
+  class Held {
+   public:
+    Held(MemoryBudget& budget, double bytes) : budget_(budget), bytes_(bytes) { budget_.take(bytes_); }
+    ~Held() { budget_.give_back(bytes_); }
+    Held(const Held&) = delete;
+    Held& operator=(const Held&) = delete;
+
+   private:
+    MemoryBudget& budget_;
+    double bytes_;
+  };
+
+ private:
   void take(double bytes) {
     std::unique_lock<std::mutex> lock(mutex_);
     freed_.wait(lock, [&] { return running_ == 0 || !(limit_ > 0) || held_ + bytes <= limit_; });
@@ -47,7 +62,6 @@ class MemoryBudget {
     freed_.notify_all();
   }
 
- private:
   std::mutex mutex_;
   std::condition_variable freed_;
   const double limit_;  // 0: unknown, none kept
@@ -184,6 +198,7 @@ void unpack_results(std::string_view pack, int process, const std::vector<Job>& 
 // names (itself, or after a problem's "layers:" or "fann:"), outside those temporary paths.
 std::string list_description(const std::vector<Job>& jobs) {
   std::string text;
+  std::map<std::string, std::string> digests;  // each file read once, however many jobs name it
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     std::string line = "job " + std::to_string(i) + ":";
     for (const std::string& arg : jobs[i].args) line += " " + arg;
@@ -194,7 +209,9 @@ std::string list_description(const std::vector<Job>& jobs) {
         if (path.starts_with(prefix)) path = path.substr(std::string_view(prefix).size());
       std::error_code ec;
       if (!std::filesystem::is_regular_file(path, ec) || without_temp_paths(path) != path) continue;
-      line += " [" + path + ": " + file_digest(path, "a run's input") + "]";
+      auto [at, fresh] = digests.try_emplace(path);
+      if (fresh) at->second = file_digest(path, "a run's input");
+      line += " [" + path + ": " + at->second + "]";
     }
     text += line + "\n";
   }
@@ -267,18 +284,12 @@ std::vector<JobResult> Runner::run(const std::vector<Job>& jobs, Spread spread,
     MemoryBudget budget(memory ? memory->bytes : 0);
     in_pool(mine.size(), pool_, [&](std::size_t k) {
       const Job& job = jobs[mine[k]];
-      budget.take(job.memory_bytes);
-      try {
-        if (on_start) {
-          const std::lock_guard<std::mutex> lock(starting);
-          on_start(mine[k]);
-        }
-        results[mine[k]] = run_here(job);
-      } catch (...) {
-        budget.give_back(job.memory_bytes);
-        throw;
+      const MemoryBudget::Held held(budget, job.memory_bytes);
+      if (on_start) {
+        const std::lock_guard<std::mutex> lock(starting);
+        on_start(mine[k]);
       }
-      budget.give_back(job.memory_bytes);
+      results[mine[k]] = run_here(job);
     });
   }
   if (n > 1) {

@@ -221,37 +221,11 @@ def parse_args(argv):
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.+-]*", a.device) or "--" in a.device:
         p.error("--device must be letters, digits, '_', '.', '+' or single '-' (e.g. V100-SXM2-16GB)")
     if a.efficiency is not None:
-        seen = set()
-        for item in a.efficiency.split(","):
-            kind, eq, value = item.partition("=")
-            kind = kind.strip()
-            if not eq or kind not in KINDS:
-                p.error("--efficiency %r: %r is not KIND=FRACTION with a KIND of %s" % (a.efficiency, item, ", ".join(KINDS)))
-            if kind in seen:
-                p.error("--efficiency %r: %s is given twice" % (a.efficiency, kind))
-            seen.add(kind)
-            try:
-                v = float(value)
-            except ValueError:
-                v = float("nan")
-            if not 0 < v <= 1:
-                p.error("--efficiency %r: %s's %r is not a fraction of the peak in (0, 1]" % (a.efficiency, kind, value))
+        check_named_values(p, "--efficiency", a.efficiency, KINDS, "KIND=FRACTION with a KIND",
+                           lambda v: 0 < v <= 1, "a fraction of the peak in (0, 1]")
     if a.ddp is not None:
-        seen = set()
-        for item in a.ddp.split(","):
-            name, eq, value = item.partition("=")
-            name = name.strip()
-            if not eq or name not in DDP_COSTS:
-                p.error("--ddp %r: %r is not NAME=VALUE with a NAME of %s" % (a.ddp, item, ", ".join(DDP_COSTS)))
-            if name in seen:
-                p.error("--ddp %r: %s is given twice" % (a.ddp, name))
-            seen.add(name)
-            try:
-                v = float(value)
-            except ValueError:
-                v = float("nan")
-            if not 0 <= v < float("inf"):
-                p.error("--ddp %r: %s's %r is not a number from 0" % (a.ddp, name, value))
+        check_named_values(p, "--ddp", a.ddp, DDP_COSTS, "NAME=VALUE with a NAME",
+                           lambda v: 0 <= v < float("inf"), "a number from 0")
     if a.nodes < 1 or a.nodes > 100000:
         p.error("--nodes must be between 1 and 100000")
     if a.gpus_per_node < 1 or a.gpus_per_node > 1024:
@@ -273,6 +247,26 @@ def parse_args(argv):
                     % (opt_name(key), fmt_given(value), WRITTEN_UNIT.get(key, unit), fmt_given(written)))
     check_output(p, a.output)
     return a
+
+
+def check_named_values(p, option, text, names, form, ok, wanted):
+    """A list NAME=VALUE,... (--efficiency, --ddp): each name one of names, once, each value
+    a number ok() takes; else p.error naming the option, the item and what is wrong."""
+    seen = set()
+    for item in text.split(","):
+        name, eq, value = item.partition("=")
+        name = name.strip()
+        if not eq or name not in names:
+            p.error("%s %r: %r is not %s of %s" % (option, text, item, form, ", ".join(names)))
+        if name in seen:
+            p.error("%s %r: %s is given twice" % (option, text, name))
+        seen.add(name)
+        try:
+            v = float(value)
+        except ValueError:
+            v = float("nan")
+        if not ok(v):
+            p.error("%s %r: %s's %r is not %s" % (option, text, name, value, wanted))
 
 
 def fmt_given(x):
