@@ -4,6 +4,7 @@
 #include "cli/train_resolve.hpp"
 #include "job/job_json.hpp"
 #include "util/errors.hpp"
+#include "util/files.hpp"
 #include "util/json.hpp"
 
 #include <fmt/format.h>
@@ -222,6 +223,20 @@ TEST(rerun, records_of_older_wulfs_and_hand_edited_ones_are_refused_naming_the_f
                         "--take-changed-inputs"});
   const Json taken = record_of(dir, "taken", {"train", "--rerun", dir.file("fann.json"), "--take-changed-inputs"});
   EXPECT_NE(taken.at("config").at("input_files")[0].at("digest"), fann.at("config").at("input_files")[0].at("digest"));
+  // The platform file smpirun loads: recorded, and a changed one refused in the same way.
+  const std::string toy = read_text_file(toy4, "toy4");
+  const std::string platform = dir.write("p.xml", toy);
+  const Json on_copy = train_record(dir, "sim", {"--problem", "encoder:8", "--engine", "sim", "--np", "2", "--platform",
+                                             platform, "--epochs", "1"});
+  const Json& files = on_copy.at("config").at("input_files");
+  ASSERT_EQ(files.size(), 1u) << files.dump();
+  EXPECT_EQ(files[0].at("what").get<std::string>(), "platform");
+  EXPECT_EQ(files[0].at("path").get<std::string>(), platform);
+  dir.write("p.xml", toy + "<!-- another cluster under the same name -->\n");
+  expect_train_refused({"--rerun", dir.file("sim.json")},
+                       {"sim.json: the platform " + platform, "is not what the record's run read", "--take-changed-inputs"});
+  const Json moved = record_of(dir, "moved", {"train", "--rerun", dir.file("sim.json"), "--take-changed-inputs"});
+  EXPECT_NE(moved.at("config").at("input_files")[0].at("digest"), files[0].at("digest"));
 }
 
 }  // namespace

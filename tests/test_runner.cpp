@@ -5,6 +5,7 @@
 // choice, the same output and the same records, wall-clock times aside.
 #include "cli/launcher.hpp"
 #include "cli/runner.hpp"
+#include "cli/train_resolve.hpp"
 #include "engine/launch.hpp"
 #include "util/errors.hpp"
 #include "util/files.hpp"
@@ -112,6 +113,30 @@ TEST(runner, the_pool_runs_together_only_what_fits_into_memory) {
   jobs.back().memory_bytes = 1e12;
   Runner(4).run(jobs);
   EXPECT_EQ(huge.finished, (std::vector<std::string>{"alone"}));
+}
+
+// A `wulf train` job without an estimate of its own is held to its front end's (issue 62:
+// recommend's and study's simulations went into the pool with none).
+TEST(runner, a_train_job_is_held_to_its_own_front_ends_memory_estimate) {
+  TestDir dir;
+  const std::vector<std::string> args{"train",      "--problem", "encoder:8", "--engine", "sim", "--np", "4",
+                                      "--platform", toy4,        "--epochs",  "2",        "--quiet"};
+  const Json record = record_of(dir, "alone", args);
+  const double bytes = train_memory_bytes(args);
+  EXPECT_NEAR(bytes, record.at("config").at("memory_estimate").at("machine_bytes").get<double>(), 1.0);
+  EXPECT_GT(bytes, 0);
+  EXPECT_EQ(train_memory_bytes({"train", "--problem", "no-such-problem"}), 0);
+  EXPECT_EQ(train_memory_bytes({"platform", "info", toy4}), 0);
+  // Room for one such run, not two: the second starts once the first has ended.
+  const MemoryLimit limit(std::to_string(static_cast<long long>(bytes * 1.5)));
+  std::vector<Job> jobs;
+  for (const char* name : {"a", "b"}) jobs.push_back({args, dir.file(std::string(name) + ".json"), {}, {}});
+  std::vector<std::chrono::steady_clock::time_point> started(2);
+  const std::vector<JobResult> results =
+      Runner(2).run(jobs, Spread::pool, [&](std::size_t i) { started[i] = std::chrono::steady_clock::now(); });
+  ASSERT_TRUE(results[0].ok() && results[1].ok()) << results[0].err << results[1].err;
+  const std::size_t first = started[0] <= started[1] ? 0 : 1;
+  EXPECT_GE(std::chrono::duration<double>(started[1 - first] - started[first]).count(), results[first].wall_s * 0.99);
 }
 
 TEST(runner, the_pool_is_the_cores_unless_told) {

@@ -1,6 +1,7 @@
 #include "cli/runner.hpp"
 
 #include "cli/launcher.hpp"
+#include "cli/train_resolve.hpp"
 #include "engine/launch.hpp"
 #include "util/errors.hpp"
 #include "util/files.hpp"
@@ -282,9 +283,17 @@ std::vector<JobResult> Runner::run(const std::vector<Job>& jobs, Spread spread,
     std::mutex starting;
     const std::optional<MachineMemory> memory = machine_memory();
     MemoryBudget budget(memory ? memory->bytes : 0);
+    // A `wulf train` job without an estimate of its own has its front end's, where jobs run at once.
+    std::vector<double> bytes(mine.size());
+    for (std::size_t k = 0; k < mine.size(); ++k) {
+      const Job& job = jobs[mine[k]];
+      bytes[k] = job.memory_bytes > 0 || job.run || !memory || pool_ < 2 || mine.size() < 2
+                     ? job.memory_bytes
+                     : train_memory_bytes(job.args);
+    }
     in_pool(mine.size(), pool_, [&](std::size_t k) {
       const Job& job = jobs[mine[k]];
-      const MemoryBudget::Held held(budget, job.memory_bytes);
+      const MemoryBudget::Held held(budget, bytes[k]);
       if (on_start) {
         const std::lock_guard<std::mutex> lock(starting);
         on_start(mine[k]);

@@ -42,10 +42,11 @@ struct Job {
   // A run that is no `wulf` command (an mpirun of rank programs): called in place of wulf
   // ARGS, it returns the result (args then only name it in messages).
   std::function<JobResult()> run;
-  // The most memory it holds at once, the command's own estimate (0: little). The pool starts
-  // a job only where the jobs running hold, with it, no more than the machine's memory
-  // (machine_memory: MemAvailable or $WULF_MEMORY_LIMIT_BYTES, as the runs are started); a job
-  // alone always runs (it checks its own estimate).
+  // The most memory it holds at once, the command's own estimate (0: a `wulf train` job's is
+  // its front end's, train_memory_bytes; any other's little). The pool starts a job only where
+  // the jobs running hold, with it, no more than the machine's memory (machine_memory:
+  // MemAvailable or $WULF_MEMORY_LIMIT_BYTES, as the runs are started); a job alone always
+  // runs (it checks its own estimate).
   double memory_bytes = 0;
 };
 

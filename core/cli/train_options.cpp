@@ -153,7 +153,7 @@ po::options_description engine_options() {
       ("dilation", number_in("dilation", kDilationRange),
        "testbed: time dilation D, every link's bandwidth over D and every charged compute time times D, times "
        "reported over D (default: 10 per 8 ranks on 2 cores and 800 Mbit/s of links, more where the ranks or the "
-       "links' sum are larger; README)")
+       "links' sum are larger; docs/testbed.md)")
       ("measured-scale", number_in("measured-scale", kScaleRange)->default_value(1.0),
        "sim: --compute measured charges the kernel's time here times this")
       ("bw-scale", number_in("bw-scale", kWhatIfScaleRange)->default_value(1.0), "sim, testbed what-if: every link's bandwidth times this")
@@ -348,8 +348,8 @@ po::options_description train_options() {
        "changed by --engine, --np, --platform, --compute, --profile, --dilation, --hostfile, --mpirun-args, "
        "--oversubscribe, --allreduce, --reduce, --bcast, --sim-messages, --data-dir, --out, --weights-out, --quiet, "
        "--timeout, --force, --take-changed-inputs")
-      ("take-changed-inputs", "--rerun: run a layer file that changed since the record's run as it is now (without "
-                              "it, a changed file is refused)")
+      ("take-changed-inputs", "--rerun: take the files that changed since the record's run (its layer file, data "
+                              "files, --weights-in, platform) as they are now (without it, a changed file is refused)")
       ("force", "run even where the memory estimate exceeds this machine's memory (MemAvailable, or "
                 "$WULF_MEMORY_LIMIT_BYTES)");
   po::options_description all("wulf train --problem NAME [options]", line_length, description_column);

@@ -5,6 +5,7 @@
 #include "cli/train_options.hpp"
 #include "engine/launch.hpp"
 #include "job/job_json.hpp"
+#include "job/memory_estimate.hpp"
 #include "util/errors.hpp"
 #include "util/files.hpp"
 #include "util/text.hpp"
@@ -302,6 +303,21 @@ void check_outputs_apart(const TrainJob& job) {
 
 }  // namespace
 
+double train_memory_bytes(const std::vector<std::string>& args) {
+  if (args.empty() || args.front() != "train") return 0;
+  std::vector<std::string> given(args.begin() + 1, args.end());
+  // The estimate, not the check against this machine: the run checks its own.
+  if (std::find(given.begin(), given.end(), "--force") == given.end()) given.emplace_back("--force");
+  try {
+    const po::variables_map vm = parse_train(given, train_options());
+    if (vm.count("help")) return 0;
+    const TrainJob job = vm.count("rerun") ? resolve_rerun(vm) : resolve(vm);
+    return estimate_memory(job).machine_bytes;
+  } catch (const InputError&) {
+    return 0;
+  }
+}
+
 std::string default_mnist_dir() {
   const char* env = std::getenv("WULF_MNIST_DIR");
   return env && *env ? env : build::mnist_dir;
@@ -470,7 +486,7 @@ TrainJob resolve_rerun(const po::variables_map& vm) {
   check_job(job);
   // The data files the record's run read, as the front end reads them now (with arithmetic;
   // a time-only run reads none).
-  if (const std::string changed = changed_input(job.inputs, data_inputs_read());
+  if (const std::string changed = changed_input(job.inputs, inputs_read(job));
       !changed.empty() && !vm.count("take-changed-inputs"))
     throw InputError(path + ": the " + changed + " is not what the record's run read; give --take-changed-inputs to "
                      "run on it as it is now");

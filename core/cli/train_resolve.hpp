@@ -6,6 +6,7 @@
 #include <boost/program_options/variables_map.hpp>
 
 #include <string>
+#include <vector>
 
 namespace wulf {
 
@@ -21,6 +22,12 @@ TrainJob resolve(const boost::program_options::variables_map& vm);
 // refused; so is a record of an older wulf, or one whose config does not read as a job, with
 // the field named. The data is read and the job checked as resolve does.
 TrainJob resolve_rerun(const boost::program_options::variables_map& vm);
+
+// The memory `wulf ARGS` would hold on this machine at once, where ARGS is a `wulf train` run
+// (args[0] "train"): its own front end's estimate (config.memory_estimate.machine_bytes), for
+// the sweep runner's pool (cli/runner.hpp). 0 for any other command, or where the arguments do
+// not resolve: the run then says what is wrong itself.
+double train_memory_bytes(const std::vector<std::string>& args);
 
 // --hosts (of wulf train and wulf testbed run): a file of one host name per line (blank lines
 // and # comments skipped), else a list; one host per rank of np, and no --ranks-per-host

@@ -99,14 +99,14 @@ int run_rank(const std::vector<std::string>& args, Comm& comm, const ComputeFact
                        " were started");
     load_problem(job, RankPlace{comm.rank(), comm.size(), true});
     check_job(job);
-    // The data files (and --weights-in) must be those the front end read: rank 0 reads each
-    // again for its digest once the ranks have loaded theirs (under SMPI the ranks share one
-    // process, where a log of each rank's own reads cannot be kept apart).
+    // The data files, --weights-in and the platform must be those the front end read: rank 0
+    // reads each again for its digest once the ranks have loaded theirs (under SMPI the ranks
+    // share one process, where a log of each rank's own reads cannot be kept apart).
     if (comm.rank() == 0) {
       std::vector<TrainJob::InputFile> now;
       for (const TrainJob::InputFile& f : job.inputs) now.push_back({f.what, f.path, file_digest(f.path, f.what)});
       if (const std::string changed = changed_input(job.inputs, now); !changed.empty())
-        throw InputError(changed + " changed after wulf read it for this run: every rank trains on the data wulf "
+        throw InputError(changed + " changed after wulf read it for this run: every rank must run on what wulf "
                          "checked; run it again");
     }
     job.config_json = config;

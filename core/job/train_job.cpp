@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <chrono>
 #include <cmath>
 
@@ -268,12 +269,20 @@ std::array<JobCollective, 5> job_collectives(TrainJob& job) {
            {"gather", job.gather, job.gather_chosen_by}}};
 }
 
-std::vector<TrainJob::InputFile> data_inputs_read() {
+std::vector<TrainJob::InputFile> inputs_read(const TrainJob& job) {
   std::vector<TrainJob::InputFile> inputs;
   if (const InputLog* log = InputLog::current())
     for (const NamedPath& f : log->files())
       if (is_one_of(f.option, {"IDX file", "FANN data file", "--weights-in"}))
         inputs.push_back({f.option, f.path, file_digest(f.path, f.option)});
+  // The platform smpirun or the testbed loads, which the front end reads only as it launches
+  // (a file that is not there is named then, as the run is refused).
+  // Only a regular file within the platforms' limit: anything else (missing, a FIFO, too
+  // large) is refused there by check_input_file, never read here.
+  std::error_code ec;
+  if (on_platform(job.engine) && !job.platform.empty() && std::filesystem::is_regular_file(job.platform, ec) &&
+      std::filesystem::file_size(job.platform, ec) <= platform_file_limit && !ec)
+    inputs.push_back({"platform", job.platform, file_digest(job.platform, "platform")});
   return inputs;
 }
 
@@ -287,7 +296,7 @@ std::string changed_input(const std::vector<TrainJob::InputFile>& then, const st
 
 void finish_front_end(TrainJob& job, bool force) {
   // What the ranks will read again, as this front end read it.
-  job.inputs = data_inputs_read();
+  job.inputs = inputs_read(job);
   resolve_collectives(job);
   // The memory the run needs, against this machine's, before any rank starts (the ranks
   // themselves only record it); then the counts its collectives pass to MPI.

@@ -85,9 +85,10 @@ struct TrainJob {
   // The digest of the layer file the front end read (a net given by its layers): each rank
   // checks the file it reads against it, and --rerun the file against the record's.
   std::string layer_file_digest;
-  // The data files the front end read that the ranks read again (IDX and FANN data files,
-  // --weights-in), each with its digest then: a rank checks each one it reads, and --rerun
-  // each one against the record's.
+  // The files the front end read that the ranks read again (IDX and FANN data files,
+  // --weights-in, and the platform file that smpirun or the testbed loads), each with its
+  // digest then: rank 0 checks each one once the ranks have loaded theirs, and --rerun each
+  // one against the record's.
   struct InputFile {
     std::string what, path, digest;
   };
@@ -106,10 +107,11 @@ struct TrainJob {
 };
 
 // Where this rank stands; the front end is rank 0 of 1.
-// The data files this thread's InputLog holds that ranks read again, with their digests now
+// The files the ranks will read again, with their digests now: the data files this thread's
+// InputLog holds, and job's platform under sim and testbed
 // (TrainJob::inputs); and the first of `now` whose digest is not `then`'s, for a message ("IDX
 // file /d/x (fnv1a64:... then, fnv1a64:... now)"), or "".
-std::vector<TrainJob::InputFile> data_inputs_read();
+std::vector<TrainJob::InputFile> inputs_read(const TrainJob& job);
 std::string changed_input(const std::vector<TrainJob::InputFile>& then, const std::vector<TrainJob::InputFile>& now);
 
 struct RankPlace {
