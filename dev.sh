@@ -4,7 +4,8 @@
 #
 #   ./dev.sh run [wulf arguments]   install, build wulf and its programs, run wulf (default:
 #                                   `wulf study`, the main job)
-#   ./dev.sh test [ctest arguments] install, build everything, run the whole test suite
+#   ./dev.sh test [ctest arguments] install, build everything, run the whole test suite (the label
+#                                   "slow" only when a -L asks for it)
 #   ./dev.sh build                  install and build everything only
 #   ./dev.sh sanitize [ctest args]  install, build with AddressSanitizer and UndefinedBehavior-
 #                                   Sanitizer in a folder of its own what the tests that start
@@ -115,7 +116,7 @@ install_packages
 install_mnist
 if [ "$cmd" = sanitize ]; then
   # -O0 -g1: no optimisation, and line tables, with which the reports still name files and
-  # lines. The build and its tests took 437 s against 557 s at -O1 (README, "Build time"), the
+  # lines. The build and its tests took 437 s against 557 s at -O1 (experiments/build-time), the
   # tests 31 s against 20. ASan's checks hold at every level; UBSan's object-size check needs
   # optimisation, and ASan finds the out-of-bounds accesses it would. No -march=native: the
   # checks are the point here, not speed.
@@ -138,7 +139,12 @@ case "$cmd" in
     build "$build"
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
     cd "$build"
-    exec ctest --output-on-failure --parallel "$(nproc)" "$@"
+    # The label "slow" (the documentation's long examples) runs only when asked for by label.
+    exclude=(--label-exclude '^slow$')
+    for a in "$@"; do
+      case $a in -LE* | --label-exclude*) ;; -L* | --label-regex*) exclude=() ;; esac
+    done
+    exec ctest --output-on-failure --parallel "$(nproc)" "${exclude[@]}" "$@"
     ;;
   build) build "$build" ;;
 esac

@@ -219,7 +219,7 @@ class ScopedEnv {
 };
 
 // For one scope, the simulations run under glibc's malloc on transparent huge pages instead
-// of tcmalloc (README, "Speed"): the values and simulated times are the same
+// of tcmalloc (experiments/today, "The allocator"): the values and simulated times are the same
 // (sim_messages.the_allocator_changes_no_value_and_no_simulated_time), and a run of large real
 // buffers goes 1.7 to 3.5 times faster here (each fresh 4 KB page costs this virtual machine
 // about 10 us). Where the machine gives no huge pages, glibc's malloc alone.

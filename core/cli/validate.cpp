@@ -286,7 +286,7 @@ po::options_description validate_options() {
       ("machine", po::value<std::string>()->default_value("this-machine"), "name of this machine in the files written")
       ("timeout", timeout_value(), timeout_help("each run (calibration, training): ").c_str())
       ("testbed", "instead: seed 000's Table V fit (Ti, Tw) and Table VII for Bat Cave by paper, model, simulation "
-                  "and testbed (real Open MPI over an emulated Bat Cave here; root; README)")
+                  "and testbed (real Open MPI over an emulated Bat Cave here; root; docs/testbed.md)")
       ("allreduce", allreduce_value()->default_value("rdb"),
        "--testbed: Table VII's allreduce on both engines: rdb (seed 000's recursive doubling), default (Open MPI "
        "4.1's choice, as wulf train --allreduce default), redbcast, ring or rabenseifner; Table V's fit is "
