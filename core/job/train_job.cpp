@@ -17,7 +17,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <chrono>
 #include <cmath>
 
@@ -275,14 +274,16 @@ std::vector<TrainJob::InputFile> inputs_read(const TrainJob& job) {
     for (const NamedPath& f : log->files())
       if (is_one_of(f.option, {"IDX file", "FANN data file", "--weights-in"}))
         inputs.push_back({f.option, f.path, file_digest(f.path, f.option)});
-  // The platform smpirun or the testbed loads, which the front end reads only as it launches
-  // (a file that is not there is named then, as the run is refused).
-  // Only a regular file within the platforms' limit: anything else (missing, a FIFO, too
-  // large) is refused there by check_input_file, never read here.
-  std::error_code ec;
-  if (on_platform(job.engine) && !job.platform.empty() && std::filesystem::is_regular_file(job.platform, ec) &&
-      std::filesystem::file_size(job.platform, ec) <= platform_file_limit && !ec)
-    inputs.push_back({"platform", job.platform, file_digest(job.platform, "platform")});
+  // The platform smpirun or the testbed loads, which the front end reads only as it launches:
+  // one that check_input_file refuses (missing, a FIFO, too large) is never read here, and the
+  // launch names what is wrong with it.
+  if (!on_platform(job.engine) || job.platform.empty()) return inputs;
+  try {
+    check_input_file(job.platform, "platform", platform_file_limit);
+  } catch (const InputError&) {
+    return inputs;
+  }
+  inputs.push_back({"platform", job.platform, file_digest(job.platform, "platform")});
   return inputs;
 }
 

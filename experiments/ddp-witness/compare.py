@@ -78,7 +78,7 @@ def main():
     meas = measured(a.results)
     pred = predicted(a.results, a.warmup)
     rows = []
-    for cell in sorted(set(meas) | set(pred), key=lambda c: (describe(c) or {}).get("p", 0)):
+    for cell in sorted(set(meas) | set(pred), key=lambda c: ((describe(c) or {}).get("p", 0), c)):
         d = describe(cell)
         if d is None:
             continue
@@ -148,7 +148,7 @@ def main():
             "%.4f" % r["ddp_charged_s"] if "ddp_charged_s" in r else "-",
             r.get("buckets") if r.get("buckets") is not None else "-", flag))
     compared = [r for r in rows if "diff" in r and r["network"] is not None]
-    claimed = [r for r in compared if r.get("spread", 1) <= 0.05]
+    claimed = [r for r in compared if "spread" in r and r["spread"] <= 0.05]
     within = [r for r in claimed if abs(r["diff"]) <= 0.05]
     lines.append("within 5%%: %d of %d cells run more than once with a spread of at most 5%% (%d cells in all; "
                  "%d within 5%% of all)"
