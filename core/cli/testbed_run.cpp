@@ -48,7 +48,8 @@ const std::string usage_text = fmt::format(
     "Builds the platform's network between the hosts the N ranks use (as wulf train --engine testbed does) and\n"
     "runs PROGRAM across it at the platform's rates (times --bw-scale): time dilation 1, since a program's own\n"
     "compute cannot be dilated. Where this machine's cores cannot carry the links' rates in real time, a note\n"
-    "says what they carry and the --bw-scale that fits.\n"
+    "says what they carry and the --bw-scale that fits; where N is more than its cores, a note says that the\n"
+    "ranks' compute shares them.\n"
     "\n"
     "--launcher env (default) starts PROGRAM once per rank in its host's network namespace, under the platform's\n"
     "host name, with torchrun's environment: RANK, LOCAL_RANK (among the ranks on its host), WORLD_SIZE,\n"
@@ -272,8 +273,8 @@ class RanksTimed {
   RunState& state_;
 };
 
-Json run_record(const RunRequest& r, const TestbedPlan& plan, const LogFolder& logs, const std::string& note,
-                const RunState& state) {
+Json run_record(const RunRequest& r, const TestbedPlan& plan, const LogFolder& logs,
+                const std::vector<std::string>& notes, const RunState& state) {
   const std::vector<RankSlot> places = rank_slots(plan);
   Json hosts = Json::array(), ranks = Json::array();
   for (std::size_t rank = 0; rank < places.size(); ++rank) {
@@ -302,7 +303,7 @@ Json run_record(const RunRequest& r, const TestbedPlan& plan, const LogFolder& l
                       {"timeout_s", r.timeout_s > 0 ? Json(r.timeout_s) : Json(nullptr)},
                       {"versions", versions_json()}};
   record["testbed"] = plan.to_json();
-  record["notes"] = note.empty() ? Json::array() : Json::array({note});
+  record["notes"] = notes;
   record["ranks"] = std::move(ranks);
   if (r.mpirun) {
     record["mpirun"] = child_end_json(state.ends.empty() ? nullptr : &state.ends[0]);
@@ -372,16 +373,19 @@ int testbed_run_command(const std::vector<std::string>& args, std::ostream& out,
       plan_program_testbed(r.platform, hosts_of_ranks(placement.hosts, r.np), static_cast<int>(r.np), r.bw_scale);
   const LogFolder logs(r.logs);
   check_output(r.out, "--out", {});
-  const std::string note = real_time_note(plan, std::thread::hardware_concurrency(), r.bw_scale);
+  std::vector<std::string> notes;
+  for (std::string note : {real_time_note(plan, std::thread::hardware_concurrency(), r.bw_scale),
+                           shared_cores_note(static_cast<int>(r.np), std::thread::hardware_concurrency())})
+    if (!note.empty()) notes.push_back(std::move(note));
   if (!r.quiet) print_testbed(out, plan);
-  if (!note.empty()) err << "wulf testbed run: note: " << note << "\n";
+  for (const std::string& note : notes) err << "wulf testbed run: note: " << note << "\n";
 
   const TimeLimit limit(r.timeout_s);
   RunState state;
   std::vector<GroupChild> children;
   int failed = -1;
   const auto write_ended = [&](const std::string& status, const std::string& message) {
-    Json record = run_record(r, plan, logs, note, state);
+    Json record = run_record(r, plan, logs, notes, state);
     record["ended"] = {{"status", status}, {"message", message}};
     write_file_atomically(r.out, record_text(record));
   };
@@ -402,7 +406,7 @@ int testbed_run_command(const std::vector<std::string>& args, std::ostream& out,
     write_ended("interrupted", e.message);
     throw;
   }
-  write_file_atomically(r.out, record_text(run_record(r, plan, logs, note, state)));
+  write_file_atomically(r.out, record_text(run_record(r, plan, logs, notes, state)));
   if (failed >= 0) {
     err << "wulf testbed run: " << failure_text(r, plan, children, state.ends, static_cast<std::size_t>(failed))
         << "\n";

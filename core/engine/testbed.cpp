@@ -291,6 +291,15 @@ std::string real_time_note(const TestbedPlan& plan, unsigned cores, double bw_sc
                      load.links_Bps / load.dilation * 1e-6, std::floor(fits / unit) * unit);
 }
 
+std::string shared_cores_note(int np, unsigned cores) {
+  cores = std::max(1u, cores);
+  if (np <= static_cast<int>(cores)) return "";
+  return fmt::format("{} ranks on this machine's {} core{}: their compute, and their communication's threads, share "
+                     "the cores, so each rank computes as if its host had {:.2g} of a core (a program's compute "
+                     "cannot be dilated): its times are not the platform's hosts'",
+                     np, cores, cores == 1 ? "" : "s", static_cast<double>(cores) / np);
+}
+
 void print_testbed(std::ostream& out, const TestbedPlan& plan) {
   const TestbedNetwork& net = plan.network;
   std::size_t switches = 0;
@@ -507,10 +516,19 @@ void Testbed::remove() noexcept {
 }
 
 void Testbed::build() {
-  const TestbedNetwork& net = plan_.network;
-  const double d = plan_.dilation;
+  add_namespaces();
+  // The veth pairs: addresses, no offloads (segments the size of frames on the wire, so that
+  // tbf shapes what a NIC would send), and each sending end of a link shaped to its rate.
+  std::size_t delays = 0;
+  for (const Veth& v : plan_.network.veths) add_veth(v, delays);
+  add_routes();
+  tune_tcp();
+  write_launch_files();
+}
+
+void Testbed::add_namespaces() {
   std::size_t switches = 0;
-  for (std::size_t i = 0; i < net.nodes.size(); ++i) {
+  for (std::size_t i = 0; i < plan_.network.nodes.size(); ++i) {
     const bool host = i < plan_.hosts.size();
     const std::string ns = prefix_ + (host ? "-h" + std::to_string(i) : "-n" + std::to_string(switches++));
     must({"ip", "netns", "add", ns});
@@ -519,52 +537,58 @@ void Testbed::build() {
     // Every node forwards: switches by their role, hosts where a route passes through them.
     must({"ip", "netns", "exec", ns, "sysctl", "-q", "-w", "net.ipv4.ip_forward=1"});
   }
-  // The veth pairs: addresses, no offloads (segments the size of frames on the wire, so that
-  // tbf shapes what a NIC would send), and each sending end of a link shaped to its rate.
-  // A pair whose link has a latency is two, with a namespace between them where a forwarder
-  // holds each frame for the latency times D (engine/delay_link.hpp); the ends facing it
-  // compute their checksums themselves (tx off), since the forwarder copies frames as they are.
-  std::size_t delays = 0;
-  for (const Veth& v : net.veths) {
-    const std::string na = namespaces_.at(v.a.node), nb = namespaces_.at(v.b.node);  // copies: delays are added
-    const bool delayed = (v.a.latency_s > 0 || v.b.latency_s > 0) && plan_.hosts.size() > 1;
-    if (delayed) {
-      const std::string nd = prefix_ + "-d" + std::to_string(delays++);
-      must({"ip", "netns", "add", nd});
-      namespaces_.push_back(nd);
-      quiet_ok({"ip", "netns", "exec", nd, "sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1"});
-      must({"ip", "-n", na, "link", "add", v.a.ifname, "type", "veth", "peer", "name", "da", "netns", nd});
-      must({"ip", "-n", nb, "link", "add", v.b.ifname, "type", "veth", "peer", "name", "db", "netns", nd});
-      for (const char* port : {"da", "db"}) {
-        must({"ip", "-n", nd, "link", "set", port, "up"});
-        must({"ip", "netns", "exec", nd, "ethtool", "-K", port, "tso", "off", "gso", "off", "gro", "off"});
-      }
-      // It leaves the forwarder, in a session of its own, and returns once it is there.
-      must({"ip", "netns", "exec", nd, wulf_program("wulf"), "testbed", "delay", "da", "db",
-            fmt::format("{:.9g}", v.a.latency_s * d), fmt::format("{:.9g}", v.b.latency_s * d)},
-           true);
-    } else {
-      must({"ip", "-n", na, "link", "add", v.a.ifname, "type", "veth", "peer", "name", v.b.ifname, "netns", nb});
+}
+
+// A pair whose link has a latency is two, with a namespace between them where a forwarder
+// holds each frame for the latency times D (engine/delay_link.hpp); the ends facing it
+// compute their checksums themselves (tx off), since the forwarder copies frames as they are.
+void Testbed::add_veth(const Veth& v, std::size_t& delays) {
+  const std::string na = namespaces_.at(v.a.node), nb = namespaces_.at(v.b.node);  // copies: delays are added
+  const bool delayed = (v.a.latency_s > 0 || v.b.latency_s > 0) && plan_.hosts.size() > 1;
+  if (delayed) {
+    const std::string nd = prefix_ + "-d" + std::to_string(delays++);
+    must({"ip", "netns", "add", nd});
+    namespaces_.push_back(nd);
+    quiet_ok({"ip", "netns", "exec", nd, "sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1"});
+    must({"ip", "-n", na, "link", "add", v.a.ifname, "type", "veth", "peer", "name", "da", "netns", nd});
+    must({"ip", "-n", nb, "link", "add", v.b.ifname, "type", "veth", "peer", "name", "db", "netns", nd});
+    for (const char* port : {"da", "db"}) {
+      must({"ip", "-n", nd, "link", "set", port, "up"});
+      must({"ip", "netns", "exec", nd, "ethtool", "-K", port, "tso", "off", "gso", "off", "gro", "off"});
     }
-    for (const VethEnd* e : {&v.a, &v.b}) {
-      const std::string& ns = namespaces_.at(e->node);
-      if (!e->address.empty()) must({"ip", "-n", ns, "addr", "add", e->address + "/31", "dev", e->ifname});
-      must({"ip", "-n", ns, "link", "set", e->ifname, "up"});
-      std::vector<std::string> offloads{"ip", "netns", "exec", ns, "ethtool", "-K", e->ifname, "tso", "off", "gso",
-                                        "off", "gro", "off"};
-      if (delayed) offloads.insert(offloads.end(), {"tx", "off"});
-      must(offloads);
-      if (e->rate_Bps <= 0 || plan_.hosts.size() < 2) continue;
-      std::vector<std::string> tbf{"tc", "-n", ns, "qdisc", "add", "dev", e->ifname, "root"};
-      tbf.insert(tbf.end(), std::begin(kStab), std::end(kStab));
-      const double rate = e->rate_Bps / d;
-      tbf.insert(tbf.end(), {"tbf", "rate", rate_text(rate), "burst", fmt::format("{:.0f}", burst_bytes(rate)), "limit",
-                             fmt::format("{:.0f}", e->queue_bytes)});
-      must(tbf);
-    }
+    // It leaves the forwarder, in a session of its own, and returns once it is there.
+    must({"ip", "netns", "exec", nd, wulf_program("wulf"), "testbed", "delay", "da", "db",
+          fmt::format("{:.9g}", v.a.latency_s * plan_.dilation), fmt::format("{:.9g}", v.b.latency_s * plan_.dilation)},
+         true);
+  } else {
+    must({"ip", "-n", na, "link", "add", v.a.ifname, "type", "veth", "peer", "name", v.b.ifname, "netns", nb});
   }
-  // Each host's address on its first port (the one Open MPI's TCP uses, in kSubnet), and
-  // every node's route to every host, as the platform's routes go.
+  for (const VethEnd* e : {&v.a, &v.b}) shape_end(*e, delayed);
+}
+
+// An end's address, its offloads off, and its sending side shaped to the link's rate over D.
+void Testbed::shape_end(const VethEnd& e, bool delayed) {
+  const std::string& ns = namespaces_.at(e.node);
+  if (!e.address.empty()) must({"ip", "-n", ns, "addr", "add", e.address + "/31", "dev", e.ifname});
+  must({"ip", "-n", ns, "link", "set", e.ifname, "up"});
+  std::vector<std::string> offloads{"ip", "netns", "exec", ns, "ethtool", "-K", e.ifname, "tso", "off", "gso",
+                                    "off", "gro", "off"};
+  if (delayed) offloads.insert(offloads.end(), {"tx", "off"});
+  must(offloads);
+  if (e.rate_Bps <= 0 || plan_.hosts.size() < 2) return;
+  std::vector<std::string> tbf{"tc", "-n", ns, "qdisc", "add", "dev", e.ifname, "root"};
+  tbf.insert(tbf.end(), std::begin(kStab), std::end(kStab));
+  const double rate = e.rate_Bps / plan_.dilation;
+  tbf.insert(tbf.end(), {"tbf", "rate", rate_text(rate), "burst", fmt::format("{:.0f}", burst_bytes(rate)), "limit",
+                         fmt::format("{:.0f}", e.queue_bytes)});
+  must(tbf);
+}
+
+// Each host's address on its first port (the one Open MPI's TCP uses, in kSubnet), and every
+// node's route to every host, as the platform's routes go.
+void Testbed::add_routes() {
+  const TestbedNetwork& net = plan_.network;
+  const double d = plan_.dilation;
   for (std::size_t i = 0; i < plan_.hosts.size(); ++i) {
     if (plan_.hosts[i].ports == 0) {  // one host alone: a port to hold its address
       must({"ip", "-n", namespaces_[i], "link", "add", "eth0", "type", "veth", "peer", "name", "eth0p"});
@@ -607,6 +631,9 @@ void Testbed::build() {
       write_file_atomically(file, batches[i]);
       must({"ip", "-n", namespaces_[i], "-batch", file});
     }
+}
+
+void Testbed::tune_tcp() {
   for (std::size_t i = 0; i < plan_.hosts.size(); ++i) {
     const std::string& ns = namespaces_[i];
     // Reno in every host: the same congestion control whatever the machine's default.
@@ -618,7 +645,10 @@ void Testbed::build() {
     // No tail-loss probe (a timer of twice the smoothed round trip): see rto_min above.
     quiet_ok({"ip", "netns", "exec", ns, "sysctl", "-q", "-w", "net.ipv4.tcp_early_retrans=0"});
   }
-  // The hostfile (addresses, a slot per rank), the rsh agent and the ranks' description.
+}
+
+// The hostfile (addresses, a slot per rank), the rsh agent and the ranks' description.
+void Testbed::write_launch_files() {
   std::string hostfile;
   for (const TestbedHost& h : plan_.hosts) hostfile += h.address + " slots=" + std::to_string(h.ranks) + "\n";
   write_file_atomically(files_.file("hostfile"), hostfile);

@@ -113,6 +113,11 @@ TestbedPlan plan_program_testbed(const std::string& platform, const std::vector<
 // (path_load), else a note of the rate they carry, and the --bw-scale (times bw_scale, the
 // one the plan has) under which they would.
 std::string real_time_note(const TestbedPlan& plan, unsigned cores, double bw_scale);
+// For a program of np ranks (`wulf testbed run`): "" where this machine's cores give each rank
+// a core of its own, else a note that the ranks' compute, and their communication's threads,
+// share the cores: what the program measures is that of hosts cores / np as fast, which the
+// platform does not describe. The testbed's own training dilates the compute instead.
+std::string shared_cores_note(int np, unsigned cores);
 
 // What the plan builds, for people: the hosts and their shaped rates, the switches and the
 // links between them, the dilation, and every note of what is not represented.
@@ -216,7 +221,16 @@ class Testbed {
   const std::vector<std::string>& namespaces() const { return namespaces_; }
 
  private:
+  // build's steps, in order: a namespace a node; the veth pairs, shaped (and held by a
+  // forwarder where a link has latency); the hosts' addresses and every node's routes; TCP's
+  // settings in the hosts; the hostfile, mpirun's rsh agent and the testbed's description.
   void build();
+  void add_namespaces();
+  void add_veth(const Veth& v, std::size_t& delays);
+  void shape_end(const VethEnd& e, bool delayed);
+  void add_routes();
+  void tune_tcp();
+  void write_launch_files();
   void remove() noexcept;
 
   TestbedPlan plan_;

@@ -13,7 +13,6 @@ from it per byte sent: the process group's threads, and the kernel's network pat
 the rank's time (each packet's arrival wakes gloo's TCP loop, which preempts the compute). Rank 0
 writes FILE: each rank's figures and their median. Needs PyTorch (Debian: python3-torch).
 """
-import argparse
 import json
 import os
 import statistics
@@ -21,19 +20,13 @@ import sys
 import threading
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from torch_import import gloo_args, torch_and_dist  # noqa: E402
+
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False)
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--mib", type=float, default=8.0)
-    ap.add_argument("--reps", type=int, default=40)
-    a = ap.parse_args()
-    try:
-        import torch
-        import torch.distributed as dist
-    except ImportError:
-        print("comm_steal.py: needs PyTorch (Debian: python3-torch)", file=sys.stderr)
-        sys.exit(2)
+    a = gloo_args(__doc__, mib=8.0, reps=40)
+    torch, dist = torch_and_dist("comm_steal.py")
     torch.set_num_threads(1)
     torch.set_num_interop_threads(1)
     dist.init_process_group("gloo")

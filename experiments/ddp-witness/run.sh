@@ -15,18 +15,21 @@
 #              measured layer file, the cell's platform);
 #   compare    compare.py: results.txt, results.json and ddp-witness.png.
 #
-#   experiments/ddp-witness/run.sh [build dir] [measure] [platforms] [testbed] [sim] [compare]
+#   rate       gloo's allreduce of the largest bucket alone (gloo_rate.py) against wulf platform
+#              bench's ring of the same floats on the same platform;
+#   experiments/ddp-witness/run.sh [build dir] [measure] [steal] [platforms] [rate] [testbed] [sim] [compare]
 #
 # Environment: REPEAT (3), ITERATIONS (20), WARMUP (5), BATCH (32 samples a rank), CELLS (a
 # regular expression the testbed's and sim's cell names must match; default all),
-# KEEP_DONE=1 (measure only the cells without a record), SPEED_PROBES=off (simulate every cell at
-# the speed the layers were measured at, not at its probes'). The testbed needs root and an idle
-# machine; about 4.5 hours on 2 cores for the whole grid (the simulation: a minute).
+# KEEP_DONE=1 (measure only the cells without a record), SPEED_PROBES=on (simulate each cell at the
+# speed its probes tell, not at the speed the layers were measured at: the probes are recorded
+# either way). The testbed needs root and an idle machine; about 80 minutes a repeat of the cells
+# of p = 1 and 2 on 2 cores, 35 more for p = 4 (the simulation: seconds).
 # shellcheck source=SCRIPTDIR/../common.sh disable=SC2317  # steps called as step_$name
 source "$(dirname "${BASH_SOURCE[0]}")/../common.sh" "${1:-}"
 shift || true
 steps=("$@")
-[[ ${#steps[@]} -eq 0 ]] && steps=(measure steal platforms testbed sim compare)
+[[ ${#steps[@]} -eq 0 ]] && steps=(measure steal platforms rate testbed sim compare)
 res="$out/results"
 mkdir -p "$res/records" "$res/platforms" "$res/logs"
 witness=${NET:-witness}  # the net: witness or small (witness_net.py)
@@ -108,6 +111,22 @@ step_platforms() {
   done
 }
 
+# What gloo's allreduce of the witness's largest bucket (the cap-64 cells' second, 32 584 320
+# bytes) achieves alone on each network at each p, against wulf platform bench's ring of the same
+# floats on the same platform: how much of a cell's difference is the emulated network's.
+step_rate() {
+  for net in "${networks[@]}"; do
+    for p in "${ps[@]}"; do
+      echo "rate $net p $p" >&2
+      rm -rf "$res/logs/gloo-rate-$net-p$p"
+      "$wulf" testbed run --platform "$res/platforms/$net-p$p.xml" --np "$p" --logs "$res/logs/gloo-rate-$net-p$p" \
+        --quiet -- "$python" "$here/gloo_rate.py" --out "$res/records/gloo-rate-$net-p$p.json" --mib 31.07498 > /dev/null
+      "$wulf" platform bench "$res/platforms/$net-p$p.xml" --np "$p" --collectives allreduce --allreduce ring \
+        --type float --elements 8146080 --repeat 3 --no-pingpong --out "$res/records/bench-ring-$net-p$p.json" > /dev/null
+    done
+  done
+}
+
 # A cell of p ranks runs on NET-pP.xml: hosts of device here-cP (p training at once on this
 # machine's cores) and the steal measured at p.
 testbed_cell() {  # name net p, then ddp_bench.py's options
@@ -143,10 +162,13 @@ step_testbed() {
   done
 }
 
-# The machine's speed when a cell ran against when its layers' times were measured: the layers'
-# probe over the median of the cell's repeats' probes (speed_probe.py), as --speed-scale.
+# With SPEED_PROBES=on, the machine's speed when a cell ran against when its layers' times were
+# measured: the layers' probe over the median of the cell's repeats' probes (speed_probe.py), as
+# --speed-scale. Off by default: on two machines the probe read 0.23 to 0.28 s (and 0.226 to 0.316)
+# before cells minutes apart, a spread larger than the compute's own (one process without DDP: 3.5%
+# over its 3 repeats), so the probes added error instead of removing it (README.md).
 speed_scale() {  # name p
-  [[ ${SPEED_PROBES:-on} == off ]] && { echo 1; return; }
+  [[ ${SPEED_PROBES:-off} != on ]] && { echo 1; return; }
   "$python" - "$res" "$1" "$2" <<'EOF'
 import glob, json, statistics, sys
 res, name, p = sys.argv[1:]
