@@ -6,7 +6,8 @@ core/'s folders are layered, lowest first:
     util < nn < data < comm = engine < train < predict < job < cli
 
 A file may include its own folder's headers and those of lower folders, never a higher one's.
-comm/ and engine/ stand side by side and include neither the other. The rank programs
+comm/ and engine/ stand side by side: engine/ may include comm/'s tables (the allreduce
+algorithms'), comm/ never includes engine/. The rank programs
 (core/comm/mpi/, core/job/rank.*, sim/ and real/ but for wulf-platform) include nothing from
 engine/, predict/ or cli/: what runs inside every rank carries no launcher, benchmark or
 command. Prints every offence as FILE:LINE: what; exits 1 if there is one.
@@ -18,7 +19,7 @@ import re
 import sys
 
 LAYERS = {'util': 0, 'nn': 1, 'data': 2, 'comm': 3, 'engine': 3, 'train': 4, 'predict': 5, 'job': 6, 'cli': 7}
-APART = {('comm', 'engine'), ('engine', 'comm')}
+APART = {('comm', 'engine')}
 RANK_FORBIDDEN = {'engine', 'predict', 'cli'}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/[^"]+"')
 

@@ -16,8 +16,7 @@ setup_test "$1" "$2"
 require_testbed
 python=/usr/bin/python3
 if ! why=$("$python" -c 'import torch.distributed as d; assert d.is_gloo_available()' 2>&1); then
-  echo "SKIPPED: no PyTorch with gloo in $python (Debian python3-torch): ${why##*$'\n'}"
-  exit 77
+  skip "no PyTorch with gloo in $python (Debian python3-torch): ${why##*$'\n'}"
 fi
 root=$(cd "$(dirname "$0")/.." && pwd)
 OUT="$tmp/out" NET=small BATCH=64 WARMUP=4 ITERATIONS=10 REPEAT=1 NETWORKS=batcave-bare PS=2 STEAL_RUNS=1 \

@@ -7,7 +7,8 @@
 set -u
 program="$1/wulf-rank-sim"
 [[ -f $program ]] || { echo "FAIL: no $program"; exit 1; }
-command -v objdump > /dev/null || { echo "SKIP: no objdump (binutils)"; exit 77; }
+source "$(dirname "$0")/skip.sh"
+command -v objdump > /dev/null || skip "no objdump (binutils)"
 # name: why one copy serves every rank
 allowed=(
   "wulf::(anonymous namespace)::shared_nets|--numerics off's shared parameters and gradients, one for all ranks by design (sim/compute_sim.cpp)"

@@ -7,8 +7,9 @@
 set -euo pipefail
 build="$1"
 datasets=/usr/share/doc/libfann-dev/examples/datasets
-[ -x "$build/fann_rprop" ] || { echo "skipped: fann_rprop not built (no libdoublefann)"; exit 77; }
-[ -d "$datasets" ] || { echo "skipped: $datasets missing (Debian's libfann-doc)"; exit 77; }
+source "$(dirname "$0")/skip.sh"
+[ -x "$build/fann_rprop" ] || skip "fann_rprop not built (no libdoublefann)"
+[ -d "$datasets" ] || skip "$datasets missing (Debian's libfann-doc)"
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
 floats=(--rprop-increase 1.2000000476837158 --rprop-delta-zero 0.10000000149011612)

@@ -2,6 +2,8 @@
 # A run's processes are found only by the run's own session: wulf is started by setsid,
 # so its pid is the session's id, and every process it starts stays in that session.
 # Never by a name across the machine.
+# shellcheck source=SCRIPTDIR/skip.sh
+source "$(dirname "${BASH_SOURCE[0]}")/skip.sh"
 
 # The start every test script shares: $build and $platform (made absolute: wulf runs in a
 # folder of its own) from its two arguments, a scratch folder $tmp, Open MPI's consent to
@@ -18,14 +20,11 @@ setup_test() {
 
 fail() { echo "FAILED: $*"; exit 1; }
 
-# Skips the test (exit 77, CTest's SKIP_RETURN_CODE) with the reason where this machine
-# cannot build the testbed (not root, no iproute2, no tbf).
+# Skips the test (skip.sh) with the reason where this machine cannot build the testbed (not
+# root, no iproute2, no tbf).
 require_testbed() {
   local why
-  if ! why=$("$build/wulf" testbed check); then
-    echo "SKIPPED: $why"
-    exit 77
-  fi
+  why=$("$build/wulf" testbed check) || skip "$why"
 }
 
 # The live processes of session $1 (zombies are dead; this machine's init may not reap

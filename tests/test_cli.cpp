@@ -239,7 +239,7 @@ TEST_F(cli, no_output_replaces_a_file_the_run_reads) {
 // Run in a private mount namespace with a /dev of its own (tmpfs, the nodes made there; the
 // disk's is of a loop device number no machine has), never on the host's /dev.
 TEST_F(cli, out_to_dev_null_leaves_the_device_in_a_private_mount_namespace) {
-  if (::geteuid() != 0) GTEST_SKIP() << "needs root to make a mount namespace and a device node";
+  if (::geteuid() != 0) WULF_SKIP("needs root to make a mount namespace and a device node");
   const std::string wulf = "\"" + std::string(WULF_BINARY_DIR) + "/wulf\" train --problem encoder:8 --epochs 1 --block 4 ";
   const std::string script =
       "mount -t tmpfs wulf-dev /dev && mknod -m 666 /dev/null c 1 3 && mknod -m 666 /dev/wulf-disk b 7 250 && " +
@@ -247,7 +247,7 @@ TEST_F(cli, out_to_dev_null_leaves_the_device_in_a_private_mount_namespace) {
       "--out /dev/wulf-disk 2>&1; echo \"exit $?\"; stat -c %F /dev/null";
   std::string out, err;
   const int code = run_program_captured({"unshare", "--mount", "--propagation", "private", "sh", "-c", script}, out, err);
-  if (code != 0 && err.find("unshare") != std::string::npos) GTEST_SKIP() << "no mount namespace here: " << err;
+  if (code != 0 && err.find("unshare") != std::string::npos) WULF_SKIP("no mount namespace here: " + err);
   ASSERT_EQ(code, 0) << out << err;
   EXPECT_TRUE(out.size() >= 23 && out.substr(out.size() - 23) == "character special file\n") << out << err;
   EXPECT_TRUE(contains(out, "--out /dev/wulf-disk: is a block device (a disk), which wulf does not write\nexit 2\n"))
@@ -700,8 +700,8 @@ TEST_F(cli, an_ended_run_keeps_the_finished_record_at_out_and_writes_its_own_bes
 // a limit of 1 GB of address space, the net takes 1.6 GB of floats.
 TEST_F(cli, a_forced_run_that_runs_out_of_memory_is_told_what_shrinks_it) {
 #ifdef __SANITIZE_ADDRESS__
-  GTEST_SKIP() << "AddressSanitizer reserves terabytes of shadow address space as wulf starts, which a "
-                  "limit of 1 GB (ulimit -v) refuses: the unsanitized suite runs this test";
+  WULF_SKIP_ANYWHERE("AddressSanitizer reserves terabytes of shadow address space as wulf starts, which a "
+                     "limit of 1 GB (ulimit -v) refuses: the unsanitized suite runs this test");
 #endif
   for (const std::string precision : {"float", "double"}) {
     SCOPED_TRACE(precision);

@@ -2,6 +2,8 @@
 // edges of the rules of ompi/mca/coll/tuned/coll_tuned_decision_fixed.c in Open MPI 4.1.4
 // (the commutative branch), each edge from both sides.
 #include "engine/collective_choice.hpp"
+#include "comm/allreduce_algorithms.hpp"
+#include "comm/nb_allreduce.hpp"
 #include "comm/own_comm.hpp"
 #include "comm/staged_reduce.hpp"
 #include "comm/tree_collectives.hpp"
@@ -12,6 +14,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cctype>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -222,6 +226,51 @@ TEST(collective_choice, the_options_names_are_the_tables_and_wulfs_own_are_those
     EXPECT_EQ(a.wulfs_own(), is_own_bcast(a.name)) << a.name;
   for (const CollectiveAlgorithm& a : collective_algorithms(Collective::gather))
     EXPECT_EQ(a.wulfs_own(), is_own_gather(a.name)) << a.name;
+}
+
+// An allreduce algorithm is one row of allreduce_table: every row reaches every place that
+// names algorithms without a line of its own there (ARCHITECTURE.md, "How to add ...").
+TEST(collective_choice, every_allreduce_row_reaches_the_options_the_library_the_schedules_and_the_help) {
+  // The help texts with their line breaks and indents as single spaces.
+  const auto flat = [](const std::string& text) {
+    std::string out;
+    for (const char c : text) {
+      const bool space = std::isspace(static_cast<unsigned char>(c)) != 0;
+      if (!space) out += c;
+      else if (!out.empty() && out.back() != ' ') out += ' ';
+    }
+    return out;
+  };
+  const std::string help = flat(wulf({"train", "--help"}).out);
+  const std::string recommend_help = flat(wulf({"recommend", "--help"}).out);
+  for (const AllreduceAlgorithm& a : allreduce_table) {
+    const std::string name(a.name);
+    SCOPED_TRACE(name);
+    EXPECT_EQ(find_allreduce(a.name), &a);
+    // --allreduce takes it, and the library gets Open MPI's number and SMPI's name
+    EXPECT_NE(std::find(allreduce_algorithms.begin(), allreduce_algorithms.end(), a.name), allreduce_algorithms.end());
+    const CollectiveAlgorithm* library = find_algorithm(Collective::allreduce, a.name);
+    ASSERT_NE(library, nullptr);
+    EXPECT_EQ(library->tuned_id, a.tuned_id);
+    EXPECT_EQ(library->smpi, a.smpi);
+    EXPECT_EQ(is_own_blocking_allreduce(a.name), a.own_only());
+    // train --help says what it is
+    EXPECT_NE(help.find(name + " (" + std::string(a.help)), std::string::npos) << help;
+    if (a.scheduled) {  // overlap's buckets and recommend's search run it
+      EXPECT_EQ(parse_nb_algorithm(a.name, "--bucket-allreduce"), a.schedule);
+      EXPECT_EQ(to_string(a.schedule), a.name);
+      EXPECT_EQ(is_hierarchical(a.schedule), a.needs == AllreduceNeeds::nodes);
+      EXPECT_NE(allreduce_names(AllreduceRows::scheduled).find(name), std::string::npos);
+      EXPECT_NE(recommend_help.find(name), std::string::npos);
+    } else {
+      EXPECT_THROW(parse_nb_algorithm(a.name, "--bucket-allreduce"), InputError);
+    }
+  }
+  // and nothing else: the errors list exactly the rows
+  EXPECT_EQ(allreduce_names(AllreduceRows::all), "rdb, redbcast, ring, rabenseifner, hierarchical, "
+                                                 "hierarchical-rabenseifner or rings");
+  EXPECT_EQ(allreduce_names(AllreduceRows::modelled), "rdb, ring or rabenseifner");
+  EXPECT_EQ(find_allreduce("default"), nullptr);
 }
 
 // Open MPI gets the algorithm's number and, for a chain, the fixed rules' one chain (a forced

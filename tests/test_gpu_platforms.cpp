@@ -205,7 +205,7 @@ double allreduce_s(const std::string& file, int np, const std::string& algorithm
 // across them: 2 steps of 4 MiB, each GPU pair sharing a NIC (6.25 GB/s each), 1.34 ms; the
 // ring of all 16 GPUs is slower. 2% is room for the latencies (about 30 us).
 TEST(gpu_platforms, bench_runs_the_hierarchical_allreduce_over_the_servers) {
-  if (!have_python3()) GTEST_SKIP() << "no python3 to run platforms/gpu/generate.py";
+  if (!have_python3()) WULF_SKIP("no python3 to run platforms/gpu/generate.py");
   TestDir dir;
   const std::string f = dir.file("dgx1-2.xml");
   ASSERT_TRUE(generate({"--preset", "dgx1-v100", "--nodes", "2"}, f));
@@ -226,7 +226,7 @@ TEST(gpu_platforms, bench_runs_the_hierarchical_allreduce_over_the_servers) {
 // its acknowledgements), 12.5 / 1.05 GB/s, plus the 2.1 us between servers: 2.71 ms. The one
 // ring crosses one NIC with all of it: 30 steps of 4 MiB, about 4 times as long.
 TEST(gpu_platforms, bench_runs_the_rings_allreduce_one_ring_through_each_nic) {
-  if (!have_python3()) GTEST_SKIP() << "no python3 to run platforms/gpu/generate.py";
+  if (!have_python3()) WULF_SKIP("no python3 to run platforms/gpu/generate.py");
   TestDir dir;
   const std::string f = dir.file("dgx1-2.xml");
   ASSERT_TRUE(generate({"--preset", "dgx1-v100", "--nodes", "2"}, f));
@@ -241,7 +241,7 @@ TEST(gpu_platforms, bench_runs_the_rings_allreduce_one_ring_through_each_nic) {
 }
 
 TEST(gpu_platforms, each_file_is_what_the_generator_writes_from_the_options_it_records) {
-  if (!have_python3()) GTEST_SKIP() << "no python3 to run platforms/gpu/generate.py";
+  if (!have_python3()) WULF_SKIP("no python3 to run platforms/gpu/generate.py");
   TestDir dir;
   for (const std::string file : {"dgx1-v100.xml", "roce-4gpu.xml", "eth10g-4gpu.xml"}) {
     SCOPED_TRACE(file);
@@ -265,7 +265,7 @@ TEST(gpu_platforms, each_file_is_what_the_generator_writes_from_the_options_it_r
 }
 
 TEST(gpu_platforms, the_generator_routes_gpus_without_an_nvlink_over_pcie_and_qpi_when_told) {
-  if (!have_python3()) GTEST_SKIP() << "no python3 to run platforms/gpu/generate.py";
+  if (!have_python3()) WULF_SKIP("no python3 to run platforms/gpu/generate.py");
   TestDir dir;
   const std::string f = dir.file("dgx1-pcie.xml");
   ASSERT_TRUE(generate({"--preset", "dgx1-v100", "--nodes", "1", "--no-nvlink-route", "pcie"}, f));
@@ -284,7 +284,7 @@ TEST(gpu_platforms, the_generator_routes_gpus_without_an_nvlink_over_pcie_and_qp
 // a time (1 000 servers, 89 MB, in 40 MB of address space, where it once held the whole file)
 // by a temporary file beside it, so that a failed run leaves the file that was there.
 TEST(gpu_platforms, the_generator_refuses_what_it_cannot_write_and_streams_the_file) {
-  if (!have_python3()) GTEST_SKIP() << "no python3 to run platforms/gpu/generate.py";
+  if (!have_python3()) WULF_SKIP("no python3 to run platforms/gpu/generate.py");
   TestDir dir;
   const std::string out = dir.file("g.xml");
   const std::vector<std::pair<std::vector<std::string>, std::string>> refused{

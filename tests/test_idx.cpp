@@ -28,7 +28,7 @@ std::string mnist(const std::string& name) { return mnist_dir() + "/" + name; }
 // lacks the files fails the tests.
 #define REQUIRE_MNIST()                                                                  \
   do {                                                                                   \
-    if (mnist_dir().empty()) GTEST_SKIP() << "no WULF_MNIST_DIR or WULF_TEST_MNIST_DIR"; \
+    if (mnist_dir().empty()) WULF_SKIP("no WULF_MNIST_DIR or WULF_TEST_MNIST_DIR");     \
   } while (0)
 
 std::vector<char> read_bytes(const std::string& path) {

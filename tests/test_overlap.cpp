@@ -433,7 +433,7 @@ TEST(overlap, bucket_request_scheduled_agrees_once_a_block_and_waits_for_the_dat
 
 TEST(overlap, bad_bucket_options_are_refused_naming_them) {
   expect_train_refused({"--problem", "xor", "--strategy", "overlap", "--bucket-allreduce", "tree"},
-                       {"--bucket-allreduce", "tree", "ring, rdb, rabenseifner, hierarchical, hierarchical-rabenseifner or rings"});
+                       {"--bucket-allreduce", "tree", "rdb, ring, rabenseifner, hierarchical, hierarchical-rabenseifner or rings"});
   expect_train_refused({"--problem", "xor", "--strategy", "overlap", "--bucket-bytes", "-1"}, {"--bucket-bytes"});
   expect_train_refused({"--problem", "xor", "--bucket-bytes", "1024"}, {"--bucket-bytes", "overlap"});
   expect_train_refused({"--problem", "xor", "--strategy", "overlap", "--progress-flops", "-5"}, {"--progress-flops"});

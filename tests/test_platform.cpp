@@ -632,7 +632,7 @@ TEST(platform, a_radical_of_absurd_size_is_refused_by_memory_or_by_its_hosts) {
     EXPECT_EQ(std::count(info.err.begin(), info.err.end(), '\n'), 1) << "one line: " << info.err;
   }
   const auto available = machine_memory();
-  if (!available || available->bytes < 5e9) GTEST_SKIP() << "less than 5 GB free for SimGrid's million hosts";
+  if (!available || available->bytes < 5e9) WULF_SKIP_ANYWHERE("less than 5 GB free for SimGrid's million hosts");
   const std::string many = cluster_platform(dir, "many.xml", "prefix=\"c-\" radical=\"0-99999999\"");
   expect_train_refused({"--problem", "encoder:8", "--block", "4", "--epochs", "1", "--engine", "sim", "--np", "2",
                         "--platform", many},
@@ -1073,6 +1073,15 @@ TEST(testbed, a_programs_plan_has_dilation_1_and_says_what_the_cores_carry) {
   EXPECT_NE(note.find("this machine's 2 cores hold about 15 MB/s at dilation 1"), std::string::npos) << note;
   EXPECT_NE(note.find("--bw-scale 0.17"), std::string::npos) << note;
   EXPECT_EQ(real_time_note(plan, 100, 1.0), "");
+}
+
+TEST(testbed, a_program_of_more_ranks_than_cores_is_told_its_compute_shares_them) {
+  EXPECT_EQ(shared_cores_note(2, 2), "");
+  EXPECT_EQ(shared_cores_note(1, 0), "");  // cores unknown: one at least
+  const std::string note = shared_cores_note(4, 2);
+  EXPECT_NE(note.find("4 ranks on this machine's 2 cores"), std::string::npos) << note;
+  EXPECT_NE(note.find("as if its host had 0.5 of a core"), std::string::npos) << note;
+  EXPECT_NE(shared_cores_note(3, 1).find("1 core:"), std::string::npos) << shared_cores_note(3, 1);
 }
 
 TEST(testbed, its_options_are_refused_where_they_mean_nothing) {

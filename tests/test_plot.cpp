@@ -39,7 +39,7 @@ std::string python() {
 class plot : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!have_python()) GTEST_SKIP() << "no Python 3 with matplotlib was found when wulf was configured";
+    if (!have_python()) WULF_SKIP("no Python 3 with matplotlib was found when wulf was configured");
   }
   // A short run with these options into NAME.json in the test's folder: the record's path.
   std::string record(const std::string& name, const std::vector<std::string>& args) {

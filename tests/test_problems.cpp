@@ -39,6 +39,31 @@ std::string error_of(std::string_view spec, const ProblemOptions& o = {}) {
   return "accepted";
 }
 
+// A problem is one row of problems.cpp's registry: every row is taken by its name, listed by
+// the help under its usage, and named by the error an unknown problem gets.
+TEST(problems, every_row_is_taken_and_listed) {
+  const std::string help = problems_help();
+  std::string refused;
+  try {
+    make_problem("no-such-problem", {});
+  } catch (const InputError& e) {
+    refused = e.what();
+  }
+  ASSERT_FALSE(problem_kinds().empty());
+  for (const ProblemKind& k : problem_kinds()) {
+    SCOPED_TRACE(std::string(k.name));
+    EXPECT_EQ(problem_kind(k.name), &k);
+    EXPECT_EQ(problem_kind(std::string(k.name) + ":x"), &k);
+    EXPECT_NE(k.make, nullptr);
+    EXPECT_TRUE(k.usage.starts_with(k.name));
+    EXPECT_NE(help.find("  " + std::string(k.usage) + " "), std::string::npos) << help;
+    EXPECT_NE(refused.find(std::string(k.usage)), std::string::npos) << refused;
+  }
+  EXPECT_EQ(problem_kind("no-such-problem"), nullptr);
+  EXPECT_EQ(problem_kind("digits")->data, ProblemData::mnist);  // the job carries MNIST's folder
+  EXPECT_EQ(make_problem("encoder:8", {}).name, "encoder:8");  // a row's maker, by its name and argument
+}
+
 TEST(problems, seed000_function_has_its_known_values) {
   EXPECT_DOUBLE_EQ(seed000_function(0, 0), 0.5);
   const double a = std::atan(-1.0) / std::numbers::pi;

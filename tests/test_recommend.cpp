@@ -382,7 +382,7 @@ TEST(recommend, bad_input_is_refused_with_the_input_named_before_anything_runs) 
       {{{"--compute", "wall"}}, "--compute wall: screening simulates"},
       {{{"--problem", "function"}, {"--error", "class"}}, "--error class: the targets of function are not classes"},
       {{{"--allreduces", "ring"}, {"--allreduce", "rdb"}}, "--allreduces ring and --allreduce rdb: give one"},
-      {{{"--allreduces", "ring,bruck"}}, "--allreduces: 'bruck': expected ring, rdb, rabenseifner"},
+      {{{"--allreduces", "ring,bruck"}}, "--allreduces: 'bruck': expected rdb, ring, rabenseifner"},
       {{{"--allreduces", "ring"}, {"--strategies", "average"}}, "--allreduces ring: none of --strategies takes"},
       {{{"--bucket-sizes", "0,1024"}}, "--bucket-sizes 0,1024: none of --strategies has buckets (overlap does)"},
       {{{"--bucket-sizes", "-1"}, {"--strategies", "overlap"}}, "--bucket-sizes: -1 is negative"},

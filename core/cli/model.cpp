@@ -37,7 +37,7 @@ struct ModelJob {
 constexpr Range model_counts{.lo = 0, .hi = 1e12};
 
 // --np: the processors the model predicts for, none started.
-constexpr Range model_processors{.lo = 1, .hi = 1e6};
+constexpr Range model_processors = kRanksRange;
 
 std::vector<double> whole_numbers(const std::string& text, const std::string& option, Range range) {
   const std::vector<long long> values = whole_list(text, option, range);

@@ -8,6 +8,7 @@
 #include "cli/options.hpp"
 #include "cli/train_options.hpp"
 #include "cli/train_resolve.hpp"
+#include "comm/allreduce_algorithms.hpp"
 #include "engine/launch.hpp"
 #include "engine/testbed.hpp"
 #include "nn/mlp.hpp"
@@ -64,13 +65,13 @@ OverlapJob read_overlap_job(const po::variables_map& vm) {
   job.platform = vm["platform"].as<std::string>();
   job.problem_spec = vm["problem"].as<std::string>();
   if (vm.count("out")) job.out = vm["out"].as<std::string>();
-  for (long long p : whole_list(vm["np"].as<std::string>(), "np", {.lo = 1, .hi = 1e6})) job.ps.push_back(static_cast<int>(p));
+  for (long long p : whole_list(vm["np"].as<std::string>(), "np", kRanksRange)) job.ps.push_back(static_cast<int>(p));
   job.bs = size_list(vm["block"].as<std::string>(), "block", kBlockRange);
   job.buckets = size_list(vm["bucket-bytes"].as<std::string>(), "bucket-bytes", bucket_range);
   job.algorithm = parse_nb_algorithm(vm["bucket-allreduce"].as<std::string>(), "--bucket-allreduce");
-  if (is_hierarchical(job.algorithm) || job.algorithm == NbAlgorithm::rings)
-    throw InputError("--bucket-allreduce " + std::string(to_string(job.algorithm)) +
-                     ": the overlap model works out ring, rdb and rabenseifner only; simulate it (wulf train --engine sim)");
+  if (!allreduce_of(job.algorithm).modelled)
+    throw InputError("--bucket-allreduce " + std::string(to_string(job.algorithm)) + ": the overlap model works out " +
+                     allreduce_names(AllreduceRows::modelled) + " only; simulate it (wulf train --engine sim)");
   job.progress_flops = vm["progress-flops"].as<double>();
   const int most = *std::max_element(job.ps.begin(), job.ps.end());
   job.hosts = platform_hosts(job.platform).hosts;
@@ -132,7 +133,8 @@ po::options_description model_overlap_options() {
       ("test-size", po::value<std::string>(), "test patterns, as wulf train's: each iteration's test pass")
       ("bucket-bytes", po::value<std::string>()->default_value("26214400"),
        fmt::format("bucket sizes, a list, each in {} (wulf train --bucket-bytes)", range_text(bucket_range)).c_str())
-      ("bucket-allreduce", po::value<std::string>()->default_value("ring"), "ring or rdb (wulf train's)")
+      ("bucket-allreduce", po::value<std::string>()->default_value("ring"),
+       (allreduce_names(AllreduceRows::modelled) + " (wulf train's)").c_str())
       ("progress-flops", number_in("progress-flops", progress_range)->default_value(0),
        "wulf train's: slices of a layer's backward part, a progress point between them");
   return options;

@@ -11,6 +11,7 @@
 #include "job/job_json.hpp"
 #include "cli/train_options.hpp"
 #include "cli/options.hpp"
+#include "comm/allreduce_algorithms.hpp"
 #include "comm/staged_reduce.hpp"
 #include "engine/collective_choice.hpp"
 #include "util/json.hpp"
@@ -44,7 +45,7 @@ namespace {
 // The lists' ranges: ping-pong messages up to 1 GiB, simulated ranks (those above the cores
 // are skipped); values per rank in a collective, kBenchElementsRange.
 constexpr Range message_bytes{.lo = 1, .hi = 1 << 30};
-constexpr Range bench_ranks{.lo = 1, .hi = 1e6};
+constexpr Range bench_ranks = kRanksRange;
 
 std::string human_rate(double bytes_per_s) { return fmt::format("{:.4g} Mbit/s", bytes_per_s * 8 / 1e6); }
 
@@ -348,7 +349,7 @@ std::vector<Json> measure(const BenchJob& job, const std::vector<PlatformHost>& 
   if (what == "gather") bench.gather = algorithm;
   if (what == "allreduce" && is_own_blocking_allreduce(algorithm)) {
     bench.allreduce = algorithm;
-    if (algorithm == "rings")  // its rings: the hosts' wulf:rings
+    if (find_allreduce(algorithm)->needs == AllreduceNeeds::rings)  // its rings: the hosts' wulf:rings
       bench.rank_rings = rank_rings_of(on, static_cast<long long>(np), "platform " + job.file);
     else  // its nodes: the hosts' wulf:node, else the host
       bench.rank_nodes = bench_rank_nodes(job, on, np);
@@ -526,10 +527,9 @@ po::options_description bench_options() {
       ("type", one_of({"double", "float"}, "--type: '{}' (expected double or float)")->default_value("double"),
        "value type: double|float")
       ("allreduce", allreduce_value()->default_value("default"),
-       "allreduce algorithm, the same on both engines: default (Open MPI 4.1's choice for each np and size, named "
-       "in each row), rdb, redbcast (--reduce to rank 0, then --bcast, each where default Open MPI's choice for the "
-       "whole vector, named in each row), ring or rabenseifner, or wulf's own hierarchical or hierarchical-rabenseifner "
-       "over the hosts' wulf:node, or rings over the hosts' wulf:rings (wulf train --help)")
+       ("allreduce algorithm, the same on both engines: default (Open MPI 4.1's choice for each np and size, named "
+        "in each row), or " + allreduce_names(AllreduceRows::all) + " (wulf train --help says what each is; redbcast's "
+        "--reduce and --bcast, where default, are Open MPI's choice for the whole vector, named in each row)").c_str())
       ("reduce", reduce_value()->default_value("default"),
        "reduce algorithm, the same on both engines: default (Open MPI 4.1's choice for each np and size), Open "
        "MPI's linear, chain, pipeline, binary, binomial or in-order-binary, or wulf's own wulf-binomial or "

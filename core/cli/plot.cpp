@@ -78,9 +78,7 @@ std::string plot_python() {
   return build::plot_python;
 }
 
-}  // namespace
-
-int plot_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+po::options_description plot_options() {
   po::options_description options("wulf plot REC.json... --out F.png [options]", 110, 55);
   options.add_options()
       ("help,h", "print this help")
@@ -99,6 +97,62 @@ int plot_command(const std::vector<std::string>& args, std::ostream& out, std::o
       ("ylim", po::value<std::string>(), "LO:HI of the vertical axis")
       ("mixed", "draw records of different problems or error units together, each label naming its problem")
       ("records", po::value<std::vector<std::string>>(), "the result records (wulf train --out)");
+  return options;
+}
+
+// The records drawn together: one problem and one unit of error, unless --mixed.
+void check_alike(const std::vector<PlotInput>& inputs, const std::string& error) {
+  for (const PlotInput& in : inputs) {
+    if (in.problem != inputs.front().problem)
+      throw InputError("records of different problems: " + listing(inputs, &PlotInput::problem) +
+                       "; plot each problem apart, or pass --mixed to draw them together with the problem in "
+                       "each label");
+    // Errors in different units (rmse against a fraction wrong) on one axis would mislead.
+    if (error != "test-count" && in.metric != inputs.front().metric)
+      throw InputError("records whose errors are in different units: " + listing(inputs, &PlotInput::metric) +
+                       " (wulf train --error); pass --mixed to draw them together anyway");
+  }
+}
+
+// The drawing script's command: every value as --option=VALUE and the records after "--", so
+// that a value or a path that starts with '-' ("--ylim -1:", a label "-p") is not taken for an
+// option of the script's.
+std::vector<std::string> script_command(const po::variables_map& vm, const std::string& python,
+                                        const std::string& script, const std::string& image,
+                                        const std::string& error) {
+  std::vector<std::string> argv{python, script, "--out=" + image, "--x=" + vm["x"].as<std::string>()};
+  if (!error.empty()) argv.push_back("--error=" + error);
+  if (vm.count("log-time")) argv.push_back("--log-time");
+  if (vm.count("log-error")) argv.push_back("--log-error");
+  if (vm.count("mixed")) argv.push_back("--mixed");
+  for (const char* key : {"title", "xlim", "ylim"})
+    if (vm.count(key)) argv.push_back(std::string("--") + key + "=" + vm[key].as<std::string>());
+  if (vm.count("labels"))
+    for (const std::string& label : vm["labels"].as<std::vector<std::string>>()) argv.push_back("--label=" + label);
+  argv.push_back("--");
+  const auto records = vm["records"].as<std::vector<std::string>>();
+  argv.insert(argv.end(), records.begin(), records.end());
+  return argv;
+}
+
+// Runs the drawing script; a WULF_PYTHON that cannot start is the user's input.
+int run_script(const std::vector<std::string>& argv, std::string& script_out, std::string& script_err) {
+  try {
+    return run_program_captured(argv, script_out, script_err);
+  } catch (const InputError&) {
+    throw;
+  } catch (const std::runtime_error& e) {  // the program could not start
+    const char* env = std::getenv("WULF_PYTHON");
+    if (!env || !*env) throw;
+    throw InputError("WULF_PYTHON=" + printable(env, 200) + ": " + e.what() +
+                     " (set it to a python3 that has matplotlib, or unset it)");
+  }
+}
+
+}  // namespace
+
+int plot_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  const po::options_description options = plot_options();
   po::positional_options_description positional;
   positional.add("records", -1);
   po::variables_map vm;
@@ -118,23 +172,11 @@ int plot_command(const std::vector<std::string>& args, std::ostream& out, std::o
   if (ext != ".png" && ext != ".pdf" && ext != ".svg")
     throw InputError("--out " + image + ": the image must end in .png, .pdf or .svg");
   check_writable(image, "--out");
-  const std::string x = vm["x"].as<std::string>(), error = vm.count("error") ? vm["error"].as<std::string>() : "";
+  const std::string error = vm.count("error") ? vm["error"].as<std::string>() : "";
 
-  const auto records = vm["records"].as<std::vector<std::string>>();
   std::vector<PlotInput> inputs;
-  for (const std::string& path : records) inputs.push_back(read_input(path));
-  const bool mixed = vm.count("mixed") > 0;
-  for (const PlotInput& in : inputs) {
-    if (mixed) break;
-    if (in.problem != inputs.front().problem)
-      throw InputError("records of different problems: " + listing(inputs, &PlotInput::problem) +
-                       "; plot each problem apart, or pass --mixed to draw them together with the problem in "
-                       "each label");
-    // Errors in different units (rmse against a fraction wrong) on one axis would mislead.
-    if (error != "test-count" && in.metric != inputs.front().metric)
-      throw InputError("records whose errors are in different units: " + listing(inputs, &PlotInput::metric) +
-                       " (wulf train --error); pass --mixed to draw them together anyway");
-  }
+  for (const std::string& path : vm["records"].as<std::vector<std::string>>()) inputs.push_back(read_input(path));
+  if (!vm.count("mixed")) check_alike(inputs, error);
 
   const std::string python = plot_python();
   if (python.empty())
@@ -143,31 +185,8 @@ int plot_command(const std::vector<std::string>& args, std::ostream& out, std::o
   const std::string script = plot_script();
   if (!std::filesystem::exists(script)) throw InputError("wulf plot: the drawing script " + script + " is missing");
 
-  // Every value as --option=VALUE and the records after "--": a value or a path that starts
-  // with '-' ("--ylim -1:", a label "-p") is not taken for an option of the script's.
-  std::vector<std::string> argv{python, script, "--out=" + image, "--x=" + x};
-  if (!error.empty()) argv.push_back("--error=" + error);
-  if (vm.count("log-time")) argv.push_back("--log-time");
-  if (vm.count("log-error")) argv.push_back("--log-error");
-  if (mixed) argv.push_back("--mixed");
-  for (const char* key : {"title", "xlim", "ylim"})
-    if (vm.count(key)) argv.push_back(std::string("--") + key + "=" + vm[key].as<std::string>());
-  if (vm.count("labels"))
-    for (const std::string& label : vm["labels"].as<std::vector<std::string>>()) argv.push_back("--label=" + label);
-  argv.push_back("--");
-  argv.insert(argv.end(), records.begin(), records.end());
   std::string script_out, script_err;
-  int code = 0;
-  try {
-    code = run_program_captured(argv, script_out, script_err);
-  } catch (const InputError&) {
-    throw;
-  } catch (const std::runtime_error& e) {  // the program could not start
-    const char* env = std::getenv("WULF_PYTHON");
-    if (!env || !*env) throw;
-    throw InputError("WULF_PYTHON=" + printable(env, 200) + ": " + e.what() +
-                     " (set it to a python3 that has matplotlib, or unset it)");
-  }
+  const int code = run_script(script_command(vm, python, script, image, error), script_out, script_err);
   out << script_out;
   err << script_err;
   if (code == 0) return exit_ok;

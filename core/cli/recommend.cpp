@@ -12,6 +12,7 @@
 #include "cli/recommend_search.hpp"
 #include "cli/runner.hpp"
 #include "cli/train_options.hpp"
+#include "comm/allreduce_algorithms.hpp"
 #include "engine/launch.hpp"
 #include "util/errors.hpp"
 #include "util/files.hpp"
@@ -54,10 +55,10 @@ po::options_description recommend_options() {
        "(pattern parallel training; b is each rank's local epoch), overlap (DDP's buckets behind the backward "
        "pass) (default: block; with --target-epoch-seconds block,overlap, the only ones it takes)")
       ("allreduces", po::value<std::string>(),
-       "allreduce algorithms to search for block and overlap, a list of ring, rdb (recursive doubling) and "
-       "rabenseifner, block's the MPI library's collective (--allreduce), overlap's wulf's own non-blocking one "
-       "(--bucket-allreduce), and wulf's own hierarchical, hierarchical-rabenseifner and rings for both (default: "
-       "each one's default, not searched)")
+       ("allreduce algorithms to search for block and overlap, a list of " + allreduce_names(AllreduceRows::scheduled) +
+        " (wulf train --help says what each is): block's the MPI library's collective (--allreduce) where it has "
+        "one, else wulf's own; overlap's wulf's own non-blocking one (--bucket-allreduce) (default: each one's "
+        "default, not searched)").c_str())
       ("bucket-sizes", po::value<std::string>(),
        fmt::format("overlap's bucket sizes in bytes, a list, each in {} (0: a bucket per tensor; default: 0, about "
                    "a quarter of the net's gradient, and the whole net)", range_text(kSearchBucketRange)).c_str())

@@ -5,6 +5,7 @@
 #include "cli/launcher.hpp"
 #include "cli/train_options.hpp"
 #include "cli/train_resolve.hpp"
+#include "comm/allreduce_algorithms.hpp"
 #include "engine/launch.hpp"
 #include "util/errors.hpp"
 #include "util/files.hpp"
@@ -153,10 +154,10 @@ std::vector<std::string> parse_allreduces(const po::variables_map& vm, const Sea
                      "overlap do)");
   std::vector<std::string> names;
   for (const std::string& name : split_list(list)) {
-    if (!is_one_of(name, {"ring", "rdb", "rabenseifner", "hierarchical", "hierarchical-rabenseifner", "rings"}))
-      throw InputError("--allreduces: '" + name + "': expected ring, rdb, rabenseifner (block's the MPI library's, "
-                       "overlap's wulf's own non-blocking one), hierarchical, hierarchical-rabenseifner or rings "
-                       "(wulf's own for both)");
+    const AllreduceAlgorithm* a = find_allreduce(name);
+    if (!a || !a->scheduled)
+      throw InputError("--allreduces: '" + name + "': expected " + allreduce_names(AllreduceRows::scheduled) +
+                       " (block's the MPI library's where it has one, overlap's wulf's own non-blocking one)");
     if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
   }
   if (names.empty()) throw InputError("--allreduces: empty list");

@@ -22,7 +22,7 @@ namespace wulf {
 
 // The ranges of the search's lists: --np (then each at most the platform's cores), --blocks
 // (then each at most the training set), --etas, --alphas, --intervals.
-inline constexpr Range kSearchNpRange{.lo = 1, .hi = 1e6};
+inline constexpr Range kSearchNpRange = kRanksRange;
 inline constexpr Range kSearchEtaRange{.lo = 0, .hi = 1e6, .lo_open = true};
 inline constexpr Range kSearchAlphaRange{.lo = 0, .hi = 1, .hi_open = true};
 inline constexpr Range kSearchIntervalRange{.lo = 0, .hi = 2147483647};

@@ -1,5 +1,6 @@
 #include "cli/train_options.hpp"
 
+#include "comm/allreduce_algorithms.hpp"
 #include "comm/compute.hpp"
 #include "job/train_job.hpp"
 #include "data/problems.hpp"
@@ -47,7 +48,7 @@ std::vector<std::string> names(const std::array<std::string_view, N>& list) {
 constexpr unsigned line_length = 110, description_column = 55;
 
 // The ranges of options that share one.
-constexpr Range rank_count{.lo = 1, .hi = 1'000'000};
+constexpr Range rank_count = kRanksRange;
 constexpr Range step = kStepRange;          // a learning rate, an RPROP step
 constexpr Range error_value = kErrorRange;  // an error of any --error metric
 
@@ -137,14 +138,9 @@ po::options_description engine_options() {
        "record), or Open MPI's linear, chain, pipeline, split-bintree, bintree, "
        "binomial, knomial (radix 4), unsegmented, or scatter-allgather")
       ("allreduce", allreduce_value()->default_value("default"),
-       "allreduce algorithm, the same on every engine: default (the one Open MPI 4.1 chooses for the ranks and "
-       "the gradients' size, or the error sums' 32 bytes where the strategy's gradients go otherwise, named in the "
-       "record), rdb (recursive doubling, seed 000), redbcast (the run's --reduce "
-       "to rank 0, then its --bcast), ring (reduce-scatter then allgather around a ring), rabenseifner (recursive halving, then "
-       "doubling), or wulf's own hierarchical (a ring within each node, a ring across the nodes, a ring within "
-       "again; nodes by the hosts' wulf:node), hierarchical-rabenseifner (Rabenseifner's across the nodes) and "
-       "rings (k rings at once, as NCCL's channels, each around all ranks in an order of the hosts' wulf:rings; "
-       "on this machine one ring)")
+       ("allreduce algorithm, the same on every engine: default (the one Open MPI 4.1 chooses for the ranks and "
+        "the gradients' size, or the error sums' 32 bytes where the strategy's gradients go otherwise, named in the "
+        "record), " + allreduce_help(AllreduceRows::all)).c_str())
       ("platform", po::value<std::string>(), "sim, testbed: the SimGrid platform file (XML)")
       ("compute", parsed<ComputeMode>(parse_compute_mode),
        "how compute time is charged: sim flops (default)|calibrated|measured; testbed flops (default)|"
@@ -161,7 +157,10 @@ po::options_description engine_options() {
       ("eager-limit", whole_in("eager-limit", kEagerLimitRange),
        "sim, testbed: messages up to this many bytes are sent without waiting for the receiver (default: sim "
        "SMPI's, where no data flows before the receive is posted; testbed 4194304, Open MPI's btl_tcp_eager_limit)")
-      ("sim-messages", one_of({"s4u", "fifo", "smpi"}, "--sim-messages: '{}' (expected s4u, fifo or smpi)")->default_value("s4u"),
+      ("sim-messages",
+       one_of(std::vector<std::string>(std::begin(sim_messages_names), std::end(sim_messages_names)),
+              "--sim-messages: '{}' (expected " + sim_messages_list() + ")")
+           ->default_value("s4u"),
        "sim: how the messages of wulf's own collectives and of overlap's buckets travel: s4u, as SimGrid comms that "
        "give SMPI's simulated times and scale (default); fifo, the same but those from one rank to another one after "
        "another, as Open MPI over TCP writes them to one socket a peer (the testbed's), those of at least the eager "
@@ -199,7 +198,7 @@ void add_strategy_options(po::options_description& all) {
     for (const StrategyOption& o : s->options) {
       if (std::find(declared.begin(), declared.end(), o.name) != declared.end()) continue;
       declared.push_back(o.name);
-      const std::string name(o.name), help(o.help);
+      const std::string name(o.name), help = std::string(o.help) + (o.values_help ? o.values_help() : "");
       switch (o.kind) {
         case StrategyOption::Kind::whole:
           group.add_options()(name.c_str(),
@@ -312,8 +311,8 @@ po::typed_value<std::string>* precision_value() {
 }
 
 po::typed_value<std::string>* allreduce_value() {
-  return one_of(names(allreduce_algorithms), "--allreduce: unknown algorithm '{}' (expected default, rdb, redbcast, ring, "
-                                                  "rabenseifner, hierarchical, hierarchical-rabenseifner or rings)");
+  return one_of(names(allreduce_algorithms),
+                "--allreduce: unknown algorithm '{}' (expected default, " + allreduce_names(AllreduceRows::all) + ")");
 }
 
 po::typed_value<std::string>* reduce_value() {

@@ -95,7 +95,8 @@ ValidateJob read_validate_job(const po::variables_map& vm) {
 // MNIST's 60 000 images would make every run minutes long; 4 096 keep iterations at 7-60 ms.
 std::string train_size_of(const ValidateJob& job, const std::string& problem) {
   if (job.train_size) return std::to_string(*job.train_size);
-  return std::string(problem.rfind("digits", 0) == 0 ? "4096" : "0");
+  const ProblemKind* kind = problem_kind(problem);
+  return std::string(kind && kind->data == ProblemData::mnist ? "4096" : "0");
 }
 
 // One row of the table: its runs' times, one per round.

@@ -48,7 +48,7 @@ Job grid_bench(const std::string& platform, const PlatformGrid& grid, const std:
   // at once beside the grid's other simulations (the runner's pool fits them into memory).
   if (engine == "sim") {
     const std::vector<std::size_t> sizes = size_list(grid.elements, "elements", kBenchElementsRange);
-    const std::vector<std::size_t> ranks = size_list(nps, "np", {.lo = 1, .hi = 1e6});
+    const std::vector<std::size_t> ranks = size_list(nps, "np", kRanksRange);
     for (const char* what : {"allreduce", "reduce"})
       job.memory_bytes = std::max(job.memory_bytes, estimate_bench_memory(what, static_cast<int>(ranks.back()),
                                                                           *std::max_element(sizes.begin(), sizes.end()),

@@ -1,6 +1,7 @@
 #include "comm/comm.hpp"
 
 #include "util/errors.hpp"
+#include "util/text.hpp"
 
 #include <unistd.h>
 #include <algorithm>
@@ -14,10 +15,13 @@
 namespace wulf {
 
 std::optional<SimMessages> sim_messages_named(std::string_view name) {
-  if (name == "s4u") return SimMessages::s4u;
-  if (name == "fifo") return SimMessages::fifo;
-  if (name == "smpi") return SimMessages::smpi;
+  for (std::size_t i = 0; i < std::size(sim_messages_names); ++i)
+    if (sim_messages_names[i] == name) return static_cast<SimMessages>(i);
   return std::nullopt;
+}
+
+std::string sim_messages_list() {
+  return listed(std::vector<std::string>(std::begin(sim_messages_names), std::end(sim_messages_names)));
 }
 
 int mpi_count(std::size_t n, std::string_view what, std::string_view remedy) {

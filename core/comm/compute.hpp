@@ -102,7 +102,7 @@ inline double comm_steal_of(double cores, double ranks) {
 
 // The what-if scales (bw_scale, lat_scale, speed_scale) wulf takes: from a millionth to a
 // million. Each platform number they multiply is bounded too, by the platform reader
-// (sim/platform_main.cpp), which names the host or link. What is wrong with scale ("1e+308
+// (sim/platform_checks.cpp), which names the host or link. What is wrong with scale ("1e+308
 // is not from 1e-06 to 1e+06"), or "" when nothing is.
 constexpr double least_what_if_scale = 1e-6, most_what_if_scale = 1e6;
 std::string what_if_scale_fault(double scale);

@@ -10,38 +10,20 @@
 
 namespace wulf {
 
-namespace {
-
-constexpr std::pair<NbAlgorithm, std::string_view> nb_names[] = {
-    {NbAlgorithm::rdb, "rdb"},
-    {NbAlgorithm::ring, "ring"},
-    {NbAlgorithm::rabenseifner, "rabenseifner"},
-    {NbAlgorithm::hierarchical, "hierarchical"},
-    {NbAlgorithm::hierarchical_rabenseifner, "hierarchical-rabenseifner"},
-    {NbAlgorithm::rings, "rings"},
-};
-
-}  // namespace
-
-std::string_view to_string(NbAlgorithm a) {
-  for (const auto& [algorithm, name] : nb_names)
-    if (algorithm == a) return name;
-  throw std::logic_error("to_string: no such NbAlgorithm");
-}
+std::string_view to_string(NbAlgorithm a) { return allreduce_of(a).name; }
 
 NbAlgorithm parse_nb_algorithm(std::string_view name, std::string_view what) {
-  for (const auto& [algorithm, known] : nb_names)
-    if (known == name) return algorithm;
-  throw InputError(std::string(what) + " \"" + std::string(name) +
-                   "\": expected ring, rdb, rabenseifner, hierarchical, hierarchical-rabenseifner or rings");
+  const AllreduceAlgorithm* a = find_allreduce(name);
+  if (a && a->scheduled) return a->schedule;
+  throw InputError(std::string(what) + " \"" + std::string(name) + "\": expected " +
+                   allreduce_names(AllreduceRows::scheduled));
 }
 
-bool is_hierarchical(NbAlgorithm a) {
-  return a == NbAlgorithm::hierarchical || a == NbAlgorithm::hierarchical_rabenseifner;
-}
+bool is_hierarchical(NbAlgorithm a) { return allreduce_of(a).needs == AllreduceNeeds::nodes; }
 
 bool is_own_blocking_allreduce(std::string_view name) {
-  return name == "hierarchical" || name == "hierarchical-rabenseifner" || name == "rings";
+  const AllreduceAlgorithm* a = find_allreduce(name);
+  return a && a->own_only();
 }
 
 std::string rings_fault(std::span<const std::vector<int>> rings, int ranks) {

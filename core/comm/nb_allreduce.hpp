@@ -36,6 +36,7 @@
 //         steps go on while another's wait.
 #pragma once
 
+#include "comm/allreduce_algorithms.hpp"
 #include "comm/comm.hpp"
 
 #include <algorithm>
@@ -46,15 +47,14 @@
 
 namespace wulf {
 
-enum class NbAlgorithm { rdb, ring, rabenseifner, hierarchical, hierarchical_rabenseifner, rings };
 std::string_view to_string(NbAlgorithm a);
-// "rdb", "ring", "rabenseifner", "hierarchical", "hierarchical-rabenseifner" or "rings"; other
-// text is refused naming them (what names the option).
+// The schedule of an algorithm of allreduce_table that has one; other text is refused naming
+// those that do (what names the option).
 NbAlgorithm parse_nb_algorithm(std::string_view name, std::string_view what);
-// Whether the algorithm needs each rank's node (hierarchical and hierarchical-rabenseifner).
+// Whether the algorithm needs each rank's node (the table's AllreduceNeeds::nodes).
 bool is_hierarchical(NbAlgorithm a);
 // Whether --allreduce's name is one of wulf's own allreduces that run only as wulf's (the
-// hierarchical ones and rings; rdb, ring and rabenseifner name the MPI library's there).
+// table's own_only; the others name the MPI library's there).
 bool is_own_blocking_allreduce(std::string_view name);
 
 // Which node each rank runs on (rank r's at r), as hierarchical needs it: the node's index or

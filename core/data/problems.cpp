@@ -414,7 +414,66 @@ Problem make_layers(std::string_view name, const ProblemOptions& o) {
   return p;
 }
 
+// The problems, one row each: the name --problem takes, its usage and help line, how its data
+// loads, and its maker (given what follows the ':', whether there was one, and the options).
+// Constants, not statics made at run time: the simulated ranks share wulf-rank-sim's globals.
+constexpr ProblemKind problem_table[] = {
+    {.name = "function",
+     .usage = "function",
+     .help = "seed 000: f(x,y) on [0,1]^2, 1024 train + 128 test points, 2-128-128-1",
+     .make = [](std::string_view, bool has_arg, const ProblemOptions& o) {
+       if (has_arg) throw InputError("--problem function takes no parameter");
+       return make_function(o);
+     }},
+    {.name = "encoder",
+     .usage = "encoder[:N]",
+     .help = "seed 000: the N unit vectors, N-log2(N)-N (N = 256)",
+     .make = [](std::string_view arg, bool has_arg, const ProblemOptions&) {
+       return make_encoder(has_arg ? parse_int(arg, "N") : 256);
+     }},
+    {.name = "parity",
+     .usage = "parity[:K]",
+     .help = "seed 001: K-bit parity, K-100-1 (K = 8)",
+     .make = [](std::string_view arg, bool has_arg, const ProblemOptions&) {
+       return make_parity(has_arg ? parse_int(arg, "bits") : 8);
+     }},
+    {.name = "digits",
+     .usage = "digits[:RxC]",
+     .help = "MNIST 60000 + 10000; 28x28: seed 000's 784-64-64-10; 20x20: seed 003's\n"
+             "400-25-10; other sizes (56x58, 112x112): seed 004's softmax classifier",
+     .data = ProblemData::mnist,
+     .make = [](std::string_view arg, bool, const ProblemOptions& o) { return make_digits(arg, o); }},
+    {.name = "chars",
+     .usage = "chars[:C]",
+     .help = "generated 20x20 glyphs of C classes, 400-480-C (C = 3203, seed 002)",
+     .data = ProblemData::made_with_numerics,
+     .make = [](std::string_view arg, bool has_arg, const ProblemOptions& o) {
+       return make_chars_problem(has_arg ? parse_int(arg, "classes") : 3203, o);
+     }},
+    {.name = "fann",
+     .usage = "fann:PATH",
+     .help = "a data file in FANN's format (test set: --test-data)",
+     .takes_test_data = true,
+     .make = [](std::string_view arg, bool, const ProblemOptions& o) { return make_fann(arg, o); }},
+    {.name = "layers",
+     .usage = "layers:FILE",
+     .help = "a net given by its layers, time only (--numerics off); FILE a path, or\n"
+             "a net of platforms/nets/: resnet50, resnet101, vgg16, inception_v3,\n"
+             "bert_large, gpt2",
+     .data = ProblemData::none,
+     .make = [](std::string_view arg, bool, const ProblemOptions& o) { return make_layers(arg, o); }},
+};
+
 }  // namespace
+
+std::span<const ProblemKind> problem_kinds() { return problem_table; }
+
+const ProblemKind* problem_kind(std::string_view spec) {
+  const std::string_view name = spec.substr(0, spec.find(':'));
+  for (const ProblemKind& k : problem_table)
+    if (k.name == name) return &k;
+  return nullptr;
+}
 
 std::string layer_table_path(std::string_view name) {
   const std::string n(name);
@@ -430,28 +489,12 @@ Problem make_problem(std::string_view spec, const ProblemOptions& o) {
   if (has_arg && arg.empty())
     throw InputError("--problem " + std::string(spec) + ": nothing after the ':'");
 
-  if (!o.test_data.empty() && name != "fann")
+  const ProblemKind* kind = problem_kind(name);
+  if (!kind) throw InputError("--problem: unknown problem '" + std::string(spec) + "'\n" + problems_help());
+  if (!o.test_data.empty() && !kind->takes_test_data)
     throw InputError("--test-data is for --problem fann:PATH; " + std::string(spec) +
                      " makes its own test set or has none");
-  Problem p;
-  if (name == "function") {
-    if (has_arg) throw InputError("--problem function takes no parameter");
-    p = make_function(o);
-  } else if (name == "encoder") {
-    p = make_encoder(has_arg ? parse_int(arg, "N") : 256);
-  } else if (name == "parity") {
-    p = make_parity(has_arg ? parse_int(arg, "bits") : 8);
-  } else if (name == "digits") {
-    p = make_digits(arg, o);
-  } else if (name == "chars") {
-    p = make_chars_problem(has_arg ? parse_int(arg, "classes") : 3203, o);
-  } else if (name == "fann") {
-    p = make_fann(arg, o);
-  } else if (name == "layers") {
-    p = make_layers(arg, o);
-  } else {
-    throw InputError("--problem: unknown problem '" + std::string(spec) + "'\n" + problems_help());
-  }
+  Problem p = kind->make(arg, has_arg, o);
   // Digits and chars set their sizes themselves (and hold only the share, or nothing);
   // the others were made whole: take the sizes, then keep the share.
   if (p.train_total == 0) {
@@ -471,17 +514,14 @@ Problem make_problem(std::string_view spec, const ProblemOptions& o) {
 }
 
 std::string problems_help() {
-  return "problems:\n"
-         "  function       seed 000: f(x,y) on [0,1]^2, 1024 train + 128 test points, 2-128-128-1\n"
-         "  encoder[:N]    seed 000: the N unit vectors, N-log2(N)-N (N = 256)\n"
-         "  parity[:K]     seed 001: K-bit parity, K-100-1 (K = 8)\n"
-         "  digits[:RxC]   MNIST 60000 + 10000; 28x28: seed 000's 784-64-64-10; 20x20: seed 003's\n"
-         "                 400-25-10; other sizes (56x58, 112x112): seed 004's softmax classifier\n"
-         "  chars[:C]      generated 20x20 glyphs of C classes, 400-480-C (C = 3203, seed 002)\n"
-         "  fann:PATH      a data file in FANN's format (test set: --test-data)\n"
-         "  layers:FILE    a net given by its layers, time only (--numerics off); FILE a path, or\n"
-         "                 a net of platforms/nets/: resnet50, resnet101, vgg16, inception_v3,\n"
-         "                 bert_large, gpt2\n";
+  std::string help = "problems:\n";
+  for (const ProblemKind& k : problem_table) {
+    std::string text(k.help);
+    for (std::size_t at = text.find('\n'); at != std::string::npos; at = text.find('\n', at + 1))
+      text.insert(at + 1, std::string(17, ' '));  // under the first line's text
+    help += fmt::format("  {:<15}{}\n", k.usage, text);
+  }
+  return help;
 }
 
 }  // namespace wulf

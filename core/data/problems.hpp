@@ -1,15 +1,6 @@
-// The problems of the seed papers, and any data set in FANN's text format.
-//
-//   function        seed 000: f(x,y) on [0,1]^2, 1 024 train + 128 test, noise in [-0.05,0.05]
-//   encoder[:N]     seed 000: the N unit vectors, net N-log2(N)-N (N = 256)
-//   parity[:K]      seed 001: all 2^K patterns of K bits, target = odd parity (K = 8)
-//   digits[:RxC]    MNIST, 60 000 + 10 000; 28x28 is seed 000's 784-64-64-10, 20x20 seed
-//                   003's 400-25-10, other sizes (56x58 = 3 248, 112x112 = 12 544 pixels)
-//                   seed 004's softmax classifier
-//   chars[:C]       generated 20x20 character-like glyphs of C classes (seed 002's shape)
-//   fann:PATH       a FANN data file (test set from --test-data)
-//   layers:FILE     a net given by its layers (nn/layer_table.hpp), time only: no data, the
-//                   sizes of an epoch from the file
+// The problems of the seed papers, any data set in FANN's text format, and nets given by their
+// layers: one row each in the registry of problems.cpp (problem_kinds), whose help lines
+// problems_help prints.
 #pragma once
 
 #include "util/errors.hpp"
@@ -21,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -99,6 +91,29 @@ struct ProblemOptions {
 
 // Throws InputError for an unknown name, a bad parameter or unreadable data.
 Problem make_problem(std::string_view spec, const ProblemOptions& options);
+
+// How a problem's data comes to a rank, as the memory estimate and the job read it.
+enum class ProblemData {
+  made,                // made (or read) whole on every rank, then its share kept
+  mnist,               // MNIST's files, read share by share; the job carries their folder
+  made_with_numerics,  // made only with the arithmetic on (--numerics off: nothing)
+  none,                // no data: the sizes of an epoch only (layers:FILE)
+};
+
+// A problem --problem takes, one row of the registry in problems.cpp: adding a problem is its
+// maker and one row (ARCHITECTURE.md, "How to add ...").
+struct ProblemKind {
+  std::string_view name;   // before the ':' of --problem NAME[:ARG]
+  std::string_view usage;  // "digits[:RxC]", for the help
+  std::string_view help;   // its help, lines after the first under the first's text
+  ProblemData data = ProblemData::made;
+  bool takes_test_data = false;  // --test-data gives its test set
+  // The problem of NAME:ARG (has_arg: a ':' was given; ARG is then not empty).
+  Problem (*make)(std::string_view arg, bool has_arg, const ProblemOptions& options) = nullptr;
+};
+std::span<const ProblemKind> problem_kinds();
+// The row of a --problem value (by the name before its ':'); nullptr for an unknown one.
+const ProblemKind* problem_kind(std::string_view spec);
 
 // The generators, also used directly by tests.
 Dataset make_function_set(std::size_t n, double noise, Rng& rng);

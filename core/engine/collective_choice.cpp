@@ -1,5 +1,6 @@
 #include "engine/collective_choice.hpp"
 
+#include "comm/allreduce_algorithms.hpp"
 #include "util/errors.hpp"
 
 #include <algorithm>
@@ -26,21 +27,13 @@ namespace {
 // Constants, not statics made at run time: the simulated ranks share wulf-rank-sim's
 // globals (tests/rank_globals_test.sh). Where SMPI's algorithm of Open MPI's name differs
 // (its own segment sizes, fanouts or tree), smpi is empty: wulf's own version runs.
-constexpr CollectiveAlgorithm allreduces[] = {
-    {"rdb", 3, "rdb"},            // recursive doubling: log2(p) exchanges of the whole vector
-    // A reduce to rank 0, then a broadcast (Open MPI's nonoverlapping): the run's own reduce and
-    // bcast; SMPI's where they are SMPI's, else composed by wulf (comm/own_comm.hpp's
-    // redbcast_runs_the_runs).
-    {"redbcast", 2, "redbcast"},
-    {"ring", 4, "lr"},            // p - 1 steps of reduce-scatter, then p - 1 of allgather, 1/p each
-    {"rabenseifner", 6, "rab_rdb"},  // reduce-scatter by recursive halving, allgather by doubling
-    // wulf's own (comm/nb_allreduce): a ring within each node, across the nodes (by a ring, or
-    // by Rabenseifner's halving and doubling), within again
-    {"hierarchical", 0, ""},
-    {"hierarchical-rabenseifner", 0, ""},
-    // wulf's own: k rings at once, each around the ranks in an order of the platform's
-    {"rings", 0, ""},
-};
+// The allreduces are comm/allreduce_algorithms' table's rows.
+constexpr auto allreduces = [] {
+  std::array<CollectiveAlgorithm, allreduce_count> rows{};
+  for (std::size_t i = 0; i < allreduce_count; ++i)
+    rows[i] = {allreduce_table[i].name, allreduce_table[i].tuned_id, allreduce_table[i].smpi};
+  return rows;
+}();
 constexpr CollectiveAlgorithm reduces[] = {
     {"linear", 1, "ompi_basic_linear"},  // the root receives from p - 1, p - 2, ..., 0 in turn
     {"chain", 2, ""},      // the fixed rules' fanout 0 is one chain; SMPI's: p/2 chains, 64 KiB segments

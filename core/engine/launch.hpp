@@ -59,7 +59,7 @@ struct PlatformScales {
 
 // The hosts of a platform. Throws InputError naming the file for a missing file, one SimGrid
 // cannot load or wulf refuses (a name it cannot print, a number no machine has: see
-// sim/platform_main.cpp), a wulf:cost-usd that is not a positive number, or, when ranks > 0,
+// sim/platform_checks.cpp), a wulf:cost-usd that is not a positive number, or, when ranks > 0,
 // two of the hosts the first `ranks` ranks run on with no route between them; and naming
 // the option, a scale that takes a bandwidth, latency or speed out of wulf's bounds.
 // ranks_per_host > 0 puts at most that many ranks on a host (each host's cores are capped to

@@ -193,55 +193,75 @@ class Builder {
 
 // The network the routes' links make where they form paths: which points the routes join
 // is inferred from the links' order in them (see the header). Throws NotPaths where they
-// do not.
-void inferred(const PlatformNetwork& net, const std::vector<std::vector<std::size_t>>& hops, Builder& b) {
-  const std::size_t n = net.hosts.size(), m = net.links.size();
-  // Which points the routes join, and which way each link is crossed (bit 1: side 0 to side
-  // 1; bit 2: back). A link entered where it was left before is crossed back.
-  Points points(n, m);
-  std::vector<int> crossed(m, 0);
-  std::vector<std::vector<int>> entry(net.routes.size());  // the side each hop was entered by
-  // Where a route passes from one link to the next, the two meet: their points are joined.
-  // A join that would make two hosts one point, or a link start and end at one point, is a
-  // route that needs no link at all, or whose consecutive links do not meet: an unshaped wire
-  // joins the two points instead, and the route crosses it.
-  std::vector<std::pair<std::size_t, std::size_t>> wires;  // from point, to point
-  std::vector<std::vector<std::size_t>> wire_before(net.routes.size());  // per hop, then at the end
-  auto loops = [&](Points& p, std::size_t current) {
-    for (std::size_t l = 0; l < m; ++l)
-      if ((crossed[l] != 0 || l == current) && p.find(p.side(l, 0)) == p.find(p.side(l, 1))) return true;
-    for (const auto& [a, c] : wires)
+// do not. Its steps, in order: the routes join the points (join_routes), a split-duplex
+// link's two directions become one cable (join_cables), the links become hops between nodes
+// (build_hops, label_junctions), and every route becomes its nodes' next hops (route_steps).
+class PathInference {
+ public:
+  PathInference(const PlatformNetwork& net, const std::vector<std::vector<std::size_t>>& hops, Builder& b)
+      : net_(net), hops_(hops), b_(b), n_(net.hosts.size()), m_(net.links.size()), points_(n_, m_),
+        crossed_(m_, 0), entry_(net.routes.size()), wire_before_(net.routes.size()), built_(m_) {}
+
+  void run() {
+    join_routes();
+    join_cables();
+    for (std::size_t h = 0; h < n_; ++h) node_of_[points_.find(h)] = h;  // the hosts' nodes first
+    build_hops();
+    label_junctions();
+    route_steps();
+    b_.finish();
+  }
+
+ private:
+  // Whether p makes a link crossed so far (or `current`) start and end at one point, or a
+  // wire join a point to itself.
+  bool loops(Points& p, std::size_t current) const {
+    for (std::size_t l = 0; l < m_; ++l)
+      if ((crossed_[l] != 0 || l == current) && p.find(p.side(l, 0)) == p.find(p.side(l, 1))) return true;
+    for (const auto& [a, c] : wires_)
       if (p.find(a) == p.find(c)) return true;
     return false;
-  };
-  auto connect = [&](std::size_t a, std::size_t c, std::size_t current) {
-    if (points.find(a) == points.find(c)) return no_point;
-    Points tried = points;
+  }
+
+  // Points a and c joined, or where that would loop, an unshaped wire between them (its index;
+  // no_point where they were joined or were one already).
+  std::size_t connect(std::size_t a, std::size_t c, std::size_t current) {
+    if (points_.find(a) == points_.find(c)) return no_point;
+    Points tried = points_;
     if (tried.join(a, c).first == no_point && !loops(tried, current)) {
-      points = std::move(tried);
+      points_ = std::move(tried);
       return no_point;
     }
-    wires.emplace_back(a, c);
-    return wires.size() - 1;
-  };
-  for (std::size_t r = 0; r < net.routes.size(); ++r) {
-    const NetworkRoute& route = net.routes[r];
-    std::size_t at = route.from;
-    for (std::size_t k = 0; k < hops[r].size(); ++k) {
-      const std::size_t l = hops[r][k];
-      const std::size_t s0 = points.side(l, 0), s1 = points.side(l, 1);
-      const bool last = k + 1 == hops[r].size();
-      int in = crossed[l] == 2 ? 1 : 0;
-      if (points.find(at) == points.find(s0)) in = 0;
-      else if (points.find(at) == points.find(s1)) in = 1;
-      else if (last && points.find(route.to) == points.find(s1)) in = 0;
-      else if (last && points.find(route.to) == points.find(s0)) in = 1;
-      wire_before[r].push_back(connect(at, in == 0 ? s0 : s1, l));
-      crossed[l] |= in == 0 ? 1 : 2;
-      entry[r].push_back(in);
-      at = in == 0 ? s1 : s0;
+    wires_.emplace_back(a, c);
+    return wires_.size() - 1;
+  }
+
+  // Where a route passes from one link to the next, the two meet: their points are joined. A
+  // join that would make two hosts one point, or a link start and end at one point, is a
+  // route that needs no link at all, or whose consecutive links do not meet: an unshaped wire
+  // joins the two points instead, and the route crosses it. Which way each link is crossed is
+  // kept (bit 1: side 0 to side 1; bit 2: back): a link entered where it was left before is
+  // crossed back.
+  void join_routes() {
+    for (std::size_t r = 0; r < net_.routes.size(); ++r) {
+      const NetworkRoute& route = net_.routes[r];
+      std::size_t at = route.from;
+      for (std::size_t k = 0; k < hops_[r].size(); ++k) {
+        const std::size_t l = hops_[r][k];
+        const std::size_t s0 = points_.side(l, 0), s1 = points_.side(l, 1);
+        const bool last = k + 1 == hops_[r].size();
+        int in = crossed_[l] == 2 ? 1 : 0;
+        if (points_.find(at) == points_.find(s0)) in = 0;
+        else if (points_.find(at) == points_.find(s1)) in = 1;
+        else if (last && points_.find(route.to) == points_.find(s1)) in = 0;
+        else if (last && points_.find(route.to) == points_.find(s0)) in = 1;
+        wire_before_[r].push_back(connect(at, in == 0 ? s0 : s1, l));
+        crossed_[l] |= in == 0 ? 1 : 2;
+        entry_[r].push_back(in);
+        at = in == 0 ? s1 : s0;
+      }
+      wire_before_[r].push_back(connect(at, route.to, no_point));
     }
-    wire_before[r].push_back(connect(at, route.to, no_point));
   }
 
   // The two directions of a split-duplex link (SimGrid's NAME_UP and NAME_DOWN) are one
@@ -249,95 +269,120 @@ void inferred(const PlatformNetwork& net, const std::vector<std::vector<std::siz
   // hosts, the switch would be two points: one for each direction); where a link would then
   // start and end at one point (a switch's capacity between its NICs' cables, as Bunyip's),
   // the directions stay apart.
-  std::map<std::string, std::size_t> by_name;
-  for (std::size_t l = 0; l < m; ++l) by_name.emplace(net.links[l].name, l);
-  for (std::size_t up = 0; up < m; ++up) {
-    const std::string& name = net.links[up].name;
-    if (name.size() < 3 || name.compare(name.size() - 3, 3, "_UP") != 0) continue;
-    const auto down = by_name.find(name.substr(0, name.size() - 3) + "_DOWN");
-    if (down == by_name.end()) continue;
-    const std::size_t dn = down->second;
-    if ((crossed[up] != 1 && crossed[up] != 2) || (crossed[dn] != 1 && crossed[dn] != 2)) continue;
-    auto in = [&](std::size_t l) { return points.side(l, crossed[l] == 1 ? 0 : 1); };
-    auto out_of = [&](std::size_t l) { return points.side(l, crossed[l] == 1 ? 1 : 0); };
-    Points cable = points;
-    if (cable.join(in(up), out_of(dn)).first != no_point || cable.join(out_of(up), in(dn)).first != no_point) continue;
-    if (!loops(cable, no_point)) points = std::move(cable);
+  void join_cables() {
+    std::map<std::string, std::size_t> by_name;
+    for (std::size_t l = 0; l < m_; ++l) by_name.emplace(net_.links[l].name, l);
+    for (std::size_t up = 0; up < m_; ++up) {
+      const std::string& name = net_.links[up].name;
+      if (name.size() < 3 || name.compare(name.size() - 3, 3, "_UP") != 0) continue;
+      const auto down = by_name.find(name.substr(0, name.size() - 3) + "_DOWN");
+      if (down == by_name.end()) continue;
+      const std::size_t dn = down->second;
+      if ((crossed_[up] != 1 && crossed_[up] != 2) || (crossed_[dn] != 1 && crossed_[dn] != 2)) continue;
+      auto in = [&](std::size_t l) { return points_.side(l, crossed_[l] == 1 ? 0 : 1); };
+      auto out_of = [&](std::size_t l) { return points_.side(l, crossed_[l] == 1 ? 1 : 0); };
+      Points cable = points_;
+      if (cable.join(in(up), out_of(dn)).first != no_point || cable.join(out_of(up), in(dn)).first != no_point)
+        continue;
+      if (!loops(cable, no_point)) points_ = std::move(cable);
+    }
   }
 
-  // The nodes: the hosts, then every other point a link starts or ends at.
-  std::map<std::size_t, std::size_t> node_of;  // a point's root -> node
-  for (std::size_t h = 0; h < n; ++h) node_of[points.find(h)] = h;
-  auto node = [&](std::size_t point) {
-    const auto it = node_of.find(points.find(point));
-    if (it != node_of.end()) return it->second;
-    const std::size_t added = b.add_node(NetworkNode::Kind::junction, "");
-    node_of[points.find(point)] = added;
+  // The node of a point: a host's, or a junction added the first time a link meets there.
+  std::size_t node(std::size_t point) {
+    const auto it = node_of_.find(points_.find(point));
+    if (it != node_of_.end()) return it->second;
+    const std::size_t added = b_.add_node(NetworkNode::Kind::junction, "");
+    node_of_[points_.find(point)] = added;
     return added;
-  };
-  auto into_host = [&](std::size_t from, std::size_t to) { return b.is_host(to) && !b.is_host(from); };
+  }
 
   // Each link's hop: one way, between the nodes of its sides; both ways, through a pair of
-  // nodes of its own (in, shaped, out) with wires from and to both sides.
+  // nodes of its own (in, shaped, out) with wires from and to both sides. Then the wires.
+  void build_hops() {
+    auto into_host = [&](std::size_t from, std::size_t to) { return b_.is_host(to) && !b_.is_host(from); };
+    for (std::size_t l = 0; l < m_; ++l) {
+      if (crossed_[l] == 0) continue;
+      const std::size_t a = node(points_.side(l, 0)), c = node(points_.side(l, 1));
+      if (a == c) throw NotPaths{"link " + net_.links[l].name + " would start and end at one point"};
+      if (crossed_[l] != 3) {
+        const std::size_t from = crossed_[l] == 1 ? a : c, to = crossed_[l] == 1 ? c : a;
+        built_[l].shaped = b_.hop(from, to, &net_.links[l], into_host(from, to));
+        continue;
+      }
+      const std::size_t in = b_.add_node(NetworkNode::Kind::shared_in, "link " + net_.links[l].name + " (in)");
+      const std::size_t outn = b_.add_node(NetworkNode::Kind::shared_out, "link " + net_.links[l].name + " (out)");
+      built_[l].shaped = b_.hop(in, outn, &net_.links[l], false);
+      for (int s = 0; s < 2; ++s) {
+        built_[l].wire_in[s] = b_.hop(s == 0 ? a : c, in, nullptr, false);
+        built_[l].wire_out[s] = b_.hop(outn, s == 0 ? a : c, nullptr, false);
+      }
+    }
+    for (const auto& [a, c] : wires_) wire_hops_.push_back(b_.hop(node(a), node(c), nullptr, false));
+  }
+
+  // Labels: a junction by the links that meet there.
+  void label_junctions() {
+    for (std::size_t l = 0; l < m_; ++l)
+      for (int s = 0; s < 2 && crossed_[l]; ++s) {
+        NetworkNode& j = b_.node(node(points_.side(l, s)));
+        if (j.kind == NetworkNode::Kind::junction && j.label.size() < 160)
+          j.label += (j.label.empty() ? "switch of " : ", ") + net_.links[l].name;
+      }
+  }
+
+  // Every node's next hop on every route.
+  void route_steps() {
+    for (std::size_t r = 0; r < net_.routes.size(); ++r) {
+      const NetworkRoute& route = net_.routes[r];
+      std::size_t at = route.from;
+      auto cross_wire = [&](std::size_t w, const std::string& before) {
+        if (w != no_point) b_.step(route.from, route.to, at, wire_hops_[w], "a wire before " + before);
+      };
+      for (std::size_t k = 0; k < hops_[r].size(); ++k) {
+        const std::size_t l = hops_[r][k];
+        const Built& h = built_[l];
+        const std::string name = "link " + net_.links[l].name;
+        const int in = entry_[r][k];
+        cross_wire(wire_before_[r][k], name);
+        if (crossed_[l] != 3) {
+          b_.step(route.from, route.to, at, h.shaped, name);
+        } else {
+          b_.step(route.from, route.to, at, h.wire_in[in], name);
+          b_.step(route.from, route.to, at, h.shaped, name);
+          b_.step(route.from, route.to, at, h.wire_out[1 - in], name);
+        }
+      }
+      cross_wire(wire_before_[r].back(), "host " + net_.hosts[route.to]);
+      if (at != route.to)
+        throw std::logic_error("plan_network: the route from " + net_.hosts[route.from] + " to " +
+                               net_.hosts[route.to] + " does not end at it");
+    }
+  }
+
+  // A link's hops: its shaped one, and where it is crossed both ways the wires into and out of
+  // its own pair of nodes from and to each side.
   struct Built {
     Builder::End shaped{no_point, 0};
     Builder::End wire_in[2]{{no_point, 0}, {no_point, 0}}, wire_out[2]{{no_point, 0}, {no_point, 0}};
   };
-  std::vector<Built> built(m);
-  for (std::size_t l = 0; l < m; ++l) {
-    if (crossed[l] == 0) continue;
-    const std::size_t a = node(points.side(l, 0)), c = node(points.side(l, 1));
-    if (a == c) throw NotPaths{"link " + net.links[l].name + " would start and end at one point"};
-    if (crossed[l] != 3) {
-      const std::size_t from = crossed[l] == 1 ? a : c, to = crossed[l] == 1 ? c : a;
-      built[l].shaped = b.hop(from, to, &net.links[l], into_host(from, to));
-      continue;
-    }
-    const std::size_t in = b.add_node(NetworkNode::Kind::shared_in, "link " + net.links[l].name + " (in)");
-    const std::size_t outn = b.add_node(NetworkNode::Kind::shared_out, "link " + net.links[l].name + " (out)");
-    built[l].shaped = b.hop(in, outn, &net.links[l], false);
-    for (int s = 0; s < 2; ++s) {
-      built[l].wire_in[s] = b.hop(s == 0 ? a : c, in, nullptr, false);
-      built[l].wire_out[s] = b.hop(outn, s == 0 ? a : c, nullptr, false);
-    }
-  }
-  std::vector<Builder::End> wire_hops;
-  for (const auto& [a, c] : wires) wire_hops.push_back(b.hop(node(a), node(c), nullptr, false));
-  // Labels: a junction by the links that meet there.
-  for (std::size_t l = 0; l < m; ++l)
-    for (int s = 0; s < 2 && crossed[l]; ++s) {
-      NetworkNode& j = b.node(node(points.side(l, s)));
-      if (j.kind == NetworkNode::Kind::junction && j.label.size() < 160)
-        j.label += (j.label.empty() ? "switch of " : ", ") + net.links[l].name;
-    }
 
-  // Every node's next hop on every route.
-  for (std::size_t r = 0; r < net.routes.size(); ++r) {
-    const NetworkRoute& route = net.routes[r];
-    std::size_t at = route.from;
-    auto cross_wire = [&](std::size_t w, const std::string& before) {
-      if (w != no_point) b.step(route.from, route.to, at, wire_hops[w], "a wire before " + before);
-    };
-    for (std::size_t k = 0; k < hops[r].size(); ++k) {
-      const std::size_t l = hops[r][k];
-      const Built& h = built[l];
-      const std::string name = "link " + net.links[l].name;
-      const int in = entry[r][k];
-      cross_wire(wire_before[r][k], name);
-      if (crossed[l] != 3) {
-        b.step(route.from, route.to, at, h.shaped, name);
-      } else {
-        b.step(route.from, route.to, at, h.wire_in[in], name);
-        b.step(route.from, route.to, at, h.shaped, name);
-        b.step(route.from, route.to, at, h.wire_out[1 - in], name);
-      }
-    }
-    cross_wire(wire_before[r].back(), "host " + net.hosts[route.to]);
-    if (at != route.to)
-      throw std::logic_error("plan_network: the route from " + net.hosts[route.from] + " to " + net.hosts[route.to] +
-                             " does not end at it");
-  }
-  b.finish();
+  const PlatformNetwork& net_;
+  const std::vector<std::vector<std::size_t>>& hops_;
+  Builder& b_;
+  const std::size_t n_, m_;  // hosts, links
+  Points points_;            // which points the routes join
+  std::vector<int> crossed_;                          // per link: bit 1 side 0 to 1, bit 2 back
+  std::vector<std::vector<int>> entry_;               // per route, the side each hop was entered by
+  std::vector<std::pair<std::size_t, std::size_t>> wires_;  // from point, to point
+  std::vector<std::vector<std::size_t>> wire_before_;       // per route, per hop, then at the end
+  std::map<std::size_t, std::size_t> node_of_;              // a point's root -> node
+  std::vector<Built> built_;
+  std::vector<Builder::End> wire_hops_;
+};
+
+void inferred(const PlatformNetwork& net, const std::vector<std::vector<std::size_t>>& hops, Builder& b) {
+  PathInference(net, hops, b).run();
 }
 
 // The network where the routes do not form paths: every link a pair of nodes of its own

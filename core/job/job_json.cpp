@@ -176,7 +176,8 @@ void add_training_json(Json& j, const TrainJob& job) {
   j["eval_train"] = c.eval_train;
   j["history_every"] = c.history_every;
   j["init_range"] = c.init_range;
-  j["data_dir"] = job.problem_name.rfind("digits", 0) == 0 ? Json(job.data.mnist_dir) : Json(nullptr);
+  const ProblemKind* kind = problem_kind(job.problem_name);
+  j["data_dir"] = kind && kind->data == ProblemData::mnist ? Json(job.data.mnist_dir) : Json(nullptr);
   j["load_s"] = job.load_seconds;
   j["versions"] = versions_json();
 }
@@ -325,7 +326,7 @@ void read_strategy(const Fields& f, TrainConfig& c) {
 
 void read_engine(const Fields& f, TrainJob& job) {
   job.engine = f.word("engine", [](const std::string& s) { return parse_engine(s); });
-  job.np = static_cast<int>(f.whole("np", 1, 1'000'000));
+  job.np = static_cast<int>(f.whole("np", 1, kMostRanks));
   job.strategy = f.word("strategy", [](const std::string& s) { return parse_strategy(s); });
   TrainConfig& c = job.config;
   c.strategy = job.strategy;
@@ -362,15 +363,15 @@ void read_engine(const Fields& f, TrainJob& job) {
     job.compute.bw_scale = what_if.number("bw_scale");
     job.compute.lat_scale = what_if.number("lat_scale", 1.0);
     job.compute.speed_scale = what_if.number("speed_scale");
-    job.grow = what_if.whole("grow", 0, 1'000'000);
+    job.grow = what_if.whole("grow", 0, kMostRanks);
     for (const char* scale : {"bw_scale", "lat_scale", "speed_scale"})
       if (what_if.has(scale))
         if (const std::string fault = what_if_scale_fault(what_if.number(scale)); !fault.empty())
           what_if.fail(scale, fault);
     job.eager_limit = f.whole("eager_limit_bytes", 1, 1LL << 40, 0);
     job.sim_messages = f.text("sim_messages", "s4u");
-    if (!sim_messages_named(job.sim_messages)) f.fail("sim_messages", "expected s4u, fifo or smpi");
-    job.ranks_per_host = f.whole("ranks_per_host", 0, 1'000'000);
+    if (!sim_messages_named(job.sim_messages)) f.fail("sim_messages", "expected " + sim_messages_list());
+    job.ranks_per_host = f.whole("ranks_per_host", 0, kMostRanks);
     if (f.has("hosts_of_ranks")) job.rank_hosts = f.texts("hosts_of_ranks");
     if (!job.rank_hosts.empty() && job.rank_hosts.size() != static_cast<std::size_t>(job.np))
       f.fail("hosts_of_ranks", fmt::format("{} hosts for {} ranks", job.rank_hosts.size(), job.np));

@@ -132,16 +132,17 @@ void data_parts(const TrainJob& job, const MemoryShape& s, std::vector<MemoryPar
   // Loading: MNIST is read share by share; the other problems are made whole on every
   // rank, then its share kept (chars not at all without the arithmetic; a net given by its
   // layers has no data to make).
-  const std::string& name = job.problem.name;
+  const ProblemKind* kind = problem_kind(job.problem.name);
+  const ProblemData data = kind ? kind->data : ProblemData::made;
   double loading = 0;
-  if (job.problem.table) {
-  } else if (name.rfind("digits", 0) == 0) {
+  if (job.problem.table || data == ProblemData::none) {
+  } else if (data == ProblemData::mnist) {
     // The bytes of the images read (the whole training set for ppt and scatter's rank 0),
     // and every label.
     const bool whole = layout == DataLayout::whole_train || layout == DataLayout::root_only ||
                        layout == DataLayout::whole || s.p == 1;
     if (s.numerics) loading = (whole ? s.n + s.m : std::max(n0, n1) + std::max(m0, m1)) * s.in + 4 * (s.n + s.m);
-  } else if (s.numerics || name.rfind("chars", 0) != 0) {
+  } else if (s.numerics || data != ProblemData::made_with_numerics) {
     loading = (s.n + s.m) * s.pattern;
   }
   add(parts, "the data as it is loaded (the whole set, made before the rank's share is kept)", loading, loading,

@@ -65,10 +65,11 @@ void check_layer_net(const TrainJob& job) {
   if (job.compute.numerics)
     throw InputError("--problem " + name + ": a net given by its layers has no arithmetic; it runs time-only: add " +
                      "--numerics off");
-  if (const std::string_view strategy = to_string(job.config.strategy); strategy != "block" && strategy != "overlap")
-    throw InputError("--strategy " + std::string(strategy) + ": --problem " + name +
-                     " trains with data parallelism, --strategy block or overlap (the others need an MLP's "
-                     "arithmetic or its layer sizes)");
+  if (!job.config.strategy->trains_layer_nets)
+    throw InputError("--strategy " + std::string(to_string(job.config.strategy)) + ": --problem " + name +
+                     " trains with data parallelism, " +
+                     strategies_where([](const StrategyDescriptor& d) { return d.trains_layer_nets; }) +
+                     " (the others need an MLP's arithmetic or its layer sizes)");
 }
 
 // A regression set whose targets lie outside the output activation's range (targets near
@@ -147,7 +148,7 @@ void load_problem(TrainJob& job, const RankPlace& place) {
 // with in reasonable time (issue 62: --progress-flops 1 on ResNet-50 never finished).
 constexpr double kMostProgressPoints = 1e6;
 void check_progress_points(const TrainJob& job) {
-  if (to_string(job.config.strategy) != "overlap") return;
+  if (!job.config.strategy->option("progress-flops")) return;
   const double slice = setting(job.config, "progress-flops");
   if (!(slice > 0)) return;
   const double share =
@@ -187,15 +188,26 @@ void check_job(TrainJob& job) {
   read_initial_weights(job);
 }
 
+namespace {
+
+// The algorithm of the strategy's own allreduce of the gradients (overlap's --bucket-allreduce),
+// or null where it has none.
+const AllreduceAlgorithm* own_allreduce(const TrainJob& job) {
+  const std::string_view option = job.config.strategy->own_allreduce_option;
+  return option.empty() ? nullptr : find_allreduce(setting_text(job.config, option));
+}
+
+}  // namespace
+
 bool uses_node_layout(const TrainJob& job) {
-  return is_own_blocking_allreduce(job.allreduce) ||
-         (to_string(job.config.strategy) == "overlap" &&
-          is_hierarchical(parse_nb_algorithm(setting_text(job.config, "bucket-allreduce"), "--bucket-allreduce")));
+  const AllreduceAlgorithm* own = own_allreduce(job);
+  return is_own_blocking_allreduce(job.allreduce) || (own && own->needs == AllreduceNeeds::nodes);
 }
 
 bool uses_rings(const TrainJob& job) {
-  return job.allreduce == "rings" ||
-         (to_string(job.config.strategy) == "overlap" && setting_text(job.config, "bucket-allreduce") == "rings");
+  const AllreduceAlgorithm* library = find_allreduce(job.allreduce);
+  const AllreduceAlgorithm* own = own_allreduce(job);
+  return (library && library->needs == AllreduceNeeds::rings) || (own && own->needs == AllreduceNeeds::rings);
 }
 
 std::vector<int> rank_nodes_of(const std::vector<std::string>& keys) {
@@ -223,7 +235,7 @@ void resolve_collectives(TrainJob& job) {
   if (job.engine == Engine::seq) return;
   const std::size_t value = job.double_precision ? sizeof(double) : sizeof(float);
   const std::size_t gradients = job.spec.parameter_count() * value;
-  const bool ppt = to_string(job.strategy) == "ppt";
+  const bool ppt = job.strategy->allgathers_update;
   // The error sums' allreduce (ErrorSums::as_array): the only one of a strategy whose
   // gradients go otherwise (overlap's by --bucket-allreduce, root's by reduce).
   const std::size_t error_sums = sizeof(ErrorSums{}.as_array());

@@ -3,6 +3,7 @@
 // writes as the record's "config"; and what a process makes of it before it trains.
 #pragma once
 
+#include "comm/allreduce_algorithms.hpp"
 #include "comm/compute.hpp"
 #include "comm/staged_reduce.hpp"
 #include "data/problems.hpp"
@@ -25,9 +26,12 @@ Engine parse_engine(std::string_view name);  // throws InputError
 // "float" or "double": the job's arithmetic, as the record and a profile name it.
 inline const char* precision_name(bool double_precision) { return double_precision ? "double" : "float"; }
 // The names a job's collectives and mpirun's oversubscription take; wulf train's options
-// accept these and a record's job is read against them.
-inline constexpr std::array<std::string_view, 8> allreduce_algorithms{
-    "default", "rdb", "redbcast", "ring", "rabenseifner", "hierarchical", "hierarchical-rabenseifner", "rings"};
+// accept these and a record's job is read against them. The allreduces are allreduce_table's.
+inline constexpr std::array<std::string_view, allreduce_count + 1> allreduce_algorithms = [] {
+  std::array<std::string_view, allreduce_count + 1> names{"default"};
+  for (std::size_t i = 0; i < allreduce_count; ++i) names[i + 1] = allreduce_table[i].name;
+  return names;
+}();
 // Open MPI 4.1's algorithms by engine/collective_choice's names (test_collective_choice holds
 // the lists together), and wulf's own reduces (wulf-binomial, four-stage).
 inline constexpr std::array<std::string_view, 9> reduce_algorithms{

@@ -144,6 +144,51 @@ double LayerTable::backward_flops() const {
                          [](double s, const TableLayer& l) { return s + l.backward_flops; });
 }
 
+namespace {
+
+// A `layer NAME KIND FLOPS [backward=FLOPS] [TENSOR ...]` line's layer (its name not among
+// names, which it joins).
+TableLayer layer_line(LineReader& r, const std::vector<std::string>& w, std::set<std::string>& names) {
+  if (w.size() < 4) r.fail("layer takes NAME KIND FLOPS [backward=FLOPS] [TENSOR ...]");
+  TableLayer l;
+  l.name = w[1];
+  if (!names.insert(l.name).second) r.fail("layer " + printable(l.name) + " is given twice");
+  const std::optional<LayerKind> kind = parse_layer_kind(w[2]);
+  if (!kind) r.fail("layer " + printable(l.name) + ": kind \"" + printable(w[2]) + "\" is not one of " + kind_list());
+  l.kind = *kind;
+  l.forward_flops = r.number(w[3], "layer " + printable(l.name) + "'s forward flops", most_flops);
+  l.backward_flops = 2 * l.forward_flops;
+  std::size_t i = 4;
+  if (i < w.size() && w[i].starts_with("backward=")) {
+    l.backward_flops = r.number(w[i].substr(9), "layer " + printable(l.name) + "'s backward flops", most_flops);
+    ++i;
+  }
+  for (; i < w.size(); ++i) {
+    if (w[i].find('=') != std::string::npos)
+      r.fail("layer " + printable(l.name) + ": \"" + printable(w[i]) +
+             "\" (backward= comes right after the flops; the rest are tensors)");
+    l.tensors.push_back(r.tensor(w[i]));
+  }
+  return l;
+}
+
+// A `time DEVICE LAYER FORWARD_S BACKWARD_S` line, onto its layer (one above it).
+void time_line(LineReader& r, const std::vector<std::string>& w, LayerTable& table) {
+  auto it = std::ranges::find(table.layers, w[2], &TableLayer::name);
+  if (it == table.layers.end())
+    r.fail("time: no layer " + printable(w[2]) + " above this line (a time follows its layer)");
+  if (it->time_on(w[1])) r.fail("time: layer " + printable(w[2]) + " on " + printable(w[1]) + " is given twice");
+  it->times.push_back({.device = w[1],
+                       .forward_s = r.number(w[3], "time's forward seconds", most_seconds),
+                       .backward_s = r.number(w[4], "time's backward seconds", most_seconds)});
+  // Flops in no time would make every rate of the run infinite (3.4e+11 GFlop/s was printed).
+  if ((it->times.back().forward_s == 0 && it->forward_flops > 0) ||
+      (it->times.back().backward_s == 0 && it->backward_flops > 0))
+    r.fail("time: layer " + printable(w[2]) + " has flops, and a layer with flops takes more than 0 s");
+}
+
+}  // namespace
+
 LayerTable parse_layer_table(std::string_view text, const std::string& path) {
   LayerTable table;
   table.path = path;
@@ -183,47 +228,14 @@ LayerTable parse_layer_table(std::string_view text, const std::string& path) {
       once(), args(1, "one whole number");
       (key == "inputs" ? table.inputs : table.outputs) = static_cast<int>(r.whole(w[1], key, 1, 2147483647.0));
     } else if (key == "layer") {
-      if (w.size() < 4) r.fail("layer takes NAME KIND FLOPS [backward=FLOPS] [TENSOR ...]");
-      TableLayer l;
-      l.name = w[1];
-      if (!names.insert(l.name).second) r.fail("layer " + printable(l.name) + " is given twice");
-      const std::optional<LayerKind> kind = parse_layer_kind(w[2]);
-      if (!kind)
-        r.fail("layer " + printable(l.name) + ": kind \"" + printable(w[2]) +
-               "\" is not one of " + kind_list());
-      l.kind = *kind;
-      l.forward_flops = r.number(w[3], "layer " + printable(l.name) + "'s forward flops", most_flops);
-      l.backward_flops = 2 * l.forward_flops;
-      std::size_t i = 4;
-      if (i < w.size() && w[i].starts_with("backward=")) {
-        l.backward_flops = r.number(w[i].substr(9), "layer " + printable(l.name) + "'s backward flops", most_flops);
-        ++i;
-      }
-      for (; i < w.size(); ++i) {
-        if (w[i].find('=') != std::string::npos)
-          r.fail("layer " + printable(l.name) + ": \"" + printable(w[i]) +
-                 "\" (backward= comes right after the flops; the rest are tensors)");
-        l.tensors.push_back(r.tensor(w[i]));
-      }
-      parameters += static_cast<double>(l.values());
-      table.layers.push_back(std::move(l));
+      parameters += static_cast<double>(table.layers.emplace_back(layer_line(r, w, names)).values());
       if (table.layers.size() > most_table_layers)
         r.fail("more than " + std::to_string(most_table_layers) + " layers");
       if (parameters > most_table_parameters)
         r.fail("the net has more than " + number_text(most_table_parameters) + " parameters");
     } else if (key == "time") {
       args(4, "DEVICE LAYER FORWARD_S BACKWARD_S");
-      auto it = std::ranges::find(table.layers, w[2], &TableLayer::name);
-      if (it == table.layers.end())
-        r.fail("time: no layer " + printable(w[2]) + " above this line (a time follows its layer)");
-      if (it->time_on(w[1])) r.fail("time: layer " + printable(w[2]) + " on " + printable(w[1]) + " is given twice");
-      it->times.push_back({.device = w[1],
-                           .forward_s = r.number(w[3], "time's forward seconds", most_seconds),
-                           .backward_s = r.number(w[4], "time's backward seconds", most_seconds)});
-      // Flops in no time would make every rate of the run infinite (3.4e+11 GFlop/s was printed).
-      if ((it->times.back().forward_s == 0 && it->forward_flops > 0) ||
-          (it->times.back().backward_s == 0 && it->backward_flops > 0))
-        r.fail("time: layer " + printable(w[2]) + " has flops, and a layer with flops takes more than 0 s");
+      time_line(r, w, table);
     } else if (key == "step") {
       args(2, "DEVICE SECONDS");
       if (table.step_on(w[1])) r.fail("step on " + printable(w[1]) + " is given twice");

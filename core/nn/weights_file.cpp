@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <map>
 #include <optional>
@@ -78,13 +79,81 @@ std::string joined(const std::vector<int>& sizes, const char* between) {
   return s;
 }
 
+// The fault of a line of the file: "--weights-in w.txt:3: ...".
+using LineFault = std::function<InputError(int line, const std::string& text)>;
+
+// One header line's value, KEY REST, into w (and the parameter count).
+void header_value(const std::string& key, const std::string& rest, int number, const LineFault& fault,
+                  WeightsFile& w, long long& count) {
+  if (key == "net") {
+    w.net = rest;
+    if (net_sizes(rest).size() < 2) throw fault(number, "'" + printable(rest) + "' is not a net (e.g. 2-8-1 ...)");
+  } else if (key == "layers") {
+    std::istringstream sizes(rest);
+    for (std::string n; sizes >> n;) {
+      const std::optional<long long> v = parse_whole(n);
+      if (!v || *v < 1 || *v > std::numeric_limits<int>::max())
+        throw fault(number, "layer size '" + printable(n) + "' is not a whole number of at least 1");
+      w.layers.push_back(static_cast<int>(*v));
+    }
+    if (w.layers.size() < 2) throw fault(number, "layers: needs the inputs and the outputs at least");
+  } else if (key == "precision") {
+    if (rest != "float" && rest != "double") throw fault(number, "precision '" + rest + "' is neither float nor double");
+    w.precision = rest;
+  } else if (key == "parameters") {
+    const std::optional<long long> n = parse_whole(rest);
+    if (!n || *n < 0) throw fault(number, "'" + printable(rest) + "' is not a parameter count");
+    count = *n;
+  } else if (key == "status") {
+    w.status = rest;
+  } else if (key == "iteration") {
+    const std::optional<long long> n = parse_whole(rest);
+    if (!n || *n < 0 || *n > std::numeric_limits<int>::max())
+      throw fault(number, "'" + printable(rest) + "' is not an iteration number");
+    w.iteration = static_cast<int>(*n);
+  }  // other keys (layout) are for people
+}
+
+// The header agrees with itself: the layers are the net's, the count is theirs.
+void check_header(const WeightsFile& w, long long count, std::map<std::string, int>& seen, const LineFault& fault) {
+  if (net_sizes(w.net) != w.layers)
+    throw fault(seen["layers"], "layers " + joined(w.layers, " ") + ", but the net on line " +
+                                    std::to_string(seen["net"]) + " is " + w.net.substr(0, w.net.find(' ')));
+  const bool bias = w.net.size() < 8 || w.net.substr(w.net.size() - 8) != " no-bias";
+  if (parameter_count(w.layers, bias) != static_cast<long double>(count))
+    throw fault(seen["parameters"], "parameters " + std::to_string(count) + ", but a net of layers " +
+                                        joined(w.layers, "-") + (bias ? " with" : " without") + " biases has " +
+                                        fmt::format("{:.0Lf}", parameter_count(w.layers, bias)));
+}
+
+// The values after the header, one a line, each finite (and within a float's range where the
+// file or the run is float). No reserve(count): the values read are checked against it after.
+void read_values(std::istream& in, int& number, bool single, const LineFault& fault, WeightsFile& w) {
+  for (std::string line; std::getline(in, line);) {
+    ++number;
+    if (line.empty()) continue;
+    double v = 0;
+    const auto [end, ec] = std::from_chars(line.data(), line.data() + line.size(), v);
+    if (ec == std::errc::result_out_of_range ||
+        (ec == std::errc() && end == line.data() + line.size() && !std::isfinite(v)))
+      throw fault(number, "'" + printable(line) + "' is not a finite number");
+    if (ec != std::errc() || end != line.data() + line.size()) throw fault(number, "'" + printable(line) + "' is not a number");
+    if (single && std::abs(v) > std::numeric_limits<float>::max())
+      throw fault(number, "'" + printable(line) + "' is beyond a float's range (" +
+                              (w.precision == "float" ? std::string("the file's precision is float")
+                                                      : "this run is --precision float") +
+                              ")");
+    w.values.push_back(v);
+  }
+}
+
 }  // namespace
 
 WeightsFile read_weights(const std::string& path, const std::string& what, bool as_float) {
   check_input_file(path, what, data_file_limit);
   std::ifstream in(path);
   if (!in) throw InputError(what + " " + path + ": cannot open it");
-  auto fault = [&](int line, const std::string& text) {
+  const LineFault fault = [&](int line, const std::string& text) {
     return InputError(what + " " + path + ":" + std::to_string(line) + ": " + text);
   };
   WeightsFile w;
@@ -112,64 +181,13 @@ WeightsFile read_weights(const std::string& path, const std::string& what, bool 
                               "): each header key is given once");
     std::string rest;
     std::getline(s >> std::ws, rest);
-    if (key == "net") {
-      w.net = rest;
-      if (net_sizes(rest).size() < 2) throw fault(number, "'" + printable(rest) + "' is not a net (e.g. 2-8-1 ...)");
-    } else if (key == "layers") {
-      std::istringstream sizes(rest);
-      for (std::string n; sizes >> n;) {
-        const std::optional<long long> v = parse_whole(n);
-        if (!v || *v < 1 || *v > std::numeric_limits<int>::max())
-          throw fault(number, "layer size '" + printable(n) + "' is not a whole number of at least 1");
-        w.layers.push_back(static_cast<int>(*v));
-      }
-      if (w.layers.size() < 2) throw fault(number, "layers: needs the inputs and the outputs at least");
-    } else if (key == "precision") {
-      if (rest != "float" && rest != "double") throw fault(number, "precision '" + rest + "' is neither float nor double");
-      w.precision = rest;
-    } else if (key == "parameters") {
-      const std::optional<long long> n = parse_whole(rest);
-      if (!n || *n < 0) throw fault(number, "'" + printable(rest) + "' is not a parameter count");
-      count = *n;
-    } else if (key == "status") {
-      w.status = rest;
-    } else if (key == "iteration") {
-      const std::optional<long long> n = parse_whole(rest);
-      if (!n || *n < 0 || *n > std::numeric_limits<int>::max())
-        throw fault(number, "'" + printable(rest) + "' is not an iteration number");
-      w.iteration = static_cast<int>(*n);
-    }  // other keys (layout) are for people
+    header_value(key, rest, number, fault, w, count);
   }
   if (!magic) throw InputError(what + " " + path + ": it is empty");
   for (const char* key : {"net", "layers", "parameters"})
     if (!seen.count(key)) throw InputError(what + " " + path + ": no '" + key + "' line before 'values'");
-  // The header agrees with itself: the layers are the net's, the count is theirs.
-  if (net_sizes(w.net) != w.layers)
-    throw fault(seen["layers"], "layers " + joined(w.layers, " ") + ", but the net on line " +
-                                    std::to_string(seen["net"]) + " is " + w.net.substr(0, w.net.find(' ')));
-  const bool bias = w.net.size() < 8 || w.net.substr(w.net.size() - 8) != " no-bias";
-  if (parameter_count(w.layers, bias) != static_cast<long double>(count))
-    throw fault(seen["parameters"], "parameters " + std::to_string(count) + ", but a net of layers " +
-                                        joined(w.layers, "-") + (bias ? " with" : " without") + " biases has " +
-                                        fmt::format("{:.0Lf}", parameter_count(w.layers, bias)));
-  // No reserve(count): the values read are checked against it below.
-  const bool single = as_float || w.precision == "float";
-  while (std::getline(in, line)) {
-    ++number;
-    if (line.empty()) continue;
-    double v = 0;
-    const auto [end, ec] = std::from_chars(line.data(), line.data() + line.size(), v);
-    if (ec == std::errc::result_out_of_range ||
-        (ec == std::errc() && end == line.data() + line.size() && !std::isfinite(v)))
-      throw fault(number, "'" + printable(line) + "' is not a finite number");
-    if (ec != std::errc() || end != line.data() + line.size()) throw fault(number, "'" + printable(line) + "' is not a number");
-    if (single && std::abs(v) > std::numeric_limits<float>::max())
-      throw fault(number, "'" + printable(line) + "' is beyond a float's range (" +
-                              (w.precision == "float" ? std::string("the file's precision is float")
-                                                      : "this run is --precision float") +
-                              ")");
-    w.values.push_back(v);
-  }
+  check_header(w, count, seen, fault);
+  read_values(in, number, as_float || w.precision == "float", fault, w);
   if (static_cast<long long>(w.values.size()) != count)
     throw InputError(what + " " + path + ": " + std::to_string(w.values.size()) + " values, the header says " +
                      std::to_string(count));

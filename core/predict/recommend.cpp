@@ -87,11 +87,9 @@ std::vector<Strategy> searched_strategies() {
 }
 
 std::string searched_strategy_names(std::string_view last) {
-  const std::vector<Strategy> all = searched_strategies();
-  std::string names;
-  for (std::size_t i = 0; i < all.size(); ++i)
-    names += std::string(i == 0 ? "" : i + 1 == all.size() ? last : ", ") + std::string(to_string(all[i]));
-  return names;
+  std::vector<std::string> names;
+  for (const Strategy s : searched_strategies()) names.emplace_back(to_string(s));
+  return listed(names, last);
 }
 
 std::vector<LearningPoint> learning_points(const SearchSpace& space) {

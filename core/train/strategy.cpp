@@ -2,6 +2,7 @@
 
 #include "train/trainer.hpp"
 #include "util/errors.hpp"
+#include "util/text.hpp"
 
 #include <fmt/format.h>
 
@@ -40,12 +41,12 @@ std::string_view to_string(Strategy s) { return s->name; }
 std::span<const Strategy> registered_strategies() { return registry; }
 
 Strategy parse_strategy(std::string_view name) {
-  std::string expected;
-  for (std::size_t i = 0; i < std::size(registry); ++i) {
-    if (registry[i]->name == name) return registry[i];
-    expected += std::string(i == 0 ? "" : i + 1 == std::size(registry) ? " or " : ", ") + std::string(registry[i]->name);
+  std::vector<std::string> expected;
+  for (const Strategy s : registry) {
+    if (s->name == name) return s;
+    expected.emplace_back(s->name);
   }
-  throw InputError("--strategy: unknown strategy '" + std::string(name) + "' (expected " + expected + ")");
+  throw InputError("--strategy: unknown strategy '" + std::string(name) + "' (expected " + listed(expected) + ")");
 }
 
 const StrategyOption* StrategyDescriptor::option(std::string_view option_name) const {
@@ -57,13 +58,14 @@ const StrategyOption* StrategyDescriptor::option(std::string_view option_name) c
 bool StrategyDescriptor::runs(Learning l) const { return std::find(learning.begin(), learning.end(), l) != learning.end(); }
 
 std::string strategies_that_run(Learning l) {
-  std::vector<std::string_view> names;
+  return strategies_where([l](const StrategyDescriptor& d) { return d.runs(l); });
+}
+
+std::string strategies_where(const std::function<bool(const StrategyDescriptor&)>& keep) {
+  std::vector<std::string> names;
   for (const Strategy s : registry)
-    if (s->runs(l)) names.push_back(s->name);
-  std::string list = "--strategy ";
-  for (std::size_t i = 0; i < names.size(); ++i)
-    list += std::string(i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + std::string(names[i]);
-  return list;
+    if (keep(*s)) names.emplace_back(s->name);
+  return "--strategy " + listed(names);
 }
 
 const StrategyOption* any_strategy_option(std::string_view name) {

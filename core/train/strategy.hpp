@@ -59,6 +59,8 @@ struct StrategyOption {
   std::string_view key;   // the config's key: "average_interval"; "cg.initial_step" lies in the object "cg"
   Kind kind = Kind::whole;
   std::string_view help;
+  // text: the values it takes, with what each is, appended to help (a table's: allreduce_help).
+  std::string (*values_help)() = nullptr;
   double default_value = 0;  // whole and number; a text option has none and must be given
   Range range;  // whole and number: the accepted values (checked as the option is read, the job resolved and read)
   std::string_view example = {};  // text: a value that runs, for the message when it is missing (and the tests)
@@ -169,6 +171,16 @@ struct StrategyDescriptor {
   // library allreduce's size.
   bool reduces = false;
   bool broadcasts = false;
+  // Whether it calls the allgather itself, of w + 1 values per rank (ppt's update and its
+  // estimate); the others make no allgather that is timed, and `--allgather default` becomes
+  // Open MPI's choice for the gradients' size.
+  bool allgathers_update = false;
+  // Whether a net given by its layers (layers:FILE, time only) runs with it: its time can be
+  // charged by the layers' flops and the gradients' bytes alone (block, overlap).
+  bool trains_layer_nets = false;
+  // The option of its own allreduce of the gradients (overlap's --bucket-allreduce): what it
+  // needs of where the ranks are is that algorithm's too. Empty: none.
+  std::string_view own_allreduce_option{};
   StrategyTrainFn<float> train_float = nullptr;  // null only where sessions is set
   StrategyTrainFn<double> train_double = nullptr;
 
@@ -178,6 +190,8 @@ struct StrategyDescriptor {
 
 // The strategies that run learning rule l, as a list: "--strategy block, scatter or root".
 std::string strategies_that_run(Learning l);
+// The strategies whose descriptor passes keep, as a list: "--strategy block or overlap".
+std::string strategies_where(const std::function<bool(const StrategyDescriptor&)>& keep);
 
 // The option of that name among every strategy's (the first that owns it), or null.
 const StrategyOption* any_strategy_option(std::string_view name);

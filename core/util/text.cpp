@@ -28,6 +28,13 @@ std::optional<double> parse_number(std::string_view text) {
   return v;
 }
 
+std::string listed(const std::vector<std::string>& names, std::string_view last) {
+  std::string text;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    text += (i == 0 ? std::string() : i + 1 == names.size() ? std::string(last) : std::string(", ")) + names[i];
+  return text;
+}
+
 std::string number_text(double v) {
   if (v == std::floor(v) && std::abs(v) < 1e15) return fmt::format("{:.0f}", v);
   return fmt::format("{:g}", v);

@@ -29,6 +29,16 @@ struct Range {
   bool whole = false;
   bool lo_open = false, hi_open = false;
 };
+// The most ranks wulf runs (--np, --ranks-per-host, --grow's hosts; a record's np): a hostfile
+// and a placement hold a line per rank. wulf-platform (sim/platform_checks.cpp) holds a
+// platform's hosts and a host's cores to the same number.
+inline constexpr long long kMostRanks = 1'000'000;
+// --np and the lists of ranks of every command: 1 to kMostRanks.
+inline constexpr Range kRanksRange{.lo = 1, .hi = static_cast<double>(kMostRanks)};
+
+// Names as a message lists them: "a, b or c" (last: " or ", or " and ").
+std::string listed(const std::vector<std::string>& names, std::string_view last = " or ");
+
 // How help and messages show a range: "[1, 1024]", "(0, 1000000]", "[0, 1)", "(0, inf)".
 std::string range_text(const Range& range);
 // v as messages show it: whole numbers in full ("1000000"), others as %g ("1e+300").

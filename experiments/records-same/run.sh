@@ -35,6 +35,25 @@ name=sim-grow w train --problem encoder --epochs 2 --block 64 --engine sim --np 
   --grow 16 --bw-scale 10 --out "$out/sim-grow.json" -q
 name=sim-digits w train --problem digits:20x20 --train-size 2000 --test-size 500 --epochs 2 --block 256 --engine sim \
   --np 2 --platform "$toy4" --out "$out/sim-digits.json" -q
+# The overlap strategy's kinds of buckets: cut by size, DDP's (with its costs, on a platform
+# whose hosts have them), Horovod's rounds and its tensor fusion; a net given by its layers.
+name=sim-overlap w train --problem encoder --epochs 3 --block 64 --engine sim --np 4 --platform "$toy4" \
+  --strategy overlap --bucket-bytes 256 --out "$out/sim-overlap.json" -q
+name=sim-overlap-ddp w train --problem layers:resnet50 --numerics off --block 128 --train-size 128 --test-size 1 \
+  --epochs 3 --engine sim --np 4 --platform "$src/platforms/eth10g-4gpu.xml" --strategy overlap --framework ddp \
+  --gradient-as-bucket-view on --out "$out/sim-overlap-ddp.json" -q
+name=sim-overlap-cycle w train --problem encoder --epochs 3 --block 64 --engine sim --np 4 --platform "$toy4" \
+  --strategy overlap --bucket-bytes 256 --bucket-cycle 0.005 --bucket-concurrency 1 \
+  --out "$out/sim-overlap-cycle.json" -q
+name=sim-overlap-tick w train --problem encoder --epochs 3 --block 64 --engine sim --np 4 --platform "$toy4" \
+  --strategy overlap --bucket-bytes 256 --bucket-fusion tick --bucket-cycle 0.005 \
+  --out "$out/sim-overlap-tick.json" -q
+name=sim-overlap-scheduled w train --problem encoder --epochs 3 --block 64 --engine sim --np 4 --platform "$toy4" \
+  --strategy overlap --bucket-bytes 256 --bucket-fusion tick --bucket-cycle 0.005 --bucket-request scheduled \
+  --bucket-allreduce rabenseifner --out "$out/sim-overlap-scheduled.json" -q
+name=sim-rings w train --problem layers:resnet50 --numerics off --block 64 --train-size 64 --test-size 1 --epochs 2 \
+  --engine sim --np 16 --platform "$src/platforms/dgx1-v100.xml" --strategy overlap --bucket-allreduce rings \
+  --out "$out/sim-rings.json" -q
 # The other commands' records.
 name=model w model --profile batcave-function --out "$out/model.json"
 name=bench w platform bench "$src/platforms/messner.xml" --np 2,4 --allreduce rdb --out "$out/bench.json"

@@ -54,6 +54,7 @@ extern const StrategyDescriptor block_strategy{
     },
     .search = &block_search,
     .allreduces_weights = true,
+    .trains_layer_nets = true,
     .train_float = train_block<float>,
     .train_double = train_block<double>,
 };

@@ -23,6 +23,7 @@
 // Horovod's tensor fusion, instead of running buckets cut once by size.
 // The update waits for every bucket, then applies the mean as block does: with rdb the
 // errors are block's with --allreduce rdb to the bit.
+#include "comm/allreduce_algorithms.hpp"
 #include "comm/nb_allreduce.hpp"
 #include "nn/framework_costs.hpp"
 #include "train/strategies/overlap_parts.hpp"
@@ -72,6 +73,343 @@ struct DdpCharges {
   double fixed_s = 0, copy_s = 0, steal_s = 0;  // charged in this iteration
 };
 
+// The buckets of a run of --bucket-fusion cut over its blocks: their cuts (DDP's two, or
+// --bucket-bytes'), their allreduces, the progress points that move them, --bucket-cycle's
+// rounds, and --framework ddp's charges. Its steps are called by train_overlap's block loop.
+template <class T>
+class BucketRun {
+ public:
+  BucketRun(Run<T>& run, Mlp<T>& net, const TrainConfig& config, Comm& comm, Compute& compute);
+
+  // An iteration begins: its tallies zeroed.
+  void begin_iteration();
+  // One block's forward and backward pass with its buckets, and the wait for those still
+  // under way after it (the exposed communication).
+  void block(const Dataset& train, const std::vector<std::size_t>& order, std::size_t first, std::size_t count,
+             ErrorSums& running);
+  // The iteration's notes in the record, from t_first on.
+  void notes(double t_first);
+
+ private:
+  void charge_ddp(double seconds, double& tally);
+  std::size_t total_sent() const;
+  void charge_steal();
+  void start(std::size_t i);
+  std::size_t total_tests() const;
+  std::size_t first_live();
+  void mark_ready() { ready_at_[ready_++] = cycle_ > 0 ? comm_.now() : 0.0; }
+  double round_tick() const { return first_tick_from(next_tick_, ready_at_[released_], cycle_); }
+  void release(double now);
+  void start_ready();
+  void progress_all();
+  void ddp_layer_ready(int l);
+  void begin_block();
+  void after_layer(int layer);
+  void wait_buckets();
+
+  OverlapBucket& bucket(std::size_t i) { return set_->buckets[i]; }
+  std::size_t bucket_count() const { return set_->buckets.size(); }
+  NbAllreduce<T>& going(std::size_t i) const { return *set_->going[i]; }
+
+  Run<T>& run_;
+  Mlp<T>& net_;
+  Comm& comm_;
+  Compute& compute_;
+  bool ddp_ = false, views_ = false;
+  // The host's compute per second of DDP's charges, and the progress points: with --framework
+  // ddp the process group's threads move the allreduces on without the compute thread, which
+  // wulf's schedules follow with a progress point after every millisecond of compute unless
+  // --progress-flops says otherwise. DDP's costs are charged as the host's compute where
+  // compute is charged by flops at a known speed (sim, testbed); on the wall clock (seq, real)
+  // its buckets run with nothing charged.
+  double host_speed_ = 0;
+  double slice_flops_ = 0;
+  // after-backward: the same buckets started only once the backward pass is over, nothing
+  // hidden (what recommend measures the hidden part against).
+  bool start_after_ = false;
+  // DDP's process group: gloo's two worker threads run two allreduces at once
+  // (ProcessGroupGloo::Options::threads, 2), NCCL's one stream one at a time.
+  std::size_t concurrency_ = 0;  // 0: no limit
+  double cycle_ = 0;             // 0: no rounds
+  // Each bucket's allreduce, and its tags (overlap_tag: apart from the others' where they may
+  // travel at once), on a communicator of their own, as wulf's own collectives have.
+  std::unique_ptr<Comm> schedules_;
+  std::vector<BucketSet<T>> sets_;
+  // The buckets' flat buffer, then each bucket's scratch for what it receives: the rank's
+  // own, or under --numerics off memory all simulated ranks share (nobody reads the sums).
+  std::vector<T> own_;
+  T* flat_ = nullptr;
+  BucketSet<T>* set_ = nullptr;
+  DdpCharges charges_;
+  std::size_t sent_seen_ = 0;  // the values all buckets had posted to send at the last charge
+  std::vector<double> exposed_;
+  std::size_t progress_calls_ = 0, tests_before_ = 0;
+  // The buckets ready (below ready_) and started (below started_): the ready ones started in
+  // order while fewer than --bucket-concurrency are under way; under --bucket-cycle only those
+  // of the rounds begun (below released_).
+  std::size_t ready_ = 0, started_ = 0;
+  // The first started bucket not seen done: those before it are (a bucket stays done until it
+  // starts again, in the next block), so the scans below begin here (161 buckets a tensor).
+  std::size_t live_ = 0;
+  std::vector<double> ready_at_;  // --bucket-cycle: when each became ready
+  // --bucket-cycle: the round under way (from round_first_ below released_; none when equal).
+  std::size_t released_ = 0, round_first_ = 0;
+  double next_tick_ = 0;  // the loop's next tick; then every cycle until a round
+  // --framework ddp: each layer's gradient values and tensors, whose hooks and copies it charges.
+  std::vector<std::size_t> values_of_layer_, tensors_of_layer_;
+  bool grads_are_views_ = false;
+  std::size_t blocks_done_ = 0;  // over the run: DDP rebuilds its buckets after the first
+  bool bucketed_ = false;        // this block's buckets run (more than one rank, or DDP)
+};
+
+template <class T>
+BucketRun<T>::BucketRun(Run<T>& run, Mlp<T>& net, const TrainConfig& config, Comm& comm, Compute& compute)
+    : run_(run), net_(net), comm_(comm), compute_(compute) {
+  const NbAlgorithm algorithm = parse_nb_algorithm(setting_text(config, "bucket-allreduce"), "--bucket-allreduce");
+  ddp_ = setting_text(config, "framework") == "ddp";
+  views_ = ddp_ && setting_text(config, "gradient-as-bucket-view") == "on";
+  host_speed_ = compute.config().mode == ComputeMode::flops ? compute.config().host_speed : 0.0;
+  slice_flops_ = setting(config, "progress-flops");
+  if (ddp_ && slice_flops_ == 0 && host_speed_ > 0) slice_flops_ = host_speed_ * 1e-3;
+  start_after_ = setting_text(config, "bucket-start") == "after-backward";
+  concurrency_ = !ddp_ ? setting_count(config, "bucket-concurrency")
+                       : setting_text(config, "ddp-backend") == "gloo" ? 2 : 1;
+  cycle_ = setting(config, "bucket-cycle");
+
+  // The cuts: --bucket-bytes', or DDP's: every tensor in one bucket in the first block, then the
+  // buckets rebuilt in the order the gradients became ready, the first of at most
+  // --first-bucket-bytes.
+  const std::vector<GradientTensor> tensors = backward_tensors(net.spec());
+  const std::size_t bucket_bytes = setting_count(config, "bucket-bytes");
+  std::vector<std::vector<BucketCut>> cuts;
+  if (!ddp_) cuts.push_back(cut_buckets(tensors, sizeof(T), bucket_bytes));
+  else
+    cuts = {cut_ddp_buckets(tensors, sizeof(T), SIZE_MAX, SIZE_MAX),
+            cut_ddp_buckets(tensors, sizeof(T), setting_count(config, "first-bucket-bytes"), bucket_bytes)};
+  schedules_ = comm.duplicate_for_schedules();
+  const NbLayout layout{config.rank_nodes, config.rank_rings};
+  std::size_t flat_n = run.weights();
+  for (const std::vector<BucketCut>& cut : cuts) {
+    sets_.push_back(bucket_set<T>(*schedules_, algorithm, layout, run.numerics(), concurrency_,
+                                  overlap_buckets_of(tensors, cut), run.weights()));
+    flat_n = std::max(flat_n, sets_.back().scratch_at.back());
+  }
+  flat_ = run.numerics() ? nullptr : static_cast<T*>(compute.shared_scratch(flat_n * sizeof(T)));
+  if (!flat_) own_.resize(flat_n), flat_ = own_.data();
+  set_ = &sets_.front();
+  charges_ = {.costs = compute.config().ddp, .host_speed = host_speed_, .comm_steal = compute.config().comm_steal};
+  next_tick_ = comm.now() + cycle_;
+  values_of_layer_.assign(static_cast<std::size_t>(net.spec().timed_layers()) + 1, 0);
+  tensors_of_layer_.assign(values_of_layer_.size(), 0);
+  for (const GradientTensor& t : tensors) values_of_layer_[t.layer] += t.values, tensors_of_layer_[t.layer] += 1;
+}
+
+// Seconds of DDP's work on the compute thread, charged as the host's compute.
+template <class T>
+void BucketRun<T>::charge_ddp(double seconds, double& tally) {
+  if (!(seconds > 0) || !(host_speed_ > 0)) return;
+  run_.kernel_part(Phase::other, 0, 0, seconds * host_speed_, 0.0, [] {});
+  tally += seconds;
+}
+
+template <class T>
+std::size_t BucketRun<T>::total_sent() const {
+  return std::accumulate(set_->going.begin(), set_->going.end(), std::size_t{0},
+                         [](std::size_t t, const auto& g) { return t + g->sent(); });
+}
+
+// The CPU the process group's threads spent on what was sent since the last charge, as much of
+// it as the host has no core for: off the compute thread, during the backward pass.
+template <class T>
+void BucketRun<T>::charge_steal() {
+  if (!ddp_) return;
+  const std::size_t sent = total_sent();
+  if (charges_.costs.comm_cpu_s_per_B > 0 && charges_.comm_steal > 0)
+    charge_ddp(static_cast<double>(sent - sent_seen_) * sizeof(T) * charges_.costs.comm_cpu_s_per_B *
+                   charges_.comm_steal,
+               charges_.steal_s);
+  sent_seen_ = sent;
+}
+
+// Bucket i's allreduce under way.
+template <class T>
+void BucketRun<T>::start(std::size_t i) {
+  const OverlapBucket& b = bucket(i);
+  if (run_.numerics()) copy_overlap_pieces(net_, b, flat_, true);
+  compute_.charge_collective();  // the platform's fixed cost of a collective call, per bucket
+  if (ddp_) charge_ddp(charges_.costs.bucket_s, charges_.fixed_s);
+  going(i).start(std::span<T>(flat_ + b.flat_at, b.n),
+                 std::span<T>(flat_ + set_->scratch_at[i], set_->scratch_at[i + 1] - set_->scratch_at[i]));
+}
+
+template <class T>
+std::size_t BucketRun<T>::total_tests() const {
+  std::size_t t = 0;
+  for (const BucketSet<T>& s : sets_)
+    for (const auto& g : s.going) t += g->tests();
+  return t;
+}
+
+template <class T>
+std::size_t BucketRun<T>::first_live() {
+  while (live_ < started_ && going(live_).done()) ++live_;
+  return live_;
+}
+
+// What the loop has done by `now`: the round under way ended (the next tick a cycle after it
+// is seen done), and the next begun if its tick has come.
+template <class T>
+void BucketRun<T>::release(double now) {
+  if (round_first_ < released_) {
+    for (std::size_t i = round_first_; i < released_; ++i)
+      if (i >= started_ || !going(i).done()) return;
+    round_first_ = released_;
+    next_tick_ = now + cycle_;
+  }
+  if (released_ >= ready_) return;
+  const double tick = round_tick();
+  if (tick > now) return;
+  while (released_ < ready_ && ready_at_[released_] <= tick) ++released_;
+}
+
+template <class T>
+void BucketRun<T>::start_ready() {
+  if (cycle_ > 0) release(comm_.now());
+  for (; started_ < (cycle_ > 0 ? released_ : ready_); ++started_) {
+    if (concurrency_ > 0) {
+      std::size_t under_way = 0;
+      for (std::size_t i = first_live(); i < started_; ++i) under_way += going(i).done() ? 0 : 1;
+      if (under_way >= concurrency_) return;
+    }
+    start(started_);
+  }
+}
+
+// One progress point: every bucket under way tested, in the order they started; then the ready
+// ones that may start.
+template <class T>
+void BucketRun<T>::progress_all() {
+  run_.poll([&] {
+    for (std::size_t i = first_live(); i < started_; ++i) going(i).progress();
+  });
+  start_ready();
+  ++progress_calls_;
+}
+
+// --framework ddp: each of layer l's gradients, as the autograd hook makes it ready: its hook,
+// and its copy into the bucket divided by the world size on the way (at::mul_out), or where
+// the gradient is already its bucket's view only the division in place (div_).
+template <class T>
+void BucketRun<T>::ddp_layer_ready(int l) {
+  const double bytes = static_cast<double>(values_of_layer_[static_cast<std::size_t>(l)] * sizeof(T));
+  charge_ddp(charges_.costs.tensor_s * static_cast<double>(tensors_of_layer_[static_cast<std::size_t>(l)]),
+             charges_.fixed_s);
+  charge_ddp(FrameworkCosts::seconds(bytes, grads_are_views_ ? charges_.costs.scale_Bps : charges_.costs.copy_Bps),
+             charges_.copy_s);
+}
+
+template <class T>
+void BucketRun<T>::begin_iteration() {
+  progress_calls_ = 0;
+  tests_before_ = total_tests();
+  charges_.fixed_s = charges_.copy_s = charges_.steal_s = 0;
+}
+
+template <class T>
+void BucketRun<T>::begin_block() {
+  if (ddp_ && blocks_done_ == 1) {
+    // DDP rebuilds its buckets at the next forward (Reducer::rebuild_buckets); with
+    // gradient_as_bucket_view each gradient is copied into its new bucket and becomes its view
+    // (initialize_bucket_views), then stays one.
+    set_ = &sets_[1];
+    if (views_)
+      charge_ddp(FrameworkCosts::seconds(static_cast<double>(run_.weights() * sizeof(T)), charges_.costs.copy_out_Bps),
+                 charges_.copy_s);
+    grads_are_views_ = views_;
+  }
+  ++blocks_done_;
+  if (exposed_.size() != bucket_count()) exposed_.assign(bucket_count(), 0.0);
+  ready_at_.assign(bucket_count(), 0.0);
+  // DDP's buckets run on one process too (its allreduce then returns at once): the copies,
+  // hooks and launches are what a one-process DDP run costs over the net alone.
+  bucketed_ = comm_.size() > 1 || ddp_;
+  if (ddp_) sent_seen_ = total_sent(), charge_ddp(charges_.costs.iteration_s, charges_.fixed_s);
+  ready_ = 0, started_ = 0, released_ = 0, round_first_ = 0, live_ = 0;
+}
+
+template <class T>
+void BucketRun<T>::after_layer(int layer) {
+  if (!bucketed_) return;
+  if (ddp_) ddp_layer_ready(layer);
+  if (!start_after_)
+    while (ready_ < bucket_count() && bucket(ready_).ready_after == layer) mark_ready();
+  start_ready();
+  progress_all();
+  charge_steal();
+}
+
+// The exposed communication: what each bucket still needs once the backward pass is over.
+template <class T>
+void BucketRun<T>::wait_buckets() {
+  if (!bucketed_) return;
+  while (ready_ < bucket_count()) mark_ready();  // after-backward
+  start_ready();
+  for (std::size_t i = 0; i < bucket_count(); ++i) {
+    const double t0 = comm_.now();
+    start_ready();  // the ones before it are done
+    if (cycle_ > 0 && started_ <= i) {  // its round is still to begin: the loop sleeps until its tick
+      const double tick = round_tick();
+      compute_.idle(tick - comm_.now());
+      release(std::max(comm_.now(), tick));
+      start_ready();
+    }
+    going(i).finish();
+    const double waited = comm_.now() - t0;
+    exposed_[i] += waited;
+    run_.add_comm(waited, 1);
+    if (run_.numerics()) copy_overlap_pieces(net_, bucket(i), flat_, false);
+    // DDP copies the bucket back into the gradients once it is done (finalize_bucket_dense),
+    // unless gradient_as_bucket_view: a gradient is its bucket's view from its first copy on.
+    if (ddp_ && !views_)
+      charge_ddp(FrameworkCosts::seconds(static_cast<double>(bucket(i).n * sizeof(T)), charges_.costs.copy_out_Bps),
+                 charges_.copy_s);
+  }
+}
+
+template <class T>
+void BucketRun<T>::block(const Dataset& train, const std::vector<std::size_t>& order, std::size_t first,
+                         std::size_t count, ErrorSums& running) {
+  begin_block();
+  run_.forward_backward_layers(
+      train, order, first, count, running, [&](int layer) { after_layer(layer); }, slice_flops_, [&] {
+        if (comm_.size() > 1 && started_ > 0) progress_all(), charge_steal();  // between slices of a large layer
+      });
+  wait_buckets();
+  if (ddp_) sent_seen_ = total_sent();  // sent while the compute thread waited: nothing taken from it
+  // --bucket-cycle: the last round is done now; the loop sleeps a cycle from here.
+  if (round_first_ < released_) round_first_ = released_, next_tick_ = comm_.now() + cycle_;
+}
+
+template <class T>
+void BucketRun<T>::notes(double t_first) {
+  run_.note("train_s", comm_.now() - t_first);
+  run_.note("buckets", static_cast<double>(bucket_count()));
+  run_.note("progress_points", static_cast<double>(progress_calls_));
+  run_.note("progress_tests", static_cast<double>(total_tests() - tests_before_));
+  double total = 0;
+  for (std::size_t i = 0; i < exposed_.size(); ++i) {
+    run_.note("bucket_" + std::to_string(i) + "_exposed_s", exposed_[i]);
+    total += exposed_[i];
+  }
+  std::fill(exposed_.begin(), exposed_.end(), 0.0);
+  run_.note("exposed_comm_s", total);
+  if (ddp_) {
+    run_.note("ddp_fixed_s", charges_.fixed_s);
+    run_.note("ddp_copy_s", charges_.copy_s);
+    run_.note("ddp_steal_s", charges_.steal_s);
+  }
+}
+
 }  // namespace
 
 template <class T>
@@ -84,256 +422,18 @@ TrainResult train_overlap(Mlp<T>& net, const Dataset& train, const Dataset& test
   Rng order_rng = pattern_order_rng(config, comm.rank());
   std::vector<std::size_t> order = identity_order(plan.n_local);
   WeightUpdate<T> step(net, config);
-  const NbAlgorithm algorithm = parse_nb_algorithm(setting_text(config, "bucket-allreduce"), "--bucket-allreduce");
-  const bool ddp = setting_text(config, "framework") == "ddp";
-  const bool views = ddp && setting_text(config, "gradient-as-bucket-view") == "on";
-  // The host's compute per second of DDP's charges, and the progress points: with --framework
-  // ddp the process group's threads move the allreduces on without the compute thread, which
-  // wulf's schedules follow with a progress point after every millisecond of compute unless
-  // --progress-flops says otherwise.
-  // DDP's costs are charged as the host's compute where compute is charged by flops at a known
-  // speed (sim, testbed); on the wall clock (seq, real) its buckets run with nothing charged.
-  const double host_speed = compute.config().mode == ComputeMode::flops ? compute.config().host_speed : 0.0;
-  double slice_flops = setting(config, "progress-flops");
-  if (ddp && slice_flops == 0 && host_speed > 0) slice_flops = host_speed * 1e-3;
-  // after-backward: the same buckets started only once the backward pass is over, nothing
-  // hidden (what recommend measures the hidden part against).
-  const bool start_after = setting_text(config, "bucket-start") == "after-backward";
-  // DDP's process group: gloo's two worker threads run two allreduces at once
-  // (ProcessGroupGloo::Options::threads, 2), NCCL's one stream one at a time.
-  const std::size_t concurrency = !ddp ? setting_count(config, "bucket-concurrency")  // 0: no limit
-                                       : setting_text(config, "ddp-backend") == "gloo" ? 2 : 1;
-  const double cycle = setting(config, "bucket-cycle");  // 0: no rounds
-
-  // The cuts: --bucket-bytes', or DDP's: every tensor in one bucket in the first block, then the
-  // buckets rebuilt in the order the gradients became ready, the first of at most
-  // --first-bucket-bytes.
-  const std::vector<GradientTensor> tensors = backward_tensors(net.spec());
-  const std::size_t bucket_bytes = setting_count(config, "bucket-bytes");
-  std::vector<std::vector<BucketCut>> cuts;
-  if (!ddp) cuts.push_back(cut_buckets(tensors, sizeof(T), bucket_bytes));
-  else
-    cuts = {cut_ddp_buckets(tensors, sizeof(T), SIZE_MAX, SIZE_MAX),
-            cut_ddp_buckets(tensors, sizeof(T), setting_count(config, "first-bucket-bytes"), bucket_bytes)};
-  // Each bucket's allreduce, and its tags (overlap_tag: apart from the others' where they may
-  // travel at once), on a communicator of their own, as wulf's own collectives have.
-  const std::unique_ptr<Comm> schedules = comm.duplicate_for_schedules();
-  const NbLayout layout{config.rank_nodes, config.rank_rings};
-  std::vector<BucketSet<T>> sets;
-  std::size_t flat_n = run.weights();
-  for (const std::vector<BucketCut>& cut : cuts) {
-    sets.push_back(bucket_set<T>(*schedules, algorithm, layout, run.numerics(), concurrency,
-                                 overlap_buckets_of(tensors, cut), run.weights()));
-    flat_n = std::max(flat_n, sets.back().scratch_at.back());
-  }
-  // The buckets' flat buffer, then each bucket's scratch for what it receives: the rank's
-  // own, or under --numerics off memory all simulated ranks share (nobody reads the sums).
-  std::vector<T> own;
-  T* flat = run.numerics() ? nullptr : static_cast<T*>(compute.shared_scratch(flat_n * sizeof(T)));
-  if (!flat) own.resize(flat_n), flat = own.data();
-  BucketSet<T>* set = &sets.front();
-  std::vector<OverlapBucket>* buckets = &set->buckets;
-  std::vector<std::unique_ptr<NbAllreduce<T>>>* going = &set->going;
-  // A bucket's tensors from the net's gradients into its part of the flat buffer, or back.
-  auto copy_pieces = [&](const OverlapBucket& b, bool into_flat) { copy_overlap_pieces(net, b, flat, into_flat); };
-
-  DdpCharges charges{.costs = compute.config().ddp, .host_speed = host_speed, .comm_steal = compute.config().comm_steal};
-  // Seconds of DDP's work on the compute thread, charged as the host's compute.
-  auto charge_ddp = [&](double seconds, double& tally) {
-    if (!(seconds > 0) || !(host_speed > 0)) return;
-    run.kernel_part(Phase::other, 0, 0, seconds * host_speed, 0.0, [] {});
-    tally += seconds;
-  };
-  std::size_t sent_seen = 0;  // the values all buckets had posted to send at the last charge
-  auto total_sent = [&] {
-    return std::accumulate(going->begin(), going->end(), std::size_t{0},
-                           [](std::size_t t, const auto& g) { return t + g->sent(); });
-  };
-  // The CPU the process group's threads spent on what was sent since the last charge, as much
-  // of it as the host has no core for: off the compute thread, during the backward pass.
-  auto charge_steal = [&] {
-    if (!ddp) return;
-    const std::size_t sent = total_sent();
-    if (ddp && charges.costs.comm_cpu_s_per_B > 0 && charges.comm_steal > 0)
-      charge_ddp(static_cast<double>(sent - sent_seen) * sizeof(T) * charges.costs.comm_cpu_s_per_B * charges.comm_steal,
-                 charges.steal_s);
-    sent_seen = sent;
-  };
-
-  // Bucket i's allreduce under way.
-  auto start = [&](std::size_t i) {
-    const OverlapBucket& b = (*buckets)[i];
-    if (run.numerics()) copy_pieces(b, true);
-    compute.charge_collective();  // the platform's fixed cost of a collective call, per bucket
-    if (ddp) charge_ddp(charges.costs.bucket_s, charges.fixed_s);
-    (*going)[i]->start(std::span<T>(flat + b.flat_at, b.n),
-                       std::span<T>(flat + set->scratch_at[i], set->scratch_at[i + 1] - set->scratch_at[i]));
-  };
-
-  auto total_tests = [&] {
-    std::size_t t = 0;
-    for (const BucketSet<T>& s : sets)
-      for (const auto& g : s.going) t += g->tests();
-    return t;
-  };
-  std::vector<double> exposed;
-  std::size_t progress_calls = 0;
-  // The buckets ready (below `ready`) and started (below `started`): the ready ones started
-  // in order while fewer than --bucket-concurrency are under way; under --bucket-cycle only
-  // those of the rounds begun (below `released`).
-  std::size_t ready = 0, started = 0;
-  // The first started bucket not seen done: those before it are (a bucket stays done until it
-  // starts again, in the next block), so the scans below begin here (161 buckets a tensor).
-  std::size_t live = 0;
-  auto first_live = [&] {
-    while (live < started && (*going)[live]->done()) ++live;
-    return live;
-  };
-  std::vector<double> ready_at;  // --bucket-cycle: when each became ready
-  // --bucket-cycle: the round under way (from round_first below released; none when equal).
-  std::size_t released = 0, round_first = 0;
-  double next_tick = comm.now() + cycle;  // the loop's next tick; then every cycle until a round
-  auto mark_ready = [&] { ready_at[ready++] = cycle > 0 ? comm.now() : 0.0; };
-  // The tick of the next round: the first at or after its first bucket became ready.
-  auto round_tick = [&] { return first_tick_from(next_tick, ready_at[released], cycle); };
-  // What the loop has done by `now`: the round under way ended (the next tick a cycle after
-  // it is seen done), and the next begun if its tick has come.
-  auto release = [&](double now) {
-    if (round_first < released) {
-      for (std::size_t i = round_first; i < released; ++i)
-        if (i >= started || !(*going)[i]->done()) return;
-      round_first = released;
-      next_tick = now + cycle;
-    }
-    if (released >= ready) return;
-    const double tick = round_tick();
-    if (tick > now) return;
-    while (released < ready && ready_at[released] <= tick) ++released;
-  };
-  auto start_ready = [&] {
-    if (cycle > 0) release(comm.now());
-    for (; started < (cycle > 0 ? released : ready); ++started) {
-      if (concurrency > 0) {
-        std::size_t under_way = 0;
-        for (std::size_t i = first_live(); i < started; ++i) under_way += (*going)[i]->done() ? 0 : 1;
-        if (under_way >= concurrency) return;
-      }
-      start(started);
-    }
-  };
-  // One progress point: every bucket under way tested, in the order they started; then the
-  // ready ones that may start.
-  auto progress_all = [&] {
-    run.poll([&] {
-      for (std::size_t i = first_live(); i < started; ++i) (*going)[i]->progress();
-    });
-    start_ready();
-    ++progress_calls;
-  };
-  // --framework ddp: each of layer l's gradients, as the autograd hook makes it ready: its hook,
-  // and its copy into the bucket divided by the world size on the way (at::mul_out), or where
-  // the gradient is already its bucket's view only the division in place (div_).
-  const std::vector<std::size_t>* layer_values = nullptr;
-  std::vector<std::size_t> values_of_layer(static_cast<std::size_t>(net.spec().timed_layers()) + 1, 0);
-  std::vector<std::size_t> tensors_of_layer(values_of_layer.size(), 0);
-  for (const GradientTensor& t : tensors) values_of_layer[t.layer] += t.values, tensors_of_layer[t.layer] += 1;
-  layer_values = &values_of_layer;
-  bool grads_are_views = false;
-  auto ddp_layer_ready = [&](int l) {
-    const double bytes = static_cast<double>((*layer_values)[static_cast<std::size_t>(l)] * sizeof(T));
-    charge_ddp(charges.costs.tensor_s * static_cast<double>(tensors_of_layer[static_cast<std::size_t>(l)]), charges.fixed_s);
-    charge_ddp(FrameworkCosts::seconds(bytes, grads_are_views ? charges.costs.scale_Bps : charges.costs.copy_Bps),
-               charges.copy_s);
-  };
-  std::size_t blocks_done = 0;  // over the run: DDP rebuilds its buckets after the first
+  BucketRun<T> buckets(run, net, config, comm, compute);
 
   return run.run([&](int) {
     if (config.shuffle) order_rng.shuffle(order);
     ErrorSums running = run.empty_sums();
-    progress_calls = 0;
-    const std::size_t tests_before = total_tests();
-    charges.fixed_s = charges.copy_s = charges.steal_s = 0;
-    std::vector<double> iteration_exposed;
+    buckets.begin_iteration();
     const double t_first = comm.now();
     for (std::size_t k = 0; k < plan.blocks; ++k) {
-      if (ddp && blocks_done == 1) {
-        // DDP rebuilds its buckets at the next forward (Reducer::rebuild_buckets); with
-        // gradient_as_bucket_view each gradient is copied into its new bucket and becomes its
-        // view (initialize_bucket_views), then stays one.
-        set = &sets[1], buckets = &set->buckets, going = &set->going;
-        if (views) charge_ddp(FrameworkCosts::seconds(static_cast<double>(run.weights() * sizeof(T)),
-                                                      charges.costs.copy_out_Bps), charges.copy_s);
-        grads_are_views = views;
-      }
-      ++blocks_done;
-      if (exposed.size() != buckets->size()) exposed.assign(buckets->size(), 0.0);
-      ready_at.assign(buckets->size(), 0.0);
-      // DDP's buckets run on one process too (its allreduce then returns at once): the copies,
-      // hooks and launches are what a one-process DDP run costs over the net alone.
-      const bool bucketed = plan.ranks > 1 || ddp;
-      if (ddp) sent_seen = total_sent(), charge_ddp(charges.costs.iteration_s, charges.fixed_s);
-      ready = 0, started = 0, released = 0, round_first = 0, live = 0;
-      run.forward_backward_layers(
-          train, order, plan.first(k), plan.count(k), running,
-          [&](int layer) {
-            if (!bucketed) return;
-            if (ddp) ddp_layer_ready(layer);
-            if (!start_after)
-              while (ready < buckets->size() && (*buckets)[ready].ready_after == layer) mark_ready();
-            start_ready();
-            progress_all();
-            charge_steal();
-          },
-          slice_flops, [&] {
-            if (plan.ranks > 1 && started > 0) progress_all(), charge_steal();  // between slices of a large layer
-          });
-      if (bucketed) {  // after-backward
-        while (ready < buckets->size()) mark_ready();
-        start_ready();
-      }
-      // The exposed communication: what each bucket still needs once the backward pass is over.
-      for (std::size_t i = 0; i < going->size() && bucketed; ++i) {
-        const double t0 = comm.now();
-        start_ready();  // the ones before it are done
-        if (cycle > 0 && started <= i) {  // its round is still to begin: the loop sleeps until its tick
-          const double tick = round_tick();
-          compute.idle(tick - comm.now());
-          release(std::max(comm.now(), tick));
-          start_ready();
-        }
-        (*going)[i]->finish();
-        const double waited = comm.now() - t0;
-        exposed[i] += waited;
-        run.add_comm(waited, 1);
-        if (run.numerics()) copy_pieces((*buckets)[i], false);
-        // DDP copies the bucket back into the gradients once it is done (finalize_bucket_dense),
-        // unless gradient_as_bucket_view: a gradient is its bucket's view from its first copy on.
-        if (ddp && !views)
-          charge_ddp(FrameworkCosts::seconds(static_cast<double>((*buckets)[i].n * sizeof(T)), charges.costs.copy_out_Bps),
-                     charges.copy_s);
-      }
-      if (ddp) sent_seen = total_sent();  // sent while the compute thread waited: nothing taken from it
-      // --bucket-cycle: the last round is done now; the loop sleeps a cycle from here.
-      if (round_first < released) round_first = released, next_tick = comm.now() + cycle;
+      buckets.block(train, order, plan.first(k), plan.count(k), running);
       run.kernel(Phase::update, 1, run.flops().update, [&] { step.apply(plan.total(k), net.gradients()); });
     }
-    const std::size_t tests = total_tests() - tests_before;
-    run.note("train_s", comm.now() - t_first);
-    run.note("buckets", static_cast<double>(buckets->size()));
-    run.note("progress_points", static_cast<double>(progress_calls));
-    run.note("progress_tests", static_cast<double>(tests));
-    double total = 0;
-    for (std::size_t i = 0; i < exposed.size(); ++i) {
-      run.note("bucket_" + std::to_string(i) + "_exposed_s", exposed[i]);
-      total += exposed[i];
-    }
-    std::fill(exposed.begin(), exposed.end(), 0.0);
-    run.note("exposed_comm_s", total);
-    if (ddp) {
-      run.note("ddp_fixed_s", charges.fixed_s);
-      run.note("ddp_copy_s", charges.copy_s);
-      run.note("ddp_steal_s", charges.steal_s);
-    }
+    buckets.notes(t_first);
     return running;
   });
 }
@@ -352,12 +452,9 @@ constexpr StrategyOption overlap_options[] = {
     {.name = "bucket-allreduce",
      .key = "bucket_allreduce",
      .kind = StrategyOption::Kind::text,
-     .help = "the buckets' allreduce, wulf's own over MPI_Isend/MPI_Irecv: ring (Horovod's, NCCL's), rdb "
-             "(recursive doubling: each sum as --strategy block --allreduce rdb makes it), rabenseifner (recursive "
-             "halving then doubling: Gloo's halving-doubling), hierarchical (a ring within each node, across the "
-             "nodes, within again: as --allreduce hierarchical), hierarchical-rabenseifner (the same with "
-             "Rabenseifner's across the nodes) or rings (k rings at once, as NCCL's channels, over the hosts' "
-             "wulf:rings)",
+     .help = "the buckets' allreduce, wulf's own schedule over MPI_Isend/MPI_Irecv (rdb's sums are --strategy block "
+             "--allreduce rdb's to the bit): ",
+     .values_help = [] { return allreduce_help(AllreduceRows::scheduled); },
      .range = {},
      .example = "ring",
      .default_text = "ring"},
@@ -457,10 +554,54 @@ constexpr StrategyOption overlap_options[] = {
      .example = "ready",
      .default_text = "ready"}};
 
+constexpr double kLeastBucketCycle = 1e-5;  // seconds: --bucket-cycle's least above 0
+
+// overlap's settings against each other (StrategyDescriptor::check).
+void check_overlap(const TrainConfig& c, int, bool) {
+  parse_nb_algorithm(setting_text(c, "bucket-allreduce"), "--bucket-allreduce");
+  if (const std::string s = setting_text(c, "bucket-start"); s != "ready" && s != "after-backward")
+    throw InputError("--bucket-start \"" + s + "\": expected ready or after-backward");
+  const std::string fusion = setting_text(c, "bucket-fusion");
+  if (fusion != "cut" && fusion != "tick")
+    throw InputError("--bucket-fusion \"" + fusion + "\": expected cut or tick");
+  if (const std::string r = setting_text(c, "bucket-request"); r != "computed" && r != "scheduled")
+    throw InputError("--bucket-request \"" + r + "\": expected computed or scheduled");
+  else if (r == "scheduled" && fusion != "tick")
+    throw InputError("--bucket-request scheduled: Horovod's requests to rank 0 are --bucket-fusion tick's; "
+                     "with --bucket-fusion cut every bucket starts when its data is made");
+  // A cycle shorter than this ticks more often than a run ends with in reasonable time, and
+  // from 1e-17 s on it is below the simulated clock's resolution (SimGrid saw a deadlock).
+  if (const double cycle = setting(c, "bucket-cycle"); cycle > 0 && cycle < kLeastBucketCycle)
+    throw InputError(fmt::format("--bucket-cycle {:g}: 0 (no rounds) or at least {:g} s (Horovod's "
+                                 "HOROVOD_CYCLE_TIME is in milliseconds, 5 by default)",
+                                 cycle, kLeastBucketCycle));
+  const std::string framework = setting_text(c, "framework");
+  if (framework != "none" && framework != "ddp")
+    throw InputError("--framework \"" + framework + "\": expected none or ddp");
+  if (const std::string b = setting_text(c, "ddp-backend"); b != "gloo" && b != "nccl")
+    throw InputError("--ddp-backend \"" + b + "\": expected gloo or nccl");
+  if (const std::string v = setting_text(c, "gradient-as-bucket-view"); v != "on" && v != "off")
+    throw InputError("--gradient-as-bucket-view \"" + v + "\": expected on or off");
+  if (framework == "ddp") {
+    if (fusion != "cut")
+      throw InputError("--framework ddp: DDP cuts its buckets once (--bucket-fusion cut); tick is Horovod's");
+    if (setting(c, "bucket-cycle") > 0)
+      throw InputError("--framework ddp: DDP starts a bucket once it is ready; --bucket-cycle is Horovod's loop");
+    if (setting(c, "bucket-concurrency") > 0)
+      throw InputError("--framework ddp: the allreduces under way at once are its backend's (--ddp-backend gloo: "
+                       "2, nccl: 1), not --bucket-concurrency");
+  }
+  if (fusion == "tick") {
+    if (!(setting(c, "bucket-cycle") > 0))
+      throw InputError("--bucket-fusion tick: needs --bucket-cycle above 0 (the ticks at which it fuses the "
+                       "tensors ready)");
+    if (setting_text(c, "bucket-start") != "ready")
+      throw InputError("--bucket-fusion tick: --bucket-start after-backward measures fixed buckets; use "
+                       "--bucket-fusion cut with it");
+  }
+}
 
 }  // namespace
-
-constexpr double kLeastBucketCycle = 1e-5;  // seconds: --bucket-cycle's least above 0
 
 extern const StrategyDescriptor overlap_strategy{
     .name = "overlap",
@@ -470,49 +611,7 @@ extern const StrategyDescriptor overlap_strategy{
     .learning = every_learning,
     .splits_blocks = true,
     .layout = fixed_layout<DataLayout::shares>,
-    .check = [](const TrainConfig& c, int, bool) {
-      parse_nb_algorithm(setting_text(c, "bucket-allreduce"), "--bucket-allreduce");
-      if (const std::string s = setting_text(c, "bucket-start"); s != "ready" && s != "after-backward")
-        throw InputError("--bucket-start \"" + s + "\": expected ready or after-backward");
-      const std::string fusion = setting_text(c, "bucket-fusion");
-      if (fusion != "cut" && fusion != "tick")
-        throw InputError("--bucket-fusion \"" + fusion + "\": expected cut or tick");
-      if (const std::string r = setting_text(c, "bucket-request"); r != "computed" && r != "scheduled")
-        throw InputError("--bucket-request \"" + r + "\": expected computed or scheduled");
-      else if (r == "scheduled" && fusion != "tick")
-        throw InputError("--bucket-request scheduled: Horovod's requests to rank 0 are --bucket-fusion tick's; "
-                         "with --bucket-fusion cut every bucket starts when its data is made");
-      // A cycle shorter than this ticks more often than a run ends with in reasonable time, and
-      // from 1e-17 s on it is below the simulated clock's resolution (SimGrid saw a deadlock).
-      if (const double cycle = setting(c, "bucket-cycle"); cycle > 0 && cycle < kLeastBucketCycle)
-        throw InputError(fmt::format("--bucket-cycle {:g}: 0 (no rounds) or at least {:g} s (Horovod's "
-                                     "HOROVOD_CYCLE_TIME is in milliseconds, 5 by default)",
-                                     cycle, kLeastBucketCycle));
-      const std::string framework = setting_text(c, "framework");
-      if (framework != "none" && framework != "ddp")
-        throw InputError("--framework \"" + framework + "\": expected none or ddp");
-      if (const std::string b = setting_text(c, "ddp-backend"); b != "gloo" && b != "nccl")
-        throw InputError("--ddp-backend \"" + b + "\": expected gloo or nccl");
-      if (const std::string v = setting_text(c, "gradient-as-bucket-view"); v != "on" && v != "off")
-        throw InputError("--gradient-as-bucket-view \"" + v + "\": expected on or off");
-      if (framework == "ddp") {
-        if (fusion != "cut")
-          throw InputError("--framework ddp: DDP cuts its buckets once (--bucket-fusion cut); tick is Horovod's");
-        if (setting(c, "bucket-cycle") > 0)
-          throw InputError("--framework ddp: DDP starts a bucket once it is ready; --bucket-cycle is Horovod's loop");
-        if (setting(c, "bucket-concurrency") > 0)
-          throw InputError("--framework ddp: the allreduces under way at once are its backend's (--ddp-backend gloo: "
-                           "2, nccl: 1), not --bucket-concurrency");
-      }
-      if (fusion == "tick") {
-        if (!(setting(c, "bucket-cycle") > 0))
-          throw InputError("--bucket-fusion tick: needs --bucket-cycle above 0 (the ticks at which it fuses the "
-                           "tensors ready)");
-        if (setting_text(c, "bucket-start") != "ready")
-          throw InputError("--bucket-fusion tick: --bucket-start after-backward measures fixed buckets; use "
-                           "--bucket-fusion cut with it");
-      }
-    },
+    .check = check_overlap,
     .record = [](const TrainConfig& c, bool, Json& config) {
       if (setting_text(c, "framework") == "ddp")
         config["framework_model"] =
@@ -545,6 +644,8 @@ extern const StrategyDescriptor overlap_strategy{
                 "a smaller --bucket-bytes or " + s.smaller_net);
     },
     .search = &overlap_search,
+    .trains_layer_nets = true,
+    .own_allreduce_option = "bucket-allreduce",
     .train_float = train_overlap<float>,
     .train_double = train_overlap<double>,
 };

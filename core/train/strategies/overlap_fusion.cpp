@@ -46,6 +46,344 @@
 
 namespace wulf {
 
+namespace {
+
+// Tensor fusion over a run: the stream of fused allreduces, and Horovod's background loop that
+// agrees on the units ready through rank 0 and enqueues them. Its steps are called at the
+// backward pass's progress points (after_layer, between_slices) and once it is over (finish).
+template <class T>
+class FusionLoop {
+ public:
+  FusionLoop(Run<T>& run, Mlp<T>& net, const TrainConfig& config, Comm& comm, Compute& compute);
+
+  // A block begins: nothing ready; under --bucket-request scheduled every unit asked for now
+  // and agreed on at once (the loop's tick, at most a cycle away, and its negotiation fall
+  // inside the forward pass, which has no progress point).
+  void begin_block();
+  // Layer `layer`'s backward part is done: its units are ready; the loop and the stream move on.
+  void after_layer(int layer);
+  // Between slices of a large layer: the loop and the stream move on where anything is pending.
+  void between_slices();
+  // After the backward pass: every round run to its end. The seconds it waited (exposed).
+  double finish();
+
+  std::size_t units() const { return units_.size(); }
+  // Over the iteration: allreduces enqueued, negotiations begun, progress points, MPI_Test
+  // calls of the allreduces done with; zeroed by new_iteration (tests_done runs on).
+  std::size_t allreduces = 0, negotiations = 0, progress_calls = 0, tests_done = 0;
+  void new_iteration() { progress_calls = 0, allreduces = 0, negotiations = 0; }
+
+ private:
+  // One allreduce of a round: units [first, end) fused.
+  struct Fused {
+    std::size_t first = 0, end = 0;
+    std::unique_ptr<NbAllreduce<T>> allreduce;
+    std::vector<T> scratch;  // --numerics on: its own
+  };
+  // The loop: sleeping until its tick (idle) or agreeing on what is ready (negotiating).
+  enum class Loop { idle, negotiating };
+
+  void enqueue_round(std::size_t a, std::size_t b);
+  void start(Fused& f);
+  Fused* under_way();
+  std::size_t count_under_way() const;
+  void serve_stream();
+  bool finish_ticket(int& t, bool blocking);
+  void wait_answers();
+  double tick_due() const;
+  void begin_negotiation(double tick);
+  bool negotiated(bool blocking);
+  void agree();
+  void advance(bool blocking);
+  void progress_point();
+
+  Run<T>& run_;
+  Mlp<T>& net_;
+  Comm& comm_;
+  Compute& compute_;
+  const NbAlgorithm algorithm_;
+  const std::vector<OverlapBucket> units_;  // one per tensor
+  const std::size_t fusion_;                // values; 0: none fused
+  const std::size_t concurrency_;           // 0: no limit
+  const double cycle_;                      // > 0 (checked)
+  // --bucket-request scheduled: every tensor of a block asked for at its start (TensorFlow
+  // schedules the ops ahead of the GPU); an allreduce waits for its tensors' data.
+  const bool scheduled_;
+  const int ranks_, rank_;
+  const std::unique_ptr<Comm> schedules_;
+  const NbLayout layout_;
+  const std::size_t lanes_;
+  static constexpr int negotiation_tag = 0;  // the allreduces' tags are 1 and up
+
+  // The flat buffer: the units one after another (the net's gradients in the backward pass's
+  // order). Under --numerics off it and one scratch that every allreduce shares (nobody reads
+  // the sums) are memory all simulated ranks share; the scratch is the largest allreduce's.
+  std::size_t scratch_n_ = 0;
+  std::vector<T> own_;
+  T* flat_ = nullptr;
+  T* shared_scratch_ = nullptr;
+
+  std::deque<Fused> stream_;     // the allreduces enqueued, in order, until done
+  std::size_t next_fused_ = 0;   // the first of them not started (those before it are)
+  std::size_t fused_made_ = 0;   // allreduces made so far: their tags, alike on every rank
+  std::size_t ready_ = 0;        // units whose gradients the backward pass has made here
+
+  Loop loop_ = Loop::idle;
+  std::size_t requested_ = 0, released_ = 0;  // units asked for here; units agreed on (enqueued)
+  std::vector<double> requested_at_;
+  double next_tick_ = 0;
+  double mine_ = 0, agreed_ = 0;  // this rank's count; the least of all
+  std::vector<double> counts_;    // rank 0: each rank's
+  std::vector<int> from_ranks_, answers_;
+  int next_from_ = 1, to_root_ = -1, from_root_ = -1;  // tickets; -1: none pending
+};
+
+template <class T>
+FusionLoop<T>::FusionLoop(Run<T>& run, Mlp<T>& net, const TrainConfig& config, Comm& comm, Compute& compute)
+    : run_(run),
+      net_(net),
+      comm_(comm),
+      compute_(compute),
+      algorithm_(parse_nb_algorithm(setting_text(config, "bucket-allreduce"), "--bucket-allreduce")),
+      units_(plan_overlap_buckets(net, 0)),
+      fusion_(setting_count(config, "bucket-bytes") / sizeof(T)),
+      concurrency_(setting_count(config, "bucket-concurrency")),
+      cycle_(setting(config, "bucket-cycle")),
+      scheduled_(setting_text(config, "bucket-request") == "scheduled"),
+      ranks_(comm.size()),
+      rank_(comm.rank()),
+      schedules_(comm.duplicate_for_schedules()),
+      layout_{config.rank_nodes, config.rank_rings},
+      lanes_(NbAllreduce<T>::lanes(algorithm_, layout_)),
+      requested_at_(units_.size()),
+      counts_(static_cast<std::size_t>(ranks_)),
+      from_ranks_(static_cast<std::size_t>(ranks_), -1),
+      answers_(static_cast<std::size_t>(ranks_), -1) {
+  std::size_t largest = std::min(fusion_, run.weights());
+  for (const OverlapBucket& u : units_) largest = std::max(largest, u.n);
+  scratch_n_ = ranks_ > 1 ? NbAllreduce<T>(*schedules_, algorithm_, largest, false, 1, layout_).scratch_values() : 0;
+  flat_ = run.numerics() ? nullptr : static_cast<T*>(compute.shared_scratch((run.weights() + scratch_n_) * sizeof(T)));
+  if (!flat_) own_.resize(run.weights() + (run.numerics() ? 0 : scratch_n_)), flat_ = own_.data();
+  shared_scratch_ = flat_ + run.weights();
+  next_tick_ = comm.now() + cycle_;
+}
+
+// The round of units [a, b): fused in order, each allreduce at most `fusion` values (a unit
+// larger: alone), onto the stream.
+template <class T>
+void FusionLoop<T>::enqueue_round(std::size_t a, std::size_t b) {
+  while (a < b) {
+    std::size_t e = a + 1, n = units_[a].n;
+    while (e < b && fusion_ > 0 && n + units_[e].n <= fusion_) n += units_[e++].n;
+    Fused& f = stream_.emplace_back();
+    f.first = a, f.end = e;
+    const int tag = overlap_tag(fused_made_++, concurrency_, lanes_);
+    f.allreduce = std::make_unique<NbAllreduce<T>>(*schedules_, algorithm_, n, run_.numerics(), tag, layout_);
+    if (run_.numerics()) f.scratch.resize(f.allreduce->scratch_values());
+    else if (f.allreduce->scratch_values() > scratch_n_)
+      throw std::logic_error("overlap fusion: an allreduce's scratch beyond the largest's");
+    ++allreduces;
+    a = e;
+  }
+}
+
+template <class T>
+void FusionLoop<T>::start(Fused& f) {
+  const std::size_t at = units_[f.first].flat_at, n = units_[f.end - 1].flat_at + units_[f.end - 1].n - at;
+  if (run_.numerics())
+    for (std::size_t u = f.first; u < f.end; ++u) copy_overlap_pieces(net_, units_[u], flat_, true);
+  compute_.charge_collective();  // the platform's fixed cost of a collective call, per allreduce
+  T* scratch = run_.numerics() ? f.scratch.data() : shared_scratch_;
+  f.allreduce->start(std::span<T>(flat_ + at, n), std::span<T>(scratch, f.allreduce->scratch_values()));
+}
+
+// The first allreduce under way, or none.
+template <class T>
+typename FusionLoop<T>::Fused* FusionLoop<T>::under_way() {
+  for (std::size_t i = 0; i < next_fused_; ++i)
+    if (!stream_[i].allreduce->done()) return &stream_[i];
+  return nullptr;
+}
+
+template <class T>
+std::size_t FusionLoop<T>::count_under_way() const {
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < next_fused_; ++i) n += stream_[i].allreduce->done() ? 0 : 1;
+  return n;
+}
+
+// The stream moved on: what is under way tested, what is done retired (its sums back into the
+// gradients), and the next started while fewer than --bucket-concurrency are under way and
+// its units' data is made (agreed units are made already, unless --bucket-request scheduled
+// asked for them first: then the loop waits for their data, WAIT_FOR_DATA).
+template <class T>
+void FusionLoop<T>::serve_stream() {
+  run_.poll([&] {
+    for (std::size_t i = 0; i < next_fused_; ++i)
+      if (!stream_[i].allreduce->done()) stream_[i].allreduce->progress();
+  });
+  while (next_fused_ > 0 && stream_.front().allreduce->done()) {
+    Fused& f = stream_.front();
+    tests_done += f.allreduce->tests();
+    if (run_.numerics())
+      for (std::size_t u = f.first; u < f.end; ++u) copy_overlap_pieces(net_, units_[u], flat_, false);
+    stream_.pop_front(), --next_fused_;
+  }
+  for (; next_fused_ < stream_.size(); ++next_fused_) {
+    if (concurrency_ > 0 && count_under_way() >= concurrency_) break;
+    if (stream_[next_fused_].end > ready_) break;
+    start(stream_[next_fused_]);
+  }
+}
+
+template <class T>
+bool FusionLoop<T>::finish_ticket(int& t, bool blocking) {
+  if (t < 0) return true;
+  if (blocking) schedules_->wait(t);
+  else if (!schedules_->test(t)) return false;
+  t = -1;
+  return true;
+}
+
+template <class T>
+void FusionLoop<T>::wait_answers() {
+  for (int& t : answers_) finish_ticket(t, true);
+}
+
+// The tick at which the loop next finds something new: the first at or after the first unit
+// not yet agreed on was asked for (ticks with nothing new send nothing here).
+template <class T>
+double FusionLoop<T>::tick_due() const {
+  return first_tick_from(next_tick_, requested_at_[released_], cycle_);
+}
+
+template <class T>
+void FusionLoop<T>::begin_negotiation(double tick) {
+  std::size_t n = released_;
+  while (n < requested_ && requested_at_[n] <= tick) ++n;
+  mine_ = static_cast<double>(n);
+  ++negotiations;
+  if (rank_ == 0) {
+    wait_answers();  // the last negotiation's, which sent `agreed`
+    for (int r = 1; r < ranks_; ++r)
+      from_ranks_[static_cast<std::size_t>(r)] =
+          schedules_->irecv(std::span<double>(&counts_[static_cast<std::size_t>(r)], 1), r, negotiation_tag);
+    next_from_ = 1;
+  } else {
+    to_root_ = schedules_->isend(std::span<const double>(&mine_, 1), 0, negotiation_tag);
+    from_root_ = schedules_->irecv(std::span<double>(&agreed_, 1), 0, negotiation_tag);
+  }
+  loop_ = Loop::negotiating;
+}
+
+template <class T>
+bool FusionLoop<T>::negotiated(bool blocking) {
+  if (rank_ == 0) {
+    for (; next_from_ < ranks_; ++next_from_)
+      if (!finish_ticket(from_ranks_[static_cast<std::size_t>(next_from_)], blocking)) return false;
+    agreed_ = mine_;
+    for (int r = 1; r < ranks_; ++r) agreed_ = std::min(agreed_, counts_[static_cast<std::size_t>(r)]);
+    for (int r = 1; r < ranks_; ++r)
+      answers_[static_cast<std::size_t>(r)] =
+          schedules_->isend(std::span<const double>(&agreed_, 1), r, negotiation_tag);
+    return true;
+  }
+  const bool sent = finish_ticket(to_root_, blocking);
+  return finish_ticket(from_root_, blocking) && sent;
+}
+
+// The negotiation is over: its units enqueued, and the loop sleeps (NCCL's stream runs them).
+template <class T>
+void FusionLoop<T>::agree() {
+  const auto upto = static_cast<std::size_t>(agreed_);
+  if (upto <= released_ || upto > requested_)
+    throw std::logic_error("overlap fusion: the ranks agreed on units not asked for here");
+  enqueue_round(released_, upto);
+  released_ = upto;
+  next_tick_ = comm_.now() + cycle_;
+  loop_ = Loop::idle;
+}
+
+// Moves the loop and the stream on as far as they go now (a progress point), or, blocking
+// (after the backward pass, every unit ready), until every unit is reduced. Blocking, a wait
+// for a tick or a negotiation goes a step of the stream's allreduce at a time while one is
+// under way, so that neither holds the other up.
+template <class T>
+void FusionLoop<T>::advance(bool blocking) {
+  for (;;) {
+    serve_stream();
+    Fused* going = under_way();
+    if (loop_ == Loop::idle && released_ < requested_) {
+      const double tick = tick_due();
+      if (tick <= comm_.now()) {
+        begin_negotiation(tick);
+      } else if (!blocking) {
+        return;
+      } else {
+        if (going) going->allreduce->wait_step();
+        else compute_.idle(tick - comm_.now());
+        continue;
+      }
+    }
+    if (loop_ == Loop::negotiating) {
+      bool done = false;
+      if (blocking && !going) done = negotiated(true);  // waited out: the exposed time's
+      else run_.poll([&] { done = negotiated(false); });
+      if (done) {
+        agree();
+        continue;
+      }
+      if (!blocking) return;
+      going->allreduce->wait_step();
+      continue;
+    }
+    if (!blocking) return;
+    if (released_ == requested_ && stream_.empty()) return;
+    if (!going) throw std::logic_error("overlap fusion: allreduces enqueued and none under way");
+    going->allreduce->wait_step();
+  }
+}
+
+template <class T>
+void FusionLoop<T>::progress_point() {
+  advance(false);
+  ++progress_calls;
+}
+
+template <class T>
+void FusionLoop<T>::begin_block() {
+  ready_ = 0, released_ = 0, requested_ = 0;
+  if (!scheduled_ || ranks_ == 1) return;
+  requested_ = units_.size();
+  std::fill(requested_at_.begin(), requested_at_.end(), comm_.now());
+  if (loop_ != Loop::idle) throw std::logic_error("overlap fusion: a negotiation left over from a block");
+  begin_negotiation(comm_.now());
+}
+
+template <class T>
+void FusionLoop<T>::after_layer(int layer) {
+  if (ranks_ == 1) return;
+  for (; ready_ < units_.size() && units_[ready_].ready_after == layer; ++ready_)
+    if (!scheduled_) requested_at_[requested_++] = comm_.now();
+  progress_point();
+}
+
+template <class T>
+void FusionLoop<T>::between_slices() {
+  if (ranks_ > 1 && (loop_ != Loop::idle || released_ < requested_ || !stream_.empty())) progress_point();
+}
+
+template <class T>
+double FusionLoop<T>::finish() {
+  if (ranks_ == 1) return 0;
+  const double t0 = comm_.now();
+  advance(true);
+  if (rank_ == 0) wait_answers();
+  return comm_.now() - t0;
+}
+
+}  // namespace
+
 template <class T>
 TrainResult train_overlap_fusion(Mlp<T>& net, const Dataset& train, const Dataset& test, const GlobalSizes& sizes,
                                  const TrainConfig& config, Comm& comm, Compute& compute,
@@ -55,254 +393,32 @@ TrainResult train_overlap_fusion(Mlp<T>& net, const Dataset& train, const Datase
   Rng order_rng = pattern_order_rng(config, comm.rank());
   std::vector<std::size_t> order = identity_order(plan.n_local);
   WeightUpdate<T> step(net, config);
-  const NbAlgorithm algorithm = parse_nb_algorithm(setting_text(config, "bucket-allreduce"), "--bucket-allreduce");
-  const std::vector<OverlapBucket> units = plan_overlap_buckets(net, 0);  // one per tensor
-  const std::size_t fusion = setting_count(config, "bucket-bytes") / sizeof(T);  // values; 0: none fused
   const double slice_flops = setting(config, "progress-flops");
-  const std::size_t concurrency = setting_count(config, "bucket-concurrency");  // 0: no limit
-  const double cycle = setting(config, "bucket-cycle");                           // > 0 (checked)
-  // --bucket-request scheduled: every tensor of a block asked for at its start (TensorFlow
-  // schedules the ops ahead of the GPU); an allreduce waits for its tensors' data.
-  const bool scheduled = setting_text(config, "bucket-request") == "scheduled";
-  const int ranks = comm.size(), rank = comm.rank();
-
-  const std::unique_ptr<Comm> schedules = comm.duplicate_for_schedules();
-  const NbLayout layout{config.rank_nodes, config.rank_rings};
-  const std::size_t lanes = NbAllreduce<T>::lanes(algorithm, layout);
-  constexpr int negotiation_tag = 0;  // the allreduces' tags are 1 and up
-
-  // The flat buffer: the units one after another (the net's gradients in the backward pass's
-  // order). Under --numerics off it and one scratch that every allreduce shares (nobody reads
-  // the sums) are memory all simulated ranks share; the scratch is the largest allreduce's.
-  std::size_t largest = std::min(fusion, run.weights());
-  for (const OverlapBucket& u : units) largest = std::max(largest, u.n);
-  const std::size_t scratch_n =
-      ranks > 1 ? NbAllreduce<T>(*schedules, algorithm, largest, false, 1, layout).scratch_values() : 0;
-  std::vector<T> own;
-  T* flat = run.numerics() ? nullptr
-                           : static_cast<T*>(compute.shared_scratch((run.weights() + scratch_n) * sizeof(T)));
-  if (!flat) own.resize(run.weights() + (run.numerics() ? 0 : scratch_n)), flat = own.data();
-  T* const shared_scratch = flat + run.weights();
-
-  // One allreduce of a round: units [first, end) fused.
-  struct Fused {
-    std::size_t first = 0, end = 0;
-    std::unique_ptr<NbAllreduce<T>> allreduce;
-    std::vector<T> scratch;  // --numerics on: its own
-  };
-  std::deque<Fused> stream;        // the allreduces enqueued, in order, until done
-  std::size_t next_fused = 0;      // the first of them not started (those before it are)
-  std::size_t fused_made = 0;      // allreduces made so far: their tags, alike on every rank
-  std::size_t tests_done = 0;      // MPI_Test calls of the allreduces done with
-  std::size_t allreduces = 0, negotiations = 0, progress_calls = 0;
-
-  // The round of units [a, b): fused in order, each allreduce at most `fusion` values (a unit
-  // larger: alone), onto the stream.
-  auto enqueue_round = [&](std::size_t a, std::size_t b) {
-    while (a < b) {
-      std::size_t e = a + 1, n = units[a].n;
-      while (e < b && fusion > 0 && n + units[e].n <= fusion) n += units[e++].n;
-      Fused& f = stream.emplace_back();
-      f.first = a, f.end = e;
-      const int tag = overlap_tag(fused_made++, concurrency, lanes);
-      f.allreduce = std::make_unique<NbAllreduce<T>>(*schedules, algorithm, n, run.numerics(), tag, layout);
-      if (run.numerics()) f.scratch.resize(f.allreduce->scratch_values());
-      else if (f.allreduce->scratch_values() > scratch_n)
-        throw std::logic_error("overlap fusion: an allreduce's scratch beyond the largest's");
-      ++allreduces;
-      a = e;
-    }
-  };
-  auto start = [&](Fused& f) {
-    const std::size_t at = units[f.first].flat_at, n = units[f.end - 1].flat_at + units[f.end - 1].n - at;
-    if (run.numerics())
-      for (std::size_t u = f.first; u < f.end; ++u) copy_overlap_pieces(net, units[u], flat, true);
-    compute.charge_collective();  // the platform's fixed cost of a collective call, per allreduce
-    T* scratch = run.numerics() ? f.scratch.data() : shared_scratch;
-    f.allreduce->start(std::span<T>(flat + at, n), std::span<T>(scratch, f.allreduce->scratch_values()));
-  };
-  auto under_way = [&]() -> Fused* {  // the first allreduce under way, or none
-    for (std::size_t i = 0; i < next_fused; ++i)
-      if (!stream[i].allreduce->done()) return &stream[i];
-    return nullptr;
-  };
-  auto count_under_way = [&] {
-    std::size_t n = 0;
-    for (std::size_t i = 0; i < next_fused; ++i) n += stream[i].allreduce->done() ? 0 : 1;
-    return n;
-  };
-  std::size_t ready = 0;  // units whose gradients the backward pass has made here
-  // The stream moved on: what is under way tested, what is done retired (its sums back into
-  // the gradients), and the next started while fewer than --bucket-concurrency are under way
-  // and its units' data is made (agreed units are made already, unless --bucket-request
-  // scheduled asked for them first: then the loop waits for their data, WAIT_FOR_DATA).
-  auto serve_stream = [&] {
-    run.poll([&] {
-      for (std::size_t i = 0; i < next_fused; ++i)
-        if (!stream[i].allreduce->done()) stream[i].allreduce->progress();
-    });
-    while (next_fused > 0 && stream.front().allreduce->done()) {
-      Fused& f = stream.front();
-      tests_done += f.allreduce->tests();
-      if (run.numerics())
-        for (std::size_t u = f.first; u < f.end; ++u) copy_overlap_pieces(net, units[u], flat, false);
-      stream.pop_front(), --next_fused;
-    }
-    for (; next_fused < stream.size(); ++next_fused) {
-      if (concurrency > 0 && count_under_way() >= concurrency) break;
-      if (stream[next_fused].end > ready) break;
-      start(stream[next_fused]);
-    }
-  };
-
-  // The loop: sleeping until its tick (idle) or agreeing on what is ready (negotiating).
-  enum class Loop { idle, negotiating };
-  Loop loop = Loop::idle;
-  std::size_t requested = 0, released = 0;  // units asked for here; units agreed on (enqueued)
-  std::vector<double> requested_at(units.size());
-  double next_tick = comm.now() + cycle;
-  double mine = 0, agreed = 0;                     // this rank's count; the least of all
-  std::vector<double> counts(static_cast<std::size_t>(ranks));  // rank 0: each rank's
-  std::vector<int> from_ranks(static_cast<std::size_t>(ranks), -1), answers(static_cast<std::size_t>(ranks), -1);
-  int next_from = 1, to_root = -1, from_root = -1;  // tickets; -1: none pending
-
-  auto finish_ticket = [&](int& t, bool blocking) {
-    if (t < 0) return true;
-    if (blocking) schedules->wait(t);
-    else if (!schedules->test(t)) return false;
-    t = -1;
-    return true;
-  };
-  auto wait_answers = [&] {
-    for (int& t : answers) finish_ticket(t, true);
-  };
-  // The tick at which the loop next finds something new: the first at or after the first
-  // unit not yet agreed on was asked for (ticks with nothing new send nothing here).
-  auto tick_due = [&] { return first_tick_from(next_tick, requested_at[released], cycle); };
-  auto begin_negotiation = [&](double tick) {
-    std::size_t n = released;
-    while (n < requested && requested_at[n] <= tick) ++n;
-    mine = static_cast<double>(n);
-    ++negotiations;
-    if (rank == 0) {
-      wait_answers();  // the last negotiation's, which sent `agreed`
-      for (int r = 1; r < ranks; ++r)
-        from_ranks[static_cast<std::size_t>(r)] =
-            schedules->irecv(std::span<double>(&counts[static_cast<std::size_t>(r)], 1), r, negotiation_tag);
-      next_from = 1;
-    } else {
-      to_root = schedules->isend(std::span<const double>(&mine, 1), 0, negotiation_tag);
-      from_root = schedules->irecv(std::span<double>(&agreed, 1), 0, negotiation_tag);
-    }
-    loop = Loop::negotiating;
-  };
-  auto negotiated = [&](bool blocking) {
-    if (rank == 0) {
-      for (; next_from < ranks; ++next_from)
-        if (!finish_ticket(from_ranks[static_cast<std::size_t>(next_from)], blocking)) return false;
-      agreed = mine;
-      for (int r = 1; r < ranks; ++r) agreed = std::min(agreed, counts[static_cast<std::size_t>(r)]);
-      for (int r = 1; r < ranks; ++r)
-        answers[static_cast<std::size_t>(r)] = schedules->isend(std::span<const double>(&agreed, 1), r, negotiation_tag);
-      return true;
-    }
-    const bool sent = finish_ticket(to_root, blocking);
-    return finish_ticket(from_root, blocking) && sent;
-  };
-  // Moves the loop and the stream on as far as they go now (a progress point), or, blocking
-  // (after the backward pass, every unit ready), until every unit is reduced. Blocking, a wait
-  // for a tick or a negotiation goes a step of the stream's allreduce at a time while one is
-  // under way, so that neither holds the other up.
-  auto advance = [&](bool blocking) {
-    for (;;) {
-      serve_stream();
-      Fused* going = under_way();
-      if (loop == Loop::idle && released < requested) {
-        const double tick = tick_due();
-        if (tick <= comm.now()) {
-          begin_negotiation(tick);
-        } else if (!blocking) {
-          return;
-        } else {
-          if (going) going->allreduce->wait_step();
-          else compute.idle(tick - comm.now());
-          continue;
-        }
-      }
-      if (loop == Loop::negotiating) {
-        bool done = false;
-        if (blocking && !going) done = negotiated(true);  // waited out: the exposed time's
-        else run.poll([&] { done = negotiated(false); });
-        if (done) {
-          const auto upto = static_cast<std::size_t>(agreed);
-          if (upto <= released || upto > requested)
-            throw std::logic_error("overlap fusion: the ranks agreed on units not asked for here");
-          enqueue_round(released, upto);  // the loop enqueues and sleeps: NCCL's stream runs them
-          released = upto;
-          next_tick = comm.now() + cycle;
-          loop = Loop::idle;
-          continue;
-        }
-        if (!blocking) return;
-        going->allreduce->wait_step();
-        continue;
-      }
-      if (!blocking) return;
-      if (released == requested && stream.empty()) return;
-      if (!going) throw std::logic_error("overlap fusion: allreduces enqueued and none under way");
-      going->allreduce->wait_step();
-    }
-  };
-  auto mark_ready_upto = [&](int layer) {
-    for (; ready < units.size() && units[ready].ready_after == layer; ++ready)
-      if (!scheduled) requested_at[requested++] = comm.now();
-  };
+  FusionLoop<T> loop(run, net, config, comm, compute);
 
   return run.run([&](int) {
     if (config.shuffle) order_rng.shuffle(order);
     ErrorSums running = run.empty_sums();
-    progress_calls = 0, allreduces = 0, negotiations = 0;
-    const std::size_t tests_before = tests_done;
+    loop.new_iteration();
+    const std::size_t tests_before = loop.tests_done;
     double exposed = 0;
     for (std::size_t k = 0; k < plan.blocks; ++k) {
-      ready = 0, released = 0, requested = 0;
-      if (scheduled && plan.ranks > 1) {
-        // Every tensor asked for now, and agreed on at once: the loop's tick (at most a cycle
-        // away) and its negotiation fall inside the forward pass, which has no progress point.
-        requested = units.size();
-        std::fill(requested_at.begin(), requested_at.end(), comm.now());
-        if (loop != Loop::idle) throw std::logic_error("overlap fusion: a negotiation left over from a block");
-        begin_negotiation(comm.now());
-      }
+      loop.begin_block();
       run.forward_backward_layers(
-          train, order, plan.first(k), plan.count(k), running,
-          [&](int layer) {
-            if (plan.ranks == 1) return;
-            mark_ready_upto(layer);
-            advance(false);
-            ++progress_calls;
-          },
-          slice_flops, [&] {
-            if (plan.ranks > 1 && (loop != Loop::idle || released < requested || !stream.empty())) {  // between slices
-              advance(false);
-              ++progress_calls;
-            }
-          });
+          train, order, plan.first(k), plan.count(k), running, [&](int layer) { loop.after_layer(layer); },
+          slice_flops, [&] { loop.between_slices(); });
       if (plan.ranks > 1) {  // the rest of the rounds, once the backward pass is over: exposed
-        const double t0 = comm.now();
-        advance(true);
-        if (rank == 0) wait_answers();
-        const double waited = comm.now() - t0;
+        const double waited = loop.finish();
         exposed += waited;
         run.add_comm(waited, 1);
       }
       run.kernel(Phase::update, 1, run.flops().update, [&] { step.apply(plan.total(k), net.gradients()); });
     }
-    run.note("buckets", static_cast<double>(allreduces) / static_cast<double>(plan.blocks));
-    run.note("fused_tensors", static_cast<double>(units.size()));
-    run.note("negotiations", static_cast<double>(negotiations));
-    run.note("progress_points", static_cast<double>(progress_calls));
-    run.note("progress_tests", static_cast<double>(tests_done - tests_before));
+    run.note("buckets", static_cast<double>(loop.allreduces) / static_cast<double>(plan.blocks));
+    run.note("fused_tensors", static_cast<double>(loop.units()));
+    run.note("negotiations", static_cast<double>(loop.negotiations));
+    run.note("progress_points", static_cast<double>(loop.progress_calls));
+    run.note("progress_tests", static_cast<double>(loop.tests_done - tests_before));
     run.note("exposed_comm_s", exposed);
     return running;
   });

@@ -280,6 +280,7 @@ extern const StrategyDescriptor ppt_strategy{
                 s.smaller_net);
     },
     .search = &ppt_search,
+    .allgathers_update = true,
     .train_float = train_ppt<float>,
     .train_double = train_ppt<double>,
 };
