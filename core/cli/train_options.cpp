@@ -178,8 +178,9 @@ po::options_description engine_options() {
        "each host's cores in order)")
       ("numerics", on_off("numerics")->default_value(true, "on"),
        "sim, testbed (and real with --compute calibrated): off skips the arithmetic and only charges time: on|off")
-      ("oversubscribe", one_of(names(oversubscribe_modes), "--oversubscribe: '{}' (expected auto, on or off)")
-                            ->default_value("auto"),
+      ("oversubscribe",
+       one_of(names(oversubscribe_modes), "--oversubscribe: '{}' (expected " + listed(names(oversubscribe_modes)) + ")")
+           ->default_value("auto"),
        "real, testbed: let mpirun put more ranks than cores on this machine: auto|on|off (auto: off with --hostfile)")
       ("hostfile", po::value<std::string>(), "real: Open MPI's hostfile for wulf's own mpirun, to span machines")
       ("mpirun-args", po::value<std::string>(),
@@ -316,13 +317,13 @@ po::typed_value<std::string>* allreduce_value() {
 }
 
 po::typed_value<std::string>* reduce_value() {
-  return one_of(names(reduce_algorithms), "--reduce: unknown algorithm '{}' (expected default, linear, chain, pipeline, "
-                                          "binary, binomial, in-order-binary, wulf-binomial or four-stage)");
+  return one_of(names(reduce_algorithms),
+                "--reduce: unknown algorithm '{}' (expected " + listed(names(reduce_algorithms)) + ")");
 }
 
 po::typed_value<std::string>* bcast_value() {
-  return one_of(names(bcast_algorithms), "--bcast: unknown algorithm '{}' (expected default, linear, chain, pipeline, "
-                                         "split-bintree, bintree, binomial, knomial or scatter-allgather)");
+  return one_of(names(bcast_algorithms),
+                "--bcast: unknown algorithm '{}' (expected " + listed(names(bcast_algorithms)) + ")");
 }
 
 po::typed_value<double>* timeout_value() {

@@ -352,7 +352,9 @@ void read_engine(const Fields& f, TrainJob& job) {
     job.has_reduce_layout = true;
   }
   job.oversubscribe = f.text("oversubscribe");
-  if (!named_in(job.oversubscribe, oversubscribe_modes)) f.fail("oversubscribe", "expected auto, on or off");
+  if (!named_in(job.oversubscribe, oversubscribe_modes))
+    f.fail("oversubscribe",
+           "expected " + listed(std::vector<std::string>(oversubscribe_modes.begin(), oversubscribe_modes.end())));
   job.platform = f.text("platform", "");
   if (job.engine == Engine::real) {
     job.hostfile = f.text("hostfile", "");
