@@ -35,13 +35,19 @@ interrupt() {
   echo "$engine SIG$signal: exit $code, $(grep -F "wulf: interrupted" "$dir/err"); nothing left"
 }
 
-# A command that runs no child, `wulf model --overlap` over a grid of 21 525 cells: the signal
-# ends its loop at the next cell (issue 62: its pipeline once spun on and took no signal).
+# A command that runs no child, `wulf model --overlap` over a grid of 688 800 cells (about 15 s
+# on a 2-core Xeon): once its first rows are out, the signal ends its loop at the next cell
+# (issue 62: its pipeline once spun on and took no signal).
 interrupt_model() {
   local signal=$1 dir="$tmp/model-$1"
   start_wulf "$dir" model --overlap --platform "$(dirname "$0")/../platforms/messner.xml" --problem layers:resnet50 \
-    --np "$(seq -s, 2 22)" --block 4096 --train-size 4096 --test-size 1 --bucket-bytes "$(seq -s, 0 65536 67108864)"
-  sleep 1
+    --np "$(seq -s, 2 22)" --block "$(seq -s, 128 128 4096)" --train-size 4096 --test-size 1 \
+    --bucket-bytes "$(seq -s, 0 65536 67108864)"
+  for _ in $(seq 600); do
+    grep -qE '^ +2 +128 ' "$dir/out" 2>/dev/null && break
+    kill -0 "$wulf" 2>/dev/null || break
+    sleep 0.1
+  done
   kill -0 "$wulf" 2>/dev/null || fail "model SIG$signal: wulf ended before the signal: $(cat "$dir/err")"
   kill -"$signal" "$wulf"
   wait_ended

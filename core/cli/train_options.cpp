@@ -158,8 +158,7 @@ po::options_description engine_options() {
        "sim, testbed: messages up to this many bytes are sent without waiting for the receiver (default: sim "
        "SMPI's, where no data flows before the receive is posted; testbed 4194304, Open MPI's btl_tcp_eager_limit)")
       ("sim-messages",
-       one_of(std::vector<std::string>(std::begin(sim_messages_names), std::end(sim_messages_names)),
-              "--sim-messages: '{}' (expected " + sim_messages_list() + ")")
+       one_of(names(sim_messages_names), "--sim-messages: '{}' (expected " + listed(sim_messages_names) + ")")
            ->default_value("s4u"),
        "sim: how the messages of wulf's own collectives and of overlap's buckets travel: s4u, as SimGrid comms that "
        "give SMPI's simulated times and scale (default); fifo, the same but those from one rank to another one after "
@@ -179,7 +178,7 @@ po::options_description engine_options() {
       ("numerics", on_off("numerics")->default_value(true, "on"),
        "sim, testbed (and real with --compute calibrated): off skips the arithmetic and only charges time: on|off")
       ("oversubscribe",
-       one_of(names(oversubscribe_modes), "--oversubscribe: '{}' (expected " + listed(names(oversubscribe_modes)) + ")")
+       one_of(names(oversubscribe_modes), "--oversubscribe: '{}' (expected " + listed(oversubscribe_modes) + ")")
            ->default_value("auto"),
        "real, testbed: let mpirun put more ranks than cores on this machine: auto|on|off (auto: off with --hostfile)")
       ("hostfile", po::value<std::string>(), "real: Open MPI's hostfile for wulf's own mpirun, to span machines")
@@ -318,12 +317,12 @@ po::typed_value<std::string>* allreduce_value() {
 
 po::typed_value<std::string>* reduce_value() {
   return one_of(names(reduce_algorithms),
-                "--reduce: unknown algorithm '{}' (expected " + listed(names(reduce_algorithms)) + ")");
+                "--reduce: unknown algorithm '{}' (expected " + listed(reduce_algorithms) + ")");
 }
 
 po::typed_value<std::string>* bcast_value() {
   return one_of(names(bcast_algorithms),
-                "--bcast: unknown algorithm '{}' (expected " + listed(names(bcast_algorithms)) + ")");
+                "--bcast: unknown algorithm '{}' (expected " + listed(bcast_algorithms) + ")");
 }
 
 po::typed_value<double>* timeout_value() {

@@ -1,7 +1,6 @@
 #include "comm/comm.hpp"
 
 #include "util/errors.hpp"
-#include "util/text.hpp"
 
 #include <unistd.h>
 #include <algorithm>
@@ -15,13 +14,9 @@
 namespace wulf {
 
 std::optional<SimMessages> sim_messages_named(std::string_view name) {
-  for (std::size_t i = 0; i < std::size(sim_messages_names); ++i)
+  for (std::size_t i = 0; i < sim_messages_names.size(); ++i)
     if (sim_messages_names[i] == name) return static_cast<SimMessages>(i);
   return std::nullopt;
-}
-
-std::string sim_messages_list() {
-  return listed(std::vector<std::string>(std::begin(sim_messages_names), std::end(sim_messages_names)));
 }
 
 int mpi_count(std::size_t n, std::string_view what, std::string_view remedy) {

@@ -8,6 +8,7 @@
 // platform's (set_time_dilation), and now() reads platform seconds: wall seconds over D.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -25,11 +26,9 @@ namespace wulf {
 // the eager limit after Open MPI's rendezvous handshake; smpi, as SMPI's MPI requests.
 enum class SimMessages { s4u, fifo, smpi };
 // Their names, in that order: the option's values and its errors read them.
-inline constexpr std::string_view sim_messages_names[] = {"s4u", "fifo", "smpi"};
+inline constexpr std::array<std::string_view, 3> sim_messages_names{"s4u", "fifo", "smpi"};
 // The SimMessages of that name (sim_messages_names), or none.
 std::optional<SimMessages> sim_messages_named(std::string_view name);
-// "s4u, fifo or smpi", for errors.
-std::string sim_messages_list();
 
 // The most values one MPI call takes: its counts and displacements are C ints.
 inline constexpr std::size_t mpi_count_limit = 2147483647;  // INT_MAX

@@ -77,9 +77,9 @@ void validate(const CommBenchConfig& c) {
   if (!(c.lat_scale > 0) || !std::isfinite(c.lat_scale)) throw InputError("bench: lat_scale must be a positive number");
   if (!(c.dilation >= 1) || !std::isfinite(c.dilation)) throw InputError("bench: dilation must be at least 1");
   if (c.root < CommBenchConfig::every_root) throw InputError("bench: root must be a rank, or every_root");
-  const AllreduceAlgorithm* own = find_allreduce(c.allreduce);
-  const bool rings = own && own->needs == AllreduceNeeds::rings;
-  if (rings ? c.rank_rings.empty() : is_own_blocking_allreduce(c.allreduce) && c.rank_nodes.empty())
+  const AllreduceAlgorithm* algorithm = find_allreduce(c.allreduce);
+  const bool rings = algorithm && algorithm->needs == AllreduceNeeds::rings;
+  if (rings ? c.rank_rings.empty() : algorithm && algorithm->own_only() && c.rank_nodes.empty())
     throw InputError("bench: the " + c.allreduce + " allreduce needs " +
                      (rings ? "rank_rings, its rings' ranks" : "rank_nodes, each rank's node"));
   if (c.composed_redbcast && !(c.allreduce == "redbcast" && redbcast_runs_the_runs(c.reduce, c.bcast)))

@@ -353,8 +353,7 @@ void read_engine(const Fields& f, TrainJob& job) {
   }
   job.oversubscribe = f.text("oversubscribe");
   if (!named_in(job.oversubscribe, oversubscribe_modes))
-    f.fail("oversubscribe",
-           "expected " + listed(std::vector<std::string>(oversubscribe_modes.begin(), oversubscribe_modes.end())));
+    f.fail("oversubscribe", "expected " + listed(oversubscribe_modes));
   job.platform = f.text("platform", "");
   if (job.engine == Engine::real) {
     job.hostfile = f.text("hostfile", "");
@@ -372,7 +371,7 @@ void read_engine(const Fields& f, TrainJob& job) {
           what_if.fail(scale, fault);
     job.eager_limit = f.whole("eager_limit_bytes", 1, 1LL << 40, 0);
     job.sim_messages = f.text("sim_messages", "s4u");
-    if (!sim_messages_named(job.sim_messages)) f.fail("sim_messages", "expected " + sim_messages_list());
+    if (!sim_messages_named(job.sim_messages)) f.fail("sim_messages", "expected " + listed(sim_messages_names));
     job.ranks_per_host = f.whole("ranks_per_host", 0, kMostRanks);
     if (f.has("hosts_of_ranks")) job.rank_hosts = f.texts("hosts_of_ranks");
     if (!job.rank_hosts.empty() && job.rank_hosts.size() != static_cast<std::size_t>(job.np))

@@ -135,7 +135,7 @@ void data_parts(const TrainJob& job, const MemoryShape& s, std::vector<MemoryPar
   const ProblemKind* kind = problem_kind(job.problem.name);
   const ProblemData data = kind ? kind->data : ProblemData::made;
   double loading = 0;
-  if (job.problem.table || data == ProblemData::none) {
+  if (data == ProblemData::none) {
   } else if (data == ProblemData::mnist) {
     // The bytes of the images read (the whole training set for ppt and scatter's rank 0),
     // and every label.

@@ -35,6 +35,10 @@ std::string listed(const std::vector<std::string>& names, std::string_view last)
   return text;
 }
 
+std::string listed(std::span<const std::string_view> names, std::string_view last) {
+  return listed(std::vector<std::string>(names.begin(), names.end()), last);
+}
+
 std::string number_text(double v) {
   if (v == std::floor(v) && std::abs(v) < 1e15) return fmt::format("{:.0f}", v);
   return fmt::format("{:g}", v);

@@ -6,6 +6,7 @@
 #include <optional>
 #include <ostream>
 #include <streambuf>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,6 +39,8 @@ inline constexpr Range kRanksRange{.lo = 1, .hi = static_cast<double>(kMostRanks
 
 // Names as a message lists them: "a, b or c" (last: " or ", or " and ").
 std::string listed(const std::vector<std::string>& names, std::string_view last = " or ");
+// The same of a table's names (a std::array or C array of string_views).
+std::string listed(std::span<const std::string_view> names, std::string_view last = " or ");
 
 // How help and messages show a range: "[1, 1024]", "(0, 1000000]", "[0, 1)", "(0, inf)".
 std::string range_text(const Range& range);

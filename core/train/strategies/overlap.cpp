@@ -68,7 +68,6 @@ BucketSet<T> bucket_set(Comm& schedules, NbAlgorithm algorithm, const NbLayout& 
 // rank's host's costs (its wulf:ddp, nn/framework_costs.hpp) as that much of the host's compute.
 struct DdpCharges {
   FrameworkCosts costs;
-  double host_speed = 0;   // flop/s: a second of the host's compute
   double comm_steal = 0;   // ComputeConfig::comm_steal
   double fixed_s = 0, copy_s = 0, steal_s = 0;  // charged in this iteration
 };
@@ -159,7 +158,10 @@ class BucketRun {
   std::vector<std::size_t> values_of_layer_, tensors_of_layer_;
   bool grads_are_views_ = false;
   std::size_t blocks_done_ = 0;  // over the run: DDP rebuilds its buckets after the first
-  bool bucketed_ = false;        // this block's buckets run (more than one rank, or DDP)
+  // The buckets run: on more than one rank, or with DDP, whose buckets run on one process too
+  // (its allreduce then returns at once): the copies, hooks and launches are what a one-process
+  // DDP run costs over the net alone.
+  bool bucketed_ = false;
 };
 
 template <class T>
@@ -168,6 +170,7 @@ BucketRun<T>::BucketRun(Run<T>& run, Mlp<T>& net, const TrainConfig& config, Com
   const NbAlgorithm algorithm = parse_nb_algorithm(setting_text(config, "bucket-allreduce"), "--bucket-allreduce");
   ddp_ = setting_text(config, "framework") == "ddp";
   views_ = ddp_ && setting_text(config, "gradient-as-bucket-view") == "on";
+  bucketed_ = comm.size() > 1 || ddp_;
   host_speed_ = compute.config().mode == ComputeMode::flops ? compute.config().host_speed : 0.0;
   slice_flops_ = setting(config, "progress-flops");
   if (ddp_ && slice_flops_ == 0 && host_speed_ > 0) slice_flops_ = host_speed_ * 1e-3;
@@ -197,7 +200,7 @@ BucketRun<T>::BucketRun(Run<T>& run, Mlp<T>& net, const TrainConfig& config, Com
   flat_ = run.numerics() ? nullptr : static_cast<T*>(compute.shared_scratch(flat_n * sizeof(T)));
   if (!flat_) own_.resize(flat_n), flat_ = own_.data();
   set_ = &sets_.front();
-  charges_ = {.costs = compute.config().ddp, .host_speed = host_speed_, .comm_steal = compute.config().comm_steal};
+  charges_ = {.costs = compute.config().ddp, .comm_steal = compute.config().comm_steal};
   next_tick_ = comm.now() + cycle_;
   values_of_layer_.assign(static_cast<std::size_t>(net.spec().timed_layers()) + 1, 0);
   tensors_of_layer_.assign(values_of_layer_.size(), 0);
@@ -330,9 +333,6 @@ void BucketRun<T>::begin_block() {
   ++blocks_done_;
   if (exposed_.size() != bucket_count()) exposed_.assign(bucket_count(), 0.0);
   ready_at_.assign(bucket_count(), 0.0);
-  // DDP's buckets run on one process too (its allreduce then returns at once): the copies,
-  // hooks and launches are what a one-process DDP run costs over the net alone.
-  bucketed_ = comm_.size() > 1 || ddp_;
   if (ddp_) sent_seen_ = total_sent(), charge_ddp(charges_.costs.iteration_s, charges_.fixed_s);
   ready_ = 0, started_ = 0, released_ = 0, round_first_ = 0, live_ = 0;
 }
