@@ -154,6 +154,56 @@ TEST(ddp, the_first_iteration_is_one_bucket_and_the_rebuilt_buckets_follow) {
   expect_same_history(block, ddp, "train_error", 1e-12);
 }
 
+// The steal of gloo's threads (comm_cpu, 1e-8 s a byte here) is charged for the bytes on the
+// wire while the backward pass computes. Two hosts of 1 Gflop/s and one core, one rank each
+// (the whole steal), one link of 10 MB/s both ways share, one sample a rank. Layer b's 10^6
+// gradients (4 MB) are the first bucket; the ring of two sends 2 MB a rank in each of its two
+// steps, 4 MB over the shared link: 0.4 s a step. Layer a's backward pass takes `backward`
+// seconds after b's bucket starts. In iteration 3 the rebuilt buckets have run once, so a step
+// under way is counted at the rate of the last complete one.
+TEST(ddp, the_steal_is_charged_for_the_bytes_on_the_wire_while_the_backward_pass_computes) {
+  TestDir dir;
+  const std::string host_costs = std::string(costs) + ", comm_cpu=1e-8";
+  const std::string platform = dir.write("two.xml", R"(<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <zone id="two" routing="Full">
+    <host id="g0" speed="1Gf"><prop id="wulf:ddp" value=")" + host_costs + R"("/></host>
+    <host id="g1" speed="1Gf"><prop id="wulf:ddp" value=")" + host_costs + R"("/></host>
+    <link id="l" bandwidth="10MBps" latency="0"/>
+    <route src="g0" dst="g1"><link_ctn id="l"/></route>
+  </zone>
+</platform>
+)");
+  const auto steal = [&](const std::string& name, double backward_flops, const std::string& first_bucket_bytes) {
+    const std::string net = dir.write(name + ".layers", fmt::format(R"(wulf-layers 1
+name steal
+samples 2 1
+inputs 3
+outputs 2
+layer a linear 1000 backward={} 10x3
+layer b linear 1000 2x500000
+)",
+                                                                    backward_flops));
+    const Json r = train_record(dir, name, {"--problem", "layers:" + net, "--numerics", "off", "--engine", "sim",
+                                            "--np", "2", "--block", "2", "--epochs", "3", "--platform", platform,
+                                            "--strategy", "overlap", "--framework", "ddp", "--first-bucket-bytes",
+                                            first_bucket_bytes, "--bucket-bytes", "67108864"});
+    return r.at("history")[3].at("ddp_steal_s").get<double>();
+  };
+  // 1 s of backward pass: both steps travel within it, all 4 MB sent: 0.04 s.
+  EXPECT_NEAR(steal("long", 1e9, "1000"), 0.04, 1e-6);
+  // One bucket, started once the backward pass is over: nothing travels beside the compute (the
+  // bytes a step posts at once, 2 MB, would be 0.02 s).
+  EXPECT_LT(steal("after", 1e9, "67108864"), 1e-9);
+  // 0.3 s of backward pass: the first step is under way throughout, at most 1.25e6 values a
+  // second (500 000 in 0.4 s; less as its end is seen at a progress point): 1.5 MB, 0.015 s at
+  // most, where counting the step's bytes when posted gives 0.02 s and when complete 0.
+  const double part = steal("short", 3e8, "1000");
+  EXPECT_GT(part, 0.01);
+  EXPECT_LE(part, 0.015 + 1e-9);
+}
+
 TEST(ddp, bad_framework_options_and_host_costs_are_refused_before_any_rank_starts) {
   expect_train_refused({"--problem", "xor", "--strategy", "overlap", "--framework", "horovod"},
                        {"--framework", "horovod", "none or ddp"});

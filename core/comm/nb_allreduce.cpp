@@ -281,8 +281,28 @@ void NbAllreduce<T>::post(Lane& lane, int tag) {
   }
   if (s.to >= 0) {
     lane.send = comm_.isend(std::span<const T>(data_.subspan(s.send_at, s.send_n)), s.to, tag);
+    lane.send_posted = comm_.now();
     sent_ += s.send_n;
   }
+}
+
+template <class T>
+void NbAllreduce<T>::send_complete(const Lane& lane) {
+  const std::size_t n = lane.steps[lane.step].send_n;
+  delivered_ += n;
+  const double seconds = comm_.now() - lane.send_posted;
+  if (seconds > 0) send_rate_ = static_cast<double>(n) / seconds;
+}
+
+template <class T>
+double NbAllreduce<T>::on_wire(double now) const {
+  double values = static_cast<double>(delivered_);
+  if (send_rate_ > 0)
+    for (const Lane& lane : lanes_)
+      if (lane.send >= 0)
+        values += std::min(static_cast<double>(lane.steps[lane.step].send_n),
+                           send_rate_ * std::max(0.0, now - lane.send_posted));
+  return values;
 }
 
 template <class T>
@@ -310,6 +330,7 @@ bool NbAllreduce<T>::progress() {
       if (lane.send >= 0) {
         ++tests_;
         if (!comm_.test(lane.send)) break;
+        send_complete(lane);
         lane.send = -1;
       }
       complete_step(lane, tag_ + static_cast<int>(c));
@@ -324,7 +345,7 @@ void NbAllreduce<T>::wait_step() {
     Lane& lane = lanes_[c];
     if (lane.done()) continue;
     if (lane.recv >= 0) comm_.wait(lane.recv), lane.recv = -1;
-    if (lane.send >= 0) comm_.wait(lane.send), lane.send = -1;
+    if (lane.send >= 0) comm_.wait(lane.send), send_complete(lane), lane.send = -1;
     complete_step(lane, tag_ + static_cast<int>(c));
   }
 }

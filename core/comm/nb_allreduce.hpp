@@ -124,16 +124,23 @@ class NbAllreduce {
   bool done() const { return open_lanes_ == 0; }
   std::size_t tests() const { return tests_; }  // MPI_Test calls made, over every start
   std::size_t sent() const { return sent_; }    // values this rank has posted to send, over every start
+  // The values this rank has put on the wire by now, over every start: every send complete,
+  // and of each send under way what it has carried at the rate of this allreduce's last
+  // complete send (its values over the seconds from its post to the progress point that saw
+  // it complete), at most its own values; before any send is complete, none of one under way.
+  double on_wire(double now) const;
 
  private:
   struct Lane {
     std::vector<NbStep> steps;
     std::size_t step = 0, scratch_at = 0;
     int send = -1, recv = -1;  // the current step's tickets; -1: none pending
+    double send_posted = 0;    // when the current step's send was posted (Comm::now)
     bool done() const { return step == steps.size(); }
   };
   void post(Lane& lane, int tag);
   void complete_step(Lane& lane, int tag);
+  void send_complete(const Lane& lane);
 
   Comm& comm_;
   bool add_;
@@ -141,7 +148,8 @@ class NbAllreduce {
   std::vector<Lane> lanes_;
   std::size_t scratch_values_ = 0, open_lanes_ = 0;
   std::span<T> data_, scratch_;
-  std::size_t tests_ = 0, sent_ = 0;
+  std::size_t tests_ = 0, sent_ = 0, delivered_ = 0;
+  double send_rate_ = 0;  // values a second of the last complete send; 0: none yet
 };
 
 extern template class NbAllreduce<float>;

@@ -91,7 +91,7 @@ class BucketRun {
 
  private:
   void charge_ddp(double seconds, double& tally);
-  std::size_t total_sent() const;
+  double total_on_wire() const;
   void charge_steal();
   void start(std::size_t i);
   std::size_t total_tests() const;
@@ -140,7 +140,7 @@ class BucketRun {
   T* flat_ = nullptr;
   BucketSet<T>* set_ = nullptr;
   DdpCharges charges_;
-  std::size_t sent_seen_ = 0;  // the values all buckets had posted to send at the last charge
+  double wire_seen_ = 0;  // the values all buckets had put on the wire at the last charge
   std::vector<double> exposed_;
   std::size_t progress_calls_ = 0, tests_before_ = 0;
   // The buckets ready (below ready_) and started (below started_): the ready ones started in
@@ -216,22 +216,26 @@ void BucketRun<T>::charge_ddp(double seconds, double& tally) {
 }
 
 template <class T>
-std::size_t BucketRun<T>::total_sent() const {
-  return std::accumulate(set_->going.begin(), set_->going.end(), std::size_t{0},
-                         [](std::size_t t, const auto& g) { return t + g->sent(); });
+double BucketRun<T>::total_on_wire() const {
+  const double now = comm_.now();
+  return std::accumulate(set_->going.begin(), set_->going.end(), 0.0,
+                         [now](double t, const auto& g) { return t + g->on_wire(now); });
 }
 
-// The CPU the process group's threads spent on what was sent since the last charge, as much of
-// it as the host has no core for: off the compute thread, during the backward pass.
+// The CPU the process group's threads spent on the bytes that went on the wire since the last
+// charge, while the compute thread computed, as much of it as the host has no core for: off
+// the compute thread, during the backward pass. Neither the bytes a step posts at once (half a
+// bucket in a ring of two) nor those of a step only once it is complete: what a send under way
+// carries between two progress points, at its allreduce's last measured rate (NbAllreduce's
+// on_wire).
 template <class T>
 void BucketRun<T>::charge_steal() {
   if (!ddp_) return;
-  const std::size_t sent = total_sent();
+  const double wire = total_on_wire();
   if (charges_.costs.comm_cpu_s_per_B > 0 && charges_.comm_steal > 0)
-    charge_ddp(static_cast<double>(sent - sent_seen_) * sizeof(T) * charges_.costs.comm_cpu_s_per_B *
-                   charges_.comm_steal,
+    charge_ddp((wire - wire_seen_) * sizeof(T) * charges_.costs.comm_cpu_s_per_B * charges_.comm_steal,
                charges_.steal_s);
-  sent_seen_ = sent;
+  wire_seen_ = wire;
 }
 
 // Bucket i's allreduce under way.
@@ -333,7 +337,7 @@ void BucketRun<T>::begin_block() {
   ++blocks_done_;
   if (exposed_.size() != bucket_count()) exposed_.assign(bucket_count(), 0.0);
   ready_at_.assign(bucket_count(), 0.0);
-  if (ddp_) sent_seen_ = total_sent(), charge_ddp(charges_.costs.iteration_s, charges_.fixed_s);
+  if (ddp_) wire_seen_ = total_on_wire(), charge_ddp(charges_.costs.iteration_s, charges_.fixed_s);
   ready_ = 0, started_ = 0, released_ = 0, round_first_ = 0, live_ = 0;
 }
 
@@ -385,7 +389,7 @@ void BucketRun<T>::block(const Dataset& train, const std::vector<std::size_t>& o
         if (comm_.size() > 1 && started_ > 0) progress_all(), charge_steal();  // between slices of a large layer
       });
   wait_buckets();
-  if (ddp_) sent_seen_ = total_sent();  // sent while the compute thread waited: nothing taken from it
+  if (ddp_) wire_seen_ = total_on_wire();  // sent while the compute thread waited: nothing taken from it
   // --bucket-cycle: the last round is done now; the loop sleeps a cycle from here.
   if (round_first_ < released_) round_first_ = released_, next_tick_ = comm_.now() + cycle_;
 }
