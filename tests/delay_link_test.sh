@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `wulf testbed delay` returns only once the forwarder it leaves has a session of its own.
 # Whoever runs the command ends what is left of its process group when it exits (the
-# testbed's set-up runs it by util/process.hpp's run_child). On a loaded machine a forwarder
+# testbed's set-up runs it by engine/process.hpp's run_child). On a loaded machine a forwarder
 # that had not yet called setsid() was ended so: its link was cut, and Open MPI's daemons
 # failed to start ("No route to host"; the testbed tests failed under load). Here setsid() is
 # made to wait half a second (SHIM, preloaded), the command runs in a process group of its

@@ -18,21 +18,13 @@ allowed=(
   "wulf::(anonymous namespace)::S4uMessages::S4uMessages(|the communicators each rank has made per set of ranks, keyed by the rank's actor (sim/s4u_messages.cpp)"
   "wulf::(anonymous namespace)::fifo_messages()::messages|--sim-messages fifo: each rank's messages, under the rank's own actor, so that its computation finds its own (sim/s4u_messages.cpp)"
   "wulf::engine_messages(|whether the platform charges an overhead per message, the same for every rank, made on first use (sim/s4u_messages.cpp)"
-  "wulf::(anonymous namespace)::child_groups|the front end's children (util/process.cpp); no rank starts one"
-  "wulf::(anonymous namespace)::hidden_variables|the front end's children's environment (util/process.cpp); no rank starts one"
-  "wulf::(anonymous namespace)::limit_end|the front end's time limit (util/process.cpp)"
-  "wulf::(anonymous namespace)::limit_seconds|the front end's time limit (util/process.cpp)"
-  "wulf::(anonymous namespace)::pending|the front end's pending signal (util/process.cpp)"
-  "wulf::(anonymous namespace)::wake_fds|the front end's signal pipe (util/process.cpp)"
-  "wulf::(anonymous namespace)::killed_rank(|the front end's report of a killed rank (engine/launch.cpp)"
-  "wulf::(anonymous namespace)::wulfs_own|a constant, initialised at start: the mpirun options wulf sets itself (engine/launch.cpp, the front end's)"
-  "wulf::hostfile_slots(|constants (regular expressions), made on first use: the front end's reading of a hostfile (engine/launch.cpp)"
   "wulf::(anonymous namespace)::live_temp_mutex|the lock of the process's live temporary paths (util/files.cpp): one for all, as the list it guards"
   "wulf::(anonymous namespace)::live_temp|the process's live temporary files and folders (util/files.cpp), under live_temp_mutex: only the front end's runner reads it (without_temp_paths); a rank's own entries are its own paths"
-  "wulf::sim_allocator()::tcmalloc|a constant, made on first use: the allocator the front end preloads into smpirun (engine/launch.cpp)"
 )
-# The front end's entries are in the program because the core's files are compiled in batches
-# (WULF_UNITY_BUILD): a batch's object comes whole with any function of it a rank calls.
+# The program links wulf_rank alone (core/CMakeLists.txt): none of the front end's functions,
+# and so none of its globals (the children, the signals, the time limit), is in it.
+front=$(nm -C "$program" | grep -E " [TtWw] wulf::(run_child|run_children|install_signal_handlers|run_cli|sim_allocator)\(")
+[[ -z $front ]] || { echo "FAIL: $program holds the front end's code: $front"; exit 1; }
 # Writable objects (.data and .bss; .data.rel.ro is read-only once loaded), demangled.
 found=$(objdump -t -C "$program" | awk '$4 == ".data" || $4 == ".bss" || $3 == ".data" || $3 == ".bss"' |
   sed -E 's/^.*\s[0-9a-f]{16}\s+//' | grep "wulf::" | grep -v "^guard variable for ")

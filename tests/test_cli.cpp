@@ -6,7 +6,7 @@
 #include "cli/train_resolve.hpp"
 #include "util/errors.hpp"
 #include "util/files.hpp"
-#include "util/process.hpp"
+#include "engine/process.hpp"
 #include "util/text.hpp"
 
 #include <gtest/gtest.h>
@@ -627,7 +627,7 @@ TEST_F(cli, numbers_out_of_their_range_are_refused_before_anything_runs) {
   expect_refused({"model", "--profile", "batcave-function", "--np", "1e16"}, {"--np: 1e+16 is more than 1000000"});
   expect_refused({"platform", "bench", toy4, "--sizes", "1,1e12"}, {"--sizes: 1000000000000 is more than 1073741824"});
   expect_refused({"platform", "bench", toy4, "--elements", "0"}, {"--elements: 0 must be at least 1"});
-  // The allreduce algorithms are wulf's names on every engine (engine/collective_choice).
+  // The allreduce algorithms are wulf's names on every engine (comm/collective_choice).
   expect_refused({"platform", "bench", toy4, "--allreduce", "lr"}, {"--allreduce: unknown algorithm 'lr'", "ring"});
   expect_refused({"validate", "--allreduce", "ring"}, {"--allreduce is for wulf validate --testbed"});
   expect_refused({"validate", "--testbed", "--allreduce", "rab"}, {"--allreduce: unknown algorithm 'rab'"});

@@ -1,7 +1,7 @@
-// --allreduce default: Open MPI 4.1's fixed choice (engine/collective_choice), checked at the
+// --allreduce default: Open MPI 4.1's fixed choice (comm/collective_choice), checked at the
 // edges of the rules of ompi/mca/coll/tuned/coll_tuned_decision_fixed.c in Open MPI 4.1.4
 // (the commutative branch), each edge from both sides.
-#include "engine/collective_choice.hpp"
+#include "comm/collective_choice.hpp"
 #include "comm/allreduce_algorithms.hpp"
 #include "comm/nb_allreduce.hpp"
 #include "comm/own_comm.hpp"

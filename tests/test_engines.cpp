@@ -6,7 +6,7 @@
 #include "engine/launch.hpp"
 #include "util/files.hpp"
 #include "util/json.hpp"
-#include "util/process.hpp"
+#include "engine/process.hpp"
 #include "data/partition.hpp"
 #include "train/trainer.hpp"
 

@@ -6,7 +6,7 @@
 #include "job/job_json.hpp"
 #include "job/train_job.hpp"
 #include "train/buckets.hpp"
-#include "util/process.hpp"
+#include "engine/process.hpp"
 
 #include <gtest/gtest.h>
 

@@ -5,7 +5,7 @@
 #include "util/errors.hpp"
 #include "util/json.hpp"
 #include "util/paths.hpp"
-#include "util/process.hpp"
+#include "engine/process.hpp"
 
 #include <wulf/build_info.hpp>
 

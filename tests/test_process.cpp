@@ -6,7 +6,7 @@
 #include "comm/rank_env.hpp"
 #include "engine/launch.hpp"
 #include "util/errors.hpp"
-#include "util/process.hpp"
+#include "engine/process.hpp"
 
 #include <gtest/gtest.h>
 

@@ -4,7 +4,7 @@
 #include "engine/launch.hpp"
 #include "util/errors.hpp"
 #include "util/json.hpp"
-#include "util/process.hpp"
+#include "engine/process.hpp"
 #include "comm/staged_reduce.hpp"
 #include "comm/comm_bench.hpp"
 

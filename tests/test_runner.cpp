@@ -9,7 +9,7 @@
 #include "engine/launch.hpp"
 #include "util/errors.hpp"
 #include "util/files.hpp"
-#include "util/process.hpp"
+#include "engine/process.hpp"
 
 #include <gtest/gtest.h>
 

@@ -3,10 +3,10 @@
 // both engines they give the exact sums, broadcasts and gathers, at any root.
 #include "comm/comm_bench.hpp"
 #include "comm/tree_collectives.hpp"
-#include "engine/collective_choice.hpp"
+#include "comm/collective_choice.hpp"
 #include "engine/launch.hpp"
 #include "util/json.hpp"
-#include "util/process.hpp"
+#include "engine/process.hpp"
 #include "util/text.hpp"
 
 #include <gtest/gtest.h>

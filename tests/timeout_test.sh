@@ -6,7 +6,7 @@
 set -u
 source "$(dirname "$0")/run_checks.sh"
 setup_test "$1" "$2"
-grace=3         # kGraceSeconds, util/process.hpp
+grace=3         # kGraceSeconds, engine/process.hpp
 slack=10        # starting wulf and its runner on a busy machine
 exit_timeout=4  # util/errors.hpp
 

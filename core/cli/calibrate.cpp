@@ -15,7 +15,7 @@
 #include "cli/train_options.hpp"
 #include "cli/options.hpp"
 #include "util/files.hpp"
-#include "util/process.hpp"
+#include "engine/process.hpp"
 #include "util/paths.hpp"
 #include "train/result_record.hpp"
 #include "util/text.hpp"

@@ -5,7 +5,7 @@
 #include "engine/testbed.hpp"
 #include "util/errors.hpp"
 #include "util/files.hpp"
-#include "util/process.hpp"
+#include "engine/process.hpp"
 
 #include <filesystem>
 #include <ostream>

@@ -2,7 +2,7 @@
 
 #include "cli/cli.hpp"
 #include "util/errors.hpp"
-#include "util/process.hpp"
+#include "engine/process.hpp"
 
 #include <mpi.h>
 

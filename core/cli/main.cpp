@@ -1,10 +1,10 @@
 #include "cli/launcher.hpp"
-#include "util/process.hpp"
+#include "engine/process.hpp"
 
 #include <iostream>
 
 int main(int argc, char** argv) {
-  // SIGINT, SIGTERM and SIGHUP end wulf's children and unwind wulf (util/process.hpp).
+  // SIGINT, SIGTERM and SIGHUP end wulf's children and unwind wulf (engine/process.hpp).
   wulf::install_signal_handlers();
   // A sweep command started by a user's mpirun or srun shares its runs with the launcher's
   // other processes (cli/launcher.hpp); any other command runs as it is.

@@ -13,7 +13,7 @@
 #include "cli/options.hpp"
 #include "comm/allreduce_algorithms.hpp"
 #include "comm/staged_reduce.hpp"
-#include "engine/collective_choice.hpp"
+#include "comm/collective_choice.hpp"
 #include "util/json.hpp"
 #include "util/files.hpp"
 #include "train/result_record.hpp"
@@ -432,7 +432,7 @@ void bench_pingpong(const BenchJob& job, const std::vector<PlatformHost>& pair, 
 
 // measure's rows for every size of --elements. A collective runs the algorithm its option
 // names, or where it is `default`, Open MPI 4.1's choice for np ranks and each size
-// (engine/collective_choice; a gather's by each rank's block): the sizes that share one are
+// (comm/collective_choice; a gather's by each rank's block): the sizes that share one are
 // measured in one run, forced on the engine, and each row names its algorithm and how it
 // was chosen.
 std::vector<Json> measure_sizes(const BenchJob& job, const std::vector<PlatformHost>& hosts, std::size_t np,

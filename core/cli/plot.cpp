@@ -9,7 +9,7 @@
 #include "util/json.hpp"
 #include "cli/options.hpp"
 #include "util/files.hpp"
-#include "util/process.hpp"
+#include "engine/process.hpp"
 #include "util/paths.hpp"
 #include "util/text.hpp"
 

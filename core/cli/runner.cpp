@@ -5,7 +5,7 @@
 #include "engine/launch.hpp"
 #include "util/errors.hpp"
 #include "util/files.hpp"
-#include "util/process.hpp"
+#include "engine/process.hpp"
 #include "util/machine.hpp"
 #include "util/text.hpp"
 

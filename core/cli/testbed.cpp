@@ -7,7 +7,7 @@
 #include "engine/testbed.hpp"
 #include "util/errors.hpp"
 #include "util/files.hpp"
-#include "util/process.hpp"
+#include "engine/process.hpp"
 #include "util/text.hpp"
 
 #include <iostream>

@@ -13,7 +13,7 @@
 #include "util/files.hpp"
 #include "util/json.hpp"
 #include "util/machine.hpp"
-#include "util/process.hpp"
+#include "engine/process.hpp"
 #include "util/text.hpp"
 
 #include <fmt/format.h>

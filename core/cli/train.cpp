@@ -9,7 +9,7 @@
 #include "comm/comm.hpp"
 #include "comm/compute.hpp"
 #include "comm/staged_reduce.hpp"
-#include "engine/collective_choice.hpp"
+#include "comm/collective_choice.hpp"
 #include "engine/launch.hpp"
 #include "engine/testbed.hpp"
 #include "job/job_json.hpp"
@@ -20,7 +20,7 @@
 #include "util/files.hpp"
 #include "util/json.hpp"
 #include "util/machine.hpp"
-#include "util/process.hpp"
+#include "engine/process.hpp"
 #include "util/text.hpp"
 
 #include <fmt/format.h>
@@ -243,7 +243,7 @@ int launch(TrainJob& job, std::ostream& out, std::ostream& err) {
   if (job.engine == Engine::testbed) return launch_testbed(job, out, err);
   SerialComm comm;
   const std::unique_ptr<Compute> compute = make_wall_compute();
-  return run_train(job, comm, *compute, out, err);
+  return run_train(job, comm, *compute, out, err, check_interrupt);
 }
 
 }  // namespace

@@ -10,7 +10,7 @@
 #include "util/errors.hpp"
 #include "util/files.hpp"
 #include "cli/options.hpp"
-#include "util/process.hpp"
+#include "engine/process.hpp"
 #include "util/text.hpp"
 
 #include <wulf/build_info.hpp>
@@ -247,7 +247,7 @@ po::options_description training_options() {
       ("alpha", number_in("alpha", kAlphaRange), "momentum (default: the problem's)")
       ("momentum", parsed<MomentumRule>(parse_momentum_rule), "momentum rule: classic|damped (damped scales the step by 1 - alpha) (default: the problem's)")
       ("block-step", parsed<BlockStep>(parse_block_step), "a block's update: sum|mean of its patterns' updates (sum: eta is each pattern's step; mean: the block's) (default: the problem's)")
-      ("epochs", whole_in("epochs", {.lo = 0, .hi = 1e8}),
+      ("epochs", whole_in("epochs", kEpochsRange),
        "most iterations (passes over the training set); 0: evaluate the net only (default: the problem's)")
       ("target-error", number_in("target-error", error_value), "stop when the test error (the training error where there is no test set) is <= E")
       ("error", parsed<ErrorMetric>(parse_error_metric), "what errors mean: rmse|mse|loss|class (default: class for classifiers, else rmse)")

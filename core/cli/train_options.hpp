@@ -5,7 +5,7 @@
 #include "comm/compute.hpp"
 
 #include "train/trainer.hpp"
-#include "util/process.hpp"
+#include "engine/process.hpp"
 #include "util/text.hpp"
 
 #include <boost/program_options.hpp>
@@ -46,7 +46,7 @@ inline constexpr Range kScaleRange{.lo = 0, .hi = std::numeric_limits<double>::i
 inline constexpr Range kWhatIfScaleRange{.lo = least_what_if_scale, .hi = most_what_if_scale};
 
 // --timeout SECONDS, which every command that starts runs takes: a positive number of
-// seconds up to kLongestTimeoutSeconds (util/process.hpp, about 31 years); others are
+// seconds up to kLongestTimeoutSeconds (engine/process.hpp, about 31 years); others are
 // refused ("--timeout: 1e+20 is more than 1000000000"), none treated as no limit.
 inline constexpr Range kTimeoutRange{.lo = 0, .hi = kLongestTimeoutSeconds, .lo_open = true};
 boost::program_options::typed_value<double>* timeout_value();

@@ -25,6 +25,14 @@ namespace po = boost::program_options;
 namespace wulf {
 namespace {
 
+// What the front end alone knows of a sim job, then the job's last checks and its config
+// (job/train_job's finish_front_end).
+void finish(TrainJob& job, bool force) {
+  if (job.engine == Engine::sim) job.sim_malloc = sim_allocator().name;
+  finish_front_end(job, force);
+}
+
+
 // The value of an option that has no default, or nothing where it was not given.
 template <class T>
 std::optional<T> given(const po::variables_map& vm, const char* key) {
@@ -285,7 +293,7 @@ void resolve_training(const po::variables_map& vm, std::optional<std::size_t> bl
   c.metric = given<ErrorMetric>(vm, "error").value_or(p.classifier ? ErrorMetric::classification : ErrorMetric::rmse);
   c.shuffle = vm["shuffle"].as<bool>();
   c.eval_train = vm["eval-train"].as<bool>();
-  c.history_every = static_cast<int>(std::min<std::size_t>(positive(vm, "history-every"), 1'000'000'000));
+  c.history_every = static_cast<int>(std::min<std::size_t>(positive(vm, "history-every"), kMostHistoryEvery));
   c.init_range = given<double>(vm, "init-range").value_or(d.init_range);
 }
 
@@ -359,7 +367,7 @@ TrainJob resolve(const po::variables_map& vm) {
     job.config.rank_rings = {ring};
   }
   check_outputs_apart(job);
-  finish_front_end(job, vm.count("force") > 0);
+  finish(job, vm.count("force") > 0);
   return job;
 }
 
@@ -491,7 +499,7 @@ TrainJob resolve_rerun(const po::variables_map& vm) {
     throw InputError(path + ": the " + changed + " is not what the record's run read; give --take-changed-inputs to "
                      "run on it as it is now");
   check_outputs_apart(job);  // nor the record read (InputLog)
-  finish_front_end(job, vm.count("force") > 0);
+  finish(job, vm.count("force") > 0);
   return job;
 }
 

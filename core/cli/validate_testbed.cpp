@@ -15,7 +15,7 @@
 #include "util/files.hpp"
 #include "util/json.hpp"
 #include "util/paths.hpp"
-#include "util/process.hpp"
+#include "engine/process.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>

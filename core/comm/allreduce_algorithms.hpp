@@ -1,7 +1,7 @@
 // wulf's allreduce algorithms, one row each. Everything that names one reads this table: wulf
 // train's --allreduce and overlap's --bucket-allreduce (their values and errors), the help
 // that lists them, Open MPI's and SMPI's names of the library's algorithms
-// (engine/collective_choice: the default's resolution, mpirun's and smpirun's settings), wulf's
+// (comm/collective_choice: the default's resolution, mpirun's and smpirun's settings), wulf's
 // own schedules (comm/nb_allreduce), what a run must know of where its ranks are, and
 // recommend's candidates (--allreduces). Adding an algorithm is its schedule in
 // comm/nb_allreduce.cpp and one row here (ARCHITECTURE.md, "Adding things").

@@ -2,7 +2,7 @@
 
 #include "util/errors.hpp"
 #include "util/files.hpp"
-#include "util/process.hpp"
+#include "util/proc.hpp"
 
 #include <cstdlib>
 #include <string>

@@ -156,7 +156,7 @@ void start_delay_link(const DelayLinkSpec& spec) {
   if (pid < 0) throw std::runtime_error(std::string("wulf testbed delay: cannot fork: ") + std::strerror(errno));
   if (pid > 0) {
     // Returns only once the forwarder has a session of its own. Whoever runs this command
-    // ends what is left in its process group when it exits (util/process.hpp's run_child):
+    // ends what is left in its process group when it exits (engine/process.hpp's run_child):
     // on a loaded machine a forwarder that had not yet called setsid was ended with it, its
     // link cut, and Open MPI's daemons then failed to start ("No route to host").
     ::close(left[1]);

@@ -138,7 +138,7 @@ SimAllocator sim_allocator();
 inline constexpr const char* sim_glibc_tunables =
     "glibc.malloc.mmap_threshold=268435456:glibc.malloc.trim_threshold=1073741824";
 
-// The collective algorithms a run forces on its engine, by engine/collective_choice's names
+// The collective algorithms a run forces on its engine, by comm/collective_choice's names
 // (resolved: Open MPI 4.1's choice where the user said default); "default" leaves the
 // MPI's own choice. A reduce here is a library's: wulf's own reduces name the library
 // reduce they call (four-stage's last stage), or none.
@@ -204,7 +204,7 @@ struct RanksOutcome {
 // ended to a status file (report_rank_status), so an aborted simulation (smpirun exits 0)
 // or a rank killed from outside (no status) is told apart from success. The failure names
 // the rank: the one that reported it, or (mpirun, output not captured) the one mpirun saw
-// killed by a signal. timeout_s > 0 ends the run after that long (util/process.hpp) and
+// killed by a signal. timeout_s > 0 ends the run after that long (engine/process.hpp) and
 // throws TimedOut, naming the ranks on this machine that are stopped; so does the time
 // limit of a TimeLimit.
 // env: more "NAME=value" for the run (the testbed's description).

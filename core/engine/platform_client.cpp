@@ -4,13 +4,13 @@
 
 #include "nn/framework_costs.hpp"
 #include "nn/layer_table.hpp"
-#include "engine/collective_choice.hpp"
+#include "comm/collective_choice.hpp"
 #include "util/errors.hpp"
 
 #include "data/dataset.hpp"
 #include "util/machine.hpp"
 #include "util/paths.hpp"
-#include "util/process.hpp"
+#include "engine/process.hpp"
 #include "util/text.hpp"
 
 #include <fmt/format.h>

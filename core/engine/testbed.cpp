@@ -3,7 +3,7 @@
 #include "util/errors.hpp"
 #include "util/machine.hpp"
 #include "util/paths.hpp"
-#include "util/process.hpp"
+#include "engine/process.hpp"
 #include "util/text.hpp"
 
 #include <fmt/format.h>

@@ -16,10 +16,11 @@
 // slower than the hosts' links, WIFI), and the latency of a link the routes pass as a switch.
 #pragma once
 
+#include "comm/rank_env.hpp"
 #include "engine/launch.hpp"
 #include "engine/testbed_network.hpp"
 #include "util/files.hpp"
-#include "util/process.hpp"
+#include "engine/process.hpp"
 #include "util/json.hpp"
 
 #include <iosfwd>
@@ -28,12 +29,6 @@
 #include <vector>
 
 namespace wulf {
-
-// The time dilation D of a testbed (--dilation, or the default): at least 1 (real time), at
-// most 600, where TCP's least retransmission timeout, which the testbed dilates (200 ms times
-// D), reaches the largest Linux allows (TCP_RTO_MAX, 120 s): beyond it TCP's timers would no
-// longer run D times slower than the platform's.
-inline constexpr Range kDilationRange{.lo = 1, .hi = 600};
 
 // One platform host of the testbed.
 struct TestbedHost {
@@ -49,14 +44,6 @@ struct TestbedHost {
 };
 
 // What a run will build: the hosts its ranks use, how they map, and the dilation.
-// The testbed's default eager limit, 4 MiB: messages of Bat Cave's gradients go in one piece.
-// Open MPI's rendezvous beyond 64 KiB sends a handshake that waits behind data on the wire,
-// which the simulator's rendezvous does not model (README, "Validate on an emulated cluster").
-constexpr long long kTestbedEagerBytes = 4 << 20;
-// Open MPI's TCP sockets' buffers, bytes (see Testbed::command), and Open MPI 4.1's
-// btl_tcp_max_send_size.
-constexpr long long kSocketBufferBytes = 4 << 20;
-constexpr long long kDefaultMaxSendBytes = 128 << 10;
 
 struct TestbedPlan {
   std::string platform;
@@ -196,7 +183,7 @@ int remove_testbed_leftovers();
 // The emulated cluster of a plan, built by the constructor (InputError, with everything made
 // so far removed, if a step fails) and removed by the destructor, which also ends every
 // process still inside its namespaces. Before it builds, it starts its guardian, `wulf
-// testbed guard TAG` (util/process.hpp's start_guardian), which removes the namespaces once
+// testbed guard TAG` (engine/process.hpp's start_guardian), which removes the namespaces once
 // this process has ended, should it end without its destructor (SIGKILL).
 class Testbed {
  public:

@@ -3,11 +3,9 @@
 #include "comm/nb_allreduce.hpp"
 
 #include "nn/activation.hpp"
-#include "engine/launch.hpp"
-#include "engine/testbed.hpp"
+#include "comm/rank_env.hpp"
 #include "train/result_record.hpp"
 #include "util/errors.hpp"
-#include "util/process.hpp"
 #include "util/text.hpp"
 
 #include <fmt/format.h>
@@ -15,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 namespace wulf {
 
@@ -72,149 +71,7 @@ void add_strategy_json(Json& j, const TrainJob& job) {
   if (job.strategy->record) job.strategy->record(c, job.compute.numerics, j);
 }
 
-// The engine's part of the config, as earlier records have it.
-void add_engine_json(Json& j, const TrainJob& job) {
-  j["command"] = "train";
-  j["engine"] = to_string(job.engine);
-  j["np"] = job.np;
-  j["strategy"] = to_string(job.strategy);
-  add_strategy_json(j, job);
-  j["weights_out"] = job.weights_path.empty() ? Json(nullptr) : Json(job.weights_path);
-  j["weights_in"] = job.weights_in.empty() ? Json(nullptr) : Json(job.weights_in);
-  j["machine_cost_usd"] = job.machine_cost_usd > 0 ? Json(job.machine_cost_usd) : Json(nullptr);
-  j["platform"] = job.platform.empty() ? Json(nullptr) : Json(job.platform);
-  if (job.engine == Engine::real) {
-    j["hostfile"] = job.hostfile.empty() ? Json(nullptr) : Json(job.hostfile);
-    j["mpirun_args"] = job.mpirun_args;
-  }
-  j["collective_algorithm"] = job.engine == Engine::seq
-                                  ? Json(nullptr)
-                                  : Json("allreduce:" + job.allreduce + ", reduce:" + job.reduce + ", bcast:" + job.bcast +
-                                         ", allgather:" + job.allgather + ", gather:" + job.gather);
-  for (const auto& [key, chosen_by] : {std::pair{"allreduce_chosen_by", &job.allreduce_chosen_by},
-                                       {"reduce_chosen_by", &job.reduce_chosen_by},
-                                       {"bcast_chosen_by", &job.bcast_chosen_by},
-                                       {"allgather_chosen_by", &job.allgather_chosen_by},
-                                       {"gather_chosen_by", &job.gather_chosen_by}})
-    if (job.engine != Engine::seq && !chosen_by->empty()) j[key] = *chosen_by;
-  if (job.reduce == "four-stage") {
-    // Without a layout (or with no rank in a group) the four-stage reduce is wulf-binomial.
-    j["reduce_layout"] = job.has_reduce_layout ? Json(job.reduce_layout.to_string()) : Json(nullptr);
-    j["reduce_falls_back"] = !job.has_reduce_layout || !job.reduce_layout.has_groups();
-  }
-  j["compute"] = to_string(job.compute.mode);
-  j["numerics"] = job.compute.numerics;
-  if (job.compute.mode == ComputeMode::calibrated) j["profile"] = job.compute.profile.name;
-  if (job.compute.mode == ComputeMode::measured) j["measured_scale"] = job.compute.measured_scale;
-  if (job.engine == Engine::testbed)
-    j["dilation"] = job.compute.dilation > 0 ? Json(job.compute.dilation) : Json(nullptr);  // null: not chosen yet
-  if (on_platform(job.engine)) {
-    Json what_if = Json::object();
-    what_if["bw_scale"] = job.compute.bw_scale;
-    if (job.engine == Engine::sim) what_if["lat_scale"] = job.compute.lat_scale;
-    what_if["speed_scale"] = job.compute.speed_scale;
-    what_if["grow"] = job.grow;
-    j["what_if"] = std::move(what_if);
-    // null: the engine's default (SMPI: no data flows before the receive is posted; the
-    // testbed: kTestbedEagerBytes, in config.testbed.open_mpi).
-    j["eager_limit_bytes"] = job.eager_limit > 0 ? Json(job.eager_limit) : Json(nullptr);
-    j["protocol"] = protocol_json(job.engine == Engine::testbed, job.eager_limit);
-    if (job.engine == Engine::sim) j["sim_messages"] = job.sim_messages;
-    if (job.engine == Engine::sim) j["sim_malloc"] = sim_allocator().name;  // wall time only
-    if (job.engine == Engine::sim && job.sim_messages == "fifo") {
-      const long long bytes = open_mpi_eager_bytes(job.eager_limit);
-      j["protocol"]["fifo_handshake_bytes"] = bytes;
-      j["protocol"]["fifo_handshake"] = fmt::format(
-          "wulf's own messages of at least {} bytes (--sim-messages fifo) go by Open MPI's rendezvous over TCP: "
-          "the envelope, the receiver's answer at its first call after it arrived, the data at the sender's first "
-          "call after the answer arrived",
-          bytes);
-    }
-    j["ranks_per_host"] = job.ranks_per_host;
-    j["placement"] = job.rank_hosts.empty() ? "the platform's hosts in order" : "--hosts";
-  }
-}
-
-// The problem's, the net's and the training's part, as earlier records have it.
-void add_training_json(Json& j, const TrainJob& job) {
-  const Problem& p = job.problem;
-  const TrainConfig& c = job.config;
-  j["problem"] = job.problem_name;
-  j["problem_description"] = p.description;
-  j["defaults_from"] = p.defaults.source;
-  j["train_patterns"] = p.train_total;
-  j["test_patterns"] = p.test_total;
-  j["inputs"] = p.inputs;
-  j["outputs"] = p.outputs;
-  Json sizes = Json::array();
-  for (int s : job.spec.sizes) sizes.push_back(s);
-  j["layers"] = std::move(sizes);
-  Json acts = Json::array();
-  for (Activation a : job.spec.activations) acts.push_back(to_string(a));
-  j["activations"] = std::move(acts);
-  j["loss"] = to_string(job.spec.loss);
-  j["bias"] = job.spec.bias;
-  j["sigmoid_derivative"] = job.spec.clip_sigmoid_derivative ? "fann" : "exact";
-  j["parameters"] = job.spec.parameter_count();
-  j["precision"] = precision_name(job.double_precision);
-  j["learning"] = to_string(c.learning);
-  j["block"] = block_size(c, p.train_total);
-  if (c.learning == Learning::rprop)
-    j["rprop"] = {{"variant", "iRprop- as FANN 2.2"},         {"increase", c.rprop.increase},
-                  {"decrease", c.rprop.decrease},             {"delta_min", c.rprop.delta_min},
-                  {"delta_max", c.rprop.delta_max},           {"delta_zero", c.rprop.delta_zero}};
-  j["eta"] = c.eta;
-  j["alpha"] = c.alpha;
-  j["momentum"] = to_string(c.momentum);
-  j["block_step"] = to_string(c.block_step);
-  j["max_iterations"] = c.max_iterations;
-  j["target_error"] = c.target_error ? Json(*c.target_error) : Json(nullptr);
-  j["error_metric"] = to_string(c.metric);
-  j["max_seconds"] = c.max_seconds;
-  j["seed"] = c.seed;
-  j["shuffle"] = c.shuffle;
-  j["eval_train"] = c.eval_train;
-  j["history_every"] = c.history_every;
-  j["init_range"] = c.init_range;
-  const ProblemKind* kind = problem_kind(job.problem_name);
-  j["data_dir"] = kind && kind->data == ProblemData::mnist ? Json(job.data.mnist_dir) : Json(nullptr);
-  j["load_s"] = job.load_seconds;
-  j["versions"] = versions_json();
-}
-
-// The fields that make the config a whole job, after those of earlier records.
-void add_job_fields(Json& j, const TrainJob& job) {
-  j["job_format"] = job_format;
-  j["train_size"] = job.data.train_size;
-  j["test_size"] = job.data.test_size;
-  j["test_data"] = job.data.test_data.empty() ? Json(nullptr) : Json(job.data.test_data);
-  j["collectives"] = {{"allreduce", job.allreduce}, {"reduce", job.reduce},   {"bcast", job.bcast},
-                      {"allgather", job.allgather}, {"gather", job.gather}};
-  j["oversubscribe"] = job.oversubscribe;
-  j["hosts_of_ranks"] = job.rank_hosts.empty() ? Json(nullptr) : Json(job.rank_hosts);
-  j["rank_nodes"] = job.config.rank_nodes.empty() ? Json(nullptr) : Json(job.config.rank_nodes);
-  j["rank_rings"] = job.config.rank_rings.empty() ? Json(nullptr) : Json(job.config.rank_rings);
-  if (job.compute.mode == ComputeMode::calibrated) {
-    const Profile& p = job.compute.profile;
-    Json v = {{"Tf_s", p.Tf}, {"Tb_s", p.Tb}, {"Tu_s", p.Tu}, {"Tm_s", p.Tm}, {"Ts_s", p.Ts},
-              {"To_s", p.To}, {"n", p.n},     {"m", p.m},     {"w", p.w}};
-    v["Ti_s"] = p.has_ti_tw ? Json(p.Ti) : Json(nullptr);
-    v["Tw_s"] = p.has_ti_tw ? Json(p.Tw) : Json(nullptr);
-    v["Ta_s"] = p.has_ta ? Json(p.Ta) : Json(nullptr);
-    v["problem"] = p.problem.empty() ? Json(nullptr) : Json(p.problem);
-    v["precision"] = p.precision.empty() ? Json(nullptr) : Json(p.precision);
-    j["profile_values"] = std::move(v);
-  }
-  j["out"] = job.out_path.empty() ? Json(nullptr) : Json(job.out_path);
-  j["quiet"] = job.quiet;
-  // The layer file the net was read from, as the front end read it (TrainJob::layer_file_digest).
-  if (job.spec.table) j["layer_file_digest"] = job.spec.table->digest;
-  if (!job.inputs.empty()) {
-    Json inputs = Json::array();
-    for (const TrainJob::InputFile& f : job.inputs) inputs.push_back({{"what", f.what}, {"path", f.path}, {"digest", f.digest}});
-    j["input_files"] = std::move(inputs);
-  }
-}
+Json null_if_empty(const std::string& s) { return s.empty() ? Json(nullptr) : Json(s); }
 
 template <std::size_t N>
 bool named_in(std::string_view name, const std::array<std::string_view, N>& names) {
@@ -324,92 +181,9 @@ void read_strategy(const Fields& f, TrainConfig& c) {
   }
 }
 
-void read_engine(const Fields& f, TrainJob& job) {
-  job.engine = f.word("engine", [](const std::string& s) { return parse_engine(s); });
-  job.np = static_cast<int>(f.whole("np", 1, kMostRanks));
-  job.strategy = f.word("strategy", [](const std::string& s) { return parse_strategy(s); });
-  TrainConfig& c = job.config;
-  c.strategy = job.strategy;
-  read_strategy(f, c);
-  // Records from before the gathers were chosen have none: their MPI's own, default.
-  const Fields coll = f.object("collectives");
-  for (const JobCollective& one : job_collectives(job)) {
-    const std::string key(one.name);
-    one.algorithm = key == "allgather" || key == "gather" ? coll.text(key, "default") : coll.text(key);
-    one.chosen_by = f.text(key + "_chosen_by", "");
-  }
-  if (!named_in(job.allreduce, allreduce_algorithms)) coll.fail("allreduce", "unknown algorithm");
-  if (!named_in(job.reduce, reduce_algorithms)) coll.fail("reduce", "unknown algorithm");
-  if (!named_in(job.bcast, bcast_algorithms)) coll.fail("bcast", "unknown algorithm");
-  if (!named_in(job.allgather, allgather_algorithms)) coll.fail("allgather", "unknown algorithm");
-  if (!named_in(job.gather, gather_algorithms)) coll.fail("gather", "unknown algorithm");
-  if (job.reduce == "four-stage" && f.has("reduce_layout")) {
-    try {
-      job.reduce_layout = ReduceLayout::parse(f.text("reduce_layout"), job.np);
-    } catch (const InputError& e) {
-      f.fail("reduce_layout", e.what());
-    }
-    job.has_reduce_layout = true;
-  }
-  job.oversubscribe = f.text("oversubscribe");
-  if (!named_in(job.oversubscribe, oversubscribe_modes))
-    f.fail("oversubscribe", "expected " + listed(oversubscribe_modes));
-  job.platform = f.text("platform", "");
-  if (job.engine == Engine::real) {
-    job.hostfile = f.text("hostfile", "");
-    job.mpirun_args = f.texts("mpirun_args");
-  }
-  if (on_platform(job.engine)) {
-    const Fields what_if = f.object("what_if");
-    job.compute.bw_scale = what_if.number("bw_scale");
-    job.compute.lat_scale = what_if.number("lat_scale", 1.0);
-    job.compute.speed_scale = what_if.number("speed_scale");
-    job.grow = what_if.whole("grow", 0, kMostRanks);
-    for (const char* scale : {"bw_scale", "lat_scale", "speed_scale"})
-      if (what_if.has(scale))
-        if (const std::string fault = what_if_scale_fault(what_if.number(scale)); !fault.empty())
-          what_if.fail(scale, fault);
-    job.eager_limit = f.whole("eager_limit_bytes", 1, 1LL << 40, 0);
-    job.sim_messages = f.text("sim_messages", "s4u");
-    if (!sim_messages_named(job.sim_messages)) f.fail("sim_messages", "expected " + listed(sim_messages_names));
-    job.ranks_per_host = f.whole("ranks_per_host", 0, kMostRanks);
-    if (f.has("hosts_of_ranks")) job.rank_hosts = f.texts("hosts_of_ranks");
-    if (!job.rank_hosts.empty() && job.rank_hosts.size() != static_cast<std::size_t>(job.np))
-      f.fail("hosts_of_ranks", fmt::format("{} hosts for {} ranks", job.rank_hosts.size(), job.np));
-  }
-  job.machine_cost_usd = f.number("machine_cost_usd", 0);
-  if (f.has("machine_cost_usd") && !(job.machine_cost_usd > 0)) f.fail("machine_cost_usd", "must be positive");
-  if (f.has("rank_nodes")) {
-    const Json& nodes = f.at("rank_nodes");
-    if (!nodes.is_array()) f.fail("rank_nodes", "expected an array of node numbers, one per rank");
-    for (const Json& n : nodes) {
-      if (!n.is_number_integer() || n.get<long long>() < 0 || n.get<long long>() > 1'000'000'000)
-        f.fail("rank_nodes", "expected whole node numbers from 0");
-      job.config.rank_nodes.push_back(n.get<int>());
-    }
-    if (const std::string fault = node_layout_fault(job.config.rank_nodes, job.np); !fault.empty())
-      f.fail("rank_nodes", fault);
-  }
-  if (f.has("rank_rings")) {
-    const Json& rings = f.at("rank_rings");
-    if (!rings.is_array()) f.fail("rank_rings", "expected an array of rings, each its ranks in order");
-    for (const Json& ring : rings) {
-      if (!ring.is_array()) f.fail("rank_rings", "expected each ring as an array of ranks");
-      std::vector<int>& ranks = job.config.rank_rings.emplace_back();
-      for (const Json& r : ring) {
-        if (!r.is_number_integer() || r.get<long long>() < 0 || r.get<long long>() >= job.np)
-          f.fail("rank_rings", fmt::format("expected ranks from 0 to {}", job.np - 1));
-        ranks.push_back(r.get<int>());
-      }
-    }
-    if (const std::string fault = rings_fault(job.config.rank_rings, static_cast<int>(job.np)); !fault.empty())
-      f.fail("rank_rings", fault);
-  }
-}
-
-Profile read_profile_values(const Fields& f, const std::string& name) {
-  Profile p;
-  p.name = name;
+// Profile values as a calibrated job's profile_values hold them, into the profile that has its
+// name already.
+void read_profile_values(const Fields& f, Profile& p) {
   const std::pair<const char*, double*> times[] = {{"Tf_s", &p.Tf}, {"Tb_s", &p.Tb}, {"Tu_s", &p.Tu}, {"Tm_s", &p.Tm},
                                                     {"Ts_s", &p.Ts}, {"To_s", &p.To}, {"n", &p.n},   {"m", &p.m},
                                                     {"w", &p.w}};
@@ -422,117 +196,457 @@ Profile read_profile_values(const Fields& f, const std::string& name) {
   if (p.has_ta) p.Ta = f.number("Ta_s");
   p.problem = f.text("problem", "");
   p.precision = f.text("precision", "");
-  return p;
 }
 
-void read_compute(const Fields& f, TrainJob& job) {
-  ComputeConfig& compute = job.compute;
-  compute.mode = f.word("compute", [](const std::string& s) { return parse_compute_mode(s); });
-  compute.numerics = f.flag("numerics");
-  compute.ranks = job.np;
-  if (compute.mode == ComputeMode::calibrated)
-    compute.profile = read_profile_values(f.object("profile_values"), f.text("profile"));
-  if (compute.mode == ComputeMode::measured) {
-    compute.measured_scale = f.number("measured_scale");
-    if (!(compute.measured_scale > 0)) f.fail("measured_scale", "must be a positive number");
+Json profile_values_json(const Profile& p) {
+  Json v = {{"Tf_s", p.Tf}, {"Tb_s", p.Tb}, {"Tu_s", p.Tu}, {"Tm_s", p.Tm}, {"Ts_s", p.Ts},
+            {"To_s", p.To}, {"n", p.n},     {"m", p.m},     {"w", p.w}};
+  v["Ti_s"] = p.has_ti_tw ? Json(p.Ti) : Json(nullptr);
+  v["Tw_s"] = p.has_ti_tw ? Json(p.Tw) : Json(nullptr);
+  v["Ta_s"] = p.has_ta ? Json(p.Ta) : Json(nullptr);
+  v["problem"] = null_if_empty(p.problem);
+  v["precision"] = null_if_empty(p.precision);
+  return v;
+}
+
+// The five collectives from the config's "collectives" (records from before the gathers were
+// chosen have none: their MPI's own, default) and how each was chosen.
+void read_collectives(const Fields& f, TrainJob& job) {
+  const Fields coll = f.object("collectives");
+  for (const JobCollective& one : job_collectives(job)) {
+    const std::string key(one.name);
+    one.algorithm = key == "allgather" || key == "gather" ? coll.text(key, "default") : coll.text(key);
   }
-  compute.dilation = job.engine == Engine::testbed ? f.number("dilation", 0) : 1.0;
-  if (job.engine == Engine::testbed && f.has("dilation") &&
-      !(compute.dilation >= kDilationRange.lo && compute.dilation <= kDilationRange.hi))
-    f.fail("dilation", fmt::format("{:g} is not in {}", compute.dilation, range_text(kDilationRange)));
+  if (!named_in(job.allreduce, allreduce_algorithms)) coll.fail("allreduce", "unknown algorithm");
+  if (!named_in(job.reduce, reduce_algorithms)) coll.fail("reduce", "unknown algorithm");
+  if (!named_in(job.bcast, bcast_algorithms)) coll.fail("bcast", "unknown algorithm");
+  if (!named_in(job.allgather, allgather_algorithms)) coll.fail("allgather", "unknown algorithm");
+  if (!named_in(job.gather, gather_algorithms)) coll.fail("gather", "unknown algorithm");
 }
 
-void read_net(const Fields& f, TrainJob& job) {
-  NetSpec& spec = job.spec;
+void read_what_if(const Fields& f, TrainJob& job) {
+  const Fields what_if = f.object("what_if");
+  job.compute.bw_scale = what_if.number("bw_scale");
+  job.compute.lat_scale = what_if.number("lat_scale", 1.0);
+  job.compute.speed_scale = what_if.number("speed_scale");
+  job.grow = what_if.whole("grow", 0, kMostRanks);
+  for (const char* scale : {"bw_scale", "lat_scale", "speed_scale"})
+    if (what_if.has(scale))
+      if (const std::string fault = what_if_scale_fault(what_if.number(scale)); !fault.empty())
+        what_if.fail(scale, fault);
+}
+
+Json what_if_json(const TrainJob& job) {
+  Json what_if = Json::object();
+  what_if["bw_scale"] = job.compute.bw_scale;
+  if (job.engine == Engine::sim) what_if["lat_scale"] = job.compute.lat_scale;
+  what_if["speed_scale"] = job.compute.speed_scale;
+  what_if["grow"] = job.grow;
+  return what_if;
+}
+
+// The record's config.protocol, with the handshake of --sim-messages fifo.
+Json job_protocol_json(const TrainJob& job) {
+  Json protocol = protocol_json(job.engine == Engine::testbed, job.eager_limit);
+  if (job.engine == Engine::sim && job.sim_messages == "fifo") {
+    const long long bytes = open_mpi_eager_bytes(job.eager_limit);
+    protocol["fifo_handshake_bytes"] = bytes;
+    protocol["fifo_handshake"] = fmt::format(
+        "wulf's own messages of at least {} bytes (--sim-messages fifo) go by Open MPI's rendezvous over TCP: "
+        "the envelope, the receiver's answer at its first call after it arrived, the data at the sender's first "
+        "call after the answer arrived",
+        bytes);
+  }
+  return protocol;
+}
+
+void read_rank_nodes(const Fields& f, TrainJob& job) {
+  if (!f.has("rank_nodes")) return;
+  const Json& nodes = f.at("rank_nodes");
+  if (!nodes.is_array()) f.fail("rank_nodes", "expected an array of node numbers, one per rank");
+  for (const Json& n : nodes) {
+    if (!n.is_number_integer() || n.get<long long>() < 0 || n.get<long long>() > 1'000'000'000)
+      f.fail("rank_nodes", "expected whole node numbers from 0");
+    job.config.rank_nodes.push_back(n.get<int>());
+  }
+  if (const std::string fault = node_layout_fault(job.config.rank_nodes, job.np); !fault.empty())
+    f.fail("rank_nodes", fault);
+}
+
+void read_rank_rings(const Fields& f, TrainJob& job) {
+  if (!f.has("rank_rings")) return;
+  const Json& rings = f.at("rank_rings");
+  if (!rings.is_array()) f.fail("rank_rings", "expected an array of rings, each its ranks in order");
+  for (const Json& ring : rings) {
+    if (!ring.is_array()) f.fail("rank_rings", "expected each ring as an array of ranks");
+    std::vector<int>& ranks = job.config.rank_rings.emplace_back();
+    for (const Json& r : ring) {
+      if (!r.is_number_integer() || r.get<long long>() < 0 || r.get<long long>() >= job.np)
+        f.fail("rank_rings", fmt::format("expected ranks from 0 to {}", job.np - 1));
+      ranks.push_back(r.get<int>());
+    }
+  }
+  if (const std::string fault = rings_fault(job.config.rank_rings, static_cast<int>(job.np)); !fault.empty())
+    f.fail("rank_rings", fault);
+}
+
+void read_layers(const Fields& f, TrainJob& job) {
   const Json& layers = f.at("layers");
   if (!layers.is_array() || layers.size() < 2) f.fail("layers", "expected an array of at least 2 sizes");
   for (const Json& s : layers) {
     if (!s.is_number_integer() || s.get<long long>() < 1 || s.get<long long>() > 2147483647)
       f.fail("layers", "expected whole numbers of at least 1");
-    spec.sizes.push_back(s.get<int>());
+    job.spec.sizes.push_back(s.get<int>());
   }
+}
+
+void read_activations(const Fields& f, TrainJob& job) {
   for (const std::string& a : f.texts("activations")) {
     try {
-      spec.activations.push_back(parse_activation(a, "activation"));
+      job.spec.activations.push_back(parse_activation(a, "activation"));
     } catch (const InputError&) {
       f.fail("activations", "'" + printable(a) + "' is not an activation");
     }
   }
-  spec.loss = f.word("loss", [](const std::string& s) { return parse_loss(s, "loss"); });
-  spec.bias = f.flag("bias");
-  const std::string derivative = f.text("sigmoid_derivative");
-  if (!is_one_of(derivative, {"exact", "fann"})) f.fail("sigmoid_derivative", "expected exact or fann");
-  spec.clip_sigmoid_derivative = derivative == "fann";
-  try {
-    spec.validate();
-  } catch (const InputError& e) {
-    f.fail("layers", e.what());
-  }
-  job.double_precision = f.text("precision") == "double";
-  if (!is_one_of(f.text("precision"), {"float", "double"})) f.fail("precision", "expected float or double");
 }
 
-void read_training(const Fields& f, TrainJob& job) {
-  TrainConfig& c = job.config;
-  c.learning = f.word("learning", [](const std::string& s) { return parse_learning(s); });
-  c.block = f.count("block", 1);
-  if (c.learning == Learning::rprop) {
-    const Fields r = f.object("rprop");
-    c.rprop = {r.ranged("increase", kRpropIncreaseRange, "rprop-increase"),
-               r.ranged("decrease", kRpropDecreaseRange, "rprop-decrease"),
-               r.ranged("delta_min", kRpropDeltaMinRange, "rprop-delta-min"),
-               r.ranged("delta_max", kStepRange, "rprop-delta-max"),
-               r.ranged("delta_zero", kStepRange, "rprop-delta-zero")};
+void read_input_files(const Fields& f, TrainJob& job) {
+  if (!f.has("input_files")) return;
+  const Json& inputs = f.at("input_files");
+  if (!inputs.is_array()) f.fail("input_files", "expected an array of {what, path, digest}");
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].is_object() || !inputs[i].contains("what") || !inputs[i].contains("path") ||
+        !inputs[i].contains("digest") || !inputs[i]["what"].is_string() || !inputs[i]["path"].is_string() ||
+        !inputs[i]["digest"].is_string())
+      f.fail("input_files", "item " + std::to_string(i) + " is not {what, path, digest} of strings");
+    job.inputs.push_back({inputs[i]["what"].get<std::string>(), inputs[i]["path"].get<std::string>(),
+                          inputs[i]["digest"].get<std::string>()});
   }
-  c.eta = f.ranged("eta", kStepRange, "eta");
-  c.alpha = f.ranged("alpha", kAlphaRange, "alpha");
-  c.momentum = f.word("momentum", [](const std::string& s) { return parse_momentum_rule(s); });
-  c.block_step = f.word("block_step", [](const std::string& s) { return parse_block_step(s); });
-  c.max_iterations = static_cast<int>(f.whole("max_iterations", 0, 100'000'000));
-  if (f.has("target_error")) c.target_error = f.ranged("target_error", kErrorRange, "target-error");
-  c.metric = f.word("error_metric", [](const std::string& s) { return parse_error_metric(s); });
-  c.max_seconds = f.ranged("max_seconds", {.lo = 0, .hi = kLongestTimeoutSeconds}, "max-seconds");
-  c.seed = static_cast<std::uint64_t>(f.whole("seed", 0, std::numeric_limits<long long>::max()));
-  c.shuffle = f.flag("shuffle");
-  c.eval_train = f.flag("eval_train");
-  c.history_every = static_cast<int>(f.whole("history_every", 1, 1'000'000'000));
-  c.init_range = f.ranged("init_range", kInitRange, "init-range");
 }
 
-void read_data_and_outputs(const Fields& f, TrainJob& job) {
-  job.problem_name = f.text("problem");
-  ProblemOptions& d = job.data;
-  d.seed = job.config.seed;
-  d.mnist_dir = f.text("data_dir", "");
-  d.test_data = f.text("test_data", "");
-  d.train_size = f.count("train_size");
-  d.test_size = f.count("test_size");
-  job.out_path = f.text("out", "");
-  job.weights_path = f.text("weights_out", "");
-  job.weights_in = f.text("weights_in", "");
-  job.layer_file_digest = f.text("layer_file_digest", "");
-  if (f.has("input_files")) {
-    const Json& inputs = f.at("input_files");
-    if (!inputs.is_array()) f.fail("input_files", "expected an array of {what, path, digest}");
-    for (std::size_t i = 0; i < inputs.size(); ++i) {
-      if (!inputs[i].is_object() || !inputs[i].contains("what") || !inputs[i].contains("path") ||
-          !inputs[i].contains("digest") || !inputs[i]["what"].is_string() || !inputs[i]["path"].is_string() ||
-          !inputs[i]["digest"].is_string())
-        f.fail("input_files", "item " + std::to_string(i) + " is not {what, path, digest} of strings");
-      job.inputs.push_back({inputs[i]["what"].get<std::string>(), inputs[i]["path"].get<std::string>(),
-                            inputs[i]["digest"].get<std::string>()});
-    }
-  }
-  job.quiet = f.flag("quiet");
+Json input_files_json(const TrainJob& job) {
+  Json inputs = Json::array();
+  for (const TrainJob::InputFile& f : job.inputs) inputs.push_back({{"what", f.what}, {"path", f.path}, {"digest", f.digest}});
+  return inputs;
 }
 
+using Value = std::optional<Json>;  // a field's value; nullopt: the key is left out
+
+// One field of the job as JSON, described once: its key; the jobs that have it (nullptr: every
+// job), decided by fields before it, so that a config is read in the same order it is written;
+// its value; and how a config's value is read back into the job, held to the range of the option
+// that gives it (nullptr: a fact of the data, the run or the build, written for people and plots
+// and made again from the job). A field whose key is empty is several keys, its value's. The
+// order is the records' own since the first wulf that wrote them, the fields that make a config
+// a whole job after those.
+struct JobField {
+  std::string_view key;
+  bool (*has)(const TrainJob&);
+  Value (*write)(const TrainJob&);
+  void (*read)(const Fields&, TrainJob&);
+};
+
+bool is_real(const TrainJob& j) { return j.engine == Engine::real; }
+bool is_sim(const TrainJob& j) { return j.engine == Engine::sim; }
+bool is_testbed(const TrainJob& j) { return j.engine == Engine::testbed; }
+bool not_seq(const TrainJob& j) { return j.engine != Engine::seq; }
+bool platform_job(const TrainJob& j) { return on_platform(j.engine); }
+bool four_stage(const TrainJob& j) { return j.reduce == "four-stage"; }
+bool calibrated(const TrainJob& j) { return j.compute.mode == ComputeMode::calibrated; }
+bool measured(const TrainJob& j) { return j.compute.mode == ComputeMode::measured; }
+bool rprop(const TrainJob& j) { return j.config.learning == Learning::rprop; }
+
+constexpr JobField job_fields[] = {
+    // The engine's part, as earlier records have it.
+    {"command", nullptr, [](const TrainJob&) -> Value { return "train"; }, nullptr},  // checked first
+    {"engine", nullptr, [](const TrainJob& j) -> Value { return to_string(j.engine); },
+     [](const Fields& f, TrainJob& j) { j.engine = f.word("engine", [](const std::string& s) { return parse_engine(s); }); }},
+    {"np", nullptr, [](const TrainJob& j) -> Value { return j.np; },
+     [](const Fields& f, TrainJob& j) { j.np = static_cast<int>(f.whole("np", 1, kMostRanks)); }},
+    {"strategy", nullptr, [](const TrainJob& j) -> Value { return to_string(j.strategy); },
+     [](const Fields& f, TrainJob& j) {
+       j.strategy = f.word("strategy", [](const std::string& s) { return parse_strategy(s); });
+       j.config.strategy = j.strategy;
+     }},
+    {"", nullptr,  // the strategy's options at their keys, then what its descriptor adds
+     [](const TrainJob& j) -> Value {
+       Json options = Json::object();
+       add_strategy_json(options, j);
+       return options;
+     },
+     [](const Fields& f, TrainJob& j) { read_strategy(f, j.config); }},
+    {"weights_out", nullptr, [](const TrainJob& j) -> Value { return null_if_empty(j.weights_path); },
+     [](const Fields& f, TrainJob& j) { j.weights_path = f.text("weights_out", ""); }},
+    {"weights_in", nullptr, [](const TrainJob& j) -> Value { return null_if_empty(j.weights_in); },
+     [](const Fields& f, TrainJob& j) { j.weights_in = f.text("weights_in", ""); }},
+    {"machine_cost_usd", nullptr,
+     [](const TrainJob& j) -> Value { return j.machine_cost_usd > 0 ? Json(j.machine_cost_usd) : Json(nullptr); },
+     [](const Fields& f, TrainJob& j) {
+       j.machine_cost_usd = f.number("machine_cost_usd", 0);
+       if (f.has("machine_cost_usd") && !(j.machine_cost_usd > 0)) f.fail("machine_cost_usd", "must be positive");
+     }},
+    {"platform", nullptr, [](const TrainJob& j) -> Value { return null_if_empty(j.platform); },
+     [](const Fields& f, TrainJob& j) { j.platform = f.text("platform", ""); }},
+    {"hostfile", is_real, [](const TrainJob& j) -> Value { return null_if_empty(j.hostfile); },
+     [](const Fields& f, TrainJob& j) { j.hostfile = f.text("hostfile", ""); }},
+    {"mpirun_args", is_real, [](const TrainJob& j) -> Value { return j.mpirun_args; },
+     [](const Fields& f, TrainJob& j) { j.mpirun_args = f.texts("mpirun_args"); }},
+    // The collectives are read from "collectives" (below) here: the fields after need them.
+    {"collective_algorithm", nullptr,
+     [](const TrainJob& j) -> Value {
+       if (j.engine == Engine::seq) return Json(nullptr);
+       return "allreduce:" + j.allreduce + ", reduce:" + j.reduce + ", bcast:" + j.bcast +
+              ", allgather:" + j.allgather + ", gather:" + j.gather;
+     },
+     read_collectives},
+    {"", not_seq,  // how each collective was chosen ("allreduce_chosen_by", ...), where it was
+     [](const TrainJob& j) -> Value {
+       Json chosen = Json::object();
+       for (const auto& one : job_collectives(j))
+         if (!one.chosen_by.empty()) chosen[std::string(one.name) + "_chosen_by"] = one.chosen_by;
+       return chosen;
+     },
+     [](const Fields& f, TrainJob& j) {
+       for (const JobCollective& one : job_collectives(j)) one.chosen_by = f.text(std::string(one.name) + "_chosen_by", "");
+     }},
+    // Without a layout (or with no rank in a group) the four-stage reduce is wulf-binomial.
+    {"reduce_layout", four_stage,
+     [](const TrainJob& j) -> Value {
+       return j.has_reduce_layout ? Json(j.reduce_layout.to_string()) : Json(nullptr);
+     },
+     [](const Fields& f, TrainJob& j) {
+       if (!f.has("reduce_layout")) return;
+       try {
+         j.reduce_layout = ReduceLayout::parse(f.text("reduce_layout"), j.np);
+       } catch (const InputError& e) {
+         f.fail("reduce_layout", e.what());
+       }
+       j.has_reduce_layout = true;
+     }},
+    {"reduce_falls_back", four_stage,
+     [](const TrainJob& j) -> Value { return !j.has_reduce_layout || !j.reduce_layout.has_groups(); }, nullptr},
+    {"compute", nullptr, [](const TrainJob& j) -> Value { return to_string(j.compute.mode); },
+     [](const Fields& f, TrainJob& j) {
+       j.compute.mode = f.word("compute", [](const std::string& s) { return parse_compute_mode(s); });
+       j.compute.ranks = j.np;
+     }},
+    {"numerics", nullptr, [](const TrainJob& j) -> Value { return j.compute.numerics; },
+     [](const Fields& f, TrainJob& j) { j.compute.numerics = f.flag("numerics"); }},
+    {"profile", calibrated, [](const TrainJob& j) -> Value { return j.compute.profile.name; },
+     [](const Fields& f, TrainJob& j) { j.compute.profile.name = f.text("profile"); }},
+    {"measured_scale", measured, [](const TrainJob& j) -> Value { return j.compute.measured_scale; },
+     [](const Fields& f, TrainJob& j) {
+       j.compute.measured_scale = f.number("measured_scale");
+       if (!(j.compute.measured_scale > 0)) f.fail("measured_scale", "must be a positive number");
+     }},
+    // null: not chosen yet (the front end chooses the testbed's dilation).
+    {"dilation", is_testbed,
+     [](const TrainJob& j) -> Value { return j.compute.dilation > 0 ? Json(j.compute.dilation) : Json(nullptr); },
+     [](const Fields& f, TrainJob& j) {
+       j.compute.dilation = f.number("dilation", 0);
+       if (f.has("dilation") && !(j.compute.dilation >= kDilationRange.lo && j.compute.dilation <= kDilationRange.hi))
+         f.fail("dilation", fmt::format("{:g} is not in {}", j.compute.dilation, range_text(kDilationRange)));
+     }},
+    {"what_if", platform_job, [](const TrainJob& j) -> Value { return what_if_json(j); }, read_what_if},
+    // null: the engine's default (SMPI: no data flows before the receive is posted; the
+    // testbed: kTestbedEagerBytes, in config.testbed.open_mpi).
+    {"eager_limit_bytes", platform_job,
+     [](const TrainJob& j) -> Value { return j.eager_limit > 0 ? Json(j.eager_limit) : Json(nullptr); },
+     [](const Fields& f, TrainJob& j) { j.eager_limit = f.whole("eager_limit_bytes", 1, 1LL << 40, 0); }},
+    {"protocol", platform_job, [](const TrainJob& j) -> Value { return job_protocol_json(j); }, nullptr},
+    {"sim_messages", is_sim, [](const TrainJob& j) -> Value { return j.sim_messages; },
+     [](const Fields& f, TrainJob& j) {
+       j.sim_messages = f.text("sim_messages", "s4u");
+       if (!sim_messages_named(j.sim_messages)) f.fail("sim_messages", "expected " + listed(sim_messages_names));
+     }},
+    // Wall time only; what it was: a re-run's front end sets its own.
+    {"sim_malloc", is_sim, [](const TrainJob& j) -> Value { return j.sim_malloc; },
+     [](const Fields& f, TrainJob& j) { j.sim_malloc = f.text("sim_malloc", ""); }},
+    {"ranks_per_host", platform_job, [](const TrainJob& j) -> Value { return j.ranks_per_host; },
+     [](const Fields& f, TrainJob& j) { j.ranks_per_host = f.whole("ranks_per_host", 0, kMostRanks); }},
+    {"placement", platform_job,
+     [](const TrainJob& j) -> Value { return j.rank_hosts.empty() ? "the platform's hosts in order" : "--hosts"; },
+     nullptr},
+
+    // The problem's, the net's and the training's part, as earlier records have it.
+    {"problem", nullptr, [](const TrainJob& j) -> Value { return j.problem_name; },
+     [](const Fields& f, TrainJob& j) { j.problem_name = f.text("problem"); }},
+    {"problem_description", nullptr, [](const TrainJob& j) -> Value { return j.problem.description; }, nullptr},
+    {"defaults_from", nullptr, [](const TrainJob& j) -> Value { return j.problem.defaults.source; }, nullptr},
+    {"train_patterns", nullptr, [](const TrainJob& j) -> Value { return j.problem.train_total; }, nullptr},
+    {"test_patterns", nullptr, [](const TrainJob& j) -> Value { return j.problem.test_total; }, nullptr},
+    {"inputs", nullptr, [](const TrainJob& j) -> Value { return j.problem.inputs; }, nullptr},
+    {"outputs", nullptr, [](const TrainJob& j) -> Value { return j.problem.outputs; }, nullptr},
+    {"layers", nullptr, [](const TrainJob& j) -> Value { return j.spec.sizes; }, read_layers},
+    {"activations", nullptr,
+     [](const TrainJob& j) -> Value {
+       Json acts = Json::array();
+       for (Activation a : j.spec.activations) acts.push_back(to_string(a));
+       return acts;
+     },
+     read_activations},
+    {"loss", nullptr, [](const TrainJob& j) -> Value { return to_string(j.spec.loss); },
+     [](const Fields& f, TrainJob& j) { j.spec.loss = f.word("loss", [](const std::string& s) { return parse_loss(s, "loss"); }); }},
+    {"bias", nullptr, [](const TrainJob& j) -> Value { return j.spec.bias; },
+     [](const Fields& f, TrainJob& j) { j.spec.bias = f.flag("bias"); }},
+    {"sigmoid_derivative", nullptr,
+     [](const TrainJob& j) -> Value { return j.spec.clip_sigmoid_derivative ? "fann" : "exact"; },
+     [](const Fields& f, TrainJob& j) {
+       const std::string derivative = f.text("sigmoid_derivative");
+       if (!is_one_of(derivative, {"exact", "fann"})) f.fail("sigmoid_derivative", "expected exact or fann");
+       j.spec.clip_sigmoid_derivative = derivative == "fann";
+     }},
+    {"parameters", nullptr, [](const TrainJob& j) -> Value { return j.spec.parameter_count(); }, nullptr},
+    {"precision", nullptr, [](const TrainJob& j) -> Value { return precision_name(j.double_precision); },
+     [](const Fields& f, TrainJob& j) {
+       j.double_precision = f.text("precision") == "double";
+       if (!is_one_of(f.text("precision"), {"float", "double"})) f.fail("precision", "expected float or double");
+     }},
+    {"learning", nullptr, [](const TrainJob& j) -> Value { return to_string(j.config.learning); },
+     [](const Fields& f, TrainJob& j) {
+       j.config.learning = f.word("learning", [](const std::string& s) { return parse_learning(s); });
+     }},
+    {"block", nullptr, [](const TrainJob& j) -> Value { return block_size(j.config, j.problem.train_total); },
+     [](const Fields& f, TrainJob& j) { j.config.block = f.count("block", 1); }},
+    {"rprop", rprop,
+     [](const TrainJob& j) -> Value {
+       const RpropConfig& r = j.config.rprop;
+       return Json{{"variant", "iRprop- as FANN 2.2"}, {"increase", r.increase},     {"decrease", r.decrease},
+                   {"delta_min", r.delta_min},        {"delta_max", r.delta_max},   {"delta_zero", r.delta_zero}};
+     },
+     [](const Fields& f, TrainJob& j) {
+       const Fields r = f.object("rprop");
+       j.config.rprop = {r.ranged("increase", kRpropIncreaseRange, "rprop-increase"),
+                         r.ranged("decrease", kRpropDecreaseRange, "rprop-decrease"),
+                         r.ranged("delta_min", kRpropDeltaMinRange, "rprop-delta-min"),
+                         r.ranged("delta_max", kStepRange, "rprop-delta-max"),
+                         r.ranged("delta_zero", kStepRange, "rprop-delta-zero")};
+     }},
+    {"eta", nullptr, [](const TrainJob& j) -> Value { return j.config.eta; },
+     [](const Fields& f, TrainJob& j) { j.config.eta = f.ranged("eta", kStepRange, "eta"); }},
+    {"alpha", nullptr, [](const TrainJob& j) -> Value { return j.config.alpha; },
+     [](const Fields& f, TrainJob& j) { j.config.alpha = f.ranged("alpha", kAlphaRange, "alpha"); }},
+    {"momentum", nullptr, [](const TrainJob& j) -> Value { return to_string(j.config.momentum); },
+     [](const Fields& f, TrainJob& j) {
+       j.config.momentum = f.word("momentum", [](const std::string& s) { return parse_momentum_rule(s); });
+     }},
+    {"block_step", nullptr, [](const TrainJob& j) -> Value { return to_string(j.config.block_step); },
+     [](const Fields& f, TrainJob& j) {
+       j.config.block_step = f.word("block_step", [](const std::string& s) { return parse_block_step(s); });
+     }},
+    {"max_iterations", nullptr, [](const TrainJob& j) -> Value { return j.config.max_iterations; },
+     [](const Fields& f, TrainJob& j) {
+       j.config.max_iterations = static_cast<int>(f.whole("max_iterations", 0, static_cast<long long>(kEpochsRange.hi)));
+     }},
+    {"target_error", nullptr,
+     [](const TrainJob& j) -> Value { return j.config.target_error ? Json(*j.config.target_error) : Json(nullptr); },
+     [](const Fields& f, TrainJob& j) {
+       if (f.has("target_error")) j.config.target_error = f.ranged("target_error", kErrorRange, "target-error");
+     }},
+    {"error_metric", nullptr, [](const TrainJob& j) -> Value { return to_string(j.config.metric); },
+     [](const Fields& f, TrainJob& j) {
+       j.config.metric = f.word("error_metric", [](const std::string& s) { return parse_error_metric(s); });
+     }},
+    {"max_seconds", nullptr, [](const TrainJob& j) -> Value { return j.config.max_seconds; },
+     [](const Fields& f, TrainJob& j) {
+       j.config.max_seconds = f.ranged("max_seconds", {.lo = 0, .hi = kLongestTimeoutSeconds}, "max-seconds");
+     }},
+    {"seed", nullptr, [](const TrainJob& j) -> Value { return j.config.seed; },
+     [](const Fields& f, TrainJob& j) {
+       j.config.seed = static_cast<std::uint64_t>(f.whole("seed", 0, std::numeric_limits<long long>::max()));
+       j.data.seed = j.config.seed;  // the problem's data is drawn from the run's seed
+     }},
+    {"shuffle", nullptr, [](const TrainJob& j) -> Value { return j.config.shuffle; },
+     [](const Fields& f, TrainJob& j) { j.config.shuffle = f.flag("shuffle"); }},
+    {"eval_train", nullptr, [](const TrainJob& j) -> Value { return j.config.eval_train; },
+     [](const Fields& f, TrainJob& j) { j.config.eval_train = f.flag("eval_train"); }},
+    {"history_every", nullptr, [](const TrainJob& j) -> Value { return j.config.history_every; },
+     [](const Fields& f, TrainJob& j) {
+       j.config.history_every = static_cast<int>(f.whole("history_every", 1, kMostHistoryEvery));
+     }},
+    {"init_range", nullptr, [](const TrainJob& j) -> Value { return j.config.init_range; },
+     [](const Fields& f, TrainJob& j) { j.config.init_range = f.ranged("init_range", kInitRange, "init-range"); }},
+    {"data_dir", nullptr,
+     [](const TrainJob& j) -> Value {
+       const ProblemKind* kind = problem_kind(j.problem_name);
+       return kind && kind->data == ProblemData::mnist ? Json(j.data.mnist_dir) : Json(nullptr);
+     },
+     [](const Fields& f, TrainJob& j) { j.data.mnist_dir = f.text("data_dir", ""); }},
+    {"load_s", nullptr, [](const TrainJob& j) -> Value { return j.load_seconds; }, nullptr},
+    {"versions", nullptr, [](const TrainJob&) -> Value { return versions_json(); }, nullptr},
+
+    // The fields that make the config a whole job, after those of earlier records.
+    {"job_format", nullptr, [](const TrainJob&) -> Value { return job_format; }, nullptr},  // checked first
+    {"train_size", nullptr, [](const TrainJob& j) -> Value { return j.data.train_size; },
+     [](const Fields& f, TrainJob& j) { j.data.train_size = f.count("train_size"); }},
+    {"test_size", nullptr, [](const TrainJob& j) -> Value { return j.data.test_size; },
+     [](const Fields& f, TrainJob& j) { j.data.test_size = f.count("test_size"); }},
+    {"test_data", nullptr, [](const TrainJob& j) -> Value { return null_if_empty(j.data.test_data); },
+     [](const Fields& f, TrainJob& j) { j.data.test_data = f.text("test_data", ""); }},
+    {"collectives", nullptr,  // read with collective_algorithm
+     [](const TrainJob& j) -> Value {
+       return Json{{"allreduce", j.allreduce}, {"reduce", j.reduce},   {"bcast", j.bcast},
+                   {"allgather", j.allgather}, {"gather", j.gather}};
+     },
+     nullptr},
+    {"oversubscribe", nullptr, [](const TrainJob& j) -> Value { return j.oversubscribe; },
+     [](const Fields& f, TrainJob& j) {
+       j.oversubscribe = f.text("oversubscribe");
+       if (!named_in(j.oversubscribe, oversubscribe_modes))
+         f.fail("oversubscribe", "expected " + listed(oversubscribe_modes));
+     }},
+    // Read on the platform engines only, the ones --hosts places.
+    {"hosts_of_ranks", nullptr,
+     [](const TrainJob& j) -> Value { return j.rank_hosts.empty() ? Json(nullptr) : Json(j.rank_hosts); },
+     [](const Fields& f, TrainJob& j) {
+       if (!on_platform(j.engine) || !f.has("hosts_of_ranks")) return;
+       j.rank_hosts = f.texts("hosts_of_ranks");
+       if (!j.rank_hosts.empty() && j.rank_hosts.size() != static_cast<std::size_t>(j.np))
+         f.fail("hosts_of_ranks", fmt::format("{} hosts for {} ranks", j.rank_hosts.size(), j.np));
+     }},
+    {"rank_nodes", nullptr,
+     [](const TrainJob& j) -> Value {
+       return j.config.rank_nodes.empty() ? Json(nullptr) : Json(j.config.rank_nodes);
+     },
+     read_rank_nodes},
+    {"rank_rings", nullptr,
+     [](const TrainJob& j) -> Value {
+       return j.config.rank_rings.empty() ? Json(nullptr) : Json(j.config.rank_rings);
+     },
+     read_rank_rings},
+    {"profile_values", calibrated, [](const TrainJob& j) -> Value { return profile_values_json(j.compute.profile); },
+     [](const Fields& f, TrainJob& j) { read_profile_values(f.object("profile_values"), j.compute.profile); }},
+    {"out", nullptr, [](const TrainJob& j) -> Value { return null_if_empty(j.out_path); },
+     [](const Fields& f, TrainJob& j) { j.out_path = f.text("out", ""); }},
+    {"quiet", nullptr, [](const TrainJob& j) -> Value { return j.quiet; },
+     [](const Fields& f, TrainJob& j) { j.quiet = f.flag("quiet"); }},
+    // The layer file the net was read from, as the front end read it (TrainJob::layer_file_digest).
+    {"layer_file_digest", nullptr,
+     [](const TrainJob& j) -> Value { return j.spec.table ? Value(j.spec.table->digest) : Value(); },
+     [](const Fields& f, TrainJob& j) { j.layer_file_digest = f.text("layer_file_digest", ""); }},
+    {"input_files", nullptr,
+     [](const TrainJob& j) -> Value { return j.inputs.empty() ? Value() : input_files_json(j); }, read_input_files},
+};
 }  // namespace
 
 Json job_json(const TrainJob& job) {
   Json j = Json::object();
-  add_engine_json(j, job);
-  add_training_json(j, job);
-  add_job_fields(j, job);
+  for (const JobField& field : job_fields) {
+    if (field.has && !field.has(job)) continue;
+    Value value = field.write(job);
+    if (!value) continue;
+    if (!field.key.empty()) {
+      j[std::string(field.key)] = std::move(*value);
+      continue;
+    }
+    for (auto& [key, item] : value->items()) {  // several keys; an object's merged into the one there
+      Json& there = j[key];
+      if (there.is_object() && item.is_object())
+        for (auto& [inner, v] : item.items()) there[inner] = v;
+      else
+        there = item;
+    }
+  }
   return j;
 }
 
@@ -547,11 +661,13 @@ TrainJob job_from_json(const Json& config, const std::string& source) {
     f.fail("job_format", fmt::format("{} is not this wulf's job format {}", f.number("job_format"), job_format));
   if (f.text("command") != "train") f.fail("command", "not a training run's record");  // a record without one
   TrainJob job;
-  read_engine(f, job);
-  read_compute(f, job);
-  read_net(f, job);
-  read_training(f, job);
-  read_data_and_outputs(f, job);
+  for (const JobField& field : job_fields)
+    if (field.read && (!field.has || field.has(job))) field.read(f, job);
+  try {
+    job.spec.validate();
+  } catch (const InputError& e) {
+    f.fail("layers", e.what());
+  }
   return job;
 }
 

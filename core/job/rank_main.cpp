@@ -18,7 +18,7 @@
 int main(int argc, char** argv) {
   // Started by wulf (WULF_FRONT_END_PID), the ranks end with their launcher: mpirun, or
   // smpirun for the process that simulates them all. wulf's launcher ends with wulf (spawn in
-  // util/process.cpp), so no rank outlives a wulf killed with SIGKILL, nor writes its record.
+  // engine/process.cpp), so no rank outlives a wulf killed with SIGKILL, nor writes its record.
   // A rank that starts after either has gone (an orphan, its parent now init) ends at once.
   if (const char* front_end = std::getenv("WULF_FRONT_END_PID")) {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);

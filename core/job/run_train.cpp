@@ -8,7 +8,6 @@
 #include "util/errors.hpp"
 #include "util/files.hpp"
 #include "util/json.hpp"
-#include "util/process.hpp"
 #include "util/random.hpp"
 
 #include <algorithm>
@@ -18,6 +17,7 @@
 #include <cmath>
 #include <ostream>
 #include <string>
+#include <functional>
 #include <vector>
 
 namespace wulf {
@@ -147,10 +147,12 @@ Json sessions_record(const TrainJob& job, const std::vector<SessionOutcome>& tab
 
 // The session strategy: the sweep's runs over the ranks, one table on rank 0.
 template <class T>
-int run_sessions(TrainJob& job, Comm& comm, Compute& compute, std::ostream& out, std::ostream& err) {
+int run_sessions(TrainJob& job, Comm& comm, Compute& compute, std::ostream& out, std::ostream& err,
+                 const std::function<void()>& after_iteration) {
   PhaseTimes phases;
   const std::vector<SessionOutcome> table =
-      train_sessions<T>(job.spec, job.problem.train, job.problem.test, job.sessions, comm, compute, phases);
+      train_sessions<T>(job.spec, job.problem.train, job.problem.test, job.sessions, comm, compute, phases,
+                        after_iteration);
   const std::vector<PhaseTimes> per_rank = gather_phases(comm, phases);
   const std::vector<ComputeLedger> ledgers = compute.pads() ? gather_ledgers(comm, compute.ledger())
                                                             : std::vector<ComputeLedger>{};
@@ -238,7 +240,8 @@ int finish(const TrainJob& job, const Mlp<T>& net, const TrainResult& result, co
 }
 
 template <class T>
-int train(TrainJob& job, Comm& comm, Compute& compute, std::ostream& out, std::ostream& err) {
+int train(TrainJob& job, Comm& comm, Compute& compute, std::ostream& out, std::ostream& err,
+          const std::function<void()>& after_iteration) {
   const bool lead = comm.rank() == 0;
   // The testbed's clock reads platform seconds (wall over the dilation; 1 elsewhere), before
   // anything is timed, so that the history, the phases and the final time are the platform's.
@@ -262,11 +265,11 @@ int train(TrainJob& job, Comm& comm, Compute& compute, std::ostream& out, std::o
   if (!job.quiet && lead) print_plan(out, job, net.parameter_count(), comm.size());
   const ProgressFn progress = [&](const IterationRecord& r) {
     if (!job.quiet) print_progress(out, r, job.config.metric);
-    check_interrupt();  // --engine seq: a signal or --timeout ends the run here (a no-op in ranks)
+    if (after_iteration) after_iteration();  // --engine seq: a signal or --timeout ends the run here
   };
 
   const Problem& p = job.problem;
-  if (job.strategy->sessions) return run_sessions<T>(job, comm, compute, out, err);
+  if (job.strategy->sessions) return run_sessions<T>(job, comm, compute, out, err, after_iteration);
   const TrainResult result = train_strategy(net, p.train, p.test, GlobalSizes{p.train_total, p.test_total, p.classifier},
                                             job.config, comm, compute, progress);
 
@@ -281,9 +284,10 @@ int train(TrainJob& job, Comm& comm, Compute& compute, std::ostream& out, std::o
 
 }  // namespace
 
-int run_train(TrainJob& job, Comm& comm, Compute& compute, std::ostream& out, std::ostream& err) {
-  return job.double_precision ? train<double>(job, comm, compute, out, err)
-                              : train<float>(job, comm, compute, out, err);
+int run_train(TrainJob& job, Comm& comm, Compute& compute, std::ostream& out, std::ostream& err,
+              const std::function<void()>& after_iteration) {
+  return job.double_precision ? train<double>(job, comm, compute, out, err, after_iteration)
+                              : train<float>(job, comm, compute, out, err, after_iteration);
 }
 
 }  // namespace wulf

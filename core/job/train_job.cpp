@@ -1,7 +1,7 @@
 #include "job/train_job.hpp"
 #include "comm/nb_allreduce.hpp"
 
-#include "engine/collective_choice.hpp"
+#include "comm/collective_choice.hpp"
 
 #include "job/job_json.hpp"
 #include "job/memory_estimate.hpp"
@@ -228,7 +228,7 @@ void set_config_json(TrainJob& job) {
 
 namespace {
 
-// `default` becomes the algorithm every engine runs (engine/collective_choice), chosen by the
+// `default` becomes the algorithm every engine runs (comm/collective_choice), chosen by the
 // size the run's main call of each collective moves; the record says which. A job read
 // from a record comes chosen, unless a re-run chooses again (its chosen_by cleared).
 void resolve_collectives(TrainJob& job) {
@@ -271,14 +271,6 @@ void resolve_collectives(TrainJob& job) {
 }
 
 }  // namespace
-
-std::array<JobCollective, 5> job_collectives(TrainJob& job) {
-  return {{{"allreduce", job.allreduce, job.allreduce_chosen_by},
-           {"reduce", job.reduce, job.reduce_chosen_by},
-           {"bcast", job.bcast, job.bcast_chosen_by},
-           {"allgather", job.allgather, job.allgather_chosen_by},
-           {"gather", job.gather, job.gather_chosen_by}}};
-}
 
 std::vector<TrainJob::InputFile> inputs_read(const TrainJob& job) {
   std::vector<TrainJob::InputFile> inputs;

@@ -14,6 +14,7 @@
 #include <array>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 namespace wulf {
@@ -32,7 +33,7 @@ inline constexpr std::array<std::string_view, allreduce_count + 1> allreduce_alg
   for (std::size_t i = 0; i < allreduce_count; ++i) names[i + 1] = allreduce_table[i].name;
   return names;
 }();
-// Open MPI 4.1's algorithms by engine/collective_choice's names (test_collective_choice holds
+// Open MPI 4.1's algorithms by comm/collective_choice's names (test_collective_choice holds
 // the lists together), and wulf's own reduces (wulf-binomial, four-stage).
 inline constexpr std::array<std::string_view, 9> reduce_algorithms{
     "default", "linear", "chain", "pipeline", "binary", "binomial", "in-order-binary", "wulf-binomial", "four-stage"};
@@ -58,7 +59,7 @@ struct TrainJob {
   int np = 1;
   Strategy strategy{};  // and config.strategy, with its settings
   // Each collective's algorithm: "default" until the front end resolves it
-  // (engine/collective_choice), then the algorithm every engine runs, and how it was chosen
+  // (comm/collective_choice), then the algorithm every engine runs, and how it was chosen
   // (empty until then). The gathers have no option: only default, or a record's choice.
   std::string allreduce = "default";
   std::string allreduce_chosen_by;
@@ -77,6 +78,9 @@ struct TrainJob {
   std::string oversubscribe = "auto";
   long long grow = 0;            // sim what-if: hosts of the grown cluster (0: none)
   long long eager_limit = 0;     // sim, testbed: --eager-limit bytes (0: the engine's default)
+  // sim: the allocator the front end preloads into smpirun (engine/launch's sim_allocator), for
+  // the record only: it changes wall time, never a simulated second.
+  std::string sim_malloc;
   std::string sim_messages = "s4u";  // sim --sim-messages: how wulf's own schedules' messages travel (s4u, fifo, smpi)
   long long ranks_per_host = 0;  // sim, testbed: most ranks on one host (0: its cores)
   std::vector<std::string> rank_hosts;  // sim, testbed --hosts: rank r's host at r (empty: the platform's order)
@@ -154,13 +158,23 @@ std::vector<int> rank_nodes_of(const std::vector<std::string>& keys);
 bool uses_rings(const TrainJob& job);
 
 // One collective of the job: its name (the record's key, the option's name), its algorithm
-// and how it was chosen, the job's own fields.
-struct JobCollective {
+// and how it was chosen, the job's own fields (read-only for a const job).
+template <class String>
+struct JobCollectiveOf {
   std::string_view name;
-  std::string& algorithm;
-  std::string& chosen_by;
+  String& algorithm;
+  String& chosen_by;
 };
+using JobCollective = JobCollectiveOf<std::string>;
 // allreduce, reduce, bcast, allgather, gather, in the record's order.
-std::array<JobCollective, 5> job_collectives(TrainJob& job);
+template <class Job>
+auto job_collectives(Job& job) {
+  using String = std::conditional_t<std::is_const_v<Job>, const std::string, std::string>;
+  return std::array<JobCollectiveOf<String>, 5>{{{"allreduce", job.allreduce, job.allreduce_chosen_by},
+                                                 {"reduce", job.reduce, job.reduce_chosen_by},
+                                                 {"bcast", job.bcast, job.bcast_chosen_by},
+                                                 {"allgather", job.allgather, job.allgather_chosen_by},
+                                                 {"gather", job.gather, job.gather_chosen_by}}};
+}
 
 }  // namespace wulf

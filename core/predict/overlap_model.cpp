@@ -1,6 +1,6 @@
 #include "predict/overlap_model.hpp"
 #include "util/errors.hpp"
-#include "util/process.hpp"
+#include "engine/process.hpp"
 #include "util/text.hpp"
 
 #include <algorithm>

@@ -10,6 +10,7 @@
 #include "train/trainer.hpp"
 
 #include <array>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -34,10 +35,11 @@ struct SessionOutcome {
 };
 
 // Runs this rank's sessions and returns all sessions' outcomes on rank 0 (empty elsewhere).
-// phases gets the time of this rank's sessions.
+// phases gets the time of this rank's sessions; after_iteration runs after each of their
+// iterations (run_train's).
 template <class T>
 std::vector<SessionOutcome> train_sessions(const NetSpec& spec, const Dataset& train, const Dataset& test,
                                            const std::vector<TrainConfig>& sessions, Comm& comm, Compute& compute,
-                                           PhaseTimes& phases);
+                                           PhaseTimes& phases, const std::function<void()>& after_iteration = {});
 
 }  // namespace wulf

@@ -61,6 +61,8 @@ inline constexpr Range kInitRange{.lo = 0, .hi = 1e6};
 inline constexpr Range kRpropIncreaseRange{.lo = 1, .hi = 1e6, .lo_open = true};
 inline constexpr Range kRpropDecreaseRange{.lo = 0, .hi = 1, .lo_open = true, .hi_open = true};
 inline constexpr Range kRpropDeltaMinRange{.lo = 0, .hi = 1e6};
+inline constexpr Range kEpochsRange{.lo = 0, .hi = 1e8};  // --epochs: a job's most iterations (0: none)
+inline constexpr long long kMostHistoryEvery = 1'000'000'000;  // --history-every, larger ones cut to it
 
 struct TrainConfig {
   Learning learning = Learning::block;

@@ -35,7 +35,7 @@ enum ExitCode : int {
 };
 
 // Thrown when a signal (SIGINT, SIGTERM, SIGHUP) asked wulf to stop, after the children it
-// waited for were ended (util/process.hpp). Not a std::exception, so that no handler of
+// waited for were ended (engine/process.hpp). Not a std::exception, so that no handler of
 // errors on the way takes it for one: it reaches the command's top with the stack unwound
 // (every temporary file removed), and wulf exits 128 + signal with the message.
 struct Interrupted {

@@ -1,7 +1,7 @@
 #include "util/files.hpp"
 
 #include "util/errors.hpp"
-#include "util/process.hpp"
+#include "util/proc.hpp"
 #include "util/text.hpp"
 
 #include <fmt/format.h>

@@ -101,7 +101,7 @@ std::string text_digest(std::string_view bytes);
 
 // A folder of wulf's own in the system's temporary folder (mkdtemp: a name no other process
 // has, created with mode 0700), removed with everything in it when the object goes. Its name
-// holds its purpose and its owner's tag (util/process.hpp, owner_tag): "recommend" ->
+// holds its purpose and its owner's tag (util/proc.hpp, owner_tag): "recommend" ->
 // /tmp/wulf-recommend-4242.1234567-Xa3k9Q, so that what a killed run left can be told from
 // what a live run holds (remove_temp_leftovers).
 class TempDir {

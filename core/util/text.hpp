@@ -36,6 +36,11 @@ struct Range {
 inline constexpr long long kMostRanks = 1'000'000;
 // --np and the lists of ranks of every command: 1 to kMostRanks.
 inline constexpr Range kRanksRange{.lo = 1, .hi = static_cast<double>(kMostRanks)};
+// The longest time limit a run may have (--timeout): 1e9 s, about 31 years. A limit is a
+// point on the steady clock, whose nanoseconds in 64 bits reach about 292 years past its
+// start; a longer limit would overflow it into the past. Longer ones given to the
+// front end's waits (engine/process.hpp) are cut to it.
+inline constexpr double kLongestTimeoutSeconds = 1e9;
 
 // Names as a message lists them: "a, b or c" (last: " or ", or " and ").
 std::string listed(const std::vector<std::string>& names, std::string_view last = " or ");

@@ -2,7 +2,6 @@
 #include "util/errors.hpp"
 
 #include "train/run.hpp"
-#include "util/process.hpp"
 #include "util/text.hpp"
 
 #include <algorithm>
@@ -47,7 +46,7 @@ std::vector<TrainConfig> sweep_configs(const TrainConfig& base, const std::strin
 
 namespace {
 
-constexpr std::size_t fields = 9;  // per session: index, iterations, seconds, status, 3 errors, valid, history entries
+constexpr std::size_t session_fields = 9;  // per session: index, iterations, seconds, status, 3 errors, valid, history entries
 constexpr std::size_t history_fields = 5;  // per history entry: SessionOutcome::history's
 
 std::array<double, history_fields> history_entry(const IterationRecord& h, ErrorMetric metric) {
@@ -61,10 +60,10 @@ std::array<double, history_fields> history_entry(const IterationRecord& h, Error
 template <class T>
 std::vector<SessionOutcome> train_sessions(const NetSpec& spec, const Dataset& train, const Dataset& test,
                                            const std::vector<TrainConfig>& sessions, Comm& comm, Compute& compute,
-                                           PhaseTimes& phases) {
+                                           PhaseTimes& phases, const std::function<void()>& after_iteration) {
   const int p = comm.size(), q = comm.rank();
   const std::size_t per_rank = (sessions.size() + static_cast<std::size_t>(p) - 1) / static_cast<std::size_t>(p);
-  std::vector<double> mine(per_rank * fields, 0.0);
+  std::vector<double> mine(per_rank * session_fields, 0.0);
   std::vector<double> my_history;  // this rank's sessions' histories, one after another
   SerialComm local(comm);  // each session trains alone, on the run's clock
   const GlobalSizes sizes{train.size(), test.size(), train.has_labels()};
@@ -74,10 +73,11 @@ std::vector<SessionOutcome> train_sessions(const NetSpec& spec, const Dataset& t
     Rng init_rng(c.seed);
     Rng weights_rng = init_rng.split(3);
     net.init_uniform(c.init_range, weights_rng);
-    // --engine seq: a signal or --timeout ends the sweep after an iteration (a no-op in ranks).
-    const TrainResult r = train_block(net, train, test, sizes, c, local, compute,
-                                      [](const IterationRecord&) { check_interrupt(); });
-    double* f = mine.data() + slot * fields;
+    // --engine seq: a signal or --timeout ends the sweep after an iteration.
+    const TrainResult r = train_block(net, train, test, sizes, c, local, compute, [&](const IterationRecord&) {
+      if (after_iteration) after_iteration();
+    });
+    double* f = mine.data() + slot * session_fields;
     f[0] = static_cast<double>(i);
     f[1] = r.history.empty() ? 0 : r.history.back().iteration;
     f[2] = r.seconds;
@@ -113,7 +113,7 @@ std::vector<SessionOutcome> train_sessions(const NetSpec& spec, const Dataset& t
   for (int r = 0; r < p; ++r) {
     const double* h = histories.data() + static_cast<std::size_t>(r) * longest;
     for (std::size_t slot = 0; slot < per_rank; ++slot) {
-      const double* f = all.data() + (static_cast<std::size_t>(r) * per_rank + slot) * fields;
+      const double* f = all.data() + (static_cast<std::size_t>(r) * per_rank + slot) * session_fields;
       if (f[7] != 1) continue;
       SessionOutcome o;
       o.index = static_cast<std::size_t>(f[0]);
@@ -134,10 +134,10 @@ std::vector<SessionOutcome> train_sessions(const NetSpec& spec, const Dataset& t
 
 template std::vector<SessionOutcome> train_sessions<float>(const NetSpec&, const Dataset&, const Dataset&,
                                                            const std::vector<TrainConfig>&, Comm&, Compute&,
-                                                           PhaseTimes&);
+                                                           PhaseTimes&, const std::function<void()>&);
 template std::vector<SessionOutcome> train_sessions<double>(const NetSpec&, const Dataset&, const Dataset&,
                                                             const std::vector<TrainConfig>&, Comm&, Compute&,
-                                                            PhaseTimes&);
+                                                            PhaseTimes&, const std::function<void()>&);
 
 namespace {
 

@@ -9,6 +9,8 @@
 // object that made it.
 #pragma once
 
+#include "util/proc.hpp"
+
 #include <functional>
 #include <string>
 #include <string_view>
@@ -27,11 +29,6 @@ inline constexpr double kWulfGraceSeconds = 2 * kGraceSeconds + 2;
 // The full path of program found on PATH (or program itself if it holds a '/' and is
 // executable); empty if there is none.
 std::string find_program(const std::string& program);
-
-// The longest time limit a run may have (--timeout): 1e9 s, about 31 years. A limit is a
-// point on the steady clock, whose nanoseconds in 64 bits reach about 292 years past its
-// start; a longer limit would overflow it into the past. Longer ones given here are cut to it.
-inline constexpr double kLongestTimeoutSeconds = 1e9;
 
 // How a child runs.
 struct ChildOptions {
@@ -151,19 +148,5 @@ class TimeLimit {
 // Throws Interrupted if a signal asked wulf to stop, TimedOut if the time limit passed.
 // Long work done in this process (each iteration of a --engine seq run) calls it.
 void check_interrupt();
-
-// What this process owns outside itself carries its owner tag, "<pid>.<start time>" (the
-// start in clock ticks after boot, which tells a pid's processes apart): its temporary files
-// and folders (util/files.hpp) and the testbed's namespaces. Whatever carries the tag of a
-// process that is gone was left by a killed run and may be removed; nothing else may be.
-std::string owner_tag();
-// Whether text is an owner tag: "<pid>.<start>", both whole numbers.
-bool is_owner_tag(std::string_view text);
-// Whether the process of an owner tag runs: the same pid, started at the same time (a zombie
-// does not run). Text that is no owner tag names no process that runs.
-bool owner_alive(std::string_view tag);
-
-// This machine's host name ("?" where it cannot be read).
-std::string host_name();
 
 }  // namespace wulf

@@ -1,6 +1,7 @@
-#include "util/process.hpp"
+#include "engine/process.hpp"
 
 #include "util/errors.hpp"
+#include "util/proc.hpp"
 
 #include <fmt/format.h>
 
@@ -110,29 +111,6 @@ Clock::duration after(double seconds) {
 }
 
 // ---- Processes as /proc shows them.
-
-struct Proc {
-  pid_t pid = 0, ppid = 0, pgrp = 0, sid = 0;
-  char state = '?';
-  unsigned long long start = 0;  // clock ticks after boot: tells a pid's processes apart
-};
-
-std::optional<Proc> read_proc(pid_t pid) {
-  std::ifstream file("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  if (!std::getline(file, line)) return std::nullopt;
-  const std::size_t close = line.rfind(')');  // the name may hold blanks and parentheses
-  if (close == std::string::npos || close + 2 > line.size()) return std::nullopt;
-  std::istringstream fields(line.substr(close + 2));
-  Proc p;
-  p.pid = pid;
-  fields >> p.state >> p.ppid >> p.pgrp >> p.sid;
-  std::string skipped;
-  for (int field = 7; field < 22; ++field) fields >> skipped;  // tty_nr .. itrealvalue
-  fields >> p.start;
-  if (!fields) return std::nullopt;
-  return p;
-}
 
 std::vector<Proc> all_processes() {
   std::vector<Proc> procs;
@@ -829,34 +807,6 @@ TimeLimit::~TimeLimit() {
 void check_interrupt() {
   if (const int s = pending.load()) throw Interrupted{s, "interrupted (" + signal_name(s) + ")"};
   if (limit_end && Clock::now() >= *limit_end) throw TimedOut{"timed out after " + seconds_text(limit_seconds)};
-}
-
-std::string owner_tag() {
-  const auto me = read_proc(::getpid());
-  return fmt::format("{}.{}", ::getpid(), me ? me->start : 0);
-}
-
-bool is_owner_tag(std::string_view text) {
-  const std::size_t dot = text.find('.');
-  if (dot == std::string_view::npos) return false;
-  const std::string_view pid = text.substr(0, dot), start = text.substr(dot + 1);
-  const auto digits = [](std::string_view s, std::size_t most) {
-    return !s.empty() && s.size() <= most && s.find_first_not_of("0123456789") == std::string_view::npos;
-  };
-  return digits(pid, 9) && digits(start, 19);
-}
-
-bool owner_alive(std::string_view tag) {
-  if (!is_owner_tag(tag)) return false;
-  const std::size_t dot = tag.find('.');
-  const auto p = read_proc(static_cast<pid_t>(std::stol(std::string(tag.substr(0, dot)))));
-  return p && p->state != 'Z' && std::to_string(p->start) == tag.substr(dot + 1);
-}
-
-std::string host_name() {
-  char name[256] = {};
-  if (::gethostname(name, sizeof name - 1) != 0) return "?";
-  return name;
 }
 
 }  // namespace wulf

@@ -1,4 +1,4 @@
-#include "engine/collective_choice.hpp"
+#include "comm/collective_choice.hpp"
 
 #include "comm/allreduce_algorithms.hpp"
 #include "util/errors.hpp"
@@ -67,7 +67,7 @@ constexpr CollectiveAlgorithm allgathers[] = {
     {"neighbor", 5, "ompi_neighborexchange"},  // on an even number of ranks
     {"two-proc", 6, "pair"},  // two ranks: one exchange
 };
-constexpr CollectiveAlgorithm gathers[] = {
+constexpr CollectiveAlgorithm gather_algorithms[] = {
     {"linear", 1, "ompi_basic_linear"},  // the root receives from 0, 1, ..., p - 1 in turn
     {"binomial", 2, "ompi_binomial"},    // the in-order binomial tree
     {"linear-sync", 3, ""},  // unsegmented, as the fixed rules run it; SMPI's sends 1 or 32 KiB first
@@ -80,61 +80,61 @@ struct Rule {
   double ranks_below, bytes_below;
   int tuned_id;
 };
-constexpr double all = std::numeric_limits<double>::infinity();
+constexpr double beyond = std::numeric_limits<double>::infinity();
 
 // Allreduce, commutative: 4 ring, 5 segmented ring, 3 recursive doubling, 6 rabenseifner,
 // 2 nonoverlapping.
 constexpr Rule allreduce_rules[] = {
     {4, 8, 4},         {4, 4096, 3},      {4, 8192, 4},      {4, 16384, 3},     {4, 65536, 4},
-    {4, 262144, 5},    {4, all, 6},       {8, 16, 4},        {8, 8192, 3},      {8, all, 6},
-    {16, 8192, 3},     {16, all, 6},      {32, 64, 5},       {32, 4096, 3},     {32, all, 6},
-    {64, 128, 5},      {64, all, 6},      {128, 262144, 3},  {128, all, 6},     {256, 131072, 2},
-    {256, 262144, 3},  {256, all, 6},     {512, 4096, 2},    {512, all, 6},     {2048, 2048, 2},
-    {2048, 16384, 3},  {2048, all, 6},    {4096, 2048, 2},   {4096, 4096, 5},   {4096, 16384, 3},
-    {4096, all, 6},    {all, 2048, 2},    {all, 16384, 5},   {all, 32768, 3},   {all, all, 6},
+    {4, 262144, 5},    {4, beyond, 6},       {8, 16, 4},        {8, 8192, 3},      {8, beyond, 6},
+    {16, 8192, 3},     {16, beyond, 6},      {32, 64, 5},       {32, 4096, 3},     {32, beyond, 6},
+    {64, 128, 5},      {64, beyond, 6},      {128, 262144, 3},  {128, beyond, 6},     {256, 131072, 2},
+    {256, 262144, 3},  {256, beyond, 6},     {512, 4096, 2},    {512, beyond, 6},     {2048, 2048, 2},
+    {2048, 16384, 3},  {2048, beyond, 6},    {4096, 2048, 2},   {4096, 4096, 5},   {4096, 16384, 3},
+    {4096, beyond, 6},    {beyond, 2048, 2},    {beyond, 16384, 5},   {beyond, 32768, 3},   {beyond, beyond, 6},
 };
 // Reduce, commutative: 1 linear, 2 chain, 3 pipeline, 4 binary, 5 binomial, 6 in-order
 // binary, 7 rabenseifner.
 constexpr Rule reduce_rules[] = {
     {4, 8, 7},        {4, 16, 4},       {4, 32, 3},       {4, 262144, 1},   {4, 524288, 3},
-    {4, 1048576, 2},  {4, all, 3},      {8, 4096, 4},     {8, 65536, 2},    {8, 262144, 5},
-    {8, 524288, 1},   {8, 1048576, 5},  {8, all, 1},      {16, 8192, 4},    {16, all, 5},
-    {32, 4096, 4},    {32, all, 5},     {256, all, 5},    {512, 8192, 5},   {512, 16384, 6},
-    {512, all, 5},    {2048, all, 5},   {4096, 512, 5},   {4096, 1024, 6},  {4096, 8192, 5},
-    {4096, 16384, 6}, {4096, all, 5},   {all, 16, 5},     {all, 32, 6},     {all, 1024, 5},
-    {all, 2048, 6},   {all, 8192, 5},   {all, 16384, 6},  {all, all, 5},
+    {4, 1048576, 2},  {4, beyond, 3},      {8, 4096, 4},     {8, 65536, 2},    {8, 262144, 5},
+    {8, 524288, 1},   {8, 1048576, 5},  {8, beyond, 1},      {16, 8192, 4},    {16, beyond, 5},
+    {32, 4096, 4},    {32, beyond, 5},     {256, beyond, 5},    {512, 8192, 5},   {512, 16384, 6},
+    {512, beyond, 5},    {2048, beyond, 5},   {4096, 512, 5},   {4096, 1024, 6},  {4096, 8192, 5},
+    {4096, 16384, 6}, {4096, beyond, 5},   {beyond, 16, 5},     {beyond, 32, 6},     {beyond, 1024, 5},
+    {beyond, 2048, 6},   {beyond, 8192, 5},   {beyond, 16384, 6},  {beyond, beyond, 5},
 };
 // Bcast: 1 basic linear, 2 chain, 3 pipeline, 4 split binary tree, 5 binary tree,
 // 6 binomial, 7 knomial, 8 scatter-allgather.
 constexpr Rule bcast_rules[] = {
     {4, 32, 3},        {4, 256, 5},       {4, 512, 3},       {4, 1024, 7},      {4, 32768, 1},
-    {4, 131072, 5},    {4, 262144, 2},    {4, 524288, 1},    {4, 1048576, 6},   {4, all, 5},
+    {4, 131072, 5},    {4, 262144, 2},    {4, 524288, 1},    {4, 1048576, 6},   {4, beyond, 5},
     {8, 64, 5},        {8, 128, 6},       {8, 2048, 5},      {8, 8192, 6},      {8, 1048576, 1},
-    {8, all, 2},       {16, 8, 7},        {16, 64, 5},       {16, 4096, 7},     {16, 16384, 5},
-    {16, 32768, 6},    {16, all, 1},      {32, 4096, 7},     {32, 1048576, 6},  {32, all, 8},
-    {64, 2048, 6},     {64, all, 7},      {128, all, 7},     {256, 2, 6},       {256, 16384, 5},
-    {256, 32768, 1},   {256, 65536, 5},   {256, all, 7},     {1024, 16384, 7},  {1024, 32768, 4},
-    {1024, all, 7},    {2048, 524288, 7}, {2048, all, 8},    {4096, 262144, 7}, {4096, all, 8},
-    {all, 8192, 7},    {all, 16384, 5},   {all, 262144, 7},  {all, all, 8},
+    {8, beyond, 2},       {16, 8, 7},        {16, 64, 5},       {16, 4096, 7},     {16, 16384, 5},
+    {16, 32768, 6},    {16, beyond, 1},      {32, 4096, 7},     {32, 1048576, 6},  {32, beyond, 8},
+    {64, 2048, 6},     {64, beyond, 7},      {128, beyond, 7},     {256, 2, 6},       {256, 16384, 5},
+    {256, 32768, 1},   {256, 65536, 5},   {256, beyond, 7},     {1024, 16384, 7},  {1024, 32768, 4},
+    {1024, beyond, 7},    {2048, 524288, 7}, {2048, beyond, 8},    {4096, 262144, 7}, {4096, beyond, 8},
+    {beyond, 8192, 7},    {beyond, 16384, 5},   {beyond, 262144, 7},  {beyond, beyond, 8},
 };
 // Allgather, by each rank's block: 1 linear, 2 bruck, 3 recursive doubling, 4 ring,
 // 5 neighbor exchange, 6 two procs (Open MPI's rule: exactly 2 ranks).
 constexpr Rule allgather_rules[] = {
-    {3, all, 6},       {32, all, 3},      {64, 1024, 3},     {64, 65536, 5},    {64, all, 4},
-    {128, 512, 3},     {128, 65536, 5},   {128, all, 4},     {256, 512, 3},     {256, 131072, 5},
-    {256, 524288, 4},  {256, 1048576, 5}, {256, all, 4},     {512, 32, 3},      {512, 128, 2},
-    {512, 1024, 3},    {512, 131072, 5},  {512, 524288, 4},  {512, 1048576, 5}, {512, all, 4},
-    {1024, 64, 3},     {1024, 256, 2},    {1024, 2048, 3},   {1024, all, 5},    {2048, 4, 3},
+    {3, beyond, 6},       {32, beyond, 3},      {64, 1024, 3},     {64, 65536, 5},    {64, beyond, 4},
+    {128, 512, 3},     {128, 65536, 5},   {128, beyond, 4},     {256, 512, 3},     {256, 131072, 5},
+    {256, 524288, 4},  {256, 1048576, 5}, {256, beyond, 4},     {512, 32, 3},      {512, 128, 2},
+    {512, 1024, 3},    {512, 131072, 5},  {512, 524288, 4},  {512, 1048576, 5}, {512, beyond, 4},
+    {1024, 64, 3},     {1024, 256, 2},    {1024, 2048, 3},   {1024, beyond, 5},    {2048, 4, 3},
     {2048, 8, 2},      {2048, 16, 3},     {2048, 32, 2},     {2048, 256, 3},    {2048, 512, 2},
-    {2048, 4096, 3},   {2048, all, 5},    {4096, 32, 2},     {4096, 128, 3},    {4096, 512, 2},
-    {4096, 4096, 3},   {4096, all, 5},    {all, 2, 3},       {all, 8, 2},       {all, 16, 3},
-    {all, 512, 2},     {all, 4096, 3},    {all, all, 5},
+    {2048, 4096, 3},   {2048, beyond, 5},    {4096, 32, 2},     {4096, 128, 3},    {4096, 512, 2},
+    {4096, 4096, 3},   {4096, beyond, 5},    {beyond, 2, 3},       {beyond, 8, 2},       {beyond, 16, 3},
+    {beyond, 512, 2},     {beyond, 4096, 3},    {beyond, beyond, 5},
 };
 // Gather, by each rank's block: 1 basic linear, 2 binomial, 3 linear with synchronisation.
 constexpr Rule gather_rules[] = {
-    {4, 2, 3},       {4, 4, 1},      {4, 32768, 2},  {4, 65536, 1},  {4, 131072, 2}, {4, all, 3},
-    {8, 1024, 2},    {8, 8192, 1},   {8, 32768, 2},  {8, 262144, 1}, {8, all, 3},    {256, all, 2},
-    {512, 2048, 2},  {512, 8192, 1}, {512, all, 2},  {all, all, 2},
+    {4, 2, 3},       {4, 4, 1},      {4, 32768, 2},  {4, 65536, 1},  {4, 131072, 2}, {4, beyond, 3},
+    {8, 1024, 2},    {8, 8192, 1},   {8, 32768, 2},  {8, 262144, 1}, {8, beyond, 3},    {256, beyond, 2},
+    {512, 2048, 2},  {512, 8192, 1}, {512, beyond, 2},  {beyond, beyond, 2},
 };
 
 struct Table {
@@ -148,7 +148,7 @@ Table table_of(Collective c) {
     case Collective::reduce: return {reduces, reduce_rules};
     case Collective::bcast: return {bcasts, bcast_rules};
     case Collective::allgather: return {allgathers, allgather_rules};
-    case Collective::gather: return {gathers, gather_rules};
+    case Collective::gather: return {gather_algorithms, gather_rules};
   }
   throw std::logic_error("table_of: no such collective");
 }
@@ -157,7 +157,7 @@ int rule_for(std::span<const Rule> rules, long long ranks, std::size_t bytes) {
   const auto rule = std::find_if(rules.begin(), rules.end(), [&](const Rule& r) {
     return static_cast<double>(ranks) < r.ranks_below && static_cast<double>(bytes) < r.bytes_below;
   });
-  return rule->tuned_id;  // every table ends with {all, all, ...}
+  return rule->tuned_id;  // every table ends with {beyond, beyond, ...}
 }
 
 bool power_of_two(long long n) { return n > 0 && (n & (n - 1)) == 0; }
