@@ -58,6 +58,22 @@ TEST(layer_table, a_file_gives_its_layers_tensors_and_flops) {
   EXPECT_EQ(*stepped.step_on("V100"), 3e-6);
 }
 
+// A layer's activations= and the file's units (fsdp's, as FSDP wraps a transformer block).
+TEST(layer_table, activations_and_units_are_read) {
+  const LayerTable t = parse_layer_table("wulf-layers 1\nlayer emb embedding 0 10x4\nunit block.0\n"
+                                         "layer fc linear 80 backward=100 activations=12 4x4 4\nlayer act other 4\n"
+                                         "unit head\nlayer out linear 8 4\n",
+                                         "units.layers");
+  ASSERT_EQ(t.layers.size(), 4u);
+  EXPECT_EQ(t.layers[1].activations, 12.0);
+  EXPECT_EQ(t.layers[1].backward_flops, 100.0);
+  EXPECT_EQ(t.layers[0].activations, 0.0);  // not given
+  ASSERT_EQ(t.units.size(), 2u);
+  EXPECT_EQ(t.units[0].name, "block.0");
+  EXPECT_EQ(t.units[0].first, 1u);
+  EXPECT_EQ(t.units[1].first, 3u);
+}
+
 TEST(layer_table, every_fault_is_refused_with_the_file_and_line) {
   const std::string head = "wulf-layers 1\n";
   const std::vector<std::pair<std::string, std::vector<std::string>>> cases{
@@ -69,7 +85,13 @@ TEST(layer_table, every_fault_is_refused_with_the_file_and_line) {
       {head + "layer a conv -1 3\n", {"line 2", "forward flops -1 is negative"}},
       {head + "layer a conv lots 3\n", {"line 2", "\"lots\" is not a number"}},
       {head + "layer a conv 1 3\nlayer a conv 1 3\n", {"line 3", "layer a is given twice"}},
-      {head + "layer a conv 1 3 backward=2\n", {"line 2", "backward= comes right after the flops"}},
+      {head + "layer a conv 1 3 backward=2\n", {"line 2", "backward= and then activations= come right after the flops"}},
+      {head + "layer a conv 1 activations=5 backward=2 3\n", {"line 2", "backward= and then activations="}},
+      {head + "layer a conv 1 activations=-1 3\n", {"line 2", "activations -1 is negative"}},
+      {head + "unit u\nlayer a conv 1 3\nunit u\nlayer b conv 1 3\n", {"line 4", "unit u is given twice"}},
+      {head + "unit\nlayer a conv 1 3\n", {"line 2", "unit takes the unit's name"}},
+      {head + "layer a conv 1 3\nunit u\n", {"unit u holds no layer"}},
+      {head + "unit u\nunit v\nlayer a conv 1 3\n", {"unit u holds no layer"}},
       {head + "layer a conv\n", {"line 2", "layer takes NAME KIND FLOPS"}},
       {head + "time V100 a 1 1\nlayer a conv 1 3\n", {"line 2", "no layer a above this line"}},
       {head + "layer a conv 1 3\ntime V100 a 1 1\ntime V100 a 1 1\n", {"line 4", "given twice"}},
@@ -304,7 +326,7 @@ TEST(layer_table, a_layer_net_is_refused_what_it_cannot_do) {
   const std::vector<std::string> run{"--problem", "layers:" + file, "--engine", "sim", "--platform", toy4, "--np", "2"};
   expect_train_refused(run, {"has no arithmetic", "--numerics off"});
   const std::vector<std::string> off = with(run, {"--numerics", "off"});
-  expect_train_refused(with(off, {"--strategy", "ppt"}), {"--strategy ppt", "block or overlap"});
+  expect_train_refused(with(off, {"--strategy", "ppt"}), {"--strategy ppt", "block, overlap or fsdp"});
   expect_train_refused(with(off, {"--hidden", "5"}), {"--hidden", "given by its layers"});
   expect_train_refused(with(off, {"--train-size", "9"}), {"--train-size: 9 is more than the 8 training samples"});
   expect_train_refused(with(off, {"--target-error", "0.1"}), {"--target-error", "time-only run", "no error to reach"});

@@ -202,6 +202,13 @@ std::vector<NbStep> hierarchical_schedule(int p, int r, std::size_t n, std::span
 
 }  // namespace
 
+std::vector<NbStep> nb_ring_schedule(int ranks, int rank, std::size_t n) { return ring_schedule(ranks, rank, n); }
+
+void nb_append_mapped(std::vector<NbStep>& steps, std::span<const NbStep> part, const std::vector<int>& group,
+                      std::size_t at) {
+  append_mapped(steps, part, group, at);
+}
+
 std::vector<NbStep> nb_schedule(NbAlgorithm algorithm, int ranks, int rank, std::size_t n,
                                 std::span<const int> node_of) {
   if (algorithm == NbAlgorithm::rings) throw std::logic_error("nb_schedule: rings has a schedule per lane (nb_lanes)");
@@ -256,6 +263,16 @@ NbAllreduce<T>::NbAllreduce(Comm& comm, NbAlgorithm algorithm, std::size_t n, bo
     lane.steps = std::move(steps);
     lanes_.push_back(std::move(lane));
   }
+}
+
+template <class T>
+NbAllreduce<T>::NbAllreduce(Comm& comm, std::vector<NbStep> steps, bool add, int tag)
+    : comm_(comm), add_(add), tag_(tag) {
+  Lane lane;
+  scratch_values_ = nb_scratch_values(steps);
+  lane.step = steps.size();
+  lane.steps = std::move(steps);
+  lanes_.push_back(std::move(lane));
 }
 
 template <class T>

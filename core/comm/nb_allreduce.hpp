@@ -86,6 +86,14 @@ struct NbStep {
 std::vector<NbStep> nb_schedule(NbAlgorithm algorithm, int ranks, int rank, std::size_t n,
                                 std::span<const int> node_of = {});
 std::size_t nb_scratch_values(const std::vector<NbStep>& steps);
+// The ring's schedule alone, at any n >= ranks: its first ranks - 1 steps a reduce-scatter
+// after which rank r holds chunk (r + 1) mod ranks summed, its last ranks - 1 the allgather of
+// the chunks (comm/shard_schedules.hpp cuts it in those halves).
+std::vector<NbStep> nb_ring_schedule(int ranks, int rank, std::size_t n);
+// Steps of a schedule over a group, made the world's: the group's ranks (0, 1, ... in part)
+// by their world ranks group[0], group[1], ..., their places in the data moved by `at`.
+void nb_append_mapped(std::vector<NbStep>& steps, std::span<const NbStep> part, const std::vector<int>& group,
+                      std::size_t at);
 // The schedules of the rank's lanes, which go on each at its own pace: one for every
 // algorithm but rings, one per ring for rings.
 std::vector<std::vector<NbStep>> nb_lanes(NbAlgorithm algorithm, int ranks, int rank, std::size_t n,
@@ -101,6 +109,9 @@ class NbAllreduce {
   // tags per allreduce under way at once, within 1 to 32 767.
   // layout: where the ranks of comm are, for hierarchical and rings.
   NbAllreduce(Comm& comm, NbAlgorithm algorithm, std::size_t n, bool add, int tag, const NbLayout& layout = {});
+  // Any one schedule of steps, run the same way: an allreduce's, or sharded data
+  // parallelism's allgather and reduce-scatter (comm/shard_schedules.hpp), in one lane.
+  NbAllreduce(Comm& comm, std::vector<NbStep> steps, bool add, int tag);
   NbAllreduce(const NbAllreduce&) = delete;
   NbAllreduce& operator=(const NbAllreduce&) = delete;
 

@@ -201,7 +201,9 @@ const AllreduceAlgorithm* own_allreduce(const TrainJob& job) {
 
 bool uses_node_layout(const TrainJob& job) {
   const AllreduceAlgorithm* own = own_allreduce(job);
-  return is_own_blocking_allreduce(job.allreduce) || (own && own->needs == AllreduceNeeds::nodes);
+  const StrategyDescriptor& strategy = *job.config.strategy;
+  return is_own_blocking_allreduce(job.allreduce) || (own && own->needs == AllreduceNeeds::nodes) ||
+         (strategy.needs_rank_nodes && strategy.needs_rank_nodes(job.config));
 }
 
 bool uses_rings(const TrainJob& job) {

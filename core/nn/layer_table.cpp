@@ -163,10 +163,14 @@ TableLayer layer_line(LineReader& r, const std::vector<std::string>& w, std::set
     l.backward_flops = r.number(w[i].substr(9), "layer " + printable(l.name) + "'s backward flops", most_flops);
     ++i;
   }
+  if (i < w.size() && w[i].starts_with("activations=")) {
+    l.activations = r.number(w[i].substr(12), "layer " + printable(l.name) + "'s activations", most_table_parameters);
+    ++i;
+  }
   for (; i < w.size(); ++i) {
     if (w[i].find('=') != std::string::npos)
       r.fail("layer " + printable(l.name) + ": \"" + printable(w[i]) +
-             "\" (backward= comes right after the flops; the rest are tensors)");
+             "\" (backward= and then activations= come right after the flops; the rest are tensors)");
     l.tensors.push_back(r.tensor(w[i]));
   }
   return l;
@@ -194,7 +198,7 @@ LayerTable parse_layer_table(std::string_view text, const std::string& path) {
   table.path = path;
   LineReader r{path};
   bool header = false;
-  std::set<std::string> keys, names;
+  std::set<std::string> keys, names, unit_names;
   double parameters = 0;  // of the layers so far
   std::istringstream in{std::string(text)};
   for (std::string raw; std::getline(in, raw);) {
@@ -233,6 +237,10 @@ LayerTable parse_layer_table(std::string_view text, const std::string& path) {
         r.fail("more than " + std::to_string(most_table_layers) + " layers");
       if (parameters > most_table_parameters)
         r.fail("the net has more than " + number_text(most_table_parameters) + " parameters");
+    } else if (key == "unit") {
+      args(1, "the unit's name");
+      if (!unit_names.insert(w[1]).second) r.fail("unit " + printable(w[1]) + " is given twice");
+      table.units.push_back({.name = w[1], .first = table.layers.size()});
     } else if (key == "time") {
       args(4, "DEVICE LAYER FORWARD_S BACKWARD_S");
       time_line(r, w, table);
@@ -243,13 +251,17 @@ LayerTable parse_layer_table(std::string_view text, const std::string& path) {
     } else if (key == "wulf-layers") {
       r.fail("a second format line: \"wulf-layers\" comes once, first");
     } else {
-      r.fail("\"" + printable(key) + "\" is not one of name, samples, inputs, outputs, layer, time, step");
+      r.fail("\"" + printable(key) + "\" is not one of name, samples, inputs, outputs, layer, unit, time, step");
     }
   }
   if (!header) throw InputError("layer file " + path + ": empty (expected \"wulf-layers 1\" first)");
   if (table.layers.empty()) throw InputError("layer file " + path + ": no layer");
   if (parameters == 0) throw InputError("layer file " + path + ": no layer has a parameter tensor");
   if (table.name.empty()) table.name = path;
+  for (const TableUnit& u : table.units)
+    if (u.first == table.layers.size() ||
+        (&u != &table.units.back() && (&u + 1)->first == u.first))
+      throw InputError("layer file " + path + ": unit " + u.name + " holds no layer");
   return table;
 }
 

@@ -47,10 +47,21 @@ struct TableLayer {
   double forward_flops = 0;   // per sample
   double backward_flops = 0;  // per sample (twice the forward unless the file says)
   std::vector<LayerTensor> tensors;
+  // Values per sample the layer keeps from its forward pass for its backward (the file's
+  // activations=); 0 where the file does not say.
+  double activations = 0;
   std::vector<LayerTime> times;
   std::size_t values() const;  // of its tensors
   // The layer's measured time on device, if the file has one.
   const LayerTime* time_on(std::string_view device) const;
+};
+
+// A unit of sharded data parallelism (the file's `unit` lines): the layers from first up to
+// the next unit's first (or the last layer), gathered and reduced together, as FSDP wraps a
+// transformer block.
+struct TableUnit {
+  std::string name;
+  std::size_t first = 0;  // index into LayerTable::layers
 };
 
 struct LayerTable {
@@ -63,6 +74,7 @@ struct LayerTable {
   bool samples_given = false;
   int inputs = 1, outputs = 1;
   std::vector<TableLayer> layers;  // forward order
+  std::vector<TableUnit> units;    // in order; the layers before the first are a unit of their own
   // Measured seconds of one optimizer step (zero the gradients, update every parameter) on a
   // device, per iteration: the file's `step` lines.
   std::vector<std::pair<std::string, double>> steps;

@@ -49,6 +49,17 @@ double NetSpec::layer_backward_flops(int l) const {
   return table ? table->layers[static_cast<std::size_t>(l - 1)].backward_flops : backward_layer_flops(sizes, bias, l);
 }
 
+double NetSpec::layer_forward_flops(int l) const {
+  if (table) return table->layers[static_cast<std::size_t>(l - 1)].forward_flops;
+  return 2.0 * sizes[l] * sizes[l - 1] + (bias ? sizes[l] : 0);
+}
+
+std::size_t NetSpec::layer_parameter_count(int l) const {
+  if (table) return table->layers[static_cast<std::size_t>(l - 1)].values();
+  return static_cast<std::size_t>(sizes[l]) * static_cast<std::size_t>(sizes[l - 1]) +
+         (bias ? static_cast<std::size_t>(sizes[l]) : 0);
+}
+
 std::string NetSpec::describe() const {
   std::ostringstream s;
   if (table) {
@@ -215,23 +226,31 @@ void Mlp<T>::init_uniform(double range, Rng& rng) {
 
 template <class T>
 const typename Mlp<T>::Matrix& Mlp<T>::forward(const Matrix& x) {
+  begin_forward(x);
+  for (int l = 1; l <= spec_.n_layers(); ++l) forward_layer(l);
+  return acts_.back();
+}
+
+template <class T>
+void Mlp<T>::begin_forward(const Matrix& x) {
   require_arithmetic();
   input_ = &x;
-  const Eigen::Index block = x.cols();
-  for (int l = 1; l <= spec_.n_layers(); ++l) {
-    const Matrix& a_prev = l == 1 ? x : acts_[l - 2];
-    Matrix& z = acts_[l - 1];  // (n_l, B): Z_l, then A_l in place
-    z.resize(rows(l), block);
-    // One pattern is a matrix-vector product; Eigen only picks its GEMV kernel when the
-    // operand is a vector at compile time, so learning by pattern takes this path.
-    if (block == 1)
-      z.col(0).noalias() = weights(l) * a_prev.col(0);
-    else
-      gemm<T>(false, false, rows(l), block, cols(l), params_ + w_offset(l), a_prev.data(), T(0), z.data());
-    if (spec_.bias) z.colwise() += biases(l);
-    activate(spec_.activations[l - 1], z);
-  }
-  return acts_.back();
+}
+
+template <class T>
+void Mlp<T>::forward_layer(int l) {
+  const Eigen::Index block = input_->cols();
+  const Matrix& a_prev = l == 1 ? *input_ : acts_[l - 2];
+  Matrix& z = acts_[l - 1];  // (n_l, B): Z_l, then A_l in place
+  z.resize(rows(l), block);
+  // One pattern is a matrix-vector product; Eigen only picks its GEMV kernel when the
+  // operand is a vector at compile time, so learning by pattern takes this path.
+  if (block == 1)
+    z.col(0).noalias() = weights(l) * a_prev.col(0);
+  else
+    gemm<T>(false, false, rows(l), block, cols(l), params_ + w_offset(l), a_prev.data(), T(0), z.data());
+  if (spec_.bias) z.colwise() += biases(l);
+  activate(spec_.activations[l - 1], z);
 }
 
 template <class T>

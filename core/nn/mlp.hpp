@@ -68,6 +68,11 @@ struct NetSpec {
   int timed_layers() const { return table ? static_cast<int>(table->layers.size()) : n_layers(); }
   // Layer l's backward flops per pattern (backward_layer_flops for an MLP).
   double layer_backward_flops(int l) const;
+  // Layer l's forward flops per pattern (its product and bias addition; a table's own).
+  double layer_forward_flops(int l) const;
+  // Layer l's parameters (weights and biases; a table's tensors), consecutive in the flat
+  // buffer from the sum of the layers' before it.
+  std::size_t layer_parameter_count(int l) const;
   // "784-64-64-10 sigmoid/sigmoid/sigmoid mse bias" for people; a table: "ResNet-50 (layers
   // platforms/nets/resnet50.layers, 25557032 parameters)".
   std::string describe() const;
@@ -114,6 +119,11 @@ class Mlp {
   // x is (n_0, B). Returns the outputs (n_L, B); they and x must stay alive until the
   // backward() of the same block.
   const Matrix& forward(const Matrix& x);
+  // forward() a layer at a time, as sharded data parallelism runs it (each layer's
+  // parameters gathered before it): begin_forward(x), then forward_layer(l) for l = 1 to L.
+  // The same operations in the same order as forward().
+  void begin_forward(const Matrix& x);
+  void forward_layer(int l);
   // The outputs of the last forward().
   const Matrix& outputs() const { return acts_.back(); }
   // Adds dE/dw of the last forward block to the gradients (+=), or with accumulate false
@@ -133,6 +143,9 @@ class Mlp {
   std::span<T> bias_gradients(int l) {
     return {grads_ + b_offset(l), spec_.bias ? static_cast<std::size_t>(rows(l)) : 0};
   }
+  // Layers l to m's parameters and gradients, one consecutive piece of each flat buffer.
+  std::span<T> layers_parameters(int l, int m) { return {params_ + w_offset(l), layers_count(l, m)}; }
+  std::span<T> layers_gradients(int l, int m) { return {grads_ + w_offset(l), layers_count(l, m)}; }
   // E of outputs y against targets t, summed over the block, as backward() counts it.
   static T loss_sum(Loss loss, Activation output, const Matrix& y, const Matrix& t);
 
@@ -143,6 +156,10 @@ class Mlp {
   Eigen::Index cols(int l) const { return spec_.sizes[l - 1]; }
   Eigen::Index w_offset(int l) const { return offsets_[l - 1]; }
   Eigen::Index b_offset(int l) const { return offsets_[l - 1] + rows(l) * cols(l); }
+  std::size_t layers_count(int l, int m) const {
+    const Eigen::Index end = m < spec_.n_layers() ? offsets_[m] : static_cast<Eigen::Index>(count_);
+    return static_cast<std::size_t>(end - offsets_[l - 1]);
+  }
 
   NetSpec spec_;
   std::vector<Eigen::Index> offsets_;  // start of layer l's block in the buffers, l = 1..L

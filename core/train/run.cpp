@@ -20,7 +20,10 @@ ChargedFlops charged_kernel_flops(const NetSpec& spec, const ComputeConfig& c) {
     const double e = efficiency_of(c.efficiency, LayerKind::linear);
     out.kernels.forward = f.forward / e;
     out.kernels.backward = f.backward / e;
-    for (int l = 1; l <= spec.n_layers(); ++l) out.backward.push_back(spec.layer_backward_flops(l) / e);
+    for (int l = 1; l <= spec.n_layers(); ++l) {
+      out.forward.push_back(spec.layer_forward_flops(l) / e);
+      out.backward.push_back(spec.layer_backward_flops(l) / e);
+    }
     return out;
   }
   out.kernels.forward = out.kernels.backward = 0;
@@ -33,6 +36,7 @@ ChargedFlops charged_kernel_flops(const NetSpec& spec, const ComputeConfig& c) {
     const double backward = time ? time->backward_s * c.host_speed : layer.backward_flops / e;
     out.kernels.forward += forward;
     out.kernels.backward += backward;
+    out.forward.push_back(forward);
     out.backward.push_back(backward);
   }
   return out;
@@ -154,6 +158,46 @@ void Run<T>::forward_backward_layers(const Dataset& data, const std::vector<std:
                   });
     }
     layer_done(l);
+  }
+}
+
+template <class T>
+void Run<T>::forward_backward_hooked(const Dataset& data, const std::vector<std::size_t>& order, std::size_t first,
+                                     std::size_t count, ErrorSums& sums, const LayerHooks& hooks) {
+  const auto call = [](const std::function<void(int)>& hook, int l) {
+    if (hook) hook(l);
+  };
+  const int layers = net_.spec().timed_layers();
+  const double forward_total = charged_.kernels.forward;
+  for (int l = 1; l <= layers; ++l) {
+    call(hooks.before_forward, l);
+    const double flops = charged_.forward[static_cast<std::size_t>(l - 1)];
+    kernel_part(Phase::forward, count, l == 1 ? count : 0, flops * static_cast<double>(count),
+                forward_total > 0 ? flops / forward_total : 0.0, [&] {
+                  if (l == 1) gather_block(data, order, first, count, x_, t_, labels_);
+                  if (count == 0) return;
+                  if (l == 1) net_.begin_forward(x_);
+                  net_.forward_layer(l);
+                });
+    call(hooks.after_forward, l);
+  }
+  double block_loss = 0;
+  const double backward_total = charged_.kernels.backward;
+  for (int l = layers; l >= 1; --l) {
+    call(hooks.before_backward, l);
+    const double flops = charged_.backward[static_cast<std::size_t>(l - 1)];
+    kernel_part(Phase::backward, count, l == layers ? count : 0, flops * static_cast<double>(count),
+                backward_total > 0 ? flops / backward_total : 0.0, [&] {
+                  if (count == 0) {
+                    std::ranges::fill(net_.weight_gradients(l), T(0));
+                    std::ranges::fill(net_.bias_gradients(l), T(0));
+                    return;
+                  }
+                  if (l == layers) block_loss = static_cast<double>(net_.backward_output(t_));
+                  net_.backward_layer(l, false);
+                  if (l == 1) add_errors(sums, block_loss);
+                });
+    call(hooks.after_backward, l);
   }
 }
 

@@ -70,6 +70,7 @@ inline Rng pattern_order_rng(const TrainConfig& config, int rank) {
 // With every efficiency 1 and no device these are spec.flops(), to the bit.
 struct ChargedFlops {
   KernelFlops kernels;
+  std::vector<double> forward;   // per pattern, layer l at l - 1
   std::vector<double> backward;  // per pattern, layer l at l - 1
 };
 ChargedFlops charged_kernel_flops(const NetSpec& spec, const ComputeConfig& compute);
@@ -166,6 +167,17 @@ class Run {
   void forward_backward_layers(const Dataset& data, const std::vector<std::size_t>& order, std::size_t first,
                                std::size_t count, ErrorSums& sums, const std::function<void(int layer)>& layer_done,
                                double slice_flops = 0, const std::function<void()>& between_slices = {});
+  // What a strategy does around each layer of forward_backward_hooked (empty: nothing).
+  struct LayerHooks {
+    std::function<void(int layer)> before_forward, after_forward, before_backward, after_backward;
+  };
+  // forward_backward_layers with the forward pass a layer at a time too (Mlp::forward_layer),
+  // each layer's forward charged on its own (its share of the forward time; the block's gather
+  // in the first layer's), and the hooks called around each layer of both passes, the forward's
+  // from layer 1 up, the backward's from the output down: the same errors and gradients to the
+  // bit.
+  void forward_backward_hooked(const Dataset& data, const std::vector<std::size_t>& order, std::size_t first,
+                               std::size_t count, ErrorSums& sums, const LayerHooks& hooks);
   // Gathers the patterns order[first .. first + count) of data into the scratch (not
   // charged: call it inside a kernel).
   Block gather(const Dataset& data, const std::vector<std::size_t>& order, std::size_t first, std::size_t count) {

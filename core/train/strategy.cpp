@@ -15,7 +15,7 @@ namespace wulf {
 
 // The registry: one X(name) per strategy, whose descriptor name_strategy is defined in
 // core/train/strategies/name.cpp. The order is --help's; block, the first, is the default.
-#define WULF_STRATEGIES(X) X(block) X(average) X(ppt) X(scatter) X(root) X(session) X(cg) X(overlap)
+#define WULF_STRATEGIES(X) X(block) X(average) X(ppt) X(scatter) X(root) X(session) X(cg) X(overlap) X(fsdp)
 
 #define WULF_DECLARE(name) extern const StrategyDescriptor name##_strategy;
 WULF_STRATEGIES(WULF_DECLARE)

@@ -181,6 +181,9 @@ struct StrategyDescriptor {
   // The option of its own allreduce of the gradients (overlap's --bucket-allreduce): what it
   // needs of where the ranks are is that algorithm's too. Empty: none.
   std::string_view own_allreduce_option{};
+  // Whether its own collectives need each rank's node (fsdp's --sharding hybrid), as the
+  // hierarchical allreduce does: the job then carries them (TrainConfig::rank_nodes). May be null.
+  bool (*needs_rank_nodes)(const TrainConfig&) = nullptr;
   StrategyTrainFn<float> train_float = nullptr;  // null only where sessions is set
   StrategyTrainFn<double> train_double = nullptr;
 

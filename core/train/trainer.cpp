@@ -136,7 +136,13 @@ void validate(const TrainConfig& c, std::size_t n, bool classifier, int ranks) {
 
 template <class T>
 MomentumStep<T>::MomentumStep(Mlp<T>& net, double eta, double alpha, MomentumRule rule, BlockStep block_step)
-    : net_(net),
+    : MomentumStep(net.parameters(), eta, alpha, rule, block_step) {
+  net_ = &net;
+}
+
+template <class T>
+MomentumStep<T>::MomentumStep(std::span<T> weights, double eta, double alpha, MomentumRule rule, BlockStep block_step)
+    : weights_(weights),
       eta_(static_cast<T>(rule == MomentumRule::damped ? (1 - alpha) * eta : eta)),
       alpha_(static_cast<T>(alpha)),
       sum_(block_step == BlockStep::sum) {}
@@ -146,13 +152,13 @@ void MomentumStep<T>::apply(std::size_t block_patterns, std::span<const T> gradi
   using Vector = typename Mlp<T>::Vector;
   // dw(0) = 0, made on the first step: a run without arithmetic (--numerics off, many
   // simulated ranks of a large net) never holds it.
-  if (step_.size() == 0) step_ = Vector::Zero(static_cast<Eigen::Index>(net_.parameter_count()));
+  if (step_.size() == 0) step_ = Vector::Zero(static_cast<Eigen::Index>(weights_.size()));
   // The gradient is summed over the block: as it is with --block-step sum (eta is every
   // pattern's step), divided by b with mean (eta is the block's step).
   const T scale = sum_ ? eta_ : eta_ / static_cast<T>(block_patterns);
   // dw = alpha dw - scale g and w += dw in one pass over the three buffers (as two Eigen
   // assignments it was two passes, reading dw twice).
-  T* __restrict w = net_.parameters().data();
+  T* __restrict w = weights_.data();
   const T* __restrict g = gradient.data();
   T* __restrict dw = step_.data();
   const auto n = static_cast<std::size_t>(step_.size());

@@ -190,11 +190,15 @@ class MomentumStep {
  public:
   MomentumStep(Mlp<T>& net, double eta, double alpha, MomentumRule rule = MomentumRule::classic,
                BlockStep block_step = BlockStep::mean);
-  void apply(std::size_t block_patterns) { apply(block_patterns, net_.gradients()); }
+  // The same step of the weights in `weights` alone (a rank's shard of them, fsdp), each
+  // value by the same operations as the net's.
+  MomentumStep(std::span<T> weights, double eta, double alpha, MomentumRule rule, BlockStep block_step);
+  void apply(std::size_t block_patterns) { apply(block_patterns, net_->gradients()); }
   void apply(std::size_t block_patterns, std::span<const T> gradient);
 
  private:
-  Mlp<T>& net_;
+  Mlp<T>* net_ = nullptr;  // whose gradients apply(b) takes; null for a shard
+  std::span<T> weights_;
   T eta_, alpha_;
   bool sum_;
   typename Mlp<T>::Vector step_;  // dw(t-1)

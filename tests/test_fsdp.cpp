@@ -1,0 +1,279 @@
+// Sharded data parallelism (--strategy fsdp): the shards' collectives' schedules, the errors of
+// block with real arithmetic on every engine, the gathers and reductions each sharding makes,
+// and time-only runs on a layer net.
+#include "comm/shard_schedules.hpp"
+#include "util/errors.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <gtest/gtest.h>
+
+#include "test_support.hpp"
+
+#include <deque>
+#include <map>
+#include <utility>
+
+using namespace wulf;
+using namespace wulf::testing_support;
+
+namespace {
+
+// Runs the plans' schedules of `ranks` ranks for one unit of n values as the ranks would,
+// message by message (no MPI): each rank's gradient i + 1 + rank * 1000 at value i; returns
+// each rank's padded gradient buffer after the reduction and its parameters after the gather
+// of the shards (each rank's shard filled with its rank + 1 before it).
+struct Simulated {
+  std::vector<std::vector<double>> reduced, gathered;
+  std::vector<ShardPlan> plans;
+};
+
+// Every rank's steps run as MPI would run them: a step's send posted when the step begins
+// (buffered), the step done once its receive has come, messages between two ranks in order.
+void run_steps(const std::vector<std::vector<NbStep>>& steps, std::vector<std::vector<double>>& data) {
+  const std::size_t p = steps.size();
+  std::map<std::pair<int, int>, std::deque<std::vector<double>>> wire;
+  std::vector<std::size_t> at(p, 0);
+  std::vector<bool> posted(p, false);
+  for (bool moved = true; moved;) {
+    moved = false;
+    for (std::size_t r = 0; r < p; ++r) {
+      if (at[r] >= steps[r].size()) continue;
+      const NbStep& s = steps[r][at[r]];
+      const auto me = static_cast<int>(r);
+      if (!posted[r]) {
+        if (s.to >= 0) {
+          const auto from = data[r].begin() + static_cast<std::ptrdiff_t>(s.send_at);
+          wire[{me, s.to}].emplace_back(from, from + static_cast<std::ptrdiff_t>(s.send_n));
+        }
+        posted[r] = true, moved = true;
+      }
+      if (s.from >= 0) {
+        std::deque<std::vector<double>>& q = wire[{s.from, me}];
+        if (q.empty()) continue;
+        const std::vector<double> m = std::move(q.front());
+        q.pop_front();
+        ASSERT_EQ(m.size(), s.recv_n);
+        for (std::size_t i = 0; i < s.recv_n; ++i) {
+          double& into = data[r][s.recv_at + i];
+          into = s.add ? into + m[i] : m[i];
+        }
+      }
+      ++at[r], posted[r] = false, moved = true;
+    }
+  }
+  for (std::size_t r = 0; r < p; ++r) ASSERT_EQ(at[r], steps[r].size()) << "rank " << r << " is stuck";
+}
+
+Simulated simulate(Sharding sharding, int ranks, std::size_t n, const std::vector<int>& node_of = {}) {
+  Simulated s;
+  std::vector<std::vector<NbStep>> reduce, gather;
+  for (int r = 0; r < ranks; ++r) {
+    s.plans.push_back(shard_plan(sharding, ranks, r, n, node_of));
+    reduce.push_back(s.plans.back().reduce);
+    gather.push_back(s.plans.back().gather);
+  }
+  const std::size_t padded = s.plans[0].padded;
+  for (int r = 0; r < ranks; ++r) {
+    std::vector<double> g(padded, 0.0);
+    for (std::size_t i = 0; i < n; ++i) g[i] = static_cast<double>(i + 1) + r * 1000.0;
+    s.reduced.push_back(g);
+    std::vector<double> w(padded, -1.0);
+    const ShardPlan& plan = s.plans[static_cast<std::size_t>(r)];
+    std::fill_n(w.begin() + static_cast<std::ptrdiff_t>(plan.owned_at), plan.shard, r + 1.0);
+    s.gathered.push_back(w);
+  }
+  run_steps(reduce, s.reduced);
+  run_steps(gather, s.gathered);
+  return s;
+}
+
+}  // namespace
+
+// Each rank ends the reduce-scatter with the sum over all ranks of its own shard, and the
+// allgather gives every rank every shard, for every sharding, count of ranks and unit size
+// (padding included: a unit of n values is padded to a multiple of the shard group).
+TEST(fsdp, the_shards_reduce_scatter_and_allgather_give_each_rank_its_sum_and_every_shard) {
+  for (const Sharding sharding : {Sharding::full, Sharding::grad_op, Sharding::none})
+    for (int p = 1; p <= 7; ++p)
+      for (const std::size_t n : {std::size_t{1}, std::size_t{5}, std::size_t{64}, std::size_t{101}}) {
+        SCOPED_TRACE(fmt::format("{} p = {} n = {}", sharding_names[static_cast<std::size_t>(sharding)], p, n));
+        const Simulated s = simulate(sharding, p, n);
+        for (int r = 0; r < p; ++r) {
+          const ShardPlan& plan = s.plans[static_cast<std::size_t>(r)];
+          const bool sharded = sharding != Sharding::none && p > 1;
+          EXPECT_EQ(plan.padded % static_cast<std::size_t>(sharded ? p : 1), 0u);
+          EXPECT_LT(plan.padded - n, static_cast<std::size_t>(sharded ? p : 1));
+          EXPECT_EQ(plan.shard, sharded ? plan.padded / static_cast<std::size_t>(p) : n);
+          for (std::size_t i = plan.owned_at; i < plan.owned_at + plan.shard; ++i) {
+            const double sum = i < n ? p * static_cast<double>(i + 1) + 1000.0 * p * (p - 1) / 2 : 0.0;
+            ASSERT_EQ(s.reduced[static_cast<std::size_t>(r)][i], sum) << "rank " << r << " value " << i;
+          }
+          if (!sharded) continue;
+          for (int q = 0; q < p; ++q) {  // rank q's shard in its place on every rank
+            const ShardPlan& theirs = s.plans[static_cast<std::size_t>(q)];
+            for (std::size_t i = theirs.owned_at; i < theirs.owned_at + theirs.shard; ++i)
+              ASSERT_EQ(s.gathered[static_cast<std::size_t>(r)][i], q + 1.0) << "rank " << r << " value " << i;
+          }
+        }
+        if (sharding != Sharding::none && p > 1) {  // the shards tile the padded buffer
+          std::vector<std::size_t> starts;
+          for (const ShardPlan& plan : s.plans) starts.push_back(plan.owned_at);
+          std::ranges::sort(starts);
+          for (std::size_t q = 0; q < starts.size(); ++q) EXPECT_EQ(starts[q], q * s.plans[0].shard);
+        }
+      }
+}
+
+// Hybrid: sharded within each node, each shard's sum made across the nodes too.
+TEST(fsdp, hybrid_shards_within_a_node_and_sums_across_the_nodes) {
+  for (const std::vector<int>& nodes : std::vector<std::vector<int>>{
+           {0, 0, 1, 1}, {0, 1, 0, 1}, {0, 0, 0, 1, 1, 1}, {3, 3, 3, 3}, {0, 1, 2}, {0, 0, 1, 1, 2, 2, 3, 3}})
+    for (const std::size_t n : {std::size_t{1}, std::size_t{7}, std::size_t{64}}) {
+      const int p = static_cast<int>(nodes.size());
+      SCOPED_TRACE(fmt::format("nodes {} n = {}", fmt::join(nodes, ","), n));
+      const Simulated s = simulate(Sharding::hybrid, p, n, nodes);
+      std::map<int, int> per_node;
+      for (int node : nodes) ++per_node[node];
+      const int local = per_node.begin()->second;
+      for (int r = 0; r < p; ++r) {
+        const ShardPlan& plan = s.plans[static_cast<std::size_t>(r)];
+        EXPECT_EQ(plan.group, local);
+        EXPECT_EQ(plan.shard * static_cast<std::size_t>(local), plan.padded);
+        for (std::size_t i = plan.owned_at; i < plan.owned_at + plan.shard; ++i) {
+          const double sum = i < n ? p * static_cast<double>(i + 1) + 1000.0 * p * (p - 1) / 2 : 0.0;
+          ASSERT_EQ(s.reduced[static_cast<std::size_t>(r)][i], sum) << "rank " << r << " value " << i;
+        }
+        for (int q = 0; q < p; ++q) {  // the node's shards in their places
+          if (nodes[static_cast<std::size_t>(q)] != nodes[static_cast<std::size_t>(r)] || local == 1) continue;
+          const ShardPlan& theirs = s.plans[static_cast<std::size_t>(q)];
+          for (std::size_t i = theirs.owned_at; i < theirs.owned_at + theirs.shard; ++i)
+            ASSERT_EQ(s.gathered[static_cast<std::size_t>(r)][i], q + 1.0) << "rank " << r << " value " << i;
+        }
+      }
+    }
+  EXPECT_THROW(shard_plan(Sharding::hybrid, 3, 0, 8, std::vector<int>{0, 0, 1}), std::invalid_argument);
+}
+
+namespace {
+
+const std::vector<std::string> function_problem{"--problem", "function", "--epochs", "3", "--block", "32"};
+
+}  // namespace
+
+// With two ranks a value's sum is one addition in any order, and the shards' updates are
+// block's step value for value: fsdp's errors are block's to the bit on seq, real and sim,
+// for every sharding, unit and prefetch. Where --sharding full freed a unit's parameters (NaN
+// in the net until they are gathered again) a missed gather would show in the errors.
+TEST(fsdp, with_two_ranks_the_errors_are_blocks_to_the_bit_on_every_engine) {
+  TestDir dir;
+  int runs = 0;
+  for (const std::vector<std::string>& engine : std::vector<std::vector<std::string>>{
+           {}, {"--engine", "real", "--np", "2"}, {"--engine", "sim", "--np", "2", "--platform", toy4}}) {
+    const std::string where = engine.empty() ? "seq" : engine[1];
+    const Json block = train_record(dir, "block-" + where, with(function_problem, engine));
+    for (const std::vector<std::string>& fsdp : std::vector<std::vector<std::string>>{
+             {"--sharding", "full"},
+             {"--sharding", "full", "--shard-unit", "2", "--forward-prefetch", "on", "--gather-limit", "0"},
+             {"--sharding", "full", "--backward-prefetch", "off"},
+             {"--sharding", "grad-op"},
+             {"--sharding", "hybrid"},
+             {"--sharding", "none"}}) {
+      SCOPED_TRACE(where + " " + fmt::format("{}", fmt::join(fsdp, " ")));
+      const Json f = train_record(dir, where + "-" + std::to_string(++runs),
+                                  with(function_problem, with(engine, with({"--strategy", "fsdp"}, fsdp))));
+      expect_same_history(block, f, "test_rmse");
+      expect_same_history(block, f, "train_error");
+      EXPECT_EQ(f.at("config").at("sharding").get<std::string>(), fsdp[1]);
+    }
+  }
+}
+
+// With more ranks the ring sums each shard in another order than block's allreduce: the same
+// errors within round-off, 1e-12 relative after 3 iterations in double precision.
+TEST(fsdp, with_more_ranks_the_errors_agree_with_blocks_within_round_off) {
+  TestDir dir;
+  for (const char* np : {"3", "4"}) {
+    const std::vector<std::string> engine{"--engine", "sim", "--np", np, "--platform", toy4, "--precision", "double"};
+    const Json block = train_record(dir, std::string("block-") + np, with(function_problem, engine));
+    for (const char* sharding : {"full", "grad-op", "none"}) {
+      SCOPED_TRACE(std::string(sharding) + " on " + np);
+      const Json f = train_record(dir, std::string(sharding) + np,
+                                  with(function_problem, with(engine, {"--strategy", "fsdp", "--sharding", sharding})));
+      expect_same_history(block, f, "test_rmse", 1e-12);
+      expect_same_history(block, f, "train_error", 1e-12);
+    }
+  }
+}
+
+// The record counts each block's gathers and reductions: the function net 2-128-128-1 has 3
+// layers; 1 024 patterns in blocks of 32 are 32 blocks. full gathers each unit for its forward
+// and again for its backward, but the last (kept from its forward to its backward): 5 a block;
+// grad-op once a unit, 3; none never. Every unit's gradients are reduced once a block.
+TEST(fsdp, the_record_counts_each_shardings_gathers_and_reductions) {
+  TestDir dir;
+  const std::vector<std::string> engine{"--engine", "sim", "--np", "2", "--platform", toy4};
+  for (const auto& [sharding, gathers] : std::vector<std::pair<std::string, double>>{
+           {"full", 5.0 * 32}, {"grad-op", 3.0 * 32}, {"hybrid", 5.0 * 32}, {"none", 0}}) {
+    SCOPED_TRACE(sharding);
+    const Json r = train_record(dir, sharding, with(function_problem, with(engine, {"--strategy", "fsdp",
+                                                                                   "--sharding", sharding})));
+    const Json& last = r.at("history").back();
+    EXPECT_EQ(last.at("units").get<double>(), 3.0);
+    EXPECT_EQ(last.at("gathers").get<double>(), gathers);
+    EXPECT_EQ(last.at("reductions").get<double>(), 3.0 * 32);
+    EXPECT_GE(last.at("reduce_wait_s").get<double>(), 0.0);
+    EXPECT_EQ(last.contains("eval_gather_s"), sharding != "none");
+  }
+  // Units of two layers: 2 units, the last kept: 3 gathers a block under full.
+  const Json two = train_record(dir, "two", with(function_problem, with(engine, {"--strategy", "fsdp",
+                                                                                 "--shard-unit", "2"})));
+  EXPECT_EQ(two.at("history").back().at("units").get<double>(), 2.0);
+  EXPECT_EQ(two.at("history").back().at("gathers").get<double>(), 3.0 * 32);
+}
+
+// Time only, on ResNet-50's layers and 4 simulated ranks: prefetching the gathers hides some
+// of them, so an iteration with it takes no longer than one without.
+TEST(fsdp, a_layer_net_runs_time_only_and_prefetch_hides_gathers) {
+  TestDir dir;
+  const std::vector<std::string> args{"--problem", "layers:resnet50", "--numerics", "off", "--epochs", "1",
+                                      "--block", "128", "--train-size", "128", "--engine", "sim", "--np", "4",
+                                      "--platform", toy4, "--strategy", "fsdp"};
+  const Json on = train_record(dir, "on", with(args, {"--forward-prefetch", "on"}));
+  const Json off = train_record(dir, "off", with(args, {"--backward-prefetch", "off"}));
+  const double t_on = on.at("history").back().at("time_s").get<double>();
+  const double t_off = off.at("history").back().at("time_s").get<double>();
+  EXPECT_GT(t_off, 0.0);
+  EXPECT_LE(t_on, t_off);
+  EXPECT_LT(on.at("history").back().at("gather_wait_s").get<double>(),
+            off.at("history").back().at("gather_wait_s").get<double>());
+  EXPECT_FALSE(on.at("history").back().contains("eval_gather_s"));
+}
+
+// A layer file's units are fsdp's by default: the layers before the first unit line are one
+// more; --shard-unit N cuts every N layers instead.
+TEST(fsdp, a_layer_files_units_are_the_default_units) {
+  TestDir dir;
+  const std::string file = dir.write("units.layers",
+                                     "wulf-layers 1\nlayer emb embedding 0 10x4\nunit block.0\nlayer a linear 80 4x4 4\n"
+                                     "layer b other 4\nunit block.1\nlayer c linear 80 4x4 4\nlayer d other 4\n"
+                                     "unit head\nlayer out linear 8 4x10\n");
+  const std::vector<std::string> args{"--problem", "layers:" + file, "--numerics", "off", "--epochs", "1",
+                                      "--block", "4", "--train-size", "4", "--engine", "sim", "--np", "2",
+                                      "--platform", toy4, "--strategy", "fsdp"};
+  EXPECT_EQ(train_record(dir, "file", args).at("history").back().at("units").get<double>(), 4.0);
+  EXPECT_EQ(train_record(dir, "each", with(args, {"--shard-unit", "1"})).at("history").back().at("units").get<double>(),
+            6.0);
+  EXPECT_EQ(train_record(dir, "four", with(args, {"--shard-unit", "4"})).at("history").back().at("units").get<double>(),
+            2.0);
+}
+
+TEST(fsdp, bad_settings_are_refused_naming_the_option) {
+  expect_train_refused(with(function_problem, {"--strategy", "fsdp", "--sharding", "zero3"}),
+                       {"--sharding", "zero3", "full, grad-op, hybrid or none"});
+  expect_train_refused(with(function_problem, {"--strategy", "fsdp", "--forward-prefetch", "yes"}),
+                       {"--forward-prefetch", "on or off"});
+  expect_train_refused(with(function_problem, {"--strategy", "fsdp", "--shard-unit", "-1"}), {"--shard-unit"});
+  expect_train_refused(with(function_problem, {"--sharding", "full"}), {"--sharding", "fsdp"});
+  expect_train_refused(with(function_problem, {"--strategy", "fsdp", "--learning", "rprop"}), {"rprop"});
+}
