@@ -189,6 +189,32 @@ TEST(fsdp, with_two_ranks_the_errors_are_blocks_to_the_bit_on_every_engine) {
   }
 }
 
+// Adam on the shards, its two moments sharded: block's Adam to the bit with two ranks.
+TEST(fsdp, adam_on_the_shards_is_blocks_adam_to_the_bit_with_two_ranks) {
+  TestDir dir;
+  const std::vector<std::string> adam{"--learning", "adam", "--eta", "0.01"};
+  for (const std::vector<std::string>& engine : std::vector<std::vector<std::string>>{
+           {}, {"--engine", "real", "--np", "2"}, {"--engine", "sim", "--np", "2", "--platform", toy4}}) {
+    const std::string where = engine.empty() ? "seq" : engine[1];
+    SCOPED_TRACE(where);
+    const Json block = train_record(dir, "block-" + where, with(function_problem, with(engine, adam)));
+    const Json f = train_record(dir, "fsdp-" + where,
+                                with(function_problem, with(engine, with(adam, {"--strategy", "fsdp"}))));
+    expect_same_history(block, f, "test_rmse");
+    expect_same_history(block, f, "train_error");
+    EXPECT_EQ(f.at("config").at("learning").get<std::string>(), "adam");
+    EXPECT_EQ(f.at("config").at("adam").at("beta2").get<double>(), 0.999);
+  }
+  // Adam trains the function net further than momentum in the same 3 iterations.
+  const Json momentum = train_record(dir, "momentum", function_problem);
+  const Json adam_seq = train_record(dir, "adam-again", with(function_problem, adam));
+  EXPECT_LT(adam_seq.at("history").back().at("test_rmse").get<double>(),
+            momentum.at("history").back().at("test_rmse").get<double>());
+  expect_train_refused(with(function_problem, with(adam, {"--alpha", "0.5"})), {"--alpha", "--learning adam"});
+  expect_train_refused(with(function_problem, {"--adam-beta1", "0.5"}), {"--adam-beta1", "--learning adam"});
+  expect_train_refused(with(function_problem, with(adam, {"--adam-beta2", "1"})), {"--adam-beta2"});
+}
+
 // With more ranks the ring sums each shard in another order than block's allreduce: the same
 // errors within round-off, 1e-12 relative after 3 iterations in double precision.
 TEST(fsdp, with_more_ranks_the_errors_agree_with_blocks_within_round_off) {

@@ -6,15 +6,22 @@
 #include "train/stop_rule.hpp"
 #include "train/trainer.hpp"
 #include "util/errors.hpp"
+#include "util/files.hpp"
 
 #include <gtest/gtest.h>
+
+#include "test_support.hpp"
 
 #include <set>
 #include <stdexcept>
 
 #include <cmath>
+#include <cstdlib>
+#include <fstream>
 #include <limits>
 #include <optional>
+#include <string>
+#include <vector>
 
 namespace wulf {
 namespace {
@@ -79,6 +86,79 @@ TEST(trainer, momentum_step_matches_the_update_rule_by_hand) {
 
 // RPROP (rprop.hpp) on hand-set gradients of three weights, FANN 2.2's defaults: every
 // step by hand.
+// Adam with a constant gradient: m / (1 - beta1^t) is g and v / (1 - beta2^t) is g^2, so every
+// step moves each weight by eta g / (|g| + epsilon), against the sign of g.
+TEST(trainer, adam_step_matches_the_update_rule_by_hand) {
+  std::vector<double> w{1.0, -2.0, 0.5};
+  const std::vector<double> g{0.5, -0.1, 0.0};  // summed over a block of 2: the mean is half
+  AdamStep<double> step(w, 0.1, AdamConfig{}, false);
+  for (int t = 1; t <= 3; ++t) {
+    step.apply(2, g);
+    EXPECT_NEAR(w[0], 1.0 - 0.1 * t * (0.25 / (0.25 + 1e-8)), 1e-12) << t;
+    EXPECT_NEAR(w[1], -2.0 + 0.1 * t * (0.05 / (0.05 + 1e-8)), 1e-12) << t;
+    EXPECT_EQ(w[2], 0.5) << t;  // no gradient, no step
+  }
+  // --block-step sum: the gradient as given; the first step still moves eta g / (|g| + eps).
+  std::vector<double> u{0.0};
+  AdamStep<double> summed(u, 0.1, AdamConfig{.beta1 = 0.5, .beta2 = 0.75, .epsilon = 0.5}, true);
+  summed.apply(2, std::vector<double>{2.0});
+  EXPECT_NEAR(u[0], -0.1 * 2.0 / (2.0 + 0.5), 1e-15);
+  EXPECT_THROW(validate(AdamConfig{.beta1 = 1.0}), InputError);
+  EXPECT_THROW(validate(AdamConfig{.epsilon = 0.0}), InputError);
+}
+
+// The same steps as PyTorch's torch.optim.Adam (python3-torch, float32, single-tensor path)
+// from the same weights and gradients, within float round-off: 1e-6 relative (ATen's kernels
+// fuse some multiply-adds that wulf's compiler may not, and the other way round).
+TEST(trainer, adam_takes_pytorchs_steps) {
+  if (std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") != 0)
+    WULF_SKIP("no PyTorch (python3-torch) in /usr/bin/python3");
+  TempDir dir("adam");
+  const std::size_t n = 37;
+  const int steps = 5;
+  const AdamConfig config{.beta1 = 0.8, .beta2 = 0.99, .epsilon = 1e-6};
+  std::vector<float> w(n);
+  std::vector<std::vector<float>> g(steps, std::vector<float>(n));
+  for (std::size_t i = 0; i < n; ++i) {
+    w[i] = static_cast<float>(std::sin(0.7 * static_cast<double>(i)));
+    for (int k = 0; k < steps; ++k)
+      g[static_cast<std::size_t>(k)][i] = static_cast<float>(std::cos(1.3 * static_cast<double>(i) + k) * static_cast<double>(i % 5));
+  }
+  {
+    std::ofstream in(dir.file("in.txt"));
+    in << std::hexfloat;
+    for (const float v : w) in << static_cast<double>(v) << ' ';
+    in << '\n';
+    for (const auto& gk : g) {
+      for (const float v : gk) in << static_cast<double>(v) << ' ';
+      in << '\n';
+    }
+  }
+  {
+    std::ofstream script(dir.file("adam.py"));
+    script << "import sys, torch\n"
+              "rows = [[float.fromhex(x) for x in line.split()] for line in open(sys.argv[1])]\n"
+              "p = torch.nn.Parameter(torch.tensor(rows[0], dtype=torch.float32))\n"
+              "opt = torch.optim.Adam([p], lr=0.05, betas=(0.8, 0.99), eps=1e-6, foreach=False)\n"
+              "for g in rows[1:]:\n"
+              "    p.grad = torch.tensor(g, dtype=torch.float32)\n"
+              "    opt.step()\n"
+              "open(sys.argv[2], 'w').write(' '.join(float(v).hex() for v in p.detach().tolist()))\n";
+  }
+  const std::string cmd = "/usr/bin/python3 " + dir.file("adam.py") + " " + dir.file("in.txt") + " " +
+                          dir.file("out.txt");
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  AdamStep<float> step(w, 0.05, config, true);
+  for (const auto& gk : g) step.apply(1, gk);
+  std::ifstream out(dir.file("out.txt"));
+  for (std::size_t i = 0; i < n; ++i) {
+    std::string word;
+    ASSERT_TRUE(out >> word) << i;
+    const double torch_w = std::strtod(word.c_str(), nullptr);
+    EXPECT_NEAR(w[i], torch_w, 1e-6 * std::max(1.0, std::abs(torch_w))) << "weight " << i;
+  }
+}
+
 TEST(trainer, rprop_steps_follow_the_gradients_signs_as_fann_takes_them) {
   Mlp<double> net{NetSpec{{1, 3}, {Activation::linear}, Loss::mse, false}};
   auto w = net.parameters();

@@ -236,12 +236,27 @@ po::options_description rprop_options() {
   return rprop;
 }
 
+// Adam's parameters (train/adam.hpp), PyTorch's defaults.
+po::options_description adam_options() {
+  po::options_description adam("Adam (--learning adam)", line_length, description_column);
+  adam.add_options()
+      ("adam-beta1", number_in("adam-beta1", kAdamBetaRange)->default_value(0.9, "0.9"),
+       "decay of the gradient's running mean (torch.optim.Adam's betas[0])")
+      ("adam-beta2", number_in("adam-beta2", kAdamBetaRange)->default_value(0.999, "0.999"),
+       "decay of the squared gradient's running mean (betas[1])")
+      ("adam-epsilon", number_in("adam-epsilon", kAdamEpsilonRange)->default_value(1e-8, "1e-08"),
+       "added to the denominator (eps)");
+  return adam;
+}
+
 po::options_description training_options() {
   po::options_description training("training", line_length, description_column);
   training.add_options()
       ("learning", parsed<Learning>(parse_learning),
-       fmt::format("update after each: pattern|block|epoch, or rprop: an RPROP update after each epoch (FANN 2.2's "
-                   "iRprop-; {}) (default: the problem's)", strategies_that_run(Learning::rprop)).c_str())
+       fmt::format("update after each: pattern|block|epoch; rprop: an RPROP update after each epoch (FANN 2.2's "
+                   "iRprop-; {}); adam: an Adam update after each block, --eta its learning rate (PyTorch's "
+                   "torch.optim.Adam; {}) (default: the problem's)",
+                   strategies_that_run(Learning::rprop), strategies_that_run(Learning::adam)).c_str())
       ("block", whole_in("block", {.lo = 1, .hi = kPatternCountRange.hi}), "patterns per update with --learning block (default: the problem's)")
       ("eta", number_in("eta", step), "learning rate (default: the problem's)")
       ("alpha", number_in("alpha", kAlphaRange), "momentum (default: the problem's)")
@@ -302,6 +317,9 @@ constexpr OptionScope option_scopes[] = {
     {"rprop-delta-min", "--learning rprop"},
     {"rprop-delta-max", "--learning rprop"},
     {"rprop-delta-zero", "--learning rprop"},
+    {"adam-beta1", "--learning adam"},
+    {"adam-beta2", "--learning adam"},
+    {"adam-epsilon", "--learning adam"},
 };
 
 }  // namespace
@@ -354,7 +372,7 @@ po::options_description train_options() {
   po::options_description all("wulf train --problem NAME [options]", line_length, description_column);
   all.add(general).add(problem_options()).add(net_options()).add(engine_options());
   add_strategy_options(all);
-  all.add(training_options()).add(rprop_options()).add(output_options());
+  all.add(training_options()).add(rprop_options()).add(adam_options()).add(output_options());
   return all;
 }
 

@@ -279,10 +279,17 @@ void resolve_training(const po::variables_map& vm, std::optional<std::size_t> bl
         throw InputError(fmt::format("--{} has no part in --learning rprop (an update per epoch, whose steps follow "
                                      "only the gradient's signs; see --rprop-*)",
                                      option));
+  if (c.learning == Learning::adam)  // Adam's moments are its own
+    for (const char* option : {"alpha", "momentum"})
+      if (vm.count(option))
+        throw InputError(fmt::format("--{} has no part in --learning adam (its running means are --adam-beta1 and "
+                                     "--adam-beta2; --eta is its learning rate)",
+                                     option));
   c.block = block.value_or(d.block == 0 ? p.train_total : d.block);
   if (block && c.learning != Learning::block && !learning) c.learning = Learning::block;
   c.rprop = {vm["rprop-increase"].as<double>(), vm["rprop-decrease"].as<double>(), vm["rprop-delta-min"].as<double>(),
              vm["rprop-delta-max"].as<double>(), vm["rprop-delta-zero"].as<double>()};
+  c.adam = {vm["adam-beta1"].as<double>(), vm["adam-beta2"].as<double>(), vm["adam-epsilon"].as<double>()};
   c.eta = given<double>(vm, "eta").value_or(d.eta);
   c.alpha = given<double>(vm, "alpha").value_or(d.alpha);
   c.momentum = given<MomentumRule>(vm, "momentum").value_or(d.momentum);

@@ -22,7 +22,8 @@ namespace wulf {
 namespace {
 
 constexpr Named<Learning> learning_names[] = {
-    {Learning::pattern, "pattern"}, {Learning::block, "block"}, {Learning::epoch, "epoch"}, {Learning::rprop, "rprop"}};
+    {Learning::pattern, "pattern"}, {Learning::block, "block"}, {Learning::epoch, "epoch"}, {Learning::rprop, "rprop"},
+    {Learning::adam, "adam"}};
 constexpr Named<MomentumRule> momentum_names[] = {{MomentumRule::classic, "classic"}, {MomentumRule::damped, "damped"}};
 constexpr Named<BlockStep> block_step_names[] = {{BlockStep::sum, "sum"}, {BlockStep::mean, "mean"}};
 

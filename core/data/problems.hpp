@@ -19,8 +19,9 @@
 
 namespace wulf {
 
-// rprop: batch learning (an update per pass, as epoch) with the RPROP step (train/rprop.hpp).
-enum class Learning { pattern, block, epoch, rprop };
+// rprop: batch learning (an update per pass, as epoch) with the RPROP step (train/rprop.hpp);
+// adam: an update after each block, as block, with the Adam step (train/adam.hpp).
+enum class Learning { pattern, block, epoch, rprop, adam };
 std::string_view to_string(Learning l);
 Learning parse_learning(std::string_view name);  // throws InputError
 

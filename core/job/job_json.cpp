@@ -355,6 +355,7 @@ bool four_stage(const TrainJob& j) { return j.reduce == "four-stage"; }
 bool calibrated(const TrainJob& j) { return j.compute.mode == ComputeMode::calibrated; }
 bool measured(const TrainJob& j) { return j.compute.mode == ComputeMode::measured; }
 bool rprop(const TrainJob& j) { return j.config.learning == Learning::rprop; }
+bool adam(const TrainJob& j) { return j.config.learning == Learning::adam; }
 
 constexpr JobField job_fields[] = {
     // The engine's part, as earlier records have it.
@@ -521,6 +522,19 @@ constexpr JobField job_fields[] = {
                          r.ranged("delta_min", kRpropDeltaMinRange, "rprop-delta-min"),
                          r.ranged("delta_max", kStepRange, "rprop-delta-max"),
                          r.ranged("delta_zero", kStepRange, "rprop-delta-zero")};
+     }},
+    {"adam", adam,
+     [](const TrainJob& j) -> Value {
+       const AdamConfig& a = j.config.adam;
+       return Json{{"variant", "torch.optim.Adam (PyTorch 1.13)"},
+                   {"beta1", a.beta1},
+                   {"beta2", a.beta2},
+                   {"epsilon", a.epsilon}};
+     },
+     [](const Fields& f, TrainJob& j) {
+       const Fields a = f.object("adam");
+       j.config.adam = {a.ranged("beta1", kAdamBetaRange, "adam-beta1"), a.ranged("beta2", kAdamBetaRange, "adam-beta2"),
+                        a.ranged("epsilon", kAdamEpsilonRange, "adam-epsilon")};
      }},
     {"eta", nullptr, [](const TrainJob& j) -> Value { return j.config.eta; },
      [](const Fields& f, TrainJob& j) { j.config.eta = f.ranged("eta", kStepRange, "eta"); }},

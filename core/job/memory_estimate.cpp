@@ -66,7 +66,7 @@ void add(std::vector<MemoryPart>& parts, std::string what, double first, double 
 }
 
 // The net, the update's state and the last good weights.
-void net_parts(const MemoryShape& s, const StrategyMemory& m, bool rprop, std::vector<MemoryPart>& parts) {
+void net_parts(const MemoryShape& s, const StrategyMemory& m, bool two_states, std::vector<MemoryPart>& parts) {
   // --numerics off under sim: the simulated ranks share one block (Compute::shared_storage).
   const double net = s.numerics || !s.sim ? 2 * s.w * s.T : 0;
   add(parts, "the net's parameters and gradients, 2 x w values", net, net, Kind::held, s.smaller_net);
@@ -79,11 +79,12 @@ void net_parts(const MemoryShape& s, const StrategyMemory& m, bool rprop, std::v
         s.smaller_net);
     return;
   }
-  const double step = (rprop ? 2 : 1) * s.wT();
+  const double step = (two_states ? 2 : 1) * s.wT();
   // The update's state and the last good weights (Run).
   const double first = s.wT() + m.updates_first * step + m.vectors_first;
   const double each = s.wT() + m.updates_each * step + m.vectors_each;
-  add(parts, "the update's state (momentum, RPROP's steps or cg's vectors) and the last good weights", first, each,
+  add(parts, "the update's state (momentum, RPROP's steps, Adam's moments or cg's vectors) and the last good weights",
+      first, each,
       Kind::held, s.smaller_net);
   // Under SMPI Comm::allreduce_sum_anywhere sums into a spare buffer of w values; OpenMPI
   // sums in place and never touches it.
@@ -274,7 +275,7 @@ MemoryEstimate estimate_memory(const TrainJob& job) {
     e.where = "one rank process (--hostfile spreads the ranks; their hosts are not checked from here)";
   else e.where = fmt::format("{} rank processes on this machine", e.ranks_here);
   fixed_parts(job, e.parts);
-  net_parts(s, m, job.config.learning == Learning::rprop, e.parts);
+  net_parts(s, m, job.config.learning == Learning::rprop || job.config.learning == Learning::adam, e.parts);
   data_parts(job, s, e.parts);
   activation_parts(job, s, m, e.parts);
   collective_parts(s, m, e.parts);

@@ -40,6 +40,9 @@ void print_plan(std::ostream& out, const TrainJob& job, std::size_t weights, int
              p.train_total, p.test_total, job.spec.describe(), weights);
   if (job.strategy->plan) {
     fmt::print(out, "  {}, {}", precision, job.strategy->plan(c));
+  } else if (c.learning == Learning::adam) {
+    fmt::print(out, "  {}, learning by adam (b = {}), eta {:g}, betas {:g} {:g}, epsilon {:g}, {} of the block's gradients",
+               precision, c.block, c.eta, c.adam.beta1, c.adam.beta2, c.adam.epsilon, to_string(c.block_step));
   } else {
     fmt::print(out, "  {}, learning by {}{}, eta {:g}, alpha {:g} ({}), {} of the block's updates", precision,
                to_string(c.learning), c.learning == Learning::block ? fmt::format(" (b = {})", c.block) : "", c.eta,

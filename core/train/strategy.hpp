@@ -97,9 +97,11 @@ DataLayout fixed_layout(const TrainConfig&) {
   return L;
 }
 
-// The learning rules of StrategyDescriptor::learning: every one, or the momentum rules
-// (all but RPROP, whose one update needs the whole training set's gradient on every rank).
-inline constexpr Learning every_learning[] = {Learning::pattern, Learning::block, Learning::epoch, Learning::rprop};
+// The learning rules of StrategyDescriptor::learning: every one (the strategies whose update
+// is WeightUpdate's, trainer.hpp), or the momentum rules (those that step the weights with
+// momentum of their own).
+inline constexpr Learning every_learning[] = {Learning::pattern, Learning::block, Learning::epoch, Learning::rprop,
+                                              Learning::adam};
 inline constexpr Learning momentum_learning[] = {Learning::pattern, Learning::block, Learning::epoch};
 
 // How wulf recommend searches a strategy (predict/recommend.hpp); a strategy without one is

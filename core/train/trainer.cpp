@@ -132,6 +132,7 @@ void validate(const TrainConfig& c, std::size_t n, bool classifier, int ranks) {
                                                                  "set, the same on every rank)"
                                                                : ""));
   if (c.learning == Learning::rprop) validate(c.rprop);
+  if (c.learning == Learning::adam) validate(c.adam);
 }
 
 template <class T>
@@ -174,19 +175,23 @@ void MomentumStep<T>::apply(std::size_t block_patterns, std::span<const T> gradi
 
 template <class T>
 WeightUpdate<T>::WeightUpdate(Mlp<T>& net, const TrainConfig& config)
-    : momentum_(net, config.eta, config.alpha, config.momentum, config.block_step) {
+    : net_(net), momentum_(net, config.eta, config.alpha, config.momentum, config.block_step) {
   if (config.learning == Learning::rprop) rprop_.emplace(net, config.rprop);
+  if (config.learning == Learning::adam)
+    adam_.emplace(net.parameters(), config.eta, config.adam, config.block_step == BlockStep::sum);
 }
 
 template <class T>
 void WeightUpdate<T>::apply(std::size_t block_patterns) {
   if (rprop_) return rprop_->apply();
+  if (adam_) return adam_->apply(block_patterns, net_.gradients());
   momentum_.apply(block_patterns);
 }
 
 template <class T>
 void WeightUpdate<T>::apply(std::size_t block_patterns, std::span<const T> gradient) {
   if (rprop_) return rprop_->apply(gradient);
+  if (adam_) return adam_->apply(block_patterns, gradient);
   momentum_.apply(block_patterns, gradient);
 }
 
@@ -242,7 +247,8 @@ std::size_t BlockPlan::total(std::size_t k) const {
 std::size_t block_size(const TrainConfig& config, std::size_t n) {
   switch (config.learning) {
     case Learning::pattern: return 1;
-    case Learning::block: return config.block;
+    case Learning::block:
+    case Learning::adam: return config.block;
     case Learning::epoch:
     case Learning::rprop: return n;
   }

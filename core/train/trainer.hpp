@@ -30,6 +30,7 @@
 #include "data/dataset.hpp"
 #include "nn/mlp.hpp"
 #include "data/problems.hpp"
+#include "train/adam.hpp"
 #include "train/rprop.hpp"
 #include "train/strategy.hpp"
 
@@ -61,6 +62,8 @@ inline constexpr Range kInitRange{.lo = 0, .hi = 1e6};
 inline constexpr Range kRpropIncreaseRange{.lo = 1, .hi = 1e6, .lo_open = true};
 inline constexpr Range kRpropDecreaseRange{.lo = 0, .hi = 1, .lo_open = true, .hi_open = true};
 inline constexpr Range kRpropDeltaMinRange{.lo = 0, .hi = 1e6};
+inline constexpr Range kAdamBetaRange{.lo = 0, .hi = 1, .hi_open = true};
+inline constexpr Range kAdamEpsilonRange{.lo = 0, .hi = 1, .lo_open = true};
 inline constexpr Range kEpochsRange{.lo = 0, .hi = 1e8};  // --epochs: a job's most iterations (0: none)
 inline constexpr long long kMostHistoryEvery = 1'000'000'000;  // --history-every, larger ones cut to it
 
@@ -70,6 +73,7 @@ struct TrainConfig {
   BlockStep block_step = BlockStep::mean;
   std::size_t block = 16;        // patterns per update with Learning::block
   RpropConfig rprop{};           // the RPROP step's parameters with Learning::rprop
+  AdamConfig adam{};             // the Adam step's parameters with Learning::adam
   double eta = 0.1;
   double alpha = 0.0;
   int max_iterations = 100;
@@ -204,8 +208,9 @@ class MomentumStep {
   typename Mlp<T>::Vector step_;  // dw(t-1)
 };
 
-// The update that ends a block: the momentum step, or with --learning rprop the RPROP
-// step (rprop.hpp), whose blocks are the whole training set.
+// The update that ends a block: the momentum step, with --learning rprop the RPROP step
+// (rprop.hpp), whose blocks are the whole training set, or with --learning adam the Adam step
+// (adam.hpp).
 template <class T>
 class WeightUpdate {
  public:
@@ -215,8 +220,10 @@ class WeightUpdate {
   void apply(std::size_t block_patterns, std::span<const T> gradient);
 
  private:
+  Mlp<T>& net_;
   MomentumStep<T> momentum_;
   std::optional<RpropStep<T>> rprop_;
+  std::optional<AdamStep<T>> adam_;
 };
 
 // One sequential pass over data in the given pattern order, an update after every b

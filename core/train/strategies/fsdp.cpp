@@ -14,8 +14,8 @@
 // under way at once (FSDP's limit_all_gathers). Every collective is wulf's own schedule over
 // MPI_Isend/MPI_Irecv, moved on at a progress point after each layer, as overlap's buckets.
 // Once the backward pass is over the rank waits for the reductions still under way (the
-// exposed communication), then steps its own shard with the momentum rule: the update block
-// makes, on 1/p of the values. With p = 2 each value's sum is one addition, so the errors are
+// exposed communication), then steps its own shard with the momentum rule or Adam (its two
+// moments sharded too): the update block makes, on 1/p of the values. With p = 2 each value's sum is one addition, so the errors are
 // block's to the bit; with more ranks the ring sums in another order than block's allreduce.
 //
 // With the arithmetic on, the net is gathered whole at the end of each iteration, for the
@@ -46,7 +46,8 @@ struct ShardUnit {
   std::unique_ptr<NbAllreduce<T>> gather, reduce;
   std::vector<T> params, grads, scratch;  // owned with the arithmetic on
   std::span<T> flat_params, flat_grads, reduce_scratch, shard;
-  std::optional<MomentumStep<T>> step;
+  std::optional<MomentumStep<T>> step;  // the shard's update: momentum's,
+  std::optional<AdamStep<T>> adam;      // or Adam's, its two moments on the shard alone
   bool gathered = false, gathering = false, reducing = false;
 };
 
@@ -166,7 +167,10 @@ ShardRun<T>::ShardRun(Run<T>& run, Mlp<T>& net, const TrainConfig& config, Comm&
       // Not gathered: the first forward gathers it. The net keeps its first values until then,
       // for the untrained net's errors (iteration 0).
     }
-    u.step.emplace(u.shard, config.eta, config.alpha, config.momentum, config.block_step);
+    if (config.learning == Learning::adam)
+      u.adam.emplace(u.shard, config.eta, config.adam, config.block_step == BlockStep::sum);
+    else
+      u.step.emplace(u.shard, config.eta, config.alpha, config.momentum, config.block_step);
   }
 }
 
@@ -260,7 +264,13 @@ void ShardRun<T>::update(std::size_t total) {
   for (const ShardUnit<T>& u : units_) shard_values += u.plan.shard;
   const double share = run_.weights() > 0 ? static_cast<double>(shard_values) / static_cast<double>(run_.weights()) : 1;
   run_.kernel(Phase::update, 1, run_.flops().update * share, [&] {
-    for (ShardUnit<T>& u : units_) u.step->apply(total, u.flat_grads.subspan(u.plan.owned_at, u.plan.shard));
+    for (ShardUnit<T>& u : units_) {
+      const std::span<const T> gradient = u.flat_grads.subspan(u.plan.owned_at, u.plan.shard);
+      if (u.adam)
+        u.adam->apply(total, gradient);
+      else
+        u.step->apply(total, gradient);
+    }
   });
 }
 
@@ -414,6 +424,10 @@ constexpr StrategyOption fsdp_options[] = {
      .default_value = 2,
      .range = {.lo = 0, .hi = 100000}}};
 
+// The momentum rules and Adam, each stepping the rank's shard; not RPROP, whose FANN-style
+// step is the net's whole.
+constexpr Learning fsdp_learning[] = {Learning::pattern, Learning::block, Learning::epoch, Learning::adam};
+
 void check_fsdp(const TrainConfig& c, int, bool) {
   const std::string s = setting_text(c, "sharding");
   if (!sharding_named(s))
@@ -430,7 +444,7 @@ extern const StrategyDescriptor fsdp_strategy{
     .help = "sharded data parallelism (PyTorch FSDP, DeepSpeed ZeRO stages 1-3)",
     .options_title = "sharded data parallelism (--strategy fsdp)",
     .options = fsdp_options,
-    .learning = momentum_learning,
+    .learning = fsdp_learning,
     .splits_blocks = true,
     .layout = fixed_layout<DataLayout::shares>,
     .check = check_fsdp,
