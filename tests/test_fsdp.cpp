@@ -294,6 +294,110 @@ TEST(fsdp, a_layer_files_units_are_the_default_units) {
             2.0);
 }
 
+namespace {
+
+// 3 300 parameters in 4 units (the embedding's, two blocks, the head), their activations per
+// sample 0, 240, 240 and 10 (each unit's first layer's 0, 40, 40, 10).
+constexpr const char* small_llm =
+    "wulf-layers 1\nlayer emb embedding 0 100x10\nunit b0\nlayer a linear 1000 activations=40 10x100 100\n"
+    "layer b other 10 activations=200\nunit b1\nlayer c linear 1000 activations=40 10x100 100\n"
+    "layer d other 10 activations=200\nunit head\nlayer out linear 100 activations=10 10x10\n";
+
+// A platform of two hosts whose devices hold `bytes` each.
+std::string two_devices(const TestDir& dir, double bytes) {
+  const std::string host = fmt::format(R"(<prop id="wulf:memory" value="{:.0f}"/>)", bytes);
+  return dir.write(fmt::format("two-{:.0f}.xml", bytes),
+                   "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+                   "<platform version=\"4.1\">\n<zone id=\"z\" routing=\"Full\">\n"
+                   "<host id=\"g0\" speed=\"1Tf\">" + host + "</host>\n<host id=\"g1\" speed=\"1Tf\">" + host +
+                   "</host>\n<link id=\"l\" bandwidth=\"10GBps\" latency=\"1us\"/>\n"
+                   "<route src=\"g0\" dst=\"g1\"><link_ctn id=\"l\"/></route>\n</zone>\n</platform>\n");
+}
+
+double device_bytes(const Json& r, const std::string& what_starts) {
+  double sum = 0;
+  for (const Json& p : r.at("config").at("device_memory").at("parts"))
+    if (p.at("what").get<std::string>().rfind(what_starts, 0) == 0) sum += p.at("bytes").get<double>();
+  return sum;
+}
+
+}  // namespace
+
+// The modelled device's memory per rank, by hand for 2 ranks, blocks of 8 (4 patterns a rank),
+// float: block holds w parameters, w gradients, w of momentum and the activations; fsdp full
+// the shards (each unit padded to an even count: 500 + 550 + 550 + 50 = 1 650), the 3 largest
+// units gathered (--gather-limit 2), the 2 largest units' gradients; Adam's two moments;
+// --recompute keeps each unit's input and one unit's whole (90 + 240 values a pattern).
+TEST(fsdp, the_device_memory_of_each_strategy_is_its_parts) {
+  TestDir dir;
+  const std::string file = dir.write("small.layers", small_llm);
+  const std::vector<std::string> args{"--problem", "layers:" + file, "--numerics", "off", "--epochs", "1",
+                                      "--block", "8", "--train-size", "8", "--engine", "sim", "--np", "2",
+                                      "--platform", toy4};
+  const Json block = train_record(dir, "block", args);
+  EXPECT_EQ(device_bytes(block, "parameters"), 3300.0 * 4);
+  EXPECT_EQ(device_bytes(block, "gradients"), 3300.0 * 4);
+  EXPECT_EQ(device_bytes(block, "the optimizer's state"), 3300.0 * 4);
+  EXPECT_EQ(device_bytes(block, "activations"), 490.0 * 4 * 4);
+  EXPECT_EQ(block.at("config").at("device_memory").at("per_rank_bytes").get<double>(), 3 * 13200.0 + 7840);
+  const Json overlap = train_record(dir, "overlap", with(args, {"--strategy", "overlap"}));
+  EXPECT_EQ(device_bytes(overlap, "the buckets' flat copy"), 3300.0 * 4);
+  const Json full = train_record(dir, "full", with(args, {"--strategy", "fsdp"}));
+  EXPECT_EQ(device_bytes(full, "parameters, this rank's shards"), 1650.0 * 4);
+  EXPECT_EQ(device_bytes(full, "parameters gathered"), (1100.0 + 1100 + 1000) * 4);
+  EXPECT_EQ(device_bytes(full, "gradients, this rank's shards"), 1650.0 * 4);
+  EXPECT_EQ(device_bytes(full, "gradients of the two largest units"), 2200.0 * 4);
+  EXPECT_EQ(device_bytes(full, "the optimizer's state"), 1650.0 * 4);
+  const Json adam = train_record(dir, "adam", with(args, {"--strategy", "fsdp", "--learning", "adam"}));
+  EXPECT_EQ(device_bytes(adam, "the optimizer's state"), 2 * 1650.0 * 4);
+  const Json grad_op = train_record(dir, "grad-op", with(args, {"--strategy", "fsdp", "--sharding", "grad-op"}));
+  EXPECT_EQ(device_bytes(grad_op, "parameters gathered"), 3300.0 * 4);
+  const Json recompute = train_record(dir, "recompute", with(args, {"--recompute", "on"}));
+  EXPECT_EQ(device_bytes(recompute, "activations"), (90.0 + 240) * 4 * 4);
+  // --recompute charges every layer's forward a second time.
+  EXPECT_NEAR(recompute.at("phases").at("forward_s").get<double>(), 2 * block.at("phases").at("forward_s").get<double>(),
+              1e-12);
+  EXPECT_TRUE(recompute.at("config").at("recompute").get<bool>());
+  EXPECT_FALSE(block.at("config").contains("recompute"));
+}
+
+// A platform's wulf:memory holds the run to its devices, before any rank starts: block's 47 440
+// bytes a rank are refused on devices of 40 000, with the parts and what makes it fit; fsdp
+// with recompute fits them.
+TEST(fsdp, a_run_that_does_not_fit_the_devices_is_refused_with_what_makes_it_fit) {
+  TestDir dir;
+  const std::string file = dir.write("small.layers", small_llm);
+  const std::vector<std::string> args{"--problem", "layers:" + file, "--numerics", "off", "--epochs", "1",
+                                      "--block", "8", "--train-size", "8", "--engine", "sim", "--np", "2"};
+  const std::string small = two_devices(dir, 45000);
+  expect_train_refused(with(args, {"--platform", small}),
+                       {"does not fit host g0's device", "wulf:memory", "parameters, all w values",
+                        "what makes it fit: --strategy fsdp --sharding full"});
+  EXPECT_EQ(train_record(dir, "fits", with(args, {"--platform", small, "--strategy", "fsdp", "--sharding", "full",
+                                                   "--recompute", "on", "--gather-limit", "1"}))
+                .at("config")
+                .at("strategy")
+                .get<std::string>(),
+            "fsdp");
+  train_record(dir, "big", with(args, {"--platform", two_devices(dir, 1e6)}));
+  expect_train_refused(with(args, {"--platform", two_devices(dir, 0.5)}), {"wulf:memory", "expected the device's memory"});
+}
+
+// wulf recommend never proposes what the devices cannot hold: on devices of 45 000 bytes every
+// candidate of the small net is skipped saying so; on larger ones they are timed.
+TEST(fsdp, recommend_skips_the_candidates_that_do_not_fit_the_devices) {
+  TestDir dir;
+  const std::string file = dir.write("small.layers", small_llm);
+  const std::vector<std::string> args{"recommend", "--problem", "layers:" + file, "--target-epoch-seconds", "1000",
+                                      "--train-size", "16", "--np", "1,2", "--blocks", "8", "--strategies", "block"};
+  const Outcome small = expect_success(with(args, {"--platform", two_devices(dir, 45000)}),
+                                       {"does not fit the devices", "wulf:memory", "no candidate could be timed"});
+  EXPECT_FALSE(contains(small.out, "recommended"));
+  const Outcome big = expect_success(with(args, {"--platform", two_devices(dir, 1e6)}));
+  EXPECT_FALSE(contains(big.out, "does not fit")) << big.out;
+  EXPECT_FALSE(contains(big.out, "no candidate could be timed")) << big.out;
+}
+
 TEST(fsdp, bad_settings_are_refused_naming_the_option) {
   expect_train_refused(with(function_problem, {"--strategy", "fsdp", "--sharding", "zero3"}),
                        {"--sharding", "zero3", "full, grad-op, hybrid or none"});

@@ -125,7 +125,9 @@ TEST(layer_table, the_shipped_nets_hold_the_published_parameter_totals) {
   };
   for (const Net& n : {Net{"resnet50", 25557032, 161}, Net{"resnet101", 44549160, 314}, Net{"vgg16", 138357544, 32},
                        Net{"inception_v3", 27161264, 292}, Net{"bert_large", 335141888, 391},
-                       Net{"gpt2", 124439808, 148}}) {
+                       Net{"gpt2", 124439808, 148}, Net{"llama2_7b", 6738415616, 291},
+                       Net{"llama2_13b", 13015864320, 363}, Net{"llama2_70b", 68976648192, 723},
+                       Net{"gpt3_175b", 175215501312, 1157}, Net{"t5_11b", 11307321344, 509}}) {
     const LayerTable t = read_layer_table(wulf_platform(std::string("nets/") + n.file + ".layers"));
     EXPECT_EQ(t.parameter_count(), n.parameters) << n.file;
     EXPECT_EQ(t.tensor_count(), n.tensors) << n.file;

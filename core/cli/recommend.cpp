@@ -349,6 +349,7 @@ void print_help(const po::options_description& options, std::ostream& out) {
 int recommend_by_epoch(const Request& r, const Runner& runner, std::ostream& out) {
   std::vector<Candidate> candidates = make_candidates(r.space, learning_points(r.space));
   skip_without_two_updates(candidates, r.problem.train_total);
+  skip_unfit(candidates, r.spec, r.config, static_cast<double>(r.value_bytes), r.device_bytes);
   print_search(r, candidates, out);
   const TempDir scratch("recommend");
   const auto t_start = Clock::now();
@@ -387,6 +388,7 @@ int recommend_command(const std::vector<std::string>& args, std::ostream& out, s
   Search s;
   s.points = learning_points(r.space);
   s.candidates = make_candidates(r.space, s.points);
+  skip_unfit(s.candidates, r.spec, r.config, static_cast<double>(r.value_bytes), r.device_bytes);
   print_search(r, s.candidates, out);
 
   const TempDir scratch("recommend");

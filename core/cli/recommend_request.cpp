@@ -249,6 +249,8 @@ void set_run_options(const po::variables_map& vm, Request& r) {
   r.problem = job.problem;
   r.tensors = backward_tensors(job.spec);
   r.value_bytes = job.double_precision ? sizeof(double) : sizeof(float);
+  r.spec = job.spec;
+  r.config = job.config;
   r.metric = vm.count("error") ? vm["error"].as<ErrorMetric>() : job.config.metric;
   if (r.metric == ErrorMetric::classification && !r.problem.classifier)
     throw InputError("--error class: the targets of " + r.problem.name + " are not classes");
@@ -322,7 +324,10 @@ Request parse_request(const po::variables_map& vm) {
   }
   const std::vector<PlatformHost> hosts = platform_hosts(r.platform).hosts;
   r.hosts = hosts.size();
-  for (const PlatformHost& h : hosts) r.cores += h.cores;
+  for (const PlatformHost& h : hosts) {
+    r.cores += h.cores;
+    if (h.memory > 0) r.device_bytes = r.device_bytes > 0 ? std::min(r.device_bytes, h.memory) : h.memory;
+  }
   set_run_options(vm, r);
   // After the probe's resolve, which read the problem's files: --out may be none of them.
   if (r.out && is_leader()) check_output(*r.out, "--out", {{"--platform", r.platform}});

@@ -41,6 +41,9 @@ struct Request {
   Problem problem;           // its sizes and defaults (wulf train's resolution, no data read)
   std::vector<GradientTensor> tensors;  // the net's, in the backward pass's order
   std::size_t value_bytes = 4;          // of a weight (--precision)
+  NetSpec spec;                         // the net (a layer file's: its device memory is checked)
+  TrainConfig config;                   // the probe's configuration, which each candidate's copies
+  double device_bytes = 0;              // the least of the hosts' wulf:memory; 0: not given
   TargetKind target_kind = TargetKind::error;
   double target = 0;  // the error, or the seconds of an epoch
   long long seed = 1;

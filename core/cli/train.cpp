@@ -12,6 +12,7 @@
 #include "comm/collective_choice.hpp"
 #include "engine/launch.hpp"
 #include "engine/testbed.hpp"
+#include "job/device_memory.hpp"
 #include "job/job_json.hpp"
 #include "job/memory_estimate.hpp"
 #include "job/run_train.hpp"
@@ -138,8 +139,21 @@ void add_placement(TrainJob& job, const PlatformHosts& placement) {
   if (uses_node_layout(job)) {  // the hierarchical allreduce's nodes: wulf:node, else the host
     job.config.rank_nodes = rank_nodes_of(rank_node_keys(placement.hosts, job.np));
     if (const std::string fault = node_layout_fault(job.config.rank_nodes, job.np); !fault.empty())
-      throw InputError("hierarchical allreduce on " + job.platform + " (nodes by the hosts' wulf:node, else the " +
-                       "host): " + fault);
+      throw InputError("hierarchical allreduce or --sharding hybrid on " + job.platform +
+                       " (nodes by the hosts' wulf:node, else the host): " + fault);
+  }
+  // The modelled devices' memory (wulf:memory), before any rank starts: a net given by its
+  // layers that would not fit a rank's device is refused with what makes it fit.
+  if (job.spec.table) {
+    const DeviceMemory need = device_memory(job);
+    for (int r = 0; r < job.np && r < static_cast<int>(placement.hosts.size()); ++r) {
+      const PlatformHost& h = placement.hosts[static_cast<std::size_t>(r)];
+      if (const std::string fault =
+              device_memory_fault(need, h.memory, "host " + h.name + "'s device (wulf:memory of " + job.platform + ")");
+          !fault.empty())
+        throw InputError("--problem " + job.problem_name + " with --strategy " + std::string(to_string(job.strategy)) +
+                         " on " + std::to_string(job.np) + " ranks " + fault);
+    }
   }
   if (uses_rings(job)) job.config.rank_rings = rank_rings_of(placement.hosts, job.np, job.platform);
   if (job.reduce == "four-stage" && !job.has_reduce_layout) {

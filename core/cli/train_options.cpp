@@ -269,6 +269,10 @@ po::options_description training_options() {
       ("max-seconds", number_in("max-seconds", {.lo = 0, .hi = kTimeoutRange.hi})->default_value(0.0), "stop after this much training time (0: no limit)")
       ("seed", whole_in("seed", {.lo = 0, .hi = 1e18})->default_value(1), "seed of the data, the weights and the pattern order")
       ("shuffle", on_off("shuffle")->default_value(true, "on"), "new pattern order every iteration: on|off")
+      ("recompute", on_off("recompute")->default_value(false, "off"),
+       "activation checkpointing: on keeps only each unit's input from the forward pass and computes each layer's "
+       "forward again before its backward, charged as forward compute (the device memory estimate counts what it "
+       "saves): on|off")
       ("eval-train", on_off("eval-train")->default_value(false, "off"),
        "exact training-set error after every iteration: on|off (always on without a test set)")
       ("history-every", whole_in("history-every", {.lo = 1, .hi = 1e9})->default_value(1),

@@ -300,6 +300,7 @@ void resolve_training(const po::variables_map& vm, std::optional<std::size_t> bl
   c.metric = given<ErrorMetric>(vm, "error").value_or(p.classifier ? ErrorMetric::classification : ErrorMetric::rmse);
   c.shuffle = vm["shuffle"].as<bool>();
   c.eval_train = vm["eval-train"].as<bool>();
+  c.recompute = vm["recompute"].as<bool>();
   c.history_every = static_cast<int>(std::min<std::size_t>(positive(vm, "history-every"), kMostHistoryEvery));
   c.init_range = given<double>(vm, "init-range").value_or(d.init_range);
 }

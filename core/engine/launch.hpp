@@ -37,7 +37,11 @@ struct PlatformHost {
   // wulf:rings, for the rings allreduce: the host's place in each of its node's rings (k
   // places from 0, comma-separated); empty: none.
   std::vector<int> ring_places{};
+  // wulf:memory, the bytes of the host's device (a GPU's memory); 0: not given.
+  double memory = 0;
 };
+// The most wulf:memory a host may give: 1 PiB.
+inline constexpr double kMostDeviceMemory = 1125899906842624.0;
 
 // A wulf:rings value, "p0,p1,...": whole places from 0, at least one; what names it in a
 // refusal.

@@ -86,7 +86,7 @@ std::string platform_helper(const std::string& verb, const std::string& file,
 }
 
 // `wulf-platform hosts` output: "cost-usd X" ("-": none), then "name cores speed group node
-// nics device efficiency rings ddp" per host.
+// nics device efficiency rings ddp memory" per host.
 PlatformHosts parse_hosts(const std::string& file, const std::string& text) {
   PlatformHosts out;
   std::istringstream lines(text);
@@ -95,8 +95,9 @@ PlatformHosts parse_hosts(const std::string& file, const std::string& text) {
     throw InputError("platform " + file + ": wulf-platform said no price line");
   if (cost != "-") out.cost_usd = parse_number(cost).value_or(0);
   PlatformHost h;
-  std::string group, node, nics, device, efficiency, rings, ddp;
-  while (lines >> h.name >> h.cores >> h.speed >> group >> node >> nics >> device >> efficiency >> rings >> ddp) {
+  std::string group, node, nics, device, efficiency, rings, ddp, memory;
+  while (lines >> h.name >> h.cores >> h.speed >> group >> node >> nics >> device >> efficiency >> rings >> ddp >>
+         memory) {
     h.group = group == "-" ? "" : group;
     // wulf:efficiency and wulf:ddp are checked before any rank starts; the ranks read them, and
     // wulf:device, from their host (sim) or the testbed's description.
@@ -105,6 +106,14 @@ PlatformHosts parse_hosts(const std::string& file, const std::string& text) {
     const auto n = parse_number(node), k = parse_number(nics);
     h.node = n && *n >= 0 ? static_cast<int>(*n) : -1;
     h.nics = k && *k >= 1 ? static_cast<int>(*k) : 0;
+    h.memory = 0;
+    if (memory != "-") {
+      const std::optional<double> bytes = parse_number(memory);
+      if (!bytes || !(*bytes >= 1) || !std::isfinite(*bytes) || *bytes > kMostDeviceMemory)
+        throw InputError("platform " + file + ", host " + h.name + ": wulf:memory \"" + memory +
+                         "\": expected the device's memory in bytes, from 1 to " + fmt::format("{:g}", kMostDeviceMemory));
+      h.memory = *bytes;
+    }
     h.ring_places = rings == "-" ? std::vector<int>{}
                                  : parse_ring_places(rings, "platform " + file + ", host " + h.name + ": wulf:rings");
     out.hosts.push_back(h);

@@ -574,6 +574,9 @@ constexpr JobField job_fields[] = {
      [](const Fields& f, TrainJob& j) { j.config.shuffle = f.flag("shuffle"); }},
     {"eval_train", nullptr, [](const TrainJob& j) -> Value { return j.config.eval_train; },
      [](const Fields& f, TrainJob& j) { j.config.eval_train = f.flag("eval_train"); }},
+    {"recompute", nullptr,  // written only when on: the records of before it read back as off
+     [](const TrainJob& j) -> Value { return j.config.recompute ? Value(true) : std::nullopt; },
+     [](const Fields& f, TrainJob& j) { j.config.recompute = f.has("recompute") && f.flag("recompute"); }},
     {"history_every", nullptr, [](const TrainJob& j) -> Value { return j.config.history_every; },
      [](const Fields& f, TrainJob& j) {
        j.config.history_every = static_cast<int>(f.whole("history_every", 1, kMostHistoryEvery));

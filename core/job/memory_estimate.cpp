@@ -46,6 +46,7 @@ MemoryShape shape_of(const TrainJob& job) {
   s.allreduce = job.allreduce;
   s.fan_in = job.has_reduce_layout ? job.reduce_layout.fan_in : 3;
   s.sessions = job.sessions;
+  s.spec = &job.spec;
   return s;
 }
 
@@ -68,13 +69,13 @@ void add(std::vector<MemoryPart>& parts, std::string what, double first, double 
 // The net, the update's state and the last good weights.
 void net_parts(const MemoryShape& s, const StrategyMemory& m, bool two_states, std::vector<MemoryPart>& parts) {
   // --numerics off under sim: the simulated ranks share one block (Compute::shared_storage).
-  const double net = s.numerics || !s.sim ? 2 * s.w * s.T : 0;
+  const double net = m.net_storage && (s.numerics || !s.sim) ? 2 * s.w * s.T : 0;
   add(parts, "the net's parameters and gradients, 2 x w values", net, net, Kind::held, s.smaller_net);
   if (!s.numerics) {
     // The ranks share one mapping of the block over the net's 3 x w values (its parameters,
     // gradients and spare, Compute::net_storage): its page tables, 8 bytes a page of 4 KiB,
     // once.
-    const double tables = s.sim ? 3 * s.w * s.T / 512 : 0;
+    const double tables = s.sim && m.net_storage ? 3 * s.w * s.T / 512 : 0;
     add(parts, "the page tables of the net's shared storage (SMPI's shared malloc)", tables, 0, Kind::held,
         s.smaller_net);
     return;
@@ -348,8 +349,12 @@ std::string out_of_memory_advice(const TrainJob& job) {
 void check_message_counts(const TrainJob& job) {
   if (job.engine == Engine::seq) return;
   const std::size_t w = job.spec.parameter_count();
-  mpi_count(w, "the net's weights in one allreduce, reduce or broadcast", shape_of(job).smaller_net);
-  if (job.strategy->message_counts) job.strategy->message_counts(shape_of(job));
+  // The strategies that move the whole net's values in one library call; the others' own
+  // messages are their hook's to check.
+  const StrategyDescriptor& d = *job.strategy;
+  if (d.allreduces_weights || d.reduces || d.broadcasts)
+    mpi_count(w, "the net's weights in one allreduce, reduce or broadcast", shape_of(job).smaller_net);
+  if (d.message_counts) d.message_counts(shape_of(job), job.config);
 }
 
 }  // namespace wulf

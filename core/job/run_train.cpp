@@ -251,10 +251,11 @@ int train(TrainJob& job, Comm& comm, Compute& compute, std::ostream& out, std::o
   comm.set_time_dilation(compute.config().dilation);
   // --numerics off: parameters, gradients and their sums in memory all simulated ranks share.
   const std::size_t w = job.spec.parameter_count();
-  T* shared = compute.net_storage<T>(w);
+  const bool no_storage = !compute.numerics() && job.spec.table && !job.strategy->moves_net_buffers;
+  T* shared = no_storage ? nullptr : compute.net_storage<T>(w);
   // Their sums are never read, so the simulator need not compute them (the same messages).
   if (shared) comm.set_unread_storage(shared, Compute::net_storage_values(w) * sizeof(T));
-  Mlp<T> net(job.spec, shared);
+  Mlp<T> net = no_storage ? Mlp<T>(job.spec, typename Mlp<T>::NoStorage{}) : Mlp<T>(job.spec, shared);
   Rng init_rng(job.config.seed);
   Rng weights_rng = init_rng.split(3);
   // Every rank draws the same weights from the same seed: seed 000 initialises on one

@@ -1,8 +1,8 @@
 #include "job/train_job.hpp"
-#include "comm/nb_allreduce.hpp"
 
 #include "comm/collective_choice.hpp"
-
+#include "comm/nb_allreduce.hpp"
+#include "job/device_memory.hpp"
 #include "job/job_json.hpp"
 #include "job/memory_estimate.hpp"
 #include "nn/weights_file.hpp"
@@ -226,6 +226,7 @@ std::vector<int> rank_nodes_of(const std::vector<std::string>& keys) {
 void set_config_json(TrainJob& job) {
   job.config_json = job_json(job);
   job.config_json["memory_estimate"] = estimate_memory(job).to_json();
+  if (job.spec.table) job.config_json["device_memory"] = device_memory(job).to_json();
 }
 
 namespace {

@@ -205,6 +205,13 @@ template <class T>
 Mlp<T>::Mlp(NetSpec spec) : Mlp(std::move(spec), nullptr) {}
 
 template <class T>
+Mlp<T>::Mlp(NetSpec spec, NoStorage) : spec_(std::move(spec)) {
+  spec_.validate();
+  if (!spec_.table) throw std::logic_error("Mlp without storage: only a net given by its layers has no arithmetic");
+  count_ = spec_.table->parameter_count();
+}
+
+template <class T>
 void Mlp<T>::require_arithmetic() const {
   if (spec_.table)
     throw InputError(spec_.table->name + " (" + spec_.table->path +

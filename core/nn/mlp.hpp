@@ -94,6 +94,11 @@ class Mlp {
   // Parameters and gradients in storage the caller owns, 2 * spec.parameter_count()
   // values: parameters first. Used to put them in memory that simulated ranks share.
   Mlp(NetSpec spec, T* storage);
+  // A net given by its layers whose buffers nothing reads or moves (a strategy whose messages
+  // go through buffers of its own, time only): no storage at all; parameters() and
+  // gradients() are spans of their sizes without memory behind them.
+  struct NoStorage {};
+  Mlp(NetSpec spec, NoStorage);
   Mlp(const Mlp&) = delete;
   Mlp& operator=(const Mlp&) = delete;
 

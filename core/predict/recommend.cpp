@@ -1,5 +1,6 @@
 #include "predict/recommend.hpp"
 
+#include "job/device_memory.hpp"
 #include "util/text.hpp"
 
 #include <algorithm>
@@ -302,6 +303,24 @@ IterationTiming second_update(const UpdateRuns& runs) {
   return {.time_s = runs.two_s - runs.one_s - runs.check_s,
           .exposed_s = runs.exposed_two_s - runs.exposed_one_s,
           .alone_s = runs.alone_two_s - runs.alone_one_s};
+}
+
+void skip_unfit(std::vector<Candidate>& candidates, const NetSpec& spec, const TrainConfig& base, double value_bytes,
+                double device_bytes) {
+  if (!spec.table || !(device_bytes > 0)) return;
+  for (Candidate& c : candidates) {
+    if (!c.skipped.empty()) continue;
+    TrainConfig config = base;
+    config.strategy = c.sequential() ? Strategy{} : c.strategy;
+    config.settings = {};
+    config.block = c.b;
+    if (c.bucket_bytes && !c.sequential() && !c.strategy->search->bucket_option.empty())
+      config.settings.set(c.strategy->search->bucket_option, static_cast<double>(*c.bucket_bytes));
+    const DeviceMemory need = device_memory(spec, config, c.p, value_bytes);
+    if (need.total > device_bytes)
+      c.skipped = "does not fit the devices: " + gib(need.total) + " a rank of their " + gib(device_bytes) +
+                  " (wulf:memory)";
+  }
 }
 
 void skip_without_two_updates(std::vector<Candidate>& candidates, std::size_t n) {

@@ -217,6 +217,12 @@ double check_pass_growth_s(double per_sample_s, std::size_t b, int p);
 IterationTiming second_update(const UpdateRuns& runs);
 // Candidates that cannot be timed so, 2b above the n training samples: skipped, saying why.
 void skip_without_two_updates(std::vector<Candidate>& candidates, std::size_t n);
+// Skips every candidate whose ranks' devices would not hold the net given by its layers
+// (job/device_memory.hpp) where the platform's hosts give their memory (device_bytes, the
+// least of them; 0: not given, nothing skipped). base: the run's configuration, each
+// candidate's strategy, b and options set on a copy; value_bytes of a parameter.
+void skip_unfit(std::vector<Candidate>& candidates, const NetSpec& spec, const TrainConfig& base, double value_bytes,
+                double device_bytes);
 // Gives every candidate that is run its timing's runs (runs[j] being plan.timed[j]'s), the
 // second update's time (and what it hides), its updates per epoch of n samples, its epoch
 // and whether that is at most target_s.

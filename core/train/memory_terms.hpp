@@ -14,6 +14,7 @@
 namespace wulf {
 
 struct TrainConfig;
+struct NetSpec;
 
 // One buffer of a run, or one kind of buffer, in bytes.
 struct MemoryPart {
@@ -53,6 +54,7 @@ struct MemoryShape {
   std::string allreduce = "default";  // the allreduce algorithm (--allreduce)
   int fan_in = 3;                  // four-stage's fan-in
   std::span<const TrainConfig> sessions;  // a table of sessions' configurations (session.hpp)
+  const NetSpec* spec = nullptr;  // the net (fsdp's units: its layers' parameters)
 
   // Rank 0's share of total over parts ranks, and the largest other one's.
   static double share(double total, int parts, bool first) {
@@ -80,6 +82,7 @@ struct StrategyMemory {
   std::vector<MemoryPart> collectives; // its own collectives' buffers (ppt's allgather, scatter's gather)
   bool reduces_weights = false;        // allreduces or reduces the w values (the library's temporaries)
   double reduce_scratch = 0;           // buffers of w values those reduces hold (default: the library's and wulf's)
+  bool net_storage = true;             // the net's parameters and gradients have memory (fsdp time only: none)
 };
 
 }  // namespace wulf

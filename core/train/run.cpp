@@ -64,7 +64,8 @@ Run<T>::Run(Mlp<T>& net, const Dataset& train, const Dataset& test, const Global
                      " outputs)");
   // Under --numerics off the spare buffer of Comm::allreduce_sum_anywhere is the third part of
   // the net's storage that all simulated ranks share, so no rank allocates one.
-  if (T* shared = compute.net_storage<T>(weights_)) comm.lend_spare_storage(shared + 2 * weights_, weights_ * sizeof(T));
+  if (config.strategy->moves_net_buffers)
+    if (T* shared = compute.net_storage<T>(weights_)) comm.lend_spare_storage(shared + 2 * weights_, weights_ * sizeof(T));
 }
 
 template <class T>
@@ -123,6 +124,8 @@ template <class T>
 void Run<T>::forward_backward(const Dataset& data, const std::vector<std::size_t>& order, std::size_t first,
                               std::size_t count, ErrorSums& sums) {
   forward_block(data, order, first, count);
+  if (config_.recompute)  // the forward again inside the backward: its time, no arithmetic
+    kernel_part(Phase::forward, count, 0, charged_.kernels.forward * static_cast<double>(count), 1.0, [] {});
   kernel(Phase::backward, count, charged_.kernels.backward * static_cast<double>(count), [&] {
     if (count == 0) return net_.zero_gradients();
     add_errors(sums, static_cast<double>(net_.backward(t_, false)));
@@ -139,6 +142,7 @@ void Run<T>::forward_backward_layers(const Dataset& data, const std::vector<std:
   const int layers = spec.timed_layers();
   double block_loss = 0;
   for (int l = layers; l >= 1; --l) {
+    recompute_layer(l, count);
     const double flops = charged_.backward[static_cast<std::size_t>(l - 1)];
     const double block_flops = flops * static_cast<double>(count);
     const int slices = progress_slices(block_flops, slice_flops);
@@ -159,6 +163,14 @@ void Run<T>::forward_backward_layers(const Dataset& data, const std::vector<std:
     }
     layer_done(l);
   }
+}
+
+template <class T>
+void Run<T>::recompute_layer(int l, std::size_t count) {
+  if (!config_.recompute) return;
+  const double flops = charged_.forward[static_cast<std::size_t>(l - 1)];
+  const double total = charged_.kernels.forward;
+  kernel_part(Phase::forward, count, 0, flops * static_cast<double>(count), total > 0 ? flops / total : 0.0, [] {});
 }
 
 template <class T>
@@ -185,6 +197,7 @@ void Run<T>::forward_backward_hooked(const Dataset& data, const std::vector<std:
   const double backward_total = charged_.kernels.backward;
   for (int l = layers; l >= 1; --l) {
     call(hooks.before_backward, l);
+    recompute_layer(l, count);
     const double flops = charged_.backward[static_cast<std::size_t>(l - 1)];
     kernel_part(Phase::backward, count, l == layers ? count : 0, flops * static_cast<double>(count),
                 backward_total > 0 ? flops / backward_total : 0.0, [&] {

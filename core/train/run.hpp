@@ -207,6 +207,9 @@ class Run {
 
  private:
   void add_time(Phase phase, double seconds, std::size_t patterns);
+  // --recompute: layer l's forward again before its backward, charged as forward compute of
+  // the block's patterns (counted once already), no arithmetic (the activations are still here).
+  void recompute_layer(int l, std::size_t count);
   // The forward kernel of forward_backward and forward_backward_layers: the patterns
   // gathered into the scratch and passed forward.
   void forward_block(const Dataset& data, const std::vector<std::size_t>& order, std::size_t first,

@@ -161,7 +161,7 @@ struct StrategyDescriptor {
   // Its terms of the memory estimate; null: the defaults (memory_terms.hpp).
   void (*memory)(const MemoryShape&, const TrainConfig&, StrategyMemory&) = nullptr;
   // The counts its own collectives pass to MPI, each checked with mpi_count. May be null.
-  void (*message_counts)(const MemoryShape&) = nullptr;
+  void (*message_counts)(const MemoryShape&, const TrainConfig&) = nullptr;
   const SearchTraits* search = nullptr;
   // Whether its library allreduce moves the w values (block's gradients, average's weights).
   // Where not, the library allreduce carries only the error sums (ErrorSums, 4 doubles), and
@@ -183,6 +183,10 @@ struct StrategyDescriptor {
   // The option of its own allreduce of the gradients (overlap's --bucket-allreduce): what it
   // needs of where the ranks are is that algorithm's too. Empty: none.
   std::string_view own_allreduce_option{};
+  // Whether, without the arithmetic, its messages go from and to the net's own buffers (block's
+  // allreduce of the gradient: then the simulated ranks share them, 3 w values of address
+  // space); fsdp's go through buffers of its own, and its net has no storage.
+  bool moves_net_buffers = true;
   // Whether its own collectives need each rank's node (fsdp's --sharding hybrid), as the
   // hierarchical allreduce does: the job then carries them (TrainConfig::rank_nodes). May be null.
   bool (*needs_rank_nodes)(const TrainConfig&) = nullptr;

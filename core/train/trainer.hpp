@@ -82,6 +82,8 @@ struct TrainConfig {
   ErrorMetric metric = ErrorMetric::rmse;
   bool shuffle = true;           // a new pattern order every iteration (from seed)
   bool eval_train = false;       // exact pass over the training set after each iteration
+  // Activation checkpointing: each layer's forward charged again before its backward.
+  bool recompute = false;
   std::uint64_t seed = 1;
   double init_range = 0.0;       // uniform [-r, r]; 0: 1/sqrt(fan-in) per layer
   std::size_t eval_chunk = 1024; // patterns per product when evaluating

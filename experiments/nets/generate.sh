@@ -1,7 +1,7 @@
 #!/bin/bash
 # Prints the shipped layer files (platforms/nets/) again, run from the repository root:
 # the four CNNs from torchvision (needs Debian python3-torch and python3-torchvision),
-# the two transformers from their configurations (no PyTorch).
+# the seven transformers from their configurations (no PyTorch).
 set -e
 T=experiments/nets/torch_layers.py
 DEB="PyTorch: Debian python3-torch 1.13.1+dfsg-4 and python3-torchvision 0.14.1-2 (they report 1.13.0a0, 0.14.1a0)."
@@ -79,3 +79,6 @@ IMNET2="  O. Russakovsky et al., \"ImageNet Large Scale Visual Recognition Chall
 
 /usr/bin/python3 experiments/nets/transformer_layers.py bert-large > platforms/nets/bert_large.layers
 /usr/bin/python3 experiments/nets/transformer_layers.py gpt2 > platforms/nets/gpt2.layers
+for m in llama2-7b llama2-13b llama2-70b gpt3-175b t5-11b; do
+  /usr/bin/python3 experiments/nets/transformer_layers.py $m > platforms/nets/${m//-/_}.layers
+done

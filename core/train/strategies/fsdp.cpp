@@ -23,6 +23,7 @@
 // too, and noted as eval_gather_s.
 #include "comm/shard_schedules.hpp"
 #include "train/run.hpp"
+#include "train/shard_units.hpp"
 #include "util/errors.hpp"
 
 #include <fmt/format.h>
@@ -54,19 +55,6 @@ struct ShardUnit {
 // The most tags the two collectives of the units take: above it, a unit's collective waits for
 // the one that shares its tag.
 constexpr int kShardTags = 16000;
-
-// The first layer of each unit: every `layers` layers, or with 0 the layer file's units (its
-// `unit` lines; the layers before the first are one more) and each layer where it has none.
-std::vector<int> unit_starts(const NetSpec& spec, int layers) {
-  std::vector<int> starts;
-  if (layers == 0 && spec.table && !spec.table->units.empty()) {
-    if (spec.table->units.front().first > 0) starts.push_back(1);
-    for (const TableUnit& u : spec.table->units) starts.push_back(static_cast<int>(u.first) + 1);
-    return starts;
-  }
-  for (int l = 1; l <= spec.timed_layers(); l += std::max(1, layers)) starts.push_back(l);
-  return starts;
-}
 
 template <class T>
 class ShardRun {
@@ -123,7 +111,7 @@ ShardRun<T>::ShardRun(Run<T>& run, Mlp<T>& net, const TrainConfig& config, Comm&
   const int layers = spec.timed_layers();
   const bool numerics = run.numerics();
   std::size_t most = 0;
-  const std::vector<int> starts = unit_starts(spec, static_cast<int>(setting_count(config, "shard-unit")));
+  const std::vector<int> starts = shard_unit_starts(spec, static_cast<int>(setting_count(config, "shard-unit")));
   for (std::size_t i = 0; i < starts.size(); ++i) {
     ShardUnit<T> u;
     u.first = starts[i], u.last = i + 1 < starts.size() ? starts[i + 1] - 1 : layers;
@@ -459,20 +447,31 @@ extern const StrategyDescriptor fsdp_strategy{
     },
     .memory = [](const MemoryShape& s, const TrainConfig& c, StrategyMemory& m) {
       const bool sharded = setting_text(c, "sharding") != "none";
-      // Momentum's state on this rank's shard only.
+      m.net_storage = s.numerics;  // without the arithmetic the net has none
+      // The update's state on this rank's shard only.
       if (sharded) m.updates_first = m.updates_each = 1.0 / s.p;
-      // The padded flat parameters and gradients and the reduction's scratch: each rank's, or
-      // without the arithmetic in simulation one buffer the ranks share.
-      const double bytes = (sharded ? 2 : 0) * s.wT() + s.wT() / s.p;
+      // With the arithmetic, each rank's padded flat parameters and gradients of every unit and
+      // the reductions' scratch (a shard a unit); without it one buffer of the largest unit's,
+      // which every unit's messages use (in simulation the ranks share it).
+      const double largest =
+          s.spec ? largest_unit_values(*s.spec, static_cast<int>(setting_count(c, "shard-unit"))) : s.w;
+      const double bytes = s.numerics ? ((sharded ? 2 : 0) * s.wT() + s.wT() / s.p) : (2 + 1.0 / s.p) * largest * s.T;
       const bool shared = !s.numerics && s.sim;
-      add_part(m.collectives, "the units' flat parameters and gradients and the reductions' scratch", bytes,
-               shared ? 0 : bytes, shared ? MemoryPart::Kind::process : MemoryPart::Kind::held, s.smaller_net);
+      add_part(m.collectives,
+               s.numerics ? "the units' flat parameters and gradients and the reductions' scratch"
+                          : "one buffer of the largest unit's flat parameters and gradients and its reduction's scratch",
+               bytes, shared ? 0 : bytes, shared ? MemoryPart::Kind::process : MemoryPart::Kind::held,
+               "smaller units (--shard-unit) or " + s.smaller_net);
     },
-    .message_counts = [](const MemoryShape& s) {
-      mpi_count(static_cast<std::size_t>(s.w), "--strategy fsdp: a unit's shard in one message",
-                "a smaller --shard-unit or " + s.smaller_net);
+    .message_counts = [](const MemoryShape& s, const TrainConfig& c) {
+      // A message carries one shard of a unit (the ring's chunk): at most the largest unit.
+      const double largest =
+          s.spec ? largest_unit_values(*s.spec, static_cast<int>(setting_count(c, "shard-unit"))) : s.w;
+      mpi_count(static_cast<std::size_t>(largest), "--strategy fsdp: a unit's values in one message",
+                "smaller units (--shard-unit) or " + s.smaller_net);
     },
     .trains_layer_nets = true,
+    .moves_net_buffers = false,
     .needs_rank_nodes = [](const TrainConfig& c) { return setting_text(c, "sharding") == "hybrid"; },
     .train_float = train_fsdp<float>,
     .train_double = train_fsdp<double>,

@@ -643,8 +643,15 @@ extern const StrategyDescriptor overlap_strategy{
                shared ? 0 : bytes, shared ? MemoryPart::Kind::process : MemoryPart::Kind::held,
                s.smaller_net);
     },
-    .message_counts = [](const MemoryShape& s) {
-      mpi_count(static_cast<std::size_t>(s.w), "--strategy overlap: a bucket's values in one message",
+    .message_counts = [](const MemoryShape& s, const TrainConfig& c) {
+      // A bucket closes once it holds --bucket-bytes: at most that and one tensor, at most w.
+      double tensor = s.w;
+      if (s.spec) {
+        tensor = 0;
+        for (const GradientTensor& t : backward_tensors(*s.spec)) tensor = std::max(tensor, static_cast<double>(t.values));
+      }
+      const double bucket = std::min(s.w, static_cast<double>(setting_count(c, "bucket-bytes")) / s.T + tensor);
+      mpi_count(static_cast<std::size_t>(bucket), "--strategy overlap: a bucket's values in one message",
                 "a smaller --bucket-bytes or " + s.smaller_net);
     },
     .search = &overlap_search,

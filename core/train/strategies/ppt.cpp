@@ -275,7 +275,7 @@ extern const StrategyDescriptor ppt_strategy{
       add_part(m.collectives, "PPT's allgather buffers, (w + 1) x (p + 1) values per rank", all, all,
                MemoryPart::Kind::held, "fewer ranks (--np) or --strategy block");
     },
-    .message_counts = [](const MemoryShape& s) {
+    .message_counts = [](const MemoryShape& s, const TrainConfig&) {
       mpi_count(static_cast<std::size_t>(s.w) + 1, "--strategy ppt: each rank's w + 1 values in the allgather",
                 s.smaller_net);
     },

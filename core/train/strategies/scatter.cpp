@@ -131,7 +131,7 @@ extern const StrategyDescriptor scatter_strategy{
                  MemoryPart::Kind::held, "fewer ranks (--np) or --strategy block");
     },
     // Every share's count and their sum, the last displacement (scatter_set's).
-    .message_counts = [](const MemoryShape& s) {
+    .message_counts = [](const MemoryShape& s, const TrainConfig&) {
       for (const double patterns : {s.n, s.m})
         for (const double per : {s.in, s.out}) {
           const auto n = static_cast<std::size_t>(patterns);

@@ -1,0 +1,165 @@
+#include "job/device_memory.hpp"
+
+#include "comm/shard_schedules.hpp"
+#include "nn/layer_table.hpp"
+#include "train/shard_units.hpp"
+#include "train/strategy.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <numeric>
+
+namespace wulf {
+
+namespace {
+
+// Each unit's parameters and activations per sample (values), in forward order.
+struct UnitSizes {
+  std::vector<double> parameters, activations, first_activations;
+};
+
+UnitSizes unit_sizes(const NetSpec& spec, int unit_layers) {
+  const std::vector<int> starts = shard_unit_starts(spec, unit_layers);
+  const int layers = spec.timed_layers();
+  UnitSizes u;
+  for (std::size_t i = 0; i < starts.size(); ++i) {
+    const int last = i + 1 < starts.size() ? starts[i + 1] - 1 : layers;
+    double params = 0, acts = 0;
+    for (int l = starts[i]; l <= last; ++l) {
+      params += static_cast<double>(spec.layer_parameter_count(l));
+      acts += spec.table->layers[static_cast<std::size_t>(l - 1)].activations;
+    }
+    u.parameters.push_back(params);
+    u.activations.push_back(acts);
+    u.first_activations.push_back(spec.table->layers[static_cast<std::size_t>(starts[i] - 1)].activations);
+  }
+  return u;
+}
+
+// The sum of the k largest.
+double largest(std::vector<double> v, std::size_t k) {
+  std::ranges::sort(v, std::greater<>());
+  return std::accumulate(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(std::min(k, v.size())), 0.0);
+}
+
+}  // namespace
+
+std::string gib(double bytes) { return fmt::format("{:.3g} GiB", bytes / (1024.0 * 1024.0 * 1024.0)); }
+
+Json DeviceMemory::to_json() const {
+  Json parts_json = Json::array();
+  for (const DevicePart& p : parts) parts_json.push_back({{"what", p.what}, {"bytes", p.bytes}});
+  return {{"per_rank_bytes", total},
+          {"parts", parts_json},
+          {"activations_given", activations_given},
+          {"model", "the modelled device's memory per rank at the end of a block's forward pass, every part held "
+                    "at once (ZeRO's model states, FSDP's gathered units, the layer file's activations); not "
+                    "counted: the framework's own (CUDA context, allocator caches), a library allreduce's "
+                    "temporaries"}};
+}
+
+DeviceMemory device_memory(const NetSpec& spec, const TrainConfig& config, int ranks, double value_bytes) {
+  DeviceMemory m;
+  if (!spec.table) return m;
+  const double vb = value_bytes;
+  const double psi = static_cast<double>(spec.parameter_count());
+  const int p = std::max(1, ranks);
+  const bool fsdp = config.strategy->name == "fsdp";
+  const std::string sharding = fsdp ? setting_text(config, "sharding") : "none";
+  const bool sharded = sharding != "none";
+  const int unit_layers = fsdp ? static_cast<int>(setting_count(config, "shard-unit")) : 0;
+  const UnitSizes units = unit_sizes(spec, unit_layers);
+  // The ranks each unit is sharded over: all of them, or a node's (hybrid).
+  int group = p;
+  if (sharding == "hybrid") {
+    int most = 0;
+    std::map<int, int> per_node;
+    for (int node : config.rank_nodes) most = std::max(most, ++per_node[node]);
+    group = config.rank_nodes.empty() ? 1 : most;
+  }
+  if (!sharded) group = 1;
+  const double g = group;
+  double shard_values = 0;  // this rank's shards, each unit padded to a multiple of the group
+  for (const double u : units.parameters) shard_values += std::ceil(u / g);
+  const std::string shard_it = "--strategy fsdp --sharding full, or more ranks (--np)";
+  auto add = [&](std::string what, double bytes, std::string shrink) {
+    if (bytes > 0) m.parts.push_back({std::move(what), bytes, std::move(shrink)});
+  };
+
+  // Parameters: the whole net, or the rank's shards and the units gathered at once.
+  if (!sharded) {
+    add("parameters, all w values", psi * vb, shard_it);
+  } else {
+    add(fmt::format("parameters, this rank's shards (1/{} of each unit)", group), shard_values * vb,
+        "more ranks (--np)");
+    const std::size_t limit = setting_count(config, "gather-limit");
+    if (sharding == "grad-op")
+      add("parameters gathered from a unit's forward to its backward (--sharding grad-op: every unit at the end of "
+          "the forward pass)",
+          psi * vb, "--sharding full");
+    else
+      add(fmt::format("parameters gathered: the {} largest units (one computing, --gather-limit {} prefetched)",
+                      limit == 0 ? units.parameters.size() : limit + 1, limit),
+          largest(units.parameters, limit == 0 ? units.parameters.size() : limit + 1) * vb,
+          "a smaller --gather-limit or smaller units (--shard-unit)");
+  }
+  // Gradients: the whole net's, with DDP's bucket copy; or the shards and the units in reduction.
+  if (!sharded) {
+    add("gradients, all w values", psi * vb, shard_it);
+    if (config.strategy->name == "overlap") {
+      const bool views = setting_text(config, "framework") == "ddp" && setting_text(config, "gradient-as-bucket-view") == "on";
+      if (!views)
+        add("the buckets' flat copy of the gradients (DDP's buckets; none with --gradient-as-bucket-view on)", psi * vb,
+            "--framework ddp --gradient-as-bucket-view on");
+    }
+  } else {
+    add("gradients, this rank's shards", shard_values * vb, "more ranks (--np)");
+    add("gradients of the two largest units, made and in their reduce-scatter", largest(units.parameters, 2) * vb,
+        "smaller units (--shard-unit)");
+  }
+  // The optimizer's state: momentum's one value a parameter, RPROP's and Adam's two.
+  const double states = config.learning == Learning::rprop || config.learning == Learning::adam ? 2 : 1;
+  const std::string rule = config.learning == Learning::adam    ? "Adam's two moments"
+                           : config.learning == Learning::rprop ? "RPROP's steps and last gradients"
+                                                                : "momentum";
+  add(fmt::format("the optimizer's state, {}{}", rule, sharded ? ", on the shards" : ""),
+      states * (sharded ? shard_values : psi) * vb, sharded ? "more ranks (--np)" : shard_it);
+  // Activations: each layer's, for the rank's patterns of a block; with --recompute only each
+  // unit's input, and one unit's whole while it is computed again.
+  const double columns = std::ceil(static_cast<double>(config.block) / p);
+  m.activations_given = std::ranges::any_of(spec.table->layers, [](const TableLayer& l) { return l.activations > 0; });
+  const double per_sample = config.recompute
+                                ? std::accumulate(units.first_activations.begin(), units.first_activations.end(), 0.0) +
+                                      largest(units.activations, 1)
+                                : std::accumulate(units.activations.begin(), units.activations.end(), 0.0);
+  add(fmt::format("activations{} of {} patterns (b / p)",
+                  config.recompute ? ", each unit's input and one unit's whole (--recompute on)" : "", columns),
+      per_sample * columns * vb, config.recompute ? "a smaller --block, or more ranks (--np)"
+                                                  : "--recompute on, a smaller --block, or more ranks (--np)");
+  for (const DevicePart& part : m.parts) m.total += part.bytes;
+  return m;
+}
+
+DeviceMemory device_memory(const TrainJob& job) {
+  return device_memory(job.spec, job.config, job.np, job.double_precision ? 8.0 : 4.0);
+}
+
+std::string device_memory_fault(const DeviceMemory& need, double memory, const std::string& where) {
+  if (!(memory > 0) || need.total <= memory) return "";
+  std::vector<DevicePart> parts = need.parts;
+  std::ranges::sort(parts, std::greater<>(), &DevicePart::bytes);
+  std::string text = fmt::format("does not fit {}: a rank needs {} of its {} (the modelled device's memory, "
+                                 "config.device_memory in a record):",
+                                 where, gib(need.total), gib(memory));
+  for (const DevicePart& p : parts) text += fmt::format("\n  {:>10}  {}", gib(p.bytes), p.what);
+  text += "\nwhat makes it fit: " + parts.front().shrink;
+  for (std::size_t i = 1; i < parts.size() && i < 3; ++i)
+    if (parts[i].shrink != parts.front().shrink) text += "; " + parts[i].shrink;
+  return text;
+}
+
+}  // namespace wulf
