@@ -8,6 +8,7 @@
 #include "util/text.hpp"
 #include "data/dataset.hpp"
 
+#include <cstdlib>
 #include <simgrid/host.h>
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Engine.hpp>
@@ -79,6 +80,8 @@ class SimCompute final : public Compute {
     const simgrid::s4u::Host* host = simgrid::s4u::this_actor::get_host();
     config_.host_speed = host->get_speed();
     if (const char* device = host->get_property("wulf:device")) config_.device = device;
+    // Checked by the front end (platform_client) before any rank started.
+    if (const char* s16 = host->get_property("wulf:speed16")) config_.speed16 = std::strtod(s16, nullptr);
     if (const char* e = host->get_property("wulf:efficiency"))
       config_.efficiency = parse_kind_efficiency(e, "platform host " + host->get_name() + ": wulf:efficiency");
     if (const char* ddp = host->get_property("wulf:ddp"))

@@ -8,7 +8,7 @@
 //                                  first zone that has it, outermost first; "-" where none
 //                                  has), then one line per host: name, cores, speed in flop/s,
 //                                  and its wulf:group, wulf:node, wulf:nics, wulf:device,
-//                                  wulf:efficiency, wulf:rings, wulf:ddp and wulf:memory properties. First
+//                                  wulf:efficiency, wulf:rings, wulf:ddp, wulf:memory and wulf:speed16. First
 //                                  checks that the hosts chosen reach each other: the ones
 //                                  named, or the ones N ranks fill in order, at most R on a
 //                                  host; and that the run's what-if scales leave every

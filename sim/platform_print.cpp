@@ -268,10 +268,10 @@ int print_hosts(const simgrid::s4u::Engine& engine) {
     return v.empty() ? std::string("-") : v;
   };
   for (const simgrid::s4u::Host* h : declared_hosts(engine))
-    std::printf("%s %d %.17g %s %s %s %s %s %s %s %s\n", h->get_cname(), h->get_core_count(), h->get_speed(),
+    std::printf("%s %d %.17g %s %s %s %s %s %s %s %s %s\n", h->get_cname(), h->get_core_count(), h->get_speed(),
                 prop(h, "wulf:group").c_str(), prop(h, "wulf:node").c_str(), prop(h, "wulf:nics").c_str(),
                 word(h, "wulf:device").c_str(), word(h, "wulf:efficiency").c_str(), word(h, "wulf:rings").c_str(),
-                word(h, "wulf:ddp").c_str(), word(h, "wulf:memory").c_str());
+                word(h, "wulf:ddp").c_str(), word(h, "wulf:memory").c_str(), word(h, "wulf:speed16").c_str());
   return 0;
 }
 

@@ -11,6 +11,8 @@
 #include "test_support.hpp"
 
 #include <deque>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <utility>
 
@@ -303,14 +305,15 @@ constexpr const char* small_llm =
     "layer b other 10 activations=200\nunit b1\nlayer c linear 1000 activations=40 10x100 100\n"
     "layer d other 10 activations=200\nunit head\nlayer out linear 100 activations=10 10x10\n";
 
-// A platform of two hosts whose devices hold `bytes` each.
-std::string two_devices(const TestDir& dir, double bytes) {
-  const std::string host = fmt::format(R"(<prop id="wulf:memory" value="{:.0f}"/>)", bytes);
-  return dir.write(fmt::format("two-{:.0f}.xml", bytes),
+// A platform of two hosts whose devices hold `bytes` each, and with speed16 their 16-bit rate.
+std::string two_devices(const TestDir& dir, double bytes, double speed16 = 0) {
+  std::string host = fmt::format(R"(<prop id="wulf:memory" value="{:.0f}"/>)", bytes);
+  if (speed16 > 0) host += fmt::format(R"(<prop id="wulf:speed16" value="{:.0f}"/>)", speed16);
+  return dir.write(fmt::format("two-{:.0f}-{:.0f}.xml", bytes, speed16),
                    "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
                    "<platform version=\"4.1\">\n<zone id=\"z\" routing=\"Full\">\n"
                    "<host id=\"g0\" speed=\"1Tf\">" + host + "</host>\n<host id=\"g1\" speed=\"1Tf\">" + host +
-                   "</host>\n<link id=\"l\" bandwidth=\"10GBps\" latency=\"1us\"/>\n"
+                   "</host>\n<link id=\"l\" bandwidth=\"1MBps\" latency=\"1us\"/>\n"
                    "<route src=\"g0\" dst=\"g1\"><link_ctn id=\"l\"/></route>\n</zone>\n</platform>\n");
 }
 
@@ -396,6 +399,54 @@ TEST(fsdp, recommend_skips_the_candidates_that_do_not_fit_the_devices) {
   const Outcome big = expect_success(with(args, {"--platform", two_devices(dir, 1e6)}));
   EXPECT_FALSE(contains(big.out, "does not fit")) << big.out;
   EXPECT_FALSE(contains(big.out, "no candidate could be timed")) << big.out;
+}
+
+// --precision bf16 (time only): the parameters and gradients go in 2 bytes, so the messages
+// carry half the bytes; the linear layers are charged at the host's 16-bit rate (twice its
+// speed here: 2 100 of the 2 120 forward flops a sample are linear), the others at its speed;
+// the device holds 2-byte parameters, gradients and activations, and float master weights and
+// momentum.
+TEST(fsdp, sixteen_bit_precision_halves_the_bytes_sent_and_charges_the_tensor_rate) {
+  TestDir dir;
+  const std::string file = dir.write("small.layers", small_llm);
+  const std::vector<std::string> args{"--problem", "layers:" + file, "--numerics", "off", "--epochs", "1",
+                                      "--block", "8", "--train-size", "8", "--engine", "sim", "--np", "2",
+                                      "--platform", two_devices(dir, 1e9, 2e12), "--strategy", "fsdp"};
+  const Json f = train_record(dir, "float", args);
+  const Json h = train_record(dir, "bf16", with(args, {"--precision", "bf16"}));
+  EXPECT_EQ(h.at("config").at("precision").get<std::string>(), "bf16");
+  EXPECT_NEAR(h.at("phases").at("forward_s").get<double>() / f.at("phases").at("forward_s").get<double>(),
+              (2100.0 / 2 + 20) / 2120, 1e-9);
+  // An iteration on a 1 MB/s link whose messages' bytes are nearly all of its time (two blocks
+  // of 100 100 parameters): about half as long.
+  std::string big_text = small_llm;
+  for (std::size_t at; (at = big_text.find(" 10x100 ")) != std::string::npos;) big_text.replace(at, 8, " 1000x100 ");
+  const std::string big = dir.write("big.layers", big_text);
+  std::vector<std::string> big_args = args;
+  big_args[1] = "layers:" + big;
+  const double ratio =
+      train_record(dir, "big-bf16", with(big_args, {"--precision", "bf16"})).at("history").back().at("time_s").get<double>() /
+      train_record(dir, "big-float", big_args).at("history").back().at("time_s").get<double>();
+  EXPECT_GT(ratio, 0.45);
+  EXPECT_LT(ratio, 0.55);
+  EXPECT_EQ(device_bytes(h, "parameters, this rank's shards"), 1650.0 * 2);
+  EXPECT_EQ(device_bytes(h, "the optimizer's state"), 1650.0 * 4);
+  EXPECT_EQ(device_bytes(h, "the master weights in float"), 1650.0 * 4);
+  EXPECT_EQ(device_bytes(h, "activations"), 490.0 * 4 * 2);
+  const Json again = train_record(dir, "again", {"--rerun", dir.file("bf16.json")});
+  expect_same_history(h, again, "time_s");
+  expect_train_refused(with(function_problem, {"--precision", "bf16"}), {"--precision bf16", "time only"});
+  expect_train_refused({"--problem", "function", "--numerics", "off", "--engine", "sim", "--np", "2", "--platform", toy4,
+                        "--strategy", "ppt", "--precision", "fp16"},
+                       {"--precision fp16", "--strategy block, overlap or fsdp"});
+  expect_train_refused(with(args, {"--precision", "half"}), {"--precision", "bf16 or fp16"});
+  std::ifstream good(two_devices(dir, 1e9, 2e12));
+  std::string text((std::istreambuf_iterator<char>(good)), std::istreambuf_iterator<char>());
+  text.replace(text.find("2000000000000"), 13, "fast");
+  const std::vector<std::string> on_bad{"--problem", "layers:" + file, "--numerics", "off", "--engine", "sim",
+                                        "--np", "2", "--block", "8", "--train-size", "8",
+                                        "--platform", dir.write("bad16.xml", text)};
+  expect_train_refused(on_bad, {"bad16.xml", "wulf:speed16 \"fast\"", "16-bit tensor rate"});
 }
 
 TEST(fsdp, bad_settings_are_refused_naming_the_option) {

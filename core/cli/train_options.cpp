@@ -94,8 +94,11 @@ po::options_description net_options() {
       ("sigmoid-derivative", one_of({"exact", "fann"}, "--sigmoid-derivative: '{}' (expected exact or fann)")->default_value("exact"),
        "in training, the sigmoid's derivative a (1 - a): exact, or fann: at a clipped to [0.01, 0.99] as FANN 2.2 "
        "takes it, which keeps saturated units learning")
-      ("precision", precision_value()->default_value("float"),
-       "arithmetic: float|double")
+      ("precision", one_of({"float", "double", "bf16", "fp16"},
+                           "--precision: '{}' (expected float, double, bf16 or fp16)")->default_value("float"),
+       "arithmetic: float|double; or bf16|fp16, time only (--numerics off): parameters and gradients sent in 2 bytes, "
+       "the conv, linear and attention layers charged at the host's 16-bit rate (its wulf:speed16), with float "
+       "master weights and optimizer state (the device memory counts them)")
       ("init-range", number_in("init-range", kInitRange), "initial weights uniform in [-r, r]; 0: 1/sqrt(fan-in) (default: the problem's)")
       ("weights-in", po::value<std::string>(),
        "start from the weights in FILE (as --weights-out writes them) instead of random ones; with --epochs 0 the "

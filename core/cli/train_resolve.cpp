@@ -162,7 +162,10 @@ void resolve_dilation(const po::variables_map& vm, ComputeConfig& compute) {
 // The arithmetic (precision, numerics) and, under sim, how its time is charged and the
 // platform's what-if.
 void resolve_compute(const po::variables_map& vm, TrainJob& job) {
-  job.double_precision = vm["precision"].as<std::string>() == "double";
+  const std::string precision = vm["precision"].as<std::string>();
+  job.double_precision = precision == "double";
+  job.half = precision == "bf16" || precision == "fp16" ? precision : "";
+  job.config.value_bytes = job.half.empty() ? 0 : 2;
   ComputeConfig& compute = job.compute;
   compute.numerics = vm["numerics"].as<bool>();
   compute.ranks = job.np;

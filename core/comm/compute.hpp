@@ -85,6 +85,10 @@ struct ComputeConfig {
   // host; the testbed front end passes them.
   KindEfficiency efficiency = full_efficiency;
   std::string device;
+  // The host's dense 16-bit (BF16, FP16) tensor rate in flop/s (its wulf:speed16), at which
+  // --precision bf16 and fp16 charge the conv, linear and attention layers; 0: not given (its
+  // speed, as FP32).
+  double speed16 = 0;
   // What DDP costs on this rank's host beside the compute (its wulf:ddp), which --strategy
   // overlap --framework ddp charges; and how much of the CPU time its communication threads
   // take comes off the compute thread: 1 where the host has no core to spare for them (as

@@ -39,6 +39,8 @@ struct PlatformHost {
   std::vector<int> ring_places{};
   // wulf:memory, the bytes of the host's device (a GPU's memory); 0: not given.
   double memory = 0;
+  // wulf:speed16, its dense 16-bit tensor rate in flop/s (--precision bf16, fp16); 0: not given.
+  double speed16 = 0;
 };
 // The most wulf:memory a host may give: 1 PiB.
 inline constexpr double kMostDeviceMemory = 1125899906842624.0;

@@ -86,7 +86,7 @@ std::string platform_helper(const std::string& verb, const std::string& file,
 }
 
 // `wulf-platform hosts` output: "cost-usd X" ("-": none), then "name cores speed group node
-// nics device efficiency rings ddp memory" per host.
+// nics device efficiency rings ddp memory speed16" per host.
 PlatformHosts parse_hosts(const std::string& file, const std::string& text) {
   PlatformHosts out;
   std::istringstream lines(text);
@@ -95,9 +95,9 @@ PlatformHosts parse_hosts(const std::string& file, const std::string& text) {
     throw InputError("platform " + file + ": wulf-platform said no price line");
   if (cost != "-") out.cost_usd = parse_number(cost).value_or(0);
   PlatformHost h;
-  std::string group, node, nics, device, efficiency, rings, ddp, memory;
+  std::string group, node, nics, device, efficiency, rings, ddp, memory, speed16;
   while (lines >> h.name >> h.cores >> h.speed >> group >> node >> nics >> device >> efficiency >> rings >> ddp >>
-         memory) {
+         memory >> speed16) {
     h.group = group == "-" ? "" : group;
     // wulf:efficiency and wulf:ddp are checked before any rank starts; the ranks read them, and
     // wulf:device, from their host (sim) or the testbed's description.
@@ -113,6 +113,14 @@ PlatformHosts parse_hosts(const std::string& file, const std::string& text) {
         throw InputError("platform " + file + ", host " + h.name + ": wulf:memory \"" + memory +
                          "\": expected the device's memory in bytes, from 1 to " + fmt::format("{:g}", kMostDeviceMemory));
       h.memory = *bytes;
+    }
+    h.speed16 = 0;
+    if (speed16 != "-") {  // the sim ranks read it from their host
+      const std::optional<double> rate = parse_number(speed16);
+      if (!rate || !(*rate > 0) || !std::isfinite(*rate) || *rate > 1e21)
+        throw InputError("platform " + file + ", host " + h.name + ": wulf:speed16 \"" + speed16 +
+                         "\": expected the host's 16-bit tensor rate in flop/s, above 0 and at most 1e21");
+      h.speed16 = *rate;
     }
     h.ring_places = rings == "-" ? std::vector<int>{}
                                  : parse_ring_places(rings, "platform " + file + ", host " + h.name + ": wulf:rings");

@@ -65,7 +65,13 @@ Json DeviceMemory::to_json() const {
 DeviceMemory device_memory(const NetSpec& spec, const TrainConfig& config, int ranks, double value_bytes) {
   DeviceMemory m;
   if (!spec.table) return m;
-  const double vb = value_bytes;
+  // Parameters, gradients and activations in the run's precision (2 bytes under --precision
+  // bf16 and fp16); the optimizer's state and, in 16 bits, the master weights in float, as
+  // PyTorch's mixed precision and ZeRO keep them (Rajbhandari et al., section 3.1: 2 + 2 + 12
+  // bytes a parameter with Adam).
+  const bool half = config.value_bytes == 2;
+  const double vb = half ? 2.0 : value_bytes;
+  const double state_bytes = half ? 4.0 : value_bytes;
   const double psi = static_cast<double>(spec.parameter_count());
   const int p = std::max(1, ranks);
   const bool fsdp = config.strategy->name == "fsdp";
@@ -126,8 +132,11 @@ DeviceMemory device_memory(const NetSpec& spec, const TrainConfig& config, int r
   const std::string rule = config.learning == Learning::adam    ? "Adam's two moments"
                            : config.learning == Learning::rprop ? "RPROP's steps and last gradients"
                                                                 : "momentum";
-  add(fmt::format("the optimizer's state, {}{}", rule, sharded ? ", on the shards" : ""),
-      states * (sharded ? shard_values : psi) * vb, sharded ? "more ranks (--np)" : shard_it);
+  add(fmt::format("the optimizer's state, {}{}{}", rule, half ? " in float" : "", sharded ? ", on the shards" : ""),
+      states * (sharded ? shard_values : psi) * state_bytes, sharded ? "more ranks (--np)" : shard_it);
+  if (half)
+    add(fmt::format("the master weights in float (--precision 16-bit){}", sharded ? ", on the shards" : ""),
+        (sharded ? shard_values : psi) * state_bytes, sharded ? "more ranks (--np)" : shard_it);
   // Activations: each layer's, for the rank's patterns of a block; with --recompute only each
   // unit's input, and one unit's whole while it is computed again.
   const double columns = std::ceil(static_cast<double>(config.block) / p);

@@ -498,10 +498,14 @@ constexpr JobField job_fields[] = {
        j.spec.clip_sigmoid_derivative = derivative == "fann";
      }},
     {"parameters", nullptr, [](const TrainJob& j) -> Value { return j.spec.parameter_count(); }, nullptr},
-    {"precision", nullptr, [](const TrainJob& j) -> Value { return precision_name(j.double_precision); },
+    {"precision", nullptr,
+     [](const TrainJob& j) -> Value { return j.half.empty() ? precision_name(j.double_precision) : j.half; },
      [](const Fields& f, TrainJob& j) {
-       j.double_precision = f.text("precision") == "double";
-       if (!is_one_of(f.text("precision"), {"float", "double"})) f.fail("precision", "expected float or double");
+       const std::string p = f.text("precision");
+       if (!is_one_of(p, {"float", "double", "bf16", "fp16"})) f.fail("precision", "expected " + listed(precision_names));
+       j.double_precision = p == "double";
+       j.half = p == "bf16" || p == "fp16" ? p : "";
+       j.config.value_bytes = j.half.empty() ? 0 : 2;
      }},
     {"learning", nullptr, [](const TrainJob& j) -> Value { return to_string(j.config.learning); },
      [](const Fields& f, TrainJob& j) {

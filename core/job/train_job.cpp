@@ -167,12 +167,29 @@ void check_progress_points(const TrainJob& job) {
                                  std::ceil(flops / kMostProgressPoints)));
 }
 
+// --precision bf16 or fp16: what is charged and sent in 16 bits, never computed in them, so
+// time only; and only where a strategy's messages are its gradients' or parameters' own.
+void check_half_precision(const TrainJob& job) {
+  if (job.half.empty()) return;
+  if (job.compute.numerics)
+    throw InputError("--precision " + job.half + ": time only (--numerics off): wulf computes in float or double, "
+                     "and a 16-bit run is charged and sent in 16 bits");
+  if (!job.strategy->trains_layer_nets)
+    throw InputError("--precision " + job.half + ": with --strategy " + strategies_where([](const StrategyDescriptor& d) {
+                       return d.trains_layer_nets;
+                     }) + ", whose messages are the gradients' or the parameters' own");
+  if (job.strategy->name == "overlap" && setting_text(job.config, "bucket-fusion") == "tick")
+    throw InputError("--precision " + job.half + ": --bucket-fusion tick's rounds are sized in float values; use "
+                     "--bucket-fusion cut");
+}
+
 void check_job(TrainJob& job) {
   check_layer_net(job);
   if (!job.compute.numerics && job.config.target_error)
     throw InputError("--target-error: a time-only run (--numerics off) computes no error to reach; leave it out, "
                      "or run the arithmetic");
   check_progress_points(job);
+  check_half_precision(job);
   check_net_fits_problem(job);
   warn_of_unreachable_targets(job);
   if (job.compute.mode == ComputeMode::calibrated)

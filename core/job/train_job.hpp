@@ -26,6 +26,9 @@ std::string_view to_string(Engine e);
 Engine parse_engine(std::string_view name);  // throws InputError
 // "float" or "double": the job's arithmetic, as the record and a profile name it.
 inline const char* precision_name(bool double_precision) { return double_precision ? "double" : "float"; }
+// --precision's values: the arithmetic's types, and the 16-bit ones a time-only run is charged
+// and sent in.
+inline constexpr std::array<std::string_view, 4> precision_names{"float", "double", "bf16", "fp16"};
 // The names a job's collectives and mpirun's oversubscription take; wulf train's options
 // accept these and a record's job is read against them. The allreduces are allreduce_table's.
 inline constexpr std::array<std::string_view, allreduce_count + 1> allreduce_algorithms = [] {
@@ -55,6 +58,7 @@ struct TrainJob {
   NetSpec spec;
   TrainConfig config;
   bool double_precision = false;
+  std::string half;  // --precision bf16 or fp16 (config.value_bytes 2, time only); empty: none
   Engine engine = Engine::seq;
   int np = 1;
   Strategy strategy{};  // and config.strategy, with its settings

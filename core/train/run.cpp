@@ -11,13 +11,18 @@
 
 namespace wulf {
 
-ChargedFlops charged_kernel_flops(const NetSpec& spec, const ComputeConfig& c) {
+ChargedFlops charged_kernel_flops(const NetSpec& spec, const ComputeConfig& c, bool half) {
+  // The 16-bit rate over the speed the flops are charged at: the tensor cores' gain.
+  const double gain = half && c.speed16 > 0 && c.host_speed > 0 ? c.speed16 / c.host_speed : 1.0;
+  const auto tensor = [gain](LayerKind k) {
+    return k == LayerKind::conv || k == LayerKind::linear || k == LayerKind::attention ? gain : 1.0;
+  };
   ChargedFlops out;
   const KernelFlops f = spec.flops();
   out.kernels = f;
   out.kernels.update = f.update / efficiency_of(c.efficiency, LayerKind::other);
   if (!spec.table) {
-    const double e = efficiency_of(c.efficiency, LayerKind::linear);
+    const double e = efficiency_of(c.efficiency, LayerKind::linear) * tensor(LayerKind::linear);
     out.kernels.forward = f.forward / e;
     out.kernels.backward = f.backward / e;
     for (int l = 1; l <= spec.n_layers(); ++l) {
@@ -31,7 +36,7 @@ ChargedFlops charged_kernel_flops(const NetSpec& spec, const ComputeConfig& c) {
   if (const double* step = timed ? spec.table->step_on(c.device) : nullptr) out.kernels.update = *step * c.host_speed;
   for (const TableLayer& layer : spec.table->layers) {
     const LayerTime* time = timed ? layer.time_on(c.device) : nullptr;
-    const double e = efficiency_of(c.efficiency, layer.kind);
+    const double e = efficiency_of(c.efficiency, layer.kind) * tensor(layer.kind);
     const double forward = time ? time->forward_s * c.host_speed : layer.forward_flops / e;
     const double backward = time ? time->backward_s * c.host_speed : layer.backward_flops / e;
     out.kernels.forward += forward;
@@ -54,7 +59,7 @@ Run<T>::Run(Mlp<T>& net, const Dataset& train, const Dataset& test, const Global
       compute_(compute),
       numerics_(compute.numerics()),
       weights_(net.parameter_count()),
-      charged_(charged_kernel_flops(net.spec(), compute.config())),
+      charged_(charged_kernel_flops(net.spec(), compute.config(), config.value_bytes == 2)),
       options_(options),
       progress_(progress) {
   validate(config, sizes.train, sizes.classifier, block_sharers(config, comm.size()));

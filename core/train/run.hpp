@@ -73,7 +73,17 @@ struct ChargedFlops {
   std::vector<double> forward;   // per pattern, layer l at l - 1
   std::vector<double> backward;  // per pattern, layer l at l - 1
 };
-ChargedFlops charged_kernel_flops(const NetSpec& spec, const ComputeConfig& compute);
+// half: --precision bf16 or fp16, the conv, linear and attention layers' flops at the host's
+// 16-bit rate (ComputeConfig::speed16, where it gives one).
+ChargedFlops charged_kernel_flops(const NetSpec& spec, const ComputeConfig& compute, bool half = false);
+
+// The values of T that carry n parameters or gradients on the wire: n, or under --precision
+// bf16 or fp16 (time only, TrainConfig::value_bytes) as many as hold their 2 bytes each.
+template <class T>
+std::size_t wire_values(std::size_t value_bytes, std::size_t n) {
+  if (value_bytes == 0 || value_bytes == sizeof(T)) return n;
+  return (n * value_bytes + sizeof(T) - 1) / sizeof(T);
+}
 
 // What a strategy decides of the run when it makes it.
 struct RunOptions {

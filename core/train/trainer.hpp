@@ -84,6 +84,10 @@ struct TrainConfig {
   bool eval_train = false;       // exact pass over the training set after each iteration
   // Activation checkpointing: each layer's forward charged again before its backward.
   bool recompute = false;
+  // --precision bf16 or fp16 (time only): 2, the bytes a parameter or a gradient is sent as,
+  // and the conv, linear and attention layers charged at the host's 16-bit rate; 0: the
+  // arithmetic's type, as computed.
+  std::size_t value_bytes = 0;
   std::uint64_t seed = 1;
   double init_range = 0.0;       // uniform [-r, r]; 0: 1/sqrt(fan-in) per layer
   std::size_t eval_chunk = 1024; // patterns per product when evaluating

@@ -26,8 +26,12 @@ TrainResult train_block(Mlp<T>& net, const Dataset& train, const Dataset& test, 
     for (std::size_t k = 0; k < plan.blocks; ++k) {
       run.forward_backward(train, order, plan.first(k), plan.count(k), running);
       std::span<const T> gradient = net.gradients();
-      if (plan.ranks > 1)  // the block's gradient summed over the ranks: one call over one span
-        run.collective([&] { gradient = comm.allreduce_sum_anywhere(net.gradients()); });
+      // The block's gradient summed over the ranks: one call over one span (under --precision
+      // bf16, time only, the span its 2-byte values fill).
+      if (plan.ranks > 1)
+        run.collective([&] {
+          gradient = comm.allreduce_sum_anywhere(net.gradients().first(wire_values<T>(config.value_bytes, run.weights())));
+        });
       run.kernel(Phase::update, 1, run.flops().update, [&] { step.apply(plan.total(k), gradient); });
     }
     return running;

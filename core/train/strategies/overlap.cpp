@@ -51,11 +51,14 @@ struct BucketSet {
 
 template <class T>
 BucketSet<T> bucket_set(Comm& schedules, NbAlgorithm algorithm, const NbLayout& layout, bool numerics,
-                        std::size_t concurrency, std::vector<OverlapBucket> buckets, std::size_t w) {
+                        std::size_t concurrency, std::vector<OverlapBucket> buckets, std::size_t w,
+                        std::size_t value_bytes) {
   BucketSet<T> set{.buckets = std::move(buckets), .going = {}, .scratch_at = {}};
   const std::size_t lanes = NbAllreduce<T>::lanes(algorithm, layout);
+  // Each bucket's allreduce moves its values as sent: in 2 bytes each under --precision bf16.
   for (std::size_t i = 0; i < set.buckets.size(); ++i)
-    set.going.push_back(std::make_unique<NbAllreduce<T>>(schedules, algorithm, set.buckets[i].n, numerics,
+    set.going.push_back(std::make_unique<NbAllreduce<T>>(schedules, algorithm,
+                                                         wire_values<T>(value_bytes, set.buckets[i].n), numerics,
                                                          overlap_tag(i, concurrency, lanes), layout));
   set.scratch_at.assign(set.buckets.size() + 1, w);
   for (std::size_t i = 0; i < set.buckets.size(); ++i)
@@ -115,6 +118,7 @@ class BucketRun {
   Comm& comm_;
   Compute& compute_;
   bool ddp_ = false, views_ = false;
+  std::size_t value_bytes_ = 0;  // TrainConfig::value_bytes: 2 under --precision bf16 (time only)
   // The host's compute per second of DDP's charges, and the progress points: with --framework
   // ddp the process group's threads move the allreduces on without the compute thread, which
   // wulf's schedules follow with a progress point after every millisecond of compute unless
@@ -185,16 +189,18 @@ BucketRun<T>::BucketRun(Run<T>& run, Mlp<T>& net, const TrainConfig& config, Com
   const std::vector<GradientTensor> tensors = backward_tensors(net.spec());
   const std::size_t bucket_bytes = setting_count(config, "bucket-bytes");
   std::vector<std::vector<BucketCut>> cuts;
-  if (!ddp_) cuts.push_back(cut_buckets(tensors, sizeof(T), bucket_bytes));
+  value_bytes_ = config.value_bytes;
+  const std::size_t sent = value_bytes_ ? value_bytes_ : sizeof(T);  // a value's bytes in a bucket
+  if (!ddp_) cuts.push_back(cut_buckets(tensors, sent, bucket_bytes));
   else
-    cuts = {cut_ddp_buckets(tensors, sizeof(T), SIZE_MAX, SIZE_MAX),
-            cut_ddp_buckets(tensors, sizeof(T), setting_count(config, "first-bucket-bytes"), bucket_bytes)};
+    cuts = {cut_ddp_buckets(tensors, sent, SIZE_MAX, SIZE_MAX),
+            cut_ddp_buckets(tensors, sent, setting_count(config, "first-bucket-bytes"), bucket_bytes)};
   schedules_ = comm.duplicate_for_schedules();
   const NbLayout layout{config.rank_nodes, config.rank_rings};
   std::size_t flat_n = run.weights();
   for (const std::vector<BucketCut>& cut : cuts) {
     sets_.push_back(bucket_set<T>(*schedules_, algorithm, layout, run.numerics(), concurrency_,
-                                  overlap_buckets_of(tensors, cut), run.weights()));
+                                  overlap_buckets_of(tensors, cut), run.weights(), value_bytes_));
     flat_n = std::max(flat_n, sets_.back().scratch_at.back());
   }
   flat_ = run.numerics() ? nullptr : static_cast<T*>(compute.shared_scratch(flat_n * sizeof(T)));
@@ -245,7 +251,7 @@ void BucketRun<T>::start(std::size_t i) {
   if (run_.numerics()) copy_overlap_pieces(net_, b, flat_, true);
   compute_.charge_collective();  // the platform's fixed cost of a collective call, per bucket
   if (ddp_) charge_ddp(charges_.costs.bucket_s, charges_.fixed_s);
-  going(i).start(std::span<T>(flat_ + b.flat_at, b.n),
+  going(i).start(std::span<T>(flat_ + b.flat_at, wire_values<T>(value_bytes_, b.n)),
                  std::span<T>(flat_ + set_->scratch_at[i], set_->scratch_at[i + 1] - set_->scratch_at[i]));
 }
 
