@@ -1,4 +1,4 @@
-// The GPU clusters of platforms/ (platforms/gpu/README.md): dgx1-v100.xml, roce-4gpu.xml and
+// The GPU clusters of platforms/ (platforms/gpu/README.md): dgx1-v100.xml, roce-4gpu.xml, dgx-a100.xml, dgx-h100.xml and
 // eth10g-4gpu.xml have the GPUs, speeds and links their sources give, messages take the
 // routes the files mean (an NVLink, two NVLinks through a third GPU, PCIe, a NIC and the
 // switch), and each is what platforms/gpu/generate.py writes from the options it records.
@@ -243,7 +243,7 @@ TEST(gpu_platforms, bench_runs_the_rings_allreduce_one_ring_through_each_nic) {
 TEST(gpu_platforms, each_file_is_what_the_generator_writes_from_the_options_it_records) {
   if (!have_python3()) WULF_SKIP("no python3 to run platforms/gpu/generate.py");
   TestDir dir;
-  for (const std::string file : {"dgx1-v100.xml", "roce-4gpu.xml", "eth10g-4gpu.xml"}) {
+  for (const std::string file : {"dgx1-v100.xml", "roce-4gpu.xml", "eth10g-4gpu.xml", "dgx-a100.xml", "dgx-h100.xml"}) {
     SCOPED_TRACE(file);
     const std::string shipped = file_text(wulf_platform(file));
     // <prop id="wulf:generator" value="platforms/gpu/generate.py preset=... nodes=8 ...">

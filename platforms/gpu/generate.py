@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Generate SimGrid platforms of GPU clusters: one SimGrid host (1 core, one rank) per GPU.
 
-Three presets, the platforms shipped in platforms/ (platforms/gpu/README.md gives every source):
+Six presets, five of them the platforms shipped in platforms/ (platforms/gpu/README.md gives
+every source):
 
     dgx1-v100     8 NVIDIA DGX-1 servers with Tesla V100: NVLink 2.0 hybrid cube-mesh inside a
                   server, 4 EDR InfiniBand NICs per server (one per GPU pair), one IB switch
@@ -9,6 +10,10 @@ Three presets, the platforms shipped in platforms/ (platforms/gpu/README.md give
                   one NVLink 1.0 per GPU pair, one 50 Gbit/s Ethernet NIC per server (Goyal et al.)
     roce-4gpu     128 servers of 4 Pascal GPUs on 25 Gbit/s RoCE (Horovod's benchmark cluster)
     eth10g-4gpu   8 servers of 4 Pascal GPUs on 10 Gbit/s Ethernet (a commodity cluster)
+    dgx-a100      8 NVIDIA DGX A100 (8 A100 SXM4 80 GB on NVSwitch, third-generation NVLink), one
+                  200 Gbit/s HDR InfiniBand NIC per GPU, one IB fabric
+    dgx-h100      8 NVIDIA DGX H100 (8 H100 SXM5 80 GB on NVSwitch, fourth-generation NVLink), one
+                  400 Gbit/s NDR InfiniBand NIC per GPU, one IB fabric
 
 Every option of a preset can be changed, e.g. 128 DGX-1 servers (1024 GPUs) in one command:
 
@@ -72,6 +77,20 @@ PRESETS["bigbasin-p100"] = {**PRESETS["dgx1-v100"], "name": "bigbasin", "nodes":
 PRESETS["eth10g-4gpu"] = {**PRESETS["roce-4gpu"], "name": "eth10g", "nodes": 8, "nic_gbit": 10.0, "nic_lat_us": 12.0,
                      "switch_lat_us": 1.0, "smpi_factors": "tcp"}
 
+# NVIDIA DGX A100: 8 A100 SXM4 80GB, each with 12 third-generation NVLinks (25 GB/s each way)
+# to the server's NVSwitches; 8 ConnectX-6 HDR (200 Gbit/s) NICs for compute, GPU g and NIC g on
+# one PCIe Gen4 switch. Latencies as the DGX-1's (ASSUMPTIONS, platforms/gpu/README.md); the
+# NVLink latency is half a DGX-1 NVLink's on each side of the NVSwitch.
+PRESETS["dgx-a100"] = {**PRESETS["dgx1-v100"], "name": "dgxa100", "topology": "nvswitch", "nics_per_node": 8,
+                       "nic_gbit": 200.0, "nvlink_lat_us": 0.5, "pcie_gbyte": 31.5, "gpu_tflops": 19.5,
+                       "device": "A100-SXM4-80GB", "nvlinks_per_gpu": 12, "memory": 81920 * 1024 * 1024,
+                       "gpu_tflops16": 312.0}
+# NVIDIA DGX H100: 8 H100 SXM5 80GB, 18 fourth-generation NVLinks each (25 GB/s each way) to four
+# NVSwitch chips; 8 ConnectX-7 NDR (400 Gbit/s) NICs for compute; PCIe Gen5.
+PRESETS["dgx-h100"] = {**PRESETS["dgx-a100"], "name": "dgxh100", "nic_gbit": 400.0, "pcie_gbyte": 63.0,
+                       "gpu_tflops": 67.0, "device": "H100-SXM5-80GB", "nvlinks_per_gpu": 18,
+                       "memory": 81559 * 1024 * 1024, "gpu_tflops16": 989.4}
+
 # TCP over Ethernet at an MTU of 1 500 bytes: the payload of a full frame (the MTU less the IPv4
 # header, 20 bytes, and TCP's, 20, with the timestamps option Linux sends, 12) against what it
 # takes on the wire (the MTU plus Ethernet's header, 14, FCS, 4, preamble, 8, and gap, 12).
@@ -86,6 +105,14 @@ OPTIONS = [
     ("nvlink_lat_us", float), ("pcie_gbyte", float), ("pcie_lat_us", float), ("qpi_gbyte", float),
     ("no_nvlink_route", str), ("gpu_tflops", float), ("device", str), ("smpi_factors", str),
 ]
+
+# Options recorded only where the preset or the command gives them (after OPTIONS, in this
+# order), so that the files of the presets without them keep their bytes: (key, type).
+# nvlinks_per_gpu: topology nvswitch only; memory: the host property wulf:memory;
+# gpu_tflops16: the host property wulf:speed16, the dense BF16/FP16 tensor rate.
+EXTRA_OPTIONS = [("nvlinks_per_gpu", int), ("memory", int), ("gpu_tflops16", float)]
+# wulf:memory's range (bytes): core/engine/launch.hpp's kMostDeviceMemory, 1 PiB.
+MOST_MEMORY = 1 << 50
 
 # What each number option may be (a value, the unit it is given in): a machine's, never inf
 # or nan, and no finer than the file's 6 decimals show of it in the unit it is written in.
@@ -164,33 +191,50 @@ def parse_args(argv):
                     "option below changes one.")
     p.add_argument("--preset", required=True, choices=sorted(PRESETS),
                    help="the machine: dgx1-v100 (platforms/dgx1-v100.xml), roce-4gpu (platforms/roce-4gpu.xml), "
-                        "eth10g-4gpu (platforms/eth10g-4gpu.xml), bigbasin-p100 (no shipped file: Goyal et al.'s "
-                        "32 Big Basin servers, experiments/published)")
+                        "eth10g-4gpu (platforms/eth10g-4gpu.xml), dgx-a100 (platforms/dgx-a100.xml), dgx-h100 "
+                        "(platforms/dgx-h100.xml), bigbasin-p100 (no shipped file: Goyal et al.'s 32 Big Basin "
+                        "servers, experiments/published)")
     p.add_argument("-o", "--output", required=True, help="output file ('-' for standard output)")
-    p.add_argument("--name", help="prefix of every name in the file (dgx1, roce, eth10g)")
-    p.add_argument("--nodes", type=int, help="servers (8, 128, 8)")
-    p.add_argument("--gpus-per-node", type=int, help="GPUs per server (8, 4, 4); cube-mesh needs 8")
-    p.add_argument("--topology", choices=["cube-mesh", "pcie"],
+    p.add_argument("--name", help="prefix of every name in the file (dgx1, roce, eth10g, dgxa100, dgxh100)")
+    p.add_argument("--nodes", type=int, help="servers (8, 128, 8, 8, 8)")
+    p.add_argument("--gpus-per-node", type=int, help="GPUs per server (8, 4, 4, 8, 8); cube-mesh needs 8")
+    p.add_argument("--topology", choices=["cube-mesh", "pcie", "nvswitch"],
                    help="inside a server: cube-mesh (DGX-1's NVLink hybrid cube-mesh, GPU pairs on 4 PCIe "
-                        "switches, 2 per CPU) or pcie (every GPU and NIC on one PCIe switch)")
+                        "switches, 2 per CPU), pcie (every GPU and NIC on one PCIe switch) or nvswitch (every GPU "
+                        "one link of --nvlinks-per-gpu NVLinks to a non-blocking NVSwitch; GPU g and its NIC on "
+                        "a PCIe switch)")
     p.add_argument("--nics-per-node", type=int,
-                   help="NICs per server (4, 1, 1); pcie: GPU g uses NIC g*nics/gpus; cube-mesh: 1, 2 or 4, "
-                        "NIC k on PCIe switch k*4/nics, a GPU uses the nearest")
-    p.add_argument("--nic-gbit", type=float, help="each NIC's rate in Gbit/s, each way (100, 25, 10)")
+                   help="NICs per server (4, 1, 1, 8, 8); pcie and nvswitch: GPU g uses NIC g*nics/gpus; cube-mesh: "
+                        "1, 2 or 4, NIC k on PCIe switch k*4/nics, a GPU uses the nearest")
+    p.add_argument("--nic-gbit", type=float, help="each NIC's rate in Gbit/s, each way (100, 25, 10, 200, 400)")
     p.add_argument("--nic-lat-us", type=float, help="latency of each NIC link in us (0.5, 1, 12)")
     p.add_argument("--switch-lat-us", type=float,
                    help="latency through the cluster's switch in us (0.1, 0.5, 1), half on the way in, half out")
-    p.add_argument("--nvlink-gbyte", type=float, help="cube-mesh: one NVLink's rate in GB/s each way (25)")
-    p.add_argument("--nvlink-lat-us", type=float, help="cube-mesh: latency of a GPU pair's NVLink in us (1)")
-    p.add_argument("--pcie-gbyte", type=float, help="a PCIe x16 link's rate in GB/s each way (15.75, PCIe 3.0)")
+    p.add_argument("--nvlink-gbyte", type=float, help="cube-mesh, nvswitch: one NVLink's rate in GB/s each way (25)")
+    p.add_argument("--nvlink-lat-us", type=float,
+                   help="cube-mesh: latency of a GPU pair's NVLink in us (1); nvswitch: of a GPU's link to the "
+                        "NVSwitch (0.5; GPU to GPU crosses two)")
+    p.add_argument("--nvlinks-per-gpu", type=int,
+                   help="nvswitch: the NVLinks of a GPU to the NVSwitch, one link of this many times --nvlink-gbyte "
+                        "(12 on A100, 18 on H100)")
+    p.add_argument("--pcie-gbyte", type=float,
+                   help="a PCIe x16 link's rate in GB/s each way (15.75, PCIe 3.0; 31.5, PCIe 4.0; 63, PCIe 5.0)")
     p.add_argument("--pcie-lat-us", type=float, help="latency of each PCIe link in us (0.5)")
     p.add_argument("--qpi-gbyte", type=float,
                    help="cube-mesh: the CPUs' QPI in GB/s each way (38.4), used by PCIe routes across the CPUs")
     p.add_argument("--no-nvlink-route", choices=["nvb", "pcie"],
                    help="cube-mesh: two GPUs without an NVLink between them talk through an intermediate GPU's "
                         "NVLinks (nvb, NCCL's PATH_NVB; default) or over PCIe and QPI (pcie)")
-    p.add_argument("--gpu-tflops", type=float, help="each GPU's peak FP32 rate in TFLOP/s (15.7, 9.3, 9.3)")
-    p.add_argument("--device", help="the GPU model, host property wulf:device (V100-SXM2-16GB, P100-PCIe-16GB)")
+    p.add_argument("--gpu-tflops", type=float, help="each GPU's peak FP32 rate in TFLOP/s (15.7, 9.3, 9.3, 19.5, 67)")
+    p.add_argument("--device", help="the GPU model, host property wulf:device (V100-SXM2-16GB, P100-PCIe-16GB, "
+                                    "A100-SXM4-80GB, H100-SXM5-80GB)")
+    p.add_argument("--memory", type=int,
+                   help="host property wulf:memory, the bytes of each GPU's memory (dgx-a100 85899345920, dgx-h100 "
+                        "85520809984: nvidia-smi's total; recorded only where given or the preset gives it)")
+    p.add_argument("--gpu-tflops16", type=float,
+                   help="host property wulf:speed16, each GPU's dense BF16/FP16 Tensor Core rate in TFLOP/s, at which "
+                        "wulf train --precision bf16 charges the conv, linear and attention layers (dgx-a100 312, "
+                        "dgx-h100 989.4; recorded only where given or the preset gives it)")
     p.add_argument("--efficiency",
                    help="host property wulf:efficiency, the share of the peak each kind of layer reaches, "
                         "e.g. other=0.45 or conv=0.5,linear=0.6,other=0.4 (kinds: " + ", ".join(KINDS) + "; "
@@ -209,11 +253,12 @@ def parse_args(argv):
 
     preset = PRESETS[a.preset]
     a.changed = []  # options set to another value than the preset's
-    for key, kind in OPTIONS:
+    given = {key for key, kind in OPTIONS + EXTRA_OPTIONS if getattr(a, key) is not None}
+    for key, kind in OPTIONS + EXTRA_OPTIONS:
         value = getattr(a, key)
         if value is None:
-            setattr(a, key, preset[key])
-        elif value != preset[key]:
+            setattr(a, key, preset.get(key))
+        elif value != preset.get(key):
             a.changed.append(key)
 
     if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_.]*", a.name):
@@ -237,6 +282,24 @@ def parse_args(argv):
             p.error("--topology cube-mesh takes 1, 2 or 4 NICs per node (one per PCIe switch at most)")
     elif a.nics_per_node < 1 or a.nics_per_node > a.gpus_per_node:
         p.error("--nics-per-node must be between 1 and the GPUs per node (%d)" % a.gpus_per_node)
+    if a.topology == "nvswitch":
+        if a.nvlinks_per_gpu is None:
+            p.error("--topology nvswitch needs --nvlinks-per-gpu (the NVLinks of a GPU to the NVSwitch)")
+        if not 1 <= a.nvlinks_per_gpu <= 1000:
+            p.error("--nvlinks-per-gpu must be between 1 and 1000")
+        if a.nvlinks_per_gpu * a.nvlink_gbyte > 1e6:
+            p.error("--nvlinks-per-gpu %d x --nvlink-gbyte %s: above 10^6 GB/s"
+                    % (a.nvlinks_per_gpu, fmt_given(a.nvlink_gbyte)))
+    elif "nvlinks_per_gpu" in given:
+        p.error("--nvlinks-per-gpu applies to --topology nvswitch only")
+    else:
+        a.nvlinks_per_gpu = None  # the preset's, for its NVSwitch: not this topology's
+        if "nvlinks_per_gpu" in a.changed:
+            a.changed.remove("nvlinks_per_gpu")
+    if a.gpu_tflops16 is not None and not 1e-6 <= a.gpu_tflops16 <= 1e6:
+        p.error("--gpu-tflops16 %g: expected a rate in TFLOP/s, from 1e-06 to 1e+06" % a.gpu_tflops16)
+    if a.memory is not None and not 1 <= a.memory <= MOST_MEMORY:
+        p.error("--memory %d: expected the bytes of a GPU's memory, from 1 to %d (1 PiB)" % (a.memory, MOST_MEMORY))
     for key, (lo, hi, unit) in RANGES.items():
         value = getattr(a, key)
         if not lo <= value <= hi:  # nan and inf too
@@ -294,6 +357,10 @@ def recorded_options(a):
     for key, kind in OPTIONS:
         value = getattr(a, key)
         parts.append("%s=%s" % (opt_name(key), fmt(value) if kind is float else value))
+    for key, kind in EXTRA_OPTIONS:  # recorded only when set, so files without them keep their bytes
+        if getattr(a, key) is not None:
+            value = getattr(a, key)
+            parts.append("%s=%s" % (opt_name(key), fmt(value) if kind is float else "%d" % value))
     if a.efficiency is not None:  # recorded only when given, so files without it keep their bytes
         parts.append("efficiency=" + a.efficiency.replace(" ", ""))
     if a.ddp is not None:  # the same
@@ -322,7 +389,7 @@ def nic_of_gpu(a, g):
     """The NIC GPU g sends through: pcie, g*K/G; cube-mesh, the one on its own PCIe switch,
     else the first on its CPU, else the first."""
     k = a.nics_per_node
-    if a.topology == "pcie":
+    if a.topology in ("pcie", "nvswitch"):
         return g * k // a.gpus_per_node
     switches = [nic * 4 // k for nic in range(k)]  # NIC -> PCIe switch
     own = g // 2
@@ -343,8 +410,18 @@ def node_rings(a):
     busiest NVLink direction (rings using it over its links), then to the sum of them, then
     the first in lexicographic order; rings cross from server to server in the same order, so
     each NVLink direction of a server carries its rings' share of the data. pcie: one ring,
-    the GPUs in index order (the PCIe switch joins them all)."""
+    the GPUs in index order (the PCIe switch joins them all). nvswitch: one ring per NIC, the
+    GPUs in index order from NIC k's first GPU round to the GPU before it, so that ring k
+    enters a server through NIC k and leaves it through NIC k - 1 (the NIC of its last GPU):
+    every NIC direction carries one ring, and every GPU's link to the NVSwitch the rings
+    that pass it (the NVSwitch joins any two GPUs)."""
     G = a.gpus_per_node
+    if a.topology == "nvswitch":
+        rings = []
+        for k in range(a.nics_per_node):
+            first = min(g for g in range(G) if nic_of_gpu(a, g) == k)
+            rings.append([(first + i) % G for i in range(G)])
+        return rings
     if a.topology != "cube-mesh":
         return [list(range(G))]
     links = nvlinks(a)
@@ -435,6 +512,21 @@ def build_node(a, n):
             node.routes.append((node.gpu(g), node.gateway(), [(pcie(g), "UP"), (nic(nic_of_gpu(a, g)), "UP")]))
         return node
 
+    if a.topology == "nvswitch":
+        # Every GPU one link to the NVSwitch (its NVLinks bonded: nvlinks_per_gpu x nvlink_gbyte),
+        # the NVSwitch a point (non-blocking); GPU to GPU up one link, down the other's.
+        def nvs(g):
+            return "%s-nvl-%d" % (p, g)
+
+        for g in range(G):
+            node.links.append((nvs(g), gbps(a.nvlinks_per_gpu * a.nvlink_gbyte), us(a.nvlink_lat_us), split))
+        for x in range(G):
+            for y in range(x + 1, G):
+                node.routes.append((node.gpu(x), node.gpu(y), [(nvs(x), "UP"), (nvs(y), "DOWN")]))
+        for g in range(G):
+            node.routes.append((node.gpu(g), node.gateway(), [(pcie(g), "UP"), (nic(nic_of_gpu(a, g)), "UP")]))
+        return node
+
     # cube-mesh (DGX-1): NVLinks, PCIe switch s = g // 2, CPU c = g // 4.
     def nvl(x, y):
         return "%s-nvl-%d-%d" % (p, min(x, y), max(x, y))
@@ -498,7 +590,25 @@ SOURCES = {
     "eth10g-4gpu": "commodity cluster (not from a paper): 8 servers of 4 P100 PCIe GPUs (P100 datasheet 9.3 "
                    "TFLOP/s FP32), one 10 GbE NIC each, one non-blocking 10 GbE switch; layout and latencies "
                    "assumed",
+    "dgx-a100": "NVIDIA DGX A100 (whitepaper WP-10083-001, DGX A100 User Guide: 8 x A100 SXM4 80GB on "
+                "NVSwitch, 12 third-generation NVLinks of 25 GB/s each way per GPU, 8 x 200 Gbit/s HDR "
+                "InfiniBand ConnectX-6, GPU and NIC on a PCIe Gen4 switch); A100 datasheet 19.5 TFLOP/s FP32; "
+                "nvidia-smi 81920 MiB; latencies, the NVSwitch as a non-blocking point and the IB fabric "
+                "assumed",
+    "dgx-h100": "NVIDIA DGX H100 (DGX H100 User Guide, DGX SuperPOD reference architecture: 8 x H100 SXM5 80GB "
+                "on four NVSwitch chips, 18 fourth-generation NVLinks of 25 GB/s each way per GPU, 8 x 400 "
+                "Gbit/s NDR InfiniBand ConnectX-7, PCIe Gen5); H100 datasheet 67 TFLOP/s FP32; nvidia-smi "
+                "81559 MiB; latencies, the NVSwitch as a non-blocking point (no NVLink SHARP) and the IB "
+                "fabric assumed",
 }
+
+
+# The PCI Express generation of each preset's GPU and NIC links (the header's words only).
+PCIE_GEN = {"dgx-a100": "4.0", "dgx-h100": "5.0"}
+
+
+def pcie_gen(a):
+    return PCIE_GEN.get(a.preset, "3.0")
 
 
 def header(a, n_links, n_routes):
@@ -519,6 +629,8 @@ def header(a, n_links, n_routes):
         "roce-4gpu": "%s: %d servers of 4 Pascal GPUs on 25 Gbit/s RoCE (%d GPUs), Horovod's benchmark cluster",
         "bigbasin-p100": "%s: %d Facebook Big Basin servers of 8 Tesla P100 (%d GPUs) on 50 Gbit/s Ethernet",
         "eth10g-4gpu": "%s: a commodity cluster, %d servers of 4 GPUs on 10 Gbit/s Ethernet (%d GPUs)",
+        "dgx-a100": "%s: %d NVIDIA DGX A100 servers (%d A100 SXM4 80GB GPUs) on one HDR InfiniBand fabric",
+        "dgx-h100": "%s: %d NVIDIA DGX H100 servers (%d H100 SXM5 80GB GPUs) on one NDR InfiniBand fabric",
     }
     w("  " + titles[a.preset] % (name, N, N * G))
     w("")
@@ -534,6 +646,8 @@ def header(a, n_links, n_routes):
     w(line)
     if a.topology == "pcie":
         w("  (nvlink-gbyte, nvlink-lat-us, qpi-gbyte and no-nvlink-route apply to topology=cube-mesh only.)")
+    if a.topology == "nvswitch":
+        w("  (qpi-gbyte and no-nvlink-route apply to topology=cube-mesh only.)")
     if a.changed:
         w("  Options changed from the preset %s: %s." % (a.preset, ", ".join(opt_name(k) for k in a.changed)))
     w("  %d GPUs (hosts of 1 core, one rank each), %d links (%d in SimGrid, which makes two of each"
@@ -583,6 +697,39 @@ def header(a, n_links, n_routes):
               % (gbps(a.pcie_gbyte), us(a.pcie_lat_us)))
             w("           \\      /                  \\      /")
             w("           [CPU 0] ====== qpi ====== [CPU 1]       qpi: %s each way, 0 us" % gbps(a.qpi_gbyte))
+    elif a.topology == "nvswitch":
+        w("  One server (zone %s-n, n = 0..%d; GPU g is host %s-n-gpu<g>):" % (name, N - 1, name))
+        w("")
+        shown = list(range(G)) if G <= 8 else [0, 1, None, G - 1]
+        span = 8 * (len(shown) - 1) + 1  # from the first column's bar to the last's
+
+        def row(cell):
+            return ("    " + "".join("%-8s" % ("..." if g is None else cell(g)) for g in shown)).rstrip()
+
+        bars = ("    " + "".join("%-8s" % ("" if g is None else "  |") for g in shown)).rstrip()
+        w(("      " + "[NVSwitch]".center(span)).rstrip())
+        w("      " + "_" * span)
+        w(bars)
+        w(row(lambda g: "gpu%d" % g))
+        w(bars)
+        w("    [PCIe switches%s]" % (": GPU g and its NIC on one" if a.nics_per_node == G else ""))
+        w(bars)
+        if a.nics_per_node == G:
+            w(row(lambda g: "nic%d" % g))
+        else:
+            w(("      " + ("nic 0..%d (GPU g uses NIC g x nics / gpus)" % (a.nics_per_node - 1)).center(span)).rstrip())
+        w(bars)
+        w("      " + "_" * span)
+        w(("      " + "|".center(span)).rstrip())
+        w(("      " + ("%s-n-gw" % name).center(span)).rstrip())
+        w("")
+        w("    nvl-g: GPU g's %d NVLinks as ONE link to the NVSwitch, %s each way, %s"
+          % (a.nvlinks_per_gpu, gbps(a.nvlinks_per_gpu * a.nvlink_gbyte), us(a.nvlink_lat_us)))
+        w("    pcie-g: GPU g's PCIe %s x16 link, %s each way, %s"
+          % (pcie_gen(a), gbps(a.pcie_gbyte), us(a.pcie_lat_us)))
+        w("    nic-k: NIC k, %s each way, %s" % (nic_bw, us(a.nic_lat_us)))
+        w("    The NVSwitch chips are one point (non-blocking), the PCIe switches points (no links);")
+        w("    %s-n-gw is the server's gateway (a router)." % name)
     else:
         w("  One server (zone %s-n, n = 0..%d; GPU g is host %s-n-gpu<g>):" % (name, N - 1, name))
         w("")
@@ -635,6 +782,11 @@ def header(a, n_links, n_routes):
             w("    QPI, PCIe down: pcie-x, pcie-sw-s(x), qpi, pcie-sw-s(y), pcie-y (nvidia-smi's SYS).")
         w("  - GPU g to another server: pcie-g, nic-k of g's PCIe switch (GPUs 2k and 2k+1 share NIC k),")
         w("    its server's port and the other's, the other server's nic and pcie links.")
+    elif a.topology == "nvswitch":
+        w("  - GPU x to GPU y in one server: nvl-x up to the NVSwitch, nvl-y down (two links' latency).")
+        w("  - GPU g to another server: pcie-g, nic-k (k = g x nics / gpus%s),"
+          % (": its own NIC g" if a.nics_per_node == G else ""))
+        w("    its server's port and the other's, the other server's nic and pcie links.")
     else:
         w("  - GPU x to GPU y in one server: pcie-x up, pcie-y down (through the PCIe switch).")
         w("  - GPU g to another server: pcie-g, nic-k (k = g x nics / gpus), its server's port and the")
@@ -671,6 +823,32 @@ def header(a, n_links, n_routes):
         w("  - NVIDIA Tesla V100 datasheet: V100 SXM2 (NVLink), 15.7 TFLOP/s single precision.")
         w("  - NCCL (github.com/NVIDIA/nccl) src/graph/paths.cc finds PATH_NVB paths, \"Connection")
         w("    through NVLink using an intermediate GPU\" (src/include/graph.h), unless NCCL_NVB_DISABLE=1.")
+    elif a.preset == "dgx-a100":
+        w("  - NVIDIA, \"NVIDIA DGX A100 System Architecture\", white paper WP-10083-001, and the")
+        w("    \"NVIDIA DGX A100 User Guide\" (DU-09821-001): 8 A100 SXM4 GPUs joined by six NVSwitches,")
+        w("    each GPU 12 third-generation NVLinks (600 GB/s bidirectional per GPU); 8 single-port")
+        w("    ConnectX-6 200 Gb/s HDR InfiniBand NICs for the compute fabric, each GPU and its NIC on")
+        w("    one PCIe Gen4 switch (two GPUs and two compute NICs a switch).")
+        w("  - NCCL's maintainer (S. Jeaugey) in NVIDIA/nccl-tests issue #149: on A100 \"Each NVLink")
+        w("    has a line rate of 25GB/s (in each direction)\", 12 of them a GPU.")
+        w("  - NVIDIA A100 Tensor Core GPU datasheet: A100 80GB SXM, FP32 19.5 TFLOP/s; BF16/FP16")
+        w("    Tensor Core 312 TFLOP/s dense (624 with sparsity); 80GB HBM2e, 2 039 GB/s.")
+        w("  - nvidia-smi's total memory of an A100-SXM4-80GB: 81920MiB (modal-labs/modal-client")
+        w("    pull request #2797 lists it; nvidia-smi outputs in many issues show it).")
+        w("  - PCI Express 4.0: 16 GT/s per lane, 128b/130b coding: x16 = 31.5 GB/s each way.")
+    elif a.preset == "dgx-h100":
+        w("  - NVIDIA DGX H100 User Guide and the NVIDIA DGX SuperPOD reference architecture (DGX")
+        w("    H100): 8 H100 SXM5 GPUs joined by four NVSwitch chips (fourth-generation NVLink,")
+        w("    18 links a GPU, 900 GB/s bidirectional per GPU); 8 ConnectX-7 400 Gb/s NDR InfiniBand")
+        w("    NICs for the compute fabric, one per GPU; PCIe Gen5.")
+        w("  - NCCL's maintainer (S. Jeaugey) in NVIDIA/nccl-tests issue #212: on H100 \"450GB/s is")
+        w("    the line rate\" of a GPU's NVLinks (each way); nvidia-smi topo -m shows NV18 between")
+        w("    every pair of an 8-GPU H100 server (NVIDIA/nccl-tests issue #232).")
+        w("  - NVIDIA H100 Tensor Core GPU datasheet: H100 SXM, FP32 67 TFLOP/s; BF16 Tensor Core")
+        w("    1 979 TFLOP/s with sparsity, 989 dense; 80GB HBM3, 3.35 TB/s.")
+        w("  - nvidia-smi's total memory of an H100 80GB HBM3: 81559MiB (modal-labs/modal-client")
+        w("    pull request #2797 lists it; nvidia-smi outputs in many issues show it).")
+        w("  - PCI Express 5.0: 32 GT/s per lane, 128b/130b coding: x16 = 63 GB/s each way.")
     else:
         if a.preset == "roce-4gpu":
             w("  - Sergeev and Del Balso, \"Horovod: fast and easy distributed deep learning in")
@@ -688,13 +866,36 @@ def header(a, n_links, n_routes):
     w("  - speed=%sGf, core=1 per GPU host: the GPU's PEAK FP32 rate (%s TFLOP/s, no tensor cores)%s."
       % (fmt(a.gpu_tflops * 1000), fmt(a.gpu_tflops), mark("gpu_tflops")))
     w("    Host properties: wulf:device=%s, wulf:node = the server's index." % a.device + mark("device"))
+    if a.memory is not None:
+        gib = a.memory / float(1 << 30)
+        w("    wulf:memory=%d bytes (%d MiB, %s GiB), each GPU's memory%s" % (a.memory, a.memory >> 20, fmt(gib),
+                                                                            "." if mark("memory") else ":"))
+        if mark("memory"):
+            w("   " + mark("memory") + ".")
+        if a.preset in ("dgx-a100", "dgx-h100") and "memory" not in changed:
+            w("    the total nvidia-smi reports for this GPU, in MiB of 2^20 bytes (the datasheet says")
+            w("    \"80GB\"). A process gets less: its CUDA context and the framework's own take some.")
+    if a.gpu_tflops16 is not None:
+        w("    wulf:speed16=%s flop/s: the dense BF16/FP16 Tensor Core rate (%s TFLOP/s%s), at which"
+          % (fmt(a.gpu_tflops16 * 1e12), fmt(a.gpu_tflops16),
+             ", datasheet" if a.preset in ("dgx-a100", "dgx-h100") and "gpu_tflops16" not in changed else "")
+          + mark("gpu_tflops16"))
+        w("    wulf train's 16-bit precisions (bf16, fp16) charge the conv, linear and attention")
+        w("    layers; the host speed stays the FP32 peak.")
     rings = node_rings(a)
     w("    wulf:rings = the GPU's place in each ring of the rings allreduce (the server's GPUs in")
     w("    order, the rings crossing from server to server in that order):")
     for k, ring in enumerate(rings):
+        if a.topology == "nvswitch" and len(rings) > 1:
+            w("      ring %d: %s, in through nic %d, out through nic %d"
+              % (k, " ".join("gpu%d" % g for g in ring), nic_of_gpu(a, ring[0]), nic_of_gpu(a, ring[-1])))
+            continue
         w("      ring %d: %s%s" % (k, " ".join("gpu%d" % g for g in ring),
                                   "" if len(rings) == 1 and a.topology != "cube-mesh"
                                   else ", in and out through nic %d" % k))
+    if a.topology == "nvswitch" and len(rings) > 1:
+        w("    As NCCL's channels (a ring per NIC): each NIC direction carries one ring's data, each")
+        w("    GPU's link to the NVSwitch the rings that pass through it.")
     if a.topology == "cube-mesh":
         w("    As NCCL's channels (src/graph/search.cc: a ring per NIC, NET -> GPUs -> NET): each")
         w("    ring enters and leaves the server by its NIC's GPUs over direct NVLinks, found by")
@@ -711,7 +912,23 @@ def header(a, n_links, n_routes):
         w("  - Inside a server: ASSUMPTION, the first DGX-1's layout (Goyal et al. say only \"NVLink\"):")
         w("    the cube-mesh above, GPU pairs on 4 PCIe switches, 2 per CPU, as dgx1-v100.xml. The one")
         w("    NIC: ASSUMPTION, on PCIe switch 0; GPUs on other switches reach it over PCIe (and QPI).")
-    if a.topology != "cube-mesh":
+    if a.topology == "nvswitch":
+        w("  - NVLink: %s each way per link; a GPU's %d NVLinks to the NVSwitches are ONE link"
+          % (gbps(a.nvlink_gbyte), a.nvlinks_per_gpu))
+        w("    of %s each way (NCCL and CUDA stripe a transfer over them; a SimGrid route is"
+          % gbps(a.nvlinks_per_gpu * a.nvlink_gbyte))
+        w("    one path).")
+        if mark("nvlink_gbyte", "nvlinks_per_gpu", "topology"):
+            w("   " + mark("nvlink_gbyte", "nvlinks_per_gpu", "topology") + ".")
+        w("    The NVSwitch chips: ASSUMPTION, one point that never limits a flow (a non-blocking")
+        w("    crossbar), so any GPU pair gets the full per-GPU rate when nothing else shares the two")
+        w("    GPUs' links. NOT modelled: NVLink SHARP (NVLS), the in-switch reduction of DGX H100's")
+        w("    NVSwitch chips (DGX A100's have none) that NCCL's NVLS algorithms use; allreduces here")
+        w("    move all their data GPU to GPU.")
+        w("  - NVLink latency %s per GPU link: ASSUMPTION, GPU to GPU %s through the NVSwitch, as"
+          % (us(a.nvlink_lat_us), us(2 * a.nvlink_lat_us)))
+        w("    dgx1-v100.xml's direct NVLink (CUDA IPC over NVLink as MPI sees it); no source gives it.")
+    if a.topology == "pcie":
         if a.preset == "roce-4gpu":
             w("  - GPU: ASSUMPTION. Horovod says only \"Pascal\"; a 4-GPU server of 2017 with RoCE NICs")
             w("    most likely holds P100 for PCIe (the SXM2 P100 comes in NVLink servers such as the")
@@ -738,8 +955,12 @@ def header(a, n_links, n_routes):
         w("  - NVLink latency %s per link: ASSUMPTION, a small message between two GPUs as MPI sees"
           % us(a.nvlink_lat_us))
         w("    it (CUDA IPC over NVLink, a few us); no source gives it for this machine.")
-    w("  - PCIe x16 links: %s each way (PCIe 3.0 nominal)%s, latency %s each: ASSUMPTION."
-      % (gbps(a.pcie_gbyte), mark("pcie_gbyte"), us(a.pcie_lat_us)))
+    w("  - PCIe x16 links: %s each way (PCIe %s nominal)%s, latency %s each: ASSUMPTION."
+      % (gbps(a.pcie_gbyte), pcie_gen(a), mark("pcie_gbyte"), us(a.pcie_lat_us)))
+    if a.topology == "nvswitch":
+        w("  - The PCIe switches are points, not links (non-blocking); GPU g reaches its NIC through")
+        w("    its own x16 link; a NIC's own x16 link (%s) is faster than its port and not modelled."
+          % gbps(a.pcie_gbyte))
     if a.topology == "cube-mesh":
         if a.no_nvlink_route == "pcie" or a.nics_per_node != 4:
             w("  - QPI: %s each way: the two 9.6 GT/s QPI links of the Xeon E5-2698 v4 (Intel ARK),"
@@ -750,7 +971,9 @@ def header(a, n_links, n_routes):
     nic_text = {"dgx1-v100": "EDR InfiniBand, 100 Gbit/s data rate per port",
                 "roce-4gpu": "25 GbE, RDMA over Converged Ethernet",
                 "eth10g-4gpu": "10 GbE, MPI over TCP",
-                "bigbasin-p100": "Mellanox ConnectX-4, 50 Gbit/s Ethernet"}[a.preset]
+                "bigbasin-p100": "Mellanox ConnectX-4, 50 Gbit/s Ethernet",
+                "dgx-a100": "ConnectX-6 HDR InfiniBand, 200 Gbit/s data rate per port",
+                "dgx-h100": "ConnectX-7 NDR InfiniBand, 400 Gbit/s data rate per port"}[a.preset]
     w("  - NICs: %d per server, %s each way, SPLITDUPLEX" % (a.nics_per_node, nic_bw))
     w("    (%s)." % nic_text)
     if mark("nic_gbit", "nics_per_node"):
@@ -760,11 +983,15 @@ def header(a, n_links, n_routes):
         "roce-4gpu": " (RoCE adapter to adapter is 1 to 2 us,",
         "eth10g-4gpu": " (MPI over TCP on 10 GbE takes tens of us one way, most",
         "bigbasin-p100": " (Gloo's transport is not named; RDMA-class",
+        "dgx-a100": " (HDR host adapter to host adapter is about 1 us,",
+        "dgx-h100": " (NDR host adapter to host adapter is about 1 us,",
     }[a.preset])
     w({"dgx1-v100": "    half each side).",
        "roce-4gpu": "    half each side).",
        "eth10g-4gpu": "    of it in the kernel's TCP stack: %s per side)." % us(a.nic_lat_us),
-       "bigbasin-p100": "    adapters take 1 to 2 us, half each side)."}[a.preset])
+       "bigbasin-p100": "    adapters take 1 to 2 us, half each side).",
+       "dgx-a100": "    half each side, as dgx1-v100.xml's EDR).",
+       "dgx-h100": "    half each side, as dgx1-v100.xml's EDR)."}[a.preset])
     fabric = {
         "dgx1-v100": ("  - The InfiniBand fabric: ASSUMPTION, one non-blocking switch. NVIDIA's DGX-1 networking",
                       "    guide asks for all four cards on a fabric of \"full bisectional bandwidth\"; a",
@@ -781,6 +1008,14 @@ def header(a, n_links, n_routes):
         "eth10g-4gpu": ("  - One non-blocking 10 GbE switch: ASSUMPTION. Latency %s through it: ASSUMPTION."
                         % us(a.switch_lat_us),
                         "", ""),
+        "dgx-a100": ("  - The InfiniBand fabric: ASSUMPTION, one non-blocking switch (a full-bisection fat",
+                     "    tree of HDR switches behaves so). Latency %s through it: ASSUMPTION (about one"
+                     % us(a.switch_lat_us),
+                     "    switch hop, as dgx1-v100.xml)."),
+        "dgx-h100": ("  - The InfiniBand fabric: ASSUMPTION, one non-blocking switch (a full-bisection fat",
+                     "    tree of NDR switches behaves so). Latency %s through it: ASSUMPTION (about one"
+                     % us(a.switch_lat_us),
+                     "    switch hop, as dgx1-v100.xml)."),
     }[a.preset]
     for f in fabric:
         if f:
@@ -804,8 +1039,13 @@ def header(a, n_links, n_routes):
     else:
         w("  - SMPI's own smpi/bw-factor and smpi/lat-factor apply (smpi-factors=simgrid): fitted to")
         w("    TCP over Gigabit Ethernet, they scale latencies by up to 11.6 and bandwidths by 0.34 to 1.09.")
-    w("  - GPU memory, the CPUs and host memory are not modelled; a GPU is a host that computes")
-    w("    at its peak rate and sends from where it is.")
+    if a.memory is None:
+        w("  - GPU memory, the CPUs and host memory are not modelled; a GPU is a host that computes")
+        w("    at its peak rate and sends from where it is.")
+    else:
+        w("  - GPU memory is its size alone (wulf:memory, which a run's device memory must fit); its")
+        w("    bandwidth, the CPUs and host memory are not modelled; a GPU is a host that computes at")
+        w("    its peak rate and sends from where it is.")
     return check_comment("\n".join(L))
 
 
@@ -835,6 +1075,10 @@ def generate(a):
             yield '      <host id="%s" speed="%s" core="1">' % (nd.gpu(g), speed)
             yield '        <prop id="wulf:device" value="%s"/><prop id="wulf:node" value="%d"/>' % (a.device, nd.n)
             yield '        <prop id="wulf:rings" value="%s"/>' % ",".join(str(r.index(g)) for r in rings)
+            if a.memory is not None:
+                yield '        <prop id="wulf:memory" value="%d"/>' % a.memory
+            if a.gpu_tflops16 is not None:
+                yield '        <prop id="wulf:speed16" value="%s"/>' % fmt(a.gpu_tflops16 * 1e12)
             if a.efficiency is not None:
                 yield '        <prop id="wulf:efficiency" value="%s"/>' % a.efficiency.replace(" ", "")
             if a.ddp is not None:
