@@ -155,19 +155,23 @@ void Run<T>::forward_backward_layers(const Dataset& data, const std::vector<std:
       if (s > 0 && between_slices) between_slices();
       kernel_part(Phase::backward, count, l == layers && s == 0 ? count : 0, block_flops / slices,
                   flops / charged_.kernels.backward / slices, [&] {
-                    if (s > 0) return;  // the layer's arithmetic is the first slice's
-                    if (count == 0) {
-                      std::ranges::fill(net_.weight_gradients(l), T(0));
-                      std::ranges::fill(net_.bias_gradients(l), T(0));
-                      return;
-                    }
-                    if (l == layers) block_loss = static_cast<double>(net_.backward_output(t_));
-                    net_.backward_layer(l, false);
-                    if (l == 1) add_errors(sums, block_loss);
+                    if (s == 0) backward_arithmetic(l, count, block_loss, sums);  // the first slice's
                   });
     }
     layer_done(l);
   }
+}
+
+template <class T>
+void Run<T>::backward_arithmetic(int l, std::size_t count, double& block_loss, ErrorSums& sums) {
+  if (count == 0) {
+    std::ranges::fill(net_.weight_gradients(l), T(0));
+    std::ranges::fill(net_.bias_gradients(l), T(0));
+    return;
+  }
+  if (l == net_.spec().timed_layers()) block_loss = static_cast<double>(net_.backward_output(t_));
+  net_.backward_layer(l, false);
+  if (l == 1) add_errors(sums, block_loss);
 }
 
 template <class T>
@@ -205,16 +209,8 @@ void Run<T>::forward_backward_hooked(const Dataset& data, const std::vector<std:
     recompute_layer(l, count);
     const double flops = charged_.backward[static_cast<std::size_t>(l - 1)];
     kernel_part(Phase::backward, count, l == layers ? count : 0, flops * static_cast<double>(count),
-                backward_total > 0 ? flops / backward_total : 0.0, [&] {
-                  if (count == 0) {
-                    std::ranges::fill(net_.weight_gradients(l), T(0));
-                    std::ranges::fill(net_.bias_gradients(l), T(0));
-                    return;
-                  }
-                  if (l == layers) block_loss = static_cast<double>(net_.backward_output(t_));
-                  net_.backward_layer(l, false);
-                  if (l == 1) add_errors(sums, block_loss);
-                });
+                backward_total > 0 ? flops / backward_total : 0.0,
+                [&] { backward_arithmetic(l, count, block_loss, sums); });
     call(hooks.after_backward, l);
   }
 }

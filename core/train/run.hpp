@@ -220,6 +220,9 @@ class Run {
   // --recompute: layer l's forward again before its backward, charged as forward compute of
   // the block's patterns (counted once already), no arithmetic (the activations are still here).
   void recompute_layer(int l, std::size_t count);
+  // Layer l's part of the backward pass of the block in the scratch (count patterns): from
+  // the output layer (its loss into block_loss) down; the block's errors into sums at layer 1.
+  void backward_arithmetic(int l, std::size_t count, double& block_loss, ErrorSums& sums);
   // The forward kernel of forward_backward and forward_backward_layers: the patterns
   // gathered into the scratch and passed forward.
   void forward_block(const Dataset& data, const std::vector<std::size_t>& order, std::size_t first,
