@@ -23,19 +23,14 @@ struct UnitSizes {
 };
 
 UnitSizes unit_sizes(const NetSpec& spec, int unit_layers) {
-  const std::vector<int> starts = shard_unit_starts(spec, unit_layers);
-  const int layers = spec.timed_layers();
   UnitSizes u;
-  for (std::size_t i = 0; i < starts.size(); ++i) {
-    const int last = i + 1 < starts.size() ? starts[i + 1] - 1 : layers;
-    double params = 0, acts = 0;
-    for (int l = starts[i]; l <= last; ++l) {
-      params += static_cast<double>(spec.layer_parameter_count(l));
-      acts += spec.table->layers[static_cast<std::size_t>(l - 1)].activations;
-    }
-    u.parameters.push_back(params);
+  const auto activations = [&](int l) { return spec.table->layers[static_cast<std::size_t>(l - 1)].activations; };
+  for (const ShardUnitLayers& unit : shard_units(spec, unit_layers)) {
+    double acts = 0;
+    for (int l = unit.first; l <= unit.last; ++l) acts += activations(l);
+    u.parameters.push_back(static_cast<double>(unit.parameters));
     u.activations.push_back(acts);
-    u.first_activations.push_back(spec.table->layers[static_cast<std::size_t>(starts[i] - 1)].activations);
+    u.first_activations.push_back(activations(unit.first));
   }
   return u;
 }

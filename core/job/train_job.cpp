@@ -178,9 +178,6 @@ void check_half_precision(const TrainJob& job) {
     throw InputError("--precision " + job.half + ": with --strategy " + strategies_where([](const StrategyDescriptor& d) {
                        return d.trains_layer_nets;
                      }) + ", whose messages are the gradients' or the parameters' own");
-  if (job.strategy->name == "overlap" && setting_text(job.config, "bucket-fusion") == "tick")
-    throw InputError("--precision " + job.half + ": --bucket-fusion tick's rounds are sized in float values; use "
-                     "--bucket-fusion cut");
 }
 
 void check_job(TrainJob& job) {

@@ -4,15 +4,21 @@
 
 #include "nn/mlp.hpp"
 
+#include <cstddef>
 #include <vector>
 
 namespace wulf {
 
-// The first layer (1-based) of each unit: every `layers` layers, or with 0 the layer file's
-// units (its `unit` lines; the layers before the first are one more) and each layer of a net
-// without them.
-std::vector<int> shard_unit_starts(const NetSpec& spec, int layers);
+// One unit: its layers first to last (1-based), and their parameters.
+struct ShardUnitLayers {
+  int first = 1, last = 1;
+  std::size_t parameters = 0;
+};
+
+// The units in forward order: every `layers` layers, or with 0 the layer file's units (its
+// `unit` lines; the layers before the first are one more) and each layer of a net without them.
+std::vector<ShardUnitLayers> shard_units(const NetSpec& spec, int layers);
 // The parameters of the largest of those units.
-double largest_unit_values(const NetSpec& spec, int layers);
+std::size_t largest_unit_values(const NetSpec& spec, int layers);
 
 }  // namespace wulf

@@ -108,18 +108,14 @@ ShardRun<T>::ShardRun(Run<T>& run, Mlp<T>& net, const TrainConfig& config, Comm&
   gather_limit_ = setting_count(config, "gather-limit");
   schedules_ = comm.duplicate_for_schedules();
   const NetSpec& spec = net.spec();
-  const int layers = spec.timed_layers();
   const bool numerics = run.numerics();
   std::size_t most = 0;
-  const std::vector<int> starts = shard_unit_starts(spec, static_cast<int>(setting_count(config, "shard-unit")));
-  for (std::size_t i = 0; i < starts.size(); ++i) {
+  for (const ShardUnitLayers& layers_of : shard_units(spec, static_cast<int>(setting_count(config, "shard-unit")))) {
     ShardUnit<T> u;
-    u.first = starts[i], u.last = i + 1 < starts.size() ? starts[i + 1] - 1 : layers;
-    unit_of_layer_.resize(static_cast<std::size_t>(u.last), i);
-    std::size_t values = 0;
-    for (int k = u.first; k <= u.last; ++k) values += spec.layer_parameter_count(k);
+    u.first = layers_of.first, u.last = layers_of.last;
+    unit_of_layer_.resize(static_cast<std::size_t>(u.last), units_.size());
     // Its values as sent: in 2 bytes each under --precision bf16 or fp16 (time only).
-    u.plan = shard_plan(sharding_, comm.size(), comm.rank(), wire_values<T>(config.value_bytes, values),
+    u.plan = shard_plan(sharding_, comm.size(), comm.rank(), wire_values<T>(config.value_bytes, layers_of.parameters),
                         config.rank_nodes);
     const std::size_t u_index = units_.size();
     u.gather = std::make_unique<NbAllreduce<T>>(*schedules_, u.plan.gather, numerics, tag(u_index, 0));
@@ -184,8 +180,8 @@ void ShardRun<T>::start_gather(std::size_t i) {
   ShardUnit<T>& u = units_[i];
   if (u.gathered || u.gathering) return;
   if (i >= kShardTags && units_[i - kShardTags].gathering) finish_gather(i - kShardTags);  // its tag's
-  if (run_.numerics())  // this rank's shard into its place; the others' come
-    std::ranges::copy(u.shard, u.flat_params.begin() + static_cast<std::ptrdiff_t>(u.plan.owned_at));
+  // This rank's shard lies in its place of the flat parameters already (u.shard is that part of
+  // them); the others' come.
   compute_.charge_collective();
   u.gather->start(u.flat_params, {});
   u.gathering = true;
@@ -456,7 +452,7 @@ extern const StrategyDescriptor fsdp_strategy{
       // the reductions' scratch (a shard a unit); without it one buffer of the largest unit's,
       // which every unit's messages use (in simulation the ranks share it).
       const double largest =
-          s.spec ? largest_unit_values(*s.spec, static_cast<int>(setting_count(c, "shard-unit"))) : s.w;
+          s.spec ? static_cast<double>(largest_unit_values(*s.spec, static_cast<int>(setting_count(c, "shard-unit")))) : s.w;
       const double bytes = s.numerics ? ((sharded ? 2 : 0) * s.wT() + s.wT() / s.p) : (2 + 1.0 / s.p) * largest * s.T;
       const bool shared = !s.numerics && s.sim;
       add_part(m.collectives,
@@ -468,7 +464,7 @@ extern const StrategyDescriptor fsdp_strategy{
     .message_counts = [](const MemoryShape& s, const TrainConfig& c) {
       // A message carries one shard of a unit (the ring's chunk): at most the largest unit.
       const double largest =
-          s.spec ? largest_unit_values(*s.spec, static_cast<int>(setting_count(c, "shard-unit"))) : s.w;
+          s.spec ? static_cast<double>(largest_unit_values(*s.spec, static_cast<int>(setting_count(c, "shard-unit")))) : s.w;
       mpi_count(static_cast<std::size_t>(largest), "--strategy fsdp: a unit's values in one message",
                 "smaller units (--shard-unit) or " + s.smaller_net);
     },

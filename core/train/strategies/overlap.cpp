@@ -602,6 +602,9 @@ void check_overlap(const TrainConfig& c, int, bool) {
                        "2, nccl: 1), not --bucket-concurrency");
   }
   if (fusion == "tick") {
+    if (c.value_bytes == 2)
+      throw InputError("--precision bf16 or fp16: --bucket-fusion tick's rounds are sized in float values; use "
+                       "--bucket-fusion cut");
     if (!(setting(c, "bucket-cycle") > 0))
       throw InputError("--bucket-fusion tick: needs --bucket-cycle above 0 (the ticks at which it fuses the "
                        "tensors ready)");
