@@ -905,6 +905,20 @@ TEST(testbed, plans_the_star_of_the_hosts_the_ranks_use) {
   EXPECT_EQ(protocol_json(true, 65536).at("settings").at("btl_tcp_max_send_size").get<long long>(), 128 << 10);
 }
 
+// What the simulation charges a message and the emulated links do not is said: SMPI's
+// factors, SimGrid's defaults on toy4 (which sets none; 11.6 times the latency above 64 KiB),
+// and nothing on Bat Cave, which sets them to 1.
+TEST(testbed, says_when_the_simulation_scales_messages_the_links_do_not) {
+  const TestbedPlan toy = plan_testbed(toy4, hosts_of_ranks(platform_hosts(toy4, 2).hosts, 2), 2, 10, 1.0, false, kTwoIdleCores);
+  const auto said = std::find_if(toy.notes.begin(), toy.notes.end(),
+                                 [](const std::string& n) { return n.find("smpi/lat-factor") != std::string::npos; });
+  ASSERT_NE(said, toy.notes.end());
+  EXPECT_NE(said->find("latency by up to 11.6 and its bandwidth by down to 0.338"), std::string::npos) << *said;
+  const std::string bat = std::string(WULF_PLATFORMS_DIR) + "/batcave.xml";
+  const TestbedPlan plan = plan_testbed(bat, hosts_of_ranks(platform_hosts(bat, 2).hosts, 2), 2, 10, 1.0, false, kTwoIdleCores);
+  for (const std::string& n : plan.notes) EXPECT_EQ(n.find("smpi/lat-factor"), std::string::npos) << n;
+}
+
 // A fat tree is built as it is: a switch per leaf and one at the top, the uplinks shaped
 // between them, each host one port into its leaf.
 TEST(testbed, plans_a_fat_tree_with_its_switches_and_uplinks) {

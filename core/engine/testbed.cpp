@@ -170,6 +170,23 @@ PlatformNetwork read_network(const std::string& platform, const std::string& lis
 
 namespace {
 
+// What the simulation charges a message that the emulated links do not: SMPI's piecewise
+// factors of its latency and bandwidth, the platform's or SimGrid's defaults where it sets
+// none ("" where they are all 1).
+std::string unemulated_factors(const PlatformNetwork& net) {
+  const SizeFactors bw = parse_size_factors(net.bw_factor, "smpi/bw-factor");
+  const SizeFactors lat = parse_size_factors(net.lat_factor, "smpi/lat-factor");
+  if (bw.all_one() && lat.all_one()) return "";
+  double most_lat = 1, least_bw = 1;
+  for (const auto& t : lat.thresholds) most_lat = std::max(most_lat, t.second);
+  for (const auto& t : bw.thresholds) least_bw = std::min(least_bw, t.second);
+  return fmt::format("the simulation scales a message's latency by up to {:.3g} and its bandwidth by down to {:.3g} "
+                     "by its size (smpi/lat-factor, smpi/bw-factor: the platform's, or SimGrid's defaults where it "
+                     "sets none); the emulated links do not, so the two differ by that much on this platform (a "
+                     "<config> setting both to 0:1 makes them the same model)",
+                     most_lat, least_bw);
+}
+
 // The plan's hosts, network and ranks, as the platform's routes give them, with the network's
 // notes; no dilation yet.
 TestbedPlan plan_hosts_and_network(const std::string& platform, const std::vector<PlatformHost>& placed, int np,
@@ -215,6 +232,7 @@ TestbedPlan plan_hosts_and_network(const std::string& platform, const std::vecto
     }
   }
   plan.notes = plan.network.notes;
+  if (std::string note = unemulated_factors(net); !note.empty()) plan.notes.push_back(std::move(note));
   return plan;
 }
 

@@ -1,6 +1,7 @@
 #include "engine/testbed_network.hpp"
 
 #include "util/errors.hpp"
+#include "util/text.hpp"
 
 #include <fmt/format.h>
 
@@ -8,9 +9,37 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <stdexcept>
 
 namespace wulf {
+
+SizeFactors parse_size_factors(const std::string& text, const std::string& what) {
+  SizeFactors f;
+  for (const std::string& item : split_list(text, ';')) {
+    const std::vector<std::string> pair = split_list(item, ':');
+    const std::optional<double> bytes = pair.size() == 2 ? parse_number(pair[0]) : std::nullopt;
+    const std::optional<double> factor = pair.size() == 2 ? parse_number(pair[1]) : std::nullopt;
+    if (!bytes || !factor || *bytes < 0 || !(*factor > 0))
+      throw InputError(what + ": '" + item + "' is not bytes:factor (a factor above 0)");
+    f.thresholds.emplace_back(*bytes, *factor);
+  }
+  std::sort(f.thresholds.begin(), f.thresholds.end());
+  return f;
+}
+
+double SizeFactors::at(double bytes) const {
+  double factor = 1;
+  for (const auto& [threshold, value] : thresholds) {
+    if (bytes <= threshold) break;
+    factor = value;
+  }
+  return factor;
+}
+
+bool SizeFactors::all_one() const {
+  return std::all_of(thresholds.begin(), thresholds.end(), [](const auto& t) { return t.second == 1; });
+}
 namespace {
 
 constexpr std::size_t no_point = std::numeric_limits<std::size_t>::max();

@@ -48,6 +48,17 @@ struct NetworkRoute {
   std::vector<std::size_t> links;   // indices into links, in order
   double latency_s = 0;
 };
+// A factor by message size, as SMPI's smpi/bw-factor and smpi/lat-factor give it: pairs
+// "bytes:factor" separated by ';'; a message of s bytes takes the factor of the largest
+// threshold below s (1 at or below the smallest).
+struct SizeFactors {
+  std::vector<std::pair<double, double>> thresholds;  // ascending
+  double at(double bytes) const;
+  bool all_one() const;  // every message takes its latency and bandwidth as they are
+};
+// Throws InputError naming what for text that is not such a list ("": none, every factor 1).
+SizeFactors parse_size_factors(const std::string& text, const std::string& what);
+
 struct PlatformNetwork {
   std::vector<std::string> hosts;
   std::vector<NetworkLink> links;

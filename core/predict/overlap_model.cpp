@@ -72,29 +72,6 @@ StepNetwork ring_step_network(const PlatformNetwork& net) {
   return step;
 }
 
-SizeFactors parse_size_factors(const std::string& text, const std::string& what) {
-  SizeFactors f;
-  for (const std::string& item : split_list(text, ';')) {
-    const std::vector<std::string> pair = split_list(item, ':');
-    const std::optional<double> bytes = pair.size() == 2 ? parse_number(pair[0]) : std::nullopt;
-    const std::optional<double> factor = pair.size() == 2 ? parse_number(pair[1]) : std::nullopt;
-    if (!bytes || !factor || *bytes < 0 || !(*factor > 0))
-      throw InputError(what + ": '" + item + "' is not bytes:factor (a factor above 0)");
-    f.thresholds.emplace_back(*bytes, *factor);
-  }
-  std::sort(f.thresholds.begin(), f.thresholds.end());
-  return f;
-}
-
-double SizeFactors::at(double bytes) const {
-  double factor = 1;
-  for (const auto& [threshold, value] : thresholds) {
-    if (bytes <= threshold) break;
-    factor = value;
-  }
-  return factor;
-}
-
 namespace {
 
 // The steps in flight on one rank's links, moved through time together: each waits out its

@@ -52,16 +52,6 @@ struct OverlapWork {
   NbAlgorithm sums_algorithm = NbAlgorithm::rdb;
 };
 
-// A factor by message size, as SMPI's smpi/bw-factor and smpi/lat-factor give it: pairs
-// "bytes:factor" separated by ';'; a message of s bytes takes the factor of the largest
-// threshold below s (1 at or below the smallest).
-struct SizeFactors {
-  std::vector<std::pair<double, double>> thresholds;  // ascending
-  double at(double bytes) const;
-};
-// Throws InputError naming what for text that is not such a list ("": none, every factor 1).
-SizeFactors parse_size_factors(const std::string& text, const std::string& what);
-
 // A step alone on the network: a message of s bytes waits latency_s lat(s), then moves at
 // bw(s) / byte_s bytes a second.
 struct StepNetwork {

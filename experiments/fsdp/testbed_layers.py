@@ -3,7 +3,7 @@
 layers exactly as experiments/nets/transformer_layers.py writes them (its `llama2`), cut down
 to what the testbed's 2 cores emulate in minutes: 4 blocks, hidden 128, intermediate 344
 (Llama 2 7B's 11 008 / 4 096 ratio, 2.69, rounded to a multiple of 8), 4 heads of 32, a
-vocabulary of 1 000 and sequences of 16 tokens. Not a published model: only the layout is
+vocabulary of 1 000 and sequences of 64 tokens. Not a published model: only the layout is
 Llama 2's.
 
     python3 experiments/fsdp/testbed_layers.py > FILE
@@ -16,7 +16,7 @@ import transformer_layers  # noqa: E402
 
 CUT = dict(vocab_size=1000, hidden_size=128, intermediate_size=344, num_hidden_layers=4,
            num_attention_heads=4, num_key_value_heads=4)
-SEQ_LEN = 16
+SEQ_LEN = 64
 
 
 def main():
