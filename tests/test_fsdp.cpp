@@ -67,14 +67,10 @@ void run_steps(const std::vector<std::vector<NbStep>>& steps, std::vector<std::v
   for (std::size_t r = 0; r < p; ++r) ASSERT_EQ(at[r], steps[r].size()) << "rank " << r << " is stuck";
 }
 
-Simulated simulate(Sharding sharding, int ranks, std::size_t n, const std::vector<int>& node_of = {}) {
+Simulated simulate(Sharding sharding, int ranks, std::size_t n, const std::vector<int>& node_of = {},
+                   const std::vector<std::vector<int>>& rings = {}) {
   Simulated s;
-  std::vector<std::vector<NbStep>> reduce, gather;
-  for (int r = 0; r < ranks; ++r) {
-    s.plans.push_back(shard_plan(sharding, ranks, r, n, node_of));
-    reduce.push_back(s.plans.back().reduce);
-    gather.push_back(s.plans.back().gather);
-  }
+  for (int r = 0; r < ranks; ++r) s.plans.push_back(shard_plan(sharding, ranks, r, n, node_of, rings));
   const std::size_t padded = s.plans[0].padded;
   for (int r = 0; r < ranks; ++r) {
     std::vector<double> g(padded, 0.0);
@@ -85,9 +81,45 @@ Simulated simulate(Sharding sharding, int ranks, std::size_t n, const std::vecto
     std::fill_n(w.begin() + static_cast<std::ptrdiff_t>(plan.owned_at), plan.shard, r + 1.0);
     s.gathered.push_back(w);
   }
-  run_steps(reduce, s.reduced);
-  run_steps(gather, s.gathered);
+  // Lane by lane: the lanes move parts of the buffers of their own.
+  const std::size_t lanes = s.plans[0].reduce.size();
+  for (std::size_t c = 0; c < lanes; ++c) {
+    std::vector<std::vector<NbStep>> reduce, gather;
+    for (const ShardPlan& plan : s.plans) {
+      EXPECT_EQ(plan.reduce.size(), lanes);
+      EXPECT_EQ(plan.gather.size(), lanes);
+      reduce.push_back(plan.reduce.at(c)), gather.push_back(plan.gather.at(c));
+    }
+    run_steps(reduce, s.reduced);
+    run_steps(gather, s.gathered);
+  }
   return s;
+}
+
+// Each rank holds the sum over the ranks of its own shard, and, sharded, every rank's shard
+// in its place; the shards tile the padded buffer.
+void expect_shards_summed_and_gathered(const Simulated& s, bool sharded, int p, std::size_t n) {
+  for (int r = 0; r < p; ++r) {
+    const ShardPlan& plan = s.plans[static_cast<std::size_t>(r)];
+    EXPECT_EQ(plan.padded % static_cast<std::size_t>(sharded ? p : 1), 0u);
+    EXPECT_LT(plan.padded - n, static_cast<std::size_t>(sharded ? p : 1));
+    EXPECT_EQ(plan.shard, sharded ? plan.padded / static_cast<std::size_t>(p) : n);
+    for (std::size_t i = plan.owned_at; i < plan.owned_at + plan.shard; ++i) {
+      const double sum = i < n ? p * static_cast<double>(i + 1) + 1000.0 * p * (p - 1) / 2 : 0.0;
+      ASSERT_EQ(s.reduced[static_cast<std::size_t>(r)][i], sum) << "rank " << r << " value " << i;
+    }
+    if (!sharded) continue;
+    for (int q = 0; q < p; ++q) {  // rank q's shard in its place on every rank
+      const ShardPlan& theirs = s.plans[static_cast<std::size_t>(q)];
+      for (std::size_t i = theirs.owned_at; i < theirs.owned_at + theirs.shard; ++i)
+        ASSERT_EQ(s.gathered[static_cast<std::size_t>(r)][i], q + 1.0) << "rank " << r << " value " << i;
+    }
+  }
+  if (!sharded) return;
+  std::vector<std::size_t> starts;
+  for (const ShardPlan& plan : s.plans) starts.push_back(plan.owned_at);
+  std::ranges::sort(starts);
+  for (std::size_t q = 0; q < starts.size(); ++q) EXPECT_EQ(starts[q], q * s.plans[0].shard);
 }
 
 }  // namespace
@@ -100,31 +132,30 @@ TEST(fsdp, the_shards_reduce_scatter_and_allgather_give_each_rank_its_sum_and_ev
     for (int p = 1; p <= 7; ++p)
       for (const std::size_t n : {std::size_t{1}, std::size_t{5}, std::size_t{64}, std::size_t{101}}) {
         SCOPED_TRACE(fmt::format("{} p = {} n = {}", sharding_names[static_cast<std::size_t>(sharding)], p, n));
-        const Simulated s = simulate(sharding, p, n);
-        for (int r = 0; r < p; ++r) {
-          const ShardPlan& plan = s.plans[static_cast<std::size_t>(r)];
-          const bool sharded = sharding != Sharding::none && p > 1;
-          EXPECT_EQ(plan.padded % static_cast<std::size_t>(sharded ? p : 1), 0u);
-          EXPECT_LT(plan.padded - n, static_cast<std::size_t>(sharded ? p : 1));
-          EXPECT_EQ(plan.shard, sharded ? plan.padded / static_cast<std::size_t>(p) : n);
-          for (std::size_t i = plan.owned_at; i < plan.owned_at + plan.shard; ++i) {
-            const double sum = i < n ? p * static_cast<double>(i + 1) + 1000.0 * p * (p - 1) / 2 : 0.0;
-            ASSERT_EQ(s.reduced[static_cast<std::size_t>(r)][i], sum) << "rank " << r << " value " << i;
-          }
-          if (!sharded) continue;
-          for (int q = 0; q < p; ++q) {  // rank q's shard in its place on every rank
-            const ShardPlan& theirs = s.plans[static_cast<std::size_t>(q)];
-            for (std::size_t i = theirs.owned_at; i < theirs.owned_at + theirs.shard; ++i)
-              ASSERT_EQ(s.gathered[static_cast<std::size_t>(r)][i], q + 1.0) << "rank " << r << " value " << i;
-          }
-        }
-        if (sharding != Sharding::none && p > 1) {  // the shards tile the padded buffer
-          std::vector<std::size_t> starts;
-          for (const ShardPlan& plan : s.plans) starts.push_back(plan.owned_at);
-          std::ranges::sort(starts);
-          for (std::size_t q = 0; q < starts.size(); ++q) EXPECT_EQ(starts[q], q * s.plans[0].shard);
-        }
+        expect_shards_summed_and_gathered(simulate(sharding, p, n), sharding != Sharding::none && p > 1, p, n);
       }
+}
+
+// The rings, as NCCL's channels: each shard cut in a part a ring, each ring any order of the
+// ranks (a DGX's: each leaves the server from another GPU), the same sums and shards as the
+// one ring, also where a shard has fewer values than rings (empty lanes).
+TEST(fsdp, rings_carry_a_part_of_each_shard_around_each_ring) {
+  const std::vector<std::vector<std::vector<int>>> ring_sets{
+      {{0, 1, 2, 3}, {1, 0, 3, 2}}, {{0, 2, 1, 3}, {3, 2, 1, 0}, {1, 3, 0, 2}},
+      {{0, 1, 2, 3, 4, 5}, {2, 1, 0, 5, 4, 3}, {1, 0, 5, 4, 3, 2}, {0, 5, 4, 3, 2, 1}}, {{0}}, {{1, 0}, {0, 1}}};
+  for (const Sharding sharding : {Sharding::full, Sharding::grad_op})
+    for (const auto& rings : ring_sets)
+      for (const std::size_t n : {std::size_t{1}, std::size_t{5}, std::size_t{64}, std::size_t{101}}) {
+        const int p = static_cast<int>(rings[0].size());
+        SCOPED_TRACE(fmt::format("{} p = {} rings {} n = {}", sharding_names[static_cast<std::size_t>(sharding)], p,
+                                 rings.size(), n));
+        const Simulated s = simulate(sharding, p, n, {}, rings);
+        EXPECT_EQ(s.plans[0].gather.size(), p > 1 ? rings.size() : 1u);
+        expect_shards_summed_and_gathered(s, p > 1, p, n);
+      }
+  EXPECT_THROW(shard_plan(Sharding::hybrid, 2, 0, 8, std::vector<int>{0, 1}, std::vector<std::vector<int>>{{0, 1}}),
+               std::invalid_argument);
+  EXPECT_THROW(shard_plan(Sharding::full, 3, 0, 8, {}, std::vector<std::vector<int>>{{0, 1, 1}}), std::invalid_argument);
 }
 
 // Hybrid: sharded within each node, each shard's sum made across the nodes too.
@@ -234,6 +265,26 @@ TEST(fsdp, with_more_ranks_the_errors_agree_with_blocks_within_round_off) {
   }
 }
 
+// The rings carry the same sums in another order: on a DGX A100's 8 GPUs (8 rings, each
+// leaving at another GPU) and on this machine's one ring, block's errors within round-off.
+TEST(fsdp, the_rings_give_blocks_errors_within_round_off) {
+  TestDir dir;
+  for (const std::vector<std::string>& engine :
+       std::vector<std::vector<std::string>>{{"--engine", "sim", "--np", "8", "--platform", wulf_platform("dgx-a100.xml")},
+                                             {"--engine", "real", "--np", "3"}}) {
+    SCOPED_TRACE(engine[1]);
+    const std::vector<std::string> run = with(engine, {"--precision", "double"});
+    const Json block = train_record(dir, "block-" + engine[1], with(function_problem, run));
+    for (const char* sharding : {"full", "grad-op"}) {
+      const Json f = train_record(dir, std::string(sharding) + "-rings-" + engine[1],
+                                  with(function_problem, with(run, {"--strategy", "fsdp", "--sharding", sharding,
+                                                                    "--shard-algorithm", "rings"})));
+      expect_same_history(block, f, "test_rmse", 1e-12);
+      expect_same_history(block, f, "train_error", 1e-12);
+    }
+  }
+}
+
 // The record counts each block's gathers and reductions: the function net 2-128-128-1 has 3
 // layers; 1 024 patterns in blocks of 32 are 32 blocks. full gathers each unit for its forward
 // and again for its backward, but the last (kept from its forward to its backward): 5 a block;
@@ -276,6 +327,25 @@ TEST(fsdp, a_layer_net_runs_time_only_and_prefetch_hides_gathers) {
   EXPECT_LT(on.at("history").back().at("gather_wait_s").get<double>(),
             off.at("history").back().at("gather_wait_s").get<double>());
   EXPECT_FALSE(on.at("history").back().contains("eval_gather_s"));
+}
+
+// --progress-flops: a layer's compute in slices with a progress point between them, as a GPU
+// library's streams move the collectives on by themselves; a prefetched gather then goes on
+// during the layers' compute instead of only between layers, and is waited for less; the
+// slices' compute is the layer's (the iteration's compute the same).
+TEST(fsdp, progress_between_slices_moves_the_prefetched_gathers_on_during_the_compute) {
+  TestDir dir;
+  const std::vector<std::string> args{"--problem", "layers:resnet50", "--numerics", "off", "--epochs", "1",
+                                      "--block", "128", "--train-size", "128", "--engine", "sim", "--np", "4",
+                                      "--platform", toy4, "--strategy", "fsdp", "--forward-prefetch", "on"};
+  const Json layers = train_record(dir, "layers", args);
+  const Json slices = train_record(dir, "slices", with(args, {"--progress-flops", "1e8"}));
+  EXPECT_LT(slices.at("history").back().at("gather_wait_s").get<double>(),
+            layers.at("history").back().at("gather_wait_s").get<double>());
+  EXPECT_LT(slices.at("history").back().at("train_s").get<double>(),
+            layers.at("history").back().at("train_s").get<double>());
+  EXPECT_NEAR(slices.at("phases").at("backward_s").get<double>(), layers.at("phases").at("backward_s").get<double>(),
+              1e-9 * layers.at("phases").at("backward_s").get<double>());
 }
 
 // A layer file's units are fsdp's by default: the layers before the first unit line are one
@@ -457,4 +527,8 @@ TEST(fsdp, bad_settings_are_refused_naming_the_option) {
   expect_train_refused(with(function_problem, {"--strategy", "fsdp", "--shard-unit", "-1"}), {"--shard-unit"});
   expect_train_refused(with(function_problem, {"--sharding", "full"}), {"--sharding", "fsdp"});
   expect_train_refused(with(function_problem, {"--strategy", "fsdp", "--learning", "rprop"}), {"rprop"});
+  expect_train_refused(with(function_problem, {"--strategy", "fsdp", "--shard-algorithm", "tree"}),
+                       {"--shard-algorithm", "tree", "ring or rings"});
+  expect_train_refused(with(function_problem, {"--strategy", "fsdp", "--sharding", "hybrid", "--shard-algorithm", "rings"}),
+                       {"--shard-algorithm rings", "--sharding hybrid"});
 }

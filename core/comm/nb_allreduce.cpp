@@ -254,8 +254,12 @@ std::vector<std::vector<NbStep>> nb_lanes(NbAlgorithm algorithm, int ranks, int 
 template <class T>
 NbAllreduce<T>::NbAllreduce(Comm& comm, NbAlgorithm algorithm, std::size_t n, bool add, int tag,
                             const NbLayout& layout)
+    : NbAllreduce(comm, nb_lanes(algorithm, comm.size(), comm.rank(), n, layout), add, tag) {}
+
+template <class T>
+NbAllreduce<T>::NbAllreduce(Comm& comm, std::vector<std::vector<NbStep>> lanes, bool add, int tag)
     : comm_(comm), add_(add), tag_(tag) {
-  for (std::vector<NbStep>& steps : nb_lanes(algorithm, comm.size(), comm.rank(), n, layout)) {
+  for (std::vector<NbStep>& steps : lanes) {
     Lane lane;
     lane.scratch_at = scratch_values_;
     scratch_values_ += nb_scratch_values(steps);
@@ -263,16 +267,6 @@ NbAllreduce<T>::NbAllreduce(Comm& comm, NbAlgorithm algorithm, std::size_t n, bo
     lane.steps = std::move(steps);
     lanes_.push_back(std::move(lane));
   }
-}
-
-template <class T>
-NbAllreduce<T>::NbAllreduce(Comm& comm, std::vector<NbStep> steps, bool add, int tag)
-    : comm_(comm), add_(add), tag_(tag) {
-  Lane lane;
-  scratch_values_ = nb_scratch_values(steps);
-  lane.step = steps.size();
-  lane.steps = std::move(steps);
-  lanes_.push_back(std::move(lane));
 }
 
 template <class T>

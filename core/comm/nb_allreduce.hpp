@@ -109,9 +109,9 @@ class NbAllreduce {
   // tags per allreduce under way at once, within 1 to 32 767.
   // layout: where the ranks of comm are, for hierarchical and rings.
   NbAllreduce(Comm& comm, NbAlgorithm algorithm, std::size_t n, bool add, int tag, const NbLayout& layout = {});
-  // Any one schedule of steps, run the same way: an allreduce's, or sharded data
-  // parallelism's allgather and reduce-scatter (comm/shard_schedules.hpp), in one lane.
-  NbAllreduce(Comm& comm, std::vector<NbStep> steps, bool add, int tag);
+  // Any schedules of steps, one a lane, run the same way: an allreduce's, or sharded data
+  // parallelism's allgather and reduce-scatter (comm/shard_schedules.hpp).
+  NbAllreduce(Comm& comm, std::vector<std::vector<NbStep>> lanes, bool add, int tag);
   NbAllreduce(const NbAllreduce&) = delete;
   NbAllreduce& operator=(const NbAllreduce&) = delete;
 

@@ -38,14 +38,63 @@ NodeGroups node_groups(int ranks, int rank, std::span<const int> node_of) {
   return g;
 }
 
+// Rank `rank`'s lanes of the rings plan: part c of every shard (shard values each, rank q's at
+// q * shard) around rings[c]. A lane's schedule is the ring's over the part's p chunks in ring
+// order, chunk j the part of the rank at place j - 1 (the place that ends the ring's
+// reduce-scatter holding it), each step moved to where that rank's part lies.
+void rings_lanes(ShardPlan& plan, int ranks, int rank, std::span<const std::vector<int>> rings) {
+  const auto p = static_cast<std::size_t>(ranks);
+  const std::size_t k = rings.size();
+  for (std::size_t c = 0; c < k; ++c) {
+    const std::vector<int>& ring = rings[c];
+    const std::size_t part_at = c * plan.shard / k, part_n = (c + 1) * plan.shard / k - part_at;
+    std::vector<NbStep> reduce, gather;
+    if (part_n > 0) {
+      const int place = static_cast<int>(std::ranges::find(ring, rank) - ring.begin());
+      const std::vector<NbStep> steps = nb_ring_schedule(ranks, place, p * part_n);
+      // Where chunk j of the lane lies in the padded buffer.
+      auto at = [&](std::size_t lane_at) {
+        const std::size_t j = lane_at / part_n;
+        const auto owner = static_cast<std::size_t>(ring[(j + p - 1) % p]);
+        return owner * plan.shard + part_at + lane_at % part_n;
+      };
+      for (std::size_t i = 0; i < steps.size(); ++i) {
+        NbStep s = steps[i];
+        s.to = ring[static_cast<std::size_t>(s.to)], s.from = ring[static_cast<std::size_t>(s.from)];
+        s.send_at = at(s.send_at), s.recv_at = at(s.recv_at);
+        (i < steps.size() / 2 ? reduce : gather).push_back(s);
+      }
+    }
+    plan.reduce.push_back(std::move(reduce));
+    plan.gather.push_back(std::move(gather));
+  }
+}
+
 }  // namespace
 
-ShardPlan shard_plan(Sharding sharding, int ranks, int rank, std::size_t values, std::span<const int> node_of) {
+ShardPlan shard_plan(Sharding sharding, int ranks, int rank, std::size_t values, std::span<const int> node_of,
+                     std::span<const std::vector<int>> rings) {
   ShardPlan plan;
   plan.values = values;
+  if (!rings.empty()) {
+    if (sharding != Sharding::full && sharding != Sharding::grad_op)
+      throw std::invalid_argument("the shards' rings: only with full or grad-op sharding");
+    if (const std::string fault = rings_fault(rings, ranks); !fault.empty())
+      throw std::invalid_argument("the shards' rings: " + fault);  // the front end checked them
+  }
   if (sharding == Sharding::none || ranks <= 1) {
     plan.padded = plan.shard = values;
-    if (ranks > 1) plan.reduce = nb_schedule(NbAlgorithm::ring, ranks, rank, values);
+    plan.reduce.emplace_back(ranks > 1 ? nb_schedule(NbAlgorithm::ring, ranks, rank, values) : std::vector<NbStep>{});
+    plan.gather.emplace_back();
+    return plan;
+  }
+  if (!rings.empty()) {
+    const auto p = static_cast<std::size_t>(ranks);
+    plan.group = ranks;
+    plan.padded = (values + p - 1) / p * p;
+    plan.shard = plan.padded / p;
+    plan.owned_at = static_cast<std::size_t>(rank) * plan.shard;
+    rings_lanes(plan, ranks, rank, rings);
     return plan;
   }
   std::vector<int> group(static_cast<std::size_t>(ranks)), across;
@@ -64,14 +113,15 @@ ShardPlan shard_plan(Sharding sharding, int ranks, int rank, std::size_t values,
   plan.owned_at = static_cast<std::size_t>((place + 1) % p) * plan.shard;
   const std::vector<NbStep> ring = nb_ring_schedule(p, place, plan.padded);
   const std::size_t half = ring.size() / 2;
-  nb_append_mapped(plan.reduce, std::span(ring).first(half), group, 0);
+  std::vector<NbStep>& reduce = plan.reduce.emplace_back();
+  nb_append_mapped(reduce, std::span(ring).first(half), group, 0);
   if (across.size() > 1) {
     const int me = static_cast<int>(std::ranges::find(across, rank) - across.begin());
     const std::vector<NbStep> cross =
         nb_schedule(NbAlgorithm::ring, static_cast<int>(across.size()), me, plan.shard);
-    nb_append_mapped(plan.reduce, cross, across, plan.owned_at);
+    nb_append_mapped(reduce, cross, across, plan.owned_at);
   }
-  nb_append_mapped(plan.gather, std::span(ring).subspan(half), group, 0);
+  nb_append_mapped(plan.gather.emplace_back(), std::span(ring).subspan(half), group, 0);
   return plan;
 }
 

@@ -8,6 +8,10 @@
 // into the padded buffer; once its gradients are made, the reduce-scatter leaves each rank the
 // sum over the ranks of its own shard. Both are the two halves of the ring allreduce (Open MPI's
 // ring, coll_tuned 4; NCCL's ring reduce-scatter and allgather): p - 1 steps of one shard each.
+// Or, given rings (the hosts' wulf:rings, as the rings allreduce takes them), k rings at once
+// as NCCL's channels run them: each shard cut in k parts, part c gathered and reduce-scattered
+// around ring c, each ring a lane of its own (NbAllreduce); on a DGX each ring leaves a server
+// through a NIC of its own, so k rings use k NICs where the one ring uses one.
 //
 //   full     FULL_SHARD, ZeRO-3: sharded over all ranks; the gathered parameters are freed
 //            after the unit's forward and gathered again for its backward;
@@ -48,14 +52,18 @@ struct ShardPlan {
   std::size_t shard = 0;     // padded / the group's ranks: what this rank keeps
   std::size_t owned_at = 0;  // where its shard lies in the padded buffer
   int group = 1;             // the ranks it is sharded over
-  // The allgather of the shards into the padded buffer (empty: nothing is sharded), and the
-  // gradients' reduction: reduce-scatter into the shard (hybrid: then its allreduce across the
-  // nodes; none: an allreduce of the whole unit).
-  std::vector<NbStep> gather, reduce;
+  // The allgather of the shards into the padded buffer (no steps: nothing is sharded), and
+  // the gradients' reduction: reduce-scatter into the shard (hybrid: then its allreduce across
+  // the nodes; none: an allreduce of the whole unit). Each a schedule per lane: one, or one a
+  // ring.
+  std::vector<std::vector<NbStep>> gather, reduce;
 };
 
 // The plan of a unit. node_of: each rank's node (hybrid's; node_layout_fault says nothing of
-// it), unused by the others. Throws std::invalid_argument for hybrid on a faulty layout.
-ShardPlan shard_plan(Sharding sharding, int ranks, int rank, std::size_t values, std::span<const int> node_of = {});
+// it), unused by the others. rings: empty for the one ring in rank order, else the rings, each
+// an order of all ranks (rings_fault), for full and grad-op. Throws std::invalid_argument for
+// hybrid on a faulty layout, for faulty rings, and for rings with hybrid or none.
+ShardPlan shard_plan(Sharding sharding, int ranks, int rank, std::size_t values, std::span<const int> node_of = {},
+                     std::span<const std::vector<int>> rings = {});
 
 }  // namespace wulf

@@ -142,7 +142,7 @@ void load_problem(TrainJob& job, const RankPlace& place) {
   job.load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// --strategy overlap --progress-flops F: the progress points an update takes (the backward
+// --progress-flops F (overlap's, fsdp's): the progress points an update takes (the backward
 // pass of the busiest rank's share of a block in slices of at most F flops, at most
 // kMostSlices a layer), refused before any rank starts where they are more than a run ends
 // with in reasonable time (issue 62: --progress-flops 1 on ResNet-50 never finished).
@@ -223,7 +223,9 @@ bool uses_node_layout(const TrainJob& job) {
 bool uses_rings(const TrainJob& job) {
   const AllreduceAlgorithm* library = find_allreduce(job.allreduce);
   const AllreduceAlgorithm* own = own_allreduce(job);
-  return (library && library->needs == AllreduceNeeds::rings) || (own && own->needs == AllreduceNeeds::rings);
+  const StrategyDescriptor& strategy = *job.config.strategy;
+  return (library && library->needs == AllreduceNeeds::rings) || (own && own->needs == AllreduceNeeds::rings) ||
+         (strategy.needs_rank_rings && strategy.needs_rank_rings(job.config));
 }
 
 std::vector<int> rank_nodes_of(const std::vector<std::string>& keys) {

@@ -157,8 +157,9 @@ bool uses_node_layout(const TrainJob& job);
 // wulf:node are one node, and so are ranks on one host that has no wulf:node. Numbered in
 // the order of their first rank.
 std::vector<int> rank_nodes_of(const std::vector<std::string>& keys);
-// Whether an allreduce of the job is rings (--allreduce, or overlap's --bucket-allreduce),
-// which needs config.rank_rings.
+// Whether an allreduce of the job is rings (--allreduce, or overlap's --bucket-allreduce), or
+// its strategy's collectives go around rings (its descriptor's needs_rank_rings): they need
+// config.rank_rings.
 bool uses_rings(const TrainJob& job);
 
 // One collective of the job: its name (the record's key, the option's name), its algorithm

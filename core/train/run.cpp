@@ -189,17 +189,28 @@ void Run<T>::forward_backward_hooked(const Dataset& data, const std::vector<std:
     if (hook) hook(l);
   };
   const int layers = net_.spec().timed_layers();
+  // A layer's part of a pass, in slices (its arithmetic in the first, whole).
+  const auto sliced = [&](Phase phase, std::size_t gathered, double block_flops, double share,
+                          const std::function<void()>& arithmetic) {
+    const int slices = progress_slices(block_flops, hooks.slice_flops);
+    for (int s = 0; s < slices; ++s) {
+      if (s > 0 && hooks.between_slices) hooks.between_slices();
+      kernel_part(phase, count, s == 0 ? gathered : 0, block_flops / slices, share / slices, [&] {
+        if (s == 0) arithmetic();
+      });
+    }
+  };
   const double forward_total = charged_.kernels.forward;
   for (int l = 1; l <= layers; ++l) {
     call(hooks.before_forward, l);
     const double flops = charged_.forward[static_cast<std::size_t>(l - 1)];
-    kernel_part(Phase::forward, count, l == 1 ? count : 0, flops * static_cast<double>(count),
-                forward_total > 0 ? flops / forward_total : 0.0, [&] {
-                  if (l == 1) gather_block(data, order, first, count, x_, t_, labels_);
-                  if (count == 0) return;
-                  if (l == 1) net_.begin_forward(x_);
-                  net_.forward_layer(l);
-                });
+    sliced(Phase::forward, l == 1 ? count : 0, flops * static_cast<double>(count),
+           forward_total > 0 ? flops / forward_total : 0.0, [&] {
+             if (l == 1) gather_block(data, order, first, count, x_, t_, labels_);
+             if (count == 0) return;
+             if (l == 1) net_.begin_forward(x_);
+             net_.forward_layer(l);
+           });
     call(hooks.after_forward, l);
   }
   double block_loss = 0;
@@ -208,9 +219,8 @@ void Run<T>::forward_backward_hooked(const Dataset& data, const std::vector<std:
     call(hooks.before_backward, l);
     recompute_layer(l, count);
     const double flops = charged_.backward[static_cast<std::size_t>(l - 1)];
-    kernel_part(Phase::backward, count, l == layers ? count : 0, flops * static_cast<double>(count),
-                backward_total > 0 ? flops / backward_total : 0.0,
-                [&] { backward_arithmetic(l, count, block_loss, sums); });
+    sliced(Phase::backward, l == layers ? count : 0, flops * static_cast<double>(count),
+           backward_total > 0 ? flops / backward_total : 0.0, [&] { backward_arithmetic(l, count, block_loss, sums); });
     call(hooks.after_backward, l);
   }
 }

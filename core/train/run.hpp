@@ -180,6 +180,11 @@ class Run {
   // What a strategy does around each layer of forward_backward_hooked (empty: nothing).
   struct LayerHooks {
     std::function<void(int layer)> before_forward, after_forward, before_backward, after_backward;
+    // A layer's forward or backward of more than slice_flops (the block's; 0: no limit) is
+    // charged in equal slices of at most that, between_slices() called between them, as in
+    // forward_backward_layers.
+    double slice_flops = 0;
+    std::function<void()> between_slices{};
   };
   // forward_backward_layers with the forward pass a layer at a time too (Mlp::forward_layer),
   // each layer's forward charged on its own (its share of the forward time; the block's gather

@@ -190,6 +190,9 @@ struct StrategyDescriptor {
   // Whether its own collectives need each rank's node (fsdp's --sharding hybrid), as the
   // hierarchical allreduce does: the job then carries them (TrainConfig::rank_nodes). May be null.
   bool (*needs_rank_nodes)(const TrainConfig&) = nullptr;
+  // Whether its own collectives run around the hosts' rings (fsdp's --shard-algorithm rings), as
+  // the rings allreduce does: the job then carries them (TrainConfig::rank_rings). May be null.
+  bool (*needs_rank_rings)(const TrainConfig&) = nullptr;
   StrategyTrainFn<float> train_float = nullptr;  // null only where sessions is set
   StrategyTrainFn<double> train_double = nullptr;
 

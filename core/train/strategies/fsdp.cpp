@@ -52,9 +52,9 @@ struct ShardUnit {
   bool gathered = false, gathering = false, reducing = false;
 };
 
-// The most tags the two collectives of the units take: above it, a unit's collective waits for
-// the one that shares its tag.
-constexpr int kShardTags = 16000;
+// The most tags the collectives of the units take, each lane of each a tag of its own: above
+// it, a unit's collective waits for the one that shares its tags.
+constexpr int kShardTags = 32000;
 
 template <class T>
 class ShardRun {
@@ -72,7 +72,9 @@ class ShardRun {
 
  private:
   std::size_t unit_of(int layer) const { return unit_of_layer_[static_cast<std::size_t>(layer - 1)]; }
-  int tag(std::size_t u, int kind) const { return 1 + 2 * static_cast<int>(u % kShardTags) + kind; }
+  // The units that have tags of their own; unit u shares its tags with u - shared_tags().
+  std::size_t shared_tags() const { return static_cast<std::size_t>(kShardTags / (2 * lanes_)); }
+  int tag(std::size_t u, int kind) const { return 1 + lanes_ * (2 * static_cast<int>(u % shared_tags()) + kind); }
   void progress();
   std::size_t gathers_under_way() const;
   void start_gather(std::size_t u);
@@ -91,6 +93,8 @@ class ShardRun {
   std::vector<std::size_t> unit_of_layer_;  // layer l's unit at l - 1
   bool forward_prefetch_ = false, backward_prefetch_ = true;
   std::size_t gather_limit_ = 2;
+  int lanes_ = 1;  // each collective's: one, or one a ring
+  double slice_flops_ = 0;  // --progress-flops
   std::unique_ptr<Comm> schedules_;
   std::vector<ShardUnit<T>> units_;
   std::vector<T> shared_;  // without the arithmetic: one buffer every unit's messages use
@@ -106,6 +110,9 @@ ShardRun<T>::ShardRun(Run<T>& run, Mlp<T>& net, const TrainConfig& config, Comm&
   forward_prefetch_ = setting_text(config, "forward-prefetch") == "on";
   backward_prefetch_ = setting_text(config, "backward-prefetch") == "on";
   gather_limit_ = setting_count(config, "gather-limit");
+  slice_flops_ = setting(config, "progress-flops");
+  const bool rings = setting_text(config, "shard-algorithm") == "rings";
+  if (rings) lanes_ = static_cast<int>(std::max<std::size_t>(1, config.rank_rings.size()));
   schedules_ = comm.duplicate_for_schedules();
   const NetSpec& spec = net.spec();
   const bool numerics = run.numerics();
@@ -116,7 +123,7 @@ ShardRun<T>::ShardRun(Run<T>& run, Mlp<T>& net, const TrainConfig& config, Comm&
     unit_of_layer_.resize(static_cast<std::size_t>(u.last), units_.size());
     // Its values as sent: in 2 bytes each under --precision bf16 or fp16 (time only).
     u.plan = shard_plan(sharding_, comm.size(), comm.rank(), wire_values<T>(config.value_bytes, layers_of.parameters),
-                        config.rank_nodes);
+                        config.rank_nodes, rings ? std::span(config.rank_rings) : std::span<const std::vector<int>>{});
     const std::size_t u_index = units_.size();
     u.gather = std::make_unique<NbAllreduce<T>>(*schedules_, u.plan.gather, numerics, tag(u_index, 0));
     u.reduce = std::make_unique<NbAllreduce<T>>(*schedules_, u.plan.reduce, numerics, tag(u_index, 1));
@@ -179,7 +186,7 @@ template <class T>
 void ShardRun<T>::start_gather(std::size_t i) {
   ShardUnit<T>& u = units_[i];
   if (u.gathered || u.gathering) return;
-  if (i >= kShardTags && units_[i - kShardTags].gathering) finish_gather(i - kShardTags);  // its tag's
+  if (i >= shared_tags() && units_[i - shared_tags()].gathering) finish_gather(i - shared_tags());  // its tags'
   // This rank's shard lies in its place of the flat parameters already (u.shard is that part of
   // them); the others' come.
   compute_.charge_collective();
@@ -230,9 +237,9 @@ void ShardRun<T>::free(std::size_t i) {
 template <class T>
 void ShardRun<T>::start_reduce(std::size_t i) {
   ShardUnit<T>& u = units_[i];
-  if (i >= kShardTags && units_[i - kShardTags].reducing) {  // its tag's
-    units_[i - kShardTags].reduce->finish();
-    units_[i - kShardTags].reducing = false;
+  if (i >= shared_tags() && units_[i - shared_tags()].reducing) {  // its tags'
+    units_[i - shared_tags()].reduce->finish();
+    units_[i - shared_tags()].reducing = false;
   }
   if (run_.numerics() && shards_parameters(sharding_)) {  // the gradients into the padded buffer
     const std::span<T> from = net_.layers_gradients(u.first, u.last);
@@ -297,6 +304,8 @@ void ShardRun<T>::block(const Dataset& train, const std::vector<std::size_t>& or
     }
     progress();
   };
+  hooks.slice_flops = slice_flops_;
+  hooks.between_slices = [&] { progress(); };
   run_.forward_backward_hooked(train, order, first, count, running, hooks);
   for (ShardUnit<T>& u : units_) {  // the exposed communication
     if (!u.reducing) continue;
@@ -404,6 +413,23 @@ constexpr StrategyOption fsdp_options[] = {
      .range = {},
      .example = "on",
      .default_text = "on"},
+    {.name = "shard-algorithm",
+     .key = "shard_algorithm",
+     .kind = StrategyOption::Kind::text,
+     .help = "how the units' allgathers and reduce-scatters go: ring (one ring in rank order, Open MPI 4.1's ring "
+             "and NCCL's one channel) or rings (k rings at once, as NCCL's channels, around the hosts' wulf:rings: "
+             "each leaves a server through a NIC of its own; --sharding full or grad-op)",
+     .range = {},
+     .example = "ring",
+     .default_text = "ring"},
+    {.name = "progress-flops",
+     .key = "progress_flops",
+     .help = "a layer whose forward or backward part over the rank's block has more flops than this is charged in "
+             "equal slices of at most this many, with a progress point of the gathers and reductions between slices, "
+             "as a GPU library's own streams move them on all the time (0: one progress point after each layer "
+             "only)",
+     .default_value = 0,
+     .range = {.lo = 0, .hi = 1e18}},
     {.name = "gather-limit",
      .key = "gather_limit",
      .help = "gathers under way at once that a prefetch may add to (FSDP's limit_all_gathers: 2; 0: no limit)",
@@ -418,6 +444,12 @@ void check_fsdp(const TrainConfig& c, int, bool) {
   const std::string s = setting_text(c, "sharding");
   if (!sharding_named(s))
     throw InputError("--sharding \"" + s + "\": expected " + listed(sharding_names));
+  if (const std::string a = setting_text(c, "shard-algorithm"); a != "ring" && a != "rings")
+    throw InputError("--shard-algorithm \"" + a + "\": expected ring or rings");
+  if (setting_text(c, "shard-algorithm") == "rings" && s != "full" && s != "grad-op")
+    throw InputError("--shard-algorithm rings with --sharding " + s +
+                     ": the rings carry full's and grad-op's allgathers and reduce-scatters over all ranks; hybrid's "
+                     "and none's collectives are rings in rank order (--shard-algorithm ring)");
   for (const char* o : {"forward-prefetch", "backward-prefetch"})
     if (const std::string v = setting_text(c, o); v != "on" && v != "off")
       throw InputError(fmt::format("--{} \"{}\": expected on or off", o, v));
@@ -436,9 +468,10 @@ extern const StrategyDescriptor fsdp_strategy{
     .check = check_fsdp,
     .record = [](const TrainConfig&, bool numerics, Json& config) {
       config["progress"] = "a progress point (MPI_Test of every gather and reduction under way) after each layer's "
-                           "forward and backward part";
+                           "forward and backward part, and with --progress-flops between its slices";
       config["collectives_model"] = "each unit's allgather and reduce-scatter: the two halves of the ring allreduce "
-                                    "over its padded flat parameters, wulf's own schedule over MPI_Isend/MPI_Irecv";
+                                    "over its padded flat parameters (--shard-algorithm rings: of one ring a part "
+                                    "of each shard), wulf's own schedule over MPI_Isend/MPI_Irecv";
       if (numerics)
         config["errors_gather"] = "the net gathered whole after each iteration for its errors, charged as "
                                   "communication (notes eval_gather_s)";
@@ -471,6 +504,7 @@ extern const StrategyDescriptor fsdp_strategy{
     .trains_layer_nets = true,
     .moves_net_buffers = false,
     .needs_rank_nodes = [](const TrainConfig& c) { return setting_text(c, "sharding") == "hybrid"; },
+    .needs_rank_rings = [](const TrainConfig& c) { return setting_text(c, "shard-algorithm") == "rings"; },
     .train_float = train_fsdp<float>,
     .train_double = train_fsdp<double>,
 };
