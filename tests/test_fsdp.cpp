@@ -329,7 +329,7 @@ TEST(fsdp, a_layer_net_runs_time_only_and_prefetch_hides_gathers) {
   EXPECT_FALSE(on.at("history").back().contains("eval_gather_s"));
 }
 
-// --progress-flops: a layer's compute in slices with a progress point between them, as a GPU
+// --shard-progress-flops: a layer's compute in slices with a progress point between them, as a GPU
 // library's streams move the collectives on by themselves; a prefetched gather then goes on
 // during the layers' compute instead of only between layers, and is waited for less; the
 // slices' compute is the layer's (the iteration's compute the same).
@@ -339,7 +339,7 @@ TEST(fsdp, progress_between_slices_moves_the_prefetched_gathers_on_during_the_co
                                       "--block", "128", "--train-size", "128", "--engine", "sim", "--np", "4",
                                       "--platform", toy4, "--strategy", "fsdp", "--forward-prefetch", "on"};
   const Json layers = train_record(dir, "layers", args);
-  const Json slices = train_record(dir, "slices", with(args, {"--progress-flops", "1e8"}));
+  const Json slices = train_record(dir, "slices", with(args, {"--shard-progress-flops", "1e8"}));
   EXPECT_LT(slices.at("history").back().at("gather_wait_s").get<double>(),
             layers.at("history").back().at("gather_wait_s").get<double>());
   EXPECT_LT(slices.at("history").back().at("train_s").get<double>(),

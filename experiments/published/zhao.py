@@ -61,7 +61,7 @@ GPUS = 64
 # compute is sliced with a progress point between slices, a slice shorter than a ring step:
 # 1e10 flops are 37 us at the fitted rate (0.87 x 312 TFLOPS), a ring step of a unit about 230
 # us (a lane's 7 MB at a NIC's 31 GB/s). 1e8, published's, would be 3e7 progress points an
-# update, past what wulf runs (--progress-flops' check).
+# update, past what wulf runs (the option's check).
 PROGRESS_FLOPS = "1e10"
 
 
@@ -90,7 +90,7 @@ def train(tmp, tag, plat, batch, extra=()):
     cmd = [WULF, "train", "--quiet", "--problem", "layers:" + NET, "--numerics", "off", "--engine", "sim",
            "--platform", plat, "--np", str(GPUS), "--train-size", str(GPUS * batch), "--block", str(GPUS * batch),
            "--test-size", "0", "--epochs", "1", "--strategy", "fsdp", "--precision", "bf16", "--recompute", "on",
-           "--learning", "adam", "--progress-flops", PROGRESS_FLOPS, "--out", out] + list(extra)
+           "--learning", "adam", "--shard-progress-flops", PROGRESS_FLOPS, "--out", out] + list(extra)
     if "--shard-algorithm" not in extra:
         cmd += ["--shard-algorithm", "rings"]
     start = time.time()

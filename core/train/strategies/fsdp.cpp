@@ -94,7 +94,7 @@ class ShardRun {
   bool forward_prefetch_ = false, backward_prefetch_ = true;
   std::size_t gather_limit_ = 2;
   int lanes_ = 1;  // each collective's: one, or one a ring
-  double slice_flops_ = 0;  // --progress-flops
+  double slice_flops_ = 0;  // --shard-progress-flops
   std::unique_ptr<Comm> schedules_;
   std::vector<ShardUnit<T>> units_;
   std::vector<T> shared_;  // without the arithmetic: one buffer every unit's messages use
@@ -110,7 +110,7 @@ ShardRun<T>::ShardRun(Run<T>& run, Mlp<T>& net, const TrainConfig& config, Comm&
   forward_prefetch_ = setting_text(config, "forward-prefetch") == "on";
   backward_prefetch_ = setting_text(config, "backward-prefetch") == "on";
   gather_limit_ = setting_count(config, "gather-limit");
-  slice_flops_ = setting(config, "progress-flops");
+  slice_flops_ = setting(config, "shard-progress-flops");
   const bool rings = setting_text(config, "shard-algorithm") == "rings";
   if (rings) lanes_ = static_cast<int>(std::max<std::size_t>(1, config.rank_rings.size()));
   schedules_ = comm.duplicate_for_schedules();
@@ -422,8 +422,8 @@ constexpr StrategyOption fsdp_options[] = {
      .range = {},
      .example = "ring",
      .default_text = "ring"},
-    {.name = "progress-flops",
-     .key = "progress_flops",
+    {.name = "shard-progress-flops",
+     .key = "shard_progress_flops",
      .help = "a layer whose forward or backward part over the rank's block has more flops than this is charged in "
              "equal slices of at most this many, with a progress point of the gathers and reductions between slices, "
              "as a GPU library's own streams move them on all the time (0: one progress point after each layer "
@@ -468,7 +468,7 @@ extern const StrategyDescriptor fsdp_strategy{
     .check = check_fsdp,
     .record = [](const TrainConfig&, bool numerics, Json& config) {
       config["progress"] = "a progress point (MPI_Test of every gather and reduction under way) after each layer's "
-                           "forward and backward part, and with --progress-flops between its slices";
+                           "forward and backward part, and with --shard-progress-flops between its slices";
       config["collectives_model"] = "each unit's allgather and reduce-scatter: the two halves of the ring allreduce "
                                     "over its padded flat parameters (--shard-algorithm rings: of one ring a part "
                                     "of each shard), wulf's own schedule over MPI_Isend/MPI_Irecv";
