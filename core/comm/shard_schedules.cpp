@@ -88,15 +88,6 @@ ShardPlan shard_plan(Sharding sharding, int ranks, int rank, std::size_t values,
     plan.gather.emplace_back();
     return plan;
   }
-  if (!rings.empty()) {
-    const auto p = static_cast<std::size_t>(ranks);
-    plan.group = ranks;
-    plan.padded = (values + p - 1) / p * p;
-    plan.shard = plan.padded / p;
-    plan.owned_at = static_cast<std::size_t>(rank) * plan.shard;
-    rings_lanes(plan, ranks, rank, rings);
-    return plan;
-  }
   std::vector<int> group(static_cast<std::size_t>(ranks)), across;
   int place = rank;
   for (int q = 0; q < ranks; ++q) group[static_cast<std::size_t>(q)] = q;
@@ -109,6 +100,11 @@ ShardPlan shard_plan(Sharding sharding, int ranks, int rank, std::size_t values,
   const auto n = static_cast<std::size_t>(p);
   plan.padded = (values + n - 1) / n * n;
   plan.shard = plan.padded / n;
+  if (!rings.empty()) {  // full or grad-op: the group is every rank, each holding its own shard
+    plan.owned_at = static_cast<std::size_t>(rank) * plan.shard;
+    rings_lanes(plan, ranks, rank, rings);
+    return plan;
+  }
   // The ring's reduce-scatter leaves place i holding chunk i + 1.
   plan.owned_at = static_cast<std::size_t>((place + 1) % p) * plan.shard;
   const std::vector<NbStep> ring = nb_ring_schedule(p, place, plan.padded);

@@ -142,31 +142,31 @@ void load_problem(TrainJob& job, const RankPlace& place) {
   job.load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// --progress-flops F (overlap's; fsdp's --shard-progress-flops): the progress points an update
-// takes (the backward pass of the busiest rank's share of a block in slices of at most F flops,
-// at most kMostSlices a layer), refused before any rank starts where they are more than a run
-// ends with in reasonable time (issue 62: --progress-flops 1 on ResNet-50 never finished).
+// The strategy's progress option (its descriptor's progress_option, e.g. overlap's
+// --progress-flops) of F flops: the progress points an update takes (the backward pass of the
+// busiest rank's share of a block in slices of at most F flops, at most kMostSlices a layer),
+// refused before any rank starts where they are more than a run ends with in reasonable time
+// (issue 62: --progress-flops 1 on ResNet-50 never finished).
 constexpr double kMostProgressPoints = 1e6;
 void check_progress_points(const TrainJob& job) {
-  for (const char* option : {"progress-flops", "shard-progress-flops"}) {
-    if (!job.config.strategy->option(option)) continue;
-    const double slice = setting(job.config, option);
-    if (!(slice > 0)) return;
-    const double share =
-        std::ceil(static_cast<double>(block_size(job.config, job.problem.train_total)) / std::max(1, job.np));
-    double points = 0, flops = 0;
-    for (int l = 1; l <= job.spec.timed_layers(); ++l) {
-      const double layer = share * job.spec.layer_backward_flops(l);
-      points += progress_slices(layer, slice);
-      flops += layer;
-    }
-    if (points > kMostProgressPoints)
-      throw InputError(fmt::format("--{} {:g}: {:.3g} progress points an update (a rank's backward pass of {:.3g} "
-                                   "flops in slices of at most {:g}), more than the {:g} a run ends with in "
-                                   "reasonable time; give --{} {:.3g} or more",
-                                   option, slice, points, flops, slice, kMostProgressPoints, option,
-                                   std::ceil(flops / kMostProgressPoints)));
+  const std::string option(job.config.strategy->progress_option);
+  if (option.empty()) return;
+  const double slice = setting(job.config, option);
+  if (!(slice > 0)) return;
+  const double share =
+      std::ceil(static_cast<double>(block_size(job.config, job.problem.train_total)) / std::max(1, job.np));
+  double points = 0, flops = 0;
+  for (int l = 1; l <= job.spec.timed_layers(); ++l) {
+    const double layer = share * job.spec.layer_backward_flops(l);
+    points += progress_slices(layer, slice);
+    flops += layer;
   }
+  if (points > kMostProgressPoints)
+    throw InputError(fmt::format("--{} {:g}: {:.3g} progress points an update (a rank's backward pass of {:.3g} flops "
+                                 "in slices of at most {:g}), more than the {:g} a run ends with in reasonable time; "
+                                 "give --{} {:.3g} or more",
+                                 option, slice, points, flops, slice, kMostProgressPoints, option,
+                                 std::ceil(flops / kMostProgressPoints)));
 }
 
 // --precision bf16 or fp16: what is charged and sent in 16 bits, never computed in them, so

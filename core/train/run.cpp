@@ -149,16 +149,23 @@ void Run<T>::forward_backward_layers(const Dataset& data, const std::vector<std:
   for (int l = layers; l >= 1; --l) {
     recompute_layer(l, count);
     const double flops = charged_.backward[static_cast<std::size_t>(l - 1)];
-    const double block_flops = flops * static_cast<double>(count);
-    const int slices = progress_slices(block_flops, slice_flops);
-    for (int s = 0; s < slices; ++s) {
-      if (s > 0 && between_slices) between_slices();
-      kernel_part(Phase::backward, count, l == layers && s == 0 ? count : 0, block_flops / slices,
-                  flops / charged_.kernels.backward / slices, [&] {
-                    if (s == 0) backward_arithmetic(l, count, block_loss, sums);  // the first slice's
-                  });
-    }
+    kernel_sliced(Phase::backward, count, l == layers ? count : 0, flops * static_cast<double>(count),
+                  flops / charged_.kernels.backward, slice_flops, between_slices,
+                  [&] { backward_arithmetic(l, count, block_loss, sums); });
     layer_done(l);
+  }
+}
+
+template <class T>
+void Run<T>::kernel_sliced(Phase phase, std::size_t count, std::size_t counted, double block_flops, double share,
+                           double slice_flops, const std::function<void()>& between_slices,
+                           const std::function<void()>& arithmetic) {
+  const int slices = progress_slices(block_flops, slice_flops);
+  for (int s = 0; s < slices; ++s) {
+    if (s > 0 && between_slices) between_slices();
+    kernel_part(phase, count, s == 0 ? counted : 0, block_flops / slices, share / slices, [&] {
+      if (s == 0) arithmetic();
+    });
   }
 }
 
@@ -189,28 +196,17 @@ void Run<T>::forward_backward_hooked(const Dataset& data, const std::vector<std:
     if (hook) hook(l);
   };
   const int layers = net_.spec().timed_layers();
-  // A layer's part of a pass, in slices (its arithmetic in the first, whole).
-  const auto sliced = [&](Phase phase, std::size_t gathered, double block_flops, double share,
-                          const std::function<void()>& arithmetic) {
-    const int slices = progress_slices(block_flops, hooks.slice_flops);
-    for (int s = 0; s < slices; ++s) {
-      if (s > 0 && hooks.between_slices) hooks.between_slices();
-      kernel_part(phase, count, s == 0 ? gathered : 0, block_flops / slices, share / slices, [&] {
-        if (s == 0) arithmetic();
-      });
-    }
-  };
   const double forward_total = charged_.kernels.forward;
   for (int l = 1; l <= layers; ++l) {
     call(hooks.before_forward, l);
     const double flops = charged_.forward[static_cast<std::size_t>(l - 1)];
-    sliced(Phase::forward, l == 1 ? count : 0, flops * static_cast<double>(count),
-           forward_total > 0 ? flops / forward_total : 0.0, [&] {
-             if (l == 1) gather_block(data, order, first, count, x_, t_, labels_);
-             if (count == 0) return;
-             if (l == 1) net_.begin_forward(x_);
-             net_.forward_layer(l);
-           });
+    kernel_sliced(Phase::forward, count, l == 1 ? count : 0, flops * static_cast<double>(count),
+                  forward_total > 0 ? flops / forward_total : 0.0, hooks.slice_flops, hooks.between_slices, [&] {
+                    if (l == 1) gather_block(data, order, first, count, x_, t_, labels_);
+                    if (count == 0) return;
+                    if (l == 1) net_.begin_forward(x_);
+                    net_.forward_layer(l);
+                  });
     call(hooks.after_forward, l);
   }
   double block_loss = 0;
@@ -219,8 +215,9 @@ void Run<T>::forward_backward_hooked(const Dataset& data, const std::vector<std:
     call(hooks.before_backward, l);
     recompute_layer(l, count);
     const double flops = charged_.backward[static_cast<std::size_t>(l - 1)];
-    sliced(Phase::backward, l == layers ? count : 0, flops * static_cast<double>(count),
-           backward_total > 0 ? flops / backward_total : 0.0, [&] { backward_arithmetic(l, count, block_loss, sums); });
+    kernel_sliced(Phase::backward, count, l == layers ? count : 0, flops * static_cast<double>(count),
+                  backward_total > 0 ? flops / backward_total : 0.0, hooks.slice_flops, hooks.between_slices,
+                  [&] { backward_arithmetic(l, count, block_loss, sums); });
     call(hooks.after_backward, l);
   }
 }

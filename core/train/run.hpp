@@ -228,6 +228,13 @@ class Run {
   // Layer l's part of the backward pass of the block in the scratch (count patterns): from
   // the output layer (its loss into block_loss) down; the block's errors into sums at layer 1.
   void backward_arithmetic(int l, std::size_t count, double& block_loss, ErrorSums& sums);
+  // A layer's part of a pass over the block (count patterns, counted of them the phase's):
+  // block_flops charged in equal slices of at most slice_flops (0: one), share / slices of the
+  // phase's time each, between_slices() (if any) called between them; the arithmetic runs in
+  // the first slice, whole.
+  void kernel_sliced(Phase phase, std::size_t count, std::size_t counted, double block_flops, double share,
+                     double slice_flops, const std::function<void()>& between_slices,
+                     const std::function<void()>& arithmetic);
   // The forward kernel of forward_backward and forward_backward_layers: the patterns
   // gathered into the scratch and passed forward.
   void forward_block(const Dataset& data, const std::vector<std::size_t>& order, std::size_t first,

@@ -183,6 +183,10 @@ struct StrategyDescriptor {
   // The option of its own allreduce of the gradients (overlap's --bucket-allreduce): what it
   // needs of where the ranks are is that algorithm's too. Empty: none.
   std::string_view own_allreduce_option{};
+  // Its option that charges a layer's compute in slices with progress points between them
+  // (overlap's --progress-flops, fsdp's --shard-progress-flops; empty: none), whose points an
+  // update the front end bounds.
+  std::string_view progress_option{};
   // Whether, without the arithmetic, its messages go from and to the net's own buffers (block's
   // allreduce of the gradient: then the simulated ranks share them, 3 w values of address
   // space); fsdp's go through buffers of its own, and its net has no storage.

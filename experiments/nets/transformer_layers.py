@@ -690,6 +690,16 @@ FLOPS_NOTES = {
 }
 
 
+def write_layers(out, net):
+    """The net's `unit` and `layer` lines, in the layer file's format."""
+    units = dict((first, unit) for unit, first in net.units)
+    for i, (name, kind, flops, acts, shapes) in enumerate(net.layers):
+        if i in units:
+            out.write("unit %s\n" % units[i])
+        out.write(" ".join(["layer", name, kind, str(flops), "activations=%d" % acts] +
+                           ["x".join(map(str, s)) for s in shapes]) + "\n")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("model", choices=sorted(CONFIGS), type=lambda s: s.replace("_", "-"))
@@ -743,12 +753,7 @@ wulf-layers 1
     if samples is not None:
         out.write("samples %d 0\n" % samples)
     out.write("inputs %d\noutputs %d\n" % (inputs, outputs))
-    units = dict((first, unit) for unit, first in net.units)
-    for i, (name, kind, flops, acts, shapes) in enumerate(net.layers):
-        if i in units:
-            out.write("unit %s\n" % units[i])
-        out.write(" ".join(["layer", name, kind, str(flops), "activations=%d" % acts] +
-                           ["x".join(map(str, s)) for s in shapes]) + "\n")
+    write_layers(out, net)
     params = sum(size(s) for l in net.layers for s in l[4])
     fwd = sum(l[2] for l in net.layers)
     out.write("# parameters: %d\n# forward flops per sample: %d\n# layers: %d\n# tensors: %d\n"

@@ -444,9 +444,9 @@ void check_fsdp(const TrainConfig& c, int, bool) {
   const std::string s = setting_text(c, "sharding");
   if (!sharding_named(s))
     throw InputError("--sharding \"" + s + "\": expected " + listed(sharding_names));
-  if (const std::string a = setting_text(c, "shard-algorithm"); a != "ring" && a != "rings")
-    throw InputError("--shard-algorithm \"" + a + "\": expected ring or rings");
-  if (setting_text(c, "shard-algorithm") == "rings" && s != "full" && s != "grad-op")
+  const std::string a = setting_text(c, "shard-algorithm");
+  if (a != "ring" && a != "rings") throw InputError("--shard-algorithm \"" + a + "\": expected ring or rings");
+  if (a == "rings" && s != "full" && s != "grad-op")
     throw InputError("--shard-algorithm rings with --sharding " + s +
                      ": the rings carry full's and grad-op's allgathers and reduce-scatters over all ranks; hybrid's "
                      "and none's collectives are rings in rank order (--shard-algorithm ring)");
@@ -502,6 +502,7 @@ extern const StrategyDescriptor fsdp_strategy{
                 "smaller units (--shard-unit) or " + s.smaller_net);
     },
     .trains_layer_nets = true,
+    .progress_option = "shard-progress-flops",
     .moves_net_buffers = false,
     .needs_rank_nodes = [](const TrainConfig& c) { return setting_text(c, "sharding") == "hybrid"; },
     .needs_rank_rings = [](const TrainConfig& c) { return setting_text(c, "shard-algorithm") == "rings"; },

@@ -666,6 +666,7 @@ extern const StrategyDescriptor overlap_strategy{
     .search = &overlap_search,
     .trains_layer_nets = true,
     .own_allreduce_option = "bucket-allreduce",
+    .progress_option = "progress-flops",
     .train_float = train_overlap<float>,
     .train_double = train_overlap<double>,
 };
