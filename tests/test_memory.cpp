@@ -170,6 +170,51 @@ TEST(memory, the_benchmarks_allgather_grows_as_elements_times_the_square_of_the_
   EXPECT_GT(p.machine_bytes, 2e12);
 }
 
+TEST(memory, smpi_maps_the_shared_memory_in_blocks_within_half_the_kernels_mappings) {
+  const double GiB = 1024.0 * 1024 * 1024, MiB = 1024.0 * 1024;
+  EXPECT_EQ(smpi_shared_block_bytes(0.5 * GiB, 65530), 1u << 20);  // SimGrid's default
+  EXPECT_EQ(smpi_shared_block_bytes(32765 * MiB, 65530), 1u << 20);
+  EXPECT_EQ(smpi_shared_block_bytes(32766 * MiB, 65530), 2u << 20);
+  EXPECT_EQ(smpi_shared_block_bytes(84.2 * GiB, 65530), 4u << 20);  // 21 555 mappings
+  EXPECT_EQ(smpi_shared_block_bytes(84.2 * GiB, 262144), 1u << 20);
+}
+
+TEST(memory, the_simulated_ranks_shared_memory_costs_this_machine_its_block_and_page_tables) {
+  // T5-11B as DDP, time only, on 8 simulated ranks: the net (3 w values) and the buckets'
+  // flat buffer (2 w) are SMPI's shared memory, 226 GB mapped, of which this machine holds a
+  // block and the page tables (8 bytes a page of 4 KiB).
+  const TrainJob job = job_of({"--problem", "layers:t5_11b", "--strategy", "overlap", "--engine", "sim", "--platform",
+                               "batcave.xml", "--np", "8", "--numerics", "off", "--train-size", "8",
+                               "--block", "8", "--test-size", "0"});
+  const MemoryEstimate e = estimate_memory(job);
+  const double w = static_cast<double>(job.spec.parameter_count());
+  EXPECT_EQ(e.shared_bytes, 5 * w * 4);
+  EXPECT_EQ(e.shared_block, smpi_shared_block_bytes(5 * w * 4));
+  EXPECT_GE(e.shared_block, 4u << 20);  // 226 GB in 1 MiB blocks are more mappings than any default allows
+  EXPECT_GT(e.machine_bytes, 5 * w * 4 / 512);
+  EXPECT_LT(e.machine_bytes, 5 * w * 4 / 512 + 256.0 * 1024 * 1024);
+  const Json j = e.to_json();
+  EXPECT_EQ(j.at("shared_bytes").get<double>(), 5 * w * 4);
+  EXPECT_EQ(j.at("shared_block_bytes").get<std::size_t>(), e.shared_block);
+  // One mapping of the net's 3 w values: refused where the kernel grants less, naming the
+  // part and the remedies, unless forced; nothing is checked where nothing limits it.
+  const MachineMemory small{100.0 * 1024 * 1024 * 1024, "MemTotal and SwapTotal, vm.overcommit_memory 0"};
+  expect_input_error([&] { check_shared_mapping(e, small, false); },
+                     {"126.4 GiB of it the net's parameters, gradients and spare", "one mapping", "at most 100.0 GiB",
+                      "vm.overcommit_memory 0", "--problem layers:FILE", "vm.overcommit_memory=1", "--force"});
+  EXPECT_NO_THROW(check_shared_mapping(e, small, true));
+  EXPECT_NO_THROW(check_shared_mapping(e, MachineMemory{200.0 * 1024 * 1024 * 1024, "x"}, false));
+  EXPECT_NO_THROW(check_shared_mapping(e, std::nullopt, false));
+  // With the arithmetic every rank holds its own: nothing is shared.
+  const MemoryEstimate own = estimate_memory(
+      job_of({"--problem", "digits", "--strategy", "overlap", "--engine", "sim", "--platform", "batcave.xml", "--np", "2"}));
+  EXPECT_EQ(own.shared_bytes, 0);
+  EXPECT_EQ(own.shared_block, 0u);
+  EXPECT_FALSE(own.to_json().contains("shared_bytes"));
+  EXPECT_EQ(own.largest_shared(), nullptr);
+  EXPECT_NO_THROW(check_shared_mapping(own, MachineMemory{1, "x"}, false));
+}
+
 TEST(memory, human_bytes_reads_in_binary_units) {
   EXPECT_EQ(human_bytes(1000), "1000 bytes");
   EXPECT_EQ(human_bytes(1536), "1.5 KiB");

@@ -170,10 +170,16 @@ int launch_sim(TrainJob& job, std::ostream& err) {
   const std::string platform = grown ? grown->path() : job.platform;
   const PlatformHosts placement = rank_placement(job, platform);
   const Hostfile hostfile(placement.hosts, job.np);
+  add_placement(job, placement);
   std::vector<std::string> cfg = smpi_collective_config(collectives_of(job));
   for (const std::string& setting : smpi_eager_config(job.eager_limit)) cfg.push_back(setting);
+  // The shared memory of a time-only run: a mapping the kernel grants (after the devices'
+  // check, which add_placement made), in blocks few enough for its count of mappings.
+  const MemoryEstimate memory = estimate_memory(job);
+  check_shared_mapping(memory, mapping_limit(), job.force);
+  if (memory.shared_block > (std::size_t{1} << 20))
+    cfg.push_back("smpi/shared-malloc-blocksize:" + std::to_string(memory.shared_block));
   std::vector<std::string> cmd = smpirun_command(platform, hostfile, job.np, cfg, wulf_program("wulf-rank-sim"));
-  add_placement(job, placement);
   const RankJobArgs rank_job(job.config_json, false);
   cmd.insert(cmd.end(), rank_job.args().begin(), rank_job.args().end());
   return ranks_ended(run_ranks(cmd, true, false), "smpirun", err);

@@ -6,6 +6,7 @@
 #include "train/strategy.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -69,11 +70,10 @@ DeviceMemory device_memory(const NetSpec& spec, const TrainConfig& config, int r
   const double state_bytes = half ? 4.0 : value_bytes;
   const double psi = static_cast<double>(spec.parameter_count());
   const int p = std::max(1, ranks);
-  const bool fsdp = config.strategy->name == "fsdp";
-  const std::string sharding = fsdp ? setting_text(config, "sharding") : "none";
+  const DeviceHolding holding = config.strategy->device_holding ? config.strategy->device_holding(config) : DeviceHolding{};
+  const std::string& sharding = holding.sharding;
   const bool sharded = sharding != "none";
-  const int unit_layers = fsdp ? static_cast<int>(setting_count(config, "shard-unit")) : 0;
-  const UnitSizes units = unit_sizes(spec, unit_layers);
+  const UnitSizes units = unit_sizes(spec, holding.unit_layers);
   // The ranks each unit is sharded over: all of them, or a node's (hybrid).
   int group = p;
   if (sharding == "hybrid") {
@@ -97,7 +97,7 @@ DeviceMemory device_memory(const NetSpec& spec, const TrainConfig& config, int r
   } else {
     add(fmt::format("parameters, this rank's shards (1/{} of each unit)", group), shard_values * vb,
         "more ranks (--np)");
-    const std::size_t limit = setting_count(config, "gather-limit");
+    const std::size_t limit = holding.gather_limit;
     if (sharding == "grad-op")
       add("parameters gathered from a unit's forward to its backward (--sharding grad-op: every unit at the end of "
           "the forward pass)",
@@ -111,12 +111,9 @@ DeviceMemory device_memory(const NetSpec& spec, const TrainConfig& config, int r
   // Gradients: the whole net's, with DDP's bucket copy; or the shards and the units in reduction.
   if (!sharded) {
     add("gradients, all w values", psi * vb, shard_it);
-    if (config.strategy->name == "overlap") {
-      const bool views = setting_text(config, "framework") == "ddp" && setting_text(config, "gradient-as-bucket-view") == "on";
-      if (!views)
-        add("the buckets' flat copy of the gradients (DDP's buckets; none with --gradient-as-bucket-view on)", psi * vb,
-            "--framework ddp --gradient-as-bucket-view on");
-    }
+    if (holding.bucket_copy)
+      add("the buckets' flat copy of the gradients (DDP's buckets; none with " + holding.no_bucket_copy + ")", psi * vb,
+          holding.no_bucket_copy);
   } else {
     add("gradients, this rank's shards", shard_values * vb, "more ranks (--np)");
     add("gradients of the two largest units, made and in their reduce-scatter", largest(units.parameters, 2) * vb,
@@ -160,9 +157,11 @@ std::string device_memory_fault(const DeviceMemory& need, double memory, const s
                                  "config.device_memory in a record):",
                                  where, gib(need.total), gib(memory));
   for (const DevicePart& p : parts) text += fmt::format("\n  {:>10}  {}", gib(p.bytes), p.what);
-  text += "\nwhat makes it fit: " + parts.front().shrink;
-  for (std::size_t i = 1; i < parts.size() && i < 3; ++i)
-    if (parts[i].shrink != parts.front().shrink) text += "; " + parts[i].shrink;
+  // The remedies of the three largest parts, each once.
+  std::vector<std::string> remedies;
+  for (std::size_t i = 0; i < parts.size() && i < 3; ++i)
+    if (std::ranges::find(remedies, parts[i].shrink) == remedies.end()) remedies.push_back(parts[i].shrink);
+  text += fmt::format("\nwhat makes it fit: {}", fmt::join(remedies, "; "));
   return text;
 }
 

@@ -72,12 +72,9 @@ void net_parts(const MemoryShape& s, const StrategyMemory& m, bool two_states, s
   const double net = m.net_storage && (s.numerics || !s.sim) ? 2 * s.w * s.T : 0;
   add(parts, "the net's parameters and gradients, 2 x w values", net, net, Kind::held, s.smaller_net);
   if (!s.numerics) {
-    // The ranks share one mapping of the block over the net's 3 x w values (its parameters,
-    // gradients and spare, Compute::net_storage): its page tables, 8 bytes a page of 4 KiB,
-    // once.
-    const double tables = s.sim && m.net_storage ? 3 * s.w * s.T / 512 : 0;
-    add(parts, "the page tables of the net's shared storage (SMPI's shared malloc)", tables, 0, Kind::held,
-        s.smaller_net);
+    if (s.sim && m.net_storage)  // Compute::net_storage: parameters, gradients and spare, 3 x w values
+      add(parts, "the net's parameters, gradients and spare, 3 x w values", 3 * s.wT(), 0,
+          Kind::shared, s.smaller_net);
     return;
   }
   const double step = (two_states ? 2 : 1) * s.wT();
@@ -203,6 +200,16 @@ int real_ranks_here(const TrainJob& job) {
   return job.hostfile.empty() ? job.np : 1;
 }
 
+// The file block SMPI maps over the shared parts, a part of its own.
+void add_shared_block(MemoryEstimate& e) {
+  for (const MemoryPart& part : e.parts)
+    if (part.kind == Kind::shared) e.shared_bytes += part.first;
+  if (e.shared_bytes <= 0) return;
+  e.shared_block = smpi_shared_block_bytes(e.shared_bytes);
+  add(e.parts, "the file block SMPI maps over the shared memory (smpi/shared-malloc-blocksize)",
+      static_cast<double>(e.shared_block), 0, Kind::process, "");
+}
+
 Json byte_count(double bytes) {
   if (bytes < 9e18) return Json(static_cast<std::uint64_t>(std::llround(bytes)));
   return Json(bytes);
@@ -210,15 +217,35 @@ Json byte_count(double bytes) {
 
 }  // namespace
 
+std::size_t smpi_shared_block_bytes(double shared_bytes, long long max_map_count) {
+  if (max_map_count <= 0) {
+    max_map_count = 65530;  // Linux's default
+    std::ifstream in("/proc/sys/vm/max_map_count");
+    if (long long v = 0; in >> v && v > 0) max_map_count = v;
+  }
+  const double mappings = std::max(1.0, static_cast<double>(max_map_count / 2));
+  std::size_t block = std::size_t{1} << 20;  // SimGrid's default
+  while (shared_bytes / static_cast<double>(block) > mappings && block < (std::size_t{1} << 40)) block <<= 1;
+  return block;
+}
+
 double MemoryEstimate::weight(const MemoryPart& part) const {
   const double others = std::max(0, ranks_here - 1);
   switch (part.kind) {
     case Kind::process: return part.first;
+    case Kind::shared: return part.first / 512;  // the mappings' page tables; the block is a part of its own
     case Kind::passing: return one_process ? std::max(part.first, ranks_here > 1 ? part.each : 0)
                                            : part.first + others * part.each;
     case Kind::held: break;
   }
   return part.first + others * part.each;
+}
+
+const MemoryPart* MemoryEstimate::largest_shared() const {
+  const MemoryPart* largest = nullptr;
+  for (const MemoryPart& part : parts)
+    if (part.kind == Kind::shared && (!largest || part.first > largest->first)) largest = &part;
+  return largest;
 }
 
 const MemoryPart& MemoryEstimate::biggest() const {
@@ -234,6 +261,10 @@ Json MemoryEstimate::to_json() const {
   j["process_bytes"] = byte_count(process_bytes);
   j["machine_bytes"] = byte_count(machine_bytes);
   j["ranks_here"] = ranks_here;
+  if (shared_bytes > 0) {
+    j["shared_bytes"] = byte_count(shared_bytes);
+    j["shared_block_bytes"] = shared_block;
+  }
   j["where"] = where;
   const MemoryPart& big = biggest();
   j["biggest"] = {{"what", big.what}, {"bytes", byte_count(weight(big))}, {"shrink", big.shrink}};
@@ -247,6 +278,7 @@ void total_memory(MemoryEstimate& e, bool one_process) {
   double process = 0, held_first = 0, held_each = 0, pass_first = 0, pass_each = 0;
   for (const MemoryPart& part : e.parts) {
     if (part.kind == Kind::process) process += part.first;
+    if (part.kind == Kind::shared) process += e.weight(part);
     if (part.kind == Kind::held) held_first += part.first, held_each += part.each;
     // What a rank holds a while is not held at once with its other passing parts.
     if (part.kind == Kind::passing) pass_first = std::max(pass_first, part.first), pass_each = std::max(pass_each, part.each);
@@ -280,6 +312,7 @@ MemoryEstimate estimate_memory(const TrainJob& job) {
   data_parts(job, s, e.parts);
   activation_parts(job, s, m, e.parts);
   collective_parts(s, m, e.parts);
+  add_shared_block(e);
   // Under mpirun (real, and testbed, whose hosts are all on this machine) every rank is a
   // process of its own; seq and sim run in one.
   total_memory(e, job.engine == Engine::seq || job.engine == Engine::sim);
@@ -334,6 +367,18 @@ void check_memory_fits(const MemoryEstimate& e, const std::optional<MachineMemor
                   "--force runs it all the same",
                   who.empty() ? "" : who + ": ", human_bytes(e.machine_bytes), e.where, human_bytes(machine->bytes),
                   machine->source, biggest_part(e)));
+}
+
+void check_shared_mapping(const MemoryEstimate& e, const std::optional<MachineMemory>& limit, bool force) {
+  const MemoryPart* part = e.largest_shared();
+  if (force || !limit || !part || part->first <= limit->bytes) return;
+  throw InputError(fmt::format(
+      "the simulated ranks share memory in which no value is read (--numerics off), {} of it {}; SMPI reserves that "
+      "as one mapping and holds a block of {} of it, but this machine's kernel grants one mapping at most {} ({}); "
+      "to run it: {}, or `sysctl vm.overcommit_memory=1` (as root), under which the kernel grants it (this machine "
+      "then holds about {}); --force runs it all the same",
+      human_bytes(part->first), part->what, human_bytes(static_cast<double>(e.shared_block)), human_bytes(limit->bytes),
+      limit->source, part->shrink.empty() ? "a smaller net" : part->shrink, human_bytes(e.machine_bytes)));
 }
 
 std::string out_of_memory_advice(const TrainJob& job) {

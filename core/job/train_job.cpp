@@ -321,6 +321,7 @@ std::string changed_input(const std::vector<TrainJob::InputFile>& then, const st
 }
 
 void finish_front_end(TrainJob& job, bool force) {
+  job.force = force;
   // What the ranks will read again, as this front end read it.
   job.inputs = inputs_read(job);
   resolve_collectives(job);

@@ -106,6 +106,7 @@ struct TrainJob {
   };
   std::vector<InputFile> inputs;
   bool quiet = false;
+  bool force = false;  // --force: past this machine's memory checks (finish_front_end sets it)
 
   // What this process made of the job.
   Problem problem;                     // the data this process holds: its share, or only the shapes

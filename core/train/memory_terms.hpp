@@ -22,6 +22,11 @@ struct MemoryPart {
     held,     // on its rank for the run
     passing,  // held a while (loading, evaluating): once per smpirun process, per rank process under mpirun
     process,  // once per process, not per rank (the simulator itself)
+    // --numerics off under smpirun: memory every simulated rank shares, in SMPI's shared
+    // malloc (Compute::shared_storage, shared_scratch), counted once in `first`. SMPI maps one
+    // file block over it again and again, so this machine holds the block and the mappings'
+    // page tables, not the bytes (memory_estimate.hpp).
+    shared,
   };
   std::string what;    // for people: "PPT's allgather buffers, (w + 1) x (p + 1) values per rank"
   double first = 0;    // bytes on rank 0
@@ -83,6 +88,19 @@ struct StrategyMemory {
   bool reduces_weights = false;        // allreduces or reduces the w values (the library's temporaries)
   double reduce_scratch = 0;           // buffers of w values those reduces hold (default: the library's and wulf's)
   bool net_storage = true;             // the net's parameters and gradients have memory (fsdp time only: none)
+};
+
+// How a strategy holds the model on a modelled device (job/device_memory.hpp): the whole net on
+// every rank (sharding "none"), or sharded as FSDP and ZeRO shard it ("full", "grad-op",
+// "hybrid": comm/shard_schedules.hpp) in units of unit_layers layers (0: the layer file's
+// units) with gather_limit units prefetched (0: no limit); and whether the gradients are also
+// copied into buckets (DDP's flat buffers), and what avoids that copy.
+struct DeviceHolding {
+  std::string sharding = "none";
+  int unit_layers = 0;
+  std::size_t gather_limit = 0;
+  bool bucket_copy = false;
+  std::string no_bucket_copy;
 };
 
 }  // namespace wulf

@@ -11,7 +11,9 @@
 
 namespace wulf {
 
-ChargedFlops charged_kernel_flops(const NetSpec& spec, const ComputeConfig& c, bool half) {
+double update_flops_per_parameter(Learning learning) { return learning == Learning::adam ? 14.0 : 4.0; }
+
+ChargedFlops charged_kernel_flops(const NetSpec& spec, const ComputeConfig& c, bool half, Learning learning) {
   // The 16-bit rate over the speed the flops are charged at: the tensor cores' gain.
   const double gain = half && c.speed16 > 0 && c.host_speed > 0 ? c.speed16 / c.host_speed : 1.0;
   const auto tensor = [gain](LayerKind k) {
@@ -20,7 +22,7 @@ ChargedFlops charged_kernel_flops(const NetSpec& spec, const ComputeConfig& c, b
   ChargedFlops out;
   const KernelFlops f = spec.flops();
   out.kernels = f;
-  out.kernels.update = f.update / efficiency_of(c.efficiency, LayerKind::other);
+  out.kernels.update = f.weights * update_flops_per_parameter(learning) / efficiency_of(c.efficiency, LayerKind::other);
   if (!spec.table) {
     const double e = efficiency_of(c.efficiency, LayerKind::linear) * tensor(LayerKind::linear);
     out.kernels.forward = f.forward / e;
@@ -59,7 +61,7 @@ Run<T>::Run(Mlp<T>& net, const Dataset& train, const Dataset& test, const Global
       compute_(compute),
       numerics_(compute.numerics()),
       weights_(net.parameter_count()),
-      charged_(charged_kernel_flops(net.spec(), compute.config(), config.value_bytes == 2)),
+      charged_(charged_kernel_flops(net.spec(), compute.config(), config.value_bytes == 2, config.learning)),
       options_(options),
       progress_(progress) {
   validate(config, sizes.train, sizes.classifier, block_sharers(config, comm.size()));

@@ -67,15 +67,24 @@ inline Rng pattern_order_rng(const TrainConfig& config, int rank) {
 // The flops a rank's kernels are charged as on its host (ComputeConfig's efficiency, device and
 // host_speed): an MLP's layers are linear ones and its update of kind other; a layer of a
 // table with a measured time on the host's device is charged that time at the host's speed.
-// With every efficiency 1 and no device these are spec.flops(), to the bit.
+// With every efficiency 1, no device and a momentum or RPROP update these are spec.flops(), to
+// the bit.
 struct ChargedFlops {
   KernelFlops kernels;
   std::vector<double> forward;   // per pattern, layer l at l - 1
   std::vector<double> backward;  // per pattern, layer l at l - 1
 };
 // half: --precision bf16 or fp16, the conv, linear and attention layers' flops at the host's
-// 16-bit rate (ComputeConfig::speed16, where it gives one).
-ChargedFlops charged_kernel_flops(const NetSpec& spec, const ComputeConfig& compute, bool half = false);
+// 16-bit rate (ComputeConfig::speed16, where it gives one). learning: the rule whose update is
+// charged (update_flops_per_parameter).
+ChargedFlops charged_kernel_flops(const NetSpec& spec, const ComputeConfig& compute, bool half = false,
+                                  Learning learning = Learning::block);
+
+// The flops an update charges a parameter: the momentum step's 4 (dw = alpha dw - eta g,
+// w += dw; KernelFlops::update), which RPROP's step is charged too; Adam's step as
+// AdamStep::apply makes it, 14: the gradient's scale (1), the first moment (3), the second
+// (4), the denominator's square root, division and epsilon (3), and the step (3).
+double update_flops_per_parameter(Learning learning);
 
 // The values of T that carry n parameters or gradients on the wire: n, or under --precision
 // bf16 or fp16 (time only, TrainConfig::value_bytes) as many as hold their 2 bytes each.

@@ -160,6 +160,9 @@ struct StrategyDescriptor {
   void (*record)(const TrainConfig&, bool numerics, Json& config) = nullptr;
   // Its terms of the memory estimate; null: the defaults (memory_terms.hpp).
   void (*memory)(const MemoryShape&, const TrainConfig&, StrategyMemory&) = nullptr;
+  // How it holds the model on a modelled device (DeviceHolding); null: the whole net on every
+  // rank, no bucket copy (block's).
+  DeviceHolding (*device_holding)(const TrainConfig&) = nullptr;
   // The counts its own collectives pass to MPI, each checked with mpi_count. May be null.
   void (*message_counts)(const MemoryShape&, const TrainConfig&) = nullptr;
   const SearchTraits* search = nullptr;

@@ -3,6 +3,7 @@
 #include "util/errors.hpp"
 #include "util/text.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -28,6 +29,37 @@ std::optional<MachineMemory> machine_memory() {
       if (fields >> kib && kib > 0) return MachineMemory{kib * 1024.0, "MemAvailable"};
     }
   return std::nullopt;
+}
+
+namespace {
+
+// A field of /proc/meminfo in bytes, or none.
+std::optional<double> meminfo_bytes(const std::string& field) {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string line;
+  while (std::getline(meminfo, line))
+    if (line.rfind(field + ":", 0) == 0) {
+      std::istringstream fields(line.substr(field.size() + 1));
+      double kib = 0;
+      if (fields >> kib && kib >= 0) return kib * 1024.0;
+    }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<MachineMemory> mapping_limit() {
+  std::ifstream policy("/proc/sys/vm/overcommit_memory");
+  int mode = -1;
+  if (!(policy >> mode) || mode == 1) return std::nullopt;
+  if (mode == 2) {
+    const auto limit = meminfo_bytes("CommitLimit"), committed = meminfo_bytes("Committed_AS");
+    if (!limit || !committed) return std::nullopt;
+    return MachineMemory{std::max(0.0, *limit - *committed), "CommitLimit less Committed_AS, vm.overcommit_memory 2"};
+  }
+  const auto total = meminfo_bytes("MemTotal"), swap = meminfo_bytes("SwapTotal");
+  if (!total) return std::nullopt;
+  return MachineMemory{*total + swap.value_or(0), "MemTotal and SwapTotal, vm.overcommit_memory 0"};
 }
 
 MachineSample sample_machine() {

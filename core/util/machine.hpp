@@ -19,6 +19,12 @@ struct MachineMemory {
 };
 std::optional<MachineMemory> machine_memory();
 
+// The largest mapping of private writable memory the kernel lets one process reserve, however
+// little of it is ever touched: under vm.overcommit_memory 0 (its heuristic) MemTotal plus
+// SwapTotal, under 2 CommitLimit less Committed_AS, under 1 none (anything is granted); none
+// where /proc cannot be read.
+std::optional<MachineMemory> mapping_limit();
+
 // What the machine's CPUs have done since boot, all of them together, in seconds (/proc/stat's
 // first line over USER_HZ): busy, in user, nice, system, irq and softirq time; steal, the time
 // a hypervisor gave another machine while this one had work.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Times wulf's simulation of sharded data parallelism (--strategy fsdp) on today's models and
-# machines, time only: one iteration, the wall seconds and the peak memory of this machine
+# machines, time only: one iteration, the wall seconds, the resident set and the memory estimate of this machine
 # beside the simulated seconds (issue 64 item 7).
 #
 #   experiments/fsdp/run.sh [BUILD] [OUT]     about 10 s; OUT: folder of the records (/tmp/fsdp)
@@ -19,9 +19,9 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 wall, kb = open(sys.argv[2]).read().split()
 h = r["history"][-1]
-print("%-28s %4d ranks  %9.3f s simulated  %7.2f s wall  %6.2f GiB here  %6.1f GiB a device" % (
+print("%-28s %4d ranks  %9.3f s simulated  %7.2f s wall  %6.2f GiB resident  %6.2f GiB estimated  %6.1f GiB a device" % (
     sys.argv[3], r["config"]["np"], h["time_s"], float(wall), int(kb) / 2**20,
-    r["config"]["device_memory"]["per_rank_bytes"] / 2**30))
+    r["config"]["memory_estimate"]["machine_bytes"] / 2**30, r["config"]["device_memory"]["per_rank_bytes"] / 2**30))
 PY
 }
 cd "$root"

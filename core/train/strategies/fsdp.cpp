@@ -12,7 +12,9 @@
 // parameters freed. With --backward-prefetch the next unit's gather starts before the current
 // unit's backward, with --forward-prefetch before its forward, at most --gather-limit gathers
 // under way at once (FSDP's limit_all_gathers). Every collective is wulf's own schedule over
-// MPI_Isend/MPI_Irecv, moved on at a progress point after each layer, as overlap's buckets.
+// MPI_Isend/MPI_Irecv, moved on at a progress point after each layer, as overlap's buckets;
+// each from when it is issued, or with --shard-stream one one after another in the order
+// issued, as PyTorch's ProcessGroupNCCL runs a process group's collectives on its one stream.
 // Once the backward pass is over the rank waits for the reductions still under way (the
 // exposed communication), then steps its own shard with the momentum rule or Adam (its two
 // moments sharded too): the update block makes, on 1/p of the values. With p = 2 each value's sum is one addition, so the errors are
@@ -29,6 +31,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <deque>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -75,6 +78,19 @@ class ShardRun {
   // The units that have tags of their own; unit u shares its tags with u - shared_tags().
   std::size_t shared_tags() const { return static_cast<std::size_t>(kShardTags / (2 * lanes_)); }
   int tag(std::size_t u, int kind) const { return 1 + lanes_ * (2 * static_cast<int>(u % shared_tags()) + kind); }
+  // A unit's gather or reduction, as issued to the network.
+  struct Issued {
+    std::size_t unit = 0;
+    bool reduce = false;
+    bool operator==(const Issued&) const = default;
+  };
+  NbAllreduce<T>& collective(Issued c) { return c.reduce ? *units_[c.unit].reduce : *units_[c.unit].gather; }
+  // Charges the call and starts it, or with --shard-stream one queues it behind those issued
+  // before it, starting it once they are done.
+  void issue(Issued c);
+  void launch(Issued c);
+  // Waits until c is done: with --shard-stream one, every collective issued before it first.
+  void complete(Issued c);
   void progress();
   std::size_t gathers_under_way() const;
   void start_gather(std::size_t u);
@@ -95,6 +111,8 @@ class ShardRun {
   std::size_t gather_limit_ = 2;
   int lanes_ = 1;  // each collective's: one, or one a ring
   double slice_flops_ = 0;  // --shard-progress-flops
+  bool one_stream_ = false;  // --shard-stream one
+  std::deque<Issued> stream_;  // --shard-stream one: the collectives issued and not done, the first under way
   std::unique_ptr<Comm> schedules_;
   std::vector<ShardUnit<T>> units_;
   std::vector<T> shared_;  // without the arithmetic: one buffer every unit's messages use
@@ -111,6 +129,7 @@ ShardRun<T>::ShardRun(Run<T>& run, Mlp<T>& net, const TrainConfig& config, Comm&
   backward_prefetch_ = setting_text(config, "backward-prefetch") == "on";
   gather_limit_ = setting_count(config, "gather-limit");
   slice_flops_ = setting(config, "shard-progress-flops");
+  one_stream_ = setting_text(config, "shard-stream") == "one";
   const bool rings = setting_text(config, "shard-algorithm") == "rings";
   if (rings) lanes_ = static_cast<int>(std::max<std::size_t>(1, config.rank_rings.size()));
   schedules_ = comm.duplicate_for_schedules();
@@ -168,8 +187,43 @@ ShardRun<T>::ShardRun(Run<T>& run, Mlp<T>& net, const TrainConfig& config, Comm&
 }
 
 template <class T>
+void ShardRun<T>::launch(Issued c) {
+  ShardUnit<T>& u = units_[c.unit];
+  if (c.reduce) u.reduce->start(u.flat_grads, u.reduce_scratch);
+  else u.gather->start(u.flat_params, {});
+}
+
+template <class T>
+void ShardRun<T>::issue(Issued c) {
+  compute_.charge_collective();
+  if (!one_stream_) return launch(c);
+  stream_.push_back(c);
+  if (stream_.size() == 1) launch(c);
+}
+
+template <class T>
+void ShardRun<T>::complete(Issued c) {
+  if (!one_stream_) return collective(c).finish();
+  if (std::ranges::find(stream_, c) == stream_.end()) return;  // done before
+  while (!stream_.empty()) {
+    const Issued first = stream_.front();
+    collective(first).finish();
+    stream_.pop_front();
+    if (!stream_.empty()) launch(stream_.front());
+    if (first == c) return;
+  }
+}
+
+template <class T>
 void ShardRun<T>::progress() {
   run_.poll([&] {
+    if (one_stream_) {  // the first under way; once done, the next starts
+      while (!stream_.empty() && collective(stream_.front()).progress()) {
+        stream_.pop_front();
+        if (!stream_.empty()) launch(stream_.front());
+      }
+      return;
+    }
     for (ShardUnit<T>& u : units_) {
       if (u.gathering) u.gather->progress();
       if (u.reducing) u.reduce->progress();
@@ -189,8 +243,7 @@ void ShardRun<T>::start_gather(std::size_t i) {
   if (i >= shared_tags() && units_[i - shared_tags()].gathering) finish_gather(i - shared_tags());  // its tags'
   // This rank's shard lies in its place of the flat parameters already (u.shard is that part of
   // them); the others' come.
-  compute_.charge_collective();
-  u.gather->start(u.flat_params, {});
+  issue({i, false});
   u.gathering = true;
   ++gathers_;
 }
@@ -200,7 +253,7 @@ void ShardRun<T>::finish_gather(std::size_t i) {
   ShardUnit<T>& u = units_[i];
   if (!u.gathering) return;
   const double t0 = comm_.now();
-  u.gather->finish();
+  complete({i, false});
   const double waited = comm_.now() - t0;
   gather_wait_s_ += waited;
   run_.add_comm(waited, 1);
@@ -238,15 +291,14 @@ template <class T>
 void ShardRun<T>::start_reduce(std::size_t i) {
   ShardUnit<T>& u = units_[i];
   if (i >= shared_tags() && units_[i - shared_tags()].reducing) {  // its tags'
-    units_[i - shared_tags()].reduce->finish();
+    complete({i - shared_tags(), true});
     units_[i - shared_tags()].reducing = false;
   }
   if (run_.numerics() && shards_parameters(sharding_)) {  // the gradients into the padded buffer
     const std::span<T> from = net_.layers_gradients(u.first, u.last);
     std::ranges::copy(from, u.grads.begin());
   }
-  compute_.charge_collective();
-  u.reduce->start(u.flat_grads, u.reduce_scratch);
+  issue({i, true});
   u.reducing = true;
   ++reduces_;
 }
@@ -307,10 +359,11 @@ void ShardRun<T>::block(const Dataset& train, const std::vector<std::size_t>& or
   hooks.slice_flops = slice_flops_;
   hooks.between_slices = [&] { progress(); };
   run_.forward_backward_hooked(train, order, first, count, running, hooks);
-  for (ShardUnit<T>& u : units_) {  // the exposed communication
+  for (std::size_t i = 0; i < units_.size(); ++i) {  // the exposed communication
+    ShardUnit<T>& u = units_[i];
     if (!u.reducing) continue;
     const double t0 = comm_.now();
-    u.reduce->finish();
+    complete({i, true});
     const double waited = comm_.now() - t0;
     reduce_wait_s_ += waited;
     run_.add_comm(waited, 1);
@@ -430,6 +483,15 @@ constexpr StrategyOption fsdp_options[] = {
              "only)",
      .default_value = 0,
      .range = {.lo = 0, .hi = 1e18}},
+    {.name = "shard-stream",
+     .key = "shard_stream",
+     .kind = StrategyOption::Kind::text,
+     .help = "how the units' gathers and reductions share the network: many (each moves on from when it is "
+             "issued, beside the others) or one (one after another in the order issued, as one process group's "
+             "collectives run on its one NCCL stream in PyTorch's ProcessGroupNCCL)",
+     .range = {},
+     .example = "many",
+     .default_text = "many"},
     {.name = "gather-limit",
      .key = "gather_limit",
      .help = "gathers under way at once that a prefetch may add to (FSDP's limit_all_gathers: 2; 0: no limit)",
@@ -450,6 +512,8 @@ void check_fsdp(const TrainConfig& c, int, bool) {
     throw InputError("--shard-algorithm rings with --sharding " + s +
                      ": the rings carry full's and grad-op's allgathers and reduce-scatters over all ranks; hybrid's "
                      "and none's collectives are rings in rank order (--shard-algorithm ring)");
+  if (const std::string v = setting_text(c, "shard-stream"); v != "many" && v != "one")
+    throw InputError("--shard-stream \"" + v + "\": expected many or one");
   for (const char* o : {"forward-prefetch", "backward-prefetch"})
     if (const std::string v = setting_text(c, o); v != "on" && v != "off")
       throw InputError(fmt::format("--{} \"{}\": expected on or off", o, v));
@@ -491,8 +555,12 @@ extern const StrategyDescriptor fsdp_strategy{
       add_part(m.collectives,
                s.numerics ? "the units' flat parameters and gradients and the reductions' scratch"
                           : "one buffer of the largest unit's flat parameters and gradients and its reduction's scratch",
-               bytes, shared ? 0 : bytes, shared ? MemoryPart::Kind::process : MemoryPart::Kind::held,
+               bytes, shared ? 0 : bytes, shared ? MemoryPart::Kind::shared : MemoryPart::Kind::held,
                "smaller units (--shard-unit) or " + s.smaller_net);
+    },
+    .device_holding = [](const TrainConfig& c) {
+      return DeviceHolding{setting_text(c, "sharding"), static_cast<int>(setting_count(c, "shard-unit")),
+                           setting_count(c, "gather-limit"), false, ""};
     },
     .message_counts = [](const MemoryShape& s, const TrainConfig& c) {
       // A message carries one shard of a unit (the ring's chunk): at most the largest unit.

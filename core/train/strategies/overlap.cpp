@@ -649,8 +649,13 @@ extern const StrategyDescriptor overlap_strategy{
       const double bytes = 2 * s.wT();
       const bool shared = !s.numerics && s.sim;
       add_part(m.collectives, "the buckets' flat buffer and receive scratch, up to 2 w values", bytes,
-               shared ? 0 : bytes, shared ? MemoryPart::Kind::process : MemoryPart::Kind::held,
+               shared ? 0 : bytes, shared ? MemoryPart::Kind::shared : MemoryPart::Kind::held,
                s.smaller_net);
+    },
+    .device_holding = [](const TrainConfig& c) {
+      // The buckets' flat buffer holds a copy of the gradients, unless DDP's gradients are its views.
+      const bool views = setting_text(c, "framework") == "ddp" && setting_text(c, "gradient-as-bucket-view") == "on";
+      return DeviceHolding{"none", 0, 0, !views, "--framework ddp --gradient-as-bucket-view on"};
     },
     .message_counts = [](const MemoryShape& s, const TrainConfig& c) {
       // A bucket closes once it holds --bucket-bytes: at most that and one tensor, at most w.
