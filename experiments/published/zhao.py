@@ -41,7 +41,7 @@ are the same from 128 to 512 (README.md: wulf's change little from 32 to 64). --
 the same at 128.
 
     python3 experiments/published/zhao.py [--out DIR] [--work DIR] [--gpus N]    # about 9 minutes on 2 cores
-    python3 experiments/published/zhao.py --t5 8,16,32,64     # T5-11B's TFLOPS a GPU by GPUs
+    python3 experiments/published/zhao.py --t5 8,16,32,64,128 [--t5-batch 16]   # T5-11B by GPUs
 
 writes results/zhao.json (every run: command, simulated seconds, TFLOPS, wall seconds) and
 prints the table of README.md's section.
@@ -136,7 +136,7 @@ def t5_drop(tmp, out, efficiency, gpus_list, batch=8):
         table.append("| %d GPUs | %.1f | %+.1f%% | %.3f s | %.0f s |" % (
             r["gpus"], r["tflops"], 100 * (r["tflops"] / first["tflops"] - 1), r["gather_wait_s"], r["wall_s"]))
     print("\n".join(table))
-    with open(os.path.join(out, "zhao-t5.json"), "w") as f:
+    with open(os.path.join(out, "zhao-t5-b%d-%s.json" % (batch, "-".join(map(str, gpus_list)))), "w") as f:
         json.dump({"source_drop_8_to_512": 0.07, "efficiency": efficiency, "batch": batch, "runs": runs,
                    "table": table}, f, indent=1)
         f.write("\n")
@@ -152,9 +152,11 @@ def main():
     ap.add_argument("--start", type=float, default=1.0,
                     help="the efficiency the fit starts from (default 1, the peak; a run at the peak says where "
                          "to start, saving a run of minutes)")
+    ap.add_argument("--t5-batch", type=int, default=8, help="--t5's sequences a GPU (default %(default)s; the "
+                    "source's runs had 8 and 16)")
     ap.add_argument("--t5", metavar="GPUS,...",
                     help="only T5-11B's TFLOPS a GPU at these GPU counts (8 a server), at the share of the peak "
-                         "that results/zhao.json's fit found: results/zhao-t5.json")
+                         "that results/zhao.json's fit found: results/zhao-t5-bBATCH-GPUS.json")
     a = ap.parse_args()
     GPUS = a.gpus
     os.makedirs(a.out, exist_ok=True)
@@ -169,7 +171,7 @@ def main():
             sys.exit("--t5 %s: each a multiple of 8 (whole DGX A100 servers)" % a.t5)
         with open(os.path.join(a.out, "zhao.json")) as f:
             efficiency = json.load(f)["efficiency"]
-        return t5_drop(tmp, a.out, efficiency, gpus_list)
+        return t5_drop(tmp, a.out, efficiency, gpus_list, a.t5_batch)
     runs = []
     # The fit: at the peak, then the share whose compute, with the rest as it was, makes the
     # source's time; checked by a run at it.
