@@ -190,7 +190,6 @@ TEST(memory, the_simulated_ranks_shared_memory_costs_this_machine_its_block_and_
   const double w = static_cast<double>(job.spec.parameter_count());
   EXPECT_EQ(e.shared_bytes, 5 * w * 4);
   EXPECT_EQ(e.shared_block, smpi_shared_block_bytes(5 * w * 4));
-  EXPECT_GE(e.shared_block, 4u << 20);  // 226 GB in 1 MiB blocks are more mappings than any default allows
   EXPECT_GT(e.machine_bytes, 5 * w * 4 / 512);
   EXPECT_LT(e.machine_bytes, 5 * w * 4 / 512 + 256.0 * 1024 * 1024);
   const Json j = e.to_json();
