@@ -218,11 +218,7 @@ Json byte_count(double bytes) {
 }  // namespace
 
 std::size_t smpi_shared_block_bytes(double shared_bytes, long long max_map_count) {
-  if (max_map_count <= 0) {
-    max_map_count = 65530;  // Linux's default
-    std::ifstream in("/proc/sys/vm/max_map_count");
-    if (long long v = 0; in >> v && v > 0) max_map_count = v;
-  }
+  if (max_map_count <= 0) max_map_count = wulf::max_map_count();
   const double mappings = std::max(1.0, static_cast<double>(max_map_count / 2));
   std::size_t block = std::size_t{1} << 20;  // SimGrid's default
   while (shared_bytes / static_cast<double>(block) > mappings && block < (std::size_t{1} << 40)) block <<= 1;

@@ -11,8 +11,6 @@
 
 namespace wulf {
 
-double update_flops_per_parameter(Learning learning) { return learning == Learning::adam ? 14.0 : 4.0; }
-
 ChargedFlops charged_kernel_flops(const NetSpec& spec, const ComputeConfig& c, bool half, Learning learning) {
   // The 16-bit rate over the speed the flops are charged at: the tensor cores' gain.
   const double gain = half && c.speed16 > 0 && c.host_speed > 0 ? c.speed16 / c.host_speed : 1.0;
@@ -22,7 +20,8 @@ ChargedFlops charged_kernel_flops(const NetSpec& spec, const ComputeConfig& c, b
   ChargedFlops out;
   const KernelFlops f = spec.flops();
   out.kernels = f;
-  out.kernels.update = f.weights * update_flops_per_parameter(learning) / efficiency_of(c.efficiency, LayerKind::other);
+  out.kernels.update = (learning == Learning::adam ? kAdamUpdateFlops * f.weights : f.update) /
+                       efficiency_of(c.efficiency, LayerKind::other);
   if (!spec.table) {
     const double e = efficiency_of(c.efficiency, LayerKind::linear) * tensor(LayerKind::linear);
     out.kernels.forward = f.forward / e;

@@ -76,15 +76,15 @@ struct ChargedFlops {
 };
 // half: --precision bf16 or fp16, the conv, linear and attention layers' flops at the host's
 // 16-bit rate (ComputeConfig::speed16, where it gives one). learning: the rule whose update is
-// charged (update_flops_per_parameter).
+// charged: the momentum step's flops (KernelFlops::update), which RPROP's step is charged too,
+// or Adam's, kAdamUpdateFlops a parameter.
 ChargedFlops charged_kernel_flops(const NetSpec& spec, const ComputeConfig& compute, bool half = false,
                                   Learning learning = Learning::block);
 
-// The flops an update charges a parameter: the momentum step's 4 (dw = alpha dw - eta g,
-// w += dw; KernelFlops::update), which RPROP's step is charged too; Adam's step as
-// AdamStep::apply makes it, 14: the gradient's scale (1), the first moment (3), the second
-// (4), the denominator's square root, division and epsilon (3), and the step (3).
-double update_flops_per_parameter(Learning learning);
+// The flops of Adam's step a parameter as AdamStep::apply makes it: the gradient's scale (1),
+// the first moment (3), the second (4), the denominator's square root, division and epsilon
+// (3), and the step (3).
+constexpr double kAdamUpdateFlops = 14;
 
 // The values of T that carry n parameters or gradients on the wire: n, or under --precision
 // bf16 or fp16 (time only, TrainConfig::value_bytes) as many as hold their 2 bytes each.

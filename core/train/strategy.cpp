@@ -133,6 +133,9 @@ void check_strategy(const TrainConfig& config, int np, bool numerics) {
       if (!config.settings.find_text(o.name) && o.default_text.empty())
         throw InputError(fmt::format("--strategy {} needs --{}, e.g. --{} \"{}\"", to_string(config.strategy), o.name,
                                      o.name, o.example));
+      if (const std::string v = setting_text(config, o.name);
+          !o.choices.empty() && std::ranges::find(o.choices, v) == o.choices.end())
+        throw InputError(fmt::format("--{} \"{}\": expected {}", o.name, v, listed(o.choices)));
       continue;
     }
     Range range = o.range;

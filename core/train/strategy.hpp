@@ -65,8 +65,14 @@ struct StrategyOption {
   Range range;  // whole and number: the accepted values (checked as the option is read, the job resolved and read)
   std::string_view example = {};  // text: a value that runs, for the message when it is missing (and the tests)
   std::string_view default_text = {};  // text: the value when it is not given (empty: it must be given)
+  // text: the only values it takes, where they are fixed (check_strategy refuses any other);
+  // empty: its strategy's check reads it.
+  std::span<const std::string_view> choices = {};
   bool record_may_omit = false;   // the record may leave it out or write null: then the default
 };
+
+// The choices of an option that is on or off.
+inline constexpr std::string_view on_off_choices[] = {"on", "off"};
 
 // The values of the job's strategy's options, by option name; an option not set here has its
 // descriptor's default (a text option has none).
@@ -222,8 +228,8 @@ double setting(const TrainConfig& config, std::string_view option);
 std::size_t setting_count(const TrainConfig& config, std::string_view option);
 std::string setting_text(const TrainConfig& config, std::string_view option);
 
-// The generic checks of config's settings (each whole one in its range, each number finite),
-// then the strategy's own (StrategyDescriptor::check); throws InputError naming the option.
+// The generic checks of config's settings (each whole one in its range, each number finite,
+// each text one of its choices), then the strategy's own (StrategyDescriptor::check); throws InputError naming the option.
 void check_strategy(const TrainConfig& config, int np, bool numerics);
 
 }  // namespace wulf

@@ -13,24 +13,6 @@
 
 namespace wulf {
 
-std::optional<MachineMemory> machine_memory() {
-  if (const char* limit = std::getenv("WULF_MEMORY_LIMIT_BYTES"); limit && *limit) {
-    const auto v = parse_number(limit);
-    if (!v || !std::isfinite(*v) || *v <= 0)
-      throw InputError(std::string("WULF_MEMORY_LIMIT_BYTES: '") + limit + "' is not a positive number of bytes");
-    return MachineMemory{*v, "WULF_MEMORY_LIMIT_BYTES"};
-  }
-  std::ifstream meminfo("/proc/meminfo");
-  std::string line;
-  while (std::getline(meminfo, line))
-    if (line.rfind("MemAvailable:", 0) == 0) {
-      std::istringstream fields(line.substr(13));
-      double kib = 0;
-      if (fields >> kib && kib > 0) return MachineMemory{kib * 1024.0, "MemAvailable"};
-    }
-  return std::nullopt;
-}
-
 namespace {
 
 // A field of /proc/meminfo in bytes, or none.
@@ -48,6 +30,18 @@ std::optional<double> meminfo_bytes(const std::string& field) {
 
 }  // namespace
 
+std::optional<MachineMemory> machine_memory() {
+  if (const char* limit = std::getenv("WULF_MEMORY_LIMIT_BYTES"); limit && *limit) {
+    const auto v = parse_number(limit);
+    if (!v || !std::isfinite(*v) || *v <= 0)
+      throw InputError(std::string("WULF_MEMORY_LIMIT_BYTES: '") + limit + "' is not a positive number of bytes");
+    return MachineMemory{*v, "WULF_MEMORY_LIMIT_BYTES"};
+  }
+  if (const auto available = meminfo_bytes("MemAvailable"); available && *available > 0)
+    return MachineMemory{*available, "MemAvailable"};
+  return std::nullopt;
+}
+
 std::optional<MachineMemory> mapping_limit() {
   std::ifstream policy("/proc/sys/vm/overcommit_memory");
   int mode = -1;
@@ -60,6 +54,12 @@ std::optional<MachineMemory> mapping_limit() {
   const auto total = meminfo_bytes("MemTotal"), swap = meminfo_bytes("SwapTotal");
   if (!total) return std::nullopt;
   return MachineMemory{*total + swap.value_or(0), "MemTotal and SwapTotal, vm.overcommit_memory 0"};
+}
+
+long long max_map_count() {
+  std::ifstream in("/proc/sys/vm/max_map_count");
+  if (long long v = 0; in >> v && v > 0) return v;
+  return 65530;
 }
 
 MachineSample sample_machine() {

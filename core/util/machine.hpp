@@ -25,6 +25,10 @@ std::optional<MachineMemory> machine_memory();
 // where /proc cannot be read.
 std::optional<MachineMemory> mapping_limit();
 
+// The mappings the kernel allows a process (vm.max_map_count), or Linux's default, 65530,
+// where it cannot be read.
+long long max_map_count();
+
 // What the machine's CPUs have done since boot, all of them together, in seconds (/proc/stat's
 // first line over USER_HZ): busy, in user, nice, system, irq and softirq time; steal, the time
 // a hypervisor gave another machine while this one had work.

@@ -434,6 +434,9 @@ std::string sharding_help() {
          "ZeRO stage 1's communication: the gradients allreduced, nothing sharded)";
 }
 
+constexpr std::string_view shard_algorithms[] = {"ring", "rings"};
+constexpr std::string_view shard_streams[] = {"many", "one"};
+
 constexpr StrategyOption fsdp_options[] = {
     {.name = "sharding",
      .key = "sharding",
@@ -442,7 +445,8 @@ constexpr StrategyOption fsdp_options[] = {
      .values_help = sharding_help,
      .range = {},
      .example = "full",
-     .default_text = "full"},
+     .default_text = "full",
+     .choices = sharding_names},
     {.name = "shard-unit",
      .key = "shard_unit",
      .help = "layers of a unit, whose parameters are gathered and whose gradients are reduced together "
@@ -457,7 +461,8 @@ constexpr StrategyOption fsdp_options[] = {
              "off (its default)",
      .range = {},
      .example = "off",
-     .default_text = "off"},
+     .default_text = "off",
+     .choices = on_off_choices},
     {.name = "backward-prefetch",
      .key = "backward_prefetch",
      .kind = StrategyOption::Kind::text,
@@ -465,7 +470,8 @@ constexpr StrategyOption fsdp_options[] = {
              "default); off: when its backward begins",
      .range = {},
      .example = "on",
-     .default_text = "on"},
+     .default_text = "on",
+     .choices = on_off_choices},
     {.name = "shard-algorithm",
      .key = "shard_algorithm",
      .kind = StrategyOption::Kind::text,
@@ -474,7 +480,8 @@ constexpr StrategyOption fsdp_options[] = {
              "each leaves a server through a NIC of its own; --sharding full or grad-op)",
      .range = {},
      .example = "ring",
-     .default_text = "ring"},
+     .default_text = "ring",
+     .choices = shard_algorithms},
     {.name = "shard-progress-flops",
      .key = "shard_progress_flops",
      .help = "a layer whose forward or backward part over the rank's block has more flops than this is charged in "
@@ -491,7 +498,8 @@ constexpr StrategyOption fsdp_options[] = {
              "collectives run on its one NCCL stream in PyTorch's ProcessGroupNCCL)",
      .range = {},
      .example = "many",
-     .default_text = "many"},
+     .default_text = "many",
+     .choices = shard_streams},
     {.name = "gather-limit",
      .key = "gather_limit",
      .help = "gathers under way at once that a prefetch may add to (FSDP's limit_all_gathers: 2; 0: no limit)",
@@ -504,19 +512,10 @@ constexpr Learning fsdp_learning[] = {Learning::pattern, Learning::block, Learni
 
 void check_fsdp(const TrainConfig& c, int, bool) {
   const std::string s = setting_text(c, "sharding");
-  if (!sharding_named(s))
-    throw InputError("--sharding \"" + s + "\": expected " + listed(sharding_names));
-  const std::string a = setting_text(c, "shard-algorithm");
-  if (a != "ring" && a != "rings") throw InputError("--shard-algorithm \"" + a + "\": expected ring or rings");
-  if (a == "rings" && s != "full" && s != "grad-op")
+  if (setting_text(c, "shard-algorithm") == "rings" && s != "full" && s != "grad-op")
     throw InputError("--shard-algorithm rings with --sharding " + s +
                      ": the rings carry full's and grad-op's allgathers and reduce-scatters over all ranks; hybrid's "
                      "and none's collectives are rings in rank order (--shard-algorithm ring)");
-  if (const std::string v = setting_text(c, "shard-stream"); v != "many" && v != "one")
-    throw InputError("--shard-stream \"" + v + "\": expected many or one");
-  for (const char* o : {"forward-prefetch", "backward-prefetch"})
-    if (const std::string v = setting_text(c, o); v != "on" && v != "off")
-      throw InputError(fmt::format("--{} \"{}\": expected on or off", o, v));
 }
 
 }  // namespace

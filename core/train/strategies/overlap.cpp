@@ -452,6 +452,12 @@ WULF_INSTANTIATE_STRATEGY(train_overlap);
 
 namespace {
 
+constexpr std::string_view bucket_fusions[] = {"cut", "tick"};
+constexpr std::string_view bucket_requests[] = {"computed", "scheduled"};
+constexpr std::string_view frameworks[] = {"none", "ddp"};
+constexpr std::string_view ddp_backends[] = {"gloo", "nccl"};
+constexpr std::string_view bucket_starts[] = {"ready", "after-backward"};
+
 constexpr StrategyOption overlap_options[] = {
     {.name = "bucket-bytes",
      .key = "bucket_bytes",
@@ -503,6 +509,7 @@ constexpr StrategyOption overlap_options[] = {
      .range = {},
      .example = "cut",
      .default_text = "cut",
+     .choices = bucket_fusions,
      .record_may_omit = true},  // records before it: cut
     {.name = "bucket-request",
      .key = "bucket_request",
@@ -514,6 +521,7 @@ constexpr StrategyOption overlap_options[] = {
      .range = {},
      .example = "computed",
      .default_text = "computed",
+     .choices = bucket_requests,
      .record_may_omit = true},  // records before it: computed
     {.name = "framework",
      .key = "framework",
@@ -528,6 +536,7 @@ constexpr StrategyOption overlap_options[] = {
      .range = {},
      .example = "none",
      .default_text = "none",
+     .choices = frameworks,
      .record_may_omit = true},  // records before it: none
     {.name = "ddp-backend",
      .key = "ddp_backend",
@@ -537,6 +546,7 @@ constexpr StrategyOption overlap_options[] = {
      .range = {},
      .example = "gloo",
      .default_text = "gloo",
+     .choices = ddp_backends,
      .record_may_omit = true},
     {.name = "gradient-as-bucket-view",
      .key = "gradient_as_bucket_view",
@@ -546,6 +556,7 @@ constexpr StrategyOption overlap_options[] = {
      .range = {},
      .example = "off",
      .default_text = "off",
+     .choices = on_off_choices,
      .record_may_omit = true},
     {.name = "first-bucket-bytes",
      .key = "first_bucket_bytes",
@@ -562,21 +573,16 @@ constexpr StrategyOption overlap_options[] = {
              "ready hides)",
      .range = {},
      .example = "ready",
-     .default_text = "ready"}};
+     .default_text = "ready",
+     .choices = bucket_starts}};
 
 constexpr double kLeastBucketCycle = 1e-5;  // seconds: --bucket-cycle's least above 0
 
 // overlap's settings against each other (StrategyDescriptor::check).
 void check_overlap(const TrainConfig& c, int, bool) {
   parse_nb_algorithm(setting_text(c, "bucket-allreduce"), "--bucket-allreduce");
-  if (const std::string s = setting_text(c, "bucket-start"); s != "ready" && s != "after-backward")
-    throw InputError("--bucket-start \"" + s + "\": expected ready or after-backward");
   const std::string fusion = setting_text(c, "bucket-fusion");
-  if (fusion != "cut" && fusion != "tick")
-    throw InputError("--bucket-fusion \"" + fusion + "\": expected cut or tick");
-  if (const std::string r = setting_text(c, "bucket-request"); r != "computed" && r != "scheduled")
-    throw InputError("--bucket-request \"" + r + "\": expected computed or scheduled");
-  else if (r == "scheduled" && fusion != "tick")
+  if (setting_text(c, "bucket-request") == "scheduled" && fusion != "tick")
     throw InputError("--bucket-request scheduled: Horovod's requests to rank 0 are --bucket-fusion tick's; "
                      "with --bucket-fusion cut every bucket starts when its data is made");
   // A cycle shorter than this ticks more often than a run ends with in reasonable time, and
@@ -586,12 +592,6 @@ void check_overlap(const TrainConfig& c, int, bool) {
                                  "HOROVOD_CYCLE_TIME is in milliseconds, 5 by default)",
                                  cycle, kLeastBucketCycle));
   const std::string framework = setting_text(c, "framework");
-  if (framework != "none" && framework != "ddp")
-    throw InputError("--framework \"" + framework + "\": expected none or ddp");
-  if (const std::string b = setting_text(c, "ddp-backend"); b != "gloo" && b != "nccl")
-    throw InputError("--ddp-backend \"" + b + "\": expected gloo or nccl");
-  if (const std::string v = setting_text(c, "gradient-as-bucket-view"); v != "on" && v != "off")
-    throw InputError("--gradient-as-bucket-view \"" + v + "\": expected on or off");
   if (framework == "ddp") {
     if (fusion != "cut")
       throw InputError("--framework ddp: DDP cuts its buckets once (--bucket-fusion cut); tick is Horovod's");
