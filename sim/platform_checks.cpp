@@ -460,4 +460,17 @@ int check_routes(const std::vector<simgrid::s4u::Host*>& hosts) {
   });
 }
 
+int check_routes(const std::vector<simgrid::s4u::Host*>& hosts, const HostPairs& pairs) {
+  return guarded([&] {
+    for (const auto& [i, j] : pairs) {
+      const Route r = route(hosts[i], hosts[j]);
+      if (r.links.empty() && r.latency == 0) {
+        look_up->empty = true;  // guarded names the pair
+        return 2;
+      }
+    }
+    return 0;
+  });
+}
+
 }  // namespace wulf_platform

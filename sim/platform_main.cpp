@@ -23,7 +23,9 @@
 //                                  the hosts named and the network between them, as the
 //                                  testbed builds it (JSON): each host's speed, cores and
 //                                  collective overhead, the links of their routes, and the
-//                                  route of every ordered pair
+//                                  route of every ordered pair (with --pairs, of the
+//                                  pairs the file lists alone, a line "i j" each: indices
+//                                  into the hosts named)
 //
 // Every verb first refuses, with exit 2 and one line on standard error, a platform SimGrid
 // cannot load (its own abort included) or loads although no machine is like it or wulf
@@ -124,6 +126,30 @@ bool hosts_of_arguments(const simgrid::s4u::Engine& engine, const std::vector<st
   return false;
 }
 
+// The pairs of a --pairs file: a line "i j" a pair, each an index into the k hosts chosen, i
+// not j. False, with the fault on standard error, for a file that cannot be read or a line
+// that is not such a pair.
+bool read_pairs(const std::string& path, std::size_t k, HostPairs& pairs) {
+  std::ifstream in(path);
+  if (!in) {
+    std::fprintf(stderr, "wulf-platform: --pairs %s cannot be read\n", path.c_str());
+    return false;
+  }
+  std::string line;
+  for (std::size_t number = 1; std::getline(in, line); ++number) {
+    const std::size_t blank = line.find(' ');
+    unsigned long i = 0, j = 0;
+    if (blank == std::string::npos || !whole_number(line.substr(0, blank), i) ||
+        !whole_number(line.substr(blank + 1), j) || i >= k || j >= k || i == j) {
+      std::fprintf(stderr, "wulf-platform: --pairs %s, line %zu: '%s' is not two different host indices below %zu\n",
+                   path.c_str(), number, line.c_str(), k);
+      return false;
+    }
+    pairs.emplace_back(i, j);
+  }
+  return true;
+}
+
 // The what-if scales among the arguments after FILE (--bw-scale X, --lat-scale Y,
 // --speed-scale Z, each a positive number), taken out of args. False, with the fault on
 // standard error, for a scale that is no such number.
@@ -153,10 +179,10 @@ int run(int argc, char** argv) {
   Scales scales;
   if (verb == "hosts" && !take_scales(args, scales)) return 2;
   if ((verb != "hosts" && verb != "info" && verb != "grow" && verb != "network") || (verb == "info" && !args.empty()) ||
-      (verb == "grow" && args.size() != 2) || (verb == "hosts" && args.size() > 4) || (verb == "network" && args.size() != 1)) {
+      (verb == "grow" && args.size() != 2) || (verb == "hosts" && args.size() > 4) || (verb == "network" && args.size() != 1 && !(args.size() == 3 && args[1] == "--pairs"))) {
     std::fprintf(stderr,
                  "usage: wulf-platform hosts FILE.xml [a,b,... | --ranks N [--per-host R]] [--bw-scale X] "
-                 "[--lat-scale Y] [--speed-scale Z] | info FILE.xml | grow FILE.xml N OUT.xml | network FILE.xml a,b,...\n");
+                 "[--lat-scale Y] [--speed-scale Z] | info FILE.xml | grow FILE.xml N OUT.xml | network FILE.xml a,b,... [--pairs FILE]\n");
     return 2;
   }
   try {
@@ -184,6 +210,14 @@ int run(int argc, char** argv) {
     // exist and reach each other.
     if (!args.empty()) {
       std::vector<simgrid::s4u::Host*> chosen;
+      if (verb == "network" && args.size() == 3) {
+        HostPairs pairs;
+        if (!chosen_hosts(engine, args[0], chosen) || !read_pairs(args[2], chosen.size(), pairs) ||
+            check_routes(chosen, pairs) != 0)
+          return 2;
+        network(engine, chosen, &pairs);
+        return 0;
+      }
       if (!hosts_of_arguments(engine, args, chosen) || check_routes(chosen) != 0) return 2;
       if (verb == "network") {
         network(engine, chosen);

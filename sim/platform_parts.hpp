@@ -61,10 +61,16 @@ int check_platform(const simgrid::s4u::Engine& e, const Scales& scales);
 // Runs work, which looks routes up, in a child process (SimGrid may stop it).
 int guarded(const std::function<int()>& work);
 int check_routes(const std::vector<simgrid::s4u::Host*>& hosts);
+// Ordered pairs of hosts, as indices into a list of them.
+using HostPairs = std::vector<std::pair<std::size_t, std::size_t>>;
+// The same for these pairs of hosts alone.
+int check_routes(const std::vector<simgrid::s4u::Host*>& hosts, const HostPairs& pairs);
 
 // platform_print.cpp
 void info(const simgrid::s4u::Engine& e);
-void network(const simgrid::s4u::Engine& e, const std::vector<simgrid::s4u::Host*>& hosts);
+// pairs: the routes to print (nullptr: every ordered pair of distinct hosts).
+void network(const simgrid::s4u::Engine& e, const std::vector<simgrid::s4u::Host*>& hosts,
+             const HostPairs* pairs = nullptr);
 // `hosts`: the price, then a line a host (platform_main.cpp's usage says which fields).
 int print_hosts(const simgrid::s4u::Engine& e);
 

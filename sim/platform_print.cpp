@@ -173,10 +173,10 @@ void info(const simgrid::s4u::Engine& e) {
 // (engine/testbed_network): each host's speed, cores and collective overhead; every link of
 // their routes once (bandwidth, latency, sharing policy: a split-duplex link is two links,
 // NAME_UP and NAME_DOWN, one a direction); and the route of every ordered pair of hosts as
-// the indices of its links in order, with its latency; and SMPI's piecewise factors of a
+// the indices of its links in order, with its latency (or of the pairs given alone); and SMPI's piecewise factors of a
 // message's bandwidth and latency by its size, as the platform's <config> or SimGrid's
 // defaults set them ("" where SimGrid has no such option).
-void network(const simgrid::s4u::Engine& e, const std::vector<simgrid::s4u::Host*>& hosts) {
+void network(const simgrid::s4u::Engine& e, const std::vector<simgrid::s4u::Host*>& hosts, const HostPairs* pairs) {
   Json out = {{"hosts", Json::array()}, {"links", Json::array()}, {"routes", Json::array()}};
   for (const char* factor : {"smpi/bw-factor", "smpi/lat-factor"}) {
     std::string value;
@@ -190,30 +190,37 @@ void network(const simgrid::s4u::Engine& e, const std::vector<simgrid::s4u::Host
     const char* overhead = zone_property(e, h, "wulf:collective_overhead");
     const char* device = h->get_property("wulf:device");
     const char* efficiency = h->get_property("wulf:efficiency");
+    const char* speed16 = h->get_property("wulf:speed16");
     out["hosts"].push_back({{"name", h->get_name()},
                             {"speed_flops", h->get_speed()},
                             {"cores", h->get_core_count()},
                             {"collective_overhead", overhead ? overhead : ""},
                             {"device", device ? device : ""},
-                            {"efficiency", efficiency ? efficiency : ""}});
+                            {"efficiency", efficiency ? efficiency : ""},
+                            {"speed16", speed16 ? speed16 : ""}});
   }
   std::map<const simgrid::s4u::Link*, std::size_t> index;
-  for (std::size_t i = 0; i < hosts.size(); ++i)
-    for (std::size_t j = 0; j < hosts.size(); ++j) {
-      if (i == j) continue;
-      const Route r = route(hosts[i], hosts[j]);
-      Json links = Json::array();
-      for (const simgrid::s4u::Link* l : r.links) {
-        const auto [at, added] = index.emplace(l, index.size());
-        if (added)
-          out["links"].push_back({{"name", l->get_name()},
-                                  {"bandwidth_Bps", l->get_bandwidth()},
-                                  {"latency_s", l->get_latency()},
-                                  {"sharing", policy(l->get_sharing_policy())}});
-        links.push_back(at->second);
-      }
-      out["routes"].push_back({{"from", i}, {"to", j}, {"links", std::move(links)}, {"latency_s", r.latency}});
+  HostPairs every;
+  if (!pairs) {
+    for (std::size_t i = 0; i < hosts.size(); ++i)
+      for (std::size_t j = 0; j < hosts.size(); ++j)
+        if (i != j) every.emplace_back(i, j);
+    pairs = &every;
+  }
+  for (const auto& [i, j] : *pairs) {
+    const Route r = route(hosts[i], hosts[j]);
+    Json links = Json::array();
+    for (const simgrid::s4u::Link* l : r.links) {
+      const auto [at, added] = index.emplace(l, index.size());
+      if (added)
+        out["links"].push_back({{"name", l->get_name()},
+                                {"bandwidth_Bps", l->get_bandwidth()},
+                                {"latency_s", l->get_latency()},
+                                {"sharing", policy(l->get_sharing_policy())}});
+      links.push_back(at->second);
     }
+    out["routes"].push_back({{"from", i}, {"to", j}, {"links", std::move(links)}, {"latency_s", r.latency}});
+  }
   print_json(out);
   std::fputs("\n", stdout);
 }

@@ -44,6 +44,15 @@ TEST(overlap_model, buckets_are_cut_in_reverse_layer_order_as_the_strategy_cuts_
   EXPECT_EQ(cut[3].values, 3u);
 }
 
+// The bytes of each step of an allreduce of `values` values of value_bytes on p ranks.
+std::vector<double> allreduce_steps(NbAlgorithm algorithm, int p, std::size_t values, std::size_t value_bytes) {
+  PatternBook book;
+  std::vector<double> steps;
+  for (const PlanPhase& f : allreduce_plan(book, algorithm, p, values, value_bytes).phases)
+    steps.insert(steps.end(), f.count, f.bytes);
+  return steps;
+}
+
 TEST(overlap_model, the_steps_of_ring_and_recursive_doubling) {
   EXPECT_EQ(allreduce_steps(NbAlgorithm::ring, 4, 10, 4), std::vector<double>(6, 12.0));  // ceil(10/4) floats
   EXPECT_EQ(allreduce_steps(NbAlgorithm::rdb, 8, 10, 8), std::vector<double>(3, 80.0));

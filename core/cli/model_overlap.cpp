@@ -14,6 +14,8 @@
 #include "nn/mlp.hpp"
 #include "predict/overlap_model.hpp"
 #include "train/buckets.hpp"
+#include "train/run.hpp"
+#include "job/train_job.hpp"
 #include "train/result_record.hpp"
 #include "util/errors.hpp"
 #include "util/files.hpp"
@@ -50,6 +52,10 @@ struct OverlapJob {
   NetSpec spec;
   std::string net_text;  // "digits 784-256-10 float"
   std::size_t value_bytes = 4, train = 0, checked = 0;  // checked: patterns of the iteration's test pass
+  std::size_t element_bytes = 4;  // the schedules' values: float or double (bf16 travels in floats)
+  std::size_t sent_bytes = 4;     // a value's bytes in a bucket (2 under bf16)
+  bool half = false;
+  Learning learning = Learning::block;
   std::vector<PlatformHost> hosts;
   std::string out;
 };
@@ -69,9 +75,6 @@ OverlapJob read_overlap_job(const po::variables_map& vm) {
   job.bs = size_list(vm["block"].as<std::string>(), "block", kBlockRange);
   job.buckets = size_list(vm["bucket-bytes"].as<std::string>(), "bucket-bytes", bucket_range);
   job.algorithm = parse_nb_algorithm(vm["bucket-allreduce"].as<std::string>(), "--bucket-allreduce");
-  if (!allreduce_of(job.algorithm).modelled)
-    throw InputError("--bucket-allreduce " + std::string(to_string(job.algorithm)) + ": the overlap model works out " +
-                     allreduce_names(AllreduceRows::modelled) + " only; simulate it (wulf train --engine sim)");
   job.progress_flops = vm["progress-flops"].as<double>();
   const int most = *std::max_element(job.ps.begin(), job.ps.end());
   job.hosts = platform_hosts(job.platform).hosts;
@@ -92,7 +95,11 @@ OverlapJob read_overlap_job(const po::variables_map& vm) {
     if (vm.count(name)) args.insert(args.end(), {std::string("--") + name, vm[name].as<std::string>()});
   const TrainJob train = resolve(parse_train(args, train_options()));
   job.spec = train.spec;
-  job.value_bytes = train.double_precision ? sizeof(double) : sizeof(float);
+  job.element_bytes = train.double_precision ? sizeof(double) : sizeof(float);
+  job.sent_bytes = train.config.value_bytes ? train.config.value_bytes : job.element_bytes;
+  job.value_bytes = job.element_bytes;
+  job.half = !train.half.empty();
+  job.learning = train.config.learning;
   job.train = train.problem.train_total;
   job.checked = train.problem.test_total > 0 ? train.problem.test_total : train.problem.train_total;
   job.net_text = fmt::format("{} {} {}", train.problem.name, job.spec.describe(), train.double_precision ? "double" : "float");
@@ -100,22 +107,53 @@ OverlapJob read_overlap_job(const po::variables_map& vm) {
   return job;
 }
 
-// What one rank of p computes in one update of b patterns: the platform's first host's speed
-// over the flops wulf charges (--compute flops).
-OverlapWork rank_work(const OverlapJob& job, const PlatformHost& host, double call_s, int p, std::size_t b) {
-  const KernelFlops f = job.spec.flops();
+// What one rank of p computes in one update of b patterns: the flops wulf charges on the
+// platform's first host (--compute flops: its speed, its efficiency by kind of layer, its
+// device's measured layer times, its 16-bit rate), as the simulation charges them.
+OverlapWork rank_work(const OverlapJob& job, const ComputeConfig& host, double call_s, int p, std::size_t b) {
+  const ChargedFlops charged = charged_kernel_flops(job.spec, host, job.half, job.learning);
+  const double speed = host.host_speed;
   const double share = std::ceil(static_cast<double>(b) / p);  // the busiest rank's patterns
   OverlapWork w;
-  w.forward_s = share * f.forward / host.speed;
+  w.forward_s = share * charged.kernels.forward / speed;
   for (int l = 1; l <= job.spec.timed_layers(); ++l) {
-    const double flops = share * job.spec.layer_backward_flops(l);
-    w.backward_s.push_back(flops / host.speed);
+    const double flops = share * charged.backward[static_cast<std::size_t>(l - 1)];
+    w.backward_s.push_back(flops / speed);
     w.slices.push_back(progress_slices(flops, job.progress_flops));
   }
-  w.update_s = f.update / host.speed;
+  w.update_s = charged.kernels.update / speed;
   w.call_s = call_s;
-  w.test_s = std::ceil(static_cast<double>(job.checked) / p) * f.test() / host.speed;
+  w.test_s = std::ceil(static_cast<double>(job.checked) / p) * charged.kernels.test() / speed;
   return w;
+}
+
+// The compute of a host as wulf-platform network describes it.
+ComputeConfig host_compute(const Json& host, const PlatformHost& placed, const std::string& platform) {
+  ComputeConfig c;
+  c.mode = ComputeMode::flops;
+  c.numerics = false;
+  c.host_speed = host.at("speed_flops").get<double>();
+  c.device = host.value("device", "");
+  const std::string where = "platform " + platform + ", host " + host.at("name").get<std::string>();
+  if (const std::string e = host.value("efficiency", ""); !e.empty())
+    c.efficiency = parse_kind_efficiency(e, where + ": wulf:efficiency");
+  c.speed16 = placed.speed16;  // checked when the hosts were read
+  return c;
+}
+
+// Where p ranks on the platform's first p hosts are, as the algorithm needs it.
+NbLayout rank_layout(const OverlapJob& job, int p) {
+  NbLayout layout;
+  if (p < 2) return layout;
+  const std::vector<PlatformHost> placed(job.hosts.begin(), job.hosts.begin() + p);
+  if (is_hierarchical(job.algorithm)) {
+    layout.node_of = rank_nodes_of(rank_node_keys(placed, p));
+    if (const std::string fault = node_layout_fault(layout.node_of, p); !fault.empty())
+      throw InputError(fmt::format("--bucket-allreduce {} on {} ranks of {}: {}", to_string(job.algorithm), p,
+                                   job.platform, fault));
+  }
+  if (job.algorithm == NbAlgorithm::rings) layout.rings = rank_rings_of(placed, p, job.platform);
+  return layout;
 }
 
 }  // namespace
@@ -151,44 +189,70 @@ int overlap_model_command(const po::variables_map& vm, std::ostream& out) {
   const std::vector<GradientTensor> tensors = backward_tensors(job.spec);
   const std::size_t weights = job.spec.parameter_count();
   fmt::print(out, "overlap model, platform {}: {}, {} weights ({:.2f} MiB of gradients in {} tensors), {} allreduce\n",
-             job.platform, job.net_text, weights, static_cast<double>(weights * job.value_bytes) / (1 << 20),
+             job.platform, job.net_text, weights, static_cast<double>(weights * job.sent_bytes) / (1 << 20),
              tensors.size(), to_string(job.algorithm));
+  auto wire = [&](std::size_t values) { return (values * job.sent_bytes + job.element_bytes - 1) / job.element_bytes; };
   Json grid = Json::array();
   std::string table;
   for (int p : job.ps) {
     std::string list;
     for (int r = 0; r < p; ++r) list += (r ? "," : "") + job.hosts[static_cast<std::size_t>(r)].name;
+    // The plans of every collective of this p: each bucket size's buckets, block's one
+    // allreduce, and the errors' sums (overlap's the default, recursive doubling at 32 bytes,
+    // Open MPI 4.1's choice; block's the buckets' algorithm).
+    const NbLayout layout = rank_layout(job, p);
+    PatternBook book;
+    std::vector<std::vector<BucketCut>> cuts;
+    std::vector<PlannedComm> overlaps;
+    for (std::size_t bucket : job.buckets) {
+      PlannedComm& comm = overlaps.emplace_back();
+      comm.ranks = p;
+      cuts.push_back(cut_buckets(tensors, job.sent_bytes, bucket));
+      for (const BucketCut& c : cuts.back())
+        comm.buckets.push_back(allreduce_plan(book, job.algorithm, p, wire(c.values), job.element_bytes, layout));
+      comm.sums = allreduce_plan(book, NbAlgorithm::rdb, p, 4, sizeof(double));
+    }
+    PlannedComm block{.ranks = p,
+                      .buckets = {allreduce_plan(book, job.algorithm, p, wire(weights), job.element_bytes, layout)},
+                      .sums = allreduce_plan(book, job.algorithm, p, 4, sizeof(double), layout)};
+    // The routes of the pairs the plans send between, and each pattern's step alone.
+    std::vector<std::pair<std::size_t, std::size_t>> pairs;
+    for (const Message& m : book.pairs()) pairs.emplace_back(m.first, m.second);
     Json hosts;
-    const StepNetwork net = p > 1 ? ring_step_network(read_network(job.platform, list, 1.0, hosts)) : StepNetwork{};
+    const PlatformNetwork net = read_network(job.platform, list, 1.0, hosts, pairs);
+    const std::vector<StepNetwork> steps = pattern_networks(net, book);
+    for (PlannedComm& c : overlaps) c.patterns = steps;
+    block.patterns = steps;
     const double call_s = p > 1 ? collective_overhead_s(hosts.at(0), job.platform) : 0.0;
-    fmt::print(out, "  p = {}: a step alone {:.1f} us + {:.3f} ns per byte ({:.1f} MB/s); collective call {:.1f} us; host {:.3g} Gflop/s\n",
-               p, net.latency_s * 1e6, net.byte_s * 1e9, p > 1 ? 1e-6 / net.byte_s : 0.0, call_s * 1e6,
-               job.hosts[0].speed / 1e9);
+    const ComputeConfig host = host_compute(hosts.at(0), job.hosts[0], job.platform);
+    const StepNetwork& slowest = *std::max_element(steps.begin(), steps.end(), [](const StepNetwork& a, const StepNetwork& b) {
+      return a.byte_s < b.byte_s;
+    });
+    fmt::print(out, "  p = {}: {} patterns of messages, the slowest {:.1f} us + {:.3f} ns per byte ({:.1f} MB/s); collective call {:.1f} us; host {:.3g} Gflop/s\n",
+               p, steps.size(), slowest.latency_s * 1e6, slowest.byte_s * 1e9, p > 1 ? 1e-6 / slowest.byte_s : 0.0,
+               call_s * 1e6, host.host_speed / 1e9);
     for (std::size_t b : job.bs) {
-      // The errors' sums run --allreduce: block's is the buckets' algorithm, overlap's the
-      // default, recursive doubling at 32 bytes (Open MPI 4.1's choice).
-      const OverlapWork work = rank_work(job, job.hosts[0], call_s, p, b);
-      OverlapWork block_work = work;
-      block_work.sums_algorithm = job.algorithm;
+      const OverlapWork work = rank_work(job, host, call_s, p, b);
       const double updates = static_cast<double>(job.train) / static_cast<double>(b);
-      const OverlapPrediction block = predict_blocking(block_work, weights, job.algorithm, p, job.value_bytes, net);
-      const double block_s = block.iteration_s(updates);
-      for (std::size_t bucket : job.buckets) {
+      const OverlapPrediction blocked = predict_blocking(work, block);
+      const double block_s = blocked.iteration_s(updates);
+      for (std::size_t k = 0; k < job.buckets.size(); ++k) {
         check_interrupt();
-        const std::vector<BucketCut> cuts = cut_buckets(tensors, job.value_bytes, bucket);
-        const OverlapPrediction o = predict_overlap(work, cuts, job.algorithm, p, job.value_bytes, net);
+        const std::size_t bucket = job.buckets[k];
+        const OverlapPrediction o = predict_overlap(work, cuts[k], overlaps[k]);
         const double time_s = o.iteration_s(updates);
         const double hidden = o.comm_alone_s > 0 ? 1 - o.exposed_s / o.comm_alone_s : 0;
         table += fmt::format("{:>5} {:>7} {:>11} {:>7} | {:>9.4f} {:>9.4f} {:>7.1f}% | {:>9.4f} {:>9.4f} {:>6.1f}%\n", p, b,
-                             bucket, cuts.size(), block_s, time_s, 100 * (1 - time_s / block_s), o.comm_alone_s,
+                             bucket, cuts[k].size(), block_s, time_s, 100 * (1 - time_s / block_s), o.comm_alone_s,
                              o.exposed_s, 100 * hidden);
         Json e = Json::object();
-        e["p"] = p, e["b"] = b, e["bucket_bytes"] = bucket, e["buckets"] = cuts.size();
+        e["p"] = p, e["b"] = b, e["bucket_bytes"] = bucket, e["buckets"] = cuts[k].size();
         e["time_s"] = time_s, e["block_s"] = block_s, e["saving"] = 1 - time_s / block_s;
         e["backward_end_s"] = o.backward_end_s, e["exposed_comm_s"] = o.exposed_s, e["comm_alone_s"] = o.comm_alone_s;
-        e["hidden"] = hidden, e["block_comm_s"] = block.exposed_s, e["progress_points"] = o.progress_points;
+        e["hidden"] = hidden, e["block_comm_s"] = blocked.exposed_s, e["progress_points"] = o.progress_points;
         e["bucket_exposed_s"] = o.bucket_exposed_s;
-        e["step_latency_s"] = net.latency_s, e["step_byte_s"] = net.byte_s, e["collective_call_s"] = call_s;
+        e["step_latency_s"] = slowest.latency_s, e["step_byte_s"] = slowest.byte_s, e["collective_call_s"] = call_s;
+        e["patterns"] = steps.size();
         grid.push_back(std::move(e));
       }
     }

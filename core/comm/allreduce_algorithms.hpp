@@ -31,7 +31,7 @@ struct AllreduceAlgorithm {
   bool scheduled = false;
   NbAlgorithm schedule = NbAlgorithm::rdb;
   AllreduceNeeds needs = AllreduceNeeds::nothing;
-  // Whether wulf model --overlap works its schedule out (predict/overlap_model); the others are
+  // Whether wulf model --overlap works its schedule out (predict/comm_plan); the others are
   // simulated.
   bool modelled = false;
   std::string_view help;  // what it does, a phrase for the options' help
@@ -53,13 +53,13 @@ inline constexpr AllreduceAlgorithm allreduce_table[] = {
      .schedule = NbAlgorithm::rabenseifner, .modelled = true,
      .help = "reduce-scatter by recursive halving, then allgather by doubling, as Gloo's halving-doubling"},
     {.name = "hierarchical", .tuned_id = 0, .smpi = "", .scheduled = true, .schedule = NbAlgorithm::hierarchical,
-     .needs = AllreduceNeeds::nodes,
+     .needs = AllreduceNeeds::nodes, .modelled = true,
      .help = "a ring within each node, a ring across the nodes, a ring within again; nodes by the hosts' wulf:node"},
     {.name = "hierarchical-rabenseifner", .tuned_id = 0, .smpi = "", .scheduled = true,
-     .schedule = NbAlgorithm::hierarchical_rabenseifner, .needs = AllreduceNeeds::nodes,
+     .schedule = NbAlgorithm::hierarchical_rabenseifner, .needs = AllreduceNeeds::nodes, .modelled = true,
      .help = "hierarchical with Rabenseifner's across the nodes"},
     {.name = "rings", .tuned_id = 0, .smpi = "", .scheduled = true, .schedule = NbAlgorithm::rings,
-     .needs = AllreduceNeeds::rings,
+     .needs = AllreduceNeeds::rings, .modelled = true,
      .help = "k rings at once, as NCCL's channels, each around all ranks in an order of the hosts' wulf:rings; on "
              "this machine one ring"},
 };

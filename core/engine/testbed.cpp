@@ -1,6 +1,7 @@
 #include "engine/testbed.hpp"
 
 #include "util/errors.hpp"
+#include "util/files.hpp"
 #include "util/machine.hpp"
 #include "util/paths.hpp"
 #include "engine/process.hpp"
@@ -16,6 +17,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <ostream>
 #include <sstream>
 #include <thread>
@@ -149,9 +151,15 @@ double collective_overhead_s(const Json& host, const std::string& platform) {
   return overhead.empty() ? 0 : parse_duration(overhead, "platform " + platform + ": wulf:collective_overhead");
 }
 
-PlatformNetwork read_network(const std::string& platform, const std::string& list, double bw_scale, Json& hosts) {
-  std::string text, errors;
-  if (run_wulf_platform({"network", platform, list}, text, errors) != 0)
+PlatformNetwork read_network(const std::string& platform, const std::string& list, double bw_scale, Json& hosts,
+                             const std::vector<std::pair<std::size_t, std::size_t>>& pairs) {
+  std::string text, errors, lines;
+  for (const auto& [i, j] : pairs) lines += std::to_string(i) + " " + std::to_string(j) + "\n";
+  std::optional<TempFile> file;
+  if (!pairs.empty()) file.emplace("pairs", lines);
+  std::vector<std::string> args{"network", platform, list};
+  if (file) args.insert(args.end(), {"--pairs", file->path()});
+  if (run_wulf_platform(args, text, errors) != 0)
     throw InputError("platform " + platform + ": " + first_line(errors));
   const Json j = parse_json(text, "wulf-platform network " + platform);
   PlatformNetwork net;

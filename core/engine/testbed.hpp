@@ -68,7 +68,9 @@ struct TestbedPlan {
 // The network between the hosts named in `list` (a,b,...), as SimGrid gives it
 // (wulf-platform network), rates times bw_scale; hosts gets each host's name, speed_flops,
 // cores and collective_overhead. Throws InputError naming the platform.
-PlatformNetwork read_network(const std::string& platform, const std::string& list, double bw_scale, Json& hosts);
+// pairs: the routes to read, as (from, to) indices into the list (empty: every ordered pair).
+PlatformNetwork read_network(const std::string& platform, const std::string& list, double bw_scale, Json& hosts,
+                             const std::vector<std::pair<std::size_t, std::size_t>>& pairs = {});
 // One of those hosts' wulf:collective_overhead in seconds (0: none); an InputError naming the
 // platform for one that is not a duration.
 double collective_overhead_s(const Json& host, const std::string& platform);

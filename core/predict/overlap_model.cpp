@@ -9,67 +9,74 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <cstdint>
+#include <unordered_map>
+#include <fmt/format.h>
 
 namespace wulf {
 
-std::vector<double> allreduce_steps(NbAlgorithm algorithm, int p, std::size_t values, std::size_t value_bytes) {
-  const double bytes = static_cast<double>(values) * static_cast<double>(value_bytes);
-  std::vector<double> steps;
-  if (p < 2) return steps;
-  if (algorithm == NbAlgorithm::ring) {
-    const double chunk = std::ceil(static_cast<double>(values) / p) * static_cast<double>(value_bytes);
-    steps.assign(static_cast<std::size_t>(2 * (p - 1)), chunk);
-    return steps;
+std::vector<StepNetwork> pattern_networks(const PlatformNetwork& net, const PatternBook& book) {
+  std::unordered_map<std::uint64_t, std::size_t> routes;  // (from, to) -> index into net.routes
+  auto key = [](std::size_t from, std::size_t to) { return (static_cast<std::uint64_t>(from) << 32) | to; };
+  for (std::size_t i = 0; i < net.routes.size(); ++i) routes.emplace(key(net.routes[i].from, net.routes[i].to), i);
+  auto route = [&](int from, int to) -> const NetworkRoute& {
+    const auto f = static_cast<std::size_t>(from), t = static_cast<std::size_t>(to);
+    if (f >= net.hosts.size() || t >= net.hosts.size())
+      throw InputError(fmt::format("the model: a step between ranks {} and {}, and {} hosts", from, to, net.hosts.size()));
+    const auto at = routes.find(key(f, t));
+    if (at == routes.end()) throw InputError("the model: no route from " + net.hosts[f] + " to " + net.hosts[t]);
+    return net.routes[at->second];
+  };
+  const SizeFactors bw = parse_size_factors(net.bw_factor, "smpi/bw-factor");
+  const SizeFactors lat = parse_size_factors(net.lat_factor, "smpi/lat-factor");
+  constexpr double tcp_gamma = 4194304;  // bytes, SimGrid's default network/TCP-gamma
+  std::vector<StepNetwork> out;
+  std::vector<double> load(net.links.size(), 0.0);
+  for (std::size_t i = 0; i < book.size(); ++i) {
+    check_interrupt();
+    const Pattern& messages = book.at(i);
+    for (const auto& [from, to] : messages) {
+      for (std::size_t l : route(from, to).links) load[l] += 1;
+      for (std::size_t l : route(to, from).links) load[l] += 0.05;
+    }
+    // A step is over when its slowest message is: the longest latency, the lowest rate.
+    StepNetwork step;
+    double slowest = std::numeric_limits<double>::infinity();
+    for (const auto& [from, to] : messages) {
+      const NetworkRoute& message = route(from, to);
+      double rate = message.latency_s > 0 ? tcp_gamma / (2 * message.latency_s) : std::numeric_limits<double>::infinity();
+      for (std::size_t l : message.links) {
+        const NetworkLink& link = net.links[l];
+        rate = std::min(rate, link.sharing == "fatpipe" ? link.bandwidth_Bps : link.bandwidth_Bps / load[l]);
+      }
+      slowest = std::min(slowest, rate);
+      step.latency_s = std::max(step.latency_s, message.latency_s);
+    }
+    step.byte_s = messages.empty() ? 0 : 1 / slowest;
+    step.bw = bw, step.lat = lat;
+    out.push_back(step);
+    for (const auto& [from, to] : messages) {
+      for (std::size_t l : route(from, to).links) load[l] = 0;
+      for (std::size_t l : route(to, from).links) load[l] = 0;
+    }
   }
-  int pow2 = 1;
-  while (pow2 * 2 <= p) pow2 *= 2;
-  if (pow2 < p) steps.push_back(bytes);  // the ranks beyond the power of two fold in
-  if (algorithm == NbAlgorithm::rabenseifner && values >= static_cast<std::size_t>(pow2)) {
-    // Halving: half, a quarter, ... of pow2 chunks of the longest size; then doubling back.
-    const double chunk = std::ceil(static_cast<double>(values) / pow2) * static_cast<double>(value_bytes);
-    std::vector<double> halving;
-    for (int chunks = pow2 / 2; chunks >= 1; chunks /= 2) halving.push_back(chunks * chunk);
-    steps.insert(steps.end(), halving.begin(), halving.end());
-    steps.insert(steps.end(), halving.rbegin(), halving.rend());
-  } else {
-    for (int d = 1; d < pow2; d *= 2) steps.push_back(bytes);
-  }
-  if (pow2 < p) steps.push_back(bytes);  // and get the result back
-  return steps;
+  return out;
 }
 
 StepNetwork ring_step_network(const PlatformNetwork& net) {
   const std::size_t p = net.hosts.size();
   if (p < 2) throw InputError("the overlap model needs two hosts or more");
-  auto route = [&](std::size_t from, std::size_t to) -> const NetworkRoute& {
-    for (const NetworkRoute& r : net.routes)
-      if (r.from == from && r.to == to) return r;
-    throw InputError("the overlap model: no route from " + net.hosts[from] + " to " + net.hosts[to]);
-  };
-  std::vector<double> load(net.links.size(), 0.0);
-  for (std::size_t r = 0; r < p; ++r) {
-    const std::size_t next = (r + 1) % p;
-    for (std::size_t l : route(r, next).links) load[l] += 1;
-    for (std::size_t l : route(next, r).links) load[l] += 0.05;
-  }
-  // A step is over when its slowest message is: the longest latency, the lowest rate.
-  constexpr double tcp_gamma = 4194304;  // bytes, SimGrid's default network/TCP-gamma
-  StepNetwork step;
-  double slowest = std::numeric_limits<double>::infinity();
-  for (std::size_t r = 0; r < p; ++r) {
-    const NetworkRoute& message = route(r, (r + 1) % p);
-    double rate = message.latency_s > 0 ? tcp_gamma / (2 * message.latency_s) : std::numeric_limits<double>::infinity();
-    for (std::size_t l : message.links) {
-      const NetworkLink& link = net.links[l];
-      rate = std::min(rate, link.sharing == "fatpipe" ? link.bandwidth_Bps : link.bandwidth_Bps / load[l]);
-    }
-    slowest = std::min(slowest, rate);
-    step.latency_s = std::max(step.latency_s, message.latency_s);
-  }
-  step.byte_s = 1 / slowest;
-  step.bw = parse_size_factors(net.bw_factor, "smpi/bw-factor");
-  step.lat = parse_size_factors(net.lat_factor, "smpi/lat-factor");
-  return step;
+  PatternBook book;
+  Pattern ring;
+  for (std::size_t r = 0; r < p; ++r) ring.emplace_back(static_cast<int>(r), static_cast<int>((r + 1) % p));
+  book.intern(std::move(ring));
+  return pattern_networks(net, book).front();
+}
+
+double PlannedComm::seconds(const CommPlan& plan) const {
+  double t = 0;
+  for (const PlanPhase& f : plan.phases) t += static_cast<double>(f.count) * patterns[f.pattern].seconds(f.bytes);
+  return t;
 }
 
 namespace {
@@ -78,7 +85,7 @@ namespace {
 // latency, then the ones moving share the links equally.
 class Pipeline {
  public:
-  Pipeline(std::size_t buckets, const StepNetwork& net) : flows_(buckets), net_(net) {}
+  explicit Pipeline(std::size_t buckets) : flows_(buckets) {}
 
   double now() const { return t_; }
   bool in_flight(std::size_t i) const { return flows_[i].posted; }
@@ -86,8 +93,9 @@ class Pipeline {
     const Flow& f = flows_[i];
     return f.posted && f.latency_end <= t_ && f.bytes_left <= 0;
   }
-  void post(std::size_t i, double bytes) {
-    flows_[i] = {true, t_ + net_.latency_s * net_.lat.at(bytes), bytes, net_.bw.at(bytes)};
+  // A step of `bytes` on net: its latency, then its bytes at net's rate over the flows moving.
+  void post(std::size_t i, const StepNetwork& net, double bytes) {
+    flows_[i] = {true, t_ + net.latency_s * net.lat.at(bytes), bytes, net.byte_s / net.bw.at(bytes)};
   }
   void clear(std::size_t i) { flows_[i].posted = false; }
 
@@ -104,8 +112,8 @@ class Pipeline {
         throw std::logic_error("overlap model: the pipeline's clock stopped at " + std::to_string(t_) + " s");
       std::size_t moving = 0;
       for (const Flow& f : flows_) moving += f.posted && f.latency_end <= t_ && f.bytes_left > 0;
-      const double per_byte = net_.byte_s * static_cast<double>(std::max<std::size_t>(moving, 1));
-      auto end_of = [&](const Flow& f) { return t_ + f.bytes_left * per_byte / f.factor; };
+      const double sharing = static_cast<double>(std::max<std::size_t>(moving, 1));
+      auto end_of = [&](const Flow& f) { return t_ + f.bytes_left * f.byte_s * sharing; };
       double next = until;
       for (const Flow& f : flows_) {
         if (!f.posted) continue;
@@ -115,7 +123,7 @@ class Pipeline {
       const double dt = next - t_;
       for (Flow& f : flows_)
         if (f.posted && f.latency_end <= t_ && f.bytes_left > 0)
-          f.bytes_left = end_of(f) <= next ? 0 : f.bytes_left - dt * f.factor / per_byte;
+          f.bytes_left = end_of(f) <= next ? 0 : f.bytes_left - dt / (f.byte_s * sharing);
       t_ = next;
     }
   }
@@ -124,47 +132,55 @@ class Pipeline {
   struct Flow {
     bool posted = false;
     double latency_end = 0, bytes_left = 0;
-    double factor = 1;  // SMPI's bandwidth factor of its size
+    double byte_s = 0;  // seconds a byte alone (SMPI's bandwidth factor of its size in it)
   };
   std::vector<Flow> flows_;
-  StepNetwork net_;
   double t_ = 0;
 };
 
 // The iteration's test share and its errors' sums: a collective call and a small allreduce
 // of 4 doubles each.
-double test_and_errors(const OverlapWork& work, int p, const StepNetwork& net) {
-  if (p < 2) return work.test_s;
-  double sum = work.call_s;
-  for (double bytes : allreduce_steps(work.sums_algorithm, p, 4, sizeof(double))) sum += net.seconds(bytes);
-  return work.test_s + work.sums * sum;
+double test_and_errors(const OverlapWork& work, const PlannedComm& comm) {
+  if (comm.ranks < 2) return work.test_s;
+  return work.test_s + work.sums * (work.call_s + comm.seconds(comm.sums));
 }
 
-double steps_alone(const std::vector<double>& steps, const StepNetwork& net) {
-  double t = 0;
-  for (double bytes : steps) t += net.seconds(bytes);
-  return t;
+// The plans of issue 33's model: every step on the one network.
+PlannedComm one_network(const OverlapWork& work, const std::vector<std::size_t>& values, NbAlgorithm algorithm, int p,
+                        std::size_t value_bytes, const StepNetwork& net) {
+  PatternBook book;
+  PlannedComm comm;
+  comm.ranks = p;
+  for (const std::size_t n : values) comm.buckets.push_back(allreduce_plan(book, algorithm, p, n, value_bytes));
+  comm.sums = allreduce_plan(book, work.sums_algorithm, p, 4, sizeof(double));
+  comm.patterns.assign(book.size(), net);
+  return comm;
 }
 
 }  // namespace
 
 OverlapPrediction predict_overlap(const OverlapWork& work, const std::vector<BucketCut>& buckets,
-                                  NbAlgorithm algorithm, int p, std::size_t value_bytes, const StepNetwork& net) {
+                                  const PlannedComm& comm) {
+  if (comm.buckets.size() != buckets.size())
+    throw std::logic_error("overlap model: " + std::to_string(comm.buckets.size()) + " plans for " +
+                           std::to_string(buckets.size()) + " buckets");
+  const bool many = comm.ranks > 1;
   OverlapPrediction r;
   r.bucket_exposed_s.assign(buckets.size(), 0.0);
-  std::vector<std::vector<double>> steps;
-  for (const BucketCut& b : buckets) {
-    steps.push_back(allreduce_steps(algorithm, p, b.values, value_bytes));
-    r.comm_alone_s += work.call_s + steps_alone(steps.back(), net);
-  }
-  Pipeline pipe(buckets.size(), net);
-  std::vector<std::size_t> posted(buckets.size(), 0);  // steps posted per bucket
-  std::size_t next = 0;                                // the next bucket to start
+  for (const CommPlan& plan : comm.buckets) r.comm_alone_s += work.call_s + comm.seconds(plan);
+  Pipeline pipe(buckets.size());
+  // Each bucket's place in its plan: the phase, and the steps of it posted.
+  std::vector<std::pair<std::size_t, std::size_t>> at(buckets.size(), {0, 0});
+  std::size_t next = 0;  // the next bucket to start
   auto compute = [&](double seconds) { pipe.advance(pipe.now() + seconds); };
   // A bucket's step is complete: the next one posted, or the bucket is done.
   auto step_on = [&](std::size_t i) {
-    if (posted[i] < steps[i].size()) pipe.post(i, steps[i][posted[i]++]);
-    else pipe.clear(i);
+    auto& [phase, posted] = at[i];
+    const std::vector<PlanPhase>& phases = comm.buckets[i].phases;
+    while (phase < phases.size() && posted == phases[phase].count) ++phase, posted = 0;
+    if (phase == phases.size()) return pipe.clear(i);
+    ++posted;
+    pipe.post(i, comm.patterns[phases[phase].pattern], phases[phase].bytes);
   };
   auto progress = [&] {
     for (std::size_t i = 0; i < next; ++i)
@@ -178,10 +194,10 @@ OverlapPrediction predict_overlap(const OverlapWork& work, const std::vector<Buc
     check_interrupt();  // a net of many layers: a signal ends the model here
     const int slices = std::max(1, work.slices.empty() ? 1 : work.slices[static_cast<std::size_t>(l - 1)]);
     for (int s = 0; s < slices; ++s) {
-      if (s > 0 && p > 1 && next > 0) progress();
+      if (s > 0 && many && next > 0) progress();
       compute(work.backward_s[static_cast<std::size_t>(l - 1)] / slices);
     }
-    if (p < 2) continue;
+    if (!many) continue;
     for (; next < buckets.size() && buckets[next].ready_after == l; ++next) {
       compute(work.call_s);
       step_on(next);
@@ -189,7 +205,7 @@ OverlapPrediction predict_overlap(const OverlapWork& work, const std::vector<Buc
     progress();
   }
   r.backward_end_s = pipe.now();
-  for (std::size_t i = 0; i < buckets.size() && p > 1; ++i) {
+  for (std::size_t i = 0; i < buckets.size() && many; ++i) {
     const double t0 = pipe.now();
     while (pipe.in_flight(i)) {
       pipe.advance(std::numeric_limits<double>::infinity(), static_cast<long>(i));
@@ -200,21 +216,34 @@ OverlapPrediction predict_overlap(const OverlapWork& work, const std::vector<Buc
   }
   r.comm_end_s = pipe.now();
   r.update_s = r.comm_end_s + work.update_s;
-  r.test_s = test_and_errors(work, p, net);
+  r.test_s = test_and_errors(work, comm);
+  return r;
+}
+
+OverlapPrediction predict_overlap(const OverlapWork& work, const std::vector<BucketCut>& buckets,
+                                  NbAlgorithm algorithm, int p, std::size_t value_bytes, const StepNetwork& net) {
+  std::vector<std::size_t> values;
+  for (const BucketCut& b : buckets) values.push_back(b.values);
+  return predict_overlap(work, buckets, one_network(work, values, algorithm, p, value_bytes, net));
+}
+
+OverlapPrediction predict_blocking(const OverlapWork& work, const PlannedComm& comm) {
+  OverlapPrediction r;
+  r.backward_end_s = work.forward_s;
+  for (double b : work.backward_s) r.backward_end_s += b;
+  if (comm.ranks > 1)
+    for (const CommPlan& plan : comm.buckets) r.exposed_s += work.call_s + comm.seconds(plan);
+  r.comm_alone_s = r.exposed_s;
+  r.bucket_exposed_s = {r.exposed_s};
+  r.comm_end_s = r.backward_end_s + r.exposed_s;
+  r.update_s = r.comm_end_s + work.update_s;
+  r.test_s = test_and_errors(work, comm);
   return r;
 }
 
 OverlapPrediction predict_blocking(const OverlapWork& work, std::size_t values, NbAlgorithm algorithm, int p,
                                    std::size_t value_bytes, const StepNetwork& net) {
-  OverlapPrediction r;
-  r.backward_end_s = work.forward_s;
-  for (double b : work.backward_s) r.backward_end_s += b;
-  if (p > 1) r.exposed_s = r.comm_alone_s = work.call_s + steps_alone(allreduce_steps(algorithm, p, values, value_bytes), net);
-  r.bucket_exposed_s = {r.exposed_s};
-  r.comm_end_s = r.backward_end_s + r.exposed_s;
-  r.update_s = r.comm_end_s + work.update_s;
-  r.test_s = test_and_errors(work, p, net);
-  return r;
+  return predict_blocking(work, one_network(work, {values}, algorithm, p, value_bytes, net));
 }
 
 }  // namespace wulf

@@ -30,6 +30,7 @@
 #pragma once
 
 #include "comm/nb_allreduce.hpp"
+#include "predict/comm_plan.hpp"
 #include "engine/testbed_network.hpp"
 #include "train/buckets.hpp"
 
@@ -71,8 +72,11 @@ struct StepNetwork {
 // hosts or a pair without a route.
 StepNetwork ring_step_network(const PlatformNetwork& net);
 
-// The bytes of each step of an allreduce of `values` values of value_bytes on p ranks.
-std::vector<double> allreduce_steps(NbAlgorithm algorithm, int p, std::size_t values, std::size_t value_bytes);
+// The same for each pattern of the book (its messages all at once, rank r on net's host r):
+// a step of a pattern is as long as its slowest message, each message's rate its route's
+// lowest as above, with the loads of that pattern's messages. net needs the routes of the
+// book's pairs (PatternBook::pairs) at least.
+std::vector<StepNetwork> pattern_networks(const PlatformNetwork& net, const PatternBook& book);
 
 struct OverlapPrediction {
   double update_s = 0;           // one update, from its forward pass to the weights updated
@@ -87,7 +91,21 @@ struct OverlapPrediction {
   double iteration_s(double updates = 1) const { return updates * update_s + test_s; }
 };
 
+// The collectives of a prediction: each bucket's allreduce (and block's one), the errors'
+// sums, and each pattern's step alone (pattern_networks).
+struct PlannedComm {
+  int ranks = 1;
+  std::vector<CommPlan> buckets;
+  CommPlan sums;
+  std::vector<StepNetwork> patterns;
+  double seconds(const CommPlan& plan) const;  // its steps one after another
+};
+
 // One update, and the iteration's test, under overlap.
+OverlapPrediction predict_overlap(const OverlapWork& work, const std::vector<BucketCut>& buckets,
+                                  const PlannedComm& comm);
+// The same, every step of every collective taking net (the model of issue 33: ring and rdb
+// on a platform's one step network).
 OverlapPrediction predict_overlap(const OverlapWork& work, const std::vector<BucketCut>& buckets,
                                   NbAlgorithm algorithm, int p, std::size_t value_bytes, const StepNetwork& net);
 
@@ -95,5 +113,7 @@ OverlapPrediction predict_overlap(const OverlapWork& work, const std::vector<Buc
 // (collective call included).
 OverlapPrediction predict_blocking(const OverlapWork& work, std::size_t values, NbAlgorithm algorithm, int p,
                                    std::size_t value_bytes, const StepNetwork& net);
+// The same with comm.buckets the one allreduce of the whole gradient.
+OverlapPrediction predict_blocking(const OverlapWork& work, const PlannedComm& comm);
 
 }  // namespace wulf

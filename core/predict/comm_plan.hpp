@@ -1,0 +1,73 @@
+// The steps of wulf's own collectives as the models count them (issue 65): each step is the
+// messages every rank sends at once (a pattern: from rank, to rank) and the bytes of the
+// longest of them. The algorithms are those comm/nb_allreduce and comm/shard_schedules lay out
+// rank by rank (ring, rdb, rabenseifner, hierarchical, hierarchical-rabenseifner, rings, and
+// the ring's two halves, the allgather and the reduce-scatter), here in closed form: a ring of
+// p ranks is one pattern of p messages taken 2 (p - 1) times, not p schedules of 2 (p - 1)
+// steps, so that 100 000 ranks cost what their patterns hold. tests/test_comm_plan checks every
+// plan against those schedules, step by step.
+//
+// The model takes every step as a barrier: it ends when its slowest message does, and the next
+// starts then. The ranks of a ring, recursive doubling at a power of two and the phases of the
+// hierarchical allreduce run so (each waits for its neighbour's message of the same step);
+// the lanes of rings run each at its own pace, and are counted here as one step of all their
+// messages at once (their rings alike, their steps alike).
+#pragma once
+
+#include "comm/nb_allreduce.hpp"
+
+#include <cstddef>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace wulf {
+
+using Message = std::pair<int, int>;   // from rank, to rank
+using Pattern = std::vector<Message>;  // a step's messages, sorted
+
+// The distinct patterns of a model's plans, each kept once (a ring of 100 000 ranks is
+// 100 000 messages, whichever bucket runs it).
+class PatternBook {
+ public:
+  // The index of the pattern (sorted here), added if new.
+  std::size_t intern(Pattern messages);
+  const Pattern& at(std::size_t i) const { return patterns_[i]; }
+  std::size_t size() const { return patterns_.size(); }
+  // Every ordered pair of ranks a message of some pattern joins, both ways (a message's
+  // acknowledgements go back), sorted, each once.
+  std::vector<Message> pairs() const;
+
+ private:
+  std::vector<Pattern> patterns_;
+  std::unordered_map<std::size_t, std::vector<std::size_t>> by_hash_;
+};
+
+// `count` steps alike: the pattern's messages, each of at most `bytes`.
+struct PlanPhase {
+  std::size_t pattern = 0;
+  std::size_t count = 0;
+  double bytes = 0;
+};
+
+// A collective as the model runs it: its steps, phase by phase.
+struct CommPlan {
+  std::vector<PlanPhase> phases;
+  std::size_t steps() const;
+  double bytes() const;  // what one rank sends at most over all steps
+};
+
+// The allreduce of n values of value_bytes on p ranks by the algorithm, as nb_lanes lays it
+// out (its fallbacks to recursive doubling included). layout: the ranks' nodes (hierarchical)
+// and rings (rings), as nb_lanes takes them.
+CommPlan allreduce_plan(PatternBook& book, NbAlgorithm algorithm, int p, std::size_t n, std::size_t value_bytes,
+                        const NbLayout& layout = {});
+
+// Sharded data parallelism's halves of the ring (comm/shard_schedules): the allgather of p
+// shards of `shard` values each, or the reduce-scatter into them; around the one ring in rank
+// order (rings empty) or k rings at once, each shard cut in k parts.
+enum class ShardHalf { gather, reduce_scatter };
+CommPlan shard_half_plan(PatternBook& book, ShardHalf half, int p, std::size_t shard, std::size_t value_bytes,
+                         const std::vector<std::vector<int>>& rings = {});
+
+}  // namespace wulf
