@@ -145,25 +145,39 @@ TEST(comm_plan, rings_run_their_lanes_at_once_each_around_its_ring) {
   EXPECT_EQ(book.pairs().size(), 16u);  // each message and its way back
 }
 
-TEST(comm_plan, the_shards_halves_are_the_rings_halves) {
+TEST(comm_plan, each_sharding_gathers_and_reduces_what_the_ranks_schedules_do) {
   const int p = 6;
   std::vector<int> order(p);
   std::iota(order.begin(), order.end(), 0);
-  std::vector<int> other = {0, 2, 4, 1, 3, 5};
-  for (const auto& rings : std::vector<std::vector<std::vector<int>>>{{}, {order, other}, {order, other, order}})
-    for (const std::size_t values : {std::size_t{7}, std::size_t{600}}) {
+  const std::vector<int> other = {0, 2, 4, 1, 3, 5};
+  const std::vector<int> node_of = {7, 8, 7, 8, 7, 8};  // 2 nodes of 3, interleaved
+  struct Case {
+    Sharding sharding;
+    std::vector<std::vector<int>> rings;
+  };
+  for (const Case& c : std::vector<Case>{{Sharding::full, {}},
+                                         {Sharding::grad_op, {order, other}},
+                                         {Sharding::full, {order, other, order}},
+                                         {Sharding::hybrid, {}},
+                                         {Sharding::none, {}}})
+    for (const std::size_t values : {std::size_t{1}, std::size_t{7}, std::size_t{600}}) {
       PatternBook book;
       std::vector<std::vector<std::vector<NbStep>>> gathers, reduces;
-      std::size_t shard = 0;
+      std::size_t shard = 0, padded = 0;
       for (int r = 0; r < p; ++r) {
-        const ShardPlan s = shard_plan(Sharding::full, p, r, values, {}, rings);
-        gathers.push_back(s.gather), reduces.push_back(s.reduce), shard = s.shard;
+        const ShardPlan s = shard_plan(c.sharding, p, r, values, node_of, c.rings);
+        gathers.push_back(s.gather), reduces.push_back(s.reduce), shard = s.shard, padded = s.padded;
       }
-      const std::string what = std::to_string(rings.size()) + " rings, " + std::to_string(values) + " values";
-      expect_same(expanded(book, shard_half_plan(book, ShardHalf::gather, p, shard, 2, rings)),
-                  from_schedules(gathers, 2), "gather, " + what);
-      expect_same(expanded(book, shard_half_plan(book, ShardHalf::reduce_scatter, p, shard, 2, rings)),
-                  from_schedules(reduces, 2), "reduce-scatter, " + what);
+      const std::string what = std::string(sharding_names[static_cast<std::size_t>(c.sharding)]) + ", " +
+                               std::to_string(c.rings.size()) + " rings, " + std::to_string(values) + " values";
+      const ShardComm plan = shard_comm_plan(book, c.sharding, p, values, 2, node_of, c.rings);
+      EXPECT_EQ(plan.shard, shard) << what;
+      EXPECT_EQ(plan.padded, padded) << what;
+      // none with fewer values than ranks runs recursive doubling, whose fold the others wait out.
+      const bool folds = c.sharding == Sharding::none && values < static_cast<std::size_t>(p);
+      expect_same(expanded(book, plan.gather), from_schedules(gathers, 2), "gather, " + what);
+      expect_same(expanded(book, plan.reduce), from_schedules(reduces, 2, folds ? fold_wait(p) : std::function<int(int)>{}),
+                  "reduce, " + what);
     }
 }
 

@@ -169,7 +169,7 @@ int model_command(const std::vector<std::string>& args, std::ostream& out, std::
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(options).run(), vm);
   if (vm.count("help")) return out << options << "\n", exit_ok;
-  if (vm["overlap"].as<bool>()) return overlap_model_command(vm, out);
+  if (vm["overlap"].as<bool>() || vm.count("strategy")) return overlap_model_command(vm, out);
   check_overlap_scope(vm);
   const ModelJob job = read_model_job(vm);
   const ModelConstants& c = job.c;

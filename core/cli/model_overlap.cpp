@@ -13,6 +13,8 @@
 #include "engine/testbed.hpp"
 #include "nn/mlp.hpp"
 #include "predict/overlap_model.hpp"
+#include "predict/fsdp_model.hpp"
+#include "train/shard_units.hpp"
 #include "train/buckets.hpp"
 #include "train/run.hpp"
 #include "job/train_job.hpp"
@@ -40,10 +42,18 @@ constexpr Range progress_range{.lo = 0, .hi = 1e18};
 
 // The options only --overlap reads, and those it passes to wulf train's resolution of the net.
 constexpr const char* overlap_only[] = {"platform", "problem", "hidden", "precision", "bias", "train-size",
-                                        "test-size", "bucket-bytes", "bucket-allreduce", "progress-flops"};
-constexpr const char* passed[] = {"hidden", "precision", "bias", "train-size", "test-size"};
+                                        "test-size", "bucket-bytes", "bucket-allreduce", "progress-flops",
+                                        "strategy", "learning"};
+constexpr const char* passed[] = {"hidden", "precision", "bias", "train-size", "test-size", "learning"};
+// --strategy fsdp's options the model reads, passed as they are to wulf train's resolution
+// (which checks them).
+constexpr const char* fsdp_passed[] = {"sharding",           "shard-unit",  "shard-algorithm",     "forward-prefetch",
+                                       "backward-prefetch",  "gather-limit", "shard-progress-flops", "shard-stream",
+                                       "recompute"};
+constexpr const char* bucket_options[] = {"bucket-bytes", "bucket-allreduce", "progress-flops"};
 
 struct OverlapJob {
+  std::string strategy = "overlap";  // overlap (and block beside it) or fsdp
   std::string platform, problem_spec;
   std::vector<int> ps;
   std::vector<std::size_t> bs, buckets;
@@ -56,6 +66,7 @@ struct OverlapJob {
   std::size_t sent_bytes = 4;     // a value's bytes in a bucket (2 under bf16)
   bool half = false;
   Learning learning = Learning::block;
+  TrainConfig config;  // as wulf train resolves it: fsdp's settings
   std::vector<PlatformHost> hosts;
   std::string out;
 };
@@ -75,6 +86,15 @@ OverlapJob read_overlap_job(const po::variables_map& vm) {
   job.bs = size_list(vm["block"].as<std::string>(), "block", kBlockRange);
   job.buckets = size_list(vm["bucket-bytes"].as<std::string>(), "bucket-bytes", bucket_range);
   job.algorithm = parse_nb_algorithm(vm["bucket-allreduce"].as<std::string>(), "--bucket-allreduce");
+  if (vm.count("strategy")) job.strategy = vm["strategy"].as<std::string>();
+  if (job.strategy != "overlap" && job.strategy != "block" && job.strategy != "fsdp")
+    throw InputError("--strategy \"" + job.strategy + "\": the platform model works out overlap (with block beside it) "
+                     "and fsdp; simulate the others (wulf train --engine sim)");
+  for (const char* name : fsdp_passed)
+    if (vm.count(name) && job.strategy != "fsdp") throw InputError("--" + std::string(name) + " is for --strategy fsdp");
+  for (const char* name : bucket_options)
+    if (job.strategy == "fsdp" && vm.count(name) && !vm[name].defaulted())
+      throw InputError("--" + std::string(name) + " is for --strategy overlap (fsdp's collectives are its units')");
   job.progress_flops = vm["progress-flops"].as<double>();
   const int most = *std::max_element(job.ps.begin(), job.ps.end());
   job.hosts = platform_hosts(job.platform).hosts;
@@ -88,12 +108,16 @@ OverlapJob read_overlap_job(const po::variables_map& vm) {
   // The net, its precision and the data's sizes as wulf train resolves them for a time-only
   // simulation of the largest cell (no data read beyond its shape).
   std::vector<std::string> args{"--problem", job.problem_spec, "--engine", "sim", "--platform", job.platform,
-                                "--np", std::to_string(most), "--ranks-per-host", "1", "--strategy", "overlap",
+                                "--np", std::to_string(most), "--ranks-per-host", "1", "--strategy",
+                                job.strategy == "fsdp" ? "fsdp" : "overlap",
                                 "--numerics", "off", "--compute", "flops", "--quiet",
                                 "--block", std::to_string(*std::max_element(job.bs.begin(), job.bs.end()))};
   for (const char* name : passed)
     if (vm.count(name)) args.insert(args.end(), {std::string("--") + name, vm[name].as<std::string>()});
+  for (const char* name : fsdp_passed)
+    if (vm.count(name)) args.insert(args.end(), {std::string("--") + name, vm[name].as<std::string>()});
   const TrainJob train = resolve(parse_train(args, train_options()));
+  job.config = train.config;
   job.spec = train.spec;
   job.element_bytes = train.double_precision ? sizeof(double) : sizeof(float);
   job.sent_bytes = train.config.value_bytes ? train.config.value_bytes : job.element_bytes;
@@ -156,6 +180,114 @@ NbLayout rank_layout(const OverlapJob& job, int p) {
   return layout;
 }
 
+// --strategy fsdp: the time per iteration of the units' gathers and reductions behind the
+// passes (predict/fsdp_model.hpp), for each p and b.
+int fsdp_model(const OverlapJob& job, std::ostream& out) {
+  const TrainConfig& c = job.config;
+  const Sharding sharding = *sharding_named(setting_text(c, "sharding"));
+  const bool rings = setting_text(c, "shard-algorithm") == "rings";
+  const FsdpOptions options{.sharding = sharding,
+                            .forward_prefetch = setting_text(c, "forward-prefetch") == "on",
+                            .backward_prefetch = setting_text(c, "backward-prefetch") == "on",
+                            .gather_limit = setting_count(c, "gather-limit"),
+                            .one_stream = setting_text(c, "shard-stream") == "one"};
+  const double slice_flops = setting(c, "shard-progress-flops");
+  const std::vector<ShardUnitLayers> layers_of = shard_units(job.spec, static_cast<int>(setting_count(c, "shard-unit")));
+  const std::size_t weights = job.spec.parameter_count();
+  auto wire = [&](std::size_t values) { return (values * job.sent_bytes + job.element_bytes - 1) / job.element_bytes; };
+  fmt::print(out, "fsdp model, platform {}: {}, {} weights in {} units, sharding {}, {}, {} stream{}{}\n", job.platform,
+             job.net_text, weights, layers_of.size(), setting_text(c, "sharding"),
+             rings ? "rings" : "one ring", setting_text(c, "shard-stream"),
+             options.backward_prefetch ? ", backward prefetch" : "", options.forward_prefetch ? ", forward prefetch" : "");
+  Json grid = Json::array();
+  std::string table;
+  for (int p : job.ps) {
+    std::string list;
+    for (int r = 0; r < p; ++r) list += (r ? "," : "") + job.hosts[static_cast<std::size_t>(r)].name;
+    const std::vector<PlatformHost> placed(job.hosts.begin(), job.hosts.begin() + p);
+    std::vector<int> node_of;
+    if (sharding == Sharding::hybrid && p > 1) {
+      node_of = rank_nodes_of(rank_node_keys(placed, p));
+      if (const std::string fault = node_layout_fault(node_of, p); !fault.empty())
+        throw InputError(fmt::format("--sharding hybrid on {} ranks of {}: {}", p, job.platform, fault));
+    }
+    const std::vector<std::vector<int>> ring_orders =
+        rings && p > 1 ? rank_rings_of(placed, p, job.platform) : std::vector<std::vector<int>>{};
+    PatternBook book;
+    std::vector<FsdpUnit> units;
+    std::size_t shard_values = 0;
+    for (const ShardUnitLayers& u : layers_of) {
+      ShardComm plan = shard_comm_plan(book, sharding, p, wire(u.parameters), job.element_bytes, node_of, ring_orders);
+      shard_values += plan.shard;
+      units.push_back({u.first, u.last, std::move(plan.gather), std::move(plan.reduce)});
+    }
+    const CommPlan sums = allreduce_plan(book, NbAlgorithm::rdb, p, 4, sizeof(double));
+    std::vector<std::pair<std::size_t, std::size_t>> pairs;
+    for (const Message& m : book.pairs()) pairs.emplace_back(m.first, m.second);
+    Json hosts;
+    const PlatformNetwork net = read_network(job.platform, list, 1.0, hosts, pairs);
+    const std::vector<StepNetwork> steps = pattern_networks(net, book);
+    const double call_s = p > 1 ? collective_overhead_s(hosts.at(0), job.platform) : 0.0;
+    const ComputeConfig host = host_compute(hosts.at(0), job.hosts[0], job.platform);
+    const ChargedFlops charged = charged_kernel_flops(job.spec, host, job.half, job.learning);
+    for (std::size_t b : job.bs) {
+      check_interrupt();
+      const double share = std::ceil(static_cast<double>(b) / p);
+      FsdpWork work;
+      for (int l = 1; l <= job.spec.timed_layers(); ++l) {
+        const double f = share * charged.forward[static_cast<std::size_t>(l - 1)];
+        const double g = share * charged.backward[static_cast<std::size_t>(l - 1)];
+        work.forward_s.push_back(f / host.host_speed);
+        work.forward_slices.push_back(progress_slices(f, slice_flops));
+        work.backward_s.push_back(g / host.host_speed);
+        work.backward_slices.push_back(progress_slices(g, slice_flops));
+        work.recompute_s.push_back(c.recompute ? f / host.host_speed : 0.0);
+      }
+      work.update_s = charged.kernels.update * static_cast<double>(shard_values) / static_cast<double>(weights) /
+                      host.host_speed;
+      work.call_s = call_s;
+      work.test_s = std::ceil(static_cast<double>(job.checked) / p) * charged.kernels.test() / host.host_speed;
+      const FsdpPrediction f = predict_fsdp(work, units, options, steps, sums, p);
+      const double updates = static_cast<double>(job.train) / static_cast<double>(b);
+      const double time_s = f.iteration_s(updates);
+      const double compute_s = f.update_s - f.gather_wait_s - f.reduce_wait_s;
+      table += fmt::format("{:>6} {:>8} | {:>10.4f} {:>10.4f} {:>10.4f} {:>10.4f} | {:>10.4f}\n", p, b, time_s,
+                           f.gather_wait_s, f.reduce_wait_s, f.comm_alone_s, compute_s);
+      Json e = Json::object();
+      e["p"] = p, e["b"] = b, e["time_s"] = time_s, e["update_s"] = f.update_s;
+      e["gather_wait_s"] = f.gather_wait_s, e["reduce_wait_s"] = f.reduce_wait_s;
+      e["exposed_comm_s"] = f.gather_wait_s + f.reduce_wait_s, e["comm_alone_s"] = f.comm_alone_s;
+      e["forward_end_s"] = f.forward_end_s, e["backward_end_s"] = f.backward_end_s;
+      e["units"] = units.size(), e["gathers"] = f.gathers, e["reductions"] = f.reductions;
+      e["progress_points"] = f.progress_points, e["patterns"] = steps.size(), e["collective_call_s"] = call_s;
+      grid.push_back(std::move(e));
+    }
+  }
+  fmt::print(out, "{:>6} {:>8} | {:>10} {:>10} {:>10} {:>10} | {:>10}\n", "p", "b", "time s", "gather w s",
+             "reduce w s", "comm s", "rest s");
+  out << table;
+  out << "per iteration: n / b updates and the test pass; gather w, reduce w: waited for the gathers in the passes "
+         "and for the reductions after them; comm s: every collective's steps one after another; rest: the update "
+         "less the waits\n";
+  if (!job.out.empty()) {
+    Json record = Json::object();
+    record["wulf_record"] = 1;
+    record["config"]["command"] = "model --strategy fsdp";
+    record["config"]["platform"] = job.platform;
+    record["config"]["net"] = job.net_text;
+    for (const char* name : fsdp_passed) {
+      if (const std::string* text = c.settings.find_text(name)) record["config"][name] = *text;
+      else if (const double* number = c.settings.find(name)) record["config"][name] = *number;
+    }
+    record["config"]["recompute"] = c.recompute;
+    record["config"]["versions"] = versions_json();
+    record["grid"] = std::move(grid);
+    write_file_atomically(job.out, record_text(record) + "\n");
+    out << "record: " << job.out << "\n";
+  }
+  return exit_ok;
+}
+
 }  // namespace
 
 po::options_description model_overlap_options() {
@@ -174,18 +306,29 @@ po::options_description model_overlap_options() {
       ("bucket-allreduce", po::value<std::string>()->default_value("ring"),
        (allreduce_names(AllreduceRows::modelled) + " (wulf train's)").c_str())
       ("progress-flops", number_in("progress-flops", progress_range)->default_value(0),
-       "wulf train's: slices of a layer's backward part, a progress point between them");
+       "wulf train's: slices of a layer's backward part, a progress point between them")
+      ("strategy", po::value<std::string>(),
+       "overlap (the default: overlap and block beside it) or fsdp, with wulf train's options of it: --sharding, "
+       "--shard-unit, --shard-algorithm, --forward-prefetch, --backward-prefetch, --gather-limit, "
+       "--shard-progress-flops, --shard-stream, --recompute")
+      ("learning", po::value<std::string>(), "as wulf train's: the update's flops (adam's 14 a parameter)");
+  po::options_description fsdp("--strategy fsdp's options, as wulf train's", 110, 55);
+  for (const char* name : fsdp_passed) fsdp.add_options()(name, po::value<std::string>(), "as wulf train's");
+  options.add(fsdp);
   return options;
 }
 
 void check_overlap_scope(const po::variables_map& vm) {
-  if (vm["overlap"].as<bool>()) return;
+  if (vm["overlap"].as<bool>() || vm.count("strategy")) return;
+  for (const char* name : fsdp_passed)
+    if (vm.count(name)) throw InputError("--" + std::string(name) + " is for --strategy fsdp");
   for (const char* name : overlap_only)
     if (vm.count(name) && !vm[name].defaulted()) throw InputError("--" + std::string(name) + " is for --overlap");
 }
 
 int overlap_model_command(const po::variables_map& vm, std::ostream& out) {
   const OverlapJob job = read_overlap_job(vm);
+  if (job.strategy == "fsdp") return fsdp_model(job, out);
   const std::vector<GradientTensor> tensors = backward_tensors(job.spec);
   const std::size_t weights = job.spec.parameter_count();
   fmt::print(out, "overlap model, platform {}: {}, {} weights ({:.2f} MiB of gradients in {} tensors), {} allreduce\n",

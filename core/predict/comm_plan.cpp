@@ -251,21 +251,55 @@ CommPlan allreduce_plan(PatternBook& book, NbAlgorithm algorithm, int p, std::si
   }
 }
 
-CommPlan shard_half_plan(PatternBook& book, ShardHalf half, int p, std::size_t shard, std::size_t value_bytes,
-                         const std::vector<std::vector<int>>& rings) {
-  if (p <= 1 || shard == 0) return {};
-  const RingPart part = half == ShardHalf::gather ? RingPart::gather : RingPart::reduce_scatter;
-  if (rings.empty()) return interned(book, ring_local(p, shard * static_cast<std::size_t>(p), value_bytes, part));
+ShardComm shard_comm_plan(PatternBook& book, Sharding sharding, int p, std::size_t values, std::size_t element_bytes,
+                          const std::vector<int>& node_of, const std::vector<std::vector<int>>& rings) {
+  ShardComm out;
+  if (sharding == Sharding::none || p <= 1) {
+    out.padded = out.shard = values;
+    out.reduce = interned(book, flat_local(NbAlgorithm::ring, p, values, element_bytes));
+    return out;
+  }
+  if (sharding == Sharding::hybrid) {
+    const NodeLayout layout = node_layout(p, node_of);
+    const std::size_t L = layout.nodes.front().size();
+    out.padded = (values + L - 1) / L * L, out.shard = out.padded / L;
+    if (L > 1) {
+      out.gather = interned(book, mapped(ring_local(static_cast<int>(L), out.padded, element_bytes, RingPart::gather),
+                                         layout.nodes));
+      LocalPlan reduce =
+          mapped(ring_local(static_cast<int>(L), out.padded, element_bytes, RingPart::reduce_scatter), layout.nodes);
+      const LocalPlan across =
+          mapped(flat_local(NbAlgorithm::ring, static_cast<int>(layout.nodes.size()), out.shard, element_bytes),
+                 layout.places);
+      reduce.insert(reduce.end(), across.begin(), across.end());
+      out.reduce = interned(book, std::move(reduce));
+    } else {
+      out.reduce = interned(book, mapped(flat_local(NbAlgorithm::ring, static_cast<int>(layout.nodes.size()),
+                                                    out.shard, element_bytes),
+                                         layout.places));
+    }
+    return out;
+  }
+  const auto n = static_cast<std::size_t>(p);
+  out.padded = (values + n - 1) / n * n, out.shard = out.padded / n;
+  if (rings.empty()) {
+    out.gather = interned(book, ring_local(p, out.padded, element_bytes, RingPart::gather));
+    out.reduce = interned(book, ring_local(p, out.padded, element_bytes, RingPart::reduce_scatter));
+    return out;
+  }
   if (const std::string fault = rings_fault(rings, p); !fault.empty())
     throw std::invalid_argument("the shards' rings: " + fault);
-  std::vector<LocalPlan> lanes;
+  std::vector<LocalPlan> gathers, reduces;
   const std::size_t k = rings.size();
   for (std::size_t c = 0; c < k; ++c) {
-    const std::size_t part_n = (c + 1) * shard / k - c * shard / k;  // shard_schedules' cut
-    if (part_n > 0)
-      lanes.push_back(mapped(ring_local(p, part_n * static_cast<std::size_t>(p), value_bytes, part), {rings[c]}));
+    const std::size_t part_n = (c + 1) * out.shard / k - c * out.shard / k;  // shard_schedules' cut
+    if (part_n == 0) continue;
+    gathers.push_back(mapped(ring_local(p, part_n * n, element_bytes, RingPart::gather), {rings[c]}));
+    reduces.push_back(mapped(ring_local(p, part_n * n, element_bytes, RingPart::reduce_scatter), {rings[c]}));
   }
-  return interned(book, merged(lanes));
+  out.gather = interned(book, merged(gathers));
+  out.reduce = interned(book, merged(reduces));
+  return out;
 }
 
 }  // namespace wulf

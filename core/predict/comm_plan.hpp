@@ -15,6 +15,7 @@
 #pragma once
 
 #include "comm/nb_allreduce.hpp"
+#include "comm/shard_schedules.hpp"
 
 #include <cstddef>
 #include <unordered_map>
@@ -63,11 +64,16 @@ struct CommPlan {
 CommPlan allreduce_plan(PatternBook& book, NbAlgorithm algorithm, int p, std::size_t n, std::size_t value_bytes,
                         const NbLayout& layout = {});
 
-// Sharded data parallelism's halves of the ring (comm/shard_schedules): the allgather of p
-// shards of `shard` values each, or the reduce-scatter into them; around the one ring in rank
-// order (rings empty) or k rings at once, each shard cut in k parts.
-enum class ShardHalf { gather, reduce_scatter };
-CommPlan shard_half_plan(PatternBook& book, ShardHalf half, int p, std::size_t shard, std::size_t value_bytes,
-                         const std::vector<std::vector<int>>& rings = {});
+// One unit of sharded data parallelism as comm/shard_schedules lays it out (shard_plan): the
+// gather of its shards and the reduction of its gradients, for `values` values (as sent) of
+// element_bytes. full, grad-op: the ring's halves over all ranks, around the one ring in rank
+// order or k rings at once (rings), each shard cut in k parts; hybrid: within the nodes
+// (node_of), then the shard's ring allreduce across them; none: a ring allreduce of the unit.
+struct ShardComm {
+  CommPlan gather, reduce;
+  std::size_t padded = 0, shard = 0;  // the unit's values padded, and a rank's shard of them
+};
+ShardComm shard_comm_plan(PatternBook& book, Sharding sharding, int p, std::size_t values, std::size_t element_bytes,
+                          const std::vector<int>& node_of = {}, const std::vector<std::vector<int>>& rings = {});
 
 }  // namespace wulf

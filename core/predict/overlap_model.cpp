@@ -1,4 +1,5 @@
 #include "predict/overlap_model.hpp"
+#include "predict/pipeline.hpp"
 #include "util/errors.hpp"
 #include "engine/process.hpp"
 #include "util/text.hpp"
@@ -81,63 +82,6 @@ double PlannedComm::seconds(const CommPlan& plan) const {
 
 namespace {
 
-// The steps in flight on one rank's links, moved through time together: each waits out its
-// latency, then the ones moving share the links equally.
-class Pipeline {
- public:
-  explicit Pipeline(std::size_t buckets) : flows_(buckets) {}
-
-  double now() const { return t_; }
-  bool in_flight(std::size_t i) const { return flows_[i].posted; }
-  bool complete(std::size_t i) const {
-    const Flow& f = flows_[i];
-    return f.posted && f.latency_end <= t_ && f.bytes_left <= 0;
-  }
-  // A step of `bytes` on net: its latency, then its bytes at net's rate over the flows moving.
-  void post(std::size_t i, const StepNetwork& net, double bytes) {
-    flows_[i] = {true, t_ + net.latency_s * net.lat.at(bytes), bytes, net.byte_s / net.bw.at(bytes)};
-  }
-  void clear(std::size_t i) { flows_[i].posted = false; }
-
-  // Time moves on to `until`, or to when flow `watch` completes if that is sooner (-1: none).
-  // Each turn of the loop ends at an event: a latency over, a flow done, or `until`; so a call
-  // takes at most two turns a flow and one more. A flow that ends a turn is done whatever the
-  // subtraction leaves of its bytes (far into a run, the round-off of the clock leaves a
-  // remainder whose time no longer moves it).
-  void advance(double until, long watch = -1) {
-    const std::size_t most_turns = 2 * flows_.size() + 1;
-    for (std::size_t turn = 0; t_ < until; ++turn) {
-      if (watch >= 0 && complete(static_cast<std::size_t>(watch))) return;
-      if (turn >= most_turns)
-        throw std::logic_error("overlap model: the pipeline's clock stopped at " + std::to_string(t_) + " s");
-      std::size_t moving = 0;
-      for (const Flow& f : flows_) moving += f.posted && f.latency_end <= t_ && f.bytes_left > 0;
-      const double sharing = static_cast<double>(std::max<std::size_t>(moving, 1));
-      auto end_of = [&](const Flow& f) { return t_ + f.bytes_left * f.byte_s * sharing; };
-      double next = until;
-      for (const Flow& f : flows_) {
-        if (!f.posted) continue;
-        if (f.latency_end > t_) next = std::min(next, f.latency_end);
-        else if (f.bytes_left > 0) next = std::min(next, end_of(f));
-      }
-      const double dt = next - t_;
-      for (Flow& f : flows_)
-        if (f.posted && f.latency_end <= t_ && f.bytes_left > 0)
-          f.bytes_left = end_of(f) <= next ? 0 : f.bytes_left - dt / (f.byte_s * sharing);
-      t_ = next;
-    }
-  }
-
- private:
-  struct Flow {
-    bool posted = false;
-    double latency_end = 0, bytes_left = 0;
-    double byte_s = 0;  // seconds a byte alone (SMPI's bandwidth factor of its size in it)
-  };
-  std::vector<Flow> flows_;
-  double t_ = 0;
-};
-
 // The iteration's test share and its errors' sums: a collective call and a small allreduce
 // of 4 doubles each.
 double test_and_errors(const OverlapWork& work, const PlannedComm& comm) {
@@ -169,19 +113,11 @@ OverlapPrediction predict_overlap(const OverlapWork& work, const std::vector<Buc
   r.bucket_exposed_s.assign(buckets.size(), 0.0);
   for (const CommPlan& plan : comm.buckets) r.comm_alone_s += work.call_s + comm.seconds(plan);
   Pipeline pipe(buckets.size());
-  // Each bucket's place in its plan: the phase, and the steps of it posted.
-  std::vector<std::pair<std::size_t, std::size_t>> at(buckets.size(), {0, 0});
-  std::size_t next = 0;  // the next bucket to start
+  std::vector<PlanAt> at(buckets.size());  // each bucket's place in its plan
+  std::size_t next = 0;                     // the next bucket to start
   auto compute = [&](double seconds) { pipe.advance(pipe.now() + seconds); };
   // A bucket's step is complete: the next one posted, or the bucket is done.
-  auto step_on = [&](std::size_t i) {
-    auto& [phase, posted] = at[i];
-    const std::vector<PlanPhase>& phases = comm.buckets[i].phases;
-    while (phase < phases.size() && posted == phases[phase].count) ++phase, posted = 0;
-    if (phase == phases.size()) return pipe.clear(i);
-    ++posted;
-    pipe.post(i, comm.patterns[phases[phase].pattern], phases[phase].bytes);
-  };
+  auto step_on = [&](std::size_t i) { post_next(pipe, i, comm.buckets[i], comm.patterns, at[i]); };
   auto progress = [&] {
     for (std::size_t i = 0; i < next; ++i)
       if (pipe.complete(i)) step_on(i);

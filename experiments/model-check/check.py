@@ -39,12 +39,12 @@ PER_SERVER = {"dgx1-v100": 8, "roce-4gpu": 4, "eth10g-4gpu": 4}
 SHIPPED_SERVERS = {"dgx1-v100": 8, "roce-4gpu": 128, "eth10g-4gpu": 8}
 
 
-def grid(quick):
+def grid(quick, nets):
     if quick:
         return [("resnet50", "dgx1-v100", 16, a, bucket) for a in ("ring", "hierarchical", "rings")
                 for bucket in (0, MIB25)]
     cells = []
-    for net in ("resnet50", "vgg16", "bert_large", "gpt2"):
+    for net in nets:
         for preset, gpus in (("dgx1-v100", (8, 64)), ("roce-4gpu", (16, 128)), ("eth10g-4gpu", (8, 32))):
             for p in gpus:
                 for a in ALGORITHMS:
@@ -102,9 +102,10 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--nets", default="resnet50,vgg16,bert_large,gpt2", help="the nets, a comma-separated list")
     opts = ap.parse_args()
     os.makedirs(opts.out, exist_ok=True)
-    cells = grid(opts.quick)
+    cells = grid(opts.quick, opts.nets.split(","))
     with tempfile.TemporaryDirectory(prefix="wulf-model-check-") as tmp:
         # The generated platforms first, once each.
         for cell in cells:
