@@ -71,8 +71,8 @@ TEST(comm_plan, every_flat_allreduce_sends_what_the_ranks_schedules_send) {
   for (const NbAlgorithm a : {NbAlgorithm::ring, NbAlgorithm::rdb, NbAlgorithm::rabenseifner})
     for (const int p : {2, 3, 4, 6, 8, 12})
       for (const std::size_t n : {std::size_t{1}, std::size_t{5}, std::size_t{100}, std::size_t{1001}}) {
-        PatternBook book;
-        const CommPlan plan = allreduce_plan(book, a, p, n, 4);
+        PatternBook book(p);
+        const CommPlan plan = allreduce_plan(book, a, n, 4);
         std::vector<std::vector<std::vector<NbStep>>> lanes;
         for (int r = 0; r < p; ++r) lanes.push_back(nb_lanes(a, p, r, n, {}));
         const bool ring = a == NbAlgorithm::ring && n >= static_cast<std::size_t>(p);
@@ -89,8 +89,8 @@ TEST(comm_plan, the_hierarchical_allreduces_go_within_across_and_within_again) {
         // Ranks interleaved over the nodes: node_of need not follow rank order.
         std::vector<int> node_of(static_cast<std::size_t>(p));
         for (int r = 0; r < p; ++r) node_of[static_cast<std::size_t>(r)] = 10 + r % nodes;
-        PatternBook book;
-        const CommPlan plan = allreduce_plan(book, a, p, n, 8, {.node_of = node_of});
+        PatternBook book(p, {.node_of = node_of});
+        const CommPlan plan = allreduce_plan(book, a, n, 8);
         std::vector<std::vector<std::vector<NbStep>>> lanes;
         for (int r = 0; r < p; ++r) lanes.push_back(nb_lanes(a, p, r, n, {.node_of = node_of}));
         // The model counts a fold in beyond a power of two as a step every rank waits out, and the
@@ -132,15 +132,15 @@ TEST(comm_plan, rings_run_their_lanes_at_once_each_around_its_ring) {
   std::reverse_copy(forward.begin(), forward.end(), backward.begin());
   const NbLayout layout{.rings = {forward, backward}};
   for (const std::size_t n : {std::size_t{3}, std::size_t{16}, std::size_t{1001}}) {
-    PatternBook book;
-    const CommPlan plan = allreduce_plan(book, NbAlgorithm::rings, p, n, 4, layout);
+    PatternBook book(p, layout);
+    const CommPlan plan = allreduce_plan(book, NbAlgorithm::rings, n, 4);
     std::vector<std::vector<std::vector<NbStep>>> lanes;
     for (int r = 0; r < p; ++r) lanes.push_back(nb_lanes(NbAlgorithm::rings, p, r, n, layout));
     expect_same(expanded(book, plan), from_schedules(lanes, 4), "rings n " + std::to_string(n));
   }
   // Each pattern is held once, however many collectives use it.
-  PatternBook book;
-  for (int i = 0; i < 5; ++i) allreduce_plan(book, NbAlgorithm::ring, p, 800, 4);
+  PatternBook book(p);
+  for (int i = 0; i < 5; ++i) allreduce_plan(book, NbAlgorithm::ring, 800 + i, 4);
   EXPECT_EQ(book.size(), 1u);
   EXPECT_EQ(book.pairs().size(), 16u);  // each message and its way back
 }
@@ -161,7 +161,7 @@ TEST(comm_plan, each_sharding_gathers_and_reduces_what_the_ranks_schedules_do) {
                                          {Sharding::hybrid, {}},
                                          {Sharding::none, {}}})
     for (const std::size_t values : {std::size_t{1}, std::size_t{7}, std::size_t{600}}) {
-      PatternBook book;
+      PatternBook book(p, {.node_of = node_of, .rings = c.rings});
       std::vector<std::vector<std::vector<NbStep>>> gathers, reduces;
       std::size_t shard = 0, padded = 0;
       for (int r = 0; r < p; ++r) {
@@ -170,7 +170,7 @@ TEST(comm_plan, each_sharding_gathers_and_reduces_what_the_ranks_schedules_do) {
       }
       const std::string what = std::string(sharding_names[static_cast<std::size_t>(c.sharding)]) + ", " +
                                std::to_string(c.rings.size()) + " rings, " + std::to_string(values) + " values";
-      const ShardComm plan = shard_comm_plan(book, c.sharding, p, values, 2, node_of, c.rings);
+      const ShardComm plan = shard_comm_plan(book, c.sharding, values, 2);
       EXPECT_EQ(plan.shard, shard) << what;
       EXPECT_EQ(plan.padded, padded) << what;
       // none with fewer values than ranks runs recursive doubling, whose fold the others wait out.

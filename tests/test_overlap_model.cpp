@@ -46,9 +46,9 @@ TEST(overlap_model, buckets_are_cut_in_reverse_layer_order_as_the_strategy_cuts_
 
 // The bytes of each step of an allreduce of `values` values of value_bytes on p ranks.
 std::vector<double> allreduce_steps(NbAlgorithm algorithm, int p, std::size_t values, std::size_t value_bytes) {
-  PatternBook book;
+  PatternBook book(p);
   std::vector<double> steps;
-  for (const PlanPhase& f : allreduce_plan(book, algorithm, p, values, value_bytes).phases)
+  for (const PlanPhase& f : allreduce_plan(book, algorithm, values, value_bytes).phases)
     steps.insert(steps.end(), f.count, f.bytes);
   return steps;
 }

@@ -71,6 +71,71 @@ struct OverlapJob {
   std::string out;
 };
 
+// The GPUs a server of the platform (its hosts in order, each with its wulf:node, as many on
+// every node, the nodes 0, 1, ... in order), or 0 where its hosts are not so.
+int per_server(const std::vector<PlatformHost>& hosts) {
+  std::size_t G = 0;
+  while (G < hosts.size() && hosts[G].node == hosts[0].node && hosts[G].group == hosts[0].group) ++G;
+  if (G == 0 || hosts.size() % G != 0 || hosts[0].node < 0) return 0;
+  for (std::size_t k = 0; k < hosts.size(); ++k)
+    if (hosts[k].node != hosts[0].node + static_cast<int>(k / G) || hosts[k].group != hosts[0].group) return 0;
+  return static_cast<int>(G);
+}
+
+// Rank r's host at r: the platform's first p hosts, or for more ranks than it has, its servers
+// repeated (server s of the model is a copy of the file's server 0, node s), for
+// predict/rank_routes' extension. InputError where the platform is not servers alike.
+// The GPUs a server where p ranks need the platform extended (0: they do not); InputError
+// where it cannot be.
+int extended_servers_of(const OverlapJob& job, int p) {
+  if (static_cast<std::size_t>(p) <= job.hosts.size()) return 0;
+  const int G = per_server(job.hosts);
+  if (G == 0 || job.hosts.size() < 3 * static_cast<std::size_t>(G))
+    throw InputError(fmt::format("--np {}: {} has {} hosts; for more ranks the model extends a platform of servers "
+                                 "(hosts with wulf:node, as many on each, in order, at least three servers, as "
+                                 "platforms/gpu/generate.py writes them), and its hosts are not so",
+                                 p, job.platform, job.hosts.size()));
+  return G;
+}
+
+std::vector<PlatformHost> model_hosts(const OverlapJob& job, int p) {
+  const auto n = static_cast<std::size_t>(p);
+  const int G = extended_servers_of(job, p);
+  if (G == 0) return {job.hosts.begin(), job.hosts.begin() + p};
+  std::vector<PlatformHost> placed;
+  placed.reserve(n);
+  for (std::size_t r = 0; r < n; ++r) {
+    PlatformHost h = job.hosts[r % static_cast<std::size_t>(G)];
+    h.node = job.hosts[0].node + static_cast<int>(r / static_cast<std::size_t>(G));
+    placed.push_back(std::move(h));
+  }
+  return placed;
+}
+
+// The routes between the p ranks for the book's messages: read from the platform for its first
+// p hosts, or extended from its first three servers (predict/rank_routes.hpp). hosts: the
+// network's description of its hosts (rank 0's first).
+RankRoutes rank_routes(const OverlapJob& job, int p, const PatternBook& book, Json& hosts) {
+  std::string list;
+  if (static_cast<std::size_t>(p) <= job.hosts.size()) {
+    for (int r = 0; r < p; ++r) list += (r ? "," : "") + job.hosts[static_cast<std::size_t>(r)].name;
+    std::vector<std::pair<std::size_t, std::size_t>> pairs;
+    for (const Message& m : book.pairs()) pairs.emplace_back(m.first, m.second);
+    return RankRoutes(read_network(job.platform, list, 1.0, hosts, pairs));
+  }
+  const int G = per_server(job.hosts);
+  for (int r = 0; r < 3 * G; ++r) list += (r ? "," : "") + job.hosts[static_cast<std::size_t>(r)].name;
+  return RankRoutes::extended(read_network(job.platform, list, 1.0, hosts), G, job.platform);
+}
+
+// What the model says of the platform at p: read, or extended beyond its hosts.
+std::string extension_note(const OverlapJob& job, int p) {
+  if (static_cast<std::size_t>(p) <= job.hosts.size()) return "";
+  const int G = per_server(job.hosts);
+  return fmt::format("; {} servers of {} GPUs extended from the file's {} (its servers alike, each its own links)",
+                     (p + G - 1) / G, G, job.hosts.size() / static_cast<std::size_t>(G));
+}
+
 OverlapJob read_overlap_job(const po::variables_map& vm) {
   for (const char* required : {"platform", "problem"})
     if (!vm.count(required)) throw InputError("wulf model --overlap: --" + std::string(required) + " is required");
@@ -98,9 +163,7 @@ OverlapJob read_overlap_job(const po::variables_map& vm) {
   job.progress_flops = vm["progress-flops"].as<double>();
   const int most = *std::max_element(job.ps.begin(), job.ps.end());
   job.hosts = platform_hosts(job.platform).hosts;
-  if (static_cast<std::size_t>(most) > job.hosts.size())
-    throw InputError(fmt::format("--np {}: the model puts one rank on each host, and {} has {}", most, job.platform,
-                                 job.hosts.size()));
+  extended_servers_of(job, most);  // refused unless it extends
   for (int p : job.ps)
     for (std::size_t b : job.bs)
       if (b < static_cast<std::size_t>(p))
@@ -108,7 +171,8 @@ OverlapJob read_overlap_job(const po::variables_map& vm) {
   // The net, its precision and the data's sizes as wulf train resolves them for a time-only
   // simulation of the largest cell (no data read beyond its shape).
   std::vector<std::string> args{"--problem", job.problem_spec, "--engine", "sim", "--platform", job.platform,
-                                "--np", std::to_string(most), "--ranks-per-host", "1", "--strategy",
+                                "--np", std::to_string(std::min<std::size_t>(static_cast<std::size_t>(most), job.hosts.size())),
+                                "--ranks-per-host", "1", "--strategy",
                                 job.strategy == "fsdp" ? "fsdp" : "overlap",
                                 "--numerics", "off", "--compute", "flops", "--quiet",
                                 "--block", std::to_string(*std::max_element(job.bs.begin(), job.bs.end()))};
@@ -169,7 +233,7 @@ ComputeConfig host_compute(const Json& host, const PlatformHost& placed, const s
 NbLayout rank_layout(const OverlapJob& job, int p) {
   NbLayout layout;
   if (p < 2) return layout;
-  const std::vector<PlatformHost> placed(job.hosts.begin(), job.hosts.begin() + p);
+  const std::vector<PlatformHost> placed = model_hosts(job, p);
   if (is_hierarchical(job.algorithm)) {
     layout.node_of = rank_nodes_of(rank_node_keys(placed, p));
     if (const std::string fault = node_layout_fault(layout.node_of, p); !fault.empty())
@@ -202,31 +266,29 @@ int fsdp_model(const OverlapJob& job, std::ostream& out) {
   Json grid = Json::array();
   std::string table;
   for (int p : job.ps) {
-    std::string list;
-    for (int r = 0; r < p; ++r) list += (r ? "," : "") + job.hosts[static_cast<std::size_t>(r)].name;
-    const std::vector<PlatformHost> placed(job.hosts.begin(), job.hosts.begin() + p);
-    std::vector<int> node_of;
-    if (sharding == Sharding::hybrid && p > 1) {
-      node_of = rank_nodes_of(rank_node_keys(placed, p));
-      if (const std::string fault = node_layout_fault(node_of, p); !fault.empty())
-        throw InputError(fmt::format("--sharding hybrid on {} ranks of {}: {}", p, job.platform, fault));
+    // The ranks' layout, from their hosts (dropped once it is made: 100 000 of them are not small).
+    NbLayout layout;
+    {
+      const std::vector<PlatformHost> placed = model_hosts(job, p);
+      if (sharding == Sharding::hybrid && p > 1) {
+        layout.node_of = rank_nodes_of(rank_node_keys(placed, p));
+        if (const std::string fault = node_layout_fault(layout.node_of, p); !fault.empty())
+          throw InputError(fmt::format("--sharding hybrid on {} ranks of {}: {}", p, job.platform, fault));
+      }
+      if (rings && p > 1) layout.rings = rank_rings_of(placed, p, job.platform);
     }
-    const std::vector<std::vector<int>> ring_orders =
-        rings && p > 1 ? rank_rings_of(placed, p, job.platform) : std::vector<std::vector<int>>{};
-    PatternBook book;
+    PatternBook book(p, std::move(layout));
     std::vector<FsdpUnit> units;
     std::size_t shard_values = 0;
     for (const ShardUnitLayers& u : layers_of) {
-      ShardComm plan = shard_comm_plan(book, sharding, p, wire(u.parameters), job.element_bytes, node_of, ring_orders);
+      ShardComm plan = shard_comm_plan(book, sharding, wire(u.parameters), job.element_bytes);
       shard_values += plan.shard;
       units.push_back({u.first, u.last, std::move(plan.gather), std::move(plan.reduce)});
     }
-    const CommPlan sums = allreduce_plan(book, NbAlgorithm::rdb, p, 4, sizeof(double));
-    std::vector<std::pair<std::size_t, std::size_t>> pairs;
-    for (const Message& m : book.pairs()) pairs.emplace_back(m.first, m.second);
+    const CommPlan sums = allreduce_plan(book, NbAlgorithm::rdb, 4, sizeof(double));
     Json hosts;
-    const PlatformNetwork net = read_network(job.platform, list, 1.0, hosts, pairs);
-    const std::vector<StepNetwork> steps = pattern_networks(net, book);
+    const std::vector<StepNetwork> steps = pattern_networks(rank_routes(job, p, book, hosts), book);
+    if (const std::string note = extension_note(job, p); !note.empty()) fmt::print(out, "  p = {}{}\n", p, note);
     const double call_s = p > 1 ? collective_overhead_s(hosts.at(0), job.platform) : 0.0;
     const ComputeConfig host = host_compute(hosts.at(0), job.hosts[0], job.platform);
     const ChargedFlops charged = charged_kernel_flops(job.spec, host, job.half, job.learning);
@@ -338,13 +400,10 @@ int overlap_model_command(const po::variables_map& vm, std::ostream& out) {
   Json grid = Json::array();
   std::string table;
   for (int p : job.ps) {
-    std::string list;
-    for (int r = 0; r < p; ++r) list += (r ? "," : "") + job.hosts[static_cast<std::size_t>(r)].name;
     // The plans of every collective of this p: each bucket size's buckets, block's one
     // allreduce, and the errors' sums (overlap's the default, recursive doubling at 32 bytes,
     // Open MPI 4.1's choice; block's the buckets' algorithm).
-    const NbLayout layout = rank_layout(job, p);
-    PatternBook book;
+    PatternBook book(p, rank_layout(job, p));
     std::vector<std::vector<BucketCut>> cuts;
     std::vector<PlannedComm> overlaps;
     for (std::size_t bucket : job.buckets) {
@@ -352,18 +411,15 @@ int overlap_model_command(const po::variables_map& vm, std::ostream& out) {
       comm.ranks = p;
       cuts.push_back(cut_buckets(tensors, job.sent_bytes, bucket));
       for (const BucketCut& c : cuts.back())
-        comm.buckets.push_back(allreduce_plan(book, job.algorithm, p, wire(c.values), job.element_bytes, layout));
-      comm.sums = allreduce_plan(book, NbAlgorithm::rdb, p, 4, sizeof(double));
+        comm.buckets.push_back(allreduce_plan(book, job.algorithm, wire(c.values), job.element_bytes));
+      comm.sums = allreduce_plan(book, NbAlgorithm::rdb, 4, sizeof(double));
     }
     PlannedComm block{.ranks = p,
-                      .buckets = {allreduce_plan(book, job.algorithm, p, wire(weights), job.element_bytes, layout)},
-                      .sums = allreduce_plan(book, job.algorithm, p, 4, sizeof(double), layout)};
+                      .buckets = {allreduce_plan(book, job.algorithm, wire(weights), job.element_bytes)},
+                      .sums = allreduce_plan(book, job.algorithm, 4, sizeof(double))};
     // The routes of the pairs the plans send between, and each pattern's step alone.
-    std::vector<std::pair<std::size_t, std::size_t>> pairs;
-    for (const Message& m : book.pairs()) pairs.emplace_back(m.first, m.second);
     Json hosts;
-    const PlatformNetwork net = read_network(job.platform, list, 1.0, hosts, pairs);
-    const std::vector<StepNetwork> steps = pattern_networks(net, book);
+    const std::vector<StepNetwork> steps = pattern_networks(rank_routes(job, p, book, hosts), book);
     for (PlannedComm& c : overlaps) c.patterns = steps;
     block.patterns = steps;
     const double call_s = p > 1 ? collective_overhead_s(hosts.at(0), job.platform) : 0.0;
@@ -371,9 +427,9 @@ int overlap_model_command(const po::variables_map& vm, std::ostream& out) {
     const StepNetwork& slowest = *std::max_element(steps.begin(), steps.end(), [](const StepNetwork& a, const StepNetwork& b) {
       return a.byte_s < b.byte_s;
     });
-    fmt::print(out, "  p = {}: {} patterns of messages, the slowest {:.1f} us + {:.3f} ns per byte ({:.1f} MB/s); collective call {:.1f} us; host {:.3g} Gflop/s\n",
+    fmt::print(out, "  p = {}: {} patterns of messages, the slowest {:.1f} us + {:.3f} ns per byte ({:.1f} MB/s); collective call {:.1f} us; host {:.3g} Gflop/s{}\n",
                p, steps.size(), slowest.latency_s * 1e6, slowest.byte_s * 1e9, p > 1 ? 1e-6 / slowest.byte_s : 0.0,
-               call_s * 1e6, host.host_speed / 1e9);
+               call_s * 1e6, host.host_speed / 1e9, extension_note(job, p));
     for (std::size_t b : job.bs) {
       const OverlapWork work = rank_work(job, host, call_s, p, b);
       const double updates = static_cast<double>(job.train) / static_cast<double>(b);

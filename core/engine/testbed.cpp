@@ -21,6 +21,7 @@
 #include <ostream>
 #include <sstream>
 #include <thread>
+#include <unordered_map>
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -447,40 +448,52 @@ std::vector<PlatformHost> hosts_of_ranks(const std::vector<PlatformHost>& placed
 
 std::vector<std::string> rank_node_keys(const std::vector<PlatformHost>& placed, long long np) {
   std::vector<std::string> keys;
-  for (const PlatformHost& h : hosts_of_ranks(placed, np))
-    keys.insert(keys.end(), static_cast<std::size_t>(h.cores),
+  for (std::size_t i = 0; i < placed.size() && np > 0; ++i) {  // as hosts_of_ranks fills them
+    const PlatformHost& h = placed[i];
+    const long long ranks = std::min<long long>(h.cores, np);
+    np -= ranks;
+    keys.insert(keys.end(), static_cast<std::size_t>(std::max(ranks, 0LL)),
                 h.node >= 0 ? h.group + ":" + std::to_string(h.node) : "host " + h.name);
+  }
   return keys;
 }
 
 std::vector<std::vector<int>> rank_rings_of(const std::vector<PlatformHost>& placed, long long np,
                                             const std::string& platform) {
-  const std::vector<PlatformHost> hosts = hosts_of_ranks(placed, np);
   const std::vector<std::string> keys = rank_node_keys(placed, np);
   const std::string where = "the rings allreduce on " + platform + ": ";
-  std::vector<std::string> nodes;              // in the order of their first rank
-  std::vector<std::vector<int>> ranks_of;      // each node's ranks
-  for (std::size_t r = 0; r < hosts.size(); ++r) {
-    const PlatformHost& h = hosts[r];
-    if (h.cores != 1)
-      throw InputError(where + "host " + h.name + " holds " + std::to_string(h.cores) +
+  // The hosts of the ranks: a host of more than one core fails below, at its first rank.
+  std::vector<const PlatformHost*> host_of;
+  std::vector<std::size_t> ranks_on;  // rank r's host's ranks
+  for (std::size_t i = 0; i < placed.size() && host_of.size() < keys.size(); ++i) {
+    const std::size_t taken =
+        std::min<std::size_t>(static_cast<std::size_t>(std::max(placed[i].cores, 0)), keys.size() - host_of.size());
+    host_of.insert(host_of.end(), taken, &placed[i]);
+    ranks_on.insert(ranks_on.end(), taken, taken);
+  }
+  std::unordered_map<std::string, std::size_t> nodes;  // each node's index, in the order of their first rank
+  std::vector<std::vector<int>> ranks_of;              // each node's ranks
+  for (std::size_t r = 0; r < keys.size(); ++r) {
+    const PlatformHost& h = *host_of[r];
+    if (ranks_on[r] != 1)
+      throw InputError(where + "host " + h.name + " holds " + std::to_string(ranks_on[r]) +
                        " ranks; it needs one rank on each host (--ranks-per-host 1)");
     if (h.ring_places.empty())
       throw InputError(where + "host " + h.name + " has no wulf:rings (its place in each of its node's rings; "
                        "platforms/gpu/generate.py writes them)");
-    if (h.ring_places.size() != hosts[0].ring_places.size())
+    if (h.ring_places.size() != host_of[0]->ring_places.size())
       throw InputError(where + "host " + h.name + " is in " + std::to_string(h.ring_places.size()) + " rings, host " +
-                       hosts[0].name + " in " + std::to_string(hosts[0].ring_places.size()));
-    auto at = std::find(nodes.begin(), nodes.end(), keys[r]);
-    if (at == nodes.end()) at = nodes.insert(nodes.end(), keys[r]), ranks_of.emplace_back();
-    ranks_of[static_cast<std::size_t>(at - nodes.begin())].push_back(static_cast<int>(r));
+                       host_of[0]->name + " in " + std::to_string(host_of[0]->ring_places.size()));
+    const auto [at, added] = nodes.emplace(keys[r], nodes.size());
+    if (added) ranks_of.emplace_back();
+    ranks_of[at->second].push_back(static_cast<int>(r));
   }
-  std::vector<std::vector<int>> rings(hosts.empty() ? 0 : hosts[0].ring_places.size());
+  std::vector<std::vector<int>> rings(host_of.empty() ? 0 : host_of[0]->ring_places.size());
   for (std::size_t c = 0; c < rings.size(); ++c)
     for (const std::vector<int>& node : ranks_of) {
       std::vector<int> order(node.size(), -1);
       for (const int r : node) {
-        const PlatformHost& h = hosts[static_cast<std::size_t>(r)];
+        const PlatformHost& h = *host_of[static_cast<std::size_t>(r)];
         const int place = h.ring_places[c];
         if (place >= static_cast<int>(node.size()) || order[static_cast<std::size_t>(place)] >= 0)
           throw InputError(where + "host " + h.name + " has place " + std::to_string(place) + " in ring " +

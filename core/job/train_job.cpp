@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <unordered_map>
 
 namespace wulf {
 namespace {
@@ -232,12 +233,8 @@ bool uses_rings(const TrainJob& job) {
 
 std::vector<int> rank_nodes_of(const std::vector<std::string>& keys) {
   std::vector<int> nodes;
-  std::vector<std::string> seen;
-  for (const std::string& k : keys) {
-    auto it = std::find(seen.begin(), seen.end(), k);
-    if (it == seen.end()) it = seen.insert(seen.end(), k);
-    nodes.push_back(static_cast<int>(it - seen.begin()));
-  }
+  std::unordered_map<std::string, int> seen;  // a key's node, in the order first seen
+  for (const std::string& k : keys) nodes.push_back(seen.emplace(k, static_cast<int>(seen.size())).first->second);
   return nodes;
 }
 

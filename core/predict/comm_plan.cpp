@@ -9,12 +9,16 @@
 
 namespace wulf {
 
+namespace {
+
+std::size_t mix(std::size_t h, std::size_t v) { return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)); }
+
+}  // namespace
+
 std::size_t PatternBook::intern(Pattern messages) {
-  std::sort(messages.begin(), messages.end());
   std::size_t h = messages.size();
   for (const Message& m : messages)
-    h ^= std::hash<long long>{}((static_cast<long long>(m.first) << 32) ^ m.second) + 0x9e3779b97f4a7c15ULL + (h << 6) +
-         (h >> 2);
+    h = mix(h, (static_cast<std::size_t>(static_cast<unsigned>(m.first)) << 32) | static_cast<unsigned>(m.second));
   std::vector<std::size_t>& same = by_hash_[h];
   for (const std::size_t i : same)
     if (patterns_[i] == messages) return i;
@@ -22,6 +26,13 @@ std::size_t PatternBook::intern(Pattern messages) {
   patterns_.push_back(std::move(messages));
   return patterns_.size() - 1;
 }
+
+const CommPlan* PatternBook::made(std::size_t key) const {
+  const auto at = plans_.find(key);
+  return at == plans_.end() ? nullptr : &at->second;
+}
+
+void PatternBook::keep(std::size_t key, const CommPlan& plan) { plans_.emplace(key, plan); }
 
 std::vector<Message> PatternBook::pairs() const {
   std::vector<Message> out;
@@ -229,9 +240,49 @@ std::size_t part_size(std::size_t n, std::size_t k, std::size_t c) { return n / 
 
 }  // namespace
 
-CommPlan allreduce_plan(PatternBook& book, NbAlgorithm algorithm, int p, std::size_t n, std::size_t value_bytes,
-                        const NbLayout& layout) {
+namespace {
+
+// A plan's key in the book: what it was made of.
+std::size_t plan_key(std::initializer_list<std::size_t> parts) {
+  std::size_t h = 0;
+  for (const std::size_t v : parts) h = mix(h, v);
+  return h;
+}
+
+CommPlan made_allreduce_plan(PatternBook& book, NbAlgorithm algorithm, int p, std::size_t n, std::size_t value_bytes,
+                             const NbLayout& layout);
+ShardComm made_shard_plan(PatternBook& book, Sharding sharding, int p, std::size_t values, std::size_t element_bytes,
+                          const std::vector<int>& node_of, const std::vector<std::vector<int>>& rings);
+
+// A unit's padded values and shard, as shard_plan pads them.
+ShardComm padding(Sharding sharding, int p, std::size_t values, const std::vector<int>& node_of) {
+  ShardComm out;
+  if (sharding == Sharding::none || p <= 1) {
+    out.padded = out.shard = values;
+    return out;
+  }
+  const std::size_t group =
+      sharding == Sharding::hybrid ? node_layout(p, node_of).nodes.front().size() : static_cast<std::size_t>(p);
+  out.padded = (values + group - 1) / group * group, out.shard = out.padded / group;
+  return out;
+}
+
+}  // namespace
+
+CommPlan allreduce_plan(PatternBook& book, NbAlgorithm algorithm, std::size_t n, std::size_t value_bytes) {
+  const int p = book.ranks();
   if (p <= 1 || n == 0) return {};
+  const std::size_t key = plan_key({1, static_cast<std::size_t>(algorithm), n, value_bytes});
+  if (const CommPlan* plan = book.made(key)) return *plan;
+  CommPlan plan = made_allreduce_plan(book, algorithm, p, n, value_bytes, book.layout());
+  book.keep(key, plan);
+  return plan;
+}
+
+namespace {
+
+CommPlan made_allreduce_plan(PatternBook& book, NbAlgorithm algorithm, int p, std::size_t n, std::size_t value_bytes,
+                             const NbLayout& layout) {
   switch (algorithm) {
     case NbAlgorithm::hierarchical:
       return interned(book, hierarchical_local(NbAlgorithm::ring, p, n, value_bytes, layout.node_of));
@@ -246,12 +297,33 @@ CommPlan allreduce_plan(PatternBook& book, NbAlgorithm algorithm, int p, std::si
                                {layout.rings[c]}));
       return interned(book, merged(lanes));
     }
-    default:
-      return interned(book, flat_local(algorithm, p, n, value_bytes));
+    default: return interned(book, flat_local(algorithm, p, n, value_bytes));
   }
 }
 
-ShardComm shard_comm_plan(PatternBook& book, Sharding sharding, int p, std::size_t values, std::size_t element_bytes,
+}  // namespace
+
+ShardComm shard_comm_plan(PatternBook& book, Sharding sharding, std::size_t values, std::size_t element_bytes) {
+  const int p = book.ranks();
+  const std::vector<int>& node_of = book.layout().node_of;
+  const std::vector<std::vector<int>>& rings = book.layout().rings;
+  const std::size_t key = plan_key({2, static_cast<std::size_t>(sharding), values, element_bytes});
+  const CommPlan* gather = book.made(key);
+  const CommPlan* reduce = book.made(key + 1);
+  if (gather && reduce) {
+    ShardComm out = padding(sharding, p, values, node_of);
+    out.gather = *gather, out.reduce = *reduce;
+    return out;
+  }
+  ShardComm out = made_shard_plan(book, sharding, p, values, element_bytes, node_of, rings);
+  book.keep(key, out.gather);
+  book.keep(key + 1, out.reduce);
+  return out;
+}
+
+namespace {
+
+ShardComm made_shard_plan(PatternBook& book, Sharding sharding, int p, std::size_t values, std::size_t element_bytes,
                           const std::vector<int>& node_of, const std::vector<std::vector<int>>& rings) {
   ShardComm out;
   if (sharding == Sharding::none || p <= 1) {
@@ -301,5 +373,7 @@ ShardComm shard_comm_plan(PatternBook& book, Sharding sharding, int p, std::size
   out.reduce = interned(book, merged(reduces));
   return out;
 }
+
+}  // namespace
 
 }  // namespace wulf

@@ -25,24 +25,7 @@
 namespace wulf {
 
 using Message = std::pair<int, int>;   // from rank, to rank
-using Pattern = std::vector<Message>;  // a step's messages, sorted
-
-// The distinct patterns of a model's plans, each kept once (a ring of 100 000 ranks is
-// 100 000 messages, whichever bucket runs it).
-class PatternBook {
- public:
-  // The index of the pattern (sorted here), added if new.
-  std::size_t intern(Pattern messages);
-  const Pattern& at(std::size_t i) const { return patterns_[i]; }
-  std::size_t size() const { return patterns_.size(); }
-  // Every ordered pair of ranks a message of some pattern joins, both ways (a message's
-  // acknowledgements go back), sorted, each once.
-  std::vector<Message> pairs() const;
-
- private:
-  std::vector<Pattern> patterns_;
-  std::unordered_map<std::size_t, std::vector<std::size_t>> by_hash_;
-};
+using Pattern = std::vector<Message>;  // a step's messages
 
 // `count` steps alike: the pattern's messages, each of at most `bytes`.
 struct PlanPhase {
@@ -58,22 +41,49 @@ struct CommPlan {
   double bytes() const;  // what one rank sends at most over all steps
 };
 
-// The allreduce of n values of value_bytes on p ranks by the algorithm, as nb_lanes lays it
-// out (its fallbacks to recursive doubling included). layout: the ranks' nodes (hierarchical)
-// and rings (rings), as nb_lanes takes them.
-CommPlan allreduce_plan(PatternBook& book, NbAlgorithm algorithm, int p, std::size_t n, std::size_t value_bytes,
-                        const NbLayout& layout = {});
+// The distinct patterns of a model's plans, each kept once (a ring of 100 000 ranks is
+// 100 000 messages, whichever bucket runs it).
+class PatternBook {
+ public:
+  // The patterns of `ranks` ranks placed as layout says (the ranks' nodes for hierarchical and
+  // hybrid sharding, the rings for rings), as nb_lanes and shard_plan take them.
+  explicit PatternBook(int ranks, NbLayout layout = {}) : ranks_(ranks), layout_(std::move(layout)) {}
+  int ranks() const { return ranks_; }
+  const NbLayout& layout() const { return layout_; }
+  // The index of the pattern, added if new (the same messages in the same order).
+  std::size_t intern(Pattern messages);
+  // A plan made before under the same key (the collective, its values), or nullptr; and the
+  // plan to keep under it.
+  const CommPlan* made(std::size_t key) const;
+  void keep(std::size_t key, const CommPlan& plan);
+  const Pattern& at(std::size_t i) const { return patterns_[i]; }
+  std::size_t size() const { return patterns_.size(); }
+  // Every ordered pair of ranks a message of some pattern joins, both ways (a message's
+  // acknowledgements go back), sorted, each once.
+  std::vector<Message> pairs() const;
+
+ private:
+  int ranks_;
+  NbLayout layout_;
+  std::vector<Pattern> patterns_;
+  std::unordered_map<std::size_t, std::vector<std::size_t>> by_hash_;
+  std::unordered_map<std::size_t, CommPlan> plans_;
+};
+
+// The allreduce of n values of value_bytes on the book's ranks by the algorithm, as nb_lanes
+// lays it out (its fallbacks to recursive doubling included).
+CommPlan allreduce_plan(PatternBook& book, NbAlgorithm algorithm, std::size_t n, std::size_t value_bytes);
 
 // One unit of sharded data parallelism as comm/shard_schedules lays it out (shard_plan): the
-// gather of its shards and the reduction of its gradients, for `values` values (as sent) of
-// element_bytes. full, grad-op: the ring's halves over all ranks, around the one ring in rank
-// order or k rings at once (rings), each shard cut in k parts; hybrid: within the nodes
-// (node_of), then the shard's ring allreduce across them; none: a ring allreduce of the unit.
+// gather of its shards and the reduction of its gradients on the book's ranks, for `values`
+// values (as sent) of element_bytes. full, grad-op: the ring's halves over all ranks, around
+// the one ring in rank order or, where the book's layout has rings, k rings at once, each shard
+// cut in k parts; hybrid: within the nodes (the layout's), then the shard's ring allreduce
+// across them; none: a ring allreduce of the unit.
 struct ShardComm {
   CommPlan gather, reduce;
   std::size_t padded = 0, shard = 0;  // the unit's values padded, and a rank's shard of them
 };
-ShardComm shard_comm_plan(PatternBook& book, Sharding sharding, int p, std::size_t values, std::size_t element_bytes,
-                          const std::vector<int>& node_of = {}, const std::vector<std::vector<int>>& rings = {});
+ShardComm shard_comm_plan(PatternBook& book, Sharding sharding, std::size_t values, std::size_t element_bytes);
 
 }  // namespace wulf

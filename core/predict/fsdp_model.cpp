@@ -109,12 +109,7 @@ class FsdpRun {
     if (stream_.size() == 1) launch(c);
   }
   // Its remaining steps, each posted once the one before is complete.
-  void wait_out(std::size_t c) {
-    while (pipe_.in_flight(c)) {
-      pipe_.advance(std::numeric_limits<double>::infinity(), static_cast<long>(c));
-      step_on(c);
-    }
-  }
+  void wait_out(std::size_t c) { wulf::wait_out(pipe_, c, plan(c), patterns_, at_[c]); }
   void complete(std::size_t c) {
     if (!options_.one_stream) return wait_out(c);
     if (std::find(stream_.begin(), stream_.end(), c) == stream_.end()) return;  // done before

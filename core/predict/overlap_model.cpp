@@ -16,50 +16,46 @@
 
 namespace wulf {
 
-std::vector<StepNetwork> pattern_networks(const PlatformNetwork& net, const PatternBook& book) {
-  std::unordered_map<std::uint64_t, std::size_t> routes;  // (from, to) -> index into net.routes
-  auto key = [](std::size_t from, std::size_t to) { return (static_cast<std::uint64_t>(from) << 32) | to; };
-  for (std::size_t i = 0; i < net.routes.size(); ++i) routes.emplace(key(net.routes[i].from, net.routes[i].to), i);
-  auto route = [&](int from, int to) -> const NetworkRoute& {
-    const auto f = static_cast<std::size_t>(from), t = static_cast<std::size_t>(to);
-    if (f >= net.hosts.size() || t >= net.hosts.size())
-      throw InputError(fmt::format("the model: a step between ranks {} and {}, and {} hosts", from, to, net.hosts.size()));
-    const auto at = routes.find(key(f, t));
-    if (at == routes.end()) throw InputError("the model: no route from " + net.hosts[f] + " to " + net.hosts[t]);
-    return net.routes[at->second];
-  };
+std::vector<StepNetwork> pattern_networks(const RankRoutes& routes, const PatternBook& book) {
+  const PlatformNetwork& net = routes.network();
   const SizeFactors bw = parse_size_factors(net.bw_factor, "smpi/bw-factor");
   const SizeFactors lat = parse_size_factors(net.lat_factor, "smpi/lat-factor");
   constexpr double tcp_gamma = 4194304;  // bytes, SimGrid's default network/TCP-gamma
   std::vector<StepNetwork> out;
-  std::vector<double> load(net.links.size(), 0.0);
+  std::vector<double> load;             // by link instance
+  std::vector<std::uint64_t> touched;    // the instances loaded by this pattern
+  auto add = [&](double share) {
+    return [&load, &touched, share](std::uint64_t l) {
+      if (l >= load.size()) load.resize(std::max<std::size_t>(l + 1, 2 * load.size()), 0.0);
+      if (load[l] == 0) touched.push_back(l);
+      load[l] += share;
+    };
+  };
   for (std::size_t i = 0; i < book.size(); ++i) {
     check_interrupt();
     const Pattern& messages = book.at(i);
+    for (const std::uint64_t l : touched) load[l] = 0;
+    touched.clear();
     for (const auto& [from, to] : messages) {
-      for (std::size_t l : route(from, to).links) load[l] += 1;
-      for (std::size_t l : route(to, from).links) load[l] += 0.05;
+      routes.visit(from, to, add(1));
+      routes.visit(to, from, add(0.05));
     }
     // A step is over when its slowest message is: the longest latency, the lowest rate.
     StepNetwork step;
     double slowest = std::numeric_limits<double>::infinity();
     for (const auto& [from, to] : messages) {
-      const NetworkRoute& message = route(from, to);
-      double rate = message.latency_s > 0 ? tcp_gamma / (2 * message.latency_s) : std::numeric_limits<double>::infinity();
-      for (std::size_t l : message.links) {
-        const NetworkLink& link = net.links[l];
+      double rate = std::numeric_limits<double>::infinity();
+      const double latency = routes.visit(from, to, [&](std::uint64_t l) {
+        const NetworkLink& link = routes.link(l);
         rate = std::min(rate, link.sharing == "fatpipe" ? link.bandwidth_Bps : link.bandwidth_Bps / load[l]);
-      }
+      });
+      if (latency > 0) rate = std::min(rate, tcp_gamma / (2 * latency));
       slowest = std::min(slowest, rate);
-      step.latency_s = std::max(step.latency_s, message.latency_s);
+      step.latency_s = std::max(step.latency_s, latency);
     }
     step.byte_s = messages.empty() ? 0 : 1 / slowest;
     step.bw = bw, step.lat = lat;
     out.push_back(step);
-    for (const auto& [from, to] : messages) {
-      for (std::size_t l : route(from, to).links) load[l] = 0;
-      for (std::size_t l : route(to, from).links) load[l] = 0;
-    }
   }
   return out;
 }
@@ -67,11 +63,11 @@ std::vector<StepNetwork> pattern_networks(const PlatformNetwork& net, const Patt
 StepNetwork ring_step_network(const PlatformNetwork& net) {
   const std::size_t p = net.hosts.size();
   if (p < 2) throw InputError("the overlap model needs two hosts or more");
-  PatternBook book;
+  PatternBook book(static_cast<int>(p));
   Pattern ring;
   for (std::size_t r = 0; r < p; ++r) ring.emplace_back(static_cast<int>(r), static_cast<int>((r + 1) % p));
   book.intern(std::move(ring));
-  return pattern_networks(net, book).front();
+  return pattern_networks(RankRoutes(net), book).front();
 }
 
 double PlannedComm::seconds(const CommPlan& plan) const {
@@ -92,11 +88,11 @@ double test_and_errors(const OverlapWork& work, const PlannedComm& comm) {
 // The plans of issue 33's model: every step on the one network.
 PlannedComm one_network(const OverlapWork& work, const std::vector<std::size_t>& values, NbAlgorithm algorithm, int p,
                         std::size_t value_bytes, const StepNetwork& net) {
-  PatternBook book;
+  PatternBook book(p);
   PlannedComm comm;
   comm.ranks = p;
-  for (const std::size_t n : values) comm.buckets.push_back(allreduce_plan(book, algorithm, p, n, value_bytes));
-  comm.sums = allreduce_plan(book, work.sums_algorithm, p, 4, sizeof(double));
+  for (const std::size_t n : values) comm.buckets.push_back(allreduce_plan(book, algorithm, n, value_bytes));
+  comm.sums = allreduce_plan(book, work.sums_algorithm, 4, sizeof(double));
   comm.patterns.assign(book.size(), net);
   return comm;
 }
@@ -143,10 +139,7 @@ OverlapPrediction predict_overlap(const OverlapWork& work, const std::vector<Buc
   r.backward_end_s = pipe.now();
   for (std::size_t i = 0; i < buckets.size() && many; ++i) {
     const double t0 = pipe.now();
-    while (pipe.in_flight(i)) {
-      pipe.advance(std::numeric_limits<double>::infinity(), static_cast<long>(i));
-      step_on(i);
-    }
+    wait_out(pipe, i, comm.buckets[i], comm.patterns, at[i]);
     r.bucket_exposed_s[i] = pipe.now() - t0;
     r.exposed_s += r.bucket_exposed_s[i];
   }

@@ -31,6 +31,7 @@
 
 #include "comm/nb_allreduce.hpp"
 #include "predict/comm_plan.hpp"
+#include "predict/rank_routes.hpp"
 #include "engine/testbed_network.hpp"
 #include "train/buckets.hpp"
 
@@ -72,11 +73,11 @@ struct StepNetwork {
 // hosts or a pair without a route.
 StepNetwork ring_step_network(const PlatformNetwork& net);
 
-// The same for each pattern of the book (its messages all at once, rank r on net's host r):
-// a step of a pattern is as long as its slowest message, each message's rate its route's
-// lowest as above, with the loads of that pattern's messages. net needs the routes of the
+// The same for each pattern of the book (its messages all at once, between the ranks of
+// routes): a step of a pattern is as long as its slowest message, each message's rate its
+// route's lowest as above, with the loads of that pattern's messages. routes needs the
 // book's pairs (PatternBook::pairs) at least.
-std::vector<StepNetwork> pattern_networks(const PlatformNetwork& net, const PatternBook& book);
+std::vector<StepNetwork> pattern_networks(const RankRoutes& routes, const PatternBook& book);
 
 struct OverlapPrediction {
   double update_s = 0;           // one update, from its forward pass to the weights updated

@@ -8,28 +8,43 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace wulf {
 
-// A flow a collective: its current step.
+// A flow a collective: its current step. The flows posted are kept in a list, so that time
+// moves at the cost of those, however many collectives the model holds.
 class Pipeline {
  public:
-  explicit Pipeline(std::size_t buckets) : flows_(buckets) {}
+  explicit Pipeline(std::size_t flows) : flows_(flows), place_(flows, kNone) {}
 
   double now() const { return t_; }
   bool in_flight(std::size_t i) const { return flows_[i].posted; }
-  bool complete(std::size_t i) const {
-    const Flow& f = flows_[i];
-    return f.posted && f.latency_end <= t_ && f.bytes_left <= 0;
+  bool complete(std::size_t i) const { return flows_[i].posted && done(flows_[i]); }
+  // Whether every other flow posted is complete: nothing but flow i can move.
+  bool alone(std::size_t i) const {
+    for (const std::size_t j : live_)
+      if (j != i && !done(flows_[j])) return false;
+    return true;
   }
   // A step of `bytes` on net: its latency, then its bytes at net's rate over the flows moving.
   void post(std::size_t i, const StepNetwork& net, double bytes) {
     flows_[i] = {true, t_ + net.latency_s * net.lat.at(bytes), bytes, net.byte_s / net.bw.at(bytes)};
+    if (place_[i] == kNone) place_[i] = live_.size(), live_.push_back(i);
   }
-  void clear(std::size_t i) { flows_[i].posted = false; }
+  void clear(std::size_t i) {
+    flows_[i].posted = false;
+    if (place_[i] == kNone) return;
+    const std::size_t last = live_.back();
+    live_[place_[i]] = last, place_[last] = place_[i];
+    live_.pop_back(), place_[i] = kNone;
+  }
+  // Time moves on by `seconds` where nothing moves meanwhile (each flow posted is complete):
+  // steps that the caller counts by itself.
+  void skip(double seconds) { t_ += seconds; }
 
   // Time moves on to `until`, or to when flow `watch` completes if that is sooner (-1: none).
   // Each turn of the loop ends at an event: a latency over, a flow done, or `until`; so a call
@@ -37,25 +52,26 @@ class Pipeline {
   // subtraction leaves of its bytes (far into a run, the round-off of the clock leaves a
   // remainder whose time no longer moves it).
   void advance(double until, long watch = -1) {
-    const std::size_t most_turns = 2 * flows_.size() + 1;
+    const std::size_t most_turns = 2 * live_.size() + 1;
     for (std::size_t turn = 0; t_ < until; ++turn) {
       if (watch >= 0 && complete(static_cast<std::size_t>(watch))) return;
       if (turn >= most_turns)
-        throw std::logic_error("overlap model: the pipeline's clock stopped at " + std::to_string(t_) + " s");
+        throw std::logic_error("the model's pipeline: its clock stopped at " + std::to_string(t_) + " s");
       std::size_t moving = 0;
-      for (const Flow& f : flows_) moving += f.posted && f.latency_end <= t_ && f.bytes_left > 0;
+      for (const std::size_t i : live_) moving += moves(flows_[i]);
       const double sharing = static_cast<double>(std::max<std::size_t>(moving, 1));
       auto end_of = [&](const Flow& f) { return t_ + f.bytes_left * f.byte_s * sharing; };
       double next = until;
-      for (const Flow& f : flows_) {
-        if (!f.posted) continue;
+      for (const std::size_t i : live_) {
+        const Flow& f = flows_[i];
         if (f.latency_end > t_) next = std::min(next, f.latency_end);
         else if (f.bytes_left > 0) next = std::min(next, end_of(f));
       }
       const double dt = next - t_;
-      for (Flow& f : flows_)
-        if (f.posted && f.latency_end <= t_ && f.bytes_left > 0)
-          f.bytes_left = end_of(f) <= next ? 0 : f.bytes_left - dt / (f.byte_s * sharing);
+      for (const std::size_t i : live_) {
+        Flow& f = flows_[i];
+        if (moves(f)) f.bytes_left = end_of(f) <= next ? 0 : f.bytes_left - dt / (f.byte_s * sharing);
+      }
       t_ = next;
     }
   }
@@ -66,7 +82,13 @@ class Pipeline {
     double latency_end = 0, bytes_left = 0;
     double byte_s = 0;  // seconds a byte alone (SMPI's bandwidth factor of its size in it)
   };
+  static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+  bool done(const Flow& f) const { return f.latency_end <= t_ && f.bytes_left <= 0; }
+  bool moves(const Flow& f) const { return f.latency_end <= t_ && f.bytes_left > 0; }
+
   std::vector<Flow> flows_;
+  std::vector<std::size_t> place_;  // each flow's place in live_ (kNone: not posted)
+  std::vector<std::size_t> live_;   // the flows posted
   double t_ = 0;
 };
 
@@ -88,6 +110,22 @@ inline bool post_next(Pipeline& pipe, std::size_t i, const CommPlan& plan, const
   const PlanPhase& f = plan.phases[at.phase];
   pipe.post(i, patterns[f.pattern], f.bytes);
   return true;
+}
+
+// Flow i's collective waited out: each step posted once the one before is complete, the
+// others in flight moving meanwhile but posting nothing. Where nothing else moves, the rest of
+// a phase takes its steps' time alone one after another, counted at once.
+inline void wait_out(Pipeline& pipe, std::size_t i, const CommPlan& plan, const std::vector<StepNetwork>& patterns,
+                     PlanAt& at) {
+  while (pipe.in_flight(i)) {
+    pipe.advance(std::numeric_limits<double>::infinity(), static_cast<long>(i));
+    if (at.phase < plan.phases.size() && pipe.alone(i)) {
+      const PlanPhase& f = plan.phases[at.phase];
+      pipe.skip(static_cast<double>(f.count - at.posted) * patterns[f.pattern].seconds(f.bytes));
+      at.posted = f.count;
+    }
+    post_next(pipe, i, plan, patterns, at);
+  }
 }
 
 }  // namespace wulf
