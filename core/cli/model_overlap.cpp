@@ -18,6 +18,7 @@
 #include "train/buckets.hpp"
 #include "train/run.hpp"
 #include "job/train_job.hpp"
+#include "job/device_memory.hpp"
 #include "train/result_record.hpp"
 #include "util/errors.hpp"
 #include "util/files.hpp"
@@ -132,8 +133,9 @@ RankRoutes rank_routes(const OverlapJob& job, int p, const PatternBook& book, Js
 std::string extension_note(const OverlapJob& job, int p) {
   if (static_cast<std::size_t>(p) <= job.hosts.size()) return "";
   const int G = per_server(job.hosts);
-  return fmt::format("; {} servers of {} GPUs extended from the file's {} (its servers alike, each its own links)",
-                     (p + G - 1) / G, G, job.hosts.size() / static_cast<std::size_t>(G));
+  return fmt::format("; {} servers of {} GPUs extended from the file's {} (its servers alike, each its own links): "
+                     "extrapolated beyond the {} GPUs a simulation of the file checks",
+                     (p + G - 1) / G, G, job.hosts.size() / static_cast<std::size_t>(G), job.hosts.size());
 }
 
 OverlapJob read_overlap_job(const po::variables_map& vm) {
@@ -229,6 +231,41 @@ ComputeConfig host_compute(const Json& host, const PlatformHost& placed, const s
   return c;
 }
 
+// What a rank's device holds for a cell of p ranks and blocks of b (job/device_memory), and
+// whether the platform's device (its first host's wulf:memory) holds it: the simulation
+// refuses a run that does not fit; the model says so of the cell.
+struct DeviceFit {
+  double bytes = 0, memory = 0;
+  bool fits = true;
+};
+DeviceFit device_fit(const OverlapJob& job, int p, std::size_t b, const std::vector<int>& node_of) {
+  if (!job.spec.table) return {};
+  TrainConfig config = job.config;
+  config.block = b;
+  config.rank_nodes = node_of;
+  const DeviceMemory need = device_memory(job.spec, config, p, static_cast<double>(job.element_bytes));
+  const double memory = job.hosts[0].memory;
+  return {need.total, memory, !(memory > 0) || need.total <= memory};
+}
+
+// A cell beyond the platform file's hosts: no simulation of this file checks it. The record
+// says so, and from which size (the file's GPUs, the most a simulation of it runs).
+void extrapolation(const OverlapJob& job, int p, Json& e) {
+  if (static_cast<std::size_t>(p) <= job.hosts.size()) return;
+  const int G = per_server(job.hosts);
+  e["extrapolated"] = true;
+  e["extrapolated_from_gpus"] = job.hosts.size();
+  e["extended_servers"] = (p + G - 1) / G;
+  e["gpus_per_server"] = G;
+}
+
+// A cell's record fields of the device, and its note in the table ("" where it fits).
+std::string device_note(const DeviceFit& fit, Json& e) {
+  e["device_bytes"] = fit.bytes;
+  e["fits_device"] = fit.fits;
+  return fit.fits ? "" : fmt::format(" (does not fit: {} of {})", gib(fit.bytes), gib(fit.memory));
+}
+
 // Where p ranks on the platform's first p hosts are, as the algorithm needs it.
 NbLayout rank_layout(const OverlapJob& job, int p) {
   NbLayout layout;
@@ -313,15 +350,17 @@ int fsdp_model(const OverlapJob& job, std::ostream& out) {
       const double updates = static_cast<double>(job.train) / static_cast<double>(b);
       const double time_s = f.iteration_s(updates);
       const double compute_s = f.update_s - f.gather_wait_s - f.reduce_wait_s;
-      table += fmt::format("{:>6} {:>8} | {:>10.4f} {:>10.4f} {:>10.4f} {:>10.4f} | {:>10.4f}\n", p, b, time_s,
-                           f.gather_wait_s, f.reduce_wait_s, f.comm_alone_s, compute_s);
       Json e = Json::object();
+      const std::string note = device_note(device_fit(job, p, b, book.layout().node_of), e);
+      table += fmt::format("{:>6} {:>8} | {:>10.4f} {:>10.4f} {:>10.4f} {:>10.4f} | {:>10.4f}{}\n", p, b, time_s,
+                           f.gather_wait_s, f.reduce_wait_s, f.comm_alone_s, compute_s, note);
       e["p"] = p, e["b"] = b, e["time_s"] = time_s, e["update_s"] = f.update_s;
       e["gather_wait_s"] = f.gather_wait_s, e["reduce_wait_s"] = f.reduce_wait_s;
       e["exposed_comm_s"] = f.gather_wait_s + f.reduce_wait_s, e["comm_alone_s"] = f.comm_alone_s;
       e["forward_end_s"] = f.forward_end_s, e["backward_end_s"] = f.backward_end_s;
       e["units"] = units.size(), e["gathers"] = f.gathers, e["reductions"] = f.reductions;
       e["progress_points"] = f.progress_points, e["patterns"] = steps.size(), e["collective_call_s"] = call_s;
+      extrapolation(job, p, e);
       grid.push_back(std::move(e));
     }
   }
@@ -432,6 +471,7 @@ int overlap_model_command(const po::variables_map& vm, std::ostream& out) {
                call_s * 1e6, host.host_speed / 1e9, extension_note(job, p));
     for (std::size_t b : job.bs) {
       const OverlapWork work = rank_work(job, host, call_s, p, b);
+      const DeviceFit fit = device_fit(job, p, b, book.layout().node_of);
       const double updates = static_cast<double>(job.train) / static_cast<double>(b);
       const OverlapPrediction blocked = predict_blocking(work, block);
       const double block_s = blocked.iteration_s(updates);
@@ -441,10 +481,11 @@ int overlap_model_command(const po::variables_map& vm, std::ostream& out) {
         const OverlapPrediction o = predict_overlap(work, cuts[k], overlaps[k]);
         const double time_s = o.iteration_s(updates);
         const double hidden = o.comm_alone_s > 0 ? 1 - o.exposed_s / o.comm_alone_s : 0;
-        table += fmt::format("{:>5} {:>7} {:>11} {:>7} | {:>9.4f} {:>9.4f} {:>7.1f}% | {:>9.4f} {:>9.4f} {:>6.1f}%\n", p, b,
-                             bucket, cuts[k].size(), block_s, time_s, 100 * (1 - time_s / block_s), o.comm_alone_s,
-                             o.exposed_s, 100 * hidden);
         Json e = Json::object();
+        const std::string note = device_note(fit, e);
+        table += fmt::format("{:>5} {:>7} {:>11} {:>7} | {:>9.4f} {:>9.4f} {:>7.1f}% | {:>9.4f} {:>9.4f} {:>6.1f}%{}\n", p,
+                             b, bucket, cuts[k].size(), block_s, time_s, 100 * (1 - time_s / block_s), o.comm_alone_s,
+                             o.exposed_s, 100 * hidden, note);
         e["p"] = p, e["b"] = b, e["bucket_bytes"] = bucket, e["buckets"] = cuts[k].size();
         e["time_s"] = time_s, e["block_s"] = block_s, e["saving"] = 1 - time_s / block_s;
         e["backward_end_s"] = o.backward_end_s, e["exposed_comm_s"] = o.exposed_s, e["comm_alone_s"] = o.comm_alone_s;
@@ -452,6 +493,7 @@ int overlap_model_command(const po::variables_map& vm, std::ostream& out) {
         e["bucket_exposed_s"] = o.bucket_exposed_s;
         e["step_latency_s"] = slowest.latency_s, e["step_byte_s"] = slowest.byte_s, e["collective_call_s"] = call_s;
         e["patterns"] = steps.size();
+        extrapolation(job, p, e);
         grid.push_back(std::move(e));
       }
     }

@@ -30,26 +30,38 @@ GENERATE = os.path.join(ROOT, "platforms", "gpu", "generate.py")
 
 MIB25 = 25 * 1024 * 1024
 WHOLE = 1 << 40  # more than any net: one bucket
+# fsdp's variants: (sharding, shard algorithm, stream, backward prefetch).
+FSDP = [("full", "ring", "many", "on"), ("full", "rings", "one", "on"), ("full", "ring", "one", "off"),
+        ("grad-op", "ring", "many", "on"), ("hybrid", "ring", "many", "on")]
+FSDP_NETS = {"llama2_7b": (16, 64), "gpt3_175b": (64,)}  # the GPUs of each (fewer do not hold GPT-3 175B)
 ALGORITHMS = ["ring", "rdb", "rabenseifner", "hierarchical", "hierarchical-rabenseifner", "rings"]
 # Per GPU, the batch each net trains with here (the sources' of experiments/published where
 # they give one).
-BATCH = {"resnet50": 32, "vgg16": 32, "bert_large": 8, "gpt2": 8}
+BATCH = {"resnet50": 32, "vgg16": 32, "bert_large": 8, "gpt2": 8, "llama2_7b": 1, "gpt3_175b": 1}
 # GPUs a server of each preset.
-PER_SERVER = {"dgx1-v100": 8, "roce-4gpu": 4, "eth10g-4gpu": 4}
-SHIPPED_SERVERS = {"dgx1-v100": 8, "roce-4gpu": 128, "eth10g-4gpu": 8}
+PER_SERVER = {"dgx1-v100": 8, "roce-4gpu": 4, "eth10g-4gpu": 4, "dgx-a100": 8, "dgx-h100": 8}
+SHIPPED_SERVERS = {"dgx1-v100": 8, "roce-4gpu": 128, "eth10g-4gpu": 8, "dgx-a100": 8, "dgx-h100": 8}
 
 
-def grid(quick, nets):
+def grid(quick, nets, fsdp_nets):
+    """Cells: (net, platform preset, GPUs, variant); a variant is ("overlap", allreduce, bucket
+    bytes) or ("fsdp", sharding, shard algorithm, stream, backward prefetch)."""
     if quick:
-        return [("resnet50", "dgx1-v100", 16, a, bucket) for a in ("ring", "hierarchical", "rings")
-                for bucket in (0, MIB25)]
+        return ([("resnet50", "dgx1-v100", 16, ("overlap", a, bucket)) for a in ("ring", "hierarchical", "rings")
+                 for bucket in (0, MIB25)] +
+                [("llama2_7b", "dgx-a100", 16, ("fsdp",) + v) for v in FSDP[:2]])
     cells = []
     for net in nets:
         for preset, gpus in (("dgx1-v100", (8, 64)), ("roce-4gpu", (16, 128)), ("eth10g-4gpu", (8, 32))):
             for p in gpus:
                 for a in ALGORITHMS:
                     for bucket in (0, MIB25, WHOLE):
-                        cells.append((net, preset, p, a, bucket))
+                        cells.append((net, preset, p, ("overlap", a, bucket)))
+    for net in fsdp_nets:
+        for preset in ("dgx-a100", "dgx-h100"):
+            for p in FSDP_NETS[net]:
+                for v in FSDP:
+                    cells.append((net, preset, p, ("fsdp",) + v))
     return cells
 
 
@@ -63,38 +75,49 @@ def platform_for(tmp, preset, p):
     return path
 
 
-def common(net, plat, p, bucket, a):
-    batch = BATCH[net] * p
-    return ["--platform", plat, "--problem", "layers:" + net, "--np", str(p), "--block", str(batch),
-            "--train-size", str(batch), "--test-size", "1", "--bucket-bytes", str(bucket), "--bucket-allreduce", a]
+def variant_args(variant):
+    if variant[0] == "overlap":
+        return ["--bucket-bytes", str(variant[2]), "--bucket-allreduce", variant[1]]
+    _, sharding, algorithm, stream, prefetch = variant
+    return ["--strategy", "fsdp", "--sharding", sharding, "--shard-algorithm", algorithm, "--shard-stream", stream,
+            "--backward-prefetch", prefetch, "--precision", "bf16", "--learning", "adam"]
 
 
-def run_cell(tmp, cell):
-    net, preset, p, a, bucket = cell
+def variant_name(variant):
+    if variant[0] == "overlap":
+        return "overlap %s %s" % (variant[1], {0: "tensor", MIB25: "25MiB", WHOLE: "net"}[variant[2]])
+    return "fsdp %s %s %s-stream prefetch-%s" % variant[1:]
+
+
+def run_cell(tmp, cell, timeout):
+    net, preset, p, variant = cell
     plat = platform_for(tmp, preset, p)
-    name = "%s-%s-%d-%s-%d" % (net, preset, p, a, bucket)
+    name = "%s-%s-%d-%s" % (net, preset, p, variant_name(variant).replace(" ", "-"))
     sim_out, model_out = os.path.join(tmp, name + ".sim.json"), os.path.join(tmp, name + ".model.json")
-    args = common(net, plat, p, bucket, a)
-    sim = [WULF, "train", "--quiet", "--engine", "sim", "--numerics", "off", "--strategy", "overlap", "--epochs", "3",
-           "--out", sim_out] + args
-    model = [WULF, "model", "--overlap", "--out", model_out] + args
-    t0 = time.time()
-    r = subprocess.run(sim, capture_output=True, text=True)
-    sim_wall = time.time() - t0
-    if r.returncode != 0:
-        return {"cell": name, "error": "sim: " + r.stderr.strip()[-400:]}
+    batch = BATCH[net] * p
+    args = ["--platform", plat, "--problem", "layers:" + net, "--np", str(p), "--block", str(batch),
+            "--train-size", str(batch), "--test-size", "1"] + variant_args(variant)
+    sim = [WULF, "train", "--quiet", "--engine", "sim", "--numerics", "off", "--epochs", "3", "--timeout",
+           str(timeout), "--out", sim_out] + (["--strategy", "overlap"] if variant[0] == "overlap" else []) + args
+    model = [WULF, "model", "--out", model_out] + (["--overlap"] if variant[0] == "overlap" else []) + args
+    row = {"cell": name, "net": net, "platform": preset, "gpus": p, "variant": variant_name(variant),
+           "sim_command": " ".join(sim), "model_command": " ".join(model)}
     t0 = time.time()
     m = subprocess.run(model, capture_output=True, text=True)
-    model_wall = time.time() - t0
+    row["model_wall_s"] = time.time() - t0
     if m.returncode != 0:
-        return {"cell": name, "error": "model: " + m.stderr.strip()[-400:]}
+        return dict(row, error="model: " + m.stderr.strip()[-400:])
+    row["model_s"] = json.load(open(model_out))["grid"][0]["time_s"]
+    t0 = time.time()
+    r = subprocess.run(sim, capture_output=True, text=True)
+    row["sim_wall_s"] = time.time() - t0
+    if r.returncode != 0:
+        why = "the simulation did not finish in %d s" % timeout if row["sim_wall_s"] >= timeout else r.stderr.strip()[-400:]
+        return dict(row, error="sim: " + why)
     hist = json.load(open(sim_out))["history"]
-    sim_s = (hist[-1]["time_s"] - hist[1]["time_s"]) / (len(hist) - 2)
-    model_s = json.load(open(model_out))["grid"][0]["time_s"]
-    return {"cell": name, "net": net, "platform": preset, "gpus": p, "algorithm": a, "bucket_bytes": bucket,
-            "sim_s": sim_s, "model_s": model_s, "difference": model_s / sim_s - 1,
-            "sim_wall_s": sim_wall, "model_wall_s": model_wall,
-            "sim_command": " ".join(sim), "model_command": " ".join(model)}
+    row["sim_s"] = (hist[-1]["time_s"] - hist[1]["time_s"]) / (len(hist) - 2)
+    row["difference"] = row["model_s"] / row["sim_s"] - 1
+    return row
 
 
 def main():
@@ -102,27 +125,31 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    ap.add_argument("--nets", default="resnet50,vgg16,bert_large,gpt2", help="the nets, a comma-separated list")
+    ap.add_argument("--nets", default="resnet50,vgg16,bert_large,gpt2", help="overlap's nets, a comma-separated list")
+    ap.add_argument("--fsdp-nets", default=",".join(FSDP_NETS), help="fsdp's nets, a comma-separated list ('' none)")
+    ap.add_argument("--timeout", type=int, default=600, help="seconds a simulation may take")
     opts = ap.parse_args()
     os.makedirs(opts.out, exist_ok=True)
-    cells = grid(opts.quick, opts.nets.split(","))
+    cells = grid(opts.quick, [n for n in opts.nets.split(",") if n], [n for n in opts.fsdp_nets.split(",") if n])
     with tempfile.TemporaryDirectory(prefix="wulf-model-check-") as tmp:
         # The generated platforms first, once each.
         for cell in cells:
             platform_for(tmp, cell[1], cell[2])
         with concurrent.futures.ThreadPoolExecutor(opts.jobs) as pool:
-            rows = list(pool.map(lambda c: run_cell(tmp, c), cells))
-    lines = ["| net | platform | GPUs | allreduce | bucket | sim s | model s | model - sim |", "|---|---|---|---|---|---|---|---|"]
+            rows = list(pool.map(lambda c: run_cell(tmp, c, opts.timeout), cells))
+    lines = ["| net | platform | GPUs | variant | sim s | model s | model - sim |", "|---|---|---|---|---|---|---|"]
     for r in rows:
         if "error" in r:
-            lines.append("| %s | error: %s |" % (r["cell"], r["error"].replace("\n", " ")))
+            lines.append("| %s | %s | %d | %s | %s | %s | |" % (r["net"], r["platform"], r["gpus"], r["variant"],
+                                                              r["error"].replace("\n", " "),
+                                                              "%.5f" % r["model_s"] if "model_s" in r else ""))
             continue
-        bucket = {0: "tensor", MIB25: "25 MiB", WHOLE: "net"}.get(r["bucket_bytes"], str(r["bucket_bytes"]))
-        lines.append("| %s | %s | %d | %s | %s | %.5f | %.5f | %+.1f%% |" % (
-            r["net"], r["platform"], r["gpus"], r["algorithm"], bucket, r["sim_s"], r["model_s"], 100 * r["difference"]))
+        lines.append("| %s | %s | %d | %s | %.5f | %.5f | %+.1f%% |" % (
+            r["net"], r["platform"], r["gpus"], r["variant"], r["sim_s"], r["model_s"], 100 * r["difference"]))
     ok = [r for r in rows if "error" not in r]
     within = sum(abs(r["difference"]) <= 0.05 for r in ok)
-    summary = "%d of %d cells within 5%%; %d failed" % (within, len(rows), len(rows) - len(ok))
+    summary = "%d of %d cells within 5%%, %d outside; %d not compared (see the cell)" % (
+        within, len(rows), len(ok) - within, len(rows) - len(ok))
     text = "\n".join(lines) + "\n\n" + summary + "\n"
     print(text)
     with open(os.path.join(opts.out, "table.md"), "w") as f:
