@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """What the model costs at scale (issue 65 item 3): wall seconds and peak memory of `wulf model`
-for two questions, GPT-3 175B sharded (fsdp, full, NCCL's rings, one stream, bf16, Adam) and
+for two questions, GPT-3 175B sharded (fsdp, full, NCCL's rings, one stream, bf16, Adam, activations recomputed) and
 ResNet-50 DDP (overlap, 25 MiB buckets, ring, 32 images a GPU), on DGX H100 servers from
 1 024 to 100 000 GPUs (ResNet-50 to 16 384). The platform is platforms/dgx-h100.xml's 8 servers, extended by the model to as many
 (predict/rank_routes.hpp): no platform of 100 000 GPUs is built.
@@ -26,7 +26,7 @@ PLATFORM = os.path.join(ROOT, "platforms", "dgx-h100.xml")
 QUESTIONS = {
     "gpt3-175b-fsdp": lambda p: ["model", "--strategy", "fsdp", "--shard-algorithm", "rings", "--shard-stream", "one",
                                  "--platform", PLATFORM, "--problem", "layers:gpt3_175b", "--precision", "bf16",
-                                 "--learning", "adam", "--np", str(p), "--block", str(p), "--train-size", str(p),
+                                 "--learning", "adam", "--recompute", "on", "--np", str(p), "--block", str(p), "--train-size", str(p),
                                  "--test-size", "1"],
     "resnet50-ddp": lambda p: ["model", "--overlap", "--platform", PLATFORM, "--problem", "layers:resnet50",
                                "--np", str(p), "--block", str(32 * p), "--train-size", str(32 * p), "--test-size", "1",
