@@ -23,7 +23,8 @@ class FsdpRun {
  public:
   FsdpRun(const FsdpWork& work, const std::vector<FsdpUnit>& units, const FsdpOptions& options,
           const std::vector<StepNetwork>& patterns, FsdpPrediction& out)
-      : work_(work), units_(units), options_(options), patterns_(patterns), out_(out), pipe_(2 * units.size()),
+      : work_(work), units_(units), options_(options), patterns_(patterns), out_(out),
+        pipe_(2 * units.size(), sharing_of(patterns)),
         at_(2 * units.size()), launched_(2 * units.size(), false), state_(units.size()) {
     for (std::size_t l = 0; l < units.size(); ++l)
       for (int layer = units[l].first; layer <= units[l].last; ++layer) {

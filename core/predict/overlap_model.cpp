@@ -18,6 +18,7 @@ namespace wulf {
 
 std::vector<StepNetwork> pattern_networks(const RankRoutes& routes, const PatternBook& book) {
   const PlatformNetwork& net = routes.network();
+  const std::size_t L = net.links.size();
   const SizeFactors bw = parse_size_factors(net.bw_factor, "smpi/bw-factor");
   const SizeFactors lat = parse_size_factors(net.lat_factor, "smpi/lat-factor");
   constexpr double tcp_gamma = 4194304;  // bytes, SimGrid's default network/TCP-gamma
@@ -40,24 +41,65 @@ std::vector<StepNetwork> pattern_networks(const RankRoutes& routes, const Patter
       routes.visit(from, to, add(1));
       routes.visit(to, from, add(0.05));
     }
-    // A step is over when its slowest message is: the longest latency, the lowest rate.
+    // A step is over when its slowest message is: the longest latency, the lowest rate. The
+    // links that give the slowest messages their rate limit the step.
     StepNetwork step;
     double slowest = std::numeric_limits<double>::infinity();
+    std::vector<std::uint32_t> limits;
+    std::vector<char> crossed(L, 0);
+    auto near = [](double a, double b) {
+      return std::isfinite(a) && std::isfinite(b) ? std::abs(a - b) <= 1e-9 * std::max(a, b) : a == b;
+    };
     for (const auto& [from, to] : messages) {
       double rate = std::numeric_limits<double>::infinity();
       const double latency = routes.visit(from, to, [&](std::uint64_t l) {
         const NetworkLink& link = routes.link(l);
+        crossed[l % L] = 1;
         rate = std::min(rate, link.sharing == "fatpipe" ? link.bandwidth_Bps : link.bandwidth_Bps / load[l]);
       });
-      if (latency > 0) rate = std::min(rate, tcp_gamma / (2 * latency));
-      slowest = std::min(slowest, rate);
+      const double window = latency > 0 ? tcp_gamma / (2 * latency) : std::numeric_limits<double>::infinity();
+      if (window < rate) rate = window;
       step.latency_s = std::max(step.latency_s, latency);
+      if (rate > slowest && !near(rate, slowest)) continue;
+      if (rate < slowest && !near(rate, slowest)) limits.clear(), slowest = rate;
+      if (near(rate, window)) continue;  // the TCP window, no link, limits it
+      routes.visit(from, to, [&](std::uint64_t l) {
+        const NetworkLink& link = routes.link(l);
+        if (near(link.sharing == "fatpipe" ? link.bandwidth_Bps : link.bandwidth_Bps / load[l], rate))
+          limits.push_back(static_cast<std::uint32_t>(l % L));
+      });
     }
+    std::sort(limits.begin(), limits.end());
+    limits.erase(std::unique(limits.begin(), limits.end()), limits.end());
+    step.limits = std::move(limits);
+    for (std::size_t l = 0; l < L; ++l)
+      if (crossed[l]) step.crosses.push_back(static_cast<std::uint32_t>(l));
     step.byte_s = messages.empty() ? 0 : 1 / slowest;
     step.bw = bw, step.lat = lat;
-    out.push_back(step);
+    out.push_back(std::move(step));
   }
   return out;
+}
+
+std::vector<std::vector<char>> sharing_of(const std::vector<StepNetwork>& patterns) {
+  std::vector<std::vector<char>> shares(patterns.size(), std::vector<char>(patterns.size(), 1));
+  for (std::size_t i = 0; i < patterns.size(); ++i) {
+    const std::vector<std::uint32_t>& limits = patterns[i].limits;
+    if (limits.empty()) continue;
+    for (std::size_t j = 0; j < patterns.size(); ++j) {
+      const std::vector<std::uint32_t>& crosses = patterns[j].crosses;
+      if (crosses.empty()) continue;
+      std::size_t a = 0, b = 0;
+      bool met = false;
+      while (a < limits.size() && b < crosses.size() && !met) {
+        if (limits[a] == crosses[b]) met = true;
+        else if (limits[a] < crosses[b]) ++a;
+        else ++b;
+      }
+      shares[i][j] = met;
+    }
+  }
+  return shares;
 }
 
 StepNetwork ring_step_network(const PlatformNetwork& net) {
@@ -108,7 +150,7 @@ OverlapPrediction predict_overlap(const OverlapWork& work, const std::vector<Buc
   OverlapPrediction r;
   r.bucket_exposed_s.assign(buckets.size(), 0.0);
   for (const CommPlan& plan : comm.buckets) r.comm_alone_s += work.call_s + comm.seconds(plan);
-  Pipeline pipe(buckets.size());
+  Pipeline pipe(buckets.size(), sharing_of(comm.patterns));
   std::vector<PlanAt> at(buckets.size());  // each bucket's place in its plan
   std::size_t next = 0;                     // the next bucket to start
   auto compute = [&](double seconds) { pipe.advance(pipe.now() + seconds); };

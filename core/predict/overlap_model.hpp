@@ -36,6 +36,7 @@
 #include "train/buckets.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 namespace wulf {
@@ -60,8 +61,18 @@ struct StepNetwork {
   double latency_s = 0;
   double byte_s = 0;  // seconds per byte, before the factor
   SizeFactors bw, lat;
+  // The platform's links (by their index in the file, a server's copies of one alike) that
+  // limit the step's slowest messages, and those any message of it crosses, each sorted: a step
+  // in flight beside another is slowed by it only where the other crosses a link that limits
+  // it, as SimGrid shares a link among the flows that cross it. Empty limits: not known (the
+  // step shares the rank's links with every other).
+  std::vector<std::uint32_t> limits, crosses;
   double seconds(double bytes) const { return latency_s * lat.at(bytes) + bytes * byte_s / bw.at(bytes); }
 };
+
+// Whether a step of pattern i in flight is slowed by one of pattern j: j crosses a link that
+// limits i, or i's limits are not known. shares[i][j].
+std::vector<std::vector<char>> sharing_of(const std::vector<StepNetwork>& patterns);
 
 // A step alone between the ranks of net's hosts, one on each in their order, where every rank
 // sends to the next around the ring (the ranks' messages of one step, all at once), as long

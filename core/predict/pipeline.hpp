@@ -19,7 +19,10 @@ namespace wulf {
 // moves at the cost of those, however many collectives the model holds.
 class Pipeline {
  public:
-  explicit Pipeline(std::size_t flows) : flows_(flows), place_(flows, kNone) {}
+  // shares: which patterns' steps slow which (sharing_of); empty: every step in flight shares
+  // the rank's links with every other.
+  explicit Pipeline(std::size_t flows, std::vector<std::vector<char>> shares = {})
+      : flows_(flows), place_(flows, kNone), shares_(std::move(shares)) {}
 
   double now() const { return t_; }
   bool in_flight(std::size_t i) const { return flows_[i].posted; }
@@ -31,8 +34,9 @@ class Pipeline {
     return true;
   }
   // A step of `bytes` on net: its latency, then its bytes at net's rate over the flows moving.
-  void post(std::size_t i, const StepNetwork& net, double bytes) {
-    flows_[i] = {true, t_ + net.latency_s * net.lat.at(bytes), bytes, net.byte_s / net.bw.at(bytes)};
+  // pattern: the step's pattern, its row of shares.
+  void post(std::size_t i, const StepNetwork& net, double bytes, std::size_t pattern = 0) {
+    flows_[i] = {true, t_ + net.latency_s * net.lat.at(bytes), bytes, net.byte_s / net.bw.at(bytes), pattern};
     if (place_[i] == kNone) place_[i] = live_.size(), live_.push_back(i);
   }
   void clear(std::size_t i) {
@@ -57,10 +61,18 @@ class Pipeline {
       if (watch >= 0 && complete(static_cast<std::size_t>(watch))) return;
       if (turn >= most_turns)
         throw std::logic_error("the model's pipeline: its clock stopped at " + std::to_string(t_) + " s");
-      std::size_t moving = 0;
-      for (const std::size_t i : live_) moving += moves(flows_[i]);
-      const double sharing = static_cast<double>(std::max<std::size_t>(moving, 1));
-      auto end_of = [&](const Flow& f) { return t_ + f.bytes_left * f.byte_s * sharing; };
+      // Each moving flow's share: 1 over itself and the others moving that slow it.
+      moving_.clear();
+      for (const std::size_t i : live_)
+        if (moves(flows_[i])) moving_.push_back(i);
+      for (const std::size_t i : moving_) {
+        Flow& f = flows_[i];
+        f.sharing = static_cast<double>(moving_.size());
+        if (shares_.empty()) continue;
+        f.sharing = 0;
+        for (const std::size_t j : moving_) f.sharing += j == i || shares_[f.pattern][flows_[j].pattern];
+      }
+      auto end_of = [&](const Flow& f) { return t_ + f.bytes_left * f.byte_s * f.sharing; };
       double next = until;
       for (const std::size_t i : live_) {
         const Flow& f = flows_[i];
@@ -68,9 +80,9 @@ class Pipeline {
         else if (f.bytes_left > 0) next = std::min(next, end_of(f));
       }
       const double dt = next - t_;
-      for (const std::size_t i : live_) {
+      for (const std::size_t i : moving_) {
         Flow& f = flows_[i];
-        if (moves(f)) f.bytes_left = end_of(f) <= next ? 0 : f.bytes_left - dt / (f.byte_s * sharing);
+        f.bytes_left = end_of(f) <= next ? 0 : f.bytes_left - dt / (f.byte_s * f.sharing);
       }
       t_ = next;
     }
@@ -81,6 +93,8 @@ class Pipeline {
     bool posted = false;
     double latency_end = 0, bytes_left = 0;
     double byte_s = 0;  // seconds a byte alone (SMPI's bandwidth factor of its size in it)
+    std::size_t pattern = 0;
+    double sharing = 1;  // this turn's: the flows moving that slow it, itself included
   };
   static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
   bool done(const Flow& f) const { return f.latency_end <= t_ && f.bytes_left <= 0; }
@@ -89,6 +103,8 @@ class Pipeline {
   std::vector<Flow> flows_;
   std::vector<std::size_t> place_;  // each flow's place in live_ (kNone: not posted)
   std::vector<std::size_t> live_;   // the flows posted
+  std::vector<std::size_t> moving_; // this turn's flows moving
+  std::vector<std::vector<char>> shares_;
   double t_ = 0;
 };
 
@@ -108,7 +124,7 @@ inline bool post_next(Pipeline& pipe, std::size_t i, const CommPlan& plan, const
   }
   ++at.posted;
   const PlanPhase& f = plan.phases[at.phase];
-  pipe.post(i, patterns[f.pattern], f.bytes);
+  pipe.post(i, patterns[f.pattern], f.bytes, f.pattern);
   return true;
 }
 
