@@ -108,17 +108,41 @@ def run_cell(tmp, cell, timeout):
     row["model_wall_s"] = time.time() - t0
     if m.returncode != 0:
         return dict(row, error="model: " + m.stderr.strip()[-400:])
-    row["model_s"] = json.load(open(model_out))["grid"][0]["time_s"]
+    cell = json.load(open(model_out))["grid"][0]
+    row["model_s"] = cell["time_s"]
+    row["model_fits_device"] = cell.get("fits_device", True)
     t0 = time.time()
     r = subprocess.run(sim, capture_output=True, text=True)
     row["sim_wall_s"] = time.time() - t0
     if r.returncode != 0:
-        why = "the simulation did not finish in %d s" % timeout if row["sim_wall_s"] >= timeout else r.stderr.strip()[-400:]
+        why = ("the simulation did not finish in %d s" % timeout if row["sim_wall_s"] >= timeout
+               else r.stderr.strip().split("\n")[0][:300])
         return dict(row, error="sim: " + why)
     hist = json.load(open(sim_out))["history"]
     row["sim_s"] = (hist[-1]["time_s"] - hist[1]["time_s"]) / (len(hist) - 2)
     row["difference"] = row["model_s"] / row["sim_s"] - 1
     return row
+
+
+def render(rows):
+    """The table of the cells and its summary line."""
+    lines = ["| net | platform | GPUs | variant | sim s | model s | model - sim |", "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        model = "%.5f" % r["model_s"] if "model_s" in r else ""
+        if "model_s" in r and not r.get("model_fits_device", True):
+            model += " (does not fit)"
+        if "error" in r:
+            lines.append("| %s | %s | %d | %s | %s | %s | |" % (r["net"], r["platform"], r["gpus"], r["variant"],
+                                                              r["error"].replace("\n", " ").replace("|", "/"), model))
+            continue
+        lines.append("| %s | %s | %d | %s | %.5f | %s | %+.1f%% |" % (
+            r["net"], r["platform"], r["gpus"], r["variant"], r["sim_s"], model, 100 * r["difference"]))
+    ok = [r for r in rows if "error" not in r]
+    within = sum(abs(r["difference"]) <= 0.05 for r in ok)
+    slow = sum("did not finish" in r.get("error", "") for r in rows)
+    summary = ("%d of %d cells within 5%%, %d outside; not compared: %d simulations that did not finish in time, %d "
+               "the simulation refused" % (within, len(rows), len(ok) - within, slow, len(rows) - len(ok) - slow))
+    return "\n".join(lines) + "\n\n" + summary + "\n"
 
 
 def main():
@@ -129,7 +153,11 @@ def main():
     ap.add_argument("--nets", default="resnet50,vgg16,bert_large,gpt2", help="overlap's nets, a comma-separated list")
     ap.add_argument("--fsdp-nets", default=",".join(FSDP_NETS), help="fsdp's nets, a comma-separated list ('' none)")
     ap.add_argument("--timeout", type=int, default=600, help="seconds a simulation may take")
+    ap.add_argument("--table", metavar="CHECK_JSON", help="only print the table of a record this script wrote")
     opts = ap.parse_args()
+    if opts.table:
+        print(render(json.load(open(opts.table))["cells"]))
+        return
     os.makedirs(opts.out, exist_ok=True)
     cells = grid(opts.quick, [n for n in opts.nets.split(",") if n], [n for n in opts.fsdp_nets.split(",") if n])
     with tempfile.TemporaryDirectory(prefix="wulf-model-check-") as tmp:
@@ -138,25 +166,12 @@ def main():
             platform_for(tmp, cell[1], cell[2])
         with concurrent.futures.ThreadPoolExecutor(opts.jobs) as pool:
             rows = list(pool.map(lambda c: run_cell(tmp, c, opts.timeout), cells))
-    lines = ["| net | platform | GPUs | variant | sim s | model s | model - sim |", "|---|---|---|---|---|---|---|"]
-    for r in rows:
-        if "error" in r:
-            lines.append("| %s | %s | %d | %s | %s | %s | |" % (r["net"], r["platform"], r["gpus"], r["variant"],
-                                                              r["error"].replace("\n", " "),
-                                                              "%.5f" % r["model_s"] if "model_s" in r else ""))
-            continue
-        lines.append("| %s | %s | %d | %s | %.5f | %.5f | %+.1f%% |" % (
-            r["net"], r["platform"], r["gpus"], r["variant"], r["sim_s"], r["model_s"], 100 * r["difference"]))
-    ok = [r for r in rows if "error" not in r]
-    within = sum(abs(r["difference"]) <= 0.05 for r in ok)
-    summary = "%d of %d cells within 5%%, %d outside; %d not compared (see the cell)" % (
-        within, len(rows), len(ok) - within, len(rows) - len(ok))
-    text = "\n".join(lines) + "\n\n" + summary + "\n"
+    text = render(rows)
     print(text)
     with open(os.path.join(opts.out, "table.md"), "w") as f:
         f.write(text)
     with open(os.path.join(opts.out, "check.json"), "w") as f:
-        json.dump({"cells": rows, "summary": summary}, f, indent=1)
+        json.dump({"cells": rows, "summary": text.strip().split("\n")[-1]}, f, indent=1)
 
 
 if __name__ == "__main__":
