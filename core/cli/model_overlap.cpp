@@ -405,7 +405,7 @@ po::options_description model_overlap_options() {
       ("bucket-bytes", po::value<std::string>()->default_value("26214400"),
        fmt::format("bucket sizes, a list, each in {} (wulf train --bucket-bytes)", range_text(bucket_range)).c_str())
       ("bucket-allreduce", po::value<std::string>()->default_value("ring"),
-       (allreduce_names(AllreduceRows::modelled) + " (wulf train's)").c_str())
+       (allreduce_names(AllreduceRows::scheduled) + " (wulf train's)").c_str())
       ("progress-flops", number_in("progress-flops", progress_range)->default_value(0),
        "wulf train's: slices of a layer's backward part, a progress point between them")
       ("strategy", po::value<std::string>(),

@@ -12,8 +12,7 @@ namespace {
 std::vector<const AllreduceAlgorithm*> rows_of(AllreduceRows rows) {
   std::vector<const AllreduceAlgorithm*> kept;
   for (const AllreduceAlgorithm& a : allreduce_table)
-    if (rows == AllreduceRows::all || (rows == AllreduceRows::scheduled && a.scheduled) ||
-        (rows == AllreduceRows::modelled && a.modelled))
+    if (rows == AllreduceRows::all || a.scheduled)
       kept.push_back(&a);
   return kept;
 }

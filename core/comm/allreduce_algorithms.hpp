@@ -27,13 +27,11 @@ struct AllreduceAlgorithm {
   // SMPI's name for Open MPI's algorithm (smpi/allreduce); "": wulf's own code runs it there.
   std::string_view smpi;
   // Whether a non-blocking schedule of wulf's own runs it (comm/nb_allreduce: overlap's
-  // buckets, recommend's candidates), and which.
+  // buckets, recommend's candidates), and which; wulf model works each such out
+  // (predict/comm_plan).
   bool scheduled = false;
   NbAlgorithm schedule = NbAlgorithm::rdb;
   AllreduceNeeds needs = AllreduceNeeds::nothing;
-  // Whether wulf model --overlap works its schedule out (predict/comm_plan); the others are
-  // simulated.
-  bool modelled = false;
   std::string_view help;  // what it does, a phrase for the options' help
   // --allreduce runs wulf's own code for it on every engine, no library's.
   constexpr bool own_only() const { return tuned_id == 0; }
@@ -42,24 +40,24 @@ struct AllreduceAlgorithm {
 inline constexpr AllreduceAlgorithm allreduce_table[] = {
     // log2(p) exchanges of the whole vector
     {.name = "rdb", .tuned_id = 3, .smpi = "rdb", .scheduled = true, .schedule = NbAlgorithm::rdb,
-     .modelled = true, .help = "recursive doubling, seed 000"},
+     .help = "recursive doubling, seed 000"},
     // Open MPI's nonoverlapping: the run's own reduce and bcast; SMPI's where they are SMPI's,
     // else composed by wulf (comm/own_comm.hpp's redbcast_runs_the_runs).
     {.name = "redbcast", .tuned_id = 2, .smpi = "redbcast", .help = "the run's --reduce to rank 0, then its --bcast"},
     // p - 1 steps of reduce-scatter, then p - 1 of allgather, 1/p each
     {.name = "ring", .tuned_id = 4, .smpi = "lr", .scheduled = true, .schedule = NbAlgorithm::ring,
-     .modelled = true, .help = "reduce-scatter then allgather around a ring, as Horovod's and NCCL's"},
+     .help = "reduce-scatter then allgather around a ring, as Horovod's and NCCL's"},
     {.name = "rabenseifner", .tuned_id = 6, .smpi = "rab_rdb", .scheduled = true,
-     .schedule = NbAlgorithm::rabenseifner, .modelled = true,
+     .schedule = NbAlgorithm::rabenseifner,
      .help = "reduce-scatter by recursive halving, then allgather by doubling, as Gloo's halving-doubling"},
     {.name = "hierarchical", .tuned_id = 0, .smpi = "", .scheduled = true, .schedule = NbAlgorithm::hierarchical,
-     .needs = AllreduceNeeds::nodes, .modelled = true,
+     .needs = AllreduceNeeds::nodes,
      .help = "a ring within each node, a ring across the nodes, a ring within again; nodes by the hosts' wulf:node"},
     {.name = "hierarchical-rabenseifner", .tuned_id = 0, .smpi = "", .scheduled = true,
-     .schedule = NbAlgorithm::hierarchical_rabenseifner, .needs = AllreduceNeeds::nodes, .modelled = true,
+     .schedule = NbAlgorithm::hierarchical_rabenseifner, .needs = AllreduceNeeds::nodes,
      .help = "hierarchical with Rabenseifner's across the nodes"},
     {.name = "rings", .tuned_id = 0, .smpi = "", .scheduled = true, .schedule = NbAlgorithm::rings,
-     .needs = AllreduceNeeds::rings, .modelled = true,
+     .needs = AllreduceNeeds::rings,
      .help = "k rings at once, as NCCL's channels, each around all ranks in an order of the hosts' wulf:rings; on "
              "this machine one ring"},
 };
@@ -70,9 +68,9 @@ const AllreduceAlgorithm* find_allreduce(std::string_view name);
 // The row of a schedule.
 const AllreduceAlgorithm& allreduce_of(NbAlgorithm a);
 
-// Which rows a list takes: all, those a schedule of wulf's own runs, or those the overlap model
-// works out.
-enum class AllreduceRows { all, scheduled, modelled };
+// Which rows a list takes: all, or those a schedule of wulf's own runs (which wulf model
+// works out too).
+enum class AllreduceRows { all, scheduled };
 // The names of the rows, as an error lists them: "rdb, redbcast, ... or rings".
 std::string allreduce_names(AllreduceRows rows);
 // The same with each one's help, as an option's help lists them: "rdb (recursive doubling,
