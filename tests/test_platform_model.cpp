@@ -94,6 +94,23 @@ TEST(platform_model, more_ranks_than_the_file_has_hosts_are_its_servers_extended
                                    {"12500 servers of 8 GPUs extended from the file's 8"});
 }
 
+TEST(platform_model, the_pipeline_of_buckets_and_units_is_printed_and_recorded) {
+  TestDir dir;
+  const std::vector<std::string> cell{"--platform", wulf_platform("dgx-a100.xml"), "--np", "16", "--block", "128",
+                                      "--train-size", "128", "--test-size", "1", "--pipeline"};
+  const Json fsdp = record_of(dir, "fsdp", with({"model", "--strategy", "fsdp", "--problem", "layers:gpt2"}, cell));
+  const Json& units = fsdp.at("grid").at(0);
+  ASSERT_EQ(units.at("gather_issued_s").size(), units.at("units").get<std::size_t>());
+  // Each unit's reduction is issued after its gather and done by the update's end.
+  for (std::size_t u = 0; u < units.at("gather_issued_s").size(); ++u) {
+    EXPECT_LE(units.at("gather_issued_s").at(u).get<double>(), units.at("gather_done_s").at(u).get<double>()) << u;
+    EXPECT_LE(units.at("gather_done_s").at(u).get<double>(), units.at("reduce_issued_s").at(u).get<double>()) << u;
+    EXPECT_LE(units.at("reduce_done_s").at(u).get<double>(), units.at("update_s").get<double>()) << u;
+  }
+  expect_success(with({"model", "--overlap", "--problem", "layers:resnet50"}, cell),
+                 {"buckets of p = 16, b = 128, 26214400 B", "after layer    1"});
+}
+
 TEST(platform_model, a_cell_the_device_does_not_hold_says_so) {
   const Outcome o = expect_success({"model", "--strategy", "fsdp", "--platform", wulf_platform("dgx-a100.xml"),
                                     "--problem", "layers:llama2_7b", "--precision", "bf16", "--learning", "adam", "--np",

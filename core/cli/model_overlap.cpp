@@ -44,7 +44,7 @@ constexpr Range progress_range{.lo = 0, .hi = 1e18};
 // The options only --overlap reads, and those it passes to wulf train's resolution of the net.
 constexpr const char* overlap_only[] = {"platform", "problem", "hidden", "precision", "bias", "train-size",
                                         "test-size", "bucket-bytes", "bucket-allreduce", "progress-flops",
-                                        "strategy", "learning"};
+                                        "strategy", "learning", "pipeline"};
 constexpr const char* passed[] = {"hidden", "precision", "bias", "train-size", "test-size", "learning"};
 // --strategy fsdp's options the model reads, passed as they are to wulf train's resolution
 // (which checks them).
@@ -70,6 +70,7 @@ struct OverlapJob {
   TrainConfig config;  // as wulf train resolves it: fsdp's settings
   std::vector<PlatformHost> hosts;
   std::string out;
+  bool pipeline = false;  // --pipeline: each cell's collectives printed
 };
 
 // The GPUs a server of the platform (its hosts in order, each with its wulf:node, as many on
@@ -149,6 +150,7 @@ OverlapJob read_overlap_job(const po::variables_map& vm) {
   job.platform = vm["platform"].as<std::string>();
   job.problem_spec = vm["problem"].as<std::string>();
   if (vm.count("out")) job.out = vm["out"].as<std::string>();
+  job.pipeline = vm.count("pipeline") && vm["pipeline"].as<bool>();
   for (long long p : whole_list(vm["np"].as<std::string>(), "np", kRanksRange)) job.ps.push_back(static_cast<int>(p));
   job.bs = size_list(vm["block"].as<std::string>(), "block", kBlockRange);
   job.buckets = size_list(vm["bucket-bytes"].as<std::string>(), "bucket-bytes", bucket_range);
@@ -361,6 +363,18 @@ int fsdp_model(const OverlapJob& job, std::ostream& out) {
       e["units"] = units.size(), e["gathers"] = f.gathers, e["reductions"] = f.reductions;
       e["progress_points"] = f.progress_points, e["patterns"] = steps.size(), e["collective_call_s"] = call_s;
       extrapolation(job, p, e);
+      e["gather_issued_s"] = f.gather_issued_s, e["gather_done_s"] = f.gather_done_s;
+      e["reduce_issued_s"] = f.reduce_issued_s, e["reduce_done_s"] = f.reduce_done_s;
+      if (job.pipeline) {
+        table += fmt::format("      units of p = {}, b = {} (ms from the update's start; the forward pass ends at "
+                             "{:.3f}, the backward at {:.3f}; the last gather of each):\n",
+                             p, b, 1e3 * f.forward_end_s, 1e3 * f.backward_end_s);
+        for (std::size_t u = 0; u < units.size(); ++u)
+          table += fmt::format("      {:>5}  layers {:>4}-{:<4}  gather {:>10.3f} to {:>10.3f}  reduction {:>10.3f} to "
+                               "{:>10.3f}\n",
+                               u, units[u].first, units[u].last, 1e3 * f.gather_issued_s[u], 1e3 * f.gather_done_s[u],
+                               1e3 * f.reduce_issued_s[u], 1e3 * f.reduce_done_s[u]);
+      }
       grid.push_back(std::move(e));
     }
   }
@@ -412,7 +426,8 @@ po::options_description model_overlap_options() {
        "overlap (the default: overlap and block beside it) or fsdp, with wulf train's options of it: --sharding, "
        "--shard-unit, --shard-algorithm, --forward-prefetch, --backward-prefetch, --gather-limit, "
        "--shard-progress-flops, --shard-stream, --recompute")
-      ("learning", po::value<std::string>(), "as wulf train's: the update's flops (adam's 14 a parameter)");
+      ("learning", po::value<std::string>(), "as wulf train's: the update's flops (adam's 14 a parameter)")
+      ("pipeline", po::bool_switch(), "print each cell's buckets or units: when each collective started and ended");
   po::options_description fsdp("--strategy fsdp's options, as wulf train's", 110, 55);
   for (const char* name : fsdp_passed) fsdp.add_options()(name, po::value<std::string>(), "as wulf train's");
   options.add(fsdp);
@@ -491,6 +506,15 @@ int overlap_model_command(const po::variables_map& vm, std::ostream& out) {
         e["backward_end_s"] = o.backward_end_s, e["exposed_comm_s"] = o.exposed_s, e["comm_alone_s"] = o.comm_alone_s;
         e["hidden"] = hidden, e["block_comm_s"] = blocked.exposed_s, e["progress_points"] = o.progress_points;
         e["bucket_exposed_s"] = o.bucket_exposed_s;
+        e["bucket_start_s"] = o.bucket_start_s, e["bucket_end_s"] = o.bucket_end_s;
+        if (job.pipeline) {
+          table += fmt::format("      buckets of p = {}, b = {}, {} B (ms from the update's start; the backward pass "
+                               "ends at {:.3f}):\n", p, b, bucket, 1e3 * o.backward_end_s);
+          for (std::size_t i = 0; i < cuts[k].size(); ++i)
+            table += fmt::format("      {:>5}  {:>11} values  after layer {:>4}  {:>10.3f} to {:>10.3f}  exposed {:.3f}\n",
+                                 i, cuts[k][i].values, cuts[k][i].ready_after, 1e3 * o.bucket_start_s[i],
+                                 1e3 * o.bucket_end_s[i], 1e3 * o.bucket_exposed_s[i]);
+        }
         e["step_latency_s"] = slowest.latency_s, e["step_byte_s"] = slowest.byte_s, e["collective_call_s"] = call_s;
         e["patterns"] = steps.size();
         extrapolation(job, p, e);

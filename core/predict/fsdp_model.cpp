@@ -32,6 +32,8 @@ class FsdpRun {
         unit_of_[static_cast<std::size_t>(layer - 1)] = l;
       }
     for (State& s : state_) s.gathered = !shards_parameters(options.sharding);
+    for (auto* v : {&out.gather_issued_s, &out.gather_done_s, &out.reduce_issued_s, &out.reduce_done_s})
+      v->assign(units.size(), -1.0);
   }
 
   void update() {
@@ -95,7 +97,13 @@ class FsdpRun {
     }
   }
   // Posts c's next step; false once it is done.
-  bool step_on(std::size_t c) { return post_next(pipe_, c, plan(c), patterns_, at_[c]); }
+  bool step_on(std::size_t c) {
+    if (post_next(pipe_, c, plan(c), patterns_, at_[c])) return true;
+    done_at(c) = pipe_.now();
+    return false;
+  }
+  double& done_at(std::size_t c) { return c % 2 ? out_.reduce_done_s[c / 2] : out_.gather_done_s[c / 2]; }
+  double& issued_at(std::size_t c) { return c % 2 ? out_.reduce_issued_s[c / 2] : out_.gather_issued_s[c / 2]; }
   bool done(std::size_t c) const { return launched_[c] && !pipe_.in_flight(c); }
   void launch(std::size_t c) {
     launched_[c] = true;
@@ -104,13 +112,18 @@ class FsdpRun {
   }
   void issue(std::size_t c) {
     compute(work_.call_s);
+    issued_at(c) = pipe_.now();
     launched_[c] = false;
     if (!options_.one_stream) return launch(c);
     stream_.push_back(c);
     if (stream_.size() == 1) launch(c);
   }
   // Its remaining steps, each posted once the one before is complete.
-  void wait_out(std::size_t c) { wulf::wait_out(pipe_, c, plan(c), patterns_, at_[c]); }
+  void wait_out(std::size_t c) {
+    if (!pipe_.in_flight(c)) return;
+    wulf::wait_out(pipe_, c, plan(c), patterns_, at_[c]);
+    done_at(c) = pipe_.now();
+  }
   void complete(std::size_t c) {
     if (!options_.one_stream) return wait_out(c);
     if (std::find(stream_.begin(), stream_.end(), c) == stream_.end()) return;  // done before

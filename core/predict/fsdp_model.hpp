@@ -59,6 +59,9 @@ struct FsdpPrediction {
   double comm_alone_s = 0;    // every collective's steps one after another, calls included
   std::size_t gathers = 0, reductions = 0;
   int progress_points = 0;
+  // Each unit's last gather and its reduction: issued and done, from the update's start (-1:
+  // none in this update).
+  std::vector<double> gather_issued_s, gather_done_s, reduce_issued_s, reduce_done_s;
   double iteration_s(double updates = 1) const { return updates * update_s + test_s; }
 };
 

@@ -149,13 +149,17 @@ OverlapPrediction predict_overlap(const OverlapWork& work, const std::vector<Buc
   const bool many = comm.ranks > 1;
   OverlapPrediction r;
   r.bucket_exposed_s.assign(buckets.size(), 0.0);
+  r.bucket_start_s.assign(buckets.size(), 0.0);
+  r.bucket_end_s.assign(buckets.size(), 0.0);
   for (const CommPlan& plan : comm.buckets) r.comm_alone_s += work.call_s + comm.seconds(plan);
   Pipeline pipe(buckets.size(), sharing_of(comm.patterns));
   std::vector<PlanAt> at(buckets.size());  // each bucket's place in its plan
   std::size_t next = 0;                     // the next bucket to start
   auto compute = [&](double seconds) { pipe.advance(pipe.now() + seconds); };
   // A bucket's step is complete: the next one posted, or the bucket is done.
-  auto step_on = [&](std::size_t i) { post_next(pipe, i, comm.buckets[i], comm.patterns, at[i]); };
+  auto step_on = [&](std::size_t i) {
+    if (!post_next(pipe, i, comm.buckets[i], comm.patterns, at[i])) r.bucket_end_s[i] = pipe.now();
+  };
   auto progress = [&] {
     for (std::size_t i = 0; i < next; ++i)
       if (pipe.complete(i)) step_on(i);
@@ -174,6 +178,7 @@ OverlapPrediction predict_overlap(const OverlapWork& work, const std::vector<Buc
     if (!many) continue;
     for (; next < buckets.size() && buckets[next].ready_after == l; ++next) {
       compute(work.call_s);
+      r.bucket_start_s[next] = pipe.now();
       step_on(next);
     }
     progress();
@@ -181,7 +186,10 @@ OverlapPrediction predict_overlap(const OverlapWork& work, const std::vector<Buc
   r.backward_end_s = pipe.now();
   for (std::size_t i = 0; i < buckets.size() && many; ++i) {
     const double t0 = pipe.now();
-    wait_out(pipe, i, comm.buckets[i], comm.patterns, at[i]);
+    if (pipe.in_flight(i)) {
+      wait_out(pipe, i, comm.buckets[i], comm.patterns, at[i]);
+      r.bucket_end_s[i] = pipe.now();
+    }
     r.bucket_exposed_s[i] = pipe.now() - t0;
     r.exposed_s += r.bucket_exposed_s[i];
   }

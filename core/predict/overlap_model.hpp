@@ -97,6 +97,7 @@ struct OverlapPrediction {
   double comm_end_s = 0;         // the last bucket done (the update starts)
   double exposed_s = 0;          // the communication after the backward pass (sum of below)
   std::vector<double> bucket_exposed_s;
+  std::vector<double> bucket_start_s, bucket_end_s;  // each bucket's allreduce, from the update's start
   double comm_alone_s = 0;       // the buckets' steps one after another, nothing hidden
   int progress_points = 0;
   // The time per iteration of that many updates (n / b, as seed 000 counts them).
