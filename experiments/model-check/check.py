@@ -10,6 +10,7 @@ difference. Nothing is fitted: the model reads the platform and the net as the s
     python3 experiments/model-check/check.py                 # the grid (see GRID below)
     python3 experiments/model-check/check.py --quick         # a few cells
     python3 experiments/model-check/check.py --out DIR       # results elsewhere than results/
+    python3 experiments/model-check/check.py --table A.json B.json --write   # records merged into results/
 
 Writes DIR/check.json (every cell: both times, the difference, the commands, wall seconds) and
 DIR/table.md; plot.py draws DIR/check.png.
@@ -37,6 +38,9 @@ FSDP_NETS = {"llama2_7b": (16, 64), "gpt3_175b": (64,)}  # the GPUs of each (few
 ALGORITHMS = ["ring", "rdb", "rabenseifner", "hierarchical", "hierarchical-rabenseifner", "rings"]
 # Per GPU, the batch each net trains with here (the sources' of experiments/published where
 # they give one).
+# --test-size: 1 sample of the test set, or none where the layer file has no test set (the check
+# pass then runs over the training set, in both).
+TEST_SIZE = {"bert_large": "0"}
 BATCH = {"resnet50": 32, "vgg16": 32, "bert_large": 8, "gpt2": 8, "llama2_7b": 1, "gpt3_175b": 1}
 # GPUs a server of each preset.
 PER_SERVER = {"dgx1-v100": 8, "roce-4gpu": 4, "eth10g-4gpu": 4, "dgx-a100": 8, "dgx-h100": 8}
@@ -97,7 +101,7 @@ def run_cell(tmp, cell, timeout):
     sim_out, model_out = os.path.join(tmp, name + ".sim.json"), os.path.join(tmp, name + ".model.json")
     batch = BATCH[net] * p
     args = ["--platform", plat, "--problem", "layers:" + net, "--np", str(p), "--block", str(batch),
-            "--train-size", str(batch), "--test-size", "1"] + variant_args(variant)
+            "--train-size", str(batch), "--test-size", TEST_SIZE.get(net, "1")] + variant_args(variant)
     sim = [WULF, "train", "--quiet", "--engine", "sim", "--numerics", "off", "--epochs", "3", "--timeout",
            str(timeout), "--out", sim_out] + (["--strategy", "overlap"] if variant[0] == "overlap" else []) + args
     model = [WULF, "model", "--out", model_out] + (["--overlap"] if variant[0] == "overlap" else []) + args
@@ -122,6 +126,17 @@ def run_cell(tmp, cell, timeout):
     row["sim_s"] = (hist[-1]["time_s"] - hist[1]["time_s"]) / (len(hist) - 2)
     row["difference"] = row["model_s"] / row["sim_s"] - 1
     return row
+
+
+def save(folder, rows, text):
+    """check.json and table.md in folder, each written whole."""
+    os.makedirs(folder, exist_ok=True)
+    for name, content in (("table.md", text),
+                          ("check.json", json.dumps({"cells": rows, "summary": text.strip().split("\n")[-1]}, indent=1))):
+        tmp = os.path.join(folder, "." + name + ".tmp")
+        with open(tmp, "w") as f:
+            f.write(content)
+        os.replace(tmp, os.path.join(folder, name))
 
 
 def render(rows):
@@ -153,10 +168,16 @@ def main():
     ap.add_argument("--nets", default="resnet50,vgg16,bert_large,gpt2", help="overlap's nets, a comma-separated list")
     ap.add_argument("--fsdp-nets", default=",".join(FSDP_NETS), help="fsdp's nets, a comma-separated list ('' none)")
     ap.add_argument("--timeout", type=int, default=600, help="seconds a simulation may take")
-    ap.add_argument("--table", metavar="CHECK_JSON", help="only print the table of a record this script wrote")
+    ap.add_argument("--table", metavar="CHECK_JSON", nargs="+",
+                    help="only print the table of records this script wrote, their cells one after another")
+    ap.add_argument("--write", action="store_true", help="with --table: write them as one record and table to --out")
     opts = ap.parse_args()
     if opts.table:
-        print(render(json.load(open(opts.table))["cells"]))
+        rows = [c for path in opts.table for c in json.load(open(path))["cells"]]
+        text = render(rows)
+        print(text)
+        if opts.write:
+            save(opts.out, rows, text)
         return
     os.makedirs(opts.out, exist_ok=True)
     cells = grid(opts.quick, [n for n in opts.nets.split(",") if n], [n for n in opts.fsdp_nets.split(",") if n])
@@ -168,10 +189,7 @@ def main():
             rows = list(pool.map(lambda c: run_cell(tmp, c, opts.timeout), cells))
     text = render(rows)
     print(text)
-    with open(os.path.join(opts.out, "table.md"), "w") as f:
-        f.write(text)
-    with open(os.path.join(opts.out, "check.json"), "w") as f:
-        json.dump({"cells": rows, "summary": text.strip().split("\n")[-1]}, f, indent=1)
+    save(opts.out, rows, text)
 
 
 if __name__ == "__main__":
