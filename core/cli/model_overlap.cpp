@@ -406,7 +406,8 @@ int fsdp_model(const OverlapJob& job, std::ostream& out) {
 }  // namespace
 
 po::options_description model_overlap_options() {
-  po::options_description options("--overlap (issue 33): --strategy overlap against block, from a platform", 110, 55);
+  po::options_description options(
+      "on a platform (--overlap, or --strategy overlap|fsdp): a layer net or a problem's, any allreduce, at any scale", 110, 55);
   options.add_options()
       ("overlap", po::bool_switch(), "predict --strategy overlap and block with the same allreduce on --platform")
       ("platform", po::value<std::string>(), "the SimGrid platform file: one rank on each host, in its order")
