@@ -62,9 +62,13 @@ struct OverlapJob {
   double progress_flops = 0;
   NetSpec spec;
   std::string net_text;  // "digits 784-256-10 float"
-  std::size_t value_bytes = 4, train = 0, checked = 0;  // checked: patterns of the iteration's test pass
+  std::size_t train = 0, checked = 0;  // checked: patterns of the iteration's test pass
   std::size_t element_bytes = 4;  // the schedules' values: float or double (bf16 travels in floats)
   std::size_t sent_bytes = 4;     // a value's bytes in a bucket (2 under bf16)
+  // The schedules' values that carry n parameters (train/run.hpp's wire_values).
+  std::size_t wire(std::size_t n) const {
+    return element_bytes == sizeof(double) ? wire_values<double>(sent_bytes, n) : wire_values<float>(sent_bytes, n);
+  }
   bool half = false;
   Learning learning = Learning::block;
   TrainConfig config;  // as wulf train resolves it: fsdp's settings
@@ -189,7 +193,6 @@ OverlapJob read_overlap_job(const po::variables_map& vm) {
   job.spec = train.spec;
   job.element_bytes = train.double_precision ? sizeof(double) : sizeof(float);
   job.sent_bytes = train.config.value_bytes ? train.config.value_bytes : job.element_bytes;
-  job.value_bytes = job.element_bytes;
   job.half = !train.half.empty();
   job.learning = train.config.learning;
   job.train = train.problem.train_total;
@@ -268,19 +271,35 @@ std::string device_note(const DeviceFit& fit, Json& e) {
   return fit.fits ? "" : fmt::format(" (does not fit: {} of {})", gib(fit.bytes), gib(fit.memory));
 }
 
-// Where p ranks on the platform's first p hosts are, as the algorithm needs it.
-NbLayout rank_layout(const OverlapJob& job, int p) {
+// Where p ranks on the platform's hosts are (model_hosts), as a collective needs it: each
+// rank's node (nodes) and the rings (rings). what: the option that needs it, for a refusal.
+NbLayout rank_layout(const OverlapJob& job, int p, bool nodes, bool rings, const std::string& what) {
   NbLayout layout;
-  if (p < 2) return layout;
+  if (p < 2 || (!nodes && !rings)) return layout;
   const std::vector<PlatformHost> placed = model_hosts(job, p);
-  if (is_hierarchical(job.algorithm)) {
+  if (nodes) {
     layout.node_of = rank_nodes_of(rank_node_keys(placed, p));
     if (const std::string fault = node_layout_fault(layout.node_of, p); !fault.empty())
-      throw InputError(fmt::format("--bucket-allreduce {} on {} ranks of {}: {}", to_string(job.algorithm), p,
-                                   job.platform, fault));
+      throw InputError(fmt::format("{} on {} ranks of {}: {}", what, p, job.platform, fault));
   }
-  if (job.algorithm == NbAlgorithm::rings) layout.rings = rank_rings_of(placed, p, job.platform);
+  if (rings) layout.rings = rank_rings_of(placed, p, job.platform);
   return layout;
+}
+
+// A model's record: the job's platform and net, the command's own settings, and its grid.
+void write_model_record(const OverlapJob& job, const std::string& command, const Json& settings, Json grid,
+                        std::ostream& out) {
+  if (job.out.empty()) return;
+  Json record = Json::object();
+  record["wulf_record"] = 1;
+  record["config"] = settings;
+  record["config"]["command"] = command;
+  record["config"]["platform"] = job.platform;
+  record["config"]["net"] = job.net_text;
+  record["config"]["versions"] = versions_json();
+  record["grid"] = std::move(grid);
+  write_file_atomically(job.out, record_text(record) + "\n");
+  out << "record: " << job.out << "\n";
 }
 
 // --strategy fsdp: the time per iteration of the units' gathers and reductions behind the
@@ -297,7 +316,6 @@ int fsdp_model(const OverlapJob& job, std::ostream& out) {
   const double slice_flops = setting(c, "shard-progress-flops");
   const std::vector<ShardUnitLayers> layers_of = shard_units(job.spec, static_cast<int>(setting_count(c, "shard-unit")));
   const std::size_t weights = job.spec.parameter_count();
-  auto wire = [&](std::size_t values) { return (values * job.sent_bytes + job.element_bytes - 1) / job.element_bytes; };
   fmt::print(out, "fsdp model, platform {}: {}, {} weights in {} units, sharding {}, {}, {} stream{}{}\n", job.platform,
              job.net_text, weights, layers_of.size(), setting_text(c, "sharding"),
              rings ? "rings" : "one ring", setting_text(c, "shard-stream"),
@@ -305,22 +323,13 @@ int fsdp_model(const OverlapJob& job, std::ostream& out) {
   Json grid = Json::array();
   std::string table;
   for (int p : job.ps) {
-    // The ranks' layout, from their hosts (dropped once it is made: 100 000 of them are not small).
-    NbLayout layout;
-    {
-      const std::vector<PlatformHost> placed = model_hosts(job, p);
-      if (sharding == Sharding::hybrid && p > 1) {
-        layout.node_of = rank_nodes_of(rank_node_keys(placed, p));
-        if (const std::string fault = node_layout_fault(layout.node_of, p); !fault.empty())
-          throw InputError(fmt::format("--sharding hybrid on {} ranks of {}: {}", p, job.platform, fault));
-      }
-      if (rings && p > 1) layout.rings = rank_rings_of(placed, p, job.platform);
-    }
+    const std::string what = rings ? "--shard-algorithm rings" : "--sharding hybrid";
+    NbLayout layout = rank_layout(job, p, sharding == Sharding::hybrid, rings, what);
     PatternBook book(p, std::move(layout));
     std::vector<FsdpUnit> units;
     std::size_t shard_values = 0;
     for (const ShardUnitLayers& u : layers_of) {
-      ShardComm plan = shard_comm_plan(book, sharding, wire(u.parameters), job.element_bytes);
+      ShardComm plan = shard_comm_plan(book, sharding, job.wire(u.parameters), job.element_bytes);
       shard_values += plan.shard;
       units.push_back({u.first, u.last, std::move(plan.gather), std::move(plan.reduce)});
     }
@@ -384,22 +393,13 @@ int fsdp_model(const OverlapJob& job, std::ostream& out) {
   out << "per iteration: n / b updates and the test pass; gather w, reduce w: waited for the gathers in the passes "
          "and for the reductions after them; comm s: every collective's steps one after another; rest: the update "
          "less the waits\n";
-  if (!job.out.empty()) {
-    Json record = Json::object();
-    record["wulf_record"] = 1;
-    record["config"]["command"] = "model --strategy fsdp";
-    record["config"]["platform"] = job.platform;
-    record["config"]["net"] = job.net_text;
-    for (const char* name : fsdp_passed) {
-      if (const std::string* text = c.settings.find_text(name)) record["config"][name] = *text;
-      else if (const double* number = c.settings.find(name)) record["config"][name] = *number;
-    }
-    record["config"]["recompute"] = c.recompute;
-    record["config"]["versions"] = versions_json();
-    record["grid"] = std::move(grid);
-    write_file_atomically(job.out, record_text(record) + "\n");
-    out << "record: " << job.out << "\n";
+  Json settings = Json::object();
+  for (const char* name : fsdp_passed) {
+    if (const std::string* text = c.settings.find_text(name)) settings[name] = *text;
+    else if (const double* number = c.settings.find(name)) settings[name] = *number;
   }
+  settings["recompute"] = c.recompute;
+  write_model_record(job, "model --strategy fsdp", settings, std::move(grid), out);
   return exit_ok;
 }
 
@@ -451,14 +451,14 @@ int overlap_model_command(const po::variables_map& vm, std::ostream& out) {
   fmt::print(out, "overlap model, platform {}: {}, {} weights ({:.2f} MiB of gradients in {} tensors), {} allreduce\n",
              job.platform, job.net_text, weights, static_cast<double>(weights * job.sent_bytes) / (1 << 20),
              tensors.size(), to_string(job.algorithm));
-  auto wire = [&](std::size_t values) { return (values * job.sent_bytes + job.element_bytes - 1) / job.element_bytes; };
   Json grid = Json::array();
   std::string table;
   for (int p : job.ps) {
     // The plans of every collective of this p: each bucket size's buckets, block's one
     // allreduce, and the errors' sums (overlap's the default, recursive doubling at 32 bytes,
     // Open MPI 4.1's choice; block's the buckets' algorithm).
-    PatternBook book(p, rank_layout(job, p));
+    PatternBook book(p, rank_layout(job, p, is_hierarchical(job.algorithm), job.algorithm == NbAlgorithm::rings,
+                                    "--bucket-allreduce " + std::string(to_string(job.algorithm))));
     std::vector<std::vector<BucketCut>> cuts;
     std::vector<PlannedComm> overlaps;
     for (std::size_t bucket : job.buckets) {
@@ -466,11 +466,11 @@ int overlap_model_command(const po::variables_map& vm, std::ostream& out) {
       comm.ranks = p;
       cuts.push_back(cut_buckets(tensors, job.sent_bytes, bucket));
       for (const BucketCut& c : cuts.back())
-        comm.buckets.push_back(allreduce_plan(book, job.algorithm, wire(c.values), job.element_bytes));
+        comm.buckets.push_back(allreduce_plan(book, job.algorithm, job.wire(c.values), job.element_bytes));
       comm.sums = allreduce_plan(book, NbAlgorithm::rdb, 4, sizeof(double));
     }
     PlannedComm block{.ranks = p,
-                      .buckets = {allreduce_plan(book, job.algorithm, wire(weights), job.element_bytes)},
+                      .buckets = {allreduce_plan(book, job.algorithm, job.wire(weights), job.element_bytes)},
                       .sums = allreduce_plan(book, job.algorithm, 4, sizeof(double))};
     // The routes of the pairs the plans send between, and each pattern's step alone.
     Json hosts;
@@ -528,19 +528,10 @@ int overlap_model_command(const po::variables_map& vm, std::ostream& out) {
   out << table;
   out << "per iteration: n / b updates and the test pass; comm s: the buckets' allreduces one after another (their "
          "collective calls included), hidden: the part of it behind the backward pass\n";
-  if (!job.out.empty()) {
-    Json record = Json::object();
-    record["wulf_record"] = 1;
-    record["config"]["command"] = "model --overlap";
-    record["config"]["platform"] = job.platform;
-    record["config"]["net"] = job.net_text;
-    record["config"]["bucket_allreduce"] = to_string(job.algorithm);
-    record["config"]["progress_flops"] = job.progress_flops;
-    record["config"]["versions"] = versions_json();
-    record["grid"] = std::move(grid);
-    write_file_atomically(job.out, record_text(record) + "\n");
-    out << "record: " << job.out << "\n";
-  }
+  Json settings = Json::object();
+  settings["bucket_allreduce"] = to_string(job.algorithm);
+  settings["progress_flops"] = job.progress_flops;
+  write_model_record(job, "model --overlap", settings, std::move(grid), out);
   return exit_ok;
 }
 

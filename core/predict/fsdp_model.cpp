@@ -11,12 +11,6 @@
 namespace wulf {
 namespace {
 
-double plan_seconds(const CommPlan& plan, const std::vector<StepNetwork>& patterns) {
-  double t = 0;
-  for (const PlanPhase& f : plan.phases) t += static_cast<double>(f.count) * patterns[f.pattern].seconds(f.bytes);
-  return t;
-}
-
 // One rank's update, as train/strategies/fsdp.cpp's ShardRun runs it. Collective c is unit
 // c / 2's gather (even) or reduction (odd), flow c of the pipeline.
 class FsdpRun {

@@ -102,17 +102,7 @@ std::vector<std::vector<char>> sharing_of(const std::vector<StepNetwork>& patter
   return shares;
 }
 
-StepNetwork ring_step_network(const PlatformNetwork& net) {
-  const std::size_t p = net.hosts.size();
-  if (p < 2) throw InputError("the overlap model needs two hosts or more");
-  PatternBook book(static_cast<int>(p));
-  Pattern ring;
-  for (std::size_t r = 0; r < p; ++r) ring.emplace_back(static_cast<int>(r), static_cast<int>((r + 1) % p));
-  book.intern(std::move(ring));
-  return pattern_networks(RankRoutes(net), book).front();
-}
-
-double PlannedComm::seconds(const CommPlan& plan) const {
+double plan_seconds(const CommPlan& plan, const std::vector<StepNetwork>& patterns) {
   double t = 0;
   for (const PlanPhase& f : plan.phases) t += static_cast<double>(f.count) * patterns[f.pattern].seconds(f.bytes);
   return t;

@@ -74,19 +74,13 @@ struct StepNetwork {
 // limits i, or i's limits are not known. shares[i][j].
 std::vector<std::vector<char>> sharing_of(const std::vector<StepNetwork>& patterns);
 
-// A step alone between the ranks of net's hosts, one on each in their order, where every rank
-// sends to the next around the ring (the ranks' messages of one step, all at once), as long
-// as its slowest message: the longest route latency, and the lowest rate a message gets on a
-// link of its route: a FATPIPE link's bandwidth, any other's over its load, the messages that
-// cross it and the acknowledgements of those that cross it the other way, each .05 of a
-// message (SimGrid's network/crosstraffic); at most SimGrid's TCP window over the round trip
-// (network/TCP-gamma, 4 MiB, over twice the latency). Throws InputError for fewer than two
-// hosts or a pair without a route.
-StepNetwork ring_step_network(const PlatformNetwork& net);
 
-// The same for each pattern of the book (its messages all at once, between the ranks of
-// routes): a step of a pattern is as long as its slowest message, each message's rate its
-// route's lowest as above, with the loads of that pattern's messages. routes needs the
+// Each pattern of the book as a step alone (its messages all at once, between the ranks of
+// routes): as long as its slowest message, the longest route latency and the lowest rate a
+// message gets on a link of its route: a FATPIPE link's bandwidth, any other's over its load,
+// the step's messages that cross it and the acknowledgements of those that cross it the other
+// way, each .05 of a message (SimGrid's network/crosstraffic); at most SimGrid's TCP window
+// over the round trip (network/TCP-gamma, 4 MiB, over twice the latency). routes needs the
 // book's pairs (PatternBook::pairs) at least.
 std::vector<StepNetwork> pattern_networks(const RankRoutes& routes, const PatternBook& book);
 
@@ -106,12 +100,15 @@ struct OverlapPrediction {
 
 // The collectives of a prediction: each bucket's allreduce (and block's one), the errors'
 // sums, and each pattern's step alone (pattern_networks).
+// Its steps one after another, each alone (patterns: each pattern's step alone).
+double plan_seconds(const CommPlan& plan, const std::vector<StepNetwork>& patterns);
+
 struct PlannedComm {
   int ranks = 1;
   std::vector<CommPlan> buckets;
   CommPlan sums;
   std::vector<StepNetwork> patterns;
-  double seconds(const CommPlan& plan) const;  // its steps one after another
+  double seconds(const CommPlan& plan) const { return plan_seconds(plan, patterns); }
 };
 
 // One update, and the iteration's test, under overlap.

@@ -35,13 +35,9 @@ class RankRoutes {
   // InputError naming `platform` where its servers are not alike (the rules above).
   static RankRoutes extended(const PlatformNetwork& net, int per_server, const std::string& platform);
 
-  // The links (as instances: a link of the file, or a server's own copy of it) and the
-  // latency of the route from rank `from` to rank `to`. Throws InputError where there is none.
-  void route(int from, int to, std::vector<std::uint64_t>& links, double& latency_s) const {
-    links.clear();
-    latency_s = visit(from, to, [&](std::uint64_t l) { links.push_back(l); });
-  }
-  // The same, each link instance handed to f in order; returns the route's latency.
+  // The links of the route from rank `from` to rank `to`, each handed to f in order as an
+  // instance (a link of the file, or a server's own copy of it); returns the route's latency.
+  // Throws InputError where there is none.
   template <class F>
   double visit(int from, int to, F&& f) const {
     const auto a = static_cast<std::size_t>(from), b = static_cast<std::size_t>(to);
