@@ -540,7 +540,7 @@ TEST(recommend, a_time_per_epoch_refuses_what_only_a_target_error_uses_before_an
       {with(epoch, {"--prune", "on"}), {"--prune with --target-epoch-seconds"}},
       {with(epoch, {"--show", "3"}), {"--show with --target-epoch-seconds"}},
       {with(epoch, {"--strategies", "block,average"}),
-       {"--strategies: 'average' with --target-epoch-seconds", "searched for block and overlap",
+       {"--strategies: 'average' with --target-epoch-seconds", "searched for block, overlap and fsdp",
         "a net given by its layers, trains with no other"}},
       {with(epoch, {"--strategies", "ppt"}), {"--strategies: 'ppt' with --target-epoch-seconds"}},
       {with(epoch, {"--hidden", "5"}), {"--hidden", "is a net given by its layers"}},  // wulf train's, in the probe

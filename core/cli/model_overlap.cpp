@@ -5,6 +5,7 @@
 // collective overhead. One rank per host, in the platform's order.
 #include "cli/cli.hpp"
 #include "cli/model_overlap.hpp"
+#include "cli/platform_model.hpp"
 #include "cli/options.hpp"
 #include "cli/train_options.hpp"
 #include "cli/train_resolve.hpp"
@@ -53,104 +54,14 @@ constexpr const char* fsdp_passed[] = {"sharding",           "shard-unit",  "sha
                                        "recompute"};
 constexpr const char* bucket_options[] = {"bucket-bytes", "bucket-allreduce", "progress-flops"};
 
-struct OverlapJob {
-  std::string strategy = "overlap";  // overlap (and block beside it) or fsdp
-  std::string platform, problem_spec;
-  std::vector<int> ps;
-  std::vector<std::size_t> bs, buckets;
-  NbAlgorithm algorithm = NbAlgorithm::ring;
-  double progress_flops = 0;
-  NetSpec spec;
-  std::string net_text;  // "digits 784-256-10 float"
-  std::size_t train = 0, checked = 0;  // checked: patterns of the iteration's test pass
-  std::size_t element_bytes = 4;  // the schedules' values: float or double (bf16 travels in floats)
-  std::size_t sent_bytes = 4;     // a value's bytes in a bucket (2 under bf16)
-  // The schedules' values that carry n parameters (train/run.hpp's wire_values).
-  std::size_t wire(std::size_t n) const {
-    return element_bytes == sizeof(double) ? wire_values<double>(sent_bytes, n) : wire_values<float>(sent_bytes, n);
-  }
-  bool half = false;
-  Learning learning = Learning::block;
-  TrainConfig config;  // as wulf train resolves it: fsdp's settings
-  std::vector<PlatformHost> hosts;
-  std::string out;
-  bool pipeline = false;  // --pipeline: each cell's collectives printed
-};
-
-// The GPUs a server of the platform (its hosts in order, each with its wulf:node, as many on
-// every node, the nodes 0, 1, ... in order), or 0 where its hosts are not so.
-int per_server(const std::vector<PlatformHost>& hosts) {
-  std::size_t G = 0;
-  while (G < hosts.size() && hosts[G].node == hosts[0].node && hosts[G].group == hosts[0].group) ++G;
-  if (G == 0 || hosts.size() % G != 0 || hosts[0].node < 0) return 0;
-  for (std::size_t k = 0; k < hosts.size(); ++k)
-    if (hosts[k].node != hosts[0].node + static_cast<int>(k / G) || hosts[k].group != hosts[0].group) return 0;
-  return static_cast<int>(G);
-}
-
-// Rank r's host at r: the platform's first p hosts, or for more ranks than it has, its servers
-// repeated (server s of the model is a copy of the file's server 0, node s), for
-// predict/rank_routes' extension. InputError where the platform is not servers alike.
-// The GPUs a server where p ranks need the platform extended (0: they do not); InputError
-// where it cannot be.
-int extended_servers_of(const OverlapJob& job, int p) {
-  if (static_cast<std::size_t>(p) <= job.hosts.size()) return 0;
-  const int G = per_server(job.hosts);
-  if (G == 0 || job.hosts.size() < 3 * static_cast<std::size_t>(G))
-    throw InputError(fmt::format("--np {}: {} has {} hosts; for more ranks the model extends a platform of servers "
-                                 "(hosts with wulf:node, as many on each, in order, at least three servers, as "
-                                 "platforms/gpu/generate.py writes them), and its hosts are not so",
-                                 p, job.platform, job.hosts.size()));
-  return G;
-}
-
-std::vector<PlatformHost> model_hosts(const OverlapJob& job, int p) {
-  const auto n = static_cast<std::size_t>(p);
-  const int G = extended_servers_of(job, p);
-  if (G == 0) return {job.hosts.begin(), job.hosts.begin() + p};
-  std::vector<PlatformHost> placed;
-  placed.reserve(n);
-  for (std::size_t r = 0; r < n; ++r) {
-    PlatformHost h = job.hosts[r % static_cast<std::size_t>(G)];
-    h.node = job.hosts[0].node + static_cast<int>(r / static_cast<std::size_t>(G));
-    placed.push_back(std::move(h));
-  }
-  return placed;
-}
-
-// The routes between the p ranks for the book's messages: read from the platform for its first
-// p hosts, or extended from its first three servers (predict/rank_routes.hpp). hosts: the
-// network's description of its hosts (rank 0's first).
-RankRoutes rank_routes(const OverlapJob& job, int p, const PatternBook& book, Json& hosts) {
-  std::string list;
-  if (static_cast<std::size_t>(p) <= job.hosts.size()) {
-    for (int r = 0; r < p; ++r) list += (r ? "," : "") + job.hosts[static_cast<std::size_t>(r)].name;
-    std::vector<std::pair<std::size_t, std::size_t>> pairs;
-    for (const Message& m : book.pairs()) pairs.emplace_back(m.first, m.second);
-    return RankRoutes(read_network(job.platform, list, 1.0, hosts, pairs));
-  }
-  const int G = per_server(job.hosts);
-  for (int r = 0; r < 3 * G; ++r) list += (r ? "," : "") + job.hosts[static_cast<std::size_t>(r)].name;
-  return RankRoutes::extended(read_network(job.platform, list, 1.0, hosts), G, job.platform);
-}
-
-// What the model says of the platform at p: read, or extended beyond its hosts.
-std::string extension_note(const OverlapJob& job, int p) {
-  if (static_cast<std::size_t>(p) <= job.hosts.size()) return "";
-  const int G = per_server(job.hosts);
-  return fmt::format("; {} servers of {} GPUs extended from the file's {} (its servers alike, each its own links): "
-                     "extrapolated beyond the {} GPUs a simulation of the file checks",
-                     (p + G - 1) / G, G, job.hosts.size() / static_cast<std::size_t>(G), job.hosts.size());
-}
-
-OverlapJob read_overlap_job(const po::variables_map& vm) {
+PlatformJob read_overlap_job(const po::variables_map& vm) {
   for (const char* required : {"platform", "problem"})
     if (!vm.count(required)) throw InputError("wulf model --overlap: --" + std::string(required) + " is required");
   if (vm.count("profile"))
     throw InputError("wulf model --overlap: the constants come from --platform (its hosts' speed and links), "
                      "not a --profile");
   if (vm.count("average-interval")) throw InputError("--average-interval is seed 000's model's, not --overlap's");
-  OverlapJob job;
+  PlatformJob job;
   job.platform = vm["platform"].as<std::string>();
   job.problem_spec = vm["problem"].as<std::string>();
   if (vm.count("out")) job.out = vm["out"].as<std::string>();
@@ -178,116 +89,19 @@ OverlapJob read_overlap_job(const po::variables_map& vm) {
         throw InputError(fmt::format("--block {} < --np {}: every rank needs a pattern of each block", b, p));
   // The net, its precision and the data's sizes as wulf train resolves them for a time-only
   // simulation of the largest cell (no data read beyond its shape).
-  std::vector<std::string> args{"--problem", job.problem_spec, "--engine", "sim", "--platform", job.platform,
-                                "--np", std::to_string(std::min<std::size_t>(static_cast<std::size_t>(most), job.hosts.size())),
-                                "--ranks-per-host", "1", "--strategy",
-                                job.strategy == "fsdp" ? "fsdp" : "overlap",
-                                "--numerics", "off", "--compute", "flops", "--quiet",
-                                "--block", std::to_string(*std::max_element(job.bs.begin(), job.bs.end()))};
+  std::vector<std::string> args;
   for (const char* name : passed)
     if (vm.count(name)) args.insert(args.end(), {std::string("--") + name, vm[name].as<std::string>()});
   for (const char* name : fsdp_passed)
     if (vm.count(name)) args.insert(args.end(), {std::string("--") + name, vm[name].as<std::string>()});
-  const TrainJob train = resolve(parse_train(args, train_options()));
-  job.config = train.config;
-  job.spec = train.spec;
-  job.element_bytes = train.double_precision ? sizeof(double) : sizeof(float);
-  job.sent_bytes = train.config.value_bytes ? train.config.value_bytes : job.element_bytes;
-  job.half = !train.half.empty();
-  job.learning = train.config.learning;
-  job.train = train.problem.train_total;
-  job.checked = train.problem.test_total > 0 ? train.problem.test_total : train.problem.train_total;
-  job.net_text = fmt::format("{} {} {}", train.problem.name, job.spec.describe(), train.double_precision ? "double" : "float");
+  resolve_model_net(job, most, *std::max_element(job.bs.begin(), job.bs.end()), args);
   if (!job.out.empty()) check_output(job.out, "--out", {{"--platform", job.platform}});
   return job;
 }
 
 // What one rank of p computes in one update of b patterns: the flops wulf charges on the
-// platform's first host (--compute flops: its speed, its efficiency by kind of layer, its
-// device's measured layer times, its 16-bit rate), as the simulation charges them.
-OverlapWork rank_work(const OverlapJob& job, const ComputeConfig& host, double call_s, int p, std::size_t b) {
-  const ChargedFlops charged = charged_kernel_flops(job.spec, host, job.half, job.learning);
-  const double speed = host.host_speed;
-  const double share = std::ceil(static_cast<double>(b) / p);  // the busiest rank's patterns
-  OverlapWork w;
-  w.forward_s = share * charged.kernels.forward / speed;
-  for (int l = 1; l <= job.spec.timed_layers(); ++l) {
-    const double flops = share * charged.backward[static_cast<std::size_t>(l - 1)];
-    w.backward_s.push_back(flops / speed);
-    w.slices.push_back(progress_slices(flops, job.progress_flops));
-  }
-  w.update_s = charged.kernels.update / speed;
-  w.call_s = call_s;
-  w.test_s = std::ceil(static_cast<double>(job.checked) / p) * charged.kernels.test() / speed;
-  return w;
-}
-
-// The compute of a host as wulf-platform network describes it.
-ComputeConfig host_compute(const Json& host, const PlatformHost& placed, const std::string& platform) {
-  ComputeConfig c;
-  c.mode = ComputeMode::flops;
-  c.numerics = false;
-  c.host_speed = host.at("speed_flops").get<double>();
-  c.device = host.value("device", "");
-  const std::string where = "platform " + platform + ", host " + host.at("name").get<std::string>();
-  if (const std::string e = host.value("efficiency", ""); !e.empty())
-    c.efficiency = parse_kind_efficiency(e, where + ": wulf:efficiency");
-  c.speed16 = placed.speed16;  // checked when the hosts were read
-  return c;
-}
-
-// What a rank's device holds for a cell of p ranks and blocks of b (job/device_memory), and
-// whether the platform's device (its first host's wulf:memory) holds it: the simulation
-// refuses a run that does not fit; the model says so of the cell.
-struct DeviceFit {
-  double bytes = 0, memory = 0;
-  bool fits = true;
-};
-DeviceFit device_fit(const OverlapJob& job, int p, std::size_t b, const std::vector<int>& node_of) {
-  if (!job.spec.table) return {};
-  TrainConfig config = job.config;
-  config.block = b;
-  config.rank_nodes = node_of;
-  const DeviceMemory need = device_memory(job.spec, config, p, static_cast<double>(job.element_bytes));
-  const double memory = job.hosts[0].memory;
-  return {need.total, memory, !(memory > 0) || need.total <= memory};
-}
-
-// A cell beyond the platform file's hosts: no simulation of this file checks it. The record
-// says so, and from which size (the file's GPUs, the most a simulation of it runs).
-void extrapolation(const OverlapJob& job, int p, Json& e) {
-  if (static_cast<std::size_t>(p) <= job.hosts.size()) return;
-  const int G = per_server(job.hosts);
-  e["extrapolated"] = true;
-  e["extrapolated_from_gpus"] = job.hosts.size();
-  e["extended_servers"] = (p + G - 1) / G;
-  e["gpus_per_server"] = G;
-}
-
-// A cell's record fields of the device, and its note in the table ("" where it fits).
-std::string device_note(const DeviceFit& fit, Json& e) {
-  e["device_bytes"] = fit.bytes;
-  e["fits_device"] = fit.fits;
-  return fit.fits ? "" : fmt::format(" (does not fit: {} of {})", gib(fit.bytes), gib(fit.memory));
-}
-
-// Where p ranks on the platform's hosts are (model_hosts), as a collective needs it: each
-// rank's node (nodes) and the rings (rings). what: the option that needs it, for a refusal.
-NbLayout rank_layout(const OverlapJob& job, int p, bool nodes, bool rings, const std::string& what) {
-  NbLayout layout;
-  if (p < 2 || (!nodes && !rings)) return layout;
-  const std::vector<PlatformHost> placed = model_hosts(job, p);
-  if (nodes) {
-    layout.node_of = rank_nodes_of(rank_node_keys(placed, p));
-    if (const std::string fault = node_layout_fault(layout.node_of, p); !fault.empty())
-      throw InputError(fmt::format("{} on {} ranks of {}: {}", what, p, job.platform, fault));
-  }
-  if (rings) layout.rings = rank_rings_of(placed, p, job.platform);
-  return layout;
-}
-
 // A model's record: the job's platform and net, the command's own settings, and its grid.
-void write_model_record(const OverlapJob& job, const std::string& command, const Json& settings, Json grid,
+void write_model_record(const PlatformJob& job, const std::string& command, const Json& settings, Json grid,
                         std::ostream& out) {
   if (job.out.empty()) return;
   Json record = Json::object();
@@ -304,16 +118,11 @@ void write_model_record(const OverlapJob& job, const std::string& command, const
 
 // --strategy fsdp: the time per iteration of the units' gathers and reductions behind the
 // passes (predict/fsdp_model.hpp), for each p and b.
-int fsdp_model(const OverlapJob& job, std::ostream& out) {
+int fsdp_model(const PlatformJob& job, std::ostream& out) {
   const TrainConfig& c = job.config;
   const Sharding sharding = *sharding_named(setting_text(c, "sharding"));
   const bool rings = setting_text(c, "shard-algorithm") == "rings";
-  const FsdpOptions options{.sharding = sharding,
-                            .forward_prefetch = setting_text(c, "forward-prefetch") == "on",
-                            .backward_prefetch = setting_text(c, "backward-prefetch") == "on",
-                            .gather_limit = setting_count(c, "gather-limit"),
-                            .one_stream = setting_text(c, "shard-stream") == "one"};
-  const double slice_flops = setting(c, "shard-progress-flops");
+  const FsdpOptions options = fsdp_options(c);
   const std::vector<ShardUnitLayers> layers_of = shard_units(job.spec, static_cast<int>(setting_count(c, "shard-unit")));
   const std::size_t weights = job.spec.parameter_count();
   fmt::print(out, "fsdp model, platform {}: {}, {} weights in {} units, sharding {}, {}, {} stream{}{}\n", job.platform,
@@ -335,28 +144,14 @@ int fsdp_model(const OverlapJob& job, std::ostream& out) {
     }
     const CommPlan sums = allreduce_plan(book, NbAlgorithm::rdb, 4, sizeof(double));
     Json hosts;
-    const std::vector<StepNetwork> steps = pattern_networks(rank_routes(job, p, book, hosts), book);
+    const std::vector<StepNetwork> steps = pattern_networks(rank_routes(job, p, book.pairs(), hosts), book);
     if (const std::string note = extension_note(job, p); !note.empty()) fmt::print(out, "  p = {}{}\n", p, note);
     const double call_s = p > 1 ? collective_overhead_s(hosts.at(0), job.platform) : 0.0;
     const ComputeConfig host = host_compute(hosts.at(0), job.hosts[0], job.platform);
     const ChargedFlops charged = charged_kernel_flops(job.spec, host, job.half, job.learning);
     for (std::size_t b : job.bs) {
       check_interrupt();
-      const double share = std::ceil(static_cast<double>(b) / p);
-      FsdpWork work;
-      for (int l = 1; l <= job.spec.timed_layers(); ++l) {
-        const double f = share * charged.forward[static_cast<std::size_t>(l - 1)];
-        const double g = share * charged.backward[static_cast<std::size_t>(l - 1)];
-        work.forward_s.push_back(f / host.host_speed);
-        work.forward_slices.push_back(progress_slices(f, slice_flops));
-        work.backward_s.push_back(g / host.host_speed);
-        work.backward_slices.push_back(progress_slices(g, slice_flops));
-        work.recompute_s.push_back(c.recompute ? f / host.host_speed : 0.0);
-      }
-      work.update_s = charged.kernels.update * static_cast<double>(shard_values) / static_cast<double>(weights) /
-                      host.host_speed;
-      work.call_s = call_s;
-      work.test_s = std::ceil(static_cast<double>(job.checked) / p) * charged.kernels.test() / host.host_speed;
+      const FsdpWork work = fsdp_work(job, host, call_s, p, b, shard_values);
       const FsdpPrediction f = predict_fsdp(work, units, options, steps, sums, p);
       const double updates = static_cast<double>(job.train) / static_cast<double>(b);
       const double time_s = f.iteration_s(updates);
@@ -444,7 +239,7 @@ void check_overlap_scope(const po::variables_map& vm) {
 }
 
 int overlap_model_command(const po::variables_map& vm, std::ostream& out) {
-  const OverlapJob job = read_overlap_job(vm);
+  const PlatformJob job = read_overlap_job(vm);
   if (job.strategy == "fsdp") return fsdp_model(job, out);
   const std::vector<GradientTensor> tensors = backward_tensors(job.spec);
   const std::size_t weights = job.spec.parameter_count();
@@ -471,10 +266,11 @@ int overlap_model_command(const po::variables_map& vm, std::ostream& out) {
     }
     PlannedComm block{.ranks = p,
                       .buckets = {allreduce_plan(book, job.algorithm, job.wire(weights), job.element_bytes)},
-                      .sums = allreduce_plan(book, job.algorithm, 4, sizeof(double))};
+                      .sums = allreduce_plan(book, job.algorithm, 4, sizeof(double)),
+                      .patterns = {}};
     // The routes of the pairs the plans send between, and each pattern's step alone.
     Json hosts;
-    const std::vector<StepNetwork> steps = pattern_networks(rank_routes(job, p, book, hosts), book);
+    const std::vector<StepNetwork> steps = pattern_networks(rank_routes(job, p, book.pairs(), hosts), book);
     for (PlannedComm& c : overlaps) c.patterns = steps;
     block.patterns = steps;
     const double call_s = p > 1 ? collective_overhead_s(hosts.at(0), job.platform) : 0.0;
@@ -503,7 +299,7 @@ int overlap_model_command(const po::variables_map& vm, std::ostream& out) {
                              b, bucket, cuts[k].size(), block_s, time_s, 100 * (1 - time_s / block_s), o.comm_alone_s,
                              o.exposed_s, 100 * hidden, note);
         e["p"] = p, e["b"] = b, e["bucket_bytes"] = bucket, e["buckets"] = cuts[k].size();
-        e["time_s"] = time_s, e["block_s"] = block_s, e["saving"] = 1 - time_s / block_s;
+        e["time_s"] = time_s, e["update_s"] = o.update_s, e["block_s"] = block_s, e["saving"] = 1 - time_s / block_s;
         e["backward_end_s"] = o.backward_end_s, e["exposed_comm_s"] = o.exposed_s, e["comm_alone_s"] = o.comm_alone_s;
         e["hidden"] = hidden, e["block_comm_s"] = blocked.exposed_s, e["progress_points"] = o.progress_points;
         e["bucket_exposed_s"] = o.bucket_exposed_s;

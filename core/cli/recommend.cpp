@@ -50,10 +50,20 @@ po::options_description recommend_options() {
        "instead of --target-error (and the only target of a net given by its layers): the fewest processors "
        "whose epoch, its training pass of ceil(n / b) updates, takes at most this many simulated seconds; "
        "screening alone decides, without arithmetic")
+      ("screen", one_of(std::vector<std::string>{"simulation", "model"}, "--screen: '{}' (expected simulation or model)")->default_value("simulation"),
+       "simulation: every candidate simulated; model (with --target-epoch-seconds): every candidate ranked by the "
+       "platform model (wulf model --overlap, --strategy fsdp), then the best --confirm simulated")
+      ("confirm", whole_in("confirm", {.lo = 0, .hi = 1000})->default_value(5),
+       "--screen model: the K best-ranked candidates that the platform file holds, simulated without arithmetic")
       ("strategies", po::value<std::string>(),
        "strategies to search, a list of block (training-set parallelism), average (weight averaging), ppt "
        "(pattern parallel training; b is each rank's local epoch), overlap (DDP's buckets behind the backward "
-       "pass) (default: block; with --target-epoch-seconds block,overlap, the only ones it takes)")
+       "pass), fsdp (sharded data parallelism) (default: block; with --target-epoch-seconds block,overlap; it "
+       "takes block, overlap and fsdp)")
+      ("shardings", po::value<std::string>(),
+       "fsdp's --sharding to search, a list of full, grad-op, hybrid, none (default: its default, not searched)")
+      ("shard-algorithms", po::value<std::string>(),
+       "fsdp's --shard-algorithm to search, a list of ring, rings (default: its default, not searched)")
       ("allreduces", po::value<std::string>(),
        ("allreduce algorithms to search for block and overlap, a list of " + allreduce_names(AllreduceRows::scheduled) +
         " (wulf train --help says what each is): block's the MPI library's collective (--allreduce) where it has "
@@ -66,6 +76,9 @@ po::options_description recommend_options() {
        fmt::format("processors, a list, each in {} and at most the platform's cores; 1, the sequential reference, "
                    "is always added (default: 1 and the powers of two up to the platform's cores)",
                    range_text(kSearchNpRange)).c_str())
+      ("batches", po::value<std::string>(),
+       fmt::format("instead of --blocks: a rank's samples of an update, a list, each in {}; b = p x batch at every "
+                   "p", range_text(kBlockRange)).c_str())
       ("blocks", po::value<std::string>(),
        fmt::format("block sizes b, a list, each in {} and at most the training set (default: the problem's block "
                    "times 1, 4, 16, 64, up to the training set)", range_text(kBlockRange)).c_str())
@@ -371,6 +384,80 @@ int recommend_by_epoch(const Request& r, const Runner& runner, std::ostream& out
   return exit_ok;
 }
 
+// --screen model: every candidate ranked by the platform model, the best --confirm that the
+// file holds simulated (as screen_update_times times them), both side by side, and the record.
+int recommend_by_model(const Request& r, const Runner& runner, std::ostream& out) {
+  std::vector<Candidate> candidates = make_candidates(r.space, learning_points(r.space));
+  skip_unfit(candidates, r.spec, r.config, static_cast<double>(r.value_bytes), r.device_bytes);
+  print_search(r, candidates, out);
+  const TempDir scratch("recommend");
+  const auto t_start = Clock::now();
+  WallTimes wall;
+  wall.processes = processes(), wall.runs_at_once = runner.pool();
+  out << "screening by the model ..." << std::flush;
+  const ModelScreening screened = screen_by_model(r, candidates);
+  wall.screening_s = seconds_since(t_start);
+  fmt::print(out, " {} candidates modelled at {} GPU counts (beyond the file's {} GPUs extrapolated) {}\n",
+             screened.modelled, screened.gpu_counts, screened.file_gpus, wall_seconds(wall.screening_s));
+  const std::vector<std::size_t> ranking = rank_by_model(candidates);
+  print_model_ranking(r, candidates, ranking, out);
+  std::vector<std::string> passed_over;
+  const std::vector<std::size_t> picked = pick_confirmed(r, candidates, ranking, passed_over);
+  if (!picked.empty()) {
+    const auto t0 = Clock::now();
+    std::vector<Job> jobs;
+    for (std::size_t f = 0; f < picked.size(); ++f)
+      for (const std::size_t updates : {1, 2})
+        jobs.push_back({r.update_args(candidates[picked[f]], updates * candidates[picked[f]].b),
+                        scratch.file("confirm-" + std::to_string(f) + "-" + std::to_string(updates) + ".json"), {}, {}});
+    out << "confirmation: " << picked.size() << " candidate(s), " << jobs.size()
+        << " simulations without arithmetic (of 1 and 2 updates) ..." << std::flush;
+    const std::vector<JobResult> runs = run_phase(r, runner, jobs, out, true);
+    for (std::size_t f = 0; f < picked.size(); ++f) {
+      Candidate& c = candidates[picked[f]];
+      const std::size_t k = 2 * f;
+      if (runs[k].code == exit_input || runs[k + 1].code == exit_input) {
+        c.skipped = "wulf train refuses its run: " + runs[runs[k].code == exit_input ? k : k + 1].message();
+        continue;
+      }
+      const auto field = [&](std::size_t j, const char* pointer) {
+        return json_field<double>(runs[j].record, pointer, jobs[j].record);
+      };
+      UpdateRuns u{.one_s = field(k, "/history/1/time_s"), .two_s = field(k + 1, "/history/1/time_s")};
+      if (r.problem.test_total == 0)
+        u.check_s = check_pass_growth_s(field(k + 1, "/phases/test_s") / field(k + 1, "/phases/test_patterns"), c.b, c.p);
+      c.runs = u;
+      c.finalist = true;
+      c.update_s = second_update(u).time_s;
+      c.epoch_s = static_cast<double>(c.updates) * c.update_s;
+      c.meets = c.epoch_s <= r.target;
+    }
+    wall.confirmation_s = seconds_since(t0);
+    out << " " << wall_seconds(wall.confirmation_s) << "\n";
+  }
+  print_model_confirmed(r, candidates, ranking, picked, passed_over, out);
+  Json record = model_record(r, candidates, ranking, picked, passed_over);
+  record["screening"] = {{"modelled", screened.modelled}, {"gpu_counts", screened.gpu_counts},
+                         {"file_gpus", screened.file_gpus}};
+  if (!ranking.empty()) {
+    const Candidate& best = candidates[ranking.front()];
+    fmt::print(out, "\nrecommended by the model: {} on {} GPUs, b = {} ({} a GPU): an epoch of {:.1f} s{}{}\n",
+               best.label(), best.p, best.b, best.b / static_cast<std::size_t>(best.p), best.model_epoch_s,
+               best.model_meets ? "" : fmt::format(" (none within the target of {} s: the fastest)", shortest(r.target)),
+               best.extrapolated ? " (extrapolated beyond the file's GPUs)" : "");
+    out << "  one epoch of it simulated whole, its check pass included:\n  " << quoted_command(r.epoch_args(best)) << "\n";
+  }
+  wall.total_s = seconds_since(t_start);
+  record["wall"] = wall.json();
+  fmt::print(out, "wall time: model {}, confirmation {}, total {}\n", wall_seconds(wall.screening_s),
+             wall_seconds(wall.confirmation_s), wall_seconds(wall.total_s));
+  if (r.out && is_leader()) {
+    write_file_atomically(*r.out, record_text(record) + "\n");
+    out << "record: " << *r.out << "\n";
+  }
+  return exit_ok;
+}
+
 }  // namespace
 
 int recommend_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& /*err*/) {
@@ -384,6 +471,7 @@ int recommend_command(const std::vector<std::string>& args, std::ostream& out, s
   }
   const Request r = parse_request(vm);
   const Runner runner(r.jobs);
+  if (r.by_model) return recommend_by_model(r, runner, out);
   if (r.by_epoch()) return recommend_by_epoch(r, runner, out);
   Search s;
   s.points = learning_points(r.space);

@@ -62,15 +62,6 @@ std::string never_text(const RunOutcome& r, long long max_epochs) {
   return s;
 }
 
-std::string quoted_command(const std::vector<std::string>& args) {
-  std::string s = "wulf";
-  for (const std::string& a : args) {
-    const bool plain = a.find_first_of(" \t\"'$;&|<>*?()") == std::string::npos && !a.empty();
-    s += " " + (plain ? a : "'" + a + "'");
-  }
-  return s;
-}
-
 std::string strategy_list(const SearchSpace& space) {
   std::vector<std::string> names;
   for (Strategy s : space.strategies) names.push_back(std::string(to_string(s)));
@@ -116,6 +107,13 @@ Json config_json(const Request& r) {
     cfg["intervals"] = join_numbers(r.space.intervals);
   }
   cfg["allreduces"] = join(r.space.allreduces, ",");
+  if (r.by_model) {
+    cfg["screen"] = "model";
+    cfg["confirm"] = r.confirm;
+    cfg["batches"] = join_numbers(r.space.batches);
+    cfg["shardings"] = join(r.space.shardings, ",");
+    cfg["shard_algorithms"] = join(r.space.shard_algorithms, ",");
+  }
   cfg["bucket_sizes"] = join_numbers(r.space.bucket_bytes);
   cfg["gradient_bytes"] = r.gradient_bytes();
   if (!r.by_epoch()) {
@@ -178,8 +176,24 @@ constexpr const char* epoch_rule =
 constexpr const char* choice_rule =
     "of the candidates whose epoch is at most the target, the fewest processors, then the shorter epoch, then "
     "the list's order; when none is within it, none is chosen and the fastest is named";
+constexpr const char* model_rule =
+    "update = the platform model's (wulf model --overlap, --strategy fsdp: the compute the simulation charges, "
+    "each collective's steps on the routes SimGrid reads); epoch = ceil(n / b) updates; the confirmed candidates "
+    "simulated as a time per epoch is (epoch)";
+constexpr const char* ranking_rule =
+    "the candidates whose modelled epoch is at most the target first, on the fewest processors, then the shorter "
+    "epoch; then the others by their epoch; at equal terms the list's order";
 
 }  // namespace
+
+std::string quoted_command(const std::vector<std::string>& args) {
+  std::string s = "wulf";
+  for (const std::string& a : args) {
+    const bool plain = a.find_first_of(" \t\"'$;&|<>*?()") == std::string::npos && !a.empty();
+    s += " " + (plain ? a : "'" + a + "'");
+  }
+  return s;
+}
 
 std::string Request::metric_name() const {
   return metric == ErrorMetric::classification ? "class error" : std::string(to_string(metric));
@@ -247,8 +261,8 @@ void print_search(const Request& r, const std::vector<Candidate>& candidates, st
   if (r.by_epoch())
     out << "  target: an epoch in at most " << shortest(r.target) << " s simulated: its training pass, ceil("
         << r.problem.train_total << " / b) updates of b samples over all ranks (the check pass left out)\n"
-        << "  search: strategies " << strategy_list(space) << "; p " << join_numbers(space.nps) << "; b "
-        << join_numbers(space.blocks);
+        << "  search: strategies " << strategy_list(space) << "; p " << join_numbers(space.nps)
+        << (space.batches.empty() ? "; b " + join_numbers(space.blocks) : "; a GPU's batch " + join_numbers(space.batches));
   else
     out << "  target: " << r.metric_name() << " <= " << shortest(r.target) << " within " << r.max_epochs
         << " iterations, seed " << r.seed << "\n"
@@ -259,6 +273,8 @@ void print_search(const Request& r, const std::vector<Candidate>& candidates, st
                   [](Strategy s) { return !s->search->interval_option.empty(); }))
     out << "; average intervals " << join_numbers(space.intervals);
   if (!space.allreduces.empty()) out << "; allreduce " << join(space.allreduces, ",");
+  if (!space.shardings.empty()) out << "; sharding " << join(space.shardings, ",");
+  if (!space.shard_algorithms.empty()) out << "; shard algorithm " << join(space.shard_algorithms, ",");
   if (!space.bucket_bytes.empty()) {
     std::vector<std::string> sizes;
     for (std::size_t k = 0; k < space.bucket_bytes.size(); ++k)
@@ -465,6 +481,27 @@ Json epoch_record(const Request& r, const std::vector<Candidate>& candidates, lo
   }
   const long f = fastest_epoch(candidates);
   record["fastest"] = f >= 0 ? epoch_candidate_json(candidates[static_cast<std::size_t>(f)]) : Json(nullptr);
+  return record;
+}
+
+Json model_record(const Request& r, const std::vector<Candidate>& candidates, const std::vector<std::size_t>& ranking,
+                  const std::vector<std::size_t>& confirmed, const std::vector<std::string>& passed_over) {
+  Json record = Json::object();
+  record["wulf_record"] = 1;
+  record["config"] = config_json(r);
+  record["rule"] = {{"model", model_rule}, {"epoch", epoch_rule}, {"ranking", ranking_rule}};
+  Json all = Json::array();
+  for (const Candidate& c : candidates) all.push_back(model_candidate_json(c));
+  record["candidates"] = std::move(all);
+  record["ranking"] = ranking;
+  record["confirmed"] = confirmed;
+  record["passed_over"] = passed_over;
+  if (!ranking.empty()) {
+    record["choice"] = model_candidate_json(candidates[ranking.front()]);
+    record["choice"]["command"] = r.epoch_args(candidates[ranking.front()]);
+  } else {
+    record["choice"] = nullptr;
+  }
   return record;
 }
 

@@ -3,6 +3,7 @@
 #include "cli/recommend_search.hpp"
 
 #include "cli/launcher.hpp"
+#include "cli/platform_model.hpp"
 #include "cli/train_options.hpp"
 #include "cli/train_resolve.hpp"
 #include "comm/allreduce_algorithms.hpp"
@@ -71,6 +72,7 @@ std::string per_update_strategy_names() {
 // those whose b is the samples of one update over all ranks.
 std::vector<Strategy> parse_strategies(const po::variables_map& vm, const Request& r) {
   const std::string list = vm.count("strategies") ? vm["strategies"].as<std::string>()
+                           : r.by_model           ? "overlap,fsdp"
                            : r.by_epoch()         ? "block,overlap"
                                                   : "block";
   std::vector<Strategy> strategies;
@@ -92,6 +94,10 @@ std::vector<Strategy> parse_strategies(const po::variables_map& vm, const Reques
                             ? "; and " + r.problem.name + ", a net given by its layers, trains with no other"
                             : std::string()) +
                        ")");
+    if (r.by_model && !s->search->bucket_option.empty() == !s->search->sharding_option.empty())
+      throw InputError("--strategies: '" + name + "' with --screen model: the platform model times overlap and fsdp "
+                       "(block's allreduce is the MPI library's; overlap with one bucket of the whole net sends it "
+                       "after the backward pass as block does)");
     strategies.push_back(s);
   }
   if (strategies.empty()) throw InputError("--strategies: empty list");
@@ -103,7 +109,7 @@ std::vector<int> parse_nps(const po::variables_map& vm, const Request& r) {
   std::vector<int> nps;
   if (vm.count("np")) {
     for (long long p : whole_list(vm["np"].as<std::string>(), "np", kSearchNpRange)) {
-      if (p > r.cores)
+      if (p > r.cores && !r.by_model)
         throw InputError("--np " + std::to_string(p) + ": the platform " + r.platform + " has only " +
                          std::to_string(r.cores) + " cores on " + std::to_string(r.hosts) + " hosts");
       nps.push_back(static_cast<int>(p));
@@ -115,6 +121,22 @@ std::vector<int> parse_nps(const po::variables_map& vm, const Request& r) {
   std::sort(nps.begin(), nps.end());
   nps.erase(std::unique(nps.begin(), nps.end()), nps.end());
   return nps;
+}
+
+// --batches, a rank's samples of an update: the blocks p x batch of every p (those above the
+// training set are made, and skipped saying so).
+std::vector<std::size_t> parse_batches(const po::variables_map& vm, SearchSpace& space) {
+  if (vm.count("blocks"))
+    throw InputError("--blocks " + vm["blocks"].as<std::string>() + " and --batches " +
+                     vm["batches"].as<std::string>() + ": give one (b over all ranks, or a rank's share of it)");
+  std::vector<std::size_t> blocks;
+  for (long long batch : whole_list(vm["batches"].as<std::string>(), "batches", kBlockRange)) {
+    space.batches.push_back(static_cast<std::size_t>(batch));
+    for (int p : space.nps) blocks.push_back(static_cast<std::size_t>(batch) * static_cast<std::size_t>(p));
+  }
+  std::sort(blocks.begin(), blocks.end());
+  blocks.erase(std::unique(blocks.begin(), blocks.end()), blocks.end());
+  return blocks;
 }
 
 // --blocks, or the problem's block times 1, 4, 16, 64 up to the training set.
@@ -190,6 +212,36 @@ void parse_bucket_sizes(const po::variables_map& vm, const Request& r, SearchSpa
   }
 }
 
+// The values of `option` of the searched strategies that take it (SearchTraits' sharding
+// options): each one of the strategy's own choices, once; none taking it is refused.
+std::vector<std::string> parse_setting_list(const po::variables_map& vm, const SearchSpace& space, const char* list_name,
+                                            std::string_view SearchTraits::*option) {
+  if (!vm.count(list_name)) return {};
+  const std::string list = vm[list_name].as<std::string>();
+  const auto takes = std::find_if(space.strategies.begin(), space.strategies.end(),
+                                  [&](Strategy s) { return !(s->search->*option).empty(); });
+  if (takes == space.strategies.end())
+    throw InputError("--" + std::string(list_name) + " " + list + ": none of --strategies takes it (fsdp does)");
+  const std::string_view name = (*takes)->search->*option;
+  const auto described = std::find_if((*takes)->options.begin(), (*takes)->options.end(),
+                                      [&](const StrategyOption& o) { return o.name == name; });
+  std::vector<std::string> values, choices;
+  for (const std::string_view c : described->choices) choices.emplace_back(c);
+  for (const std::string& value : split_list(list)) {
+    if (std::find(choices.begin(), choices.end(), value) == choices.end())
+      throw InputError("--" + std::string(list_name) + ": '" + value + "': expected " + listed(choices, " or ") +
+                       " (" + std::string(to_string(*takes)) + "'s --" + std::string(name) + ")");
+    if (std::find(values.begin(), values.end(), value) == values.end()) values.push_back(value);
+  }
+  if (values.empty()) throw InputError("--" + std::string(list_name) + ": empty list");
+  return values;
+}
+
+void parse_shardings(const po::variables_map& vm, SearchSpace& space) {
+  space.shardings = parse_setting_list(vm, space, "shardings", &SearchTraits::sharding_option);
+  space.shard_algorithms = parse_setting_list(vm, space, "shard-algorithms", &SearchTraits::shard_algorithm_option);
+}
+
 SearchSpace parse_space(const po::variables_map& vm, const Request& r) {
   const ProblemDefaults& d = r.problem.defaults;
   SearchSpace space;
@@ -197,8 +249,9 @@ SearchSpace parse_space(const po::variables_map& vm, const Request& r) {
   space.strategies = parse_strategies(vm, r);
   space.allreduces = parse_allreduces(vm, space);
   parse_bucket_sizes(vm, r, space);
+  parse_shardings(vm, space);
   space.nps = parse_nps(vm, r);
-  space.blocks = parse_blocks(vm, r.problem);
+  space.blocks = vm.count("batches") ? parse_batches(vm, space) : parse_blocks(vm, r.problem);
   space.etas = vm.count("etas") ? number_list(vm["etas"].as<std::string>(), "etas", kSearchEtaRange)
                                 : std::vector<double>{d.eta};
   space.alphas = vm.count("alphas") ? number_list(vm["alphas"].as<std::string>(), "alphas", kSearchAlphaRange)
@@ -237,14 +290,24 @@ void set_run_options(const po::variables_map& vm, Request& r) {
           : std::vector<std::string>{"--problem", r.problem_spec,         "--target-error", shortest(r.target),
                                      "--seed",    std::to_string(r.seed), "--quiet"};
   std::vector<std::string> own = given_options(vm, run_options);
+  r.given = own;
   if (vm.count("timeout")) own.insert(own.end(), {"--timeout", shortest(vm["timeout"].as<double>())});
   r.sim_args = {"--engine", "sim", "--platform", r.platform};
   const std::vector<std::string> sim_own = given_options(vm, simulation_options);
+  if (r.by_model && !sim_own.empty())
+    throw InputError(sim_own[0] + " with --screen model: the model charges the platform's hosts and links as they "
+                     "are (--compute flops); simulate what-ifs with --screen simulation");
   r.sim_args.insert(r.sim_args.end(), sim_own.begin(), sim_own.end());
   std::vector<std::string> probe = shared;
   for (const auto* more : {&own, &r.sim_args}) probe.insert(probe.end(), more->begin(), more->end());
   // The problem's block may be above a small training set; the search's own are checked later.
   if (r.by_epoch()) probe.insert(probe.end(), {"--block", "1"});
+  // A net too large for block's one allreduce of every weight is searched sharded: its probe
+  // is fsdp's where that is searched.
+  const std::string searched = vm.count("strategies") ? vm["strategies"].as<std::string>() : r.by_model ? "fsdp" : "";
+  const std::vector<std::string> names = split_list(searched);
+  if (r.by_epoch() && std::find(names.begin(), names.end(), "fsdp") != names.end())
+    probe.insert(probe.end(), {"--strategy", "fsdp"});
   const TrainJob job = resolve(parse_train(probe, train_options()));
   r.problem = job.problem;
   r.tensors = backward_tensors(job.spec);
@@ -280,6 +343,13 @@ void parse_target(const po::variables_map& vm, Request& r) {
                      "--target-error, and a net given by its layers has no arithmetic to reach one; ask for a time "
                      "per epoch with --target-epoch-seconds T");
   r.target_kind = epoch ? TargetKind::epoch_seconds : TargetKind::error;
+  r.by_model = vm["screen"].as<std::string>() == "model";
+  if (r.by_model && !epoch)
+    throw InputError("--screen model with --target-error: the model times an update, not the iterations to an error; "
+                     "give --target-epoch-seconds T");
+  if (vm.count("confirm") && !vm["confirm"].defaulted() && !r.by_model)
+    throw InputError("--confirm is for --screen model (a simulation's screening is its own confirmation)");
+  r.confirm = vm["confirm"].as<long long>();
   r.target = epoch ? vm["target-epoch-seconds"].as<double>() : vm["target-error"].as<double>();  // in range
   if (!epoch) return;
   // Each with why a time per epoch has no use for it; refused, not ignored. (--intervals,
@@ -294,9 +364,10 @@ void parse_target(const po::variables_map& vm, Request& r) {
       {"max-epochs", "it bounds the runs to a target error; an epoch's time is simulated from two updates"},
       {"finalists", "finalists are confirmed with arithmetic; a time per epoch is decided by screening alone"},
       {"prune", "it bounds the finalists' runs with arithmetic; a time per epoch has none"},
-      {"show", "it limits the error target's estimates; a time per epoch prints every candidate"}};
+      {"show", "it limits the error target's estimates; a time per epoch prints every candidate (--screen model: "
+               "the best --show)"}};
   for (const auto& [option, why] : unused)
-    if (vm.count(option) && !vm[option].defaulted())
+    if (vm.count(option) && !vm[option].defaulted() && !(r.by_model && std::string_view(option) == "show"))
       throw InputError("--" + std::string(option) + " with --target-epoch-seconds: " + why);
 }
 
@@ -332,6 +403,11 @@ Request parse_request(const po::variables_map& vm) {
   // After the probe's resolve, which read the problem's files: --out may be none of them.
   if (r.out && is_leader()) check_output(*r.out, "--out", {{"--platform", r.platform}});
   r.space = parse_space(vm, r);
+  if (r.by_model) {  // more GPUs than the file has: only where the model extends its servers
+    PlatformJob job;
+    job.platform = r.platform, job.hosts = hosts;
+    extended_servers_of(job, *std::max_element(r.space.nps.begin(), r.space.nps.end()));
+  }
   parse_limits(vm, r);
   return r;
 }

@@ -50,6 +50,11 @@ struct Request {
   SearchSpace space;
   long long finalists = 3, max_epochs = 0, jobs = 0, show = 10;
   bool prune = true;
+  // --screen model: the candidates ranked by the platform model (cli/platform_model.hpp), the
+  // best `confirm` the platform file holds simulated.
+  bool by_model = false;
+  long long confirm = 5;
+  std::vector<std::string> given;  // wulf train's options given to recommend, passed to every run
   ErrorMetric metric = ErrorMetric::rmse;
   std::vector<std::string> common;     // wulf train's options every run shares
   std::vector<std::string> sim_args;   // and those of every simulation on the platform
@@ -103,6 +108,8 @@ struct WallTimes {
   Json json() const;
 };
 
+// A run's command line as a shell takes it: "wulf train ..." with the arguments that need it quoted.
+std::string quoted_command(const std::vector<std::string>& args);
 // "0.5 s" of a phase's wall time, as the phase lines end.
 std::string wall_seconds(double s);
 void print_search(const Request& r, const std::vector<Candidate>& candidates, std::ostream& out);
@@ -124,5 +131,35 @@ void print_epochs(const Request& r, const std::vector<Candidate>& candidates, lo
 void print_epoch_recommendation(const Request& r, const std::vector<Candidate>& candidates, long choice,
                                 std::ostream& out);
 Json epoch_record(const Request& r, const std::vector<Candidate>& candidates, long choice);
+
+// --screen model (cli/recommend_model.cpp). What screening by the model covered: the
+// candidates it modelled, at how many GPU counts, the file's GPUs (beyond them: extrapolated).
+struct ModelScreening {
+  std::size_t modelled = 0, gpu_counts = 0, file_gpus = 0;
+};
+// Every candidate that is run modelled on the platform, p by p (its model_* fields and
+// updates), or skipped with the model's reason (a layout its p cannot have).
+ModelScreening screen_by_model(const Request& r, std::vector<Candidate>& candidates);
+// The modelled candidates, best first: those whose epoch meets the target on the fewest GPUs,
+// then the shorter epoch; then the others by their epoch; at equal terms list order.
+std::vector<std::size_t> rank_by_model(const std::vector<Candidate>& candidates);
+// The first --confirm of the ranking that a simulation of the file can time (within its hosts,
+// 2b within the training set); passed_over gets why each one above the last was not.
+std::vector<std::size_t> pick_confirmed(const Request& r, const std::vector<Candidate>& candidates,
+                                        const std::vector<std::size_t>& ranking, std::vector<std::string>& passed_over);
+void print_model_ranking(const Request& r, const std::vector<Candidate>& candidates,
+                         const std::vector<std::size_t>& ranking, std::ostream& out);
+// The confirmed candidates: the model's rank and the simulation's, both updates and epochs, the
+// difference.
+void print_model_confirmed(const Request& r, const std::vector<Candidate>& candidates,
+                           const std::vector<std::size_t>& ranking, const std::vector<std::size_t>& confirmed,
+                           const std::vector<std::string>& passed_over, std::ostream& out);
+// A candidate's record: what it is, why it was skipped, the model's figures and, simulated, the
+// simulation's.
+Json model_candidate_json(const Candidate& c);
+// The search's record: its settings and rules, every candidate, the ranking (indices into
+// them), the confirmed, what was passed over and the choice with its whole epoch's command.
+Json model_record(const Request& r, const std::vector<Candidate>& candidates, const std::vector<std::size_t>& ranking,
+                  const std::vector<std::size_t>& confirmed, const std::vector<std::string>& passed_over);
 
 }  // namespace wulf

@@ -77,6 +77,8 @@ std::string Candidate::label() const {
     s += " " + std::string(strategy->search->interval_label) + "=" + (interval ? std::to_string(interval) : std::string("b"));
   if (bucket_bytes) s += " " + (*bucket_bytes == 0 ? std::string("tensor") : human_bytes(static_cast<double>(*bucket_bytes)));
   if (!allreduce.empty()) s += " " + allreduce;
+  if (!sharding.empty()) s += " " + sharding;
+  if (!shard_algorithm.empty()) s += " " + shard_algorithm;
   return s;
 }
 
@@ -120,8 +122,16 @@ std::vector<Candidate> make_candidates(const SearchSpace& space, const std::vect
     Candidate base;
     base.b = q.b, base.eta = q.eta, base.alpha = q.alpha, base.point = k;
     for (int p : nps) {
+      const auto per_rank = [&](std::size_t batch) { return batch * static_cast<std::size_t>(p) == q.b; };
+      if (!space.batches.empty() && std::none_of(space.batches.begin(), space.batches.end(), per_rank)) continue;
+      // A rank's batch times p can be more than the training set.
+      const std::string above = q.b > space.train_patterns
+                                    ? "b = " + std::to_string(q.b) + " is more than the " +
+                                          std::to_string(space.train_patterns) + " training samples"
+                                    : "";
       if (p == 1) {
         out.push_back(base);
+        out.back().skipped = above;
         continue;
       }
       for (Strategy s : strategies) {
@@ -130,29 +140,42 @@ std::vector<Candidate> make_candidates(const SearchSpace& space, const std::vect
         const SearchTraits& t = *s->search;
         c.basis = t.same_updates ? ConvergenceBasis::same : ConvergenceBasis::assumed;
         const std::size_t share = space.train_patterns / static_cast<std::size_t>(p);
-        if (t.refuse) c.skipped = t.refuse(q.b, p, share);
+        c.skipped = above;
+        if (t.refuse && c.skipped.empty()) c.skipped = t.refuse(q.b, p, share);
         const std::vector<std::string> algorithms =
             t.allreduce_option.empty() || space.allreduces.empty() ? std::vector<std::string>{""} : space.allreduces;
         const std::size_t sizes = t.bucket_option.empty() ? 0 : space.bucket_bytes.size();
+        const auto listed_or_default = [](std::string_view option, const std::vector<std::string>& list) {
+          return option.empty() || list.empty() ? std::vector<std::string>{""} : list;
+        };
+        const std::vector<std::string> shardings = listed_or_default(t.sharding_option, space.shardings);
+        const std::vector<std::string> shard_algorithms =
+            listed_or_default(t.shard_algorithm_option, space.shard_algorithms);
         for (const std::string& algorithm : algorithms)
-          for (std::size_t z = 0; z < std::max<std::size_t>(sizes, 1); ++z) {
-            Candidate d = c;
-            d.allreduce = algorithm;
-            if (sizes) {
-              d.bucket_bytes = space.bucket_bytes[z], d.buckets = space.bucket_counts[z];
-              if (const std::size_t first = space.bucket_same_as[z]; first != z && d.skipped.empty())
-                d.skipped = "--bucket-bytes " + std::to_string(space.bucket_bytes[z]) + " cuts the same " +
-                            std::to_string(d.buckets) + " bucket(s) as " + std::to_string(space.bucket_bytes[first]);
-            }
-            if (t.interval_option.empty()) {
-              out.push_back(d);
-              continue;
-            }
-            for (std::size_t a : intervals) {
-              d.interval = a;
-              out.push_back(d);
-            }
-          }
+          for (std::size_t z = 0; z < std::max<std::size_t>(sizes, 1); ++z)
+            for (const std::string& sharding : shardings)
+              for (const std::string& shard_algorithm : shard_algorithms) {
+                Candidate d = c;
+                d.allreduce = algorithm;
+                d.sharding = sharding, d.shard_algorithm = shard_algorithm;
+                if (t.refuse_sharding && !sharding.empty() && !shard_algorithm.empty() && d.skipped.empty())
+                  d.skipped = t.refuse_sharding(sharding, shard_algorithm);
+                if (sizes) {
+                  d.bucket_bytes = space.bucket_bytes[z], d.buckets = space.bucket_counts[z];
+                  if (const std::size_t first = space.bucket_same_as[z]; first != z && d.skipped.empty())
+                    d.skipped = "--bucket-bytes " + std::to_string(space.bucket_bytes[z]) + " cuts the same " +
+                                std::to_string(d.buckets) + " bucket(s) as " +
+                                std::to_string(space.bucket_bytes[first]);
+                }
+                if (t.interval_option.empty()) {
+                  out.push_back(d);
+                  continue;
+                }
+                for (std::size_t a : intervals) {
+                  d.interval = a;
+                  out.push_back(d);
+                }
+              }
       }
     }
   }
@@ -169,7 +192,8 @@ TimingPlan plan_timings(const std::vector<Candidate>& candidates) {
     for (; j < plan.timed.size(); ++j) {
       const Candidate& t = candidates[plan.timed[j]];
       if (t.p == c.p && t.b == c.b && t.strategy == c.strategy && t.interval == c.interval &&
-          t.allreduce == c.allreduce && t.bucket_bytes == c.bucket_bytes)
+          t.allreduce == c.allreduce && t.bucket_bytes == c.bucket_bytes && t.sharding == c.sharding &&
+          t.shard_algorithm == c.shard_algorithm)
         break;
     }
     if (j == plan.timed.size()) plan.timed.push_back(i);
@@ -288,6 +312,9 @@ std::vector<std::string> candidate_args(const Candidate& c, bool learning) {
     args.insert(args.end(), {"--" + std::string(t.allreduce_option), c.allreduce});
   if (!c.sequential() && c.bucket_bytes)
     args.insert(args.end(), {"--" + std::string(t.bucket_option), std::to_string(*c.bucket_bytes)});
+  if (!c.sequential() && !c.sharding.empty()) args.insert(args.end(), {"--" + std::string(t.sharding_option), c.sharding});
+  if (!c.sequential() && !c.shard_algorithm.empty())
+    args.insert(args.end(), {"--" + std::string(t.shard_algorithm_option), c.shard_algorithm});
   return args;
 }
 
@@ -316,6 +343,7 @@ void skip_unfit(std::vector<Candidate>& candidates, const NetSpec& spec, const T
     config.block = c.b;
     if (c.bucket_bytes && !c.sequential() && !c.strategy->search->bucket_option.empty())
       config.settings.set(c.strategy->search->bucket_option, static_cast<double>(*c.bucket_bytes));
+    if (!c.sequential() && !c.sharding.empty()) config.settings.set_text(c.strategy->search->sharding_option, c.sharding);
     const DeviceMemory need = device_memory(spec, config, c.p, value_bytes);
     if (need.total > device_bytes)
       c.skipped = "does not fit the devices: " + gib(need.total) + " a rank of their " + gib(device_bytes) +

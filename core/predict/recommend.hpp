@@ -54,6 +54,12 @@ struct SearchSpace {
   // each cuts the net into; bucket_same_as: the index of the first size that cuts it alike
   // (its own where none before does).
   std::vector<std::size_t> bucket_bytes, bucket_counts, bucket_same_as;
+  // fsdp's --sharding and --shard-algorithm (SearchTraits::sharding_option,
+  // shard_algorithm_option); empty: its default, not searched.
+  std::vector<std::string> shardings, shard_algorithms;
+  // Samples of an update a rank (--batches): b = p x batch, only those made; empty: every b
+  // of blocks at every p.
+  std::vector<std::size_t> batches;
   std::size_t train_patterns = 0;  // n, the whole training set
 };
 
@@ -118,6 +124,7 @@ struct Candidate {
   std::string allreduce;     // SearchTraits::allreduce_option's value; empty: the default
   std::optional<std::size_t> bucket_bytes;  // SearchTraits::bucket_option's value; none: the default
   std::size_t buckets = 0;                  // the buckets it cuts the net into
+  std::string sharding, shard_algorithm;    // SearchTraits' sharding options' values; empty: the default
   std::size_t point = 0;     // index of its LearningPoint
   std::string skipped;       // why it is not run (b < p, ...); empty: it is
   ConvergenceBasis basis = ConvergenceBasis::exact;
@@ -140,6 +147,14 @@ struct Candidate {
   bool estimate_reached = false;
   int estimate_iterations = 0;
   double estimate_s = std::numeric_limits<double>::quiet_NaN();
+  // Screened by the model (wulf recommend --screen model): an update, the epoch of its updates,
+  // whether that is within the target, the communication waited for after the compute in an
+  // update; extrapolated: p is beyond the platform file's hosts (no simulation of the file
+  // checks it). The simulation that confirms it fills runs, update_s and epoch_s.
+  double model_update_s = std::numeric_limits<double>::quiet_NaN();
+  double model_epoch_s = std::numeric_limits<double>::quiet_NaN();
+  double model_exposed_s = std::numeric_limits<double>::quiet_NaN();
+  bool model_meets = false, extrapolated = false;
   // Confirmation (finalists only).
   bool finalist = false;
   double bound_s = 0;  // the --max-seconds it ran under (0: none)

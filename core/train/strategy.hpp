@@ -128,6 +128,12 @@ struct SearchTraits {
   // run the same communication with nothing hidden (overlap: --bucket-start after-backward),
   // which recommend times beside it; empty: none.
   std::string_view unhidden_option = {}, unhidden_value = {};
+  // The options that carry recommend's --shardings and --shard-algorithms (fsdp: --sharding,
+  // --shard-algorithm), or none.
+  std::string_view sharding_option = {}, shard_algorithm_option = {};
+  // Why a sharding cannot run on a shard algorithm ("" where it can), as the strategy's check
+  // refuses it; null: every pair runs.
+  std::string (*refuse_sharding)(std::string_view sharding, std::string_view shard_algorithm) = nullptr;
 };
 // The refusal of a strategy that shares each block out over the ranks (block, overlap):
 // every rank needs a pattern of each block, so b must be at least p.

@@ -510,13 +510,26 @@ constexpr StrategyOption fsdp_options[] = {
 // step is the net's whole.
 constexpr Learning fsdp_learning[] = {Learning::pattern, Learning::block, Learning::epoch, Learning::adam};
 
-void check_fsdp(const TrainConfig& c, int, bool) {
-  const std::string s = setting_text(c, "sharding");
-  if (setting_text(c, "shard-algorithm") == "rings" && s != "full" && s != "grad-op")
-    throw InputError("--shard-algorithm rings with --sharding " + s +
-                     ": the rings carry full's and grad-op's allgathers and reduce-scatters over all ranks; hybrid's "
-                     "and none's collectives are rings in rank order (--shard-algorithm ring)");
+std::string refuse_sharding(std::string_view sharding, std::string_view algorithm) {
+  if (algorithm != "rings" || sharding == "full" || sharding == "grad-op") return "";
+  return "--shard-algorithm rings with --sharding " + std::string(sharding) +
+         ": the rings carry full's and grad-op's allgathers and reduce-scatters over all ranks; hybrid's and none's "
+         "collectives are rings in rank order (--shard-algorithm ring)";
 }
+
+void check_fsdp(const TrainConfig& c, int, bool) {
+  if (const std::string why = refuse_sharding(setting_text(c, "sharding"), setting_text(c, "shard-algorithm"));
+      !why.empty())
+    throw InputError(why);
+}
+
+// Sharding keeps block's updates (the same sums, stepped shard by shard): b at least p, the
+// sharding and the shards' ring or rings searched.
+constexpr SearchTraits fsdp_search{.same_updates = true,
+                                   .refuse = refuse_block_below_ranks,
+                                   .sharding_option = "sharding",
+                                   .shard_algorithm_option = "shard-algorithm",
+                                   .refuse_sharding = refuse_sharding};
 
 }  // namespace
 
@@ -568,6 +581,7 @@ extern const StrategyDescriptor fsdp_strategy{
       mpi_count(static_cast<std::size_t>(largest), "--strategy fsdp: a unit's values in one message",
                 "smaller units (--shard-unit) or " + s.smaller_net);
     },
+    .search = &fsdp_search,
     .trains_layer_nets = true,
     .progress_option = "shard-progress-flops",
     .moves_net_buffers = false,
