@@ -69,6 +69,27 @@ TEST_F(plot, draws_two_records_into_one_png) {
   EXPECT_GT(std::filesystem::file_size(png), 5000u);  // axes, two curves and a legend, not an empty canvas
 }
 
+// --x np: the time per iteration against the processors, simulated runs as points and a
+// wulf model record's grid as lines (issue 65 item 1: both records read by one command); a
+// model record is refused where a training curve is asked for.
+TEST_F(plot, draws_runs_and_a_models_grid_against_the_processors) {
+  const std::vector<std::string> sim{"--problem", "function", "--train-size", "64", "--test-size", "16", "--hidden",
+                                     "8,8", "--engine", "sim", "--platform", toy4, "--numerics", "off",
+                                     "--block", "16", "--strategy", "overlap"};
+  const std::string p2 = record("p2", with(sim, {"--np", "2"}));
+  const std::string p4 = record("p4", with(sim, {"--np", "4"}));
+  const std::string model = dir_.file("model.json");
+  expect_success({"model", "--overlap", "--platform", toy4, "--problem", "function", "--train-size", "64",
+                  "--test-size", "16", "--hidden", "8,8", "--np", "1,2,4", "--block", "16", "--out", model});
+  const std::string png = dir_.file("scaling.png");
+  // One colour per setting: the runs' points and the model's line of the same overlap.
+  expect_success({"plot", "--x", "np", p2, p4, model, "--out", png}, {"2 series of time per iteration against p"});
+  EXPECT_TRUE(is_png(png));
+  EXPECT_GT(std::filesystem::file_size(png), 5000u);
+  expect_refused({"plot", model, "--out", png}, {model + ": a record of `wulf model --overlap`", "--x np"});
+  expect_refused({"plot", "--x", "np", model, "--error", "test", "--out", png}, {"--error with --x np"});
+}
+
 TEST_F(plot, refuses_records_of_different_problems_unless_mixed) {
   const std::string f = record("function", function_small);
   const std::string e = record("encoder", {"--problem", "encoder:8", "--error", "rmse"});

@@ -110,6 +110,8 @@ void write_model_record(const PlatformJob& job, const std::string& command, cons
   record["config"]["command"] = command;
   record["config"]["platform"] = job.platform;
   record["config"]["net"] = job.net_text;
+  record["config"]["problem"] = job.problem_name;
+  record["config"]["strategy"] = job.strategy;
   record["config"]["versions"] = versions_json();
   record["grid"] = std::move(grid);
   write_file_atomically(job.out, record_text(record) + "\n");
@@ -275,9 +277,11 @@ int overlap_model_command(const po::variables_map& vm, std::ostream& out) {
     block.patterns = steps;
     const double call_s = p > 1 ? collective_overhead_s(hosts.at(0), job.platform) : 0.0;
     const ComputeConfig host = host_compute(hosts.at(0), job.hosts[0], job.platform);
-    const StepNetwork& slowest = *std::max_element(steps.begin(), steps.end(), [](const StepNetwork& a, const StepNetwork& b) {
-      return a.byte_s < b.byte_s;
-    });
+    // One rank sends nothing: no pattern, no slowest step.
+    const StepNetwork slowest =
+        steps.empty() ? StepNetwork{}
+                      : *std::max_element(steps.begin(), steps.end(),
+                                          [](const StepNetwork& a, const StepNetwork& b) { return a.byte_s < b.byte_s; });
     fmt::print(out, "  p = {}: {} patterns of messages, the slowest {:.1f} us + {:.3f} ns per byte ({:.1f} MB/s); collective call {:.1f} us; host {:.3g} Gflop/s{}\n",
                p, steps.size(), slowest.latency_s * 1e6, slowest.byte_s * 1e9, p > 1 ? 1e-6 / slowest.byte_s : 0.0,
                call_s * 1e6, host.host_speed / 1e9, extension_note(job, p));

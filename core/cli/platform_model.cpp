@@ -48,6 +48,7 @@ void resolve_model_net(PlatformJob& job, int np, std::size_t b, const std::vecto
   job.learning = train.config.learning;
   job.train = train.problem.train_total;
   job.checked = train.problem.test_total > 0 ? train.problem.test_total : train.problem.train_total;
+  job.problem_name = train.problem.name;
   job.net_text =
       fmt::format("{} {} {}", train.problem.name, job.spec.describe(), train.double_precision ? "double" : "float");
 }

@@ -29,6 +29,7 @@ struct PlatformJob {
   double progress_flops = 0;
   NetSpec spec;
   std::string net_text;                // "digits 784-256-10 float"
+  std::string problem_name;            // the problem as wulf train's record names it
   std::size_t train = 0, checked = 0;  // checked: patterns of the iteration's test pass
   std::size_t element_bytes = 4;       // the schedules' values: float or double (bf16 travels in floats)
   std::size_t sent_bytes = 4;          // a value's bytes in a bucket (2 under bf16)

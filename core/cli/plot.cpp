@@ -44,7 +44,8 @@ std::string string_or(const Json& object, const std::string& key, const std::str
   return printable(read_fields(path + ": " + key, [&] { return v->get<std::string>(); }), 200);
 }
 
-PlotInput read_input(const std::string& path) {
+// by_np (--x np): a `wulf train` record is one point, a `wulf model` record (its grid) lines.
+PlotInput read_input(const std::string& path, bool by_np) {
   namespace fs = std::filesystem;
   if (!fs::exists(path)) throw InputError(path + ": no such file");
   if (fs::is_directory(path)) throw InputError(path + ": a folder, not a result record");
@@ -54,6 +55,16 @@ PlotInput read_input(const std::string& path) {
     throw InputError(path + ": not a wulf result record (JSON without wulf_record and config)");
   const Json& config = record.at("config");
   const std::string command = string_or(config, "command", "", path);
+  const bool model = command.starts_with("model --");
+  if (model && !by_np)
+    throw InputError(path + ": a record of `wulf " + command +
+                     "`: its grid holds times per iteration, not a training curve (wulf plot --x np draws them "
+                     "against the processors)");
+  if (model) {
+    if (!record.contains("grid") || !record.at("grid").is_array())
+      throw InputError(path + ": a wulf model record without a grid");
+    return {path, string_or(config, "problem", "?", path), ""};
+  }
   if (command != "train")
     throw InputError(path + ": a record of `wulf " + (command.empty() ? "?" : command) +
                      "`, not of `wulf train`: it holds no training curve");
@@ -83,8 +94,10 @@ po::options_description plot_options() {
   options.add_options()
       ("help,h", "print this help")
       ("out", po::value<std::string>(), "the image to write: F.png (or .pdf, .svg)")
-      ("x", one_of({"time", "iterations"}, "--x: '{}' (expected time or iterations)")->default_value("time"),
-       "the horizontal axis: time (time_s: simulated on sim, wall on seq and real) or iterations")
+      ("x", one_of({"time", "iterations", "np"}, "--x: '{}' (expected time, iterations or np)")->default_value("time"),
+       "the horizontal axis: time (time_s: simulated on sim, wall on seq and real) or iterations; np: the time per "
+       "iteration against the processors, a point per wulf train record and a line per setting of a wulf model "
+       "record (--log-time and --log-error: logarithmic axes of processors and time)")
       ("log-time", "a logarithmic horizontal axis (iteration 0, at 0, is left out)")
       ("error", one_of({"test", "train", "test-count"}, "--error: '{}' (expected test, train or test-count)"),
        "what is drawn: test (test_error), train (train_error), test-count (wrong test patterns, classifiers) "
@@ -101,14 +114,15 @@ po::options_description plot_options() {
 }
 
 // The records drawn together: one problem and one unit of error, unless --mixed.
-void check_alike(const std::vector<PlotInput>& inputs, const std::string& error) {
+// units: whether the errors drawn have a unit (not counts of wrong patterns, nor times).
+void check_alike(const std::vector<PlotInput>& inputs, bool units) {
   for (const PlotInput& in : inputs) {
     if (in.problem != inputs.front().problem)
       throw InputError("records of different problems: " + listing(inputs, &PlotInput::problem) +
                        "; plot each problem apart, or pass --mixed to draw them together with the problem in "
                        "each label");
     // Errors in different units (rmse against a fraction wrong) on one axis would mislead.
-    if (error != "test-count" && in.metric != inputs.front().metric)
+    if (units && in.metric != inputs.front().metric)
       throw InputError("records whose errors are in different units: " + listing(inputs, &PlotInput::metric) +
                        " (wulf train --error); pass --mixed to draw them together anyway");
   }
@@ -175,8 +189,11 @@ int plot_command(const std::vector<std::string>& args, std::ostream& out, std::o
   const std::string error = vm.count("error") ? vm["error"].as<std::string>() : "";
 
   std::vector<PlotInput> inputs;
-  for (const std::string& path : vm["records"].as<std::vector<std::string>>()) inputs.push_back(read_input(path));
-  if (!vm.count("mixed")) check_alike(inputs, error);
+  const bool by_np = vm["x"].as<std::string>() == "np";
+  if (by_np && !error.empty()) throw InputError("--error with --x np: it draws times per iteration, not errors");
+  for (const std::string& path : vm["records"].as<std::vector<std::string>>())
+    inputs.push_back(read_input(path, by_np));
+  if (!vm.count("mixed")) check_alike(inputs, !by_np && error != "test-count");
 
   const std::string python = plot_python();
   if (python.empty())

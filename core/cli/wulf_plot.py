@@ -1,6 +1,6 @@
 """Draws the error curves of wulf result records into one image: `wulf plot` runs it.
 
-  wulf plot REC.json... --out F.png [--x time|iterations] [--log-time] [--error test|train|test-count]
+  wulf plot REC.json... --out F.png [--x time|iterations|np] [--log-time] [--error test|train|test-count]
                         [--labels L...] [--title T] [--xlim LO:HI] [--ylim LO:HI] [--log-error] [--mixed]
 
 One curve per training run, read from the record's `history` (a `--strategy session` record
@@ -11,6 +11,12 @@ value that is not a number) and exits with 2 and a message naming the file, neve
 traceback. Without --error it draws the test error, or the training error where a record
 has no test set, and says which. Text from a record reaches a message with its control
 characters escaped.
+
+With --x np it draws instead the time per iteration against the processors: a point per
+`wulf train` record (its iterations after the first) and a line per setting of a `wulf model`
+record's grid (b, overlap's bucket size and allreduce, fsdp's sharding; dashed beyond the
+platform file's hosts, where the model extrapolates), one colour per setting, so that a model
+and the runs that check it sit side by side.
 
 time_s is simulated seconds for --engine sim and wall seconds for seq and real; the axis
 says which. With --log-time, iteration 0 (time 0) cannot be drawn and is left out.
@@ -236,11 +242,106 @@ def axis_label_error(configs, error):
     return f"{word} ({'fraction wrong' if metric == 'class' else metric})"
 
 
+def setting_label(strategy, values):
+    """overlap's bucket size and allreduce, or fsdp's sharding and algorithm, as a label says them."""
+    if strategy == "overlap":
+        size = values.get("bucket_bytes")
+        bucket = "" if size is None else "tensor" if size == 0 else f"{size / 2**20:g} MiB"
+        return " ".join(in_label(v) for v in (bucket, values.get("bucket_allreduce")) if v)
+    if strategy == "fsdp":
+        return " ".join(in_label(v) for v in (values.get("sharding"), values.get("shard-algorithm",
+                                                                                  values.get("shard_algorithm"))) if v)
+    return ""
+
+
+def per_iteration(record, where):
+    """A wulf train record's time per iteration: the mean over the iterations after the first
+    (the first may start the pipeline), or the one iteration's."""
+    history = [h for h in as_list(record.get("history"), where, "history") if isinstance(h, dict)]
+    times = [(number(h.get("iteration")), number(h.get("time_s"))) for h in history]
+    times = [(i, t) for i, t in times if isinstance(i, float) and isinstance(t, float) and math.isfinite(t)]
+    times = [(i, t) for i, t in times if i >= 1]
+    if not times:
+        raise PlotError(f"{where}: no iteration's time_s in its history")
+    if len(times) == 1:
+        return times[0][1]
+    (i1, t1), (i2, t2) = times[0], times[-1]
+    return (t2 - t1) / (i2 - i1)
+
+
+def scaling_series(path, record):
+    """[(label, kind, [(p, seconds per iteration)])]: a wulf train record's point (kind
+    "sim", "real" or "seq"), a wulf model record's lines, one per setting of its grid."""
+    config = record["config"]
+    platform = pathlib.Path(str(config.get("platform", ""))).stem
+    if config.get("command") == "train":
+        p = number(config.get("np", 1))
+        strategy = config.get("strategy", "block")
+        values = dict(config, bucket_bytes=config.get("bucket_bytes"))
+        share = number(config.get("block"))
+        parts = [in_label(strategy), f"b={share:g}" if isinstance(share, float) else "",
+                 setting_label(strategy, values), in_label(platform)]
+        return [(" ".join(x for x in parts if x), in_label(config.get("engine", "?")), [(p, per_iteration(record, path))])]
+    strategy = config.get("strategy", "overlap")
+    series = {}
+    for i, cell in enumerate(as_list(record.get("grid"), path, "grid")):
+        if not isinstance(cell, dict):
+            raise PlotError(f"{path}: grid[{i}] is not an object")
+        p, b, t = (number(cell.get(k)) for k in ("p", "b", "time_s"))
+        for k, v in (("p", p), ("b", b), ("time_s", t)):
+            if not isinstance(v, float):
+                raise PlotError(f"{path}: grid[{i}].{k} is {v}")
+        parts = [in_label(strategy), f"b={b:g}", setting_label(strategy, dict(config, **cell)),
+                 in_label(platform)]
+        kind = "model, extrapolated" if cell.get("extrapolated") is True else "model"
+        series.setdefault((" ".join(x for x in parts if x), kind), []).append((p, t))
+    return [(label, kind, sorted(points)) for (label, kind), points in series.items()]
+
+
+def draw_scaling(a, records):
+    """--x np: the time per iteration against the processors, the models' lines and the
+    runs' points in one colour per setting."""
+    series = []
+    for path, record in records:
+        series += scaling_series(path, record)
+    colours, fig = {}, plt.figure(figsize=(8, 5))
+    ax = fig.add_subplot()
+    merged = {}
+    for label, kind, points in series:
+        merged.setdefault((label, kind), []).extend(points)
+    for (label, kind), points in merged.items():
+        points.sort()
+        colour = colours.setdefault(label, f"C{len(colours) % 10}")
+        if kind == "model, extrapolated":  # beyond the platform file's hosts: dashed, from its last cell
+            within = merged.get((label, "model"), [])
+            points = ([max(within)] if within else []) + points
+        xs, ys = [x for x, _ in points], [y for _, y in points]
+        if kind.startswith("model"):
+            ax.plot(xs, ys, color=colour, linewidth=1.4, linestyle="--" if kind != "model" else "-",
+                    label=f"{kind}: {label}")
+        else:
+            ax.plot(xs, ys, color=colour, linestyle="none", marker="o", label=f"{kind}: {label}")
+    if a.log_time:
+        ax.set_xscale("log", base=2)
+    if a.log_error:
+        ax.set_yscale("log")
+    ax.set_xlabel("processors p")
+    ax.set_ylabel("time per iteration (s; simulated or modelled on the platform)")
+    problems = sorted({in_label(r["config"].get("problem")) for _, r in records})
+    ax.set_title(a.title if a.title is not None else ", ".join(problems))
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(a.out, dpi=120)
+    print(f"wulf plot: {len(merged)} series of time per iteration against p -> {a.out}")
+    return 0
+
+
 def main(argv):
     ap = argparse.ArgumentParser(prog="wulf plot", description=__doc__.split("\n\n")[0])
     ap.add_argument("records", nargs="+")
     ap.add_argument("--out", required=True)
-    ap.add_argument("--x", choices=["time", "iterations"], default="time")
+    ap.add_argument("--x", choices=["time", "iterations", "np"], default="time")
     ap.add_argument("--log-time", action="store_true")
     ap.add_argument("--log-error", action="store_true")
     ap.add_argument("--error", choices=sorted(ERRORS))  # none: test, or train where a record has no test set
@@ -257,6 +358,14 @@ def main(argv):
     # The limits first: a wrong option is named before any record is read.
     xlim = limits(a.xlim, "--xlim", a.log_time, "--log-time") if a.xlim else None
     ylim = limits(a.ylim, "--ylim", a.log_error, "--log-error") if a.ylim else None
+    if a.x == "np":
+        records = []
+        for path in a.records:
+            record = read_record(path)
+            if not isinstance(record, dict) or not isinstance(record.get("config"), dict):
+                raise PlotError(f"{path}: not a wulf result record (JSON without config)")
+            records.append((path, record))
+        return draw_scaling(a, records)
     x_key = "time_s" if a.x == "time" else "iteration"
     configs, engines, runs = [], [], []
     for path in a.records:
