@@ -353,6 +353,11 @@ void print_help(const po::options_description& options, std::ostream& out) {
          "and the epoch is ceil(n / b) times it. Of the candidates within T it takes the fewest processors, then the\n"
          "shorter epoch; when none is within T it says so and names the fastest. There is no run with arithmetic.\n"
          "\n"
+         "With --screen model (and --target-epoch-seconds T) every candidate of overlap and fsdp is ranked by the\n"
+         "platform model instead (wulf model --overlap, --strategy fsdp; --np may go beyond the file's GPUs where the\n"
+         "model extends its servers, marked extrapolated): within T on the fewest processors, then the shorter epoch.\n"
+         "The best --confirm that the file holds are then simulated as above, and printed beside the model.\n"
+         "\n"
          "Simulations charge compute with --compute flops (the default) or calibrated.\n"
          "Under mpirun or srun (mpirun -np N wulf recommend ...) every process runs its share of each phase's runs\n"
          "and process 0 prints and writes the record.\n";

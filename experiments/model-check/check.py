@@ -47,9 +47,14 @@ PER_SERVER = {"dgx1-v100": 8, "roce-4gpu": 4, "eth10g-4gpu": 4, "dgx-a100": 8, "
 SHIPPED_SERVERS = {"dgx1-v100": 8, "roce-4gpu": 128, "eth10g-4gpu": 8, "dgx-a100": 8, "dgx-h100": 8}
 
 
-def grid(quick, nets, fsdp_nets):
+def grid(quick, nets, fsdp_nets, large=False):
     """Cells: (net, platform preset, GPUs, variant); a variant is ("overlap", allreduce, bucket
-    bytes) or ("fsdp", sharding, shard algorithm, stream, backward prefetch)."""
+    bytes) or ("fsdp", sharding, shard algorithm, stream, backward prefetch). large: the
+    generated sizes instead, 1 024 GPUs of 128 DGX-1 and of 256 RoCE servers, 25 MiB buckets and
+    the whole net (a bucket per tensor takes the simulation longer than an hour there)."""
+    if large:
+        return [(net, preset, 1024, ("overlap", a, bucket)) for net in nets for preset in ("dgx1-v100", "roce-4gpu")
+                for a in ALGORITHMS for bucket in (MIB25, WHOLE)]
     if quick:
         return ([("resnet50", "dgx1-v100", 16, ("overlap", a, bucket)) for a in ("ring", "hierarchical", "rings")
                  for bucket in (0, MIB25)] +
@@ -163,6 +168,7 @@ def render(rows):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--large", action="store_true", help="the generated sizes (1 024 GPUs) of --nets instead")
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--nets", default="resnet50,vgg16,bert_large,gpt2", help="overlap's nets, a comma-separated list")
@@ -180,7 +186,8 @@ def main():
             save(opts.out, rows, text)
         return
     os.makedirs(opts.out, exist_ok=True)
-    cells = grid(opts.quick, [n for n in opts.nets.split(",") if n], [n for n in opts.fsdp_nets.split(",") if n])
+    cells = grid(opts.quick, [n for n in opts.nets.split(",") if n], [n for n in opts.fsdp_nets.split(",") if n],
+                 opts.large)
     with tempfile.TemporaryDirectory(prefix="wulf-model-check-") as tmp:
         # The generated platforms first, once each.
         for cell in cells:
